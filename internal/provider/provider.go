@@ -1,0 +1,102 @@
+// Package provider defines the model provider interface the agent uses and
+// an OpenAI-compatible streaming Chat Completions client.
+package provider
+
+import (
+	"context"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Roles of a chat message.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Message is one chat message on the wire.
+type Message struct {
+	Role string
+	// Content is nil for an assistant message that only calls tools.
+	Content    *string
+	ToolCallID string
+	ToolCalls  []ToolCall
+}
+
+// ToolCall is one function call requested by the model. Arguments is the
+// raw string the model produced; it may be invalid JSON.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments string
+}
+
+// ToolDefinition is a function tool offered to the model (not strict).
+type ToolDefinition struct {
+	Name        string
+	Description string
+	Parameters  jsontext.Value
+}
+
+// Request is one physical model request.
+type Request struct {
+	Model    string
+	Messages []Message // the system message first
+	Tools    []ToolDefinition
+}
+
+// Usage is normalized as runtime.md section 1 says.
+type Usage struct {
+	Input, Output, CacheRead, CacheWrite int64
+	// PromptTokens is the raw prompt_tokens figure (input plus cache),
+	// used to decide automatic compaction.
+	PromptTokens int64
+}
+
+// Finish reasons after normalization.
+const (
+	FinishStop    = "stop"
+	FinishToolUse = "toolUse"
+	FinishLength  = "length"
+)
+
+// Response is a complete, settled reply. Nothing partial is ever returned
+// as a Response.
+type Response struct {
+	Content *string
+	// ToolCalls in the order the model produced them.
+	ToolCalls []ToolCall
+	// FinishReason is FinishStop, FinishToolUse or FinishLength; any other
+	// provider value is reported as an *Error instead.
+	FinishReason string
+	Usage        Usage
+}
+
+// Delta is streamed text, for display only.
+type Delta struct {
+	Content string
+}
+
+// Provider performs one model request. Stream calls onDelta (which may be
+// nil) with text as it arrives and returns the settled response, or an error
+// (an *Error for provider failures, or ctx.Err() when cancelled). It never
+// retries.
+type Provider interface {
+	Stream(ctx context.Context, req Request, onDelta func(Delta)) (Response, error)
+}
+
+// Error is a provider failure with a short, safe reason (no response body,
+// never the API key) suitable for stepFailed.message.
+type Error struct {
+	// Kind is a bounded machine-readable class: "http_status",
+	// "rate_limited", "timeout", "connection_failed", "malformed_response",
+	// "empty_response", "unsupported_finish_reason", "length",
+	// "response_too_large".
+	Kind    string
+	Message string
+	Status  int // HTTP status when Kind is http_status or rate_limited
+}
+
+func (e *Error) Error() string { return e.Message }
