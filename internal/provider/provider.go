@@ -87,13 +87,28 @@ type Provider interface {
 	Stream(ctx context.Context, req Request, onDelta func(Delta)) (Response, error)
 }
 
+// Error kinds. The client produces all of them except KindEmptyResponse and
+// KindLength, which are for the agent loop to report replies that arrived
+// intact but cannot settle a step.
+const (
+	KindHTTPStatus              = "http_status"
+	KindRateLimited             = "rate_limited"
+	KindTimeout                 = "timeout"
+	KindConnectionFailed        = "connection_failed"
+	KindMalformedResponse       = "malformed_response"
+	KindEmptyResponse           = "empty_response"
+	KindUnsupportedFinishReason = "unsupported_finish_reason"
+	KindLength                  = "length"
+	KindResponseTooLarge        = "response_too_large"
+	// KindProviderError is an error object the provider sent inside an
+	// otherwise successful (HTTP 200) response.
+	KindProviderError = "provider_error"
+)
+
 // Error is a provider failure with a short, safe reason (no response body,
 // never the API key) suitable for stepFailed.message.
 type Error struct {
-	// Kind is a bounded machine-readable class: "http_status",
-	// "rate_limited", "timeout", "connection_failed", "malformed_response",
-	// "empty_response", "unsupported_finish_reason", "length",
-	// "response_too_large".
+	// Kind is a bounded machine-readable class, one of the Kind constants.
 	Kind    string
 	Message string
 	Status  int // HTTP status when Kind is http_status or rate_limited

@@ -1,0 +1,160 @@
+package provider
+
+import (
+	"crypto/rand"
+	"fmt"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+)
+
+// accumulator builds a Response from stream chunks.
+type accumulator struct {
+	onDelta func(Delta)
+	content strings.Builder
+	calls   []ToolCall
+	// pos maps a streamed tool call index to its position in calls.
+	pos    map[int]int
+	finish string
+	usage  *wireUsage
+	// apiKey is scrubbed from error messages the provider sends.
+	apiKey string
+}
+
+func newAccumulator(apiKey string, onDelta func(Delta)) *accumulator {
+	return &accumulator{onDelta: onDelta, pos: make(map[int]int), apiKey: apiKey}
+}
+
+// addChunk applies one chat.completion.chunk.
+func (a *accumulator) addChunk(data []byte) error {
+	var c wireChunk
+	if err := json.Unmarshal(data, &c); err != nil {
+		return &Error{Kind: KindMalformedResponse, Message: "provider sent an invalid stream chunk"}
+	}
+	if c.Error != nil {
+		return streamError(c.Error, a.apiKey)
+	}
+	if c.Usage != nil {
+		a.usage = c.Usage
+	}
+	for _, ch := range c.Choices {
+		if ch.Index != 0 {
+			continue // tiny-go asks for one choice
+		}
+		if ch.Delta != nil {
+			a.addText(ch.Delta.Content)
+			for _, tc := range ch.Delta.ToolCalls {
+				a.addToolCallDelta(tc)
+			}
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			a.finish = *ch.FinishReason
+		}
+	}
+	return nil
+}
+
+// addMessage applies a non-streaming chat.completion body.
+func (a *accumulator) addMessage(data []byte) error {
+	var c wireChunk
+	if err := json.Unmarshal(data, &c); err != nil {
+		return &Error{Kind: KindMalformedResponse, Message: "provider sent an invalid JSON reply"}
+	}
+	if c.Error != nil {
+		return streamError(c.Error, a.apiKey)
+	}
+	a.usage = c.Usage
+	for _, ch := range c.Choices {
+		if ch.Index != 0 {
+			continue
+		}
+		if ch.Message != nil {
+			a.addText(ch.Message.Content)
+			for _, tc := range ch.Message.ToolCalls {
+				a.calls = append(a.calls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+			}
+		}
+		if ch.FinishReason != nil {
+			a.finish = *ch.FinishReason
+		}
+	}
+	if len(c.Choices) == 0 {
+		return &Error{Kind: KindMalformedResponse, Message: "provider reply has no choices"}
+	}
+	return nil
+}
+
+func (a *accumulator) addText(s *string) {
+	if s == nil || *s == "" {
+		return
+	}
+	a.content.WriteString(*s)
+	if a.onDelta != nil {
+		a.onDelta(Delta{Content: *s})
+	}
+}
+
+// addToolCallDelta merges a streamed tool call fragment: the id and name
+// arrive once, the arguments are concatenated. Servers that omit the index
+// are handled by treating a fragment with a new id as a new call and any
+// other fragment as a continuation of the last call.
+func (a *accumulator) addToolCallDelta(d wireToolCallDelta) {
+	i, ok := -1, false
+	if d.Index != nil {
+		i, ok = a.pos[*d.Index]
+	} else if n := len(a.calls); n > 0 && (d.ID == "" || d.ID == a.calls[n-1].ID) {
+		i, ok = n-1, true
+	}
+	if !ok {
+		i = len(a.calls)
+		a.calls = append(a.calls, ToolCall{})
+		if d.Index != nil {
+			a.pos[*d.Index] = i
+		}
+	}
+	c := &a.calls[i]
+	if c.ID == "" {
+		c.ID = d.ID
+	}
+	if c.Name == "" {
+		c.Name = d.Function.Name
+	}
+	c.Arguments += d.Function.Arguments
+}
+
+// result settles the reply once the provider has finished.
+func (a *accumulator) result() (Response, error) {
+	var r Response
+	switch a.finish {
+	case "stop":
+		r.FinishReason = FinishStop
+	case "tool_calls", "function_call":
+		r.FinishReason = FinishToolUse
+	case "length":
+		r.FinishReason = FinishLength
+	case "":
+		return Response{}, &Error{Kind: KindMalformedResponse, Message: "provider reply has no finish reason"}
+	default:
+		return Response{}, &Error{
+			Kind:    KindUnsupportedFinishReason,
+			Message: fmt.Sprintf("provider finished with unsupported reason %q", sanitize(a.finish, a.apiKey, 40)),
+		}
+	}
+	for i := range a.calls {
+		if a.calls[i].Name == "" {
+			return Response{}, &Error{Kind: KindMalformedResponse, Message: "provider sent a tool call without a name"}
+		}
+		if a.calls[i].ID == "" {
+			// A few local servers omit ids; the session needs one to pair
+			// the call with its result.
+			a.calls[i].ID = "call_" + rand.Text()
+		}
+	}
+	if a.content.Len() > 0 {
+		s := a.content.String()
+		r.Content = &s
+	}
+	r.ToolCalls = a.calls
+	r.Usage = a.usage.normalize()
+	return r, nil
+}

@@ -1,0 +1,242 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"mime"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Defaults of Config.
+const (
+	DefaultEndpoint         = "https://openrouter.ai/api/v1"
+	DefaultConnectTimeout   = 10 * time.Second
+	DefaultIdleTimeout      = 120 * time.Second
+	DefaultMaxResponseBytes = 16 << 20
+)
+
+// Config configures a Client. The zero value of every field but APIKey
+// selects a default.
+type Config struct {
+	// Endpoint is the base URL of an OpenAI-compatible API (TINY_ENDPOINT).
+	// "/chat/completions" is appended unless the path already ends with it.
+	Endpoint string
+	// APIKey is sent as a bearer token; empty sends no Authorization.
+	APIKey string
+	// Header holds extra request headers; they override the client's own.
+	Header http.Header
+	// HTTPClient, when set, replaces the client's own. Its Timeout must be
+	// zero (it would bound the whole stream); redirects should be disabled.
+	// Connect timeout covers the time until the transport reports a
+	// connection through httptrace (until response headers for transports
+	// that do not).
+	HTTPClient *http.Client
+	// ConnectTimeout bounds establishing the connection.
+	ConnectTimeout time.Duration
+	// IdleTimeout is the longest time without progress (no response bytes)
+	// once connected.
+	IdleTimeout time.Duration
+	// MaxResponseBytes bounds the (decompressed) response body.
+	MaxResponseBytes int64
+}
+
+// Client is an OpenAI-compatible Chat Completions streaming client.
+//
+// It is written on net/http instead of openai-go on purpose: tiny-go needs
+// one endpoint, and the runtime contract needs exact control of what a
+// general SDK decides for you: no retries (openai-go retries by default and
+// each physical request must be one durable attempt), a connect and an
+// idle-stream timeout, a bounded response, and error messages that never
+// quote a body or the API key. It never logs.
+type Client struct {
+	url      *url.URL
+	apiKey   string
+	header   http.Header
+	http     *http.Client
+	connect  time.Duration
+	idle     time.Duration
+	maxBytes int64
+}
+
+var _ Provider = (*Client)(nil)
+
+// New returns a client, or an error if the configuration is invalid.
+func New(cfg Config) (*Client, error) {
+	u, err := chatURL(cfg.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{
+		url:      u,
+		apiKey:   cfg.APIKey,
+		header:   cfg.Header.Clone(),
+		http:     cfg.HTTPClient,
+		connect:  cfg.ConnectTimeout,
+		idle:     cfg.IdleTimeout,
+		maxBytes: cfg.MaxResponseBytes,
+	}
+	if c.connect < 0 || c.idle < 0 || c.maxBytes < 0 {
+		return nil, errors.New("provider timeouts and size limit must not be negative")
+	}
+	if c.connect == 0 {
+		c.connect = DefaultConnectTimeout
+	}
+	if c.idle == 0 {
+		c.idle = DefaultIdleTimeout
+	}
+	if c.maxBytes == 0 {
+		c.maxBytes = DefaultMaxResponseBytes
+	}
+	if c.http == nil {
+		c.http = defaultHTTPClient(c.connect)
+	}
+	return c, nil
+}
+
+// chatURL resolves the chat completions URL of a base endpoint.
+func chatURL(endpoint string) (*url.URL, error) {
+	if endpoint == "" {
+		endpoint = DefaultEndpoint
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("invalid provider endpoint: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return nil, fmt.Errorf("invalid provider endpoint %q: want an http or https URL with a host", u.Redacted())
+	}
+	u.Fragment, u.RawFragment = "", ""
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = strings.TrimRight(u.RawPath, "/")
+	if !strings.HasSuffix(u.Path, "/chat/completions") {
+		u = u.JoinPath("chat", "completions")
+	}
+	return u, nil
+}
+
+func defaultHTTPClient(connect time.Duration) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext
+	t.TLSHandshakeTimeout = connect
+	return &http.Client{
+		Transport: t,
+		// A redirected POST is a second request; report it instead.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// URL returns the chat completions URL with any password redacted.
+func (c *Client) URL() string { return c.url.Redacted() }
+
+// Stream sends one request and reads the reply. See Provider.
+func (c *Client) Stream(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
+	body, err := encodeRequest(req)
+	if err != nil {
+		return Response{}, fmt.Errorf("encode provider request: %w", err)
+	}
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	wd := startWatchdog(cancel, c.connect, c.idle)
+	defer wd.stop()
+	rctx = httptrace.WithClientTrace(rctx, &httptrace.ClientTrace{
+		GotConn:              func(httptrace.GotConnInfo) { wd.connected() },
+		WroteRequest:         func(httptrace.WroteRequestInfo) { wd.touch() },
+		GotFirstResponseByte: wd.touch,
+	})
+	hreq, err := http.NewRequestWithContext(rctx, http.MethodPost, c.url.String(), bytes.NewReader(body))
+	if err != nil {
+		return Response{}, fmt.Errorf("build provider request: %w", err)
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "text/event-stream")
+	hreq.Header.Set("User-Agent", "tiny-go")
+	if c.apiKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	for k, vs := range c.header {
+		hreq.Header[http.CanonicalHeaderKey(k)] = vs
+	}
+
+	resp, err := c.http.Do(hreq)
+	if err != nil {
+		return Response{}, c.failure(ctx, rctx, err, "provider connection failed")
+	}
+	defer resp.Body.Close()
+	wd.connected() // for transports that do not report GotConn
+	lb := &limitedBody{r: resp.Body, n: c.maxBytes, wd: wd}
+	acc := newAccumulator(c.apiKey, onDelta)
+	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+
+	var r Response
+	switch {
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		b, rerr := readAll(lb, maxErrorBody)
+		if rerr != nil && !errors.Is(rerr, errTooLarge) {
+			return Response{}, c.failure(ctx, rctx, rerr, "provider connection failed")
+		}
+		err = statusError(resp.StatusCode, resp.Header.Get("Content-Type"), b, c.apiKey)
+	case mediaType == "application/json":
+		r, err = readJSON(lb, acc)
+	default:
+		r, err = readSSE(lb, acc)
+	}
+	if err != nil {
+		return Response{}, c.failure(ctx, rctx, err, "provider stream ended before the reply finished")
+	}
+	return r, nil
+}
+
+// failure turns any error of a request into what Stream returns: the
+// caller's context error, or an *Error with a one-line safe message.
+// prefix describes a transport error in the current phase.
+func (c *Client) failure(ctx, rctx context.Context, err error, prefix string) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("provider request: %w", ctx.Err())
+	}
+	var pe *Error
+	if errors.As(err, &pe) {
+		pe.Message = scrub(pe.Message, c.apiKey)
+		return pe
+	}
+	switch context.Cause(rctx) {
+	case errConnectTimeout:
+		return &Error{Kind: KindTimeout, Message: "provider connection timed out after " + seconds(c.connect)}
+	case errIdleTimeout:
+		return &Error{Kind: KindTimeout, Message: "provider sent no data for " + seconds(c.idle)}
+	}
+	if errors.Is(err, errTooLarge) {
+		return &Error{Kind: KindResponseTooLarge, Message: "provider response exceeded " + byteSize(c.maxBytes)}
+	}
+	// The url.Error wrapper quotes the URL; its cause is what matters.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return &Error{Kind: KindTimeout, Message: "provider connection timed out: " + sanitize(err.Error(), c.apiKey, maxSummary)}
+	}
+	return &Error{Kind: KindConnectionFailed, Message: prefix + ": " + sanitize(err.Error(), c.apiKey, maxSummary)}
+}
+
+// seconds formats a timeout the way a user configures it.
+func seconds(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return d.String()
+}
+
+func byteSize(n int64) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

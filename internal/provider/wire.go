@@ -1,0 +1,167 @@
+package provider
+
+import (
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Wire types of the OpenAI Chat Completions API. Only the fields tiny-go
+// sends or reads are declared; unknown response fields are ignored.
+
+type wireRequest struct {
+	Model         string            `json:"model"`
+	Messages      []wireMessage     `json:"messages"`
+	Tools         []wireTool        `json:"tools,omitempty"`
+	Stream        bool              `json:"stream"`
+	StreamOptions wireStreamOptions `json:"stream_options"`
+}
+
+type wireStreamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type wireMessage struct {
+	Role string `json:"role"`
+	// Content is always present: null for an assistant message that only
+	// calls tools, as the API expects.
+	Content    *string        `json:"content"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
+}
+
+type wireToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function wireFunction `json:"function"`
+}
+
+type wireFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// wireTool deliberately has no "strict" field: tiny-go validates arguments
+// itself and strict mode rejects many ordinary JSON schemas.
+type wireTool struct {
+	Type     string      `json:"type"`
+	Function wireToolDef `json:"function"`
+}
+
+type wireToolDef struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description,omitempty"`
+	Parameters  jsontext.Value `json:"parameters"`
+}
+
+// emptySchema is sent for a tool without a parameter schema; the API
+// requires an object schema.
+const emptySchema = `{"type":"object","properties":{}}`
+
+func encodeRequest(req Request) ([]byte, error) {
+	w := wireRequest{
+		Model:         req.Model,
+		Messages:      make([]wireMessage, 0, len(req.Messages)),
+		Stream:        true,
+		StreamOptions: wireStreamOptions{IncludeUsage: true},
+	}
+	for _, m := range req.Messages {
+		wm := wireMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+		for _, tc := range m.ToolCalls {
+			wm.ToolCalls = append(wm.ToolCalls, wireToolCall{
+				ID:       tc.ID,
+				Type:     "function",
+				Function: wireFunction{Name: tc.Name, Arguments: tc.Arguments},
+			})
+		}
+		w.Messages = append(w.Messages, wm)
+	}
+	for _, t := range req.Tools {
+		params := t.Parameters
+		if len(params) == 0 {
+			params = jsontext.Value(emptySchema)
+		}
+		w.Tools = append(w.Tools, wireTool{
+			Type:     "function",
+			Function: wireToolDef{Name: t.Name, Description: t.Description, Parameters: params},
+		})
+	}
+	return json.Marshal(w)
+}
+
+// wireChunk is one streamed chat.completion.chunk, or a whole
+// non-streaming chat.completion (which carries Message instead of Delta).
+type wireChunk struct {
+	Choices []wireChoice `json:"choices"`
+	Usage   *wireUsage   `json:"usage"`
+	Error   *wireError   `json:"error"`
+}
+
+type wireChoice struct {
+	Index        int        `json:"index"`
+	Delta        *wireDelta `json:"delta"`
+	Message      *wireDelta `json:"message"`
+	FinishReason *string    `json:"finish_reason"`
+}
+
+type wireDelta struct {
+	Content   *string             `json:"content"`
+	ToolCalls []wireToolCallDelta `json:"tool_calls"`
+}
+
+type wireToolCallDelta struct {
+	// Index is absent from some servers' replies; see accumulator.toolCall.
+	Index    *int              `json:"index"`
+	ID       string            `json:"id"`
+	Function wireFunctionDelta `json:"function"`
+}
+
+type wireFunctionDelta struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// wireUsage uses pointers where runtime.md distinguishes a missing field
+// from zero (the cache-read fallback).
+type wireUsage struct {
+	PromptTokens         int64              `json:"prompt_tokens"`
+	CompletionTokens     int64              `json:"completion_tokens"`
+	PromptTokensDetails  *wirePromptDetails `json:"prompt_tokens_details"`
+	PromptCacheHitTokens *int64             `json:"prompt_cache_hit_tokens"`
+}
+
+type wirePromptDetails struct {
+	CachedTokens     *int64 `json:"cached_tokens"`
+	CacheWriteTokens int64  `json:"cache_write_tokens"`
+}
+
+// wireError is the error object of an error response body or of an error
+// event inside a stream. Code is a number or a string depending on the
+// server, so it is kept raw.
+type wireError struct {
+	Message string         `json:"message"`
+	Code    jsontext.Value `json:"code"`
+}
+
+// normalize applies runtime.md section 1.
+func (u *wireUsage) normalize() Usage {
+	if u == nil {
+		return Usage{}
+	}
+	var cacheRead, cacheWrite int64
+	switch {
+	case u.PromptTokensDetails != nil && u.PromptTokensDetails.CachedTokens != nil:
+		cacheRead = *u.PromptTokensDetails.CachedTokens
+	case u.PromptCacheHitTokens != nil:
+		cacheRead = *u.PromptCacheHitTokens
+	}
+	if u.PromptTokensDetails != nil {
+		cacheWrite = u.PromptTokensDetails.CacheWriteTokens
+	}
+	return Usage{
+		Input:        max(0, u.PromptTokens-cacheRead-cacheWrite),
+		Output:       u.CompletionTokens,
+		CacheRead:    cacheRead,
+		CacheWrite:   cacheWrite,
+		PromptTokens: u.PromptTokens,
+	}
+}
