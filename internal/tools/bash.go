@@ -1,0 +1,405 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// bash limits and timings (tools.md, runtime.md section 3).
+const (
+	bashDefaultTimeout = 120.0 // seconds
+	// bashStreamCap caps stdout and stderr, each.
+	bashStreamCap = 10_000_000
+	// killGrace is how long a group has between SIGTERM and SIGKILL.
+	killGrace = 200 * time.Millisecond
+	// drainWait bounds the wait for the pipes to close once the process
+	// group is gone or killed: a process that escaped the group may hold
+	// them open forever.
+	drainWait = 300 * time.Millisecond
+	// groupPoll is how often the group is checked after the shell exited
+	// while its pipes are still open.
+	groupPoll = 25 * time.Millisecond
+)
+
+// bashTool is the built-in bash.
+type bashTool struct {
+	workDir string
+	newID   func() (string, error)
+}
+
+func (bashTool) Definition() Definition {
+	return Definition{
+		Name: "bash",
+		Description: "Run a shell command with sh -c in the working directory and return its stdout and stderr. " +
+			"Only the last 2000 lines or 50KB of output are returned; when output is cut, the complete output is " +
+			"saved to a file whose path is given. The command is killed after the timeout (default 120 seconds). " +
+			"Use bg for servers and other long-running processes.",
+		Parameters: jsontext.Value(`{"type":"object","properties":{` +
+			`"command":{"type":"string","description":"The shell command to run."},` +
+			`"timeout":{"type":"number","exclusiveMinimum":0,"description":"Timeout in seconds (default 120)."}` +
+			`},"required":["command"]}`),
+	}
+}
+
+func (bashTool) Replay() Replay { return Replay{Policy: ReplayNever, Key: "builtin:bash:v1"} }
+
+func (t bashTool) Run(ctx context.Context, args jsontext.Value) Result {
+	var a struct {
+		Command jsontext.Value `json:"command"`
+		Timeout jsontext.Value `json:"timeout"`
+	}
+	if err := decodeArgs(args, &a); err != nil {
+		return errorResult(err)
+	}
+	command, err := nonEmptyString("command", a.Command)
+	if err != nil {
+		return errorResult(err)
+	}
+	seconds, err := optionalSeconds("timeout", a.Timeout, bashDefaultTimeout)
+	if err != nil {
+		return errorResult(err)
+	}
+	timeout := time.Duration(math.MaxInt64)
+	if seconds < timeout.Seconds() {
+		timeout = time.Duration(seconds * float64(time.Second))
+	}
+	if ctx.Err() != nil {
+		return Result{Content: "Command aborted before it started.", IsError: true}
+	}
+	capture := newBashCapture(t.workDir, t.newID)
+	defer capture.close()
+	end, err := runShell(ctx, t.workDir, command, timeout, capture)
+	if err != nil {
+		return Result{Content: fmt.Sprintf("Cannot run sh: %v", err), IsError: true}
+	}
+
+	text := capture.render()
+	switch end.reason {
+	case endCapped:
+		text += "\n\nBash output exceeded the 10MB safety cap; complete output was not captured."
+	case endTimeout:
+		text += fmt.Sprintf("\n\nCommand timed out after %s seconds.", strconv.FormatFloat(seconds, 'f', -1, 64))
+	case endAborted:
+		text += "\n\nCommand aborted."
+	default:
+		if end.code == 0 {
+			return Result{Content: text}
+		}
+		text += fmt.Sprintf("\n\nCommand exited with code %d", end.code)
+	}
+	return Result{Content: text, IsError: true}
+}
+
+// endReason says why runShell stopped waiting.
+type endReason int
+
+const (
+	endExited  endReason = iota // the shell exited and its output was drained
+	endTimeout                  // the timeout passed; the group was killed
+	endCapped                   // a stream passed the cap; the group was killed
+	endAborted                  // ctx was cancelled; the group was killed
+)
+
+// shellEnd is how a command ended.
+type shellEnd struct {
+	reason endReason
+	code   int // exit code when reason is endExited (128+n for signal n)
+}
+
+// runShell runs command with sh -c in its own process group, feeding its
+// stdout and stderr to capture, and returns once the command is done. It
+// never waits unboundedly after a kill, nor on pipes held open by a process
+// that left the group.
+func runShell(ctx context.Context, dir, command string, timeout time.Duration, capture *bashCapture) (shellEnd, error) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return shellEnd{}, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return shellEnd{}, err
+	}
+	cmd := exec.Command("sh", "-c", command)
+	cmd.Dir = dir
+	// *os.File outputs are handed to the child directly, so cmd.Wait does
+	// not wait for copying goroutines (which a grandchild could block).
+	cmd.Stdout, cmd.Stderr = outW, errW
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return shellEnd{}, err
+	}
+	pgid := cmd.Process.Pid
+
+	var waitErr error
+	exited := make(chan struct{})
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
+	var readers sync.WaitGroup
+	for stream, r := range []*os.File{outR, errR} {
+		readers.Go(func() { capture.drain(stream, r) })
+	}
+	drained := make(chan struct{})
+	go func() {
+		readers.Wait()
+		close(drained)
+	}()
+
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var (
+		reason             = endExited
+		exitedC, drainedC  = exited, drained // nil once received
+		poll, drainTimeout <-chan time.Time
+		groupGone          bool
+	)
+wait:
+	for exitedC != nil || drainedC != nil {
+		select {
+		case <-exitedC:
+			exitedC = nil
+			if drainedC != nil {
+				// Someone still holds the pipes: a background job of the
+				// command (wait for it, as a shell would) or a process that
+				// left the group (do not).
+				ticker := time.NewTicker(groupPoll)
+				defer ticker.Stop()
+				poll = ticker.C
+			}
+		case <-drainedC:
+			drainedC = nil
+		case <-poll:
+			if !groupAlive(pgid) {
+				groupGone, poll = true, nil
+				drainTimeout = time.After(drainWait)
+			}
+		case <-drainTimeout:
+			break wait
+		case <-timer.C:
+			reason = endTimeout
+			break wait
+		case <-capture.capHit:
+			reason = endCapped
+			break wait
+		case <-ctx.Done():
+			reason = endAborted
+			break wait
+		}
+	}
+	if reason != endExited {
+		if !groupGone {
+			// Use a fresh context: the grace period must run even when ctx
+			// is what was cancelled.
+			terminateGroup(context.Background(), pgid, killGrace)
+		}
+		bound := time.NewTimer(drainWait)
+		for exitedC != nil || drainedC != nil {
+			select {
+			case <-exitedC:
+				exitedC = nil
+			case <-drainedC:
+				drainedC = nil
+			case <-bound.C:
+				exitedC, drainedC = nil, nil
+			}
+		}
+		bound.Stop()
+	}
+	// Closing the read ends unblocks readers stuck on pipes that an escaped
+	// process holds; after this no more output is captured.
+	outR.Close()
+	errR.Close()
+	readers.Wait()
+
+	end := shellEnd{reason: reason}
+	if reason == endExited && capture.capped() {
+		end.reason = endCapped
+	}
+	if end.reason == endExited {
+		<-exited // drained after exit: waitErr is set
+		end.code = exitCode(waitErr)
+	}
+	return end, nil
+}
+
+// exitCode converts a cmd.Wait error into a shell-style exit code.
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+// bashCapture collects a command's output in bounded memory: a TailBuffer
+// of the end, plus, once the output no longer fits the limits, a log file
+// in <workDir>/.tiny-agent/tool-output with everything captured.
+type bashCapture struct {
+	workDir string
+	newID   func() (string, error)
+	capHit  chan struct{} // closed when a stream passes bashStreamCap
+
+	mu      sync.Mutex
+	tail    *TailBuffer
+	pending []byte // everything, until the log file is opened
+	log     *os.File
+	logPath string
+	logErr  error
+	counts  [2]int64
+	hit     bool
+}
+
+func newBashCapture(workDir string, newID func() (string, error)) *bashCapture {
+	return &bashCapture{
+		workDir: workDir,
+		newID:   newID,
+		capHit:  make(chan struct{}),
+		tail:    NewTailBuffer(MaxOutputLines, MaxOutputBytes),
+	}
+}
+
+// drain copies stream (0 stdout, 1 stderr) from r until EOF or close.
+func (c *bashCapture) drain(stream int, r *os.File) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			c.write(stream, buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// write records p from stream. Past the cap nothing more is kept; reading
+// continues only so the command is not blocked until it is killed.
+func (c *bashCapture) write(stream int, p []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.hit {
+		return
+	}
+	if room := bashStreamCap - c.counts[stream]; int64(len(p)) > room {
+		p = p[:room]
+		c.hit = true
+		close(c.capHit)
+	}
+	c.counts[stream] += int64(len(p))
+	c.tail.Write(p)
+	switch {
+	case c.log != nil:
+		if _, err := c.log.Write(p); err != nil {
+			c.logErr = err
+			c.closeLog()
+		}
+	case c.logErr != nil:
+	case c.tail.Exceeded():
+		c.openLog()
+		if c.log != nil {
+			if _, err := c.log.Write(append(c.pending, p...)); err != nil {
+				c.logErr = err
+				c.closeLog()
+			}
+		}
+		c.pending = nil
+	default:
+		c.pending = append(c.pending, p...)
+	}
+}
+
+func (c *bashCapture) capped() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hit
+}
+
+// openLog creates the full-output file. Called with c.mu held.
+func (c *bashCapture) openLog() {
+	id, err := c.newID()
+	if err != nil {
+		c.logErr = err
+		return
+	}
+	dir := resolvePath(c.workDir, ".tiny-agent/tool-output")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		c.logErr = err
+		return
+	}
+	path := dir + string(os.PathSeparator) + id + ".log"
+	// The output may contain secrets; keep it private to the user.
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		c.logErr = err
+		return
+	}
+	c.log, c.logPath = f, path
+}
+
+// closeLog closes the log file. Called with c.mu held.
+func (c *bashCapture) closeLog() {
+	if c.log != nil {
+		if err := c.log.Close(); err != nil && c.logErr == nil {
+			c.logErr = err
+		}
+		c.log = nil
+	}
+}
+
+func (c *bashCapture) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closeLog()
+}
+
+// render returns the output the model sees, without the exit suffix: the
+// tail, and when it was cut the notice pointing at the full log.
+func (c *bashCapture) render() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closeLog()
+	t := c.tail.Tail()
+	if len(t.Text) == 0 && !t.Truncated {
+		return "(no output)"
+	}
+	var b strings.Builder
+	b.WriteString(strings.ToValidUTF8(string(t.Text), "\uFFFD"))
+	if t.Truncated {
+		fmt.Fprintf(&b, "\n\n[Showing lines %d-%d of %d. ", t.FirstLine, t.TotalLines, t.TotalLines)
+		label := "Full output"
+		if c.hit {
+			label = "Captured output; command exceeded the 10MB safety cap"
+		}
+		if c.logErr != nil {
+			fmt.Fprintf(&b, "The full output could not be saved: %v]", c.logErr)
+		} else {
+			fmt.Fprintf(&b, "%s: %s]", label, c.logPath)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,85 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// resolvePath makes path absolute against the working directory. Absolute
+// paths and symlinks are allowed: tiny-agent is not a sandbox.
+func resolvePath(workDir, path string) string {
+	if filepath.IsAbs(path) {
+		return filepath.Clean(path)
+	}
+	return filepath.Join(workDir, path)
+}
+
+// newFileMode is the mode of a file that write creates.
+const newFileMode fs.FileMode = 0o644
+
+// writeFileAtomic replaces the file at abs with data: it writes a temporary
+// file in the same directory and renames it over the target, so a reader
+// sees either the old or the new content, never a torn file. An existing
+// file keeps its mode; a symlink is written through (its target is
+// replaced, the link stays). Parent directories are created.
+func writeFileAtomic(abs string, data []byte) error {
+	target := abs
+	if resolved, err := filepath.EvalSymlinks(abs); err == nil {
+		target = resolved
+	}
+	mode := newFileMode
+	switch fi, err := os.Stat(target); {
+	case err == nil && fi.IsDir():
+		return fmt.Errorf("%s is a directory", abs)
+	case err == nil:
+		mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	dir := filepath.Dir(target)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmpName := tmp.Name()
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(mode)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmpName, target)
+	}
+	if err != nil {
+		os.Remove(tmpName)
+		return err
+	}
+	return nil
+}
+
+// describeFileError turns an error about path into one short line for the
+// model, using the path as the model wrote it.
+func describeFileError(path string, err error) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Sprintf("File not found: %s", path)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Sprintf("Permission denied: %s", path)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Sprintf("Cannot access %s: %v", path, err)
+}
