@@ -114,9 +114,13 @@ func waitGroupGone(ctx context.Context, pgid int, timeout time.Duration) bool {
 	}
 }
 
+// killWait bounds the wait for a SIGKILLed group to disappear (a process
+// in uninterruptible sleep dies only when it wakes).
+const killWait = 500 * time.Millisecond
+
 // terminateGroup sends SIGTERM to group pgid, waits up to grace (or until
-// ctx is done) for it to exit, then sends SIGKILL. It reports whether
-// SIGKILL was needed.
+// ctx is done) for it to exit, then sends SIGKILL and waits up to killWait
+// for the group to be gone. It reports whether SIGKILL was needed.
 func terminateGroup(ctx context.Context, pgid int, grace time.Duration) (killed bool) {
 	if err := syscall.Kill(-pgid, syscall.SIGTERM); errors.Is(err, syscall.ESRCH) {
 		return false
@@ -127,5 +131,6 @@ func terminateGroup(ctx context.Context, pgid int, grace time.Duration) (killed 
 		return false
 	}
 	syscall.Kill(-pgid, syscall.SIGKILL)
+	waitGroupGone(context.Background(), pgid, killWait)
 	return true
 }
