@@ -139,20 +139,21 @@ func TestReadBoundedMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	chunk := []byte(strings.Repeat("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n", 1024)) // 64 KiB
-	for range 1024 {                                                                                              // 64 MiB
+	// 64-byte lines in 256 chunks of 64 KiB: a 16 MiB file.
+	chunk := []byte(strings.Repeat("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n", 1024))
+	for range 256 {
 		f.Write(chunk)
 	}
 	f.Close()
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	got := call(t, tools["read"], map[string]any{"path": "huge.txt", "offset": 1_000_000, "limit": 2})
+	got := call(t, tools["read"], map[string]any{"path": "huge.txt", "offset": 200_000, "limit": 2})
 	runtime.ReadMemStats(&after)
-	if !strings.HasSuffix(got.Content, "[Showing lines 1000000-1000001 of 1048576. Use offset=1000002 to continue.]") {
+	if !strings.HasSuffix(got.Content, "[Showing lines 200000-200001 of 262144. Use offset=200002 to continue.]") {
 		t.Fatalf("got %q", got.Content)
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4<<20 {
-		t.Fatalf("reading a 64 MiB file allocated %d bytes", alloc)
+		t.Fatalf("reading a 16 MiB file allocated %d bytes", alloc)
 	}
 }
