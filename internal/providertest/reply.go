@@ -53,8 +53,9 @@ type Reply struct {
 	// (default text/event-stream for 200, application/json otherwise).
 	ContentType string `json:"contentType,omitzero"`
 
-	// Delay waits before the first byte (the response headers).
-	Delay time.Duration `json:"delay,omitzero,format:units"`
+	// Delay waits before the first byte (the response headers). In a
+	// script it is a Go duration string such as "250ms".
+	Delay time.Duration `json:"delay,omitzero"`
 	// Hang stops after After events and keeps the connection open, sending
 	// nothing, until the client goes away (see Server.Disconnected). With
 	// After 0 not even the headers are sent.

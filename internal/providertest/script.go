@@ -3,6 +3,7 @@ package providertest
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/go-json-experiment/json"
 )
@@ -26,7 +27,7 @@ type Script struct {
 // ParseScript decodes and validates a script.
 func ParseScript(data []byte) ([]Reply, error) {
 	var s Script
-	if err := json.Unmarshal(data, &s, json.RejectUnknownMembers(true)); err != nil {
+	if err := json.Unmarshal(data, &s, scriptOptions()); err != nil {
 		return nil, fmt.Errorf("provider script: %w", err)
 	}
 	for i, r := range s.Replies {
@@ -35,6 +36,35 @@ func ParseScript(data []byte) ([]Reply, error) {
 		}
 	}
 	return s.Replies, nil
+}
+
+// MarshalScript encodes replies in the script format. Handlers are left
+// out.
+func MarshalScript(replies []Reply) ([]byte, error) {
+	return json.Marshal(Script{Replies: replies}, scriptOptions())
+}
+
+// scriptOptions rejects unknown members and codes durations as strings
+// (the JSON package has no default representation for them).
+func scriptOptions() json.Options {
+	return json.JoinOptions(
+		json.RejectUnknownMembers(true),
+		json.WithMarshalers(json.MarshalFunc(func(d time.Duration) ([]byte, error) {
+			return json.Marshal(d.String())
+		})),
+		json.WithUnmarshalers(json.UnmarshalFunc(func(b []byte, d *time.Duration) error {
+			var s string
+			if err := json.Unmarshal(b, &s); err != nil {
+				return err
+			}
+			v, err := time.ParseDuration(s)
+			if err != nil {
+				return err
+			}
+			*d = v
+			return nil
+		})),
+	)
 }
 
 // LoadScript reads a script file (see Script).

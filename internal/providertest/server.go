@@ -221,7 +221,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, index int, reply Reply, model string) {
 	resp := build(reply, model)
 	if reply.Delay > 0 && !s.wait(r, index, time.After(reply.Delay)) {
-		return
+		panic(http.ErrAbortHandler)
 	}
 	rc := http.NewResponseController(w)
 	for i, ev := range resp.events {
@@ -242,12 +242,13 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, index int, reply
 			return
 		}
 	}
-	switch {
-	case reply.Hang:
+	if reply.Hang {
 		s.wait(r, index, nil)
-	case reply.Cut:
-		// Abort the connection without finishing the response; net/http
-		// does not log this panic.
+	}
+	if reply.Hang || reply.Cut {
+		// Abort the connection without finishing the response, also when
+		// the server closes during a hang; net/http does not log this
+		// panic.
 		panic(http.ErrAbortHandler)
 	}
 }
