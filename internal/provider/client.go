@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net"
 	"net/http"
@@ -145,15 +146,42 @@ func (c *Client) Stream(ctx context.Context, req Request, onDelta func(Delta)) (
 	defer cancel(nil)
 	wd := startWatchdog(cancel, c.connect, c.idle)
 	defer wd.stop()
-	rctx = httptrace.WithClientTrace(rctx, &httptrace.ClientTrace{
+	hreq, err := c.newRequest(rctx, body, wd)
+	if err != nil {
+		return Response{}, err
+	}
+	resp, err := c.http.Do(hreq)
+	if err != nil {
+		return Response{}, c.failure(ctx, rctx, err, "provider connection failed")
+	}
+	defer resp.Body.Close()
+	wd.connected() // for transports that do not report GotConn
+	r, err := c.read(resp, wd, onDelta)
+	if err != nil {
+		return Response{}, c.failure(ctx, rctx, err, "provider stream ended before the reply finished")
+	}
+	return r, nil
+}
+
+func (c *Client) newRequest(ctx context.Context, body []byte, wd *watchdog) (*http.Request, error) {
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		GotConn:              func(httptrace.GotConnInfo) { wd.connected() },
 		WroteRequest:         func(httptrace.WroteRequestInfo) { wd.touch() },
 		GotFirstResponseByte: wd.touch,
 	})
-	hreq, err := http.NewRequestWithContext(rctx, http.MethodPost, c.url.String(), bytes.NewReader(body))
-	if err != nil {
-		return Response{}, fmt.Errorf("build provider request: %w", err)
+	// Writing a large request body is progress too.
+	reqBody := func() io.ReadCloser {
+		return io.NopCloser(&limitedBody{r: bytes.NewReader(body), n: int64(len(body)), wd: wd})
 	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url.String(), reqBody())
+	if err != nil {
+		return nil, fmt.Errorf("build provider request: %w", err)
+	}
+	hreq.ContentLength = int64(len(body))
+	// GetBody lets the transport resend a request it could not write at
+	// all (a kept-alive connection the server had just closed); the
+	// server never saw it, so this is not a retry of the request.
+	hreq.GetBody = func() (io.ReadCloser, error) { return reqBody(), nil }
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream")
 	hreq.Header.Set("User-Agent", "tiny-go")
@@ -163,34 +191,25 @@ func (c *Client) Stream(ctx context.Context, req Request, onDelta func(Delta)) (
 	for k, vs := range c.header {
 		hreq.Header[http.CanonicalHeaderKey(k)] = vs
 	}
+	return hreq, nil
+}
 
-	resp, err := c.http.Do(hreq)
-	if err != nil {
-		return Response{}, c.failure(ctx, rctx, err, "provider connection failed")
-	}
-	defer resp.Body.Close()
-	wd.connected() // for transports that do not report GotConn
-	lb := &limitedBody{r: resp.Body, n: c.maxBytes, wd: wd}
-	acc := newAccumulator(c.apiKey, onDelta)
-	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-
-	var r Response
-	switch {
-	case resp.StatusCode < 200 || resp.StatusCode > 299:
-		b, rerr := readAll(lb, maxErrorBody)
-		if rerr != nil && !errors.Is(rerr, errTooLarge) {
-			return Response{}, c.failure(ctx, rctx, rerr, "provider connection failed")
+// read reads the response: an error status, a JSON reply or an SSE stream.
+func (c *Client) read(resp *http.Response, wd *watchdog, onDelta func(Delta)) (Response, error) {
+	body := &limitedBody{r: resp.Body, n: c.maxBytes, wd: wd}
+	contentType := resp.Header.Get("Content-Type")
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		b, err := readAll(body, maxErrorBody)
+		if err != nil && !errors.Is(err, errTooLarge) {
+			return Response{}, err
 		}
-		err = statusError(resp.StatusCode, resp.Header.Get("Content-Type"), b, c.apiKey)
-	case mediaType == "application/json":
-		r, err = readJSON(lb, acc)
-	default:
-		r, err = readSSE(lb, acc)
+		return Response{}, statusError(resp.StatusCode, contentType, b, c.apiKey)
 	}
-	if err != nil {
-		return Response{}, c.failure(ctx, rctx, err, "provider stream ended before the reply finished")
+	acc := newAccumulator(c.apiKey, onDelta)
+	if mediaType, _, _ := mime.ParseMediaType(contentType); mediaType == "application/json" {
+		return readJSON(body, acc)
 	}
-	return r, nil
+	return readSSE(body, acc)
 }
 
 // failure turns any error of a request into what Stream returns: the
