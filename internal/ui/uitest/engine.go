@@ -1,0 +1,251 @@
+// Package uitest provides a scripted Engine for exercising the interactive
+// UI without a model: it streams text slowly, runs a long fake tool, and
+// aborts the way the agent does (abort durable first, then the active
+// phase is cancelled, then the operation ends aborted).
+package uitest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/session"
+)
+
+// Engine is a fake agent. The prompt picks the script:
+//   - containing "tool": a reply with a bash call that takes ToolTime,
+//     then the answer;
+//   - containing "fail": the model request fails;
+//   - containing "long": a long answer (LongWords words);
+//   - anything else: a short markdown answer quoting the prompt.
+//
+// Text is streamed one word every Delay.
+type Engine struct {
+	Observer  agent.Observer
+	Delay     time.Duration
+	ToolTime  time.Duration
+	LongWords int
+
+	mu      sync.Mutex
+	active  context.CancelFunc // of the operation in progress
+	opID    string
+	kind    session.OperationKind
+	aborted bool // abort requested for the operation in progress
+	runs    int
+	aborts  int // successful Abort calls
+	calls   int // all Abort calls
+	prompts []string
+}
+
+// Aborts returns how many Abort calls aborted something, and how many
+// were made in all.
+func (e *Engine) Aborts() (aborted, calls int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.aborts, e.calls
+}
+
+// Prompts returns the prompts Run received.
+func (e *Engine) Prompts() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.prompts...)
+}
+
+func (e *Engine) obs() agent.Observer {
+	if e.Observer == nil {
+		return agent.NopObserver{}
+	}
+	return e.Observer
+}
+
+// begin opens an operation; its context is cancelled by Abort.
+func (e *Engine) begin(ctx context.Context, kind session.OperationKind) (context.Context, string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.active != nil {
+		return nil, "", agent.ErrBusy
+	}
+	e.runs++
+	opCtx, cancel := context.WithCancel(ctx)
+	e.active, e.opID, e.kind, e.aborted = cancel, fmt.Sprintf("op-%d", e.runs), kind, false
+	return opCtx, e.opID, nil
+}
+
+func (e *Engine) end() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.active != nil {
+		e.active()
+	}
+	e.active = nil
+}
+
+func (e *Engine) abortRequested() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.aborted
+}
+
+// Abort aborts the operation in progress, once.
+func (e *Engine) Abort(context.Context) (bool, error) {
+	e.mu.Lock()
+	e.calls++
+	if e.active == nil || e.aborted {
+		e.mu.Unlock()
+		return false, nil
+	}
+	e.aborted = true
+	e.aborts++
+	cancel, opID, kind := e.active, e.opID, e.kind
+	e.mu.Unlock()
+	e.obs().CancelRequested(opID, kind, session.PhaseModel, "", false)
+	cancel()
+	return true, nil
+}
+
+// Run plays the script chosen by prompt.
+func (e *Engine) Run(ctx context.Context, prompt string) (agent.Result, error) {
+	opCtx, opID, err := e.begin(ctx, session.OperationRun)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	defer e.end()
+	e.mu.Lock()
+	e.prompts = append(e.prompts, prompt)
+	e.mu.Unlock()
+	obs := e.obs()
+	obs.OperationStarted(opID, session.OperationRun, false)
+	started := time.Now()
+	var usage session.Usage
+
+	finish := func(res agent.Result) (agent.Result, error) {
+		res.OperationID, res.Kind = opID, session.OperationRun
+		obs.OperationCompleted(res, agent.OperationOutcome{Duration: time.Since(started), Usage: usage})
+		return res, nil
+	}
+	aborted := func() (agent.Result, error) {
+		return finish(agent.Result{Outcome: session.OutcomeAborted})
+	}
+	step := func(text string) bool {
+		u := session.Usage{Input: 120, Output: int64(len(strings.Fields(text))), CacheRead: 900, CacheWrite: 30}
+		ok := e.stream(opCtx, text)
+		if !ok {
+			obs.ModelCompleted(agent.ModelInfo{OperationID: opID}, agent.ModelOutcome{Outcome: "cancelled"})
+			return false
+		}
+		usage = session.Usage{Input: usage.Input + u.Input, Output: usage.Output + u.Output, CacheRead: usage.CacheRead + u.CacheRead, CacheWrite: usage.CacheWrite + u.CacheWrite}
+		obs.ModelCompleted(agent.ModelInfo{OperationID: opID}, agent.ModelOutcome{Outcome: "succeeded", Usage: &u})
+		return true
+	}
+
+	switch {
+	case strings.Contains(prompt, "fail"):
+		obs.ModelStarted(agent.ModelInfo{OperationID: opID})
+		if !sleep(opCtx, 5*e.delay()) {
+			obs.ModelCompleted(agent.ModelInfo{OperationID: opID}, agent.ModelOutcome{Outcome: "cancelled"})
+			return aborted()
+		}
+		obs.ModelCompleted(agent.ModelInfo{OperationID: opID}, agent.ModelOutcome{Outcome: "failed", ErrorType: "http_error"})
+		return finish(agent.Result{Outcome: session.OutcomeFailed, Error: &session.ErrorInfo{Code: session.CodeModelError, Message: "provider returned HTTP 500"}})
+	case strings.Contains(prompt, "tool"):
+		if !step("Let me look.") {
+			return aborted()
+		}
+		info := agent.ToolInfo{OperationID: opID, ToolCallID: "call_1", Tool: "bash", Display: "bash", Arguments: `{"command":"sleep 30 && ls -la"}`}
+		obs.ToolAdmitted(info)
+		obs.ToolStarted(info)
+		if !sleep(opCtx, e.ToolTime) {
+			obs.ToolCompleted(info, agent.ToolOutcome{Outcome: "cancelled", Content: "interrupted"})
+			return aborted()
+		}
+		obs.ToolCompleted(info, agent.ToolOutcome{Outcome: "succeeded", Content: "total 0\n"})
+	}
+	answer := "You said: " + prompt + "\n\n- first point\n- second point"
+	if strings.Contains(prompt, "long") {
+		answer = longText(e.LongWords)
+	}
+	if !step(answer) {
+		return aborted()
+	}
+	return finish(agent.Result{Outcome: session.OutcomeCompleted, Completion: session.CompletionNormal, Answer: answer})
+}
+
+// Compact pretends to summarize; it refuses before the first run.
+func (e *Engine) Compact(ctx context.Context) (agent.Result, agent.CompactStats, error) {
+	e.mu.Lock()
+	none := e.runs == 0
+	e.mu.Unlock()
+	if none {
+		return agent.Result{}, agent.CompactStats{}, agent.ErrNothingToCompact
+	}
+	opCtx, opID, err := e.begin(ctx, session.OperationCompaction)
+	if err != nil {
+		return agent.Result{}, agent.CompactStats{}, err
+	}
+	defer e.end()
+	obs := e.obs()
+	obs.OperationStarted(opID, session.OperationCompaction, false)
+	res := agent.Result{OperationID: opID, Kind: session.OperationCompaction, Outcome: session.OutcomeCompleted}
+	if !sleep(opCtx, 10*e.delay()) {
+		res.Outcome = session.OutcomeAborted
+	}
+	obs.OperationCompleted(res, agent.OperationOutcome{})
+	return res, agent.CompactStats{Compacted: 4, Kept: 6}, nil
+}
+
+// stream reports a model step that streams text word by word; false when
+// it was cancelled.
+func (e *Engine) stream(ctx context.Context, text string) bool {
+	obs := e.obs()
+	obs.ModelStarted(agent.ModelInfo{})
+	if !sleep(ctx, 3*e.delay()) {
+		return false
+	}
+	words := strings.SplitAfter(text, " ")
+	for _, w := range words {
+		if e.abortRequested() || !sleep(ctx, e.delay()) {
+			return false
+		}
+		obs.ModelDelta(w)
+	}
+	return true
+}
+
+func (e *Engine) delay() time.Duration {
+	if e.Delay <= 0 {
+		return time.Millisecond
+	}
+	return e.Delay
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func longText(words int) string {
+	if words <= 0 {
+		words = 200
+	}
+	var b strings.Builder
+	for i := range words {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		fmt.Fprintf(&b, "word%d", i+1)
+		if (i+1)%25 == 0 {
+			b.WriteString("\n\n")
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,75 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// View is the live area: the tail of the streaming reply, the status line
+// while an operation runs, a notice, and the input box. Everything else
+// has been printed above it.
+func (m *model) View() tea.View {
+	var lines []string
+	if m.stream.Len() > 0 {
+		lines = append(lines, streamTail(m.stream.String(), m.width, m.streamRoom())...)
+	}
+	if m.op != opNone {
+		lines = append(lines, truncate(m.statusLine(), m.width))
+	}
+	if m.notice != "" {
+		lines = append(lines, faint.Render(truncate(m.notice, m.width)))
+	}
+	above := len(lines)
+	lines = append(lines, m.input.View())
+
+	v := tea.NewView(strings.Join(lines, "\n"))
+	if c := m.input.Cursor(); c != nil && !m.quit {
+		c.Y += above
+		v.Cursor = c
+	}
+	return v
+}
+
+// statusLine is the spinner, what is being waited for and for how long.
+func (m *model) statusLine() string {
+	secs := int(m.now().Sub(m.phaseStart).Seconds())
+	frame := spinnerFrames[m.frame%len(spinnerFrames)]
+	hint := " · Esc aborts"
+	if m.aborting {
+		hint = ""
+	}
+	return fmt.Sprintf("%s %s… %ds%s", frame, m.phase, secs, faint.Render(hint))
+}
+
+// streamRoom is how many lines of streaming text fit above the status line
+// and the input in the terminal.
+func (m *model) streamRoom() int {
+	return max(m.height-m.input.Height()-3, 1)
+}
+
+// streamTail wraps text to width and returns its last n lines. Only the
+// end of a long reply is wrapped, so a long stream costs the same per
+// frame as a short one.
+func streamTail(text string, width, n int) []string {
+	if budget := 4 * width * (n + 1); len(text) > budget {
+		cut := len(text) - budget
+		if i := strings.IndexByte(text[cut:], '\n'); i >= 0 {
+			cut += i + 1
+		}
+		text = text[cut:]
+		for len(text) > 0 && !isRuneStart(text[0]) {
+			text = text[1:]
+		}
+	}
+	text = strings.ReplaceAll(text, "\t", "    ")
+	wrapped := strings.Split(ansi.Wrap(strings.TrimRight(text, "\n"), width, ""), "\n")
+	if len(wrapped) > n {
+		wrapped = wrapped[len(wrapped)-n:]
+	}
+	return wrapped
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
