@@ -16,11 +16,14 @@ type Op struct {
 }
 
 // ModelAttempt identifies one physical provider request (a stepAttempt).
+// Model (the attempt's configured model) only names the LLM span; it is
+// not part of the JSON events.
 type ModelAttempt struct {
 	Op
 	StepID    string
 	AttemptID string
 	Number    int // 1 or 2
+	Model     string
 }
 
 // ToolRun identifies one execution of a started tool. AttemptID is new per
@@ -65,6 +68,7 @@ func (a ModelAttempt) event(n Name) Event {
 	e.StepID = a.StepID
 	e.AttemptID = a.AttemptID
 	e.Attempt = a.Number
+	e.Model = a.Model
 	return e
 }
 
@@ -82,7 +86,7 @@ func (t ToolRun) event(n Name) Event {
 // StartupStarted is the first event of a process. plugins and mcp name the
 // enabled plugins and MCP servers (never nil in JSON).
 func StartupStarted(model string, plugins, mcp []string) Event {
-	return Event{Name: NameStartupStarted, Time: now(), Model: model, Runtime: Runtime, Plugins: plugins, MCP: mcp}
+	return Event{Name: NameStartupStarted, Time: now(), Model: model, Plugins: plugins, MCP: mcp}
 }
 
 // SessionAttached reports the session the process writes to.

@@ -73,7 +73,7 @@ func (e *Event) member(w *writer, key string, optional bool) {
 	case "model":
 		str(e.Model)
 	case "runtime":
-		str(e.Runtime)
+		w.str(key, Runtime)
 	case "plugins":
 		w.strs(key, e.Plugins)
 	case "mcp":

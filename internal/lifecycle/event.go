@@ -73,10 +73,11 @@ type Event struct {
 	Name Name
 	Time time.Time // serialized as "timestamp" in UTC, millisecond precision
 
-	// startup.started. On model.started Model is not serialized, but the
-	// OpenTelemetry sink uses it (falling back to startup.started's model).
+	// startup.started (its runtime member is always Runtime). On
+	// model.started and model.completed Model is not serialized; the
+	// OpenTelemetry sink names the LLM span's model with it, falling back
+	// to startup.started's model.
 	Model   string
-	Runtime string
 	Plugins []string
 	MCP     []string
 

@@ -69,7 +69,13 @@ func newExporter(ctx context.Context, set otelSettings, timeout time.Duration) (
 	if set.gzip {
 		compression = otlptracehttp.GzipCompression
 	}
-	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport := &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConns:        2,
+		IdleConnTimeout:     30 * time.Second,
+		TLSHandshakeTimeout: timeout,
+	}
 	// Every option is explicit so the exporter's own reading of the process
 	// environment never decides anything.
 	exp, err := otlptracehttp.New(ctx,

@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -444,5 +445,50 @@ func TestOTelUnreachableCollectorDoesNotFailEmit(t *testing.T) {
 	}
 	if d := time.Since(begin); d > 2*time.Second {
 		t.Errorf("Close took %v", d)
+	}
+}
+
+// The agent's wiring: one event stream into Tracker(Multi(JSON, OTel)).
+// At exit the open model attempt ends effect_unknown in both projections,
+// and the open operation span too.
+func TestTrackerJSONAndOTelTogether(t *testing.T) {
+	col := newCollector(t, nil)
+	var out bytes.Buffer
+	jl := NewJSONLines(&out)
+	sink := NewTracker(Multi(jl, newTestOTel(t, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": col.srv.URL}, 0)))
+
+	att := ModelAttempt{Op: testOp, StepID: "st1", AttemptID: "at1", Number: 1, Model: "per-attempt/model"}
+	sink.Emit(StartupStarted("startup/model", nil, nil))
+	sink.Emit(StartupCompleted(time.Millisecond, Succeeded, ""))
+	sink.Emit(OperationStarted(testOp))
+	sink.Emit(ModelStarted(att).At(time.Now().Add(-50 * time.Millisecond)))
+	if err := sink.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 5 || !strings.Contains(lines[4], `"type":"model.completed"`) || !strings.Contains(lines[4], `"outcome":"effect_unknown"`) {
+		t.Fatalf("JSON lines:\n%s", out.String())
+	}
+	if strings.Contains(out.String(), "per-attempt/model") {
+		t.Error("model.started serialized the attempt's model")
+	}
+	var model, op *tracepb.Span
+	for _, s := range col.spans() {
+		switch s.span.GetName() {
+		case SpanModel:
+			model = s.span
+		case SpanOperation:
+			op = s.span
+		}
+	}
+	if model == nil || op == nil {
+		t.Fatalf("spans: %d", len(col.spans()))
+	}
+	wantChild(t, model, op)
+	wantAttrs(t, model, map[string]any{"tiny.outcome": "effect_unknown", "gen_ai.request.model": "per-attempt/model", "llm.model_name": "per-attempt/model"})
+	wantAttrs(t, op, map[string]any{"tiny.outcome": "effect_unknown"})
+	if d := model.GetEndTimeUnixNano() - model.GetStartTimeUnixNano(); d < uint64(50*time.Millisecond) {
+		t.Errorf("model span lasted %v", time.Duration(d))
 	}
 }
