@@ -1,0 +1,181 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"unicode/utf8"
+)
+
+// checkFraming checks what holds for every committed line before it is
+// parsed: no CR before the LF, not empty, valid UTF-8 (session.md §1).
+func checkFraming(line []byte) *Corruption {
+	switch {
+	case len(line) > 0 && line[len(line)-1] == '\r':
+		return corrupt(CorruptCRLF, 0, "line ends with CRLF")
+	case len(line) == 0:
+		return corrupt(CorruptBlankLine, 0, "empty line")
+	case !utf8.Valid(line):
+		return corrupt(CorruptInvalidUTF8, 0, "line is not valid UTF-8")
+	}
+	return nil
+}
+
+// The codec maps lines to typed values and back. Encoding is canonical:
+// every object is written in RFC 8785 (JCS) form, members sorted by UTF-16
+// code units and no insignificant whitespace, so the same facts always
+// produce the same bytes (the bytes other runtimes write too). Decoding is
+// strict: closed objects, members only of the variant at hand, the
+// session.schema.json value constraints, and strict JSON.
+//
+// Encode* return the committed line INCLUDING its terminating LF; Decode*
+// take the line WITHOUT it.
+
+// EncodeHeader returns the header line (line 1), LF-terminated. It does
+// not validate h; DecodeHeader(EncodeHeader(h)) does.
+func EncodeHeader(h Header) []byte {
+	b := make([]byte, 0, 128+len(h.Cwd)+len(h.EnvironmentIdentity))
+	b = append(b, '{')
+	b = appendIntMember(b, true, "createdAt", h.CreatedAt)
+	b = appendStringMember(b, false, "cwd", h.Cwd)
+	b = appendStringMember(b, false, "environmentIdentity", h.EnvironmentIdentity)
+	b = appendStringMember(b, false, "id", h.ID)
+	b = appendStringMember(b, false, "kind", "header")
+	b = appendStringMember(b, false, "model", h.Model)
+	b = appendStringMember(b, false, "provider", h.Provider)
+	b = appendIntMember(b, false, "version", Version)
+	return append(b, '}', '\n')
+}
+
+// DecodeHeader decodes line 1 (without its LF). Not strict JSON is
+// MALFORMED_JSON; a transaction where the header belongs is
+// MISSING_HEADER; a header of another version is UNSUPPORTED_VERSION;
+// anything else that is not exactly a version-2 header is INVALID_HEADER.
+// The returned Corruption has Line 1.
+func DecodeHeader(line []byte) (Header, *Corruption) {
+	if c := checkFraming(line); c != nil {
+		c.Line = 1
+		return Header{}, c
+	}
+	var rd reader
+	h, err := decodeHeader(&rd, line)
+	if err == nil {
+		return h, nil
+	}
+	c := &Corruption{Code: CorruptInvalidHeader, Line: 1, Detail: err.Error()}
+	var he *headerError
+	switch {
+	case errors.Is(err, errSyntax) || !validStrict(line):
+		c.Code = CorruptMalformedJSON
+	case errors.As(err, &he):
+		c.Code = he.code
+	}
+	return Header{}, c
+}
+
+// headerError carries a header-specific code.
+type headerError struct {
+	code string
+	msg  string
+}
+
+func (e *headerError) Error() string { return e.msg }
+
+func decodeHeader(rd *reader, line []byte) (Header, error) {
+	var h Header
+	rd.reset(line)
+	if rd.kind() == '[' {
+		if err := rd.skip(); err != nil {
+			return h, err
+		}
+		return h, &headerError{CorruptMissingHeader, "line 1 is a transaction, not a header"}
+	}
+	if err := rd.beginObject("the header"); err != nil {
+		return h, err
+	}
+	const (
+		hKind = 1 << iota
+		hVersion
+		hID
+		hCreatedAt
+		hCwd
+		hProvider
+		hModel
+		hEnv
+		hAll = 1<<iota - 1
+	)
+	var have uint
+	var kind string
+	var version int64 = -1
+	var firstErr error
+	keep := func(err error) {
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	for {
+		more, err := rd.more()
+		if err != nil {
+			return h, err
+		}
+		if !more {
+			break
+		}
+		name, err := rd.name()
+		if err != nil {
+			return h, err
+		}
+		var bit uint
+		switch string(name) {
+		case "kind":
+			bit = hKind
+			kind, err = rd.str("kind")
+		case "version":
+			bit = hVersion
+			version, err = rd.safeInt("version")
+		case "id":
+			bit = hID
+			h.ID, err = rd.uuid("id")
+		case "createdAt":
+			bit = hCreatedAt
+			h.CreatedAt, err = rd.safeInt("createdAt")
+		case "cwd":
+			bit = hCwd
+			h.Cwd, err = rd.nonEmpty("cwd")
+		case "provider":
+			bit = hProvider
+			h.Provider, err = rd.nonEmpty("provider")
+		case "model":
+			bit = hModel
+			h.Model, err = rd.nonEmpty("model")
+		case "environmentIdentity":
+			bit = hEnv
+			h.EnvironmentIdentity, err = rd.nonEmpty("environmentIdentity")
+		default:
+			keep(shapeErr(fmt.Sprintf("unknown header member %q", name)))
+			err = rd.skip()
+		}
+		if err != nil {
+			if errors.Is(err, errSyntax) {
+				return h, err
+			}
+			keep(err)
+		}
+		have |= bit
+	}
+	if err := rd.end(); err != nil {
+		return h, err
+	}
+	switch {
+	case kind == "entry" || kind == "record" || kind == "usage":
+		return h, &headerError{CorruptMissingHeader, "line 1 is a fact, not a header"}
+	case kind != "header":
+		return h, &headerError{CorruptInvalidHeader, `line 1 is not a header (kind must be "header")`}
+	case version >= 0 && version != Version:
+		return h, &headerError{CorruptUnsupportedVersion, fmt.Sprintf("session format version %d is not supported (want %d)", version, Version)}
+	case firstErr != nil:
+		return h, firstErr
+	case have != hAll:
+		return h, shapeErr("the header lacks a required member")
+	}
+	return h, nil
+}

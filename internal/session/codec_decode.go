@@ -1,0 +1,331 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/go-json-experiment/json"
+)
+
+// DecodeTransaction decodes one transaction line (without its LF) into
+// its facts. Framing faults come first (CRLF_NOT_ALLOWED, BLANK_LINE,
+// INVALID_UTF8), then MALFORMED_JSON for text that is not one strict JSON
+// value, EMPTY_TRANSACTION for [], and INVALID_FACT for a value that is
+// not a transaction of session.schema.json (or a usage fact without
+// exactly one owner, or an abortRequested with a toolCallId outside phase
+// tool). The Corruption's Line is 0; Seq is the offending fact's seq when
+// it can be read.
+func DecodeTransaction(line []byte) ([]Fact, *Corruption) {
+	var d txDecoder
+	return d.decode(line)
+}
+
+// txDecoder decodes transaction lines, reusing its jsontext decoder
+// between lines. It is not safe for concurrent use.
+type txDecoder struct {
+	rd reader
+}
+
+var errEmptyTransaction = errors.New("empty transaction")
+
+func (d *txDecoder) decode(line []byte) ([]Fact, *Corruption) {
+	if c := checkFraming(line); c != nil {
+		return nil, c
+	}
+	facts, index, err := d.facts(line)
+	if err == nil {
+		return facts, nil
+	}
+	switch {
+	case errors.Is(err, errSyntax):
+		return nil, corrupt(CorruptMalformedJSON, 0, "%v", err)
+	case errors.Is(err, errEmptyTransaction):
+		return nil, corrupt(CorruptEmptyTransaction, 0, "a transaction must hold at least one fact")
+	case !validStrict(line):
+		// A shape fault was found before a syntax fault further on.
+		return nil, corrupt(CorruptMalformedJSON, 0, "line is not strict JSON")
+	}
+	return nil, corrupt(CorruptInvalidFact, seqOf(line, index), "%v", err)
+}
+
+// facts decodes the line; on error index is the failing fact's position.
+func (d *txDecoder) facts(line []byte) (_ []Fact, index int, _ error) {
+	rd := &d.rd
+	rd.reset(line)
+	switch rd.kind() {
+	case '{':
+		f, err := d.fact()
+		if err != nil {
+			return nil, 0, err
+		}
+		return []Fact{f}, 0, rd.end()
+	case '[':
+		if err := rd.beginArray("a transaction"); err != nil {
+			return nil, 0, err
+		}
+		facts := make([]Fact, 0, 4)
+		for {
+			more, err := rd.more()
+			if err != nil {
+				return nil, len(facts), err
+			}
+			if !more {
+				break
+			}
+			f, err := d.fact()
+			if err != nil {
+				return nil, len(facts), err
+			}
+			facts = append(facts, f)
+		}
+		if err := rd.end(); err != nil {
+			return nil, 0, err
+		}
+		if len(facts) == 0 {
+			return nil, 0, errEmptyTransaction
+		}
+		return facts, 0, nil
+	case 0:
+		_, err := rd.dec.ReadToken()
+		return nil, 0, rd.syntax(err)
+	}
+	if err := rd.skip(); err != nil {
+		return nil, 0, err
+	}
+	return nil, 0, shapeErr("a transaction must be a fact object or an array of facts")
+}
+
+// seqOf digs the seq of the index-th fact out of a line whose typed
+// decoding failed, for the Corruption report (slow path only).
+func seqOf(line []byte, index int) int64 {
+	var v any
+	if json.Unmarshal(line, &v) != nil {
+		return 0
+	}
+	if arr, ok := v.([]any); ok {
+		if index >= len(arr) {
+			return 0
+		}
+		v = arr[index]
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return 0
+	}
+	seq, ok := obj["seq"].(float64)
+	if !ok || seq < 1 || seq > maxSafeInteger || seq != math.Trunc(seq) {
+		return 0
+	}
+	return int64(seq)
+}
+
+// Members of a fact object.
+const (
+	fKind = 1 << iota
+	fSeq
+	fID
+	fTimestamp
+	fEntry
+	fRecord
+	fOperationID
+	fAttemptID
+	fToolStartedID
+	fUsage
+
+	fBase = fKind | fSeq | fID | fTimestamp
+)
+
+func (d *txDecoder) fact() (Fact, error) {
+	rd := &d.rd
+	var f Fact
+	if err := rd.beginObject("a fact"); err != nil {
+		return f, err
+	}
+	var (
+		have uint
+		kind string
+		u    UsageFact
+	)
+	for {
+		more, err := rd.more()
+		if err != nil {
+			return f, err
+		}
+		if !more {
+			break
+		}
+		name, err := rd.name()
+		if err != nil {
+			return f, err
+		}
+		switch string(name) {
+		case "kind":
+			have |= fKind
+			kind, err = rd.str("kind")
+		case "seq":
+			have |= fSeq
+			f.Seq, err = rd.safeInt("seq")
+			if err == nil && f.Seq == 0 {
+				err = shapeErr("seq must be at least 1")
+			}
+		case "id":
+			have |= fID
+			f.ID, err = rd.uuid("id")
+		case "timestamp":
+			have |= fTimestamp
+			f.Timestamp, err = rd.safeInt("timestamp")
+		case "entry":
+			have |= fEntry
+			f.Entry, err = d.entry()
+		case "record":
+			have |= fRecord
+			f.Record, err = d.record()
+		case "operationId":
+			have |= fOperationID
+			u.OperationID, err = rd.uuid("operationId")
+		case "attemptId":
+			have |= fAttemptID
+			u.AttemptID, err = rd.uuid("attemptId")
+		case "toolStartedId":
+			have |= fToolStartedID
+			u.ToolStartedID, err = rd.uuid("toolStartedId")
+		case "usage":
+			have |= fUsage
+			u.Usage, err = d.usage()
+		default:
+			return f, shapeErr(fmt.Sprintf("unknown fact member %q", name))
+		}
+		if err != nil {
+			return f, err
+		}
+	}
+	switch kind {
+	case string(KindEntry):
+		if have != fBase|fEntry {
+			return f, shapeErr("an entry fact has exactly kind, seq, id, timestamp and entry")
+		}
+	case string(KindRecord):
+		if have != fBase|fRecord {
+			return f, shapeErr("a record fact has exactly kind, seq, id, timestamp and record")
+		}
+	case string(KindUsage):
+		owners := have & (fAttemptID | fToolStartedID)
+		if have&^owners != fBase|fOperationID|fUsage {
+			return f, shapeErr("a usage fact has exactly kind, seq, id, timestamp, operationId, usage and one owner")
+		}
+		if owners != fAttemptID && owners != fToolStartedID {
+			return f, shapeErr("a usage fact has exactly one owner: attemptId or toolStartedId")
+		}
+		f.Usage = &u
+	default:
+		return f, shapeErr(fmt.Sprintf("unknown fact kind %q", kind))
+	}
+	return f, nil
+}
+
+func (d *txDecoder) usage() (Usage, error) {
+	rd := &d.rd
+	var u Usage
+	if err := rd.beginObject("usage"); err != nil {
+		return u, err
+	}
+	var have uint
+	for {
+		more, err := rd.more()
+		if err != nil {
+			return u, err
+		}
+		if !more {
+			break
+		}
+		name, err := rd.name()
+		if err != nil {
+			return u, err
+		}
+		var p *int64
+		switch string(name) {
+		case "input":
+			have |= 1
+			p = &u.Input
+		case "output":
+			have |= 2
+			p = &u.Output
+		case "cacheRead":
+			have |= 4
+			p = &u.CacheRead
+		case "cacheWrite":
+			have |= 8
+			p = &u.CacheWrite
+		default:
+			return u, shapeErr(fmt.Sprintf("unknown usage member %q", name))
+		}
+		if *p, err = rd.safeInt("a usage counter"); err != nil {
+			return u, err
+		}
+	}
+	if have != 15 {
+		return u, shapeErr("usage has exactly input, output, cacheRead and cacheWrite")
+	}
+	return u, nil
+}
+
+// uuids reads a non-nil array of UUIDv7 strings.
+func (d *txDecoder) uuids(what string) ([]string, error) {
+	rd := &d.rd
+	if err := rd.beginArray(what); err != nil {
+		return nil, err
+	}
+	ids := []string{}
+	for {
+		more, err := rd.more()
+		if err != nil || !more {
+			return ids, err
+		}
+		id, err := rd.uuid(what + " element")
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+}
+
+// errorInfo reads {code, message}, both non-empty.
+func (d *txDecoder) errorInfo() (ErrorInfo, error) {
+	rd := &d.rd
+	var e ErrorInfo
+	if err := rd.beginObject("error"); err != nil {
+		return e, err
+	}
+	var have uint
+	for {
+		more, err := rd.more()
+		if err != nil {
+			return e, err
+		}
+		if !more {
+			break
+		}
+		name, err := rd.name()
+		if err != nil {
+			return e, err
+		}
+		switch string(name) {
+		case "code":
+			have |= 1
+			e.Code, err = rd.nonEmpty("error code")
+		case "message":
+			have |= 2
+			e.Message, err = rd.nonEmpty("error message")
+		default:
+			return e, shapeErr(fmt.Sprintf("unknown error member %q", name))
+		}
+		if err != nil {
+			return e, err
+		}
+	}
+	if have != 3 {
+		return e, shapeErr("error has exactly code and message")
+	}
+	return e, nil
+}

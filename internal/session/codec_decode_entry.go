@@ -1,0 +1,472 @@
+package session
+
+import "fmt"
+
+// Members of an entry object; which of them a variant has is checked once
+// the whole object is read, because member order is free.
+const (
+	eType = 1 << iota
+	eMessage
+	eStepID
+	eAttemptID
+	eStopReason
+	eToolName
+	eToolStartedID
+	eResult
+	eAssistantEntryID
+	eToolIndex
+	eOperationID
+	eSummary
+	eCompactedThrough
+	eRetainedTail
+
+	eUser        = eType | eMessage
+	eAssistant   = eType | eMessage | eStepID | eAttemptID | eStopReason
+	eStarted     = eType | eMessage | eStepID | eToolName | eToolStartedID | eResult
+	eSynthetic   = eType | eMessage | eStepID | eAssistantEntryID | eToolIndex | eToolName | eResult
+	eCompaction  = eType | eOperationID | eSummary | eCompactedThrough | eRetainedTail
+	resultSynth  = "synthetic"
+	entryMessage = "message"
+)
+
+// resultWire is a persisted tool result {type[, reason]}.
+type resultWire struct {
+	typ, reason string
+	hasReason   bool
+}
+
+func (d *txDecoder) entry() (Entry, error) {
+	rd := &d.rd
+	if err := rd.beginObject("entry"); err != nil {
+		return nil, err
+	}
+	var (
+		have                                         uint
+		typ, stepID, attemptID, stopReason, toolName string
+		toolStartedID, assistantEntryID, operationID string
+		summary, compactedThrough                    string
+		toolIndex                                    int64
+		msg                                          Message
+		result                                       resultWire
+		retained                                     []RetainedMessage
+	)
+	for {
+		more, err := rd.more()
+		if err != nil {
+			return nil, err
+		}
+		if !more {
+			break
+		}
+		name, err := rd.name()
+		if err != nil {
+			return nil, err
+		}
+		switch string(name) {
+		case "type":
+			have |= eType
+			typ, err = rd.str("entry type")
+		case "message":
+			have |= eMessage
+			msg, err = d.message()
+		case "stepId":
+			have |= eStepID
+			stepID, err = rd.uuid("stepId")
+		case "attemptId":
+			have |= eAttemptID
+			attemptID, err = rd.uuid("attemptId")
+		case "stopReason":
+			have |= eStopReason
+			stopReason, err = rd.str("stopReason")
+		case "toolName":
+			have |= eToolName
+			toolName, err = rd.nonEmpty("toolName")
+		case "toolStartedId":
+			have |= eToolStartedID
+			toolStartedID, err = rd.uuid("toolStartedId")
+		case "result":
+			have |= eResult
+			result, err = d.result()
+		case "assistantEntryId":
+			have |= eAssistantEntryID
+			assistantEntryID, err = rd.uuid("assistantEntryId")
+		case "toolIndex":
+			have |= eToolIndex
+			toolIndex, err = rd.safeInt("toolIndex")
+		case "operationId":
+			have |= eOperationID
+			operationID, err = rd.uuid("operationId")
+		case "summary":
+			have |= eSummary
+			summary, err = rd.str("summary")
+		case "compactedThroughEntryId":
+			have |= eCompactedThrough
+			compactedThrough, err = rd.uuid("compactedThroughEntryId")
+		case "retainedTail":
+			have |= eRetainedTail
+			retained, err = d.retainedTail()
+		default:
+			return nil, shapeErr(fmt.Sprintf("unknown entry member %q", name))
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	switch typ {
+	case "compaction":
+		if have != eCompaction {
+			return nil, shapeErr("a compaction entry has exactly type, operationId, summary, compactedThroughEntryId and retainedTail")
+		}
+		return &CompactionEntry{
+			OperationID:             operationID,
+			Summary:                 summary,
+			CompactedThroughEntryID: compactedThrough,
+			RetainedTail:            retained,
+		}, nil
+	case entryMessage:
+	default:
+		return nil, shapeErr(fmt.Sprintf("unknown entry type %q", typ))
+	}
+	if have&eMessage == 0 {
+		return nil, shapeErr("a message entry has a message")
+	}
+	switch msg.Role {
+	case RoleUser:
+		if have != eUser {
+			return nil, shapeErr("a user entry has exactly type and message")
+		}
+		return &UserEntry{Content: *msg.Content}, nil
+	case RoleAssistant:
+		if have != eAssistant {
+			return nil, shapeErr("an assistant entry has exactly type, stepId, attemptId, stopReason and message")
+		}
+		sr := StopReason(stopReason)
+		if sr != StopReasonStop && sr != StopReasonToolUse && sr != StopReasonLength {
+			return nil, shapeErr(fmt.Sprintf("unknown stopReason %q", stopReason))
+		}
+		return &AssistantEntry{
+			StepID:     stepID,
+			AttemptID:  attemptID,
+			StopReason: sr,
+			Content:    msg.Content,
+			ToolCalls:  msg.ToolCalls,
+		}, nil
+	}
+	// A tool message: the result of a started tool, or a pre-execution
+	// synthetic result.
+	if have&eToolStartedID != 0 {
+		if have != eStarted {
+			return nil, shapeErr("a started tool's result entry has exactly type, stepId, message, toolName, toolStartedId and result")
+		}
+		var rt ResultType
+		switch {
+		case !result.hasReason && (result.typ == string(ResultSuccess) || result.typ == string(ResultError)):
+			rt = ResultType(result.typ)
+		case result.typ == resultSynth && result.reason == string(ResultInterrupted):
+			rt = ResultInterrupted
+		default:
+			return nil, shapeErr("a started tool's result is success, error or synthetic interrupted")
+		}
+		return &ToolResultEntry{
+			StepID:        stepID,
+			ToolCallID:    msg.ToolCallID,
+			Content:       *msg.Content,
+			ToolName:      toolName,
+			ToolStartedID: toolStartedID,
+			Result:        rt,
+		}, nil
+	}
+	if have != eSynthetic {
+		return nil, shapeErr("a synthetic result entry has exactly type, stepId, assistantEntryId, toolIndex, message, toolName and result")
+	}
+	reason := SyntheticReason(result.reason)
+	if result.typ != resultSynth || SyntheticContent(reason) == "" {
+		return nil, shapeErr("a pre-execution result is synthetic invalidArguments, unknownTool, truncated or aborted")
+	}
+	return &SyntheticEntry{
+		StepID:           stepID,
+		AssistantEntryID: assistantEntryID,
+		ToolIndex:        int(toolIndex),
+		ToolCallID:       msg.ToolCallID,
+		Content:          *msg.Content,
+		ToolName:         toolName,
+		Reason:           reason,
+	}, nil
+}
+
+func (d *txDecoder) result() (resultWire, error) {
+	rd := &d.rd
+	var r resultWire
+	if err := rd.beginObject("result"); err != nil {
+		return r, err
+	}
+	hasType := false
+	for {
+		more, err := rd.more()
+		if err != nil {
+			return r, err
+		}
+		if !more {
+			break
+		}
+		name, err := rd.name()
+		if err != nil {
+			return r, err
+		}
+		switch string(name) {
+		case "type":
+			hasType = true
+			r.typ, err = rd.str("result type")
+		case "reason":
+			r.hasReason = true
+			r.reason, err = rd.str("result reason")
+		default:
+			return r, shapeErr(fmt.Sprintf("unknown result member %q", name))
+		}
+		if err != nil {
+			return r, err
+		}
+	}
+	if !hasType || (r.typ == resultSynth) != r.hasReason {
+		return r, shapeErr("a result has a type, and a reason exactly when synthetic")
+	}
+	return r, nil
+}
+
+// Members of a message object.
+const (
+	mRole = 1 << iota
+	mContent
+	mToolCallID
+	mToolCalls
+)
+
+// message reads a model-visible message and checks it against its role:
+// user {role, content: non-empty string}; assistant {role, content: string
+// or null, tool_calls?: non-empty}; tool {role, content: string,
+// tool_call_id: non-empty}. Content is never nil for user and tool.
+func (d *txDecoder) message() (Message, error) {
+	rd := &d.rd
+	var m Message
+	if err := rd.beginObject("message"); err != nil {
+		return m, err
+	}
+	var have uint
+	for {
+		more, err := rd.more()
+		if err != nil {
+			return m, err
+		}
+		if !more {
+			break
+		}
+		name, err := rd.name()
+		if err != nil {
+			return m, err
+		}
+		switch string(name) {
+		case "role":
+			have |= mRole
+			var role string
+			role, err = rd.str("role")
+			m.Role = Role(role)
+		case "content":
+			have |= mContent
+			m.Content, err = rd.nullableStr("content")
+		case "tool_call_id":
+			have |= mToolCallID
+			m.ToolCallID, err = rd.nonEmpty("tool_call_id")
+		case "tool_calls":
+			have |= mToolCalls
+			m.ToolCalls, err = d.toolCalls()
+		default:
+			return m, shapeErr(fmt.Sprintf("unknown message member %q", name))
+		}
+		if err != nil {
+			return m, err
+		}
+	}
+	switch m.Role {
+	case RoleUser:
+		if have != mRole|mContent || m.Content == nil || *m.Content == "" {
+			return m, shapeErr("a user message has exactly role and a non-empty string content")
+		}
+	case RoleAssistant:
+		if have&^mToolCalls != mRole|mContent {
+			return m, shapeErr("an assistant message has exactly role, content and optional tool_calls")
+		}
+	case RoleTool:
+		if have != mRole|mContent|mToolCallID || m.Content == nil {
+			return m, shapeErr("a tool message has exactly role, string content and tool_call_id")
+		}
+	default:
+		return m, shapeErr(fmt.Sprintf("unknown message role %q", m.Role))
+	}
+	return m, nil
+}
+
+// toolCalls reads a non-empty array of {id, type: "function", function:
+// {name, arguments}}.
+func (d *txDecoder) toolCalls() ([]ToolCall, error) {
+	rd := &d.rd
+	if err := rd.beginArray("tool_calls"); err != nil {
+		return nil, err
+	}
+	var calls []ToolCall
+	for {
+		more, err := rd.more()
+		if err != nil {
+			return nil, err
+		}
+		if !more {
+			break
+		}
+		c, err := d.toolCall()
+		if err != nil {
+			return nil, err
+		}
+		calls = append(calls, c)
+	}
+	if len(calls) == 0 {
+		return nil, shapeErr("tool_calls must not be empty")
+	}
+	return calls, nil
+}
+
+func (d *txDecoder) toolCall() (ToolCall, error) {
+	rd := &d.rd
+	var c ToolCall
+	if err := rd.beginObject("a tool call"); err != nil {
+		return c, err
+	}
+	var have uint
+	for {
+		more, err := rd.more()
+		if err != nil {
+			return c, err
+		}
+		if !more {
+			break
+		}
+		name, err := rd.name()
+		if err != nil {
+			return c, err
+		}
+		switch string(name) {
+		case "id":
+			have |= 1
+			c.ID, err = rd.nonEmpty("tool call id")
+		case "type":
+			have |= 2
+			c.Type, err = rd.str("tool call type")
+			if err == nil && c.Type != "function" {
+				err = shapeErr(`tool call type must be "function"`)
+			}
+		case "function":
+			have |= 4
+			c.Function, err = d.function()
+		default:
+			return c, shapeErr(fmt.Sprintf("unknown tool call member %q", name))
+		}
+		if err != nil {
+			return c, err
+		}
+	}
+	if have != 7 {
+		return c, shapeErr("a tool call has exactly id, type and function")
+	}
+	return c, nil
+}
+
+func (d *txDecoder) function() (FunctionCall, error) {
+	rd := &d.rd
+	var f FunctionCall
+	if err := rd.beginObject("function"); err != nil {
+		return f, err
+	}
+	var have uint
+	for {
+		more, err := rd.more()
+		if err != nil {
+			return f, err
+		}
+		if !more {
+			break
+		}
+		name, err := rd.name()
+		if err != nil {
+			return f, err
+		}
+		switch string(name) {
+		case "name":
+			have |= 1
+			f.Name, err = rd.nonEmpty("function name")
+		case "arguments":
+			have |= 2
+			f.Arguments, err = rd.str("function arguments")
+		default:
+			return f, shapeErr(fmt.Sprintf("unknown function member %q", name))
+		}
+		if err != nil {
+			return f, err
+		}
+	}
+	if have != 3 {
+		return f, shapeErr("a function has exactly name and arguments")
+	}
+	return f, nil
+}
+
+// retainedTail reads [{sourceEntryId, message}, ...] (possibly empty).
+func (d *txDecoder) retainedTail() ([]RetainedMessage, error) {
+	rd := &d.rd
+	if err := rd.beginArray("retainedTail"); err != nil {
+		return nil, err
+	}
+	tail := []RetainedMessage{}
+	for {
+		more, err := rd.more()
+		if err != nil {
+			return nil, err
+		}
+		if !more {
+			return tail, nil
+		}
+		if err := rd.beginObject("a retained message"); err != nil {
+			return nil, err
+		}
+		var rm RetainedMessage
+		var have uint
+		for {
+			more, err := rd.more()
+			if err != nil {
+				return nil, err
+			}
+			if !more {
+				break
+			}
+			name, err := rd.name()
+			if err != nil {
+				return nil, err
+			}
+			switch string(name) {
+			case "sourceEntryId":
+				have |= 1
+				rm.SourceEntryID, err = rd.uuid("sourceEntryId")
+			case "message":
+				have |= 2
+				rm.Message, err = d.message()
+			default:
+				return nil, shapeErr(fmt.Sprintf("unknown retained message member %q", name))
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		if have != 3 {
+			return nil, shapeErr("a retained message has exactly sourceEntryId and message")
+		}
+		tail = append(tail, rm)
+	}
+}

@@ -1,0 +1,271 @@
+package session
+
+import (
+	"fmt"
+)
+
+// EncodeTransaction returns the committed line of a transaction,
+// LF-terminated: one fact is written as a single object, several as an
+// array. The facts must be complete (Seq, ID and Timestamp assigned). The
+// line is checked by decoding it again, so whatever EncodeTransaction
+// returns, DecodeTransaction accepts; a fact of the wrong shape is an error
+// wrapping a *Corruption with code INVALID_FACT (or EMPTY_TRANSACTION for
+// no facts). It does not check the facts against a session's state: that
+// is Reducer.Check.
+func EncodeTransaction(tx []Fact) ([]byte, error) {
+	if len(tx) == 0 {
+		return nil, fmt.Errorf("encode transaction: %w", corrupt(CorruptEmptyTransaction, 0, "no facts"))
+	}
+	b := make([]byte, 0, 512*len(tx))
+	if len(tx) > 1 {
+		b = append(b, '[')
+	}
+	for i := range tx {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = appendFact(b, &tx[i]); err != nil {
+			return nil, fmt.Errorf("encode transaction: %w", corrupt(CorruptInvalidFact, tx[i].Seq, "%v", err))
+		}
+	}
+	if len(tx) > 1 {
+		b = append(b, ']')
+	}
+	if _, c := DecodeTransaction(b); c != nil {
+		return nil, fmt.Errorf("encode transaction: %w", c)
+	}
+	return append(b, '\n'), nil
+}
+
+// appendFact appends one fact object.
+func appendFact(b []byte, f *Fact) ([]byte, error) {
+	set := 0
+	if f.Entry != nil {
+		set++
+	}
+	if f.Record != nil {
+		set++
+	}
+	if f.Usage != nil {
+		set++
+	}
+	if set != 1 {
+		return b, fmt.Errorf("fact %s must carry exactly one of Entry, Record and Usage", f.ID)
+	}
+	b = append(b, '{')
+	var err error
+	switch {
+	case f.Entry != nil:
+		b = appendMember(b, true, "entry")
+		if b, err = appendEntry(b, f.Entry); err != nil {
+			return b, err
+		}
+		b = appendStringMember(b, false, "id", f.ID)
+		b = appendStringMember(b, false, "kind", string(KindEntry))
+	case f.Record != nil:
+		b = appendStringMember(b, true, "id", f.ID)
+		b = appendStringMember(b, false, "kind", string(KindRecord))
+		b = appendMember(b, false, "record")
+		if b, err = appendRecord(b, f.Record); err != nil {
+			return b, err
+		}
+	default:
+		u := f.Usage
+		first := true
+		if u.AttemptID != "" {
+			b = appendStringMember(b, true, "attemptId", u.AttemptID)
+			first = false
+		}
+		b = appendStringMember(b, first, "id", f.ID)
+		b = appendStringMember(b, false, "kind", string(KindUsage))
+		b = appendStringMember(b, false, "operationId", u.OperationID)
+	}
+	b = appendIntMember(b, false, "seq", f.Seq)
+	b = appendIntMember(b, false, "timestamp", f.Timestamp)
+	if u := f.Usage; u != nil {
+		if u.ToolStartedID != "" {
+			b = appendStringMember(b, false, "toolStartedId", u.ToolStartedID)
+		}
+		b = appendMember(b, false, "usage")
+		b = append(b, '{')
+		b = appendIntMember(b, true, "cacheRead", u.Usage.CacheRead)
+		b = appendIntMember(b, false, "cacheWrite", u.Usage.CacheWrite)
+		b = appendIntMember(b, false, "input", u.Usage.Input)
+		b = appendIntMember(b, false, "output", u.Usage.Output)
+		b = append(b, '}')
+	}
+	return append(b, '}'), nil
+}
+
+func appendEntry(b []byte, e Entry) ([]byte, error) {
+	b = append(b, '{')
+	switch e := e.(type) {
+	case *UserEntry:
+		content := e.Content
+		b = appendMember(b, true, "message")
+		b = appendMessage(b, &Message{Role: RoleUser, Content: &content})
+		b = appendStringMember(b, false, "type", "message")
+	case *AssistantEntry:
+		b = appendStringMember(b, true, "attemptId", e.AttemptID)
+		b = appendMember(b, false, "message")
+		b = appendMessage(b, &Message{Role: RoleAssistant, Content: e.Content, ToolCalls: e.ToolCalls})
+		b = appendStringMember(b, false, "stepId", e.StepID)
+		b = appendStringMember(b, false, "stopReason", string(e.StopReason))
+		b = appendStringMember(b, false, "type", "message")
+	case *ToolResultEntry:
+		content := e.Content
+		b = appendMember(b, true, "message")
+		b = appendMessage(b, &Message{Role: RoleTool, Content: &content, ToolCallID: e.ToolCallID})
+		b = appendMember(b, false, "result")
+		switch e.Result {
+		case ResultSuccess, ResultError:
+			b = append(b, '{')
+			b = appendStringMember(b, true, "type", string(e.Result))
+			b = append(b, '}')
+		case ResultInterrupted:
+			b = appendSyntheticResult(b, string(ResultInterrupted))
+		default:
+			return b, fmt.Errorf("unknown tool result type %q", e.Result)
+		}
+		b = appendStringMember(b, false, "stepId", e.StepID)
+		b = appendStringMember(b, false, "toolName", e.ToolName)
+		b = appendStringMember(b, false, "toolStartedId", e.ToolStartedID)
+		b = appendStringMember(b, false, "type", "message")
+	case *SyntheticEntry:
+		content := e.Content
+		b = appendStringMember(b, true, "assistantEntryId", e.AssistantEntryID)
+		b = appendMember(b, false, "message")
+		b = appendMessage(b, &Message{Role: RoleTool, Content: &content, ToolCallID: e.ToolCallID})
+		b = appendMember(b, false, "result")
+		b = appendSyntheticResult(b, string(e.Reason))
+		b = appendStringMember(b, false, "stepId", e.StepID)
+		b = appendIntMember(b, false, "toolIndex", int64(e.ToolIndex))
+		b = appendStringMember(b, false, "toolName", e.ToolName)
+		b = appendStringMember(b, false, "type", "message")
+	case *CompactionEntry:
+		b = appendStringMember(b, true, "compactedThroughEntryId", e.CompactedThroughEntryID)
+		b = appendStringMember(b, false, "operationId", e.OperationID)
+		b = appendMember(b, false, "retainedTail")
+		b = appendRetained(b, e.RetainedTail)
+		b = appendStringMember(b, false, "summary", e.Summary)
+		b = appendStringMember(b, false, "type", "compaction")
+	default:
+		return b, fmt.Errorf("unknown entry type %T", e)
+	}
+	return append(b, '}'), nil
+}
+
+func appendSyntheticResult(b []byte, reason string) []byte {
+	b = append(b, '{')
+	b = appendStringMember(b, true, "reason", reason)
+	b = appendStringMember(b, false, "type", "synthetic")
+	return append(b, '}')
+}
+
+func appendRecord(b []byte, r Record) ([]byte, error) {
+	b = append(b, '{')
+	switch r := r.(type) {
+	case *RunStarted:
+		b = appendStringMember(b, true, "inputEntryId", r.InputEntryID)
+		b = appendStringMember(b, false, "operationId", r.OperationID)
+		b = appendStringMember(b, false, "operationKind", string(OperationRun))
+		b = appendStringMember(b, false, "type", "runStarted")
+	case *CompactionStarted:
+		b = appendMember(b, true, "compactedEntryIds")
+		b = appendStrings(b, r.CompactedEntryIDs)
+		b = appendStringMember(b, false, "inputThroughEntryId", r.InputThroughEntryID)
+		b = appendStringMember(b, false, "operationId", r.OperationID)
+		b = appendStringMember(b, false, "operationKind", string(OperationCompaction))
+		b = appendStringMember(b, false, "resultEntryId", r.ResultEntryID)
+		b = appendMember(b, false, "retainedEntryIds")
+		b = appendStrings(b, r.RetainedEntryIDs)
+		b = appendStringMember(b, false, "sourceDigest", r.SourceDigest)
+		b = appendStringMember(b, false, "type", "compactionStarted")
+	case *StepAttempt:
+		b = appendIntMember(b, true, "attempt", int64(r.Attempt))
+		b = appendStringMember(b, false, "attemptId", r.AttemptID)
+		b = appendStringMember(b, false, "configurationDigest", r.ConfigurationDigest)
+		b = appendMember(b, false, "configurationSnapshot")
+		b = appendSnapshot(b, &r.ConfigurationSnapshot)
+		b = appendStringMember(b, false, "contextThroughEntryId", r.ContextThroughEntryID)
+		b = appendStringMember(b, false, "operationId", r.OperationID)
+		b = appendStringMember(b, false, "stepId", r.StepID)
+		b = appendStringMember(b, false, "stepKind", string(r.StepKind))
+		b = appendStringMember(b, false, "type", "stepAttempt")
+	case *StepFailed:
+		b = appendStringMember(b, true, "attemptId", r.AttemptID)
+		b = appendMember(b, false, "error")
+		b = appendError(b, &r.Error)
+		b = appendStringMember(b, false, "operationId", r.OperationID)
+		b = appendStringMember(b, false, "stepId", r.StepID)
+		b = appendStringMember(b, false, "type", "stepFailed")
+	case *ToolStarted:
+		args, err := canonicalize(r.Arguments)
+		if err != nil {
+			return b, fmt.Errorf("toolStarted arguments: %w", err)
+		}
+		b = appendMember(b, true, "arguments")
+		b = append(b, args...)
+		b = appendStringMember(b, false, "assistantEntryId", r.AssistantEntryID)
+		b = appendStringMember(b, false, "environmentIdentity", r.EnvironmentIdentity)
+		b = appendStringMember(b, false, "operationId", r.OperationID)
+		b = appendStringMember(b, false, "replay", r.Replay)
+		b = appendStringMember(b, false, "replayKey", r.ReplayKey)
+		b = appendStringMember(b, false, "resultEntryId", r.ResultEntryID)
+		b = appendStringMember(b, false, "stepId", r.StepID)
+		b = appendStringMember(b, false, "toolCallId", r.ToolCallID)
+		b = appendIntMember(b, false, "toolIndex", int64(r.ToolIndex))
+		b = appendStringMember(b, false, "toolName", r.ToolName)
+		b = appendStringMember(b, false, "type", "toolStarted")
+	case *AbortRequested:
+		b = appendStringMember(b, true, "operationId", r.OperationID)
+		b = appendStringMember(b, false, "operationKind", string(r.OperationKind))
+		b = appendStringMember(b, false, "phase", string(r.Phase))
+		b = appendStringMember(b, false, "reason", r.Reason)
+		if r.ToolCallID != "" {
+			b = appendStringMember(b, false, "toolCallId", r.ToolCallID)
+		}
+		b = appendStringMember(b, false, "type", "abortRequested")
+	case *OperationFinished:
+		first := true
+		if r.Completion != "" {
+			b = appendStringMember(b, first, "completion", string(r.Completion))
+			first = false
+		}
+		if r.Error != nil {
+			b = appendMember(b, first, "error")
+			b = appendError(b, r.Error)
+			first = false
+		}
+		if r.FinalEntryID != "" {
+			b = appendStringMember(b, first, "finalEntryId", r.FinalEntryID)
+			first = false
+		}
+		b = appendStringMember(b, first, "operationId", r.OperationID)
+		b = appendStringMember(b, false, "operationKind", string(r.OperationKind))
+		b = appendStringMember(b, false, "outcome", string(r.Outcome))
+		b = appendStringMember(b, false, "type", "operationFinished")
+	default:
+		return b, fmt.Errorf("unknown record type %T", r)
+	}
+	return append(b, '}'), nil
+}
+
+func appendStrings(b []byte, ss []string) []byte {
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, s)
+	}
+	return append(b, ']')
+}
+
+func appendError(b []byte, e *ErrorInfo) []byte {
+	b = append(b, '{')
+	b = appendStringMember(b, true, "code", e.Code)
+	b = appendStringMember(b, false, "message", e.Message)
+	return append(b, '}')
+}
