@@ -39,6 +39,8 @@ type Operation struct {
 	// Compaction only.
 	InputThroughEntryID string
 	ResultEntryID       string
+	// Compaction is the compactionStarted record (its source partition).
+	Compaction *CompactionStarted
 	// CompactionEntryWritten is true once the compaction entry is durable.
 	CompactionEntryWritten bool
 

@@ -1,0 +1,144 @@
+package session
+
+import (
+	"bytes"
+)
+
+// Reduce reduces a whole session file (session.md §5). It is pure: no I/O,
+// no knowledge of the current tools or configuration. Bytes after the
+// final LF are an uncommitted torn tail and are ignored; RepairedLength is
+// the length through that LF. On corruption the state is nil.
+func Reduce(data []byte) (*State, *Corruption) {
+	r, c := NewReducerFromFile(data)
+	if c != nil {
+		return nil, c
+	}
+	return r.State(), nil
+}
+
+// Reducer holds the reduced state of one session and applies transactions
+// to it incrementally: the cost of a transaction depends on its own size,
+// not on the length of the session (a compaction also costs the size of
+// the active context it rewrites). It is not safe for concurrent use; the
+// store serializes commits.
+type Reducer struct {
+	st State // live state; State returns copies
+
+	// Backing arrays of the state's slices, which are handed out capped
+	// (len == cap) so that a caller's append can never write into them.
+	transcript []Message
+	active     []Message
+	activeIDs  []string
+
+	ids  map[string]idInfo // every id a fact minted, and what it names
+	tx   txLog             // undo log of the transaction being applied
+	dec  txDecoder         // reused by ApplyLine
+	snap snapshotCache     // last verified configuration digest
+
+	lines int // committed lines so far, the header included
+}
+
+// NewReducer starts the state of a new session whose file holds just the
+// header line EncodeHeader(h).
+func NewReducer(h Header) *Reducer {
+	r := &Reducer{
+		ids:        make(map[string]idInfo),
+		transcript: []Message{},
+		active:     []Message{},
+		activeIDs:  []string{},
+		lines:      1,
+	}
+	r.st.Header = h
+	r.st.RepairedLength = int64(len(EncodeHeader(h)))
+	r.publish()
+	return r
+}
+
+// NewReducerFromFile reduces a session file like Reduce and returns the
+// reducer, so that the store can go on committing to it without reading
+// the file again.
+func NewReducerFromFile(data []byte) (*Reducer, *Corruption) {
+	end := bytes.LastIndexByte(data, '\n')
+	if end < 0 {
+		return nil, &Corruption{Code: CorruptMissingHeader, Line: 1, Detail: "no complete header line"}
+	}
+	committed := data[:end+1]
+	nl := bytes.IndexByte(committed, '\n')
+	h, c := DecodeHeader(committed[:nl])
+	if c != nil {
+		return nil, c
+	}
+	r := NewReducer(h)
+	r.st.RepairedLength = int64(nl + 1)
+	rest := committed[nl+1:]
+	for len(rest) > 0 {
+		nl := bytes.IndexByte(rest, '\n')
+		if c := r.ApplyLine(rest[:nl], r.lines+1); c != nil {
+			return nil, c
+		}
+		rest = rest[nl+1:]
+	}
+	return r, nil
+}
+
+// ApplyLine decodes one committed transaction line (without its LF), which
+// is line lineNo of the file, and applies it; RepairedLength grows by the
+// line and its LF. On corruption nothing changes.
+func (r *Reducer) ApplyLine(line []byte, lineNo int) *Corruption {
+	tx, c := r.dec.decode(line)
+	if c == nil {
+		c = r.apply(tx, true)
+	}
+	if c != nil {
+		c.Line = lineNo
+		return c
+	}
+	r.lines++
+	r.st.RepairedLength += int64(len(line)) + 1
+	r.publish()
+	return nil
+}
+
+// Check validates a candidate transaction against the current state
+// without changing anything. The Corruption's Line is the line the
+// transaction would occupy.
+func (r *Reducer) Check(tx []Fact) *Corruption {
+	c := r.apply(tx, false)
+	if c != nil {
+		c.Line = r.lines + 1
+	}
+	return c
+}
+
+// Apply validates tx like Check and, when it is valid, applies it
+// atomically; on corruption nothing changes. Apply does not know the
+// committed line's length, so RepairedLength is left to the caller (the
+// store tracks the file size itself); ApplyLine does track it.
+func (r *Reducer) Apply(tx []Fact) *Corruption {
+	c := r.apply(tx, true)
+	if c != nil {
+		c.Line = r.lines + 1
+		return c
+	}
+	r.lines++
+	r.publish()
+	return nil
+}
+
+// State returns a snapshot of the current state. It is a shallow copy: its
+// slices and Operation share memory with the reducer but are never
+// modified afterwards (the reducer only appends past their length, or
+// replaces them), so it stays valid and consistent after later
+// transactions. Callers must not modify it; appending to its slices is
+// safe (they are capped, so append copies).
+func (r *Reducer) State() *State {
+	s := r.st
+	return &s
+}
+
+// publish points the state's slices at the backing arrays, capped.
+func (r *Reducer) publish() {
+	r.st.Transcript = r.transcript[:len(r.transcript):len(r.transcript)]
+	r.st.ActiveContext = r.active[:len(r.active):len(r.active)]
+	r.st.ActiveEntryIDs = r.activeIDs[:len(r.activeIDs):len(r.activeIDs)]
+}

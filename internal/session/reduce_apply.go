@@ -1,0 +1,291 @@
+package session
+
+import (
+	"slices"
+)
+
+// idKind says what an id names. Fact ids and the ids that records mint
+// (operation, step, attempt, provisioned result entry) share one
+// namespace: a collision is DUPLICATE_ID.
+type idKind uint8
+
+const (
+	idUserEntry idKind = iota + 1
+	idAssistantEntry
+	idToolEntry // a result entry, started or synthetic
+	idCompactionEntry
+	idToolStarted
+	idFact // any other record, and usage facts
+	idOperation
+	idStep
+	idAttempt
+	idProvisioned // a resultEntryId whose entry is not written yet
+)
+
+type idInfo struct {
+	kind idKind
+	op   string // the operation the id belongs to; "" for user entries
+}
+
+// txLog records what a transaction changed so that a rejected (or merely
+// checked) transaction can be undone in time proportional to its size.
+type txLog struct {
+	saved      State
+	transcript []Message
+	active     []Message
+	activeIDs  []string
+	undo       []undoID
+	// opFresh is true when st.Operation was created or cloned during this
+	// transaction and may be mutated in place; otherwise it may be shared
+	// with a State snapshot and is copied before the first change.
+	opFresh bool
+}
+
+type undoID struct {
+	key     string
+	old     idInfo
+	existed bool
+}
+
+// apply runs the transaction; it keeps the result only when keep is true
+// and the transaction is valid.
+func (r *Reducer) apply(tx []Fact, keep bool) *Corruption {
+	if len(tx) == 0 {
+		return corrupt(CorruptEmptyTransaction, 0, "a transaction must hold at least one fact")
+	}
+	r.begin()
+	for i := range tx {
+		if c := r.applyFact(&tx[i]); c != nil {
+			r.rollback()
+			return c
+		}
+	}
+	if !keep {
+		r.rollback()
+		return nil
+	}
+	r.tx.undo = r.tx.undo[:0]
+	r.tx.opFresh = false
+	return nil
+}
+
+func (r *Reducer) begin() {
+	r.tx.saved = r.st
+	r.tx.transcript = r.transcript
+	r.tx.active = r.active
+	r.tx.activeIDs = r.activeIDs
+	r.tx.undo = r.tx.undo[:0]
+	r.tx.opFresh = false
+}
+
+func (r *Reducer) rollback() {
+	r.st = r.tx.saved
+	r.transcript = r.tx.transcript
+	r.active = r.tx.active
+	r.activeIDs = r.tx.activeIDs
+	for i := len(r.tx.undo) - 1; i >= 0; i-- {
+		u := r.tx.undo[i]
+		if u.existed {
+			r.ids[u.key] = u.old
+		} else {
+			delete(r.ids, u.key)
+		}
+	}
+	r.tx.undo = r.tx.undo[:0]
+	r.tx.opFresh = false
+}
+
+// setID records what id names, remembering the previous value.
+func (r *Reducer) setID(id string, kind idKind, op string) {
+	old, existed := r.ids[id]
+	r.tx.undo = append(r.tx.undo, undoID{key: id, old: old, existed: existed})
+	r.ids[id] = idInfo{kind: kind, op: op}
+}
+
+// mint registers an id that a record introduces; it must be new.
+func (r *Reducer) mint(id string, kind idKind, op, what string) *Corruption {
+	if _, ok := r.ids[id]; ok {
+		return corrupt(CorruptDuplicateID, 0, "%s %s is already used", what, id)
+	}
+	r.setID(id, kind, op)
+	return nil
+}
+
+// mutOp returns the open operation, copied first if a State snapshot may
+// share it.
+func (r *Reducer) mutOp() *Operation {
+	if !r.tx.opFresh {
+		r.st.Operation = cloneOperation(r.st.Operation)
+		r.tx.opFresh = true
+	}
+	return r.st.Operation
+}
+
+// setOp installs a new (or no) open operation.
+func (r *Reducer) setOp(op *Operation) {
+	r.st.Operation = op
+	r.tx.opFresh = op != nil
+}
+
+func cloneOperation(op *Operation) *Operation {
+	c := *op
+	c.ToolCalls = slices.Clone(op.ToolCalls)
+	if op.Assistant != nil {
+		a := *op.Assistant
+		a.Calls = slices.Clone(a.Calls)
+		c.Assistant = &a
+	}
+	if op.Step != nil {
+		s := *op.Step
+		c.Step = &s
+	}
+	return &c
+}
+
+// appendMessage appends a model-visible message entry to the transcript
+// and the active context; it becomes the boundary.
+func (r *Reducer) appendMessage(id string, m Message) {
+	r.transcript = append(r.transcript, m)
+	r.active = append(r.active, m)
+	r.activeIDs = append(r.activeIDs, id)
+	r.st.Boundary = id
+}
+
+func (r *Reducer) applyFact(f *Fact) *Corruption {
+	if f.Seq != r.st.Facts+1 {
+		return corrupt(CorruptSeqMismatch, f.Seq, "seq %d, want %d", f.Seq, r.st.Facts+1)
+	}
+	payloads := 0
+	if f.Entry != nil {
+		payloads++
+	}
+	if f.Record != nil {
+		payloads++
+	}
+	if f.Usage != nil {
+		payloads++
+	}
+	if payloads != 1 || f.ID == "" {
+		return corrupt(CorruptInvalidFact, f.Seq, "a fact has an id and exactly one of entry, record and usage")
+	}
+	info, exists := r.ids[f.ID]
+	provisioned := exists && info.kind == idProvisioned
+	if exists && (!provisioned || f.Entry == nil) {
+		return corrupt(CorruptDuplicateID, f.Seq, "fact id %s is already used", f.ID)
+	}
+	var c *Corruption
+	switch {
+	case f.Entry != nil:
+		c = r.applyEntry(f, provisioned)
+	case f.Record != nil:
+		kind := idFact
+		if _, ok := f.Record.(*ToolStarted); ok {
+			kind = idToolStarted
+		}
+		r.setID(f.ID, kind, f.Record.Operation())
+		c = r.applyRecord(f)
+	default:
+		r.setID(f.ID, idFact, f.Usage.OperationID)
+		c = r.applyUsage(f.Usage)
+	}
+	if c != nil {
+		if c.Seq == 0 {
+			c.Seq = f.Seq
+		}
+		return c
+	}
+	r.st.Facts++
+	return nil
+}
+
+// openOp resolves the operation a record names: it must be the open one
+// and of the given kind ("" for any).
+func (r *Reducer) openOp(id string, kind OperationKind, what string) (*Operation, *Corruption) {
+	op := r.st.Operation
+	if op != nil && op.OperationID == id {
+		if kind != "" && op.Kind != kind {
+			return nil, corrupt(CorruptInvalidTransition, 0, "%s needs a %s operation, %s is a %s", what, kind, id, op.Kind)
+		}
+		return op, nil
+	}
+	if info, ok := r.ids[id]; ok && info.kind == idOperation {
+		return nil, corrupt(CorruptInvalidTransition, 0, "%s for operation %s, which is not open", what, id)
+	}
+	return nil, corrupt(CorruptInvalidReference, 0, "%s names unknown operation %s", what, id)
+}
+
+// ref resolves a reference that must name an id of the given kind that
+// belongs to operation op.
+func (r *Reducer) ref(id string, kind idKind, op, what string) *Corruption {
+	info, ok := r.ids[id]
+	switch {
+	case !ok || info.kind != kind:
+		return corrupt(CorruptInvalidReference, 0, "%s %s does not exist", what, id)
+	case info.op != op:
+		return corrupt(CorruptInvalidReference, 0, "%s %s belongs to another operation", what, id)
+	}
+	return nil
+}
+
+func (r *Reducer) applyUsage(u *UsageFact) *Corruption {
+	if (u.AttemptID == "") == (u.ToolStartedID == "") {
+		return corrupt(CorruptInvalidFact, 0, "a usage fact has exactly one owner")
+	}
+	if info, ok := r.ids[u.OperationID]; !ok || info.kind != idOperation {
+		return corrupt(CorruptInvalidReference, 0, "usage names unknown operation %s", u.OperationID)
+	}
+	var c *Corruption
+	if u.AttemptID != "" {
+		c = r.ref(u.AttemptID, idAttempt, u.OperationID, "usage owner attempt")
+	} else {
+		c = r.ref(u.ToolStartedID, idToolStarted, u.OperationID, "usage owner toolStarted")
+	}
+	if c != nil {
+		return c
+	}
+	sum := r.st.Usage
+	for _, p := range [...]struct {
+		total *int64
+		n     int64
+	}{
+		{&sum.Input, u.Usage.Input},
+		{&sum.Output, u.Usage.Output},
+		{&sum.CacheRead, u.Usage.CacheRead},
+		{&sum.CacheWrite, u.Usage.CacheWrite},
+	} {
+		if p.n < 0 || p.n > maxSafeInteger {
+			return corrupt(CorruptInvalidFact, 0, "usage counter %d is outside 0..2^53-1", p.n)
+		}
+		if *p.total > maxSafeInteger-p.n {
+			return corrupt(CorruptInvalidFact, 0, "usage total overflows 2^53-1")
+		}
+		*p.total += p.n
+	}
+	r.st.Usage = sum
+	return nil
+}
+
+// snapshotCache remembers the digest of the last configuration snapshot:
+// consecutive steps of a session almost always share it.
+type snapshotCache struct {
+	ok   bool
+	snap ConfigurationSnapshot
+	sum  string
+}
+
+func (c *snapshotCache) digest(s *ConfigurationSnapshot) string {
+	if c.ok && equalSnapshot(&c.snap, s) {
+		return c.sum
+	}
+	c.snap = *s
+	c.snap.Tools = slices.Clone(s.Tools) // the caller's slice may change later
+	c.sum = ConfigurationDigest(*s)
+	c.ok = true
+	return c.sum
+}
+
+func equalSnapshot(a, b *ConfigurationSnapshot) bool {
+	return a.Model == b.Model && a.SystemPromptDigest == b.SystemPromptDigest &&
+		a.AdapterIdentity == b.AdapterIdentity && a.RoutingIdentity == b.RoutingIdentity &&
+		a.OutputOptionsDigest == b.OutputOptionsDigest && slices.Equal(a.Tools, b.Tools)
+}
