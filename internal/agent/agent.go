@@ -1,0 +1,265 @@
+// Package agent is the durable run loop: it turns a prompt into committed
+// facts, drives model steps and tool calls through the recovery planner, and
+// implements abort and compaction. The session log is the only source of
+// truth: every decision is taken from the reduced state, never from an
+// in-memory flag alone.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/provider"
+	"github.com/tiny-agent/tiny-go/internal/recovery"
+	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/tools"
+)
+
+// Log is the durable session the agent writes through; *session.Store
+// implements it. Commit must be atomic: on error nothing was applied.
+type Log interface {
+	Commit(ctx context.Context, facts []session.Fact) ([]session.Fact, error)
+	State() *session.State
+}
+
+// Config wires an Agent.
+type Config struct {
+	Log          Log
+	Provider     provider.Provider
+	Tools        []tools.Tool
+	Model        string
+	SystemPrompt string
+	// EnvironmentIdentity of this process (header rule of session.md §2).
+	EnvironmentIdentity string
+	// NewID returns a fresh UUIDv7 for ids that must be provisioned before
+	// their fact exists (resultEntryId).
+	NewID func() string
+	// Now is the clock for durations.
+	Now func() time.Time
+	// Observer receives progress for display and lifecycle events; nil
+	// means none.
+	Observer Observer
+	// AutoCompact, when non-nil, compacts before a run whose previous
+	// request's prompt exceeded the configured share of the window.
+	AutoCompact *AutoCompact
+
+	// hooks are test seams; see hooks.go.
+	hooks *hooks
+}
+
+// AutoCompact configures automatic compaction.
+type AutoCompact struct {
+	ContextWindow int64   // tokens
+	Share         float64 // e.g. 0.85
+}
+
+// Agent runs operations on one session. Methods are safe for concurrent
+// use: Abort is meant to be called from another goroutine (a key handler or
+// a signal) while Run or Compact is in progress.
+type Agent struct {
+	cfg  Config
+	conf *configuration
+	obs  Observer
+
+	// mu serializes every commit with the abort decision, so "settlement
+	// first" and "abort first" are decided at one point.
+	mu     sync.Mutex
+	active *activePhase // the phase in progress, nil between phases
+
+	// lastPromptTokens is the prompt size of the last model request, for
+	// automatic compaction.
+	lastPromptTokens int64
+}
+
+// activePhase is the effect currently running, with the means to stop it.
+type activePhase struct {
+	phase      session.Phase
+	toolCallID string
+	cancel     context.CancelFunc
+}
+
+// New validates the configuration and returns an Agent.
+func New(cfg Config) (*Agent, error) {
+	if cfg.Log == nil || cfg.Provider == nil || cfg.NewID == nil {
+		return nil, errors.New("agent: Log, Provider and NewID are required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	conf, err := newConfiguration(cfg.Model, cfg.SystemPrompt, cfg.EnvironmentIdentity, cfg.Tools)
+	if err != nil {
+		return nil, err
+	}
+	obs := cfg.Observer
+	if obs == nil {
+		obs = NopObserver{}
+	}
+	if cfg.hooks == nil {
+		cfg.hooks = &hooks{}
+	}
+	return &Agent{cfg: cfg, conf: conf, obs: obs}, nil
+}
+
+// Result is how an operation ended, taken from the committed terminal.
+type Result struct {
+	OperationID string
+	Kind        session.OperationKind
+	Outcome     session.Outcome
+	Completion  session.Completion
+	// Answer is the final assistant text of a completed run.
+	Answer string
+	Error  *session.ErrorInfo
+	// Blocked is set when recovery cannot proceed without a human.
+	Blocked string
+}
+
+// ErrBusy is returned when an operation is already open and must be resumed
+// or aborted first.
+var ErrBusy = errors.New("an operation is already open in this session; resume it first")
+
+// ErrNothingToCompact is the refusal of /compact when no user boundary
+// exists.
+var ErrNothingToCompact = errors.New("Nothing to compact.")
+
+// Run accepts prompt as a new run and drives it to its terminal (or to a
+// blocked plan). The prompt is accepted once [user entry + runStarted] is
+// durable; Accepted is reported to the observer at that point.
+func (a *Agent) Run(ctx context.Context, prompt string) (Result, error) {
+	if prompt == "" {
+		return Result{}, errors.New("empty prompt")
+	}
+	if !a.cfg.Log.State().Idle() {
+		return Result{}, ErrBusy
+	}
+	if err := a.maybeAutoCompact(ctx); err != nil {
+		return Result{}, err
+	}
+	opID := a.cfg.NewID()
+	entryID := a.cfg.NewID()
+	facts := []session.Fact{
+		{ID: entryID, Entry: &session.UserEntry{Content: prompt}},
+		{Record: &session.RunStarted{OperationID: opID, InputEntryID: entryID}},
+	}
+	if err := a.commit(ctx, facts); err != nil {
+		return Result{}, fmt.Errorf("accept prompt: %w", err)
+	}
+	a.obs.OperationStarted(opID, session.OperationRun, false)
+	return a.drive(ctx, false)
+}
+
+// Resume drives an open operation (after a crash) to its end using the
+// recovery planner. An idle session returns a completed Result with no
+// facts appended.
+func (a *Agent) Resume(ctx context.Context) (Result, error) {
+	st := a.cfg.Log.State()
+	if st.Idle() {
+		return Result{Outcome: session.OutcomeCompleted}, nil
+	}
+	a.obs.OperationStarted(st.Operation.OperationID, st.Operation.Kind, true)
+	return a.drive(ctx, true)
+}
+
+// Current returns the planner's view of this agent's configuration.
+func (a *Agent) Current() recovery.Current { return a.conf.current }
+
+// commit appends facts under the agent lock.
+func (a *Agent) commit(ctx context.Context, facts []session.Fact) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, err := a.cfg.Log.Commit(ctx, facts)
+	return err
+}
+
+// commitUnlessAborted appends facts unless an abort is already durable for
+// the open operation; then it appends nothing and reports aborted. This is
+// the serialization point of the abort race (runtime.md §3).
+func (a *Agent) commitUnlessAborted(ctx context.Context, facts []session.Fact) (aborted bool, err error) {
+	a.cfg.hooks.beforeSettle()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if op := a.cfg.Log.State().Operation; op != nil && op.AbortRequested {
+		return true, nil
+	}
+	_, err = a.cfg.Log.Commit(ctx, facts)
+	return false, err
+}
+
+// beginPhase commits facts that open an effect (a stepAttempt or a
+// toolStarted) and marks the phase active, atomically with respect to
+// Abort. It returns a context that Abort cancels. If an abort is already
+// durable, nothing is committed and ok is false.
+func (a *Agent) beginPhase(ctx context.Context, phase session.Phase, toolCallID string, facts []session.Fact) (phaseCtx context.Context, done func(), ok bool, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if op := a.cfg.Log.State().Operation; op != nil && op.AbortRequested {
+		return nil, nil, false, nil
+	}
+	if len(facts) > 0 {
+		if _, err := a.cfg.Log.Commit(ctx, facts); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	ap := &activePhase{phase: phase, toolCallID: toolCallID, cancel: cancel}
+	a.active = ap
+	done = func() {
+		a.mu.Lock()
+		if a.active == ap {
+			a.active = nil
+		}
+		a.mu.Unlock()
+		cancel()
+	}
+	return pctx, done, true, nil
+}
+
+// Abort requests an abort of the open operation: it commits abortRequested
+// (waiting for the append), then signals the active phase. Reconciliation
+// is done by the goroutine driving the operation. Abort returns false when
+// there is nothing to abort, or an abort is already durable (a second Esc is
+// harmless).
+func (a *Agent) Abort(ctx context.Context) (bool, error) {
+	a.mu.Lock()
+	st := a.cfg.Log.State()
+	op := st.Operation
+	if op == nil || op.AbortRequested {
+		a.mu.Unlock()
+		return false, nil
+	}
+	rec := &session.AbortRequested{OperationID: op.OperationID, OperationKind: op.Kind, Reason: session.AbortReasonEscape}
+	switch {
+	case op.Kind == session.OperationCompaction:
+		rec.Phase = session.PhaseCompact
+	case a.active != nil && a.active.phase == session.PhaseTool:
+		rec.Phase, rec.ToolCallID = session.PhaseTool, a.active.toolCallID
+	case a.active == nil && pendingToolCall(op) != "":
+		// Between phases with a started tool whose result is missing.
+		rec.Phase, rec.ToolCallID = session.PhaseTool, pendingToolCall(op)
+	default:
+		rec.Phase = session.PhaseModel
+	}
+	if _, err := a.cfg.Log.Commit(ctx, []session.Fact{{Record: rec}}); err != nil {
+		a.mu.Unlock()
+		return false, fmt.Errorf("commit abort: %w", err)
+	}
+	active := a.active
+	a.mu.Unlock()
+	a.obs.CancelRequested(op.OperationID, op.Kind, rec.Phase, rec.ToolCallID, false)
+	a.cfg.hooks.afterAbortCommitted()
+	if active != nil {
+		active.cancel()
+	}
+	return true, nil
+}
+
+func pendingToolCall(op *session.Operation) string {
+	for _, t := range op.ToolCalls {
+		if t.Status == session.ToolPending {
+			return t.ToolCallID
+		}
+	}
+	return ""
+}

@@ -1,0 +1,217 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/recovery"
+	"github.com/tiny-agent/tiny-go/internal/session"
+)
+
+// run is the bookkeeping of one drive of an operation by this process.
+type run struct {
+	opID     string
+	kind     session.OperationKind
+	recovery bool
+	start    int64 // unix ms
+	usage    session.Usage
+	// attempts and tools this process started, so their projections are
+	// completed rather than reconciled.
+	ownAttempts map[string]ModelInfo
+	ownTools    map[string]ToolInfo // by toolStartedId
+}
+
+// drive applies recovery plans until the operation is finished or blocked.
+// The live path and the resume path are the same loop: the planner decides
+// the next step from the durable state, and only the effects differ in who
+// started them.
+func (a *Agent) drive(ctx context.Context, recovering bool) (Result, error) {
+	st := a.cfg.Log.State()
+	if st.Idle() {
+		return Result{Outcome: session.OutcomeCompleted}, nil
+	}
+	r := &run{
+		opID:        st.Operation.OperationID,
+		kind:        st.Operation.Kind,
+		recovery:    recovering,
+		start:       a.cfg.Now().UnixMilli(),
+		ownAttempts: map[string]ModelInfo{},
+		ownTools:    map[string]ToolInfo{},
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		st := a.cfg.Log.State()
+		op := st.Operation
+		if op == nil || op.OperationID != r.opID {
+			return Result{}, fmt.Errorf("operation %s ended without this process seeing its terminal", r.opID)
+		}
+		var (
+			res *Result
+			err error
+		)
+		switch p := recovery.Plan(st, a.conf.current).(type) {
+		case recovery.Finish:
+			res, err = a.finish(ctx, r, op, p)
+		case recovery.StartStep:
+			res, err = a.modelStep(ctx, r, st, p)
+		case recovery.StartTool:
+			err = a.toolStep(ctx, r, op, p)
+		case recovery.AppendSynthetic:
+			err = a.appendSynthetic(ctx, r, op, p)
+		case recovery.CloseAttempt:
+			err = a.closeAttempt(ctx, r, op, p)
+		case recovery.Blocked:
+			res, err = a.blocked(ctx, r, op, p)
+		default:
+			return Result{}, fmt.Errorf("unknown recovery plan %T", p)
+		}
+		if err != nil {
+			return Result{}, err
+		}
+		if res != nil {
+			return *res, nil
+		}
+	}
+}
+
+func (a *Agent) finish(ctx context.Context, r *run, op *session.Operation, p recovery.Finish) (*Result, error) {
+	rec := &session.OperationFinished{
+		OperationID:   op.OperationID,
+		OperationKind: op.Kind,
+		Outcome:       p.Outcome,
+		FinalEntryID:  p.FinalEntryID,
+		Error:         p.Error,
+	}
+	if op.Kind == session.OperationRun && p.Outcome == session.OutcomeCompleted {
+		rec.Completion = p.Completion
+		if rec.Completion == "" {
+			rec.Completion = session.CompletionNormal
+		}
+	}
+	if err := a.commit(ctx, []session.Fact{{Record: rec}}); err != nil {
+		return nil, fmt.Errorf("commit terminal: %w", err)
+	}
+	return a.finished(r, rec), nil
+}
+
+// finished reports a committed terminal and builds the Result.
+func (a *Agent) finished(r *run, rec *session.OperationFinished) *Result {
+	res := &Result{
+		OperationID: rec.OperationID,
+		Kind:        rec.OperationKind,
+		Outcome:     rec.Outcome,
+		Completion:  rec.Completion,
+		Error:       rec.Error,
+	}
+	if rec.Outcome == session.OutcomeCompleted && rec.OperationKind == session.OperationRun {
+		res.Answer = a.answerText(rec.FinalEntryID)
+	}
+	a.obs.OperationCompleted(*res, OperationOutcome{
+		Recovery: r.recovery,
+		Duration: msSince(a.cfg.Now().UnixMilli(), r.start),
+		Usage:    r.usage,
+	})
+	return res
+}
+
+// answerText finds the content of the final assistant message: it is the
+// last transcript message when the run completed normally.
+func (a *Agent) answerText(finalEntryID string) string {
+	st := a.cfg.Log.State()
+	if n := len(st.Transcript); n > 0 && finalEntryID != "" {
+		if m := st.Transcript[n-1]; m.Role == session.RoleAssistant && m.Content != nil {
+			return *m.Content
+		}
+	}
+	return ""
+}
+
+func (a *Agent) blocked(ctx context.Context, r *run, op *session.Operation, p recovery.Blocked) (*Result, error) {
+	if p.Reason != recovery.BlockedAttemptsExhausted || op.Step == nil {
+		return &Result{OperationID: op.OperationID, Kind: op.Kind, Blocked: string(p.Reason)}, nil
+	}
+	// A run whose provider kept dying must not stay stuck: close the second
+	// attempt and fail the operation (runtime.md §2).
+	e := session.ErrorInfo{Code: session.CodeAttemptsExhausted, Message: "the model request was interrupted twice; giving up"}
+	fin := &session.OperationFinished{OperationID: op.OperationID, OperationKind: op.Kind, Outcome: session.OutcomeFailed, Error: &e}
+	facts := []session.Fact{
+		{Record: &session.StepFailed{OperationID: op.OperationID, StepID: op.Step.StepID, AttemptID: op.Step.AttemptID, Error: e}},
+		{Record: fin},
+	}
+	if err := a.commit(ctx, facts); err != nil {
+		return nil, fmt.Errorf("commit attempts exhausted: %w", err)
+	}
+	a.reportAttemptClosed(r, op, "failed", e.Code)
+	return a.finished(r, fin), nil
+}
+
+func (a *Agent) closeAttempt(ctx context.Context, r *run, op *session.Operation, p recovery.CloseAttempt) error {
+	if op.Step == nil {
+		return fmt.Errorf("close attempt: operation %s has no step", op.OperationID)
+	}
+	rec := &session.StepFailed{OperationID: op.OperationID, StepID: op.Step.StepID, AttemptID: op.Step.AttemptID, Error: p.Error}
+	if err := a.commit(ctx, []session.Fact{{Record: rec}}); err != nil {
+		return fmt.Errorf("commit closed attempt: %w", err)
+	}
+	a.reportAttemptClosed(r, op, "cancelled", p.Error.Code)
+	return nil
+}
+
+// reportAttemptClosed completes the model projection of the open attempt:
+// as model.completed when this process started it, else model.reconciled.
+func (a *Agent) reportAttemptClosed(r *run, op *session.Operation, outcome, errType string) {
+	info, own := r.ownAttempts[op.Step.AttemptID]
+	o := ModelOutcome{Outcome: outcome, ErrorType: errType}
+	if own {
+		a.obs.ModelCompleted(info, o)
+		return
+	}
+	a.obs.ModelReconciled(ModelInfo{
+		OperationID: op.OperationID, Kind: op.Kind, StepID: op.Step.StepID,
+		AttemptID: op.Step.AttemptID, Attempt: op.Step.Attempt, Recovery: true,
+	}, o)
+}
+
+func (a *Agent) appendSynthetic(ctx context.Context, r *run, op *session.Operation, p recovery.AppendSynthetic) error {
+	if op.Assistant == nil {
+		return fmt.Errorf("synthetic results: operation %s has no assistant entry", op.OperationID)
+	}
+	facts := make([]session.Fact, 0, len(p.Results))
+	for _, s := range p.Results {
+		if s.ToolStartedID != "" {
+			facts = append(facts, session.Fact{ID: s.ResultEntryID, Entry: &session.ToolResultEntry{
+				StepID: op.Assistant.StepID, ToolCallID: s.ToolCallID, Content: s.Content,
+				ToolName: s.ToolName, ToolStartedID: s.ToolStartedID, Result: session.ResultInterrupted,
+			}})
+			continue
+		}
+		facts = append(facts, session.Fact{Entry: &session.SyntheticEntry{
+			StepID: op.Assistant.StepID, AssistantEntryID: s.AssistantEntryID, ToolIndex: s.ToolIndex,
+			ToolCallID: s.ToolCallID, Content: s.Content, ToolName: s.ToolName, Reason: s.Reason,
+		}})
+	}
+	if op.AbortRequested {
+		// Reconciliation of a durable abort: nothing can overtake it.
+		if err := a.commit(ctx, facts); err != nil {
+			return fmt.Errorf("commit synthetic results: %w", err)
+		}
+	} else if aborted, err := a.commitUnlessAborted(ctx, facts); err != nil {
+		return fmt.Errorf("commit synthetic results: %w", err)
+	} else if aborted {
+		return nil // the next plan reconciles the abort
+	}
+	for _, s := range p.Results {
+		if info, ok := r.ownTools[s.ToolStartedID]; ok && s.ToolStartedID != "" {
+			a.obs.ToolCompleted(info, ToolOutcome{Outcome: "cancelled", Content: s.Content})
+			delete(r.ownTools, s.ToolStartedID)
+		}
+	}
+	return nil
+}
+
+func msSince(nowMs, startMs int64) time.Duration {
+	return time.Duration(nowMs-startMs) * time.Millisecond
+}

@@ -1,0 +1,125 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tiny-agent/tiny-go/internal/recovery"
+	"github.com/tiny-agent/tiny-go/internal/session"
+)
+
+// toolStep starts (or, for the built-in read, replays) one tool call: the
+// toolStarted intent is durable before the effect starts, and the result
+// entry settles it.
+func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p recovery.StartTool) error {
+	if op.Assistant == nil || p.ToolIndex < 0 || p.ToolIndex >= len(op.Assistant.ToolCalls) {
+		return fmt.Errorf("start tool: no call %d in the current assistant entry", p.ToolIndex)
+	}
+	tool, ok := a.conf.byName[p.ToolName]
+	if !ok {
+		return fmt.Errorf("start tool: %s is not offered", p.ToolName)
+	}
+	call := op.Assistant.ToolCalls[p.ToolIndex]
+	rp := tool.Replay()
+
+	var started session.ToolStarted
+	var intent []session.Fact
+	switch p.Mode {
+	case recovery.ModeReplay:
+		ts, found := findStarted(op, p.ToolStartedID)
+		if !found {
+			return fmt.Errorf("replay: tool start %s not found", p.ToolStartedID)
+		}
+		started = ts
+	default:
+		started = session.ToolStarted{
+			OperationID:         op.OperationID,
+			StepID:              op.Assistant.StepID,
+			AssistantEntryID:    op.Assistant.EntryID,
+			ToolIndex:           p.ToolIndex,
+			ToolCallID:          call.ID,
+			ToolName:            p.ToolName,
+			Arguments:           p.Arguments,
+			Replay:              rp.Policy,
+			ReplayKey:           rp.Key,
+			EnvironmentIdentity: a.cfg.EnvironmentIdentity,
+			ResultEntryID:       a.cfg.NewID(),
+		}
+		p.ToolStartedID = a.cfg.NewID()
+		intent = []session.Fact{{ID: p.ToolStartedID, Record: &started}}
+	}
+
+	pctx, done, ok, err := a.beginPhase(ctx, session.PhaseTool, call.ID, intent)
+	if err != nil {
+		return fmt.Errorf("commit tool start: %w", err)
+	}
+	if !ok {
+		return nil // abort is durable; the planner writes the aborted result
+	}
+	def := tool.Definition()
+	info := ToolInfo{
+		OperationID: op.OperationID, StepID: started.StepID, ToolStartedID: p.ToolStartedID,
+		ToolCallID: call.ID, Tool: p.ToolName, Display: displayName(def.Display, def.Name),
+		Replay: started.Replay, ExecutionID: a.cfg.NewID(), ParentAttemptID: parentAttempt(op),
+		Recovery: r.recovery, Arguments: call.Function.Arguments,
+	}
+	if p.Mode != recovery.ModeReplay {
+		a.obs.ToolAdmitted(info)
+	}
+	r.ownTools[p.ToolStartedID] = info
+	a.obs.ToolStarted(info)
+	begin := a.cfg.Now()
+	res := tool.Run(pctx, started.Arguments)
+	done()
+	dur := a.cfg.Now().Sub(begin)
+
+	if a.abortDurable() {
+		return nil // the planner writes the interrupted result
+	}
+	if ctx.Err() != nil {
+		return ctx.Err() // hard stop: the result stays unknown
+	}
+	result := session.ResultSuccess
+	outcome := "succeeded"
+	if res.IsError {
+		result, outcome = session.ResultError, "failed"
+	}
+	entry := session.Fact{ID: started.ResultEntryID, Entry: &session.ToolResultEntry{
+		StepID: started.StepID, ToolCallID: started.ToolCallID, Content: res.Content,
+		ToolName: started.ToolName, ToolStartedID: p.ToolStartedID, Result: result,
+	}}
+	aborted, err := a.commitUnlessAborted(ctx, []session.Fact{entry})
+	if err != nil {
+		return fmt.Errorf("commit tool result: %w", err)
+	}
+	if aborted {
+		return nil // the late result is discarded
+	}
+	delete(r.ownTools, p.ToolStartedID)
+	a.obs.ToolCompleted(info, ToolOutcome{Outcome: outcome, Duration: dur, Content: res.Content})
+	return nil
+}
+
+func findStarted(op *session.Operation, id string) (session.ToolStarted, bool) {
+	for _, t := range op.ToolCalls {
+		if t.ToolStartedID == id {
+			return t.ToolStarted, true
+		}
+	}
+	return session.ToolStarted{}, false
+}
+
+// parentAttempt is the model attempt whose reply asked for the calls.
+func parentAttempt(op *session.Operation) string {
+	if op.Step != nil {
+		return op.Step.AttemptID
+	}
+	return ""
+}
+
+func displayName(display, name string) string {
+	if display != "" {
+		return display
+	}
+	return name
+}
