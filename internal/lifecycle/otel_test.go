@@ -402,8 +402,10 @@ func TestOTelBoundedShutdownWhenCollectorHangs(t *testing.T) {
 	begin = time.Now()
 	err := s.Close(context.Background())
 	d := time.Since(begin)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("Close = %v, want a deadline error", err)
+	// The flush deadline and the export request's own timeout are both the
+	// 300ms bound; whichever fires first, Close reports a failure.
+	if err == nil {
+		t.Error("Close = nil, want a timeout or failed-export error")
 	}
 	if d > 2*time.Second {
 		t.Errorf("Close took %v, want about the 300ms bound", d)
