@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/provider"
@@ -68,6 +69,10 @@ type Agent struct {
 	// first" and "abort first" are decided at one point.
 	mu     sync.Mutex
 	active *activePhase // the phase in progress, nil between phases
+	// abortsWaiting counts Abort calls waiting for mu; a new phase does not
+	// start while one waits, so an Esc that arrives during a commit is
+	// never overtaken by the next effect.
+	abortsWaiting atomic.Int32
 
 	// lastPromptTokens is the prompt size of the last model request, for
 	// automatic compaction.
@@ -122,6 +127,8 @@ var ErrBusy = errors.New("an operation is already open in this session; resume i
 
 // ErrNothingToCompact is the refusal of /compact when no user boundary
 // exists.
+//
+//lint:ignore ST1005 the text is the exact user-facing refusal of runtime.md §4.
 var ErrNothingToCompact = errors.New("Nothing to compact.")
 
 // Run accepts prompt as a new run and drives it to its terminal (or to a
@@ -192,7 +199,7 @@ func (a *Agent) commitUnlessAborted(ctx context.Context, facts []session.Fact) (
 // Abort. It returns a context that Abort cancels. If an abort is already
 // durable, nothing is committed and ok is false.
 func (a *Agent) beginPhase(ctx context.Context, phase session.Phase, toolCallID string, facts []session.Fact) (phaseCtx context.Context, done func(), ok bool, err error) {
-	a.mu.Lock()
+	a.lockYieldingToAbort()
 	defer a.mu.Unlock()
 	if op := a.cfg.Log.State().Operation; op != nil && op.AbortRequested {
 		return nil, nil, false, nil
@@ -222,7 +229,9 @@ func (a *Agent) beginPhase(ctx context.Context, phase session.Phase, toolCallID 
 // there is nothing to abort, or an abort is already durable (a second Esc is
 // harmless).
 func (a *Agent) Abort(ctx context.Context) (bool, error) {
+	a.abortsWaiting.Add(1)
 	a.mu.Lock()
+	a.abortsWaiting.Add(-1)
 	st := a.cfg.Log.State()
 	op := st.Operation
 	if op == nil || op.AbortRequested {
@@ -253,6 +262,19 @@ func (a *Agent) Abort(ctx context.Context) (bool, error) {
 		active.cancel()
 	}
 	return true, nil
+}
+
+// lockYieldingToAbort takes mu, letting any Abort that is already waiting
+// for it go first.
+func (a *Agent) lockYieldingToAbort() {
+	for {
+		a.mu.Lock()
+		if a.abortsWaiting.Load() == 0 {
+			return
+		}
+		a.mu.Unlock()
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func pendingToolCall(op *session.Operation) string {

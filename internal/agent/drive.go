@@ -43,6 +43,7 @@ func (a *Agent) drive(ctx context.Context, recovering bool) (Result, error) {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
+		a.cfg.hooks.betweenPhases()
 		st := a.cfg.Log.State()
 		op := st.Operation
 		if op == nil || op.OperationID != r.opID {

@@ -33,7 +33,7 @@ type harness struct {
 
 type harnessOption func(*Config)
 
-func withHooks(h *hooks) harnessOption        { return func(c *Config) { c.hooks = h } }
+func withHooks(h *hooks) harnessOption         { return func(c *Config) { c.hooks = h } }
 func withLog(wrap func(Log) Log) harnessOption { return func(c *Config) { c.Log = wrap(c.Log) } }
 func withAutoCompact(window int64, share float64) harnessOption {
 	return func(c *Config) { c.AutoCompact = &AutoCompact{ContextWindow: window, Share: share} }

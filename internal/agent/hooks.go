@@ -9,6 +9,15 @@ type hooks struct {
 	// AfterAbortCommitted runs after abortRequested is durable and before
 	// the active phase is signalled.
 	AfterAbortCommitted func()
+	// BetweenPhases runs at the top of every planning iteration, when no
+	// effect is active and no lock is held.
+	BetweenPhases func()
+}
+
+func (h *hooks) betweenPhases() {
+	if h.BetweenPhases != nil {
+		h.BetweenPhases()
+	}
 }
 
 func (h *hooks) beforeSettle() {
