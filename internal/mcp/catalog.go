@@ -1,0 +1,349 @@
+// Package mcp offers the tools of MCP servers (mcp.md) as tools.Tool values:
+// a strict catalog, a Streamable HTTP client built on the official Go SDK,
+// validation of what servers list, and formatting of call results.
+//
+// MCP is one more tool adapter, not an authorization boundary: it changes
+// nothing about tool-call semantics, and its tools are never replayed.
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/go-json-experiment/json"
+)
+
+// ConfigEnv names the environment variable holding the catalog path. There
+// is no default location and no fallback.
+const ConfigEnv = "TINY_MCP_CONFIG"
+
+// ErrConfigNotSet is returned when --mcp is used without ConfigEnv.
+var ErrConfigNotSet = errors.New("TINY_MCP_CONFIG must be set to use --mcp")
+
+// Catalog limits and defaults.
+const (
+	MaxCatalogBytes    = 1 << 20
+	DefaultCallTimeout = 30 * time.Second
+	MaxCallTimeout     = 24 * time.Hour
+)
+
+// Catalog is a parsed, validated catalog file.
+type Catalog struct {
+	Path    string
+	Servers []Server // sorted by alias
+}
+
+// Server is one validated catalog entry. Its token was read from the
+// environment when the catalog was loaded.
+type Server struct {
+	Alias string
+	// Endpoint is the canonical URL: lower-case scheme and host, default
+	// port dropped.
+	Endpoint string
+	// TokenEnv names the variable holding the bearer token; empty when the
+	// server takes no token.
+	TokenEnv     string
+	AllowedTools []string
+	CallTimeout  time.Duration
+	// token is a pointer so that fmt, which prints nested pointers as
+	// addresses, can never print the secret as part of a Server.
+	token *secret
+}
+
+type secret struct{ value string }
+
+// bearer returns the token, or "" when the server takes none.
+func (s Server) bearer() string {
+	if s.token == nil {
+		return ""
+	}
+	return s.token.value
+}
+
+// AuthHeader is the header that carries the token, or "" without a token.
+func (s Server) AuthHeader() string {
+	if s.token == nil {
+		return ""
+	}
+	return "Authorization"
+}
+
+// The catalog's wire shape. Pointers tell a missing member from a zero one.
+type catalogFile struct {
+	Servers map[string]serverFile `json:"servers"`
+}
+
+type serverFile struct {
+	URL           *string   `json:"url"`
+	TokenEnv      *string   `json:"tokenEnv"`
+	AllowedTools  *[]string `json:"allowedTools"`
+	CallTimeoutMs *int64    `json:"callTimeoutMs"`
+}
+
+var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// LoadCatalog reads and validates the catalog at path. env looks up
+// environment variables (os.LookupEnv in production); every tokenEnv must
+// be set to a nonempty value.
+func LoadCatalog(path string, env func(string) (string, bool)) (Catalog, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Catalog{}, fmt.Errorf("MCP catalog: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxCatalogBytes+1))
+	if err != nil {
+		return Catalog{}, fmt.Errorf("MCP catalog %s: %w", path, err)
+	}
+	if len(data) > MaxCatalogBytes {
+		return Catalog{}, fmt.Errorf("MCP catalog %s: larger than %d KiB", path, MaxCatalogBytes>>10)
+	}
+	c, err := ParseCatalog(data, env)
+	if err != nil {
+		return Catalog{}, fmt.Errorf("MCP catalog %s: %w", path, err)
+	}
+	c.Path = path
+	return c, nil
+}
+
+// ParseCatalog validates catalog bytes; LoadCatalog is the usual entry.
+// Unknown members, duplicate names, invalid UTF-8 and trailing data are
+// all rejected.
+func ParseCatalog(data []byte, env func(string) (string, bool)) (Catalog, error) {
+	var file catalogFile
+	if err := json.Unmarshal(data, &file, json.RejectUnknownMembers(true)); err != nil {
+		return Catalog{}, describeJSONError(err)
+	}
+	if file.Servers == nil {
+		return Catalog{}, errors.New(`missing "servers" object`)
+	}
+	aliases := make([]string, 0, len(file.Servers))
+	for alias := range file.Servers {
+		aliases = append(aliases, alias)
+	}
+	slices.Sort(aliases)
+	c := Catalog{Servers: make([]Server, 0, len(aliases))}
+	for _, alias := range aliases {
+		s, err := parseServer(alias, file.Servers[alias], env)
+		if err != nil {
+			return Catalog{}, fmt.Errorf("server %q: %w", alias, err)
+		}
+		c.Servers = append(c.Servers, s)
+	}
+	return c, nil
+}
+
+func parseServer(alias string, f serverFile, env func(string) (string, bool)) (Server, error) {
+	if err := checkAlias(alias); err != nil {
+		return Server{}, err
+	}
+	s := Server{Alias: alias, CallTimeout: DefaultCallTimeout}
+
+	if f.URL == nil {
+		return Server{}, errors.New(`"url" is required`)
+	}
+	endpoint, err := CanonicalEndpoint(*f.URL)
+	if err != nil {
+		return Server{}, err
+	}
+	s.Endpoint = endpoint
+
+	if f.TokenEnv != nil {
+		name := *f.TokenEnv
+		if !envNamePattern.MatchString(name) {
+			return Server{}, fmt.Errorf(`"tokenEnv" must match %s`, envNamePattern)
+		}
+		value, ok := env(name)
+		if !ok || value == "" {
+			return Server{}, fmt.Errorf("environment variable %s (tokenEnv) must be set", name)
+		}
+		if !validToken(value) {
+			// Never echo the value: it is a secret.
+			return Server{}, fmt.Errorf("environment variable %s (tokenEnv) holds spaces or control characters", name)
+		}
+		s.TokenEnv = name
+		s.token = &secret{value: value}
+	}
+
+	if f.AllowedTools == nil {
+		return Server{}, errors.New(`"allowedTools" is required: list the tools to offer`)
+	}
+	if len(*f.AllowedTools) == 0 {
+		return Server{}, errors.New(`"allowedTools" must name at least one tool`)
+	}
+	seen := make(map[string]bool, len(*f.AllowedTools))
+	for _, tool := range *f.AllowedTools {
+		if tool == "" {
+			return Server{}, errors.New(`"allowedTools" has an empty name`)
+		}
+		if strings.ContainsFunc(tool, unicode.IsControl) {
+			return Server{}, fmt.Errorf(`"allowedTools" entry %q has control characters`, tool)
+		}
+		if seen[tool] {
+			return Server{}, fmt.Errorf(`"allowedTools" lists %q twice`, tool)
+		}
+		seen[tool] = true
+		if _, err := ToolName(alias, tool); err != nil {
+			return Server{}, err
+		}
+	}
+	s.AllowedTools = slices.Clone(*f.AllowedTools)
+
+	if f.CallTimeoutMs != nil {
+		ms := *f.CallTimeoutMs
+		if ms <= 0 || ms > MaxCallTimeout.Milliseconds() {
+			return Server{}, fmt.Errorf(`"callTimeoutMs" must be between 1 and %d`, MaxCallTimeout.Milliseconds())
+		}
+		s.CallTimeout = time.Duration(ms) * time.Millisecond
+	}
+	return s, nil
+}
+
+// checkAlias keeps aliases usable in "--mcp a,b" and printable in logs.
+func checkAlias(alias string) error {
+	switch {
+	case alias == "":
+		return errors.New("the alias must not be empty")
+	case strings.Contains(alias, ","):
+		return errors.New("the alias must not contain a comma")
+	case strings.ContainsFunc(alias, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
+		return errors.New("the alias must not contain spaces or control characters")
+	}
+	return nil
+}
+
+// validToken rejects what cannot travel in an HTTP header value unchanged.
+func validToken(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if v[i] <= ' ' || v[i] == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// describeJSONError turns a decoding error into one line that points at the
+// offending member without quoting the catalog's content.
+func describeJSONError(err error) error {
+	var se *json.SemanticError
+	if !errors.As(err, &se) {
+		return fmt.Errorf("invalid JSON: %w", err)
+	}
+	where := string(se.JSONPointer)
+	if where == "" {
+		where = "/"
+	}
+	if errors.Is(se.Err, json.ErrUnknownName) {
+		return fmt.Errorf("invalid JSON at %s: unknown member", where)
+	}
+	if want := expectedKind(se.GoType); want != "" {
+		return fmt.Errorf("invalid JSON at %s: expected %s", where, want)
+	}
+	return fmt.Errorf("invalid JSON at %s: %w", where, se.Err)
+}
+
+// expectedKind names the JSON value the catalog wanted for a Go type.
+func expectedKind(t reflect.Type) string {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return ""
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int64:
+		return "an integer"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Slice:
+		return "an array of strings"
+	}
+	return ""
+}
+
+// Select picks servers by the values of --mcp flags (each "a,b", the flag
+// repeatable) in first-mention order; a repeated alias is taken once. An
+// unknown or empty alias is an error.
+func Select(c Catalog, flags []string) ([]Server, error) {
+	aliases, err := splitAliases(flags)
+	if err != nil {
+		return nil, err
+	}
+	byAlias := make(map[string]Server, len(c.Servers))
+	for _, s := range c.Servers {
+		byAlias[s.Alias] = s
+	}
+	out := make([]Server, 0, len(aliases))
+	names := make(map[string]string)
+	for _, a := range aliases {
+		s, ok := byAlias[a]
+		if !ok {
+			known := make([]string, 0, len(c.Servers))
+			for _, s := range c.Servers {
+				known = append(known, s.Alias)
+			}
+			return nil, fmt.Errorf("unknown MCP server %q (the catalog has: %s)", a, strings.Join(known, ", "))
+		}
+		// Names are checked here, not per server, because base64url
+		// concatenations of different pairs could in principle collide.
+		for _, tool := range s.AllowedTools {
+			name, err := ToolName(s.Alias, tool)
+			if err != nil {
+				return nil, err
+			}
+			if other, dup := names[name]; dup {
+				return nil, fmt.Errorf("MCP tools %s and %s share the name %s", other, Display(s.Alias, tool), name)
+			}
+			names[name] = Display(s.Alias, tool)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func splitAliases(flags []string) ([]string, error) {
+	var out []string
+	seen := make(map[string]bool)
+	for _, flag := range flags {
+		for a := range strings.SplitSeq(flag, ",") {
+			a = strings.TrimSpace(a)
+			if a == "" {
+				return nil, fmt.Errorf("--mcp %q: empty server alias", flag)
+			}
+			if !seen[a] {
+				seen[a] = true
+				out = append(out, a)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Configure is what the CLI calls for its --mcp flags before creating any
+// session file: with no flags it returns nothing and reads nothing;
+// otherwise it loads the catalog named by ConfigEnv and selects the servers.
+func Configure(flags []string, env func(string) (string, bool)) ([]Server, error) {
+	aliases, err := splitAliases(flags)
+	if err != nil || len(aliases) == 0 {
+		return nil, err
+	}
+	path, _ := env(ConfigEnv)
+	if path == "" {
+		return nil, ErrConfigNotSet
+	}
+	c, err := LoadCatalog(path, env)
+	if err != nil {
+		return nil, err
+	}
+	return Select(c, flags)
+}

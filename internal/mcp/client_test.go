@@ -1,0 +1,276 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestConnectListAndAllowlist(t *testing.T) {
+	srv := newSDKServer(t, &sdk.ServerOptions{PageSize: 1}, &sdk.StreamableHTTPOptions{Stateless: true}, func(s *sdk.Server) {
+		for _, name := range []string{"alpha", "beta", "gamma"} {
+			addTool(s, name, objectSchema, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return textResult(name), nil
+			})
+		}
+	})
+	c := connect(t, catalogServer(t, "docs", entry{URL: srv.URL + "/", AllowedTools: []string{"gamma", "alpha"}}))
+
+	if c.Protocol() != PreferredProtocol {
+		t.Errorf("protocol %q, want %q", c.Protocol(), PreferredProtocol)
+	}
+	if got, want := c.StartupLine(), "MCP docs: connected (2026-07-28, 2 tools)"; got != want {
+		t.Errorf("startup line %q, want %q", got, want)
+	}
+	got := c.Tools()
+	if len(got) != 2 {
+		t.Fatalf("%d tools offered, want 2", len(got))
+	}
+	def := got[0].Definition()
+	if def.Name != must(ToolName("docs", "gamma")) || def.Display != "mcp:docs/gamma" || def.Description != "the gamma tool" {
+		t.Errorf("definition %+v", def)
+	}
+	if got[1].Definition().Display != "mcp:docs/alpha" {
+		t.Errorf("second tool %s, want allowlist order", got[1].Definition().Display)
+	}
+	if !strings.Contains(string(def.Parameters), `"description":"what to echo"`) {
+		t.Errorf("parameters %s", def.Parameters)
+	}
+	if r := got[0].Replay(); r.Policy != "never" || r.Key != "mcp:docs:gamma" {
+		t.Errorf("replay %+v", r)
+	}
+	wantID := `{"kind":"mcp","endpoint":"` + srv.URL + `/","authHeader":"Authorization","tool":"gamma"}`
+	if def.DefinitionIdentity != wantID {
+		t.Errorf("identity %s, want %s", def.DefinitionIdentity, wantID)
+	}
+	assertNoToken(t, "definition", def.Name+def.Description+string(def.Parameters)+def.DefinitionIdentity)
+
+	res := got[0].Run(context.Background(), []byte(`{"text":"x"}`))
+	if res.IsError || res.Content != "gamma" {
+		t.Errorf("run: %+v", res)
+	}
+	// discover, three tools/list pages of one tool each, the call; every
+	// request carried the bearer token.
+	auth := srv.authHeaders()
+	if len(auth) != 5 {
+		t.Errorf("only %d requests seen", len(auth))
+	}
+	for i, h := range auth {
+		if h != "Bearer "+testToken {
+			t.Errorf("request %d Authorization %q", i, h)
+		}
+	}
+}
+
+func TestConnectFallsBackToOlderProtocol(t *testing.T) {
+	// A stateful SDK server cannot speak 2026-07-28; the client falls back
+	// to the newest handshake version and reports it.
+	srv := newSDKServer(t, nil, nil, func(s *sdk.Server) {
+		addTool(s, "echo", objectSchema, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return textResult(string(req.Params.Arguments)), nil
+		})
+	})
+	c := connect(t, catalogServer(t, "old", entry{URL: srv.URL, AllowedTools: []string{"echo"}}))
+	if c.Protocol() != "2025-11-25" {
+		t.Errorf("protocol %q, want 2025-11-25", c.Protocol())
+	}
+	if got, want := c.StartupLine(), "MCP old: connected (2025-11-25, 1 tools)"; got != want {
+		t.Errorf("startup line %q, want %q", got, want)
+	}
+	res := c.Tools()[0].Run(context.Background(), []byte(`{"text":"hi"}`))
+	if res.IsError || res.Content != `{"text":"hi"}` {
+		t.Errorf("run: %+v", res)
+	}
+}
+
+func TestConnectRestrictedServerVersion(t *testing.T) {
+	srv := newSDKServer(t, &sdk.ServerOptions{SupportedProtocolVersions: []string{"2025-06-18"}}, nil, func(s *sdk.Server) {
+		addTool(s, "echo", objectSchema, nil)
+	})
+	c := connect(t, catalogServer(t, "old", entry{URL: srv.URL, AllowedTools: []string{"echo"}}))
+	if c.Protocol() != "2025-06-18" {
+		t.Errorf("protocol %q, want 2025-06-18", c.Protocol())
+	}
+}
+
+func TestConnectMissingAllowlistedTool(t *testing.T) {
+	srv := newSDKServer(t, nil, &sdk.StreamableHTTPOptions{Stateless: true}, func(s *sdk.Server) {
+		addTool(s, "present", objectSchema, nil)
+	})
+	_, err := Connect(context.Background(), catalogServer(t, "docs", entry{URL: srv.URL, AllowedTools: []string{"present", "absent"}}), Options{})
+	assertConnectError(t, err, ErrorConnectionFailed, "MCP docs: MCP allowlisted tool is missing: absent")
+}
+
+func TestConnectTooManyTools(t *testing.T) {
+	srv := newSDKServer(t, &sdk.ServerOptions{PageSize: 10}, &sdk.StreamableHTTPOptions{Stateless: true}, func(s *sdk.Server) {
+		for i := range MaxToolsPerServer + 1 {
+			addTool(s, fmt.Sprintf("t%02d", i), objectSchema, nil)
+		}
+	})
+	_, err := Connect(context.Background(), catalogServer(t, "big", entry{URL: srv.URL, AllowedTools: []string{"t00"}}), Options{})
+	assertConnectError(t, err, ErrorConnectionFailed, "MCP big: tools/list has more than 64 tools")
+}
+
+func TestConnectExactlyMaxTools(t *testing.T) {
+	srv := newSDKServer(t, &sdk.ServerOptions{PageSize: 10}, &sdk.StreamableHTTPOptions{Stateless: true}, func(s *sdk.Server) {
+		for i := range MaxToolsPerServer {
+			addTool(s, fmt.Sprintf("t%02d", i), objectSchema, nil)
+		}
+	})
+	c := connect(t, catalogServer(t, "big", entry{URL: srv.URL, AllowedTools: []string{"t63"}}))
+	if len(c.Tools()) != 1 {
+		t.Fatalf("%d tools", len(c.Tools()))
+	}
+}
+
+func TestConnectRefused(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	_, err := Connect(context.Background(), catalogServer(t, "gone", entry{URL: url, AllowedTools: []string{"x"}}), Options{})
+	var ce *ConnectError
+	if !errors.As(err, &ce) || ce.Type != ErrorConnectionFailed || ce.Alias != "gone" {
+		t.Fatalf("err = %#v", err)
+	}
+	if !strings.HasPrefix(err.Error(), "MCP gone: cannot connect: ") || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("err = %q", err)
+	}
+	assertNoToken(t, "error", err.Error())
+}
+
+func TestConnectTimeout(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	start := time.Now()
+	_, err := Connect(context.Background(), catalogServer(t, "slow", entry{URL: srv.URL, AllowedTools: []string{"x"}}), Options{ConnectTimeout: 300 * time.Millisecond})
+	assertConnectError(t, err, ErrorTimeout, "MCP slow: timed out after 300ms")
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("connect took %v", d)
+	}
+}
+
+func TestConnectDefaultTimeoutIsTenSeconds(t *testing.T) {
+	if DefaultConnectTimeout != 10*time.Second {
+		t.Fatal(DefaultConnectTimeout)
+	}
+}
+
+func TestConnectUnauthorizedIsSanitized(t *testing.T) {
+	// The server echoes the token and its own secrets in the body; neither
+	// may reach the error.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"bad token %s BODY-SECRET"}}`, r.Header.Get("Authorization"))
+	}))
+	defer srv.Close()
+	_, err := Connect(context.Background(), catalogServer(t, "auth", entry{URL: srv.URL, AllowedTools: []string{"x"}}), Options{})
+	assertConnectError(t, err, ErrorConnectionFailed, "MCP auth: HTTP 401 Unauthorized")
+}
+
+func TestConnectRefusesRedirect(t *testing.T) {
+	var leaked atomic.Bool
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			leaked.Store(true)
+		}
+	}))
+	defer target.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.URL, http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	_, err := Connect(context.Background(), catalogServer(t, "r", entry{URL: srv.URL, AllowedTools: []string{"x"}}), Options{})
+	assertConnectError(t, err, ErrorConnectionFailed, "MCP r: HTTP 307 Temporary Redirect")
+	if leaked.Load() {
+		t.Error("the token followed a redirect")
+	}
+}
+
+func TestCloseIsIdempotentAndEndsCalls(t *testing.T) {
+	srv := newSDKServer(t, nil, &sdk.StreamableHTTPOptions{Stateless: true}, func(s *sdk.Server) {
+		addTool(s, "echo", objectSchema, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return textResult("ok"), nil
+		})
+	})
+	c := connect(t, catalogServer(t, "c", entry{URL: srv.URL, AllowedTools: []string{"echo"}}))
+	tool := c.Tools()[0]
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	res := tool.Run(context.Background(), []byte(`{}`))
+	if !res.IsError || !strings.HasPrefix(res.Content, "MCP tool call failed: ") {
+		t.Errorf("call after close: %+v", res)
+	}
+}
+
+func TestConnectAllClosesOnFailure(t *testing.T) {
+	var deletes atomic.Int32
+	good := newSDKServer(t, nil, nil, func(s *sdk.Server) { addTool(s, "echo", objectSchema, nil) })
+	counting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			deletes.Add(1)
+		}
+		good.Config.Handler.ServeHTTP(w, r)
+	}))
+	defer counting.Close()
+	bad := httptest.NewServer(http.NotFoundHandler())
+	defer bad.Close()
+
+	servers := []Server{
+		catalogServer(t, "good", entry{URL: counting.URL, AllowedTools: []string{"echo"}}),
+		catalogServer(t, "bad", entry{URL: bad.URL, AllowedTools: []string{"x"}}),
+	}
+	cs, err := ConnectAll(context.Background(), servers, Options{})
+	if cs != nil || err == nil || !strings.HasPrefix(err.Error(), "MCP bad: HTTP 404") {
+		t.Fatalf("ConnectAll = %v, %v", cs, err)
+	}
+	// The stateful good server got its session deleted: it was closed.
+	if deletes.Load() != 1 {
+		t.Errorf("%d DELETEs, want 1", deletes.Load())
+	}
+
+	cs, err = ConnectAll(context.Background(), servers[:1], Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs.Tools()) != 1 || cs.Tools()[0].Definition().Display != "mcp:good/echo" {
+		t.Errorf("tools %v", cs.Tools())
+	}
+	if err := cs.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func assertConnectError(t *testing.T, err error, kind, msg string) {
+	t.Helper()
+	var ce *ConnectError
+	if !errors.As(err, &ce) {
+		t.Fatalf("err = %v (%T), want a *ConnectError", err, err)
+	}
+	if ce.Type != kind || err.Error() != msg {
+		t.Errorf("err = %q (%s), want %q (%s)", err, ce.Type, msg, kind)
+	}
+	assertNoToken(t, "error", err.Error())
+	if strings.Contains(err.Error(), "BODY-SECRET") {
+		t.Errorf("error quotes the response body: %q", err)
+	}
+}
