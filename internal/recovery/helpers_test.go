@@ -2,7 +2,6 @@ package recovery
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sync"
@@ -10,27 +9,12 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/tiny-agent/tiny-go/internal/conformance"
 )
 
-// conformanceDir locates ../shared/conformance beside the repository root.
-// TODO: switch to internal/conformance.Dir once it lands.
-func conformanceDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "conformance")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-}
+// conformanceDir is the shared conformance folder.
+func conformanceDir(t testing.TB) string { return conformance.Dir(t) }
 
 var (
 	schemaOnce sync.Once
