@@ -1,0 +1,507 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/sys/unix"
+)
+
+// Store is the one writer of a session file (session.md §6). It holds the
+// file's exclusive advisory lock from Create/Open until Close, keeps the
+// reduced state in memory, and appends each committed transaction as one
+// LF-terminated line without ever re-reading the file.
+//
+// All methods are safe for concurrent use. Commits are serialized in the
+// order they arrive.
+type Store struct {
+	id    string
+	path  string
+	clock func() time.Time
+	newID func() (string, error)
+	fsync bool
+
+	dirSynced func() // Options.dirSynced
+
+	file *os.File
+	dir  *os.File // the directory holding file, for fsync
+	sink sink     // file, or a test wrapper around it
+
+	queue fifo // serializes Commit and Close, first come first served
+
+	mu      sync.RWMutex // guards the fields below
+	reducer *Reducer
+	size    int64 // committed length: every byte is a complete line
+	nextSeq int64
+	closed  bool
+	broken  error // set when a failed append could not be undone
+}
+
+// sink is the part of the session file that the append path uses. Tests
+// substitute it to fail or cut writes.
+type sink interface {
+	WriteAt(p []byte, off int64) (int, error)
+	Truncate(size int64) error
+	Sync() error
+}
+
+// Options configure a Store. The zero value is valid: wall clock, UUIDv7
+// ids, process-crash durability.
+type Options struct {
+	// Clock gives the time of the header's createdAt, the file name stamp
+	// and fact timestamps. Nil means time.Now.
+	Clock func() time.Time
+	// NewID returns a fresh fact or session id (a UUIDv7). Nil means
+	// NewID, whose ids sort in creation order within the process.
+	NewID func() (string, error)
+	// Fsync makes every commit power-loss durable: the file is synced
+	// after each commit and the directory after create and repair.
+	// Without it a line is handed to the OS before Commit returns,
+	// which survives a process crash.
+	Fsync bool
+
+	// wrapSink, when set, wraps the file for the append path (tests).
+	wrapSink func(sink) sink
+	// dirSynced, when set, is called after each directory sync (tests).
+	dirSynced func()
+}
+
+// NewID returns a new UUIDv7. google/uuid makes successive v7 ids
+// strictly increasing within a process (its 12-bit sub-millisecond
+// sequence never repeats or goes back), so ids sort in creation order.
+func NewID() (string, error) {
+	u, err := uuid.NewV7()
+	if err != nil {
+		return "", fmt.Errorf("new id: %w", err)
+	}
+	return u.String(), nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.NewID == nil {
+		o.NewID = NewID
+	}
+	return o
+}
+
+// NewHeader is what the caller decides about a new session; the store
+// supplies the id, createdAt and the absolute cwd.
+type NewHeader struct {
+	Provider            string
+	Model               string
+	EnvironmentIdentity string // see EnvironmentIdentity
+}
+
+// EnvironmentIdentity returns the environment identity of cwd (session.md
+// §2): TINY_AGENT_ENVIRONMENT_IDENTITY, trimmed, when non-empty, otherwise
+// the symlink-resolved absolute cwd.
+func EnvironmentIdentity(cwd string, getenv func(string) string) (string, error) {
+	if v := strings.TrimSpace(getenv("TINY_AGENT_ENVIRONMENT_IDENTITY")); v != "" {
+		return v, nil
+	}
+	abs, err := filepath.Abs(cwd)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}
+
+// Create starts a new session in cwd: it creates
+// <cwd>/.tiny-agent/sessions (mode 0700) if needed and the file
+// <UTC stamp>_<id>.jsonl (mode 0600, O_CREAT|O_EXCL, no symlinks), locks
+// it and writes the header line.
+func Create(cwd string, nh NewHeader, opts Options) (*Store, error) {
+	opts = opts.withDefaults()
+	if nh.Provider == "" || nh.Model == "" || nh.EnvironmentIdentity == "" {
+		return nil, errors.New("create session: provider, model and environment identity must be non-empty")
+	}
+	abs, err := filepath.Abs(cwd)
+	if err != nil {
+		return nil, fmt.Errorf("create session: %w", err)
+	}
+	id, err := opts.NewID()
+	if err != nil {
+		return nil, fmt.Errorf("create session: %w", err)
+	}
+	now := opts.Clock()
+	h := Header{
+		ID:                  id,
+		CreatedAt:           now.UnixMilli(),
+		Cwd:                 abs,
+		Provider:            nh.Provider,
+		Model:               nh.Model,
+		EnvironmentIdentity: nh.EnvironmentIdentity,
+	}
+	line := EncodeHeader(h)
+	if _, c := DecodeHeader(line[:len(line)-1]); c != nil {
+		return nil, fmt.Errorf("create session: invalid header: %w", c)
+	}
+
+	dir, _, err := openSessionsDir(abs, true)
+	if err != nil {
+		return nil, fmt.Errorf("create session: %w", err)
+	}
+	defer dir.Close()
+	f, err := openAt(dir, FileName(now, id), unix.O_RDWR|unix.O_CREAT|unix.O_EXCL)
+	if err != nil {
+		return nil, fmt.Errorf("create session: %w", err)
+	}
+	s, err := newStore(id, f, dir, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	fail := func(err error) (*Store, error) {
+		s.closeFiles()
+		os.Remove(s.path)
+		return nil, err
+	}
+	if err := lockFile(f, id); err != nil {
+		return fail(err)
+	}
+	if err := s.write(line, 0); err != nil {
+		return fail(fmt.Errorf("create session %s: %w", id, err))
+	}
+	if opts.Fsync {
+		if err := s.syncDir(); err != nil {
+			return fail(fmt.Errorf("create session %s: %w", id, err))
+		}
+	}
+	s.reducer = NewReducer(h)
+	s.size = int64(len(line))
+	s.nextSeq = 1
+	return s, nil
+}
+
+// Open opens session id of cwd for writing. Only a regular file directly
+// under the canonical sessions directory is accepted (no symlinks on the
+// way, O_NOFOLLOW), and its header id must match the name. See OpenFile
+// for what opening does.
+func Open(cwd, id string, opts Options) (*Store, error) {
+	if !ValidID(id) {
+		return nil, fmt.Errorf("open session: %q is not a session id", id)
+	}
+	abs, err := filepath.Abs(cwd)
+	if err != nil {
+		return nil, fmt.Errorf("open session %s: %w", id, err)
+	}
+	dir, _, err := openSessionsDir(abs, false)
+	if err != nil {
+		return nil, fmt.Errorf("open session %s: %w", id, err)
+	}
+	defer dir.Close()
+	name, err := findByID(dir, id)
+	if err != nil {
+		return nil, err
+	}
+	f, err := openAt(dir, name, unix.O_RDWR)
+	if err != nil {
+		return nil, fmt.Errorf("open session %s: %w", id, err)
+	}
+	return open(f, dir, id, opts)
+}
+
+// OpenFile opens the session file at path for writing; a symlink as the
+// last path component is refused. If the file name is canonical, the
+// header id must match it.
+//
+// Opening takes the exclusive lock (another process gets an error naming
+// the session), reads and reduces the committed lines, and refuses a
+// corrupt session with an error naming the code and line. Only then is the
+// torn tail (every byte after the final LF) cut off, so that the next
+// commit starts on a fresh line; a corrupt file is never modified.
+func OpenFile(path string, opts Options) (*Store, error) {
+	f, err := openNoFollow(path)
+	if err != nil {
+		return nil, fmt.Errorf("open session: %w", err)
+	}
+	dir, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("open session: %w", err)
+	}
+	defer dir.Close()
+	_, id, _ := parseFileName(filepath.Base(path))
+	return open(f, dir, id, opts)
+}
+
+// open finishes Open and OpenFile on the opened file. wantID is the id the
+// file name promises ("" for a non-canonical name). It owns f.
+func open(f *os.File, dir *os.File, wantID string, opts Options) (*Store, error) {
+	opts = opts.withDefaults()
+	label := wantID
+	if label == "" {
+		label = f.Name()
+	}
+	s, err := newStore(wantID, f, dir, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	fail := func(err error) (*Store, error) {
+		s.closeFiles()
+		return nil, err
+	}
+	if err := lockFile(f, label); err != nil {
+		return fail(err)
+	}
+	data, err := io.ReadAll(io.NewSectionReader(f, 0, 1<<62))
+	if err != nil {
+		return fail(fmt.Errorf("open session %s: %w", label, err))
+	}
+	r, c := NewReducerFromFile(data)
+	if c != nil {
+		return fail(&CorruptError{Path: f.Name(), Corruption: c})
+	}
+	st := r.State()
+	if wantID != "" && st.Header.ID != wantID {
+		return fail(fmt.Errorf("open session %s: header id %s does not match the file name", wantID, st.Header.ID))
+	}
+	s.id = st.Header.ID
+	s.reducer = r
+	s.size = st.RepairedLength
+	s.nextSeq = st.Facts + 1
+	if int64(len(data)) > s.size {
+		// The torn tail was never committed: cut it so the next
+		// line starts right after the last LF.
+		if err := s.sink.Truncate(s.size); err != nil {
+			return fail(fmt.Errorf("open session %s: repair torn tail: %w", s.id, err))
+		}
+		if opts.Fsync {
+			if err := s.sink.Sync(); err != nil {
+				return fail(fmt.Errorf("open session %s: repair torn tail: %w", s.id, err))
+			}
+			if err := s.syncDir(); err != nil {
+				return fail(fmt.Errorf("open session %s: repair torn tail: %w", s.id, err))
+			}
+		}
+	}
+	return s, nil
+}
+
+func newStore(id string, f, dir *os.File, opts Options) (*Store, error) {
+	// Keep a descriptor of the directory of our own: the caller closes
+	// dir, and fsync of the directory is needed after create and repair.
+	fd, err := unix.Dup(int(dir.Fd()))
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	unix.CloseOnExec(fd)
+	s := &Store{
+		id:        id,
+		path:      f.Name(),
+		clock:     opts.Clock,
+		newID:     opts.NewID,
+		fsync:     opts.Fsync,
+		file:      f,
+		dirSynced: opts.dirSynced,
+		dir:       os.NewFile(uintptr(fd), dir.Name()),
+		sink:      f,
+	}
+	if opts.wrapSink != nil {
+		s.sink = opts.wrapSink(f)
+	}
+	return s, nil
+}
+
+// syncDir makes the directory entry of the file durable.
+func (s *Store) syncDir() error {
+	if err := s.dir.Sync(); err != nil {
+		return fmt.Errorf("sync directory: %w", err)
+	}
+	if s.dirSynced != nil {
+		s.dirSynced()
+	}
+	return nil
+}
+
+// closeFiles releases the lock and both descriptors.
+func (s *Store) closeFiles() error {
+	err := s.file.Close()
+	if derr := s.dir.Close(); err == nil {
+		err = derr
+	}
+	return err
+}
+
+// ID returns the session id.
+func (s *Store) ID() string { return s.id }
+
+// Path returns the session file's path.
+func (s *Store) Path() string { return s.path }
+
+// State returns a snapshot of the reduced state after the last commit. The
+// snapshot is never modified by later commits.
+func (s *Store) State() *State {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	st := s.reducer.State()
+	st.RepairedLength = s.size
+	return st
+}
+
+// Commit appends facts as one transaction. It assigns each fact its seq,
+// the clock's timestamp and, when ID is empty, a new id; validates the
+// whole candidate against the current state; appends one LF-terminated
+// line; and only then applies it in memory. It returns the facts as
+// committed.
+//
+// A rejected candidate (a *RejectedError) changes nothing: not the file,
+// not the next seq, not the state. A failed or short write is undone by
+// truncating the file to the last committed length before the error is
+// returned. ctx bounds only the wait for earlier commits; once the append
+// starts it completes.
+func (s *Store) Commit(ctx context.Context, facts []Fact) ([]Fact, error) {
+	if len(facts) == 0 {
+		return nil, &RejectedError{ID: s.id, Corruption: &Corruption{Code: CorruptEmptyTransaction, Detail: "empty transaction"}}
+	}
+	if err := s.queue.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer s.queue.release()
+
+	// Only the queue holder writes these fields, so reading them
+	// without s.mu is safe; s.mu orders them for State readers.
+	if s.closed {
+		return nil, fmt.Errorf("session %s: %w", s.id, os.ErrClosed)
+	}
+	if s.broken != nil {
+		return nil, fmt.Errorf("session %s: an earlier failed append could not be undone: %w", s.id, s.broken)
+	}
+	tx := make([]Fact, len(facts))
+	copy(tx, facts)
+	now := s.clock().UnixMilli()
+	for i := range tx {
+		tx[i].Seq = s.nextSeq + int64(i)
+		tx[i].Timestamp = now
+		if tx[i].ID == "" {
+			id, err := s.newID()
+			if err != nil {
+				return nil, fmt.Errorf("session %s: %w", s.id, err)
+			}
+			tx[i].ID = id
+		}
+	}
+	// Check applies and rolls back internally, so it excludes State
+	// readers like Apply does.
+	s.mu.Lock()
+	c := s.reducer.Check(tx)
+	s.mu.Unlock()
+	if c != nil {
+		return nil, &RejectedError{ID: s.id, Corruption: c}
+	}
+	line, err := EncodeTransaction(tx)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", s.id, err)
+	}
+	if err := s.write(line, s.size); err != nil {
+		return nil, fmt.Errorf("session %s: append: %w", s.id, err)
+	}
+	s.mu.Lock()
+	c = s.reducer.Apply(tx)
+	if c == nil {
+		s.size += int64(len(line))
+		s.nextSeq += int64(len(tx))
+	}
+	s.mu.Unlock()
+	if c != nil {
+		// Check accepted what Apply refuses: a reducer bug. Keep file
+		// and memory in step by taking the line back.
+		if err := s.sink.Truncate(s.size); err != nil {
+			s.broken = err
+		}
+		return nil, fmt.Errorf("session %s: apply after append: %w", s.id, c)
+	}
+	return tx, nil
+}
+
+// write puts line at offset off (the committed length) and, in fsync
+// mode, syncs it. On any failure it truncates the file back to off; if
+// even that fails the store is marked broken and refuses later commits.
+func (s *Store) write(line []byte, off int64) error {
+	n, err := s.sink.WriteAt(line, off)
+	if err == nil && n < len(line) {
+		err = io.ErrShortWrite
+	}
+	if err == nil && s.fsync {
+		err = s.sink.Sync()
+	}
+	if err == nil {
+		return nil
+	}
+	if terr := s.sink.Truncate(off); terr != nil {
+		s.broken = terr
+		return fmt.Errorf("%w (and truncating back to %d bytes failed: %v)", err, off, terr)
+	}
+	return err
+}
+
+// Close waits for the commit in progress, releases the lock and closes the
+// file. Later commits fail with os.ErrClosed.
+func (s *Store) Close() error {
+	s.queue.acquire(context.Background())
+	defer s.queue.release()
+	if s.closed {
+		return nil
+	}
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	// Closing the file's only descriptor releases the flock.
+	return s.closeFiles()
+}
+
+// CorruptError refuses to open a session whose committed lines are not a
+// valid session.
+type CorruptError struct {
+	Path       string
+	Corruption *Corruption
+}
+
+func (e *CorruptError) Error() string {
+	c := e.Corruption
+	s := fmt.Sprintf("session %s is corrupt: %s at line %d", e.Path, c.Code, c.Line)
+	if c.Seq > 0 {
+		s += fmt.Sprintf(" (seq %d)", c.Seq)
+	}
+	if c.Detail != "" {
+		s += ": " + c.Detail
+	}
+	return s
+}
+
+// Unwrap returns the corruption.
+func (e *CorruptError) Unwrap() error { return e.Corruption }
+
+// RejectedError is a candidate transaction that the current state does not
+// accept; nothing was written.
+type RejectedError struct {
+	ID         string
+	Corruption *Corruption
+}
+
+func (e *RejectedError) Error() string {
+	c := e.Corruption
+	s := fmt.Sprintf("session %s: commit rejected: %s", e.ID, c.Code)
+	if c.Seq > 0 {
+		s += fmt.Sprintf(" (seq %d)", c.Seq)
+	}
+	if c.Detail != "" {
+		s += ": " + c.Detail
+	}
+	return s
+}
+
+// Unwrap returns the corruption.
+func (e *RejectedError) Unwrap() error { return e.Corruption }

@@ -1,0 +1,151 @@
+package session
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+)
+
+// testClock is a settable clock that advances 1 ms per reading, so every
+// transaction gets a distinct, predictable timestamp.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newTestClock() *testClock {
+	return &testClock{now: time.Date(2026, 12, 2, 12, 51, 32, 123_000_000, time.UTC)}
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.now
+	c.now = c.now.Add(time.Millisecond)
+	return t
+}
+
+func testHeader() NewHeader {
+	return NewHeader{Provider: "openrouter", Model: "test/model", EnvironmentIdentity: "test-env"}
+}
+
+func mustID(t testing.TB) string {
+	t.Helper()
+	id, err := NewID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+var testSnapshot = ConfigurationSnapshot{
+	Model:               "test/model",
+	SystemPromptDigest:  StringDigest("system"),
+	Tools:               []ConfigurationTool{},
+	AdapterIdentity:     "openrouter:chat-completions:v1",
+	RoutingIdentity:     "openrouter:test/model",
+	OutputOptionsDigest: "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a",
+}
+
+// testRun builds the transactions of one complete run: accept, attempt,
+// answer. Ids that facts refer to are made up front.
+type testRun struct {
+	op, user, step, attempt, answer string
+}
+
+func newTestRun(t testing.TB) testRun {
+	return testRun{op: mustID(t), user: mustID(t), step: mustID(t), attempt: mustID(t), answer: mustID(t)}
+}
+
+func (r testRun) accept(prompt string) []Fact {
+	return []Fact{
+		{ID: r.user, Entry: &UserEntry{Content: prompt}},
+		{Record: &RunStarted{OperationID: r.op, InputEntryID: r.user}},
+	}
+}
+
+func (r testRun) request() []Fact {
+	return []Fact{{Record: &StepAttempt{
+		OperationID:           r.op,
+		StepID:                r.step,
+		AttemptID:             r.attempt,
+		StepKind:              StepAssistant,
+		Attempt:               1,
+		ContextThroughEntryID: r.user,
+		ConfigurationSnapshot: testSnapshot,
+		ConfigurationDigest:   ConfigurationDigest(testSnapshot),
+	}}}
+}
+
+func (r testRun) reply(text string) []Fact {
+	return []Fact{
+		{ID: r.answer, Entry: &AssistantEntry{StepID: r.step, AttemptID: r.attempt, StopReason: StopReasonStop, Content: &text}},
+		{Usage: &UsageFact{OperationID: r.op, AttemptID: r.attempt, Usage: Usage{Input: 10, Output: 2, CacheRead: 3}}},
+		{Record: &OperationFinished{OperationID: r.op, OperationKind: OperationRun, Outcome: OutcomeCompleted, Completion: CompletionNormal, FinalEntryID: r.answer}},
+	}
+}
+
+// transactions are the three commits of the run.
+func (r testRun) transactions(prompt, answer string) [][]Fact {
+	return [][]Fact{r.accept(prompt), r.request(), r.reply(answer)}
+}
+
+func commit(t testing.TB, s *Store, facts []Fact) []Fact {
+	t.Helper()
+	out, err := s.Commit(context.Background(), facts)
+	if err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	return out
+}
+
+// commitRun commits one whole run.
+func commitRun(t testing.TB, s *Store, prompt string) testRun {
+	t.Helper()
+	r := newTestRun(t)
+	for _, tx := range r.transactions(prompt, "answer to "+prompt) {
+		commit(t, s, tx)
+	}
+	return r
+}
+
+func createStore(t testing.TB, cwd string, opts Options) *Store {
+	t.Helper()
+	s, err := Create(cwd, testHeader(), opts)
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// printed is the state as `session state` prints it.
+func printed(t testing.TB, st *State) string {
+	t.Helper()
+	out, err := MarshalResult(st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// reduceFile reduces the file at path and fails on corruption.
+func reduceFile(t testing.TB, path string) *State {
+	t.Helper()
+	st, c := Reduce(readFile(t, path))
+	if c != nil {
+		t.Fatalf("%s: %v", path, c)
+	}
+	return st
+}

@@ -1,0 +1,122 @@
+package session
+
+import (
+	"cmp"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
+)
+
+// SummaryState is how a listed session stands.
+type SummaryState string
+
+const (
+	SummaryIdle           SummaryState = "idle"
+	SummaryOpenRun        SummaryState = "open run"
+	SummaryOpenCompaction SummaryState = "open compaction"
+	SummaryCorrupt        SummaryState = "corrupt"
+)
+
+// Summary describes one session file for `tiny-go session list`.
+type Summary struct {
+	ID         string
+	Path       string
+	Started    time.Time // header createdAt; the file name stamp if corrupt
+	Model      string    // empty if the header is unreadable
+	LastPrompt string    // the last user message on one line, trimmed
+	State      SummaryState
+	Corruption *Corruption // set when State is SummaryCorrupt
+	Size       int64       // bytes on disk, torn tail included
+}
+
+// lastPromptRunes bounds Summary.LastPrompt.
+const lastPromptRunes = 60
+
+// List summarizes the sessions of cwd, newest first. It reads every
+// canonical file of the sessions directory without locking or modifying
+// it; symlinks and other names are skipped. A missing directory is an
+// empty list.
+func List(cwd string) ([]Summary, error) {
+	dir, _, err := openSessionsDir(cwd, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	entries, err := os.ReadDir(dir.Name())
+	if err != nil {
+		return nil, err
+	}
+	var out []Summary
+	for _, e := range entries {
+		stamp, id, ok := parseFileName(e.Name())
+		if !ok || !e.Type().IsRegular() {
+			continue
+		}
+		f, err := openAt(dir, e.Name(), unix.O_RDONLY)
+		if err != nil {
+			continue // vanished or replaced since ReadDir
+		}
+		data, err := io.ReadAll(f)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, summarize(f.Name(), id, stamp, data))
+	}
+	slices.SortFunc(out, func(a, b Summary) int {
+		return cmp.Or(b.Started.Compare(a.Started), cmp.Compare(b.ID, a.ID))
+	})
+	return out, nil
+}
+
+func summarize(path, id string, stamp time.Time, data []byte) Summary {
+	sum := Summary{ID: id, Path: path, Started: stamp, Size: int64(len(data))}
+	st, c := Reduce(data)
+	if c != nil {
+		sum.State, sum.Corruption = SummaryCorrupt, c
+		return sum
+	}
+	if st.Header.ID != id {
+		sum.State = SummaryCorrupt
+		sum.Corruption = &Corruption{Code: CorruptInvalidHeader, Line: 1, Detail: "header id does not match the file name"}
+		return sum
+	}
+	sum.Started = time.UnixMilli(st.Header.CreatedAt).UTC()
+	sum.Model = st.Header.Model
+	for i := len(st.Transcript) - 1; i >= 0; i-- {
+		if m := st.Transcript[i]; m.Role == RoleUser && m.Content != nil {
+			sum.LastPrompt = OneLine(*m.Content, lastPromptRunes)
+			break
+		}
+	}
+	switch {
+	case st.Operation == nil:
+		sum.State = SummaryIdle
+	case st.Operation.Kind == OperationCompaction:
+		sum.State = SummaryOpenCompaction
+	default:
+		sum.State = SummaryOpenRun
+	}
+	return sum
+}
+
+// OneLine collapses runs of white space in s to single spaces, trims it,
+// and cuts it to at most max runes, marking a cut with "…".
+func OneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimRight(string(r[:max-1]), " ") + "…"
+}
