@@ -88,7 +88,7 @@ func numberValue(v jsontext.Value) (float64, bool) {
 
 // optionalCount returns field name as an integer >= 1, or def when the
 // field is absent. Integral floats such as 3.0 are accepted; huge values are
-// clamped to math.MaxInt32, far beyond any limit the tools apply.
+// clamped to 2^53, far beyond any limit the tools apply.
 func optionalCount(name string, v jsontext.Value, def int) (int, error) {
 	if absent(v) {
 		return def, nil
@@ -97,7 +97,7 @@ func optionalCount(name string, v jsontext.Value, def int) (int, error) {
 	if !ok || f < 1 || f != math.Trunc(f) {
 		return 0, failf("%s must be an integer >= 1", name)
 	}
-	return int(min(f, math.MaxInt32)), nil
+	return int(min(f, 1<<53)), nil
 }
 
 // optionalSeconds returns field name as a positive number of seconds, or

@@ -150,7 +150,7 @@ func (t bgTool) list(filter string) (string, error) {
 	}
 	var b strings.Builder
 	for _, rec := range recs {
-		state := t.m.liveState(rec)
+		rec, state := t.m.liveState(rec)
 		if filter != "" && state != filter {
 			continue
 		}
@@ -185,7 +185,7 @@ func (t bgTool) status(id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	state := t.m.liveState(rec)
+	rec, state := t.m.liveState(rec)
 	var b strings.Builder
 	fmt.Fprintf(&b, "id: %s\nstatus: %s\npid: %d\ncommand: %s\ncwd: %s\nstarted: %s\n",
 		rec.ID, describeState(rec, state), rec.PID, rec.Command, rec.Dir, rec.StartedAt.Format(time.RFC3339))
@@ -231,7 +231,7 @@ func (t bgTool) stop(ctx context.Context, id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	state, outcome := t.m.stop(ctx, rec)
+	rec, state, outcome := t.m.stop(ctx, rec)
 	switch outcome {
 	case stopTerminated:
 		return fmt.Sprintf("Stopped %s (pid %d) with SIGTERM.", id, rec.PID), nil

@@ -251,21 +251,40 @@ func (m *Manager) records() ([]bgRecord, int, error) {
 }
 
 // liveState decides the state of rec now: a BgRunning record is running
-// only while its pid names a live process with the recorded start time.
-func (m *Manager) liveState(rec bgRecord) string {
+// only while its pid names a live process with the recorded start time. It
+// returns the freshest record too: for a process of this Manager that just
+// exited, the one its reaper writes.
+func (m *Manager) liveState(rec bgRecord) (bgRecord, string) {
 	if rec.State != BgRunning {
-		return rec.State
+		return rec, rec.State
 	}
+	m.mu.Lock()
+	p := m.owned[rec.ID]
+	m.mu.Unlock()
 	st, err := readProcStat(rec.PID)
-	if err != nil || st.StartTicks != rec.StartTicks {
-		return BgStale
+	switch {
+	case p != nil && (err != nil || st.dead()):
+		// Ours and exited, but maybe not reaped yet. Until it is, its pid
+		// cannot be reused.
+		select {
+		case <-p.done:
+		case <-time.After(time.Second):
+		}
+		m.mu.Lock()
+		rec = p.rec
+		m.mu.Unlock()
+		if rec.State == BgRunning {
+			return rec, BgStale // the reaper is stuck; say what we know
+		}
+		return rec, rec.State
+	case err != nil || st.StartTicks != rec.StartTicks:
+		return rec, BgStale
+	case st.dead():
+		// A zombie of an earlier run (some inits never reap): its exit
+		// code is lost.
+		return rec, BgStale
 	}
-	if st.dead() {
-		// A zombie: this run reaps its own at once, so this one belongs
-		// to an earlier run and its exit code is lost.
-		return BgStale
-	}
-	return BgRunning
+	return rec, BgRunning
 }
 
 // describeState renders a state with its exit code.
@@ -289,9 +308,10 @@ const (
 // (cut short if ctx is done), then SIGKILL. It signals only a process whose
 // pid still has the recorded start time, or, for a process this Manager
 // started whose shell already exited, what is left of its group (jobs the
-// command put in the background). It returns the state rec was in.
-func (m *Manager) stop(ctx context.Context, rec bgRecord) (string, stopOutcome) {
-	state := m.liveState(rec)
+// command put in the background). It returns the record and the state it
+// was in.
+func (m *Manager) stop(ctx context.Context, rec bgRecord) (bgRecord, string, stopOutcome) {
+	rec, state := m.liveState(rec)
 	m.mu.Lock()
 	p := m.owned[rec.ID]
 	if p != nil && state == BgRunning {
@@ -303,7 +323,7 @@ func (m *Manager) stop(ctx context.Context, rec bgRecord) (string, stopOutcome) 
 	case p != nil && state != BgStale && sessionLeaderGroupAlive(rec.PID):
 		// The pgid cannot have been reused while members remain.
 	default:
-		return state, stopNotRunning
+		return rec, state, stopNotRunning
 	}
 	outcome := stopTerminated
 	if terminateGroup(ctx, rec.PID, bgStopGrace) {
@@ -315,7 +335,7 @@ func (m *Manager) stop(ctx context.Context, rec bgRecord) (string, stopOutcome) 
 		case <-p.done:
 		case <-time.After(time.Second):
 		}
-		return state, outcome
+		return rec, state, outcome
 	}
 	// Another run's process: nobody reaps it here, so record the stop.
 	now := time.Now().UTC()
@@ -323,7 +343,7 @@ func (m *Manager) stop(ctx context.Context, rec bgRecord) (string, stopOutcome) 
 	m.mu.Lock()
 	m.save(rec)
 	m.mu.Unlock()
-	return state, outcome
+	return rec, state, outcome
 }
 
 // leftovers reports whether an owned process whose shell exited still has

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // resolvePath makes path absolute against the working directory. Absolute
@@ -33,7 +34,7 @@ func writeFileAtomic(abs string, data []byte) error {
 	mode := newFileMode
 	switch fi, err := os.Stat(target); {
 	case err == nil && fi.IsDir():
-		return fmt.Errorf("%s is a directory", abs)
+		return &fs.PathError{Op: "write", Path: abs, Err: syscall.EISDIR}
 	case err == nil:
 		mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	case !errors.Is(err, fs.ErrNotExist):
