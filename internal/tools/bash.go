@@ -27,9 +27,11 @@ const (
 	// group is gone or killed: a process that escaped the group may hold
 	// them open forever.
 	drainWait = 300 * time.Millisecond
-	// groupPoll is how often the group is checked after the shell exited
-	// while its pipes are still open.
-	groupPoll = 25 * time.Millisecond
+	// groupPoll is how often the group is first checked after the shell
+	// exited while its pipes are still open; the interval doubles up to
+	// groupPollMax (each check scans /proc).
+	groupPoll    = 25 * time.Millisecond
+	groupPollMax = 500 * time.Millisecond
 )
 
 // bashTool is the built-in bash.
@@ -171,6 +173,8 @@ func runShell(ctx context.Context, dir, command string, timeout time.Duration, c
 		exitedC, drainedC  = exited, drained // nil once received
 		poll, drainTimeout <-chan time.Time
 		groupGone          bool
+		pollTimer          *time.Timer
+		pollEvery          = groupPoll
 	)
 wait:
 	for exitedC != nil || drainedC != nil {
@@ -181,9 +185,9 @@ wait:
 				// Someone still holds the pipes: a background job of the
 				// command (wait for it, as a shell would) or a process that
 				// left the group (do not).
-				ticker := time.NewTicker(groupPoll)
-				defer ticker.Stop()
-				poll = ticker.C
+				pollTimer = time.NewTimer(pollEvery)
+				defer func() { pollTimer.Stop() }()
+				poll = pollTimer.C
 			}
 		case <-drainedC:
 			drainedC = nil
@@ -191,7 +195,11 @@ wait:
 			if !groupAlive(pgid) {
 				groupGone, poll = true, nil
 				drainTimeout = time.After(drainWait)
+				break
 			}
+			// A long-running job: check less and less often.
+			pollEvery = min(2*pollEvery, groupPollMax)
+			pollTimer.Reset(pollEvery)
 		case <-drainTimeout:
 			break wait
 		case <-timer.C:

@@ -72,16 +72,21 @@ const sniffSize = 8192
 // MaxOutputBytes, plus the continuation notice when lines remain. display is
 // the path as the model wrote it.
 func readPage(ctx context.Context, abs, display string, offset, limit int) (string, error) {
+	// Stat before opening: opening a FIFO would block, and a device may
+	// never end.
+	switch fi, err := os.Stat(abs); {
+	case err != nil:
+		return "", toolError(describeFileError(display, err))
+	case fi.IsDir():
+		return "", failf("%s is a directory, not a file. Use bash with ls to list it.", display)
+	case !fi.Mode().IsRegular():
+		return "", failf("%s is not a regular file. Use bash to inspect it.", display)
+	}
 	f, err := os.Open(abs)
 	if err != nil {
 		return "", toolError(describeFileError(display, err))
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
-		return "", toolError(describeFileError(display, err))
-	} else if fi.IsDir() {
-		return "", failf("%s is a directory, not a file. Use bash with ls to list it.", display)
-	}
 	br := bufio.NewReaderSize(f, 64<<10)
 	binary := failf("%s is a binary file (it contains NUL bytes); read only shows text. Use bash to inspect it.", display)
 	if head, _ := br.Peek(sniffSize); bytes.IndexByte(head, 0) >= 0 {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -102,6 +103,10 @@ func TestReadErrors(t *testing.T) {
 	if got := call(t, tools["read"], map[string]any{"path": "."}); !got.IsError || !strings.Contains(got.Content, "directory") {
 		t.Fatalf("directory: %+v", got)
 	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantResult(t, call(t, tools["read"], map[string]any{"path": "fifo"}), "fifo is not a regular file. Use bash to inspect it.", true)
 	writeFile(t, filepath.Join(dir, "empty"), "")
 	wantResult(t, call(t, tools["read"], map[string]any{"path": "empty"}), "(empty file)", false)
 	wantResult(t, call(t, tools["read"], map[string]any{"path": "empty", "offset": 2}),
