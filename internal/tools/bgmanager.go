@@ -355,9 +355,10 @@ func (m *Manager) leftovers(rec bgRecord) bool {
 	return owned && rec.State != BgRunning && sessionLeaderGroupAlive(rec.PID)
 }
 
-// StopAll stops every still-running process this Manager started, all at
-// once, and returns when they are gone. If ctx is done before the grace
-// period ends, they are killed at once. The CLI calls it on exit.
+// StopAll stops every still-running process this Manager started (and
+// what is left of their groups), all at once, and returns when they are
+// gone. If ctx is done before the 2 s grace period ends, they are killed at
+// once and ctx.Err() is returned. The CLI calls it on exit.
 func (m *Manager) StopAll(ctx context.Context) error {
 	m.mu.Lock()
 	var recs []bgRecord
