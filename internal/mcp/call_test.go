@@ -46,10 +46,10 @@ func TestCallResults(t *testing.T) {
 			&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///c.bin", Blob: []byte{0, 1}}},
 			&sdk.TextContent{Text: "tail"},
 		}},
-		"empty":     {Content: []sdk.Content{}},
-		"emptytext": {Content: []sdk.Content{&sdk.TextContent{Text: ""}}},
-		"big":       {Content: []sdk.Content{&sdk.TextContent{Text: big}}},
-		"fails":     {Content: []sdk.Content{&sdk.TextContent{Text: "disk full"}}, IsError: true},
+		"empty":      {Content: []sdk.Content{}},
+		"emptytext":  {Content: []sdk.Content{&sdk.TextContent{Text: ""}}},
+		"big":        {Content: []sdk.Content{&sdk.TextContent{Text: big}}},
+		"fails":      {Content: []sdk.Content{&sdk.TextContent{Text: "disk full"}}, IsError: true},
 		"failsempty": {IsError: true},
 	}
 	c := resultServer(t, results)

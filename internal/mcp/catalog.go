@@ -53,19 +53,24 @@ type Server struct {
 	TokenEnv     string
 	AllowedTools []string
 	CallTimeout  time.Duration
-	// token is a pointer so that fmt, which prints nested pointers as
-	// addresses, can never print the secret as part of a Server.
-	token *secret
+	// token returns the secret. It is a func because fmt prints a func as
+	// an address whatever the verb and however deeply it is nested, so a
+	// Server printed by mistake never shows the token.
+	token func() string
 }
 
-type secret struct{ value string }
+// Format prints the public fields only.
+func (s Server) Format(f fmt.State, _ rune) {
+	fmt.Fprintf(f, "{Alias:%s Endpoint:%s TokenEnv:%s AllowedTools:%q CallTimeout:%s}",
+		s.Alias, s.Endpoint, s.TokenEnv, s.AllowedTools, s.CallTimeout)
+}
 
 // bearer returns the token, or "" when the server takes none.
 func (s Server) bearer() string {
 	if s.token == nil {
 		return ""
 	}
-	return s.token.value
+	return s.token()
 }
 
 // AuthHeader is the header that carries the token, or "" without a token.
@@ -170,7 +175,7 @@ func parseServer(alias string, f serverFile, env func(string) (string, bool)) (S
 			return Server{}, fmt.Errorf("environment variable %s (tokenEnv) holds spaces or control characters", name)
 		}
 		s.TokenEnv = name
-		s.token = &secret{value: value}
+		s.token = func() string { return value }
 	}
 
 	if f.AllowedTools == nil {

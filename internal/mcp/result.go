@@ -49,19 +49,22 @@ func formatContent(c sdk.Content) string {
 		if r := c.Resource; r != nil && r.Blob == nil {
 			return "Resource: " + r.URI + "\n" + r.Text
 		}
-		return unsupported("resource")
-	case *sdk.ImageContent:
-		return unsupported("image")
-	case *sdk.AudioContent:
-		return unsupported("audio")
-	case *sdk.ResourceLink:
-		return unsupported("resource_link")
-	case *sdk.ToolUseContent:
-		return unsupported("tool_use")
-	case *sdk.ToolResultContent:
-		return unsupported("tool_result")
 	}
-	return unsupported("unknown")
+	return unsupported(mcpType(c))
+}
+
+// mcpType is the protocol's name for a content block ("image", "audio",
+// "resource_link", ...), read from its wire form so that no Go type name
+// can reach the model.
+func mcpType(c sdk.Content) string {
+	var head struct {
+		Type string `json:"type"`
+	}
+	data, err := json.Marshal(c)
+	if err != nil || json.Unmarshal(data, &head) != nil || head.Type == "" {
+		return "unknown"
+	}
+	return head.Type
 }
 
 func unsupported(mcpType string) string {
