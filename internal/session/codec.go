@@ -64,7 +64,7 @@ func DecodeHeader(line []byte) (Header, *Corruption) {
 	c := &Corruption{Code: CorruptInvalidHeader, Line: 1, Detail: err.Error()}
 	var he *headerError
 	switch {
-	case errors.Is(err, errSyntax) || !validStrict(line):
+	case errors.Is(err, errSyntax):
 		c.Code = CorruptMalformedJSON
 	case errors.As(err, &he):
 		c.Code = he.code
@@ -82,7 +82,9 @@ func (e *headerError) Error() string { return e.msg }
 
 func decodeHeader(rd *reader, line []byte) (Header, error) {
 	var h Header
-	rd.reset(line)
+	if err := rd.load(line); err != nil {
+		return h, err
+	}
 	if rd.kind() == '[' {
 		if err := rd.skip(); err != nil {
 			return h, err
@@ -128,7 +130,7 @@ func decodeHeader(rd *reader, line []byte) (Header, error) {
 		switch string(name) {
 		case "kind":
 			bit = hKind
-			kind, err = rd.str("kind")
+			kind, err = rd.sym("kind")
 		case "version":
 			bit = hVersion
 			version, err = rd.safeInt("version")

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -25,6 +26,50 @@ func DecodeTransaction(line []byte) ([]Fact, *Corruption) {
 // between lines. It is not safe for concurrent use.
 type txDecoder struct {
 	rd reader
+
+	// With caching on (the reducer's decoder), repeated strings are
+	// interned and a configuration snapshot byte-identical to the
+	// previous one is not decoded again.
+	sub     *txDecoder
+	snapOK  bool
+	snapRaw []byte
+	snapVal ConfigurationSnapshot
+}
+
+// enableCache turns on interning and the snapshot cache.
+func (d *txDecoder) enableCache() {
+	d.rd.strs = make(map[string]string)
+}
+
+// cachedSnapshot reads a configuration snapshot, reusing the previous
+// one when the bytes are the same.
+func (d *txDecoder) cachedSnapshot() (ConfigurationSnapshot, error) {
+	if d.rd.strs == nil || d.rd.kind() != '{' {
+		return d.snapshot()
+	}
+	v, err := d.rd.rawValue()
+	if err != nil {
+		return ConfigurationSnapshot{}, err
+	}
+	if d.snapOK && bytes.Equal(v, d.snapRaw) {
+		return d.snapVal, nil
+	}
+	if d.sub == nil {
+		d.sub = &txDecoder{}
+		d.sub.rd.strs = d.rd.strs
+	}
+	d.sub.rd.buf, d.sub.rd.pos = v, 0 // already validated with its line
+	c, err := d.sub.snapshot()
+	if err == nil {
+		err = d.sub.rd.end()
+	}
+	d.snapOK = err == nil
+	if err != nil {
+		return c, err
+	}
+	d.snapRaw = append(d.snapRaw[:0], v...)
+	d.snapVal = c
+	return c, nil
 }
 
 var errEmptyTransaction = errors.New("empty transaction")
@@ -42,9 +87,6 @@ func (d *txDecoder) decode(line []byte) ([]Fact, *Corruption) {
 		return nil, corrupt(CorruptMalformedJSON, 0, "%v", err)
 	case errors.Is(err, errEmptyTransaction):
 		return nil, corrupt(CorruptEmptyTransaction, 0, "a transaction must hold at least one fact")
-	case !validStrict(line):
-		// A shape fault was found before a syntax fault further on.
-		return nil, corrupt(CorruptMalformedJSON, 0, "line is not strict JSON")
 	}
 	return nil, corrupt(CorruptInvalidFact, seqOf(line, index), "%v", err)
 }
@@ -52,7 +94,9 @@ func (d *txDecoder) decode(line []byte) ([]Fact, *Corruption) {
 // facts decodes the line; on error index is the failing fact's position.
 func (d *txDecoder) facts(line []byte) (_ []Fact, index int, _ error) {
 	rd := &d.rd
-	rd.reset(line)
+	if err := rd.load(line); err != nil {
+		return nil, 0, err
+	}
 	switch rd.kind() {
 	case '{':
 		f, err := d.fact()
@@ -86,9 +130,6 @@ func (d *txDecoder) facts(line []byte) (_ []Fact, index int, _ error) {
 			return nil, 0, errEmptyTransaction
 		}
 		return facts, 0, nil
-	case 0:
-		_, err := rd.dec.ReadToken()
-		return nil, 0, rd.syntax(err)
 	}
 	if err := rd.skip(); err != nil {
 		return nil, 0, err
@@ -162,7 +203,7 @@ func (d *txDecoder) fact() (Fact, error) {
 		switch string(name) {
 		case "kind":
 			have |= fKind
-			kind, err = rd.str("kind")
+			kind, err = rd.sym("kind")
 		case "seq":
 			have |= fSeq
 			f.Seq, err = rd.safeInt("seq")
@@ -313,7 +354,7 @@ func (d *txDecoder) errorInfo() (ErrorInfo, error) {
 		switch string(name) {
 		case "code":
 			have |= 1
-			e.Code, err = rd.nonEmpty("error code")
+			e.Code, err = rd.interned("error code")
 		case "message":
 			have |= 2
 			e.Message, err = rd.nonEmpty("error message")

@@ -65,7 +65,7 @@ func (d *txDecoder) entry() (Entry, error) {
 		switch string(name) {
 		case "type":
 			have |= eType
-			typ, err = rd.str("entry type")
+			typ, err = rd.sym("entry type")
 		case "message":
 			have |= eMessage
 			msg, err = d.message()
@@ -77,10 +77,10 @@ func (d *txDecoder) entry() (Entry, error) {
 			attemptID, err = rd.uuid("attemptId")
 		case "stopReason":
 			have |= eStopReason
-			stopReason, err = rd.str("stopReason")
+			stopReason, err = rd.sym("stopReason")
 		case "toolName":
 			have |= eToolName
-			toolName, err = rd.nonEmpty("toolName")
+			toolName, err = rd.interned("toolName")
 		case "toolStartedId":
 			have |= eToolStartedID
 			toolStartedID, err = rd.uuid("toolStartedId")
@@ -217,10 +217,10 @@ func (d *txDecoder) result() (resultWire, error) {
 		switch string(name) {
 		case "type":
 			hasType = true
-			r.typ, err = rd.str("result type")
+			r.typ, err = rd.sym("result type")
 		case "reason":
 			r.hasReason = true
-			r.reason, err = rd.str("result reason")
+			r.reason, err = rd.sym("result reason")
 		default:
 			return r, shapeErr(fmt.Sprintf("unknown result member %q", name))
 		}
@@ -269,14 +269,14 @@ func (d *txDecoder) message() (Message, error) {
 		case "role":
 			have |= mRole
 			var role string
-			role, err = rd.str("role")
+			role, err = rd.sym("role")
 			m.Role = Role(role)
 		case "content":
 			have |= mContent
 			m.Content, err = rd.nullableStr("content")
 		case "tool_call_id":
 			have |= mToolCallID
-			m.ToolCallID, err = rd.nonEmpty("tool_call_id")
+			m.ToolCallID, err = rd.interned("tool_call_id")
 		case "tool_calls":
 			have |= mToolCalls
 			m.ToolCalls, err = d.toolCalls()
@@ -356,10 +356,10 @@ func (d *txDecoder) toolCall() (ToolCall, error) {
 		switch string(name) {
 		case "id":
 			have |= 1
-			c.ID, err = rd.nonEmpty("tool call id")
+			c.ID, err = rd.interned("tool call id")
 		case "type":
 			have |= 2
-			c.Type, err = rd.str("tool call type")
+			c.Type, err = rd.sym("tool call type")
 			if err == nil && c.Type != "function" {
 				err = shapeErr(`tool call type must be "function"`)
 			}
@@ -401,7 +401,7 @@ func (d *txDecoder) function() (FunctionCall, error) {
 		switch string(name) {
 		case "name":
 			have |= 1
-			f.Name, err = rd.nonEmpty("function name")
+			f.Name, err = rd.interned("function name")
 		case "arguments":
 			have |= 2
 			f.Arguments, err = rd.str("function arguments")

@@ -89,13 +89,13 @@ func (d *txDecoder) record() (Record, error) {
 		switch string(name) {
 		case "type":
 			bit = rType
-			w.typ, err = rd.str("record type")
+			w.typ, err = rd.sym("record type")
 		case "operationId":
 			bit = rOperationID
 			w.operationID, err = rd.uuid("operationId")
 		case "operationKind":
 			bit = rOperationKind
-			w.operationKind, err = rd.str("operationKind")
+			w.operationKind, err = rd.sym("operationKind")
 		case "inputEntryId":
 			bit = rInputEntryID
 			w.inputEntryID, err = rd.uuid("inputEntryId")
@@ -122,7 +122,7 @@ func (d *txDecoder) record() (Record, error) {
 			w.attemptID, err = rd.uuid("attemptId")
 		case "stepKind":
 			bit = rStepKind
-			w.stepKind, err = rd.str("stepKind")
+			w.stepKind, err = rd.sym("stepKind")
 		case "attempt":
 			bit = rAttempt
 			w.attempt, err = rd.safeInt("attempt")
@@ -131,7 +131,7 @@ func (d *txDecoder) record() (Record, error) {
 			w.contextThrough, err = rd.uuid("contextThroughEntryId")
 		case "configurationSnapshot":
 			bit = rSnapshot
-			w.snapshot, err = d.snapshot()
+			w.snapshot, err = d.cachedSnapshot()
 		case "configurationDigest":
 			bit = rConfigDigest
 			w.configDigest, err = rd.digest("configurationDigest")
@@ -146,34 +146,34 @@ func (d *txDecoder) record() (Record, error) {
 			w.toolIndex, err = rd.safeInt("toolIndex")
 		case "toolCallId":
 			bit = rToolCallID
-			w.toolCallID, err = rd.nonEmpty("toolCallId")
+			w.toolCallID, err = rd.interned("toolCallId")
 		case "toolName":
 			bit = rToolName
-			w.toolName, err = rd.nonEmpty("toolName")
+			w.toolName, err = rd.interned("toolName")
 		case "arguments":
 			bit = rArguments
 			w.arguments, err = rd.rawObject("arguments")
 		case "replay":
 			bit = rReplay
-			w.replay, err = rd.str("replay")
+			w.replay, err = rd.sym("replay")
 		case "replayKey":
 			bit = rReplayKey
-			w.replayKey, err = rd.nonEmpty("replayKey")
+			w.replayKey, err = rd.interned("replayKey")
 		case "environmentIdentity":
 			bit = rEnv
-			w.env, err = rd.nonEmpty("environmentIdentity")
+			w.env, err = rd.interned("environmentIdentity")
 		case "phase":
 			bit = rPhase
-			w.phase, err = rd.str("phase")
+			w.phase, err = rd.sym("phase")
 		case "reason":
 			bit = rReason
-			w.reason, err = rd.str("reason")
+			w.reason, err = rd.sym("reason")
 		case "outcome":
 			bit = rOutcome
-			w.outcome, err = rd.str("outcome")
+			w.outcome, err = rd.sym("outcome")
 		case "completion":
 			bit = rCompletion
-			w.completion, err = rd.str("completion")
+			w.completion, err = rd.sym("completion")
 		case "finalEntryId":
 			bit = rFinalEntryID
 			w.finalEntryID, err = rd.uuid("finalEntryId")
@@ -356,7 +356,7 @@ func (d *txDecoder) snapshot() (ConfigurationSnapshot, error) {
 		switch string(name) {
 		case "model":
 			have |= 1
-			c.Model, err = rd.nonEmpty("snapshot model")
+			c.Model, err = rd.interned("snapshot model")
 		case "systemPromptDigest":
 			have |= 2
 			c.SystemPromptDigest, err = rd.digest("systemPromptDigest")
@@ -365,10 +365,10 @@ func (d *txDecoder) snapshot() (ConfigurationSnapshot, error) {
 			c.Tools, err = d.configTools()
 		case "adapterIdentity":
 			have |= 8
-			c.AdapterIdentity, err = rd.nonEmpty("adapterIdentity")
+			c.AdapterIdentity, err = rd.interned("adapterIdentity")
 		case "routingIdentity":
 			have |= 16
-			c.RoutingIdentity, err = rd.nonEmpty("routingIdentity")
+			c.RoutingIdentity, err = rd.interned("routingIdentity")
 		case "outputOptionsDigest":
 			have |= 32
 			c.OutputOptionsDigest, err = rd.digest("outputOptionsDigest")
@@ -419,7 +419,7 @@ func (d *txDecoder) configTools() ([]ConfigurationTool, error) {
 			switch string(name) {
 			case "name":
 				have |= 1
-				t.Name, err = rd.nonEmpty("tool name")
+				t.Name, err = rd.interned("tool name")
 			case "definitionDigest":
 				have |= 2
 				t.DefinitionDigest, err = rd.digest("definitionDigest")

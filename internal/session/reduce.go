@@ -41,13 +41,19 @@ type Reducer struct {
 // NewReducer starts the state of a new session whose file holds just the
 // header line EncodeHeader(h).
 func NewReducer(h Header) *Reducer {
+	return newReducer(h, 0)
+}
+
+// newReducer sizes the reducer for about facts facts.
+func newReducer(h Header, facts int) *Reducer {
 	r := &Reducer{
-		ids:        make(map[string]idInfo),
-		transcript: []Message{},
-		active:     []Message{},
-		activeIDs:  []string{},
+		ids:        make(map[string]idInfo, facts*2),
+		transcript: make([]Message, 0, facts/2),
+		active:     make([]Message, 0, facts/2),
+		activeIDs:  make([]string, 0, facts/2),
 		lines:      1,
 	}
+	r.dec.enableCache()
 	r.st.Header = h
 	r.st.RepairedLength = int64(len(EncodeHeader(h)))
 	r.publish()
@@ -68,7 +74,8 @@ func NewReducerFromFile(data []byte) (*Reducer, *Corruption) {
 	if c != nil {
 		return nil, c
 	}
-	r := NewReducer(h)
+	// About one fact per 400 bytes in real sessions.
+	r := newReducer(h, len(committed)/400)
 	r.st.RepairedLength = int64(nl + 1)
 	rest := committed[nl+1:]
 	for len(rest) > 0 {

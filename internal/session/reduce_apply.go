@@ -35,11 +35,14 @@ type txLog struct {
 	active     []Message
 	activeIDs  []string
 	undo       []undoID
-	// opFresh is true when st.Operation was created or cloned during this
-	// transaction and may be mutated in place; otherwise it may be shared
-	// with a State snapshot and is copied before the first change.
-	opFresh bool
+	// fresh says which parts of st.Operation were created or copied
+	// during this transaction and may be changed in place; any other part
+	// may be shared with a State snapshot and is copied before its first
+	// change.
+	fresh freshParts
 }
+
+type freshParts struct{ op, step, assistant, tools bool }
 
 type undoID struct {
 	key     string
@@ -65,7 +68,7 @@ func (r *Reducer) apply(tx []Fact, keep bool) *Corruption {
 		return nil
 	}
 	r.tx.undo = r.tx.undo[:0]
-	r.tx.opFresh = false
+	r.tx.fresh = freshParts{}
 	return nil
 }
 
@@ -75,7 +78,7 @@ func (r *Reducer) begin() {
 	r.tx.active = r.active
 	r.tx.activeIDs = r.activeIDs
 	r.tx.undo = r.tx.undo[:0]
-	r.tx.opFresh = false
+	r.tx.fresh = freshParts{}
 }
 
 func (r *Reducer) rollback() {
@@ -92,7 +95,7 @@ func (r *Reducer) rollback() {
 		}
 	}
 	r.tx.undo = r.tx.undo[:0]
-	r.tx.opFresh = false
+	r.tx.fresh = freshParts{}
 }
 
 // setID records what id names, remembering the previous value.
@@ -111,35 +114,53 @@ func (r *Reducer) mint(id string, kind idKind, op, what string) *Corruption {
 	return nil
 }
 
-// mutOp returns the open operation, copied first if a State snapshot may
-// share it.
+// mutOp returns the open operation for changing its own fields, copied
+// first if a State snapshot may share it; mutStep, mutAssistant and
+// mutTools also copy the part they name. Copying only what changes keeps
+// a transaction's cost independent of how much the operation holds.
 func (r *Reducer) mutOp() *Operation {
-	if !r.tx.opFresh {
-		r.st.Operation = cloneOperation(r.st.Operation)
-		r.tx.opFresh = true
+	if !r.tx.fresh.op {
+		c := *r.st.Operation
+		r.st.Operation = &c
+		r.tx.fresh.op = true
 	}
 	return r.st.Operation
+}
+
+func (r *Reducer) mutStep() *Operation {
+	op := r.mutOp()
+	if !r.tx.fresh.step {
+		s := *op.Step
+		op.Step = &s
+		r.tx.fresh.step = true
+	}
+	return op
+}
+
+func (r *Reducer) mutAssistant() *Operation {
+	op := r.mutOp()
+	if !r.tx.fresh.assistant {
+		a := *op.Assistant
+		a.Calls = slices.Clone(a.Calls)
+		op.Assistant = &a
+		r.tx.fresh.assistant = true
+	}
+	return op
+}
+
+func (r *Reducer) mutTools() *Operation {
+	op := r.mutOp()
+	if !r.tx.fresh.tools {
+		op.ToolCalls = slices.Clone(op.ToolCalls)
+		r.tx.fresh.tools = true
+	}
+	return op
 }
 
 // setOp installs a new (or no) open operation.
 func (r *Reducer) setOp(op *Operation) {
 	r.st.Operation = op
-	r.tx.opFresh = op != nil
-}
-
-func cloneOperation(op *Operation) *Operation {
-	c := *op
-	c.ToolCalls = slices.Clone(op.ToolCalls)
-	if op.Assistant != nil {
-		a := *op.Assistant
-		a.Calls = slices.Clone(a.Calls)
-		c.Assistant = &a
-	}
-	if op.Step != nil {
-		s := *op.Step
-		c.Step = &s
-	}
-	return &c
+	r.tx.fresh = freshParts{op: true, step: true, assistant: true, tools: true}
 }
 
 // appendMessage appends a model-visible message entry to the transcript

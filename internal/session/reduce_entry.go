@@ -70,10 +70,11 @@ func (r *Reducer) applyAssistant(id string, e *AssistantEntry) *Corruption {
 		return c
 	}
 
-	op = r.mutOp()
+	op = r.mutStep()
 	op.Step.Status = StepSettled
 	op.Step.SettledEntryID = id
 	op.Step.StopReason = e.StopReason
+	r.tx.fresh.assistant, r.tx.fresh.tools = true, true
 	op.Assistant = &AssistantState{
 		EntryID:    id,
 		StepID:     e.StepID,
@@ -148,7 +149,8 @@ func (r *Reducer) applyToolResult(id string, e *ToolResultEntry) *Corruption {
 		return corrupt(CorruptInvalidTranscript, 0, "an interrupted result has the fixed content")
 	}
 
-	op = r.mutOp()
+	r.mutTools()
+	op = r.mutAssistant()
 	ts = &op.ToolCalls[i]
 	ts.Status = ToolCompleted
 	call := &op.Assistant.Calls[ts.ToolIndex]
@@ -203,7 +205,7 @@ func (r *Reducer) applySynthetic(id string, e *SyntheticEntry) *Corruption {
 		return corrupt(CorruptInvalidTranscript, 0, "a %s result has the fixed content", e.Reason)
 	}
 
-	op = r.mutOp()
+	op = r.mutAssistant()
 	cs := &op.Assistant.Calls[e.ToolIndex]
 	cs.Answered = true
 	cs.ResultEntryID = id
@@ -259,7 +261,7 @@ func (r *Reducer) applyCompaction(id string, e *CompactionEntry) *Corruption {
 	activeIDs = append(activeIDs, "")
 	activeIDs = append(activeIDs, cs.RetainedEntryIDs...)
 
-	op = r.mutOp()
+	op = r.mutStep()
 	op.Step.Status = StepSettled
 	op.Step.SettledEntryID = id
 	op.CompactionEntryWritten = true

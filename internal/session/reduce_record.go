@@ -146,6 +146,7 @@ func (r *Reducer) applyStepAttempt(rec *StepAttempt) *Corruption {
 		return corrupt(CorruptInvalidFact, 0, "attempt is 1 or 2")
 	}
 	op = r.mutOp()
+	r.tx.fresh.step = true
 	op.Step = &Step{
 		OperationID:           rec.OperationID,
 		StepID:                rec.StepID,
@@ -208,7 +209,7 @@ func (r *Reducer) applyStepFailed(rec *StepFailed) *Corruption {
 	case rec.Error.Code == "" || rec.Error.Message == "":
 		return corrupt(CorruptInvalidFact, 0, "stepFailed has an error code and message")
 	}
-	op = r.mutOp()
+	op = r.mutStep()
 	op.Step.Status = StepFailedS
 	e := rec.Error
 	op.Step.Failure = &e
@@ -249,7 +250,8 @@ func (r *Reducer) applyToolStarted(id string, rec *ToolStarted) *Corruption {
 		return corrupt(CorruptInvalidTransition, 0, "call %d was already started or answered", rec.ToolIndex)
 	}
 
-	op = r.mutOp()
+	r.mutTools()
+	op = r.mutAssistant()
 	op.Assistant.Calls[rec.ToolIndex].ToolStartedID = id
 	ts := ToolState{ToolStarted: *rec, ToolStartedID: id, Status: ToolPending}
 	at, _ := slices.BinarySearchFunc(op.ToolCalls, rec.ToolIndex, func(t ToolState, i int) int { return t.ToolIndex - i })
