@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -272,5 +274,59 @@ func assertConnectError(t *testing.T, err error, kind, msg string) {
 	assertNoToken(t, "error", err.Error())
 	if strings.Contains(err.Error(), "BODY-SECRET") {
 		t.Errorf("error quotes the response body: %q", err)
+	}
+}
+
+func TestCallReconnectsAfterServerForgetsSession(t *testing.T) {
+	newHandler := func() http.Handler {
+		server := sdk.NewServer(&sdk.Implementation{Name: "restartable", Version: "1"}, nil)
+		addTool(server, "echo", objectSchema, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return textResult("ok"), nil
+		})
+		return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, nil)
+	}
+	var current atomic.Pointer[http.Handler]
+	h := newHandler()
+	current.Store(&h)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		(*current.Load()).ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	c := connect(t, catalogServer(t, "st", entry{URL: srv.URL, AllowedTools: []string{"echo"}}))
+	tool := c.Tools()[0]
+	if res := tool.Run(context.Background(), []byte(`{}`)); res.Content != "ok" {
+		t.Fatalf("first call: %+v", res)
+	}
+
+	restarted := newHandler() // a restart: the old session id is unknown
+	current.Store(&restarted)
+	res := tool.Run(context.Background(), []byte(`{}`))
+	if !res.IsError || res.Content != "MCP tool call failed: HTTP 404 Not Found" {
+		t.Errorf("call into the lost session: %+v", res)
+	}
+	if res := tool.Run(context.Background(), []byte(`{}`)); res.IsError || res.Content != "ok" {
+		t.Errorf("call after reconnect: %+v", res)
+	}
+}
+
+func TestConnectHTTPS(t *testing.T) {
+	server := sdk.NewServer(&sdk.Implementation{Name: "tls", Version: "1"}, nil)
+	addTool(server, "echo", objectSchema, nil)
+	srv := httptest.NewUnstartedServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, &sdk.StreamableHTTPOptions{Stateless: true}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is expected
+	srv.StartTLS()
+	defer srv.Close()
+	s := catalogServer(t, "tls", entry{URL: srv.URL, AllowedTools: []string{"echo"}})
+
+	_, err := Connect(context.Background(), s, Options{})
+	assertConnectError(t, err, ErrorConnectionFailed, "MCP tls: TLS certificate not trusted")
+
+	c, err := Connect(context.Background(), s, Options{Transport: srv.Client().Transport})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.StartupLine() != "MCP tls: connected (2026-07-28, 1 tools)" {
+		t.Error(c.StartupLine())
 	}
 }

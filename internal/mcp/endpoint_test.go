@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -64,4 +65,42 @@ func TestCanonicalEndpoint(t *testing.T) {
 			t.Errorf("error quotes the URL: %v", err)
 		}
 	}
+}
+
+func FuzzCanonicalEndpoint(f *testing.F) {
+	for _, seed := range []string{
+		"https://example.com/mcp", "HTTP://LOCALHOST:80/x", "http://[::1]:3000/", "https://u@h/",
+		"https://h/#f", "http://10.0.0.1/", "https://h:0443", "https://[2001:DB8::1]:443/?q=1", "",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		got, err := CanonicalEndpoint(raw)
+		if err != nil {
+			if strings.Contains(raw, "://") && strings.Contains(err.Error(), raw) {
+				t.Fatalf("error quotes the input: %v", err)
+			}
+			return
+		}
+		again, err := CanonicalEndpoint(got)
+		if err != nil || again != got {
+			t.Fatalf("not idempotent: %q -> %q -> %q, %v", raw, got, again, err)
+		}
+		u := must(url.Parse(got))
+		if u.User != nil || u.Fragment != "" || strings.Contains(got, "#") {
+			t.Fatalf("%q kept userinfo or a fragment", got)
+		}
+		switch {
+		case u.Scheme == "https":
+		case u.Scheme == "http" && isLoopback(u.Hostname()):
+		default:
+			t.Fatalf("%q accepted", got)
+		}
+		if u.Host != strings.ToLower(u.Host) {
+			t.Fatalf("host of %q not lower-case", got)
+		}
+		if (u.Scheme == "https" && u.Port() == "443") || (u.Scheme == "http" && u.Port() == "80") {
+			t.Fatalf("default port kept in %q", got)
+		}
+	})
 }

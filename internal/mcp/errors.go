@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -42,7 +43,8 @@ func describe(err error, obs *observation, timeout time.Duration, token string) 
 	status, tooLarge := obs.snapshot()
 	var dnsErr *net.DNSError
 	var opErr *net.OpError
-	var certErr *x509.UnknownAuthorityError
+	var certErr *tls.CertificateVerificationError
+	var authorityErr x509.UnknownAuthorityError
 	var hostErr x509.HostnameError
 	var urlErr *url.Error
 	switch {
@@ -54,7 +56,7 @@ func describe(err error, obs *observation, timeout time.Duration, token string) 
 		return fmt.Sprintf("HTTP %d %s", status, http.StatusText(status))
 	case errors.As(err, &dnsErr):
 		return "cannot resolve host " + clean(dnsErr.Name, token)
-	case errors.As(err, &certErr), errors.As(err, &hostErr):
+	case errors.As(err, &certErr), errors.As(err, &authorityErr), errors.As(err, &hostErr):
 		return "TLS certificate not trusted"
 	case errors.As(err, &opErr):
 		return "cannot connect: " + clean(opErr.Err.Error(), token)

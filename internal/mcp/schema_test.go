@@ -111,3 +111,40 @@ func TestValidateInputSchemaDepth(t *testing.T) {
 		t.Errorf("depth %d: err = %v", MaxInputSchemaDepth+1, err)
 	}
 }
+
+func FuzzValidateInputSchema(f *testing.F) {
+	for _, seed := range []string{
+		objectSchema,
+		`{"type":"object","properties":{"a":{"oneOf":[{"type":"string"},{"enum":[1]}]}},"additionalProperties":false}`,
+		`{"type":"object","$ref":"#"}`,
+		`{"type":"object","const":[[[[[]]]]]}`,
+		`[]`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, schema string) {
+		var v any
+		if json.Unmarshal([]byte(schema), &v) != nil {
+			return
+		}
+		out, err := validateInputSchema(v)
+		if err != nil {
+			return
+		}
+		if len(out) > MaxInputSchemaBytes {
+			t.Fatalf("accepted %d bytes", len(out))
+		}
+		var back any
+		if err := json.Unmarshal(out, &back); err != nil || depth(back) > MaxInputSchemaDepth {
+			t.Fatalf("accepted output %s: %v", out, err)
+		}
+		if m, ok := back.(map[string]any); !ok || m["type"] != "object" {
+			t.Fatalf("accepted non-object schema %s", out)
+		}
+		// Validation is stable: the output validates to itself.
+		again, err := validateInputSchema(back)
+		if err != nil || string(again) != string(out) {
+			t.Fatalf("revalidation %s -> %s, %v", out, again, err)
+		}
+	})
+}
