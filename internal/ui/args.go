@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"errors"
+	"io"
 	"strings"
 
 	"github.com/go-json-experiment/json"
@@ -54,20 +56,21 @@ func parseArgs(args string) ([]argMember, bool) {
 	}
 	var members []argMember
 	for dec.PeekKind() != '}' {
-		name, err := dec.ReadToken()
+		tok, err := dec.ReadToken()
 		if err != nil {
 			return nil, false
 		}
+		name := tok.String() // the token is only valid until the next read
 		val, err := dec.ReadValue()
 		if err != nil {
 			return nil, false
 		}
-		members = append(members, argMember{name: name.String(), value: val.Clone()})
+		members = append(members, argMember{name: name, value: val.Clone()})
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return nil, false
 	}
-	if _, err := dec.ReadToken(); err == nil {
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return nil, false // trailing data after the object
 	}
 	return members, true

@@ -10,6 +10,7 @@ import (
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/session"
@@ -490,9 +491,10 @@ func (m *model) styleOutcome(line string) string {
 	return errStyle.Render(line)
 }
 
-// print queues text for the scrollback above the live area.
+// print queues text for the scrollback above the live area, wrapped to
+// the terminal's width (the terminal would cut words apart).
 func (m *model) print(text string) {
-	m.outbox = append(m.outbox, text)
+	m.outbox = append(m.outbox, ansi.Wrap(text, m.width, ""))
 }
 
 // flush hands the queued output to the terminal, one batch at a time so

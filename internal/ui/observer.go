@@ -19,7 +19,8 @@ type Observer struct {
 
 var _ agent.Observer = (*Observer)(nil)
 
-// NewObserver returns a detached Observer.
+// NewObserver returns a detached Observer. A nil *Observer is valid and
+// ignores everything.
 func NewObserver() *Observer { return &Observer{} }
 
 // attach routes events to sink until the returned detach is called.
@@ -38,6 +39,9 @@ func (o *Observer) attach(sink func(any)) (detach func()) {
 }
 
 func (o *Observer) send(msg any) {
+	if o == nil {
+		return
+	}
 	o.mu.Lock()
 	sink := o.sink
 	o.mu.Unlock()

@@ -12,6 +12,9 @@ import (
 // while an operation runs, a notice, and the input box. Everything else
 // has been printed above it.
 func (m *model) View() tea.View {
+	if m.quit {
+		return tea.NewView("") // the last frame leaves nothing behind
+	}
 	var lines []string
 	if m.stream.Len() > 0 {
 		lines = append(lines, streamTail(m.stream.String(), m.width, m.streamRoom())...)
@@ -26,7 +29,7 @@ func (m *model) View() tea.View {
 	lines = append(lines, m.input.View())
 
 	v := tea.NewView(strings.Join(lines, "\n"))
-	if c := m.input.Cursor(); c != nil && !m.quit {
+	if c := m.input.Cursor(); c != nil {
 		c.Y += above
 		v.Cursor = c
 	}
@@ -56,7 +59,9 @@ func (m *model) streamRoom() int {
 func streamTail(text string, width, n int) []string {
 	if budget := 4 * width * (n + 1); len(text) > budget {
 		cut := len(text) - budget
-		if i := strings.IndexByte(text[cut:], '\n'); i >= 0 {
+		// Start at a line if one starts early enough, so the wrapping of
+		// the visible lines does not shift while the text grows.
+		if i := strings.IndexByte(text[cut:], '\n'); i >= 0 && i < budget/2 {
 			cut += i + 1
 		}
 		text = text[cut:]

@@ -1,0 +1,304 @@
+package ui
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/session"
+)
+
+func TestBannerLines(t *testing.T) {
+	b := Banner{Provider: "openrouter", Endpoint: "https://openrouter.ai/api/v1", Model: "openai/gpt-5.6-luna",
+		SessionID: "0197", SessionPath: "/s/0197.jsonl", Tools: []string{"bash", "read"}, MCP: []string{"gh"}}
+	want := []string{
+		"tiny-go",
+		"provider: openrouter",
+		"endpoint: https://openrouter.ai/api/v1",
+		"model: openai/gpt-5.6-luna",
+		"session id: 0197",
+		"session path: /s/0197.jsonl",
+		"tools: bash, read",
+		"mcp: gh",
+		"Esc aborts the active operation; Ctrl+C exits.",
+		"/compact  /skill:name  /exit",
+	}
+	if got := bannerLines(b); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("banner:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	b.Restored, b.MCP = true, nil
+	got := strings.Join(bannerLines(b), "\n")
+	if !strings.Contains(got, "\nrestored: yes\n") || !strings.Contains(got, "\nmcp: (none)\n") {
+		t.Errorf("resumed banner:\n%s", got)
+	}
+}
+
+func TestToolStartLine(t *testing.T) {
+	tests := []struct {
+		tool, display, args, want string
+	}{
+		{"bash", "bash", `{"command":"ls -la\n  | wc -l","timeout":5}`, "◆ bash ls -la | wc -l"},
+		{"read", "read", `{"path":"src/main.go","offset":10}`, "◆ read src/main.go"},
+		{"write", "write", `{"content":"x","path":"a.txt"}`, "◆ write a.txt"},
+		{"edit", "edit", `{"path":"b.go","edits":[]}`, "◆ edit b.go"},
+		{"bg", "bg", `{"action":"start","command":"npm run dev"}`, "◆ bg start npm run dev"},
+		{"bg", "bg", `{"action":"logs","id":"bg-1"}`, "◆ bg logs bg-1"},
+		{"mcp__gh__search", "mcp:gh/search", `{"limit":3,"query":"bubble tea"}`, "◆ mcp:gh/search bubble tea"},
+		{"mcp__x__y", "mcp:x/y", `{"n": 1, "ok": true}`, `◆ mcp:x/y {"n":1,"ok":true}`},
+		{"bash", "bash", `not json`, "◆ bash not json"},
+		{"bash", "bash", `{"command":"a"} trailing`, `◆ bash {"command":"a"} trailing`},
+		{"bash", "bash", `{}`, "◆ bash {}"},
+		{"bash", "bash", ``, "◆ bash"},
+		{"bash", "bash", `{"command":"echo \u001b[31mred"}`, "◆ bash echo red"},
+		{"x", "", `{"path":"p"}`, "◆ x p"},
+	}
+	for _, tt := range tests {
+		got := toolStartLine(agent.ToolInfo{Tool: tt.tool, Display: tt.display, Arguments: tt.args}, 80)
+		if got != tt.want {
+			t.Errorf("%s %s: got %q, want %q", tt.tool, tt.args, got, tt.want)
+		}
+	}
+}
+
+func TestToolStartLineWidth(t *testing.T) {
+	for _, args := range []string{
+		`{"command":"` + strings.Repeat("echo 漢字かな ", 40) + `"}`,
+		`{"command":"` + strings.Repeat("e\u0301", 200) + `"}`,
+		`{"command":"` + strings.Repeat("🙂", 100) + `"}`,
+		`{"command":"` + strings.Repeat("x", 500) + `"}`,
+	} {
+		for _, width := range []int{20, 41, 80} {
+			got := toolStartLine(agent.ToolInfo{Tool: "bash", Display: "bash", Arguments: args}, width)
+			if w := ansi.StringWidth(got); w > width {
+				t.Errorf("width %d: line is %d cells: %q", width, w, got)
+			}
+			if !strings.HasSuffix(got, "…") {
+				t.Errorf("width %d: cut line does not end with …: %q", width, got)
+			}
+		}
+	}
+}
+
+func TestToolResultLine(t *testing.T) {
+	tests := []struct {
+		tool    string
+		outcome agent.ToolOutcome
+		want    string
+	}{
+		{"bash", agent.ToolOutcome{Outcome: "succeeded", Content: "hello\n"}, "  └ 6 chars"},
+		{"read", agent.ToolOutcome{Outcome: "succeeded", Content: "漢字e\u0301"}, "  └ 4 chars"},
+		{"bash", agent.ToolOutcome{Outcome: "succeeded", Content: "(no output)"}, "  └ (no output)"},
+		{"bash", agent.ToolOutcome{Outcome: "failed", Content: "boom"}, "  └ error"},
+		{"bash", agent.ToolOutcome{Outcome: "cancelled", Content: "interrupted"}, "  └ error"},
+		{"write", agent.ToolOutcome{Outcome: "succeeded", Content: "Successfully wrote 3 bytes to a."}, "  └ ok"},
+		{"edit", agent.ToolOutcome{Outcome: "succeeded", Content: "Successfully replaced 1 block(s) in a."}, "  └ ok"},
+		{"edit", agent.ToolOutcome{Outcome: "failed", Content: "edits[0].oldText was not found in a."}, "  └ error"},
+		{"read", agent.ToolOutcome{Outcome: "succeeded", Content: ""}, "  └ 0 chars"},
+	}
+	for _, tt := range tests {
+		if got := toolResultLine(agent.ToolInfo{Tool: tt.tool}, tt.outcome); got != tt.want {
+			t.Errorf("%s %+v: got %q, want %q", tt.tool, tt.outcome, got, tt.want)
+		}
+	}
+}
+
+func TestUsageLine(t *testing.T) {
+	tests := []struct {
+		u    session.Usage
+		want string
+	}{
+		{session.Usage{Input: 100, Output: 50, CacheRead: 850, CacheWrite: 50}, "↑1000 ↓50 R850 W50 CH85%"},
+		{session.Usage{Input: 1, Output: 2, CacheRead: 998, CacheWrite: 1}, "↑1000 ↓2 R998 W1 CH99%"}, // floored
+		{session.Usage{Input: 0, Output: 7, CacheRead: 64}, "↑64 ↓7 R64 W0 CH100%"},
+		{session.Usage{}, "↑0 ↓0 R0 W0 CH0%"},
+	}
+	for _, tt := range tests {
+		if got := usageLine(tt.u); got != tt.want {
+			t.Errorf("%+v: got %q, want %q", tt.u, got, tt.want)
+		}
+	}
+}
+
+func TestOutcomeLines(t *testing.T) {
+	tests := []struct {
+		res  agent.Result
+		want string
+	}{
+		{agent.Result{Outcome: session.OutcomeCompleted}, ""},
+		{agent.Result{Outcome: session.OutcomeAborted}, "Aborted."},
+		{agent.Result{Outcome: session.OutcomeFailed, Error: &session.ErrorInfo{Message: "provider request failed"}}, "Failed: provider request failed"},
+		{agent.Result{Outcome: session.OutcomeFailed}, "Failed: the operation failed"},
+		{agent.Result{Outcome: session.OutcomeCompleted, Completion: session.CompletionTruncated}, "Stopped: the reply was cut off by the model token limit."},
+		{agent.Result{Blocked: "configuration_changed"}, "Blocked (configuration_changed): restore the matching configuration or run: tiny-go session abort s1"},
+	}
+	for _, tt := range tests {
+		if got := runOutcomeLine(tt.res, "s1"); got != tt.want {
+			t.Errorf("%+v: got %q, want %q", tt.res, got, tt.want)
+		}
+	}
+	st := agent.CompactStats{Compacted: 12, Kept: 6}
+	compact := []struct {
+		res  agent.Result
+		err  error
+		want string
+	}{
+		{agent.Result{Outcome: session.OutcomeCompleted}, nil, "Compacted 12 messages (kept last 6)."},
+		{agent.Result{}, agent.ErrNothingToCompact, "Nothing to compact."},
+		{agent.Result{Outcome: session.OutcomeAborted}, nil, "Compaction aborted."},
+		{agent.Result{Outcome: session.OutcomeFailed, Error: &session.ErrorInfo{Message: "bad summary"}}, nil, "Compaction failed: bad summary"},
+		{agent.Result{}, errors.New("disk full"), "Error: disk full"},
+	}
+	for _, tt := range compact {
+		if got := compactOutcomeLine(tt.res, st, tt.err, "s1"); got != tt.want {
+			t.Errorf("compact %+v %v: got %q, want %q", tt.res, tt.err, got, tt.want)
+		}
+	}
+}
+
+func TestSanitize(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain\ttext\n", "plain\ttext\n"},
+		{"a\x1b[31mred\x1b[0m\x07b", "aredb"},
+		{"title\x1b]0;pwned\x07!", "title!"},
+		{"crlf\r\nline\rx", "crlf\nline\nx"},
+		{"bad\xffutf8", "badutf8"},
+		{"c1\u009bcontrol", "c1control"},
+		{"漢字 e\u0301", "漢字 e\u0301"},
+	}
+	for _, tt := range tests {
+		if got := sanitize(tt.in); got != tt.want {
+			t.Errorf("sanitize(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestTruncateCountsCells(t *testing.T) {
+	tests := []struct {
+		in    string
+		width int
+		want  string
+	}{
+		{"漢字漢字", 8, "漢字漢字"},
+		{"漢字漢字", 7, "漢字漢…"},
+		{"漢字漢字", 6, "漢字…"},
+		{"e\u0301e\u0301e\u0301", 3, "e\u0301e\u0301e\u0301"}, // combining marks take no cell
+		{"e\u0301e\u0301e\u0301e\u0301", 3, "e\u0301e\u0301…"},
+		{"abc", 0, ""},
+	}
+	for _, tt := range tests {
+		got := truncate(tt.in, tt.width)
+		if got != tt.want {
+			t.Errorf("truncate(%q, %d) = %q, want %q", tt.in, tt.width, got, tt.want)
+		}
+		if w := ansi.StringWidth(got); w > tt.width {
+			t.Errorf("truncate(%q, %d) is %d cells", tt.in, tt.width, w)
+		}
+	}
+}
+
+func TestStreamTailWrapsByCells(t *testing.T) {
+	text := strings.Repeat("漢字かな e\u0301 ", 100) + "\nlast line"
+	lines := streamTail(text, 15, 4)
+	if len(lines) != 4 || lines[3] != "last line" {
+		t.Fatalf("tail = %q", lines)
+	}
+	for _, l := range lines {
+		if w := ansi.StringWidth(l); w > 15 {
+			t.Errorf("line %q is %d cells", l, w)
+		}
+	}
+	// A long stream is cut before wrapping, at a rune boundary.
+	long := strings.Repeat("漢", 100000)
+	for _, l := range streamTail(long, 10, 3) {
+		if !strings.HasPrefix(l, "漢") || ansi.StringWidth(l) > 10 {
+			t.Errorf("bad line %q", l)
+		}
+	}
+}
+
+func TestParseCommand(t *testing.T) {
+	tests := []struct {
+		in   string
+		kind commandKind
+		text string
+	}{
+		{"", cmdNone, ""},
+		{"  \n ", cmdNone, ""},
+		{" fix the bug \n", cmdPrompt, "fix the bug"},
+		{"/exit", cmdExit, ""},
+		{" /exit ", cmdExit, ""},
+		{"/exit now", cmdInvalid, "/exit takes no arguments."},
+		{"/compact", cmdCompact, ""},
+		{"/compact\nplease", cmdInvalid, "/compact takes no arguments."},
+		{"/skill:review look at x.go", cmdSkill, "/skill:review look at x.go"},
+		{"/skill:review", cmdSkill, "/skill:review"},
+		{"/skill:", cmdInvalid, "Usage: /skill:name [text]"},
+		{"/skill", cmdInvalid, "Usage: /skill:name [text]"},
+		{"/xyz", cmdInvalid, "Unknown command: /xyz. Commands: /compact  /skill:name  /exit"},
+		{"/usr/bin/env is missing", cmdPrompt, "/usr/bin/env is missing"},
+		{"/", cmdPrompt, "/"},
+		{"line one\n/exit", cmdPrompt, "line one\n/exit"},
+	}
+	for _, tt := range tests {
+		got := parseCommand(tt.in)
+		if got.kind != tt.kind || got.text != tt.text {
+			t.Errorf("parseCommand(%q) = %v %q, want %v %q", tt.in, got.kind, got.text, tt.kind, tt.text)
+		}
+	}
+}
+
+func TestEchoLines(t *testing.T) {
+	if got := echoLines("a\nb\x1b[2J"); got != "> a\n  b" {
+		t.Errorf("echo = %q", got)
+	}
+}
+
+func FuzzShortArgs(f *testing.F) {
+	for _, s := range []string{`{"command":"ls"}`, `{"path":"漢字.go"}`, `{"a":[1,{"b":null}]}`, `[1,2]`, `{"x":"\u001b[31m"}`, `{`, `{"a":1}{}`, ""} {
+		f.Add("bash", s, 40)
+	}
+	f.Fuzz(func(t *testing.T, tool, args string, width int) {
+		width = width%200 + 1
+		if width < 1 {
+			width = -width + 1
+		}
+		got := shortArgs(tool, args, width)
+		if w := ansi.StringWidth(got); w > width {
+			t.Fatalf("shortArgs(%q, %q, %d) = %q, %d cells", tool, args, width, got, w)
+		}
+		if strings.ContainsAny(got, "\n\r\x1b\x07") {
+			t.Fatalf("control characters in %q", got)
+		}
+	})
+}
+
+func FuzzParseCommand(f *testing.F) {
+	for _, s := range []string{"/exit", "/compact x", "/skill:a b", "hello", "/a/b", " /skill: ", "/x\ty"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		c := parseCommand(in)
+		trimmed := strings.TrimSpace(in)
+		switch c.kind {
+		case cmdNone:
+			if trimmed != "" {
+				t.Fatalf("%q is not blank", in)
+			}
+		case cmdPrompt, cmdSkill:
+			if c.text != trimmed {
+				t.Fatalf("text %q, want %q", c.text, trimmed)
+			}
+		case cmdExit, cmdCompact:
+			if trimmed != "/exit" && trimmed != "/compact" {
+				t.Fatalf("%q parsed as %v", in, c.kind)
+			}
+		case cmdInvalid:
+			if c.text == "" || strings.ContainsAny(c.text, "\n\x1b") {
+				t.Fatalf("bad message %q", c.text)
+			}
+		}
+	})
+}
