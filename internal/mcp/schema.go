@@ -19,10 +19,16 @@ const (
 	MaxInputSchemaDepth = 20
 )
 
-// Annotation keywords change nothing about which arguments are valid, and
-// real servers put them everywhere (descriptions help the model most), so
-// they are accepted next to the shared validation subset.
-var annotationKeywords = []string{"title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly", "format"}
+// isAnnotation reports annotation keywords: they change nothing about which
+// arguments are valid, and real servers put them everywhere (descriptions
+// help the model most), so they are accepted next to the shared subset.
+func isAnnotation(k string) bool {
+	switch k {
+	case "title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly", "format":
+		return true
+	}
+	return false
+}
 
 // validateInputSchema checks a tool's input schema and returns it as compact
 // JSON: an object with "type":"object", at most MaxInputSchemaBytes and
@@ -97,7 +103,7 @@ func checkSchema(v any, at string, root bool) error {
 		switch {
 		case err != nil:
 			return err
-		case known, slices.Contains(annotationKeywords, k):
+		case known, isAnnotation(k):
 		case k == "$schema" && root:
 		default:
 			return schemaErr(at, fmt.Sprintf("unsupported keyword %q", k))
@@ -106,7 +112,13 @@ func checkSchema(v any, at string, root bool) error {
 	return nil
 }
 
-var jsonTypes = []string{"object", "array", "string", "number", "integer", "boolean", "null"}
+func isJSONType(s string) bool {
+	switch s {
+	case "object", "array", "string", "number", "integer", "boolean", "null":
+		return true
+	}
+	return false
+}
 
 // checkKeyword checks one keyword of the shared subset of mcp.md; known is
 // false for any other keyword.
@@ -139,7 +151,7 @@ func checkKeyword(k string, v any, at string) (known bool, err error) {
 func checkType(v any, at string) error {
 	switch v := v.(type) {
 	case string:
-		if slices.Contains(jsonTypes, v) {
+		if isJSONType(v) {
 			return nil
 		}
 	case []any:
@@ -149,7 +161,7 @@ func checkType(v any, at string) error {
 		seen := make(map[string]bool, len(v))
 		for _, e := range v {
 			s, ok := e.(string)
-			if !ok || !slices.Contains(jsonTypes, s) || seen[s] {
+			if !ok || !isJSONType(s) || seen[s] {
 				return schemaErr(at, "must be a JSON type name or a list of distinct ones")
 			}
 			seen[s] = true

@@ -89,7 +89,7 @@ func (t *Tool) Run(ctx context.Context, args jsontext.Value) tools.Result {
 		return t.failed(ctx, timeoutCtx, err, obs)
 	}
 	if ctx.Err() != nil {
-		return cancelled
+		return cancelledResult()
 	}
 	if res.IsError {
 		return tools.Result{Content: toolErrorPrefix + formatResult(res), IsError: true}
@@ -97,14 +97,18 @@ func (t *Tool) Run(ctx context.Context, args jsontext.Value) tools.Result {
 	return tools.Result{Content: formatResult(res)}
 }
 
-var cancelled = tools.Result{Content: "MCP tool call cancelled", IsError: true}
+// cancelledResult is what an aborted call returns; the agent replaces it
+// with its synthetic interrupted result anyway.
+func cancelledResult() tools.Result {
+	return tools.Result{Content: "MCP tool call cancelled", IsError: true}
+}
 
 func (t *Tool) failed(ctx, timeoutCtx context.Context, err error, obs *observation) tools.Result {
 	s := t.client.server
 	_, tooLarge := obs.snapshot()
 	switch {
 	case ctx.Err() != nil:
-		return cancelled
+		return cancelledResult()
 	case !tooLarge && errors.Is(timeoutCtx.Err(), context.DeadlineExceeded):
 		return tools.Result{Content: fmt.Sprintf("MCP tool call timed out after %s", s.CallTimeout), IsError: true}
 	case errors.Is(err, errClosed):

@@ -42,17 +42,6 @@ func System(opts Options) string {
 	return b.String()
 }
 
-// builtinHints are short usage notes for the built-in tools; a note is given
-// only when its tool is offered, so the model is never told about a tool it
-// cannot call.
-var builtinHints = []struct{ tool, hint string }{
-	{"read", "Use read to look at files instead of cat or sed; page large files with offset and limit."},
-	{"edit", "Use edit for precise changes to existing files; read the file first so oldText matches exactly."},
-	{"write", "Use write only for new files or complete rewrites."},
-	{"bash", "Use bash for commands: searching (rg, grep, find), building, testing, git."},
-	{"bg", "Use bg for long-running processes such as servers or watchers; stop what you started when done."},
-}
-
 func writeBase(b *strings.Builder, opts Options) {
 	b.WriteString("You are tiny-go, a coding agent running in the user's terminal. ")
 	b.WriteString("You help with software tasks by reading and changing files and running commands through the tools offered to you.\n\n")
@@ -69,6 +58,15 @@ func writeBase(b *strings.Builder, opts Options) {
 	}
 
 	b.WriteString("\nGuidelines:\n")
+	// Usage notes for the built-in tools are given only for offered ones,
+	// so the model is never told about a tool it cannot call.
+	builtinHints := []struct{ tool, hint string }{
+		{"read", "Use read to look at files instead of cat or sed; page large files with offset and limit."},
+		{"edit", "Use edit for precise changes to existing files; read the file first so oldText matches exactly."},
+		{"write", "Use write only for new files or complete rewrites."},
+		{"bash", "Use bash for commands: searching (rg, grep, find), building, testing, git."},
+		{"bg", "Use bg for long-running processes such as servers or watchers; stop what you started when done."},
+	}
 	offered := make(map[string]bool, len(opts.Tools))
 	for _, t := range opts.Tools {
 		offered[t] = true
