@@ -1,0 +1,159 @@
+// Package cli is the tiny-go command line. Main is the whole program: it
+// parses the arguments, runs the command and returns the exit code, so
+// tests run it in-process or through testscript exactly as the binary does.
+//
+// Exit codes (cli.md): 0 success; 1 the operation failed, was aborted, or
+// found a corrupt session; 2 usage error (unknown flag or command, wrong
+// number of arguments, a path or input file that cannot be used). Errors
+// are one line on stderr, never a stack trace.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailed  = 1
+	exitUsage   = 2
+	programName = "tiny-go"
+)
+
+// version is reported by --version.
+const version = "0.1.0-dev"
+
+// Main runs tiny-go with args (without the program name) and returns the
+// exit code. env looks up environment variables (os.Getenv in the binary).
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) string) int {
+	return mainWithHooks(args, stdin, stdout, stderr, env, nil)
+}
+
+// mainWithHooks is Main with test seams for the run command.
+func mainWithHooks(args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) string, hooks *testHooks) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: env, hooks: hooks}
+	root := newRootCommand(a)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	return a.exitCode(root.Execute())
+}
+
+// app is what every command shares: the standard streams, the environment
+// and the global flags.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+
+	cwd string // --cwd
+
+	// hooks are test seams of the run command (nil in production).
+	hooks *testHooks
+}
+
+// workDir is --cwd made absolute, or the process's working directory.
+func (a *app) workDir() (string, error) {
+	if a.cwd == "" {
+		return os.Getwd()
+	}
+	abs, err := filepath.Abs(a.cwd)
+	if err != nil {
+		return "", usageErrorf("--cwd %s: %v", a.cwd, err)
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return "", usageErrorf("--cwd %s is not a directory", a.cwd)
+	}
+	return abs, nil
+}
+
+func newRootCommand(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   programName + " [flags] [prompt...]",
+		Short: "A durable coding agent",
+		Long: programName + ` is a coding agent whose session file makes every crash resumable.
+Without a prompt it is interactive; with one it runs it and exits.`,
+		Version:       version,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		// A command that is not a subcommand is the start of a prompt.
+		Args: cobra.ArbitraryArgs,
+	}
+	root.PersistentFlags().StringVar(&a.cwd, "cwd", "", "working directory (default: the current directory)")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newSessionCommand(a))
+	configureRun(a, root)
+	return root
+}
+
+// usageError is a mistake in how tiny-go was invoked: exit code 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usageErrorf(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// exitError ends the program with code after the command has already
+// reported what happened (e.g. printed a corrupt state).
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func (a *app) exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	fmt.Fprintf(a.stderr, "%s: %v\n", programName, oneLine(err.Error()))
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		return exitUsage
+	}
+	return exitFailed
+}
+
+// isCobraUsage recognizes the argument errors cobra makes itself.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, prefix := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires ", "invalid argument"} {
+		if len(msg) >= len(prefix) && msg[:len(prefix)] == prefix {
+			return true
+		}
+	}
+	return false
+}
+
+// oneLine keeps an error message on one line.
+func oneLine(s string) string {
+	out := []rune(s)
+	for i, r := range out {
+		if r == '\n' || r == '\r' {
+			out[i] = ' '
+		}
+	}
+	return string(out)
+}
+
+// exactArgs is cobra.ExactArgs with a usage error that names what is
+// missing.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageErrorf("%s needs %s (see '%s --help')", cmd.CommandPath(), what, cmd.CommandPath())
+		}
+		return nil
+	}
+}

@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tiny-agent/tiny-go/internal/session"
+)
+
+// newSessionCommand is `tiny-go session`: inspection of session files.
+// Every subcommand here is read-only; none takes the session lock.
+func newSessionCommand(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "session <command>",
+		Short: "Inspect session files",
+		Long: `Inspect the durable session files of a working directory
+(<cwd>/.tiny-agent/sessions). These commands only read: they never repair a
+torn tail or take the session lock.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErrorf("unknown command %q for %q (see '%s --help')", args[0], cmd.CommandPath(), cmd.CommandPath())
+			}
+			cmd.SetOut(a.stderr)
+			cmd.Help()
+			return exitError{exitUsage}
+		},
+	}
+	cmd.AddCommand(
+		newSessionListCommand(a),
+		newSessionShowCommand(a),
+		newSessionStateCommand(a),
+		newSessionPlanCommand(a),
+		newSessionVerifyCommand(a),
+		newSessionAbortCommand(a),
+	)
+	return cmd
+}
+
+// readSessionFile reads an explicit session file. A path that cannot be
+// read is a usage error.
+func readSessionFile(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usageError{pathError(path, err)}
+	}
+	return data, nil
+}
+
+// readSession reads the session that arg names, read-only: an existing
+// path is a file; otherwise a session id is looked up in the sessions
+// directory of the working directory.
+func (a *app) readSession(arg string) (path string, data []byte, err error) {
+	if _, statErr := os.Stat(arg); statErr != nil && session.ValidID(arg) {
+		cwd, err := a.workDir()
+		if err != nil {
+			return "", nil, err
+		}
+		path, data, err := session.ReadByID(cwd, arg)
+		if err != nil {
+			return "", nil, usageError{err}
+		}
+		return path, data, nil
+	}
+	data, err = readSessionFile(arg)
+	return arg, data, err
+}
+
+// pathError phrases a file error without Go's "open x: " prefix doubling.
+func pathError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("cannot read %s: %w", path, err)
+}

@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/go-json-experiment/json"
+	"github.com/spf13/cobra"
+
+	"github.com/tiny-agent/tiny-go/internal/recovery"
+	"github.com/tiny-agent/tiny-go/internal/session"
+)
+
+func newSessionPlanCommand(a *app) *cobra.Command {
+	var currentPath string
+	cmd := &cobra.Command{
+		Use:   "plan <file> --current <current.json>",
+		Short: "Print the recovery plan of a session file as JSON",
+		Long: `Print the next recovery step for a session file, given the configuration the
+process would resume with (a JSON object in the shape of
+current-configuration.schema.json), as one JSON object in the shape of
+recovery-plan.schema.json.
+
+Exit status 0 when a plan was printed (a "blocked" plan included), 1 when the
+session is corrupt, 2 when the file or the configuration cannot be used.`,
+		Args: exactArgs(1, "a session file"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if currentPath == "" {
+				return usageErrorf("%s needs --current <current.json>", cmd.CommandPath())
+			}
+			data, err := readSessionFile(args[0])
+			if err != nil {
+				return err
+			}
+			raw, err := os.ReadFile(currentPath)
+			if err != nil {
+				return usageError{pathError(currentPath, err)}
+			}
+			current, err := recovery.DecodeCurrent(raw)
+			if err != nil {
+				return usageErrorf("%s: %v", currentPath, err)
+			}
+			st, c := session.Reduce(data)
+			if c != nil {
+				return fmt.Errorf("%s", corruptLine(args[0], c))
+			}
+			out, err := json.Marshal(recovery.Plan(st, current))
+			if err != nil {
+				return fmt.Errorf("print plan: %w", err)
+			}
+			fmt.Fprintf(a.stdout, "%s\n", out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&currentPath, "current", "", "the current configuration (JSON file)")
+	return cmd
+}
+
+// corruptLine names a corruption of the file at path in one line.
+func corruptLine(path string, c *session.Corruption) string {
+	return path + " is corrupt: " + describeCorruption(c)
+}
+
+// describeCorruption is "CODE at line N (seq S): detail".
+func describeCorruption(c *session.Corruption) string {
+	s := fmt.Sprintf("%s at line %d", c.Code, c.Line)
+	if c.Seq > 0 {
+		s += fmt.Sprintf(" (seq %d)", c.Seq)
+	}
+	if c.Detail != "" {
+		s += ": " + c.Detail
+	}
+	return s
+}

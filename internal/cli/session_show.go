@@ -1,0 +1,159 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tiny-agent/tiny-go/internal/session"
+)
+
+func newSessionShowCommand(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show <id|file>",
+		Short: "Print a readable timeline of a session",
+		Long: `Print a session as a timeline: prompts, answers, model requests, tool calls
+with their outcomes, aborts, compactions with their partition, and the usage
+totals. Every fact is prefixed with its seq and UTC time.
+
+The session is a file path, or a session id of the working directory.
+Exit status 0 when valid, 1 when corrupt (the valid prefix is shown).`,
+		Args: exactArgs(1, "a session id or file"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path, data, err := a.readSession(args[0])
+			if err != nil {
+				return err
+			}
+			st, c := session.Reduce(data)
+			writeShow(a.stdout, path, data, st, c)
+			if c != nil {
+				return exitError{exitFailed}
+			}
+			return nil
+		},
+	}
+}
+
+// Widths of the text excerpts in the timeline.
+const (
+	excerptRunes = 200
+	argsRunes    = 120
+)
+
+func writeShow(w io.Writer, path string, data []byte, st *session.State, c *session.Corruption) {
+	stop := 0
+	if c != nil {
+		stop = c.Line
+	}
+	if st != nil {
+		h := st.Header
+		fmt.Fprintf(w, "session %s  %s %s  created %s\n", h.ID, h.Provider, h.Model, formatMillis(h.CreatedAt))
+	} else {
+		fmt.Fprintf(w, "session file %s\n", path)
+	}
+	for _, tx := range committedTransactions(data, stop) {
+		for _, f := range tx.facts {
+			prefix := fmt.Sprintf("#%-4d %s  ", f.Seq, time.UnixMilli(f.Timestamp).UTC().Format("15:04:05.000"))
+			for i, line := range describeFact(f) {
+				if i > 0 {
+					prefix = strings.Repeat(" ", len(prefix))
+				}
+				fmt.Fprintf(w, "%s%s\n", prefix, line)
+			}
+		}
+	}
+	if st != nil {
+		u := st.Usage
+		fmt.Fprintf(w, "usage: input %d, output %d, cacheRead %d, cacheWrite %d\n", u.Input, u.Output, u.CacheRead, u.CacheWrite)
+		fmt.Fprintf(w, "open operation: %s\n", describeOperation(st.Operation))
+		if int64(len(data)) > st.RepairedLength {
+			fmt.Fprintf(w, "torn tail: %d uncommitted bytes after byte %d\n", int64(len(data))-st.RepairedLength, st.RepairedLength)
+		}
+	}
+	if c != nil {
+		fmt.Fprintf(w, "corrupt: %s\n", describeCorruption(c))
+	}
+}
+
+// describeFact renders one fact as one or more lines.
+func describeFact(f session.Fact) []string {
+	switch {
+	case f.Entry != nil:
+		return describeEntry(f.ID, f.Entry)
+	case f.Record != nil:
+		return describeRecord(f.Record)
+	case f.Usage != nil:
+		u := f.Usage
+		owner := "model attempt " + u.AttemptID
+		if u.ToolStartedID != "" {
+			owner = "tool " + u.ToolStartedID
+		}
+		return []string{fmt.Sprintf("usage of %s: input %d, output %d, cacheRead %d, cacheWrite %d",
+			owner, u.Usage.Input, u.Usage.Output, u.Usage.CacheRead, u.Usage.CacheWrite)}
+	}
+	return []string{"(empty fact)"}
+}
+
+func describeEntry(id string, e session.Entry) []string {
+	switch e := e.(type) {
+	case *session.UserEntry:
+		return []string{"user: " + session.OneLine(e.Content, excerptRunes)}
+	case *session.AssistantEntry:
+		text := "(no text)"
+		if e.Content != nil && *e.Content != "" {
+			text = session.OneLine(*e.Content, excerptRunes)
+		}
+		lines := []string{fmt.Sprintf("assistant [%s]: %s", e.StopReason, text)}
+		for i, c := range e.ToolCalls {
+			lines = append(lines, fmt.Sprintf("  call %d %s %s %s", i, c.ID, c.Function.Name, session.OneLine(c.Function.Arguments, argsRunes)))
+		}
+		return lines
+	case *session.ToolResultEntry:
+		return []string{fmt.Sprintf("tool result %s %s: %s, %d chars: %s",
+			e.ToolName, e.ToolCallID, e.Result, len([]rune(e.Content)), session.OneLine(e.Content, excerptRunes))}
+	case *session.SyntheticEntry:
+		return []string{fmt.Sprintf("tool result %s %s: synthetic %s (not executed)", e.ToolName, e.ToolCallID, e.Reason)}
+	case *session.CompactionEntry:
+		return []string{fmt.Sprintf("compaction summary (%d chars), compacted through %s, retained tail of %d message(s): %s",
+			len([]rune(e.Summary)), e.CompactedThroughEntryID, len(e.RetainedTail), session.OneLine(e.Summary, excerptRunes))}
+	}
+	return []string{fmt.Sprintf("entry %s", id)}
+}
+
+func describeRecord(r session.Record) []string {
+	switch r := r.(type) {
+	case *session.RunStarted:
+		return []string{fmt.Sprintf("run %s started", r.OperationID)}
+	case *session.CompactionStarted:
+		return []string{
+			fmt.Sprintf("compaction %s started through %s", r.OperationID, r.InputThroughEntryID),
+			fmt.Sprintf("  compacted (%d): %s", len(r.CompactedEntryIDs), strings.Join(r.CompactedEntryIDs, " ")),
+			fmt.Sprintf("  retained (%d): %s", len(r.RetainedEntryIDs), dash(strings.Join(r.RetainedEntryIDs, " "))),
+		}
+	case *session.StepAttempt:
+		return []string{fmt.Sprintf("model request: %s step %s attempt %d (%s)", r.StepKind, r.StepID, r.Attempt, r.ConfigurationSnapshot.Model)}
+	case *session.StepFailed:
+		return []string{fmt.Sprintf("model request failed: %s: %s", r.Error.Code, session.OneLine(r.Error.Message, excerptRunes))}
+	case *session.ToolStarted:
+		return []string{fmt.Sprintf("tool started %s %s (replay %s): %s", r.ToolName, r.ToolCallID, r.Replay, session.OneLine(string(r.Arguments), argsRunes))}
+	case *session.AbortRequested:
+		s := fmt.Sprintf("abort requested (%s phase", r.Phase)
+		if r.ToolCallID != "" {
+			s += ", call " + r.ToolCallID
+		}
+		return []string{s + ")"}
+	case *session.OperationFinished:
+		s := fmt.Sprintf("%s %s finished: %s", r.OperationKind, r.OperationID, r.Outcome)
+		if r.Completion != "" {
+			s += " (" + string(r.Completion) + ")"
+		}
+		if r.Error != nil {
+			s += fmt.Sprintf(": %s: %s", r.Error.Code, session.OneLine(r.Error.Message, excerptRunes))
+		}
+		return []string{s}
+	}
+	return []string{fmt.Sprintf("record of operation %s", r.Operation())}
+}

@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tiny-agent/tiny-go/internal/session"
+)
+
+func newSessionStateCommand(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "state <file>",
+		Short: "Print the reduced state of a session file as JSON",
+		Long: `Print the reduced state of a session file as one JSON object in the shape of
+expected-state.schema.json: {"ok":true,"state":{...}} or
+{"ok":false,"error":{"code":...,"line":...}}.
+
+Exit status 0 when the session is valid, 1 when it is corrupt. The file is
+only read: a torn tail is reported through repairedLength, never cut.`,
+		Args: exactArgs(1, "a session file"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			data, err := readSessionFile(args[0])
+			if err != nil {
+				return err
+			}
+			st, c := session.Reduce(data)
+			out, err := session.MarshalResult(st, c)
+			if err != nil {
+				return fmt.Errorf("print state of %s: %w", args[0], err)
+			}
+			fmt.Fprintf(a.stdout, "%s\n", out)
+			if c != nil {
+				return exitError{exitFailed}
+			}
+			return nil
+		},
+	}
+}

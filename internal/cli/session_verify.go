@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tiny-agent/tiny-go/internal/session"
+)
+
+func newSessionVerifyCommand(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "verify <id|file>",
+		Short: "Check a session's integrity and summarize it",
+		Long: `Check that a session file is a valid session and summarize it: facts,
+operations and their outcomes, token usage, the open operation, and
+integrity (a torn tail is reported, not cut).
+
+The session is a file path, or a session id of the working directory.
+Exit status 0 when valid, 1 when corrupt.`,
+		Args: exactArgs(1, "a session id or file"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path, data, err := a.readSession(args[0])
+			if err != nil {
+				return err
+			}
+			st, c := session.Reduce(data)
+			writeVerify(a.stdout, path, data, st, c)
+			if c != nil {
+				return exitError{exitFailed}
+			}
+			return nil
+		},
+	}
+}
+
+func writeVerify(w io.Writer, path string, data []byte, st *session.State, c *session.Corruption) {
+	row := func(label, format string, args ...any) {
+		fmt.Fprintf(w, "%-11s %s\n", label+":", fmt.Sprintf(format, args...))
+	}
+	row("file", "%s (%d bytes)", path, len(data))
+	stop := 0
+	if c != nil {
+		stop = c.Line
+	}
+	txs := committedTransactions(data, stop)
+	if st != nil {
+		h := st.Header
+		row("session", "%s", h.ID)
+		row("model", "%s %s", h.Provider, h.Model)
+		row("created", "%s", formatMillis(h.CreatedAt))
+		row("cwd", "%s", h.Cwd)
+	}
+	n := countOperations(txs)
+	row("facts", "%d in %d transactions", n.facts, len(txs))
+	open := 0
+	if st != nil && st.Operation != nil {
+		open = 1
+	}
+	row("operations", "%d (%d run, %d compaction): %d completed, %d aborted, %d failed, %d open",
+		n.runs+n.compactions, n.runs, n.compactions, n.completed, n.aborted, n.failed, open)
+	if st != nil {
+		u := st.Usage
+		row("usage", "input %d, output %d, cacheRead %d, cacheWrite %d", u.Input, u.Output, u.CacheRead, u.CacheWrite)
+		row("open", "%s", describeOperation(st.Operation))
+	}
+	switch {
+	case c != nil:
+		row("integrity", "corrupt: %s", describeCorruption(c))
+	case int64(len(data)) > st.RepairedLength:
+		row("integrity", "ok; torn tail of %d bytes after byte %d (uncommitted; cut when the session is next opened for writing)",
+			int64(len(data))-st.RepairedLength, st.RepairedLength)
+	default:
+		row("integrity", "ok")
+	}
+}
+
+// describeOperation says in one line how the open operation stands.
+func describeOperation(op *session.Operation) string {
+	if op == nil {
+		return "none (idle)"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", op.Kind, op.OperationID)
+	if s := op.Step; s != nil {
+		fmt.Fprintf(&b, "; %s step %s attempt %d %s", s.StepKind, s.StepID, s.Attempt, s.Status)
+	} else {
+		b.WriteString("; no model request yet")
+	}
+	pending := 0
+	for _, t := range op.ToolCalls {
+		if t.Status == session.ToolPending {
+			pending++
+		}
+	}
+	if pending > 0 {
+		fmt.Fprintf(&b, "; %d tool(s) started without result", pending)
+	}
+	if a := op.Assistant; a != nil {
+		unanswered := 0
+		for _, c := range a.Calls {
+			if !c.Answered {
+				unanswered++
+			}
+		}
+		if unanswered > 0 {
+			fmt.Fprintf(&b, "; %d of %d call(s) unanswered", unanswered, len(a.Calls))
+		}
+	}
+	if op.AbortRequested {
+		b.WriteString("; abort requested")
+	}
+	return b.String()
+}
+
+// formatMillis renders a Unix millisecond time in UTC.
+func formatMillis(ms int64) string {
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
+}
