@@ -133,7 +133,10 @@ func decodeHeader(rd *reader, line []byte) (Header, error) {
 			kind, err = rd.sym("kind")
 		case "version":
 			bit = hVersion
-			version, err = rd.safeInt("version")
+			var v int64
+			if v, err = rd.safeInt("version"); err == nil {
+				version = v
+			}
 		case "id":
 			bit = hID
 			h.ID, err = rd.uuid("id")
