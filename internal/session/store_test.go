@@ -353,3 +353,21 @@ func TestStateSnapshotIsStable(t *testing.T) {
 		t.Errorf("header changed")
 	}
 }
+
+// FuzzParseFileName checks that parseFileName accepts exactly the names
+// FileName makes, and that what it accepts round-trips.
+func FuzzParseFileName(f *testing.F) {
+	f.Add("2026-12-02T12-51-32-123Z_018f0000-0000-7000-8000-000000000001.jsonl")
+	f.Add("2026-13-45T99-99-99-999Z_018f0000-0000-7000-8000-000000000001.jsonl")
+	f.Add("x.jsonl")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, name string) {
+		stamp, id, ok := parseFileName(name)
+		if !ok {
+			return
+		}
+		if again := FileName(stamp, id); again != name {
+			t.Fatalf("parseFileName(%q) = %v, %s; FileName gives %q", name, stamp, id, again)
+		}
+	})
+}
