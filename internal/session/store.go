@@ -35,9 +35,12 @@ type Store struct {
 	dir  *os.File // the directory holding file, for fsync
 	sink sink     // file, or a test wrapper around it
 
-	queue fifo // serializes Commit and Close, first come first served
+	// queue serializes Commit and Close, first come first served. Only
+	// its holder changes the fields below; reducer and size change
+	// under mu, which State takes to read them.
+	queue fifo
 
-	mu      sync.RWMutex // guards the fields below
+	mu      sync.RWMutex
 	reducer *Reducer
 	size    int64 // committed length: every byte is a complete line
 	nextSeq int64
