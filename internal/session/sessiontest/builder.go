@@ -24,6 +24,7 @@ type Builder struct {
 	Snapshot session.ConfigurationSnapshot
 
 	buf      []byte
+	lines    int
 	seq      int64
 	ids      uint64
 	now      int64
@@ -46,6 +47,7 @@ func NewBuilder() *Builder {
 	}
 	b.Snapshot = DefaultSnapshot("test/model")
 	b.buf = session.EncodeHeader(b.Header)
+	b.lines = 1
 	return b
 }
 
@@ -78,11 +80,18 @@ func (b *Builder) ID() string {
 // Bytes returns the file so far.
 func (b *Builder) Bytes() []byte { return b.buf }
 
+// Lines is the number of lines so far, the header included.
+func (b *Builder) Lines() int { return b.lines }
+
 // Facts is the number of facts committed.
 func (b *Builder) Facts() int64 { return b.seq }
 
 // Boundary is the id of the last message entry.
 func (b *Builder) Boundary() string { return b.boundary }
+
+// Sources returns the source entries of the active context (what a
+// compaction would partition), in order.
+func (b *Builder) Sources() []session.RetainedMessage { return slices.Clone(b.sources) }
 
 // Commit assigns seq, timestamp and (when empty) an id to each fact,
 // appends the transaction line and returns the facts as committed.
@@ -103,6 +112,7 @@ func (b *Builder) Commit(facts ...session.Fact) []session.Fact {
 		panic(err)
 	}
 	b.buf = append(b.buf, line...)
+	b.lines++
 	return tx
 }
 
@@ -156,17 +166,22 @@ func (b *Builder) Attempt(op string, kind session.StepKind, step string) (string
 		step, attempt = b.ID(), 1
 	}
 	att := b.ID()
-	b.Commit(Record(&session.StepAttempt{
+	b.Commit(b.StepAttempt(op, kind, step, att, attempt, b.boundary))
+	return step, att
+}
+
+// StepAttempt builds a stepAttempt fact with the builder's snapshot.
+func (b *Builder) StepAttempt(op string, kind session.StepKind, step, attempt string, n int, boundary string) session.Fact {
+	return Record(&session.StepAttempt{
 		OperationID:           op,
 		StepID:                step,
-		AttemptID:             att,
+		AttemptID:             attempt,
 		StepKind:              kind,
-		Attempt:               attempt,
-		ContextThroughEntryID: b.boundary,
+		Attempt:               n,
+		ContextThroughEntryID: boundary,
 		ConfigurationSnapshot: b.Snapshot,
 		ConfigurationDigest:   session.ConfigurationDigest(b.Snapshot),
-	}))
-	return step, att
+	})
 }
 
 // Reply builds the assistant entry fact of an attempt.
