@@ -68,3 +68,10 @@ func runFixtures(t *testing.T, dir string, m manifest) {
 		})
 	}
 }
+
+// TestScenarios checks this package's own fixtures (testdata/scenarios,
+// written by TestScenarioFiles) exactly like the shared ones.
+func TestScenarios(t *testing.T) {
+	dir := filepath.Join("testdata", "scenarios")
+	runFixtures(t, dir, loadManifest(t, dir))
+}
