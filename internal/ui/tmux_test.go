@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -22,15 +23,45 @@ func TestTmux(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed")
 	}
-	bin := filepath.Join(t.TempDir(), "fakeagent")
-	build := exec.Command("go", "build", "-o", bin, "./uitest/fakeagent")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build fakeagent: %v\n%s", err, out)
-	}
+	bin := fakeagent(t)
 	for _, term := range []string{"screen", "tmux-256color"} {
 		t.Run(term, func(t *testing.T) { tmuxSession(t, bin, term) })
 	}
 }
+
+// binDir holds the test program built by fakeagent; TestMain removes it.
+var binDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// fakeagent builds the test program once per test binary run.
+func fakeagent(t *testing.T) string {
+	t.Helper()
+	bin, err := buildFakeagent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+var buildFakeagent = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "tinygo-ui-")
+	if err != nil {
+		return "", err
+	}
+	binDir = dir
+	bin := filepath.Join(dir, "fakeagent")
+	if out, err := exec.Command("go", "build", "-o", bin, "./uitest/fakeagent").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build fakeagent: %v\n%s", err, out)
+	}
+	return bin, nil
+})
 
 type pane struct {
 	t      *testing.T
@@ -112,6 +143,16 @@ func tmuxSession(t *testing.T, bin, term string) {
 	p.keys("C-u")
 	p.waitFor("an empty input", func(string) bool { return strings.TrimSpace(p.cursorLine()) == ">" })
 
+	// A bracketed paste keeps its newlines and does not send the input.
+	p.tmux("set-buffer", "-b", "clip", "pasted one\npasted two")
+	p.tmux("paste-buffer", "-p", "-b", "clip", "-t", "s")
+	p.waitFor("the pasted second line at the cursor", func(string) bool { return strings.TrimSpace(p.cursorLine()) == "pasted two" })
+	if screen := p.capture(); !strings.Contains(screen, "> pasted one\n") || strings.Contains(screen, "You said: pasted") {
+		t.Fatalf("paste:\n%s", screen)
+	}
+	p.keys("Enter")
+	p.waitText("You said: pasted one pasted two")
+
 	p.text("run the tool")
 	p.keys("Enter")
 	p.waitText("◆ bash sleep 30 && ls -la")
@@ -138,5 +179,31 @@ func tmuxSession(t *testing.T, bin, term string) {
 	}
 	if strings.Contains(screen, "Exiting once") {
 		t.Errorf("the live area was left behind:\n%s", screen)
+	}
+}
+
+// A panic inside the program still restores the terminal and prints the
+// resume hint.
+func TestTmuxPanicRestoresTheTerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	bin := fakeagent(t)
+	p := &pane{t: t, socket: fmt.Sprintf("tinygo-ui-%d-panic", os.Getpid())}
+	script := fmt.Sprintf(`%s -session test-456 2>/dev/null; echo EXIT=$?; stty -a | tr ' ;' '\n\n' | grep -x -e icanon -e echo | tr '\n' ' '; echo STTY; sleep 60`, bin)
+	p.tmux("new-session", "-d", "-x", "100", "-y", "30", "-s", "s", "sh", "-c", script)
+	t.Cleanup(func() { exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+
+	p.waitText("/compact  /skill:name  /exit")
+	p.text("panic now")
+	p.keys("Enter")
+	screen := p.waitText("STTY")
+	for _, want := range []string{"Resume: tiny-go --session test-456", "EXIT=1", "icanon echo STTY"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("after the panic the screen lacks %q:\n%s", want, screen)
+		}
 	}
 }

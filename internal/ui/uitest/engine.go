@@ -20,6 +20,8 @@ import (
 //     then the answer;
 //   - containing "fail": the model request fails;
 //   - containing "long": a long answer (LongWords words);
+//   - exactly "panic now": Run panics (to test that the terminal is
+//     restored);
 //   - anything else: a short markdown answer quoting the prompt.
 //
 // Text is streamed one word every Delay.
@@ -109,6 +111,9 @@ func (e *Engine) Abort(context.Context) (bool, error) {
 
 // Run plays the script chosen by prompt.
 func (e *Engine) Run(ctx context.Context, prompt string) (agent.Result, error) {
+	if prompt == "panic now" {
+		panic("uitest: the fake engine panicked as asked")
+	}
 	opCtx, opID, err := e.begin(ctx, session.OperationRun)
 	if err != nil {
 		return agent.Result{}, err
