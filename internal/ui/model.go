@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -10,9 +9,7 @@ import (
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
-	"github.com/charmbracelet/x/ansi"
 
-	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
@@ -24,30 +21,6 @@ const (
 	opNone opKind = iota
 	opRun
 	opCompact
-)
-
-// Results of the engine calls, delivered by their commands.
-type (
-	runDoneMsg struct {
-		result agent.Result
-		err    error
-	}
-	compactDoneMsg struct {
-		result agent.Result
-		stats  agent.CompactStats
-		err    error
-	}
-	abortDoneMsg struct {
-		seq int // opSeq when the abort was issued
-		ok  bool
-		err error
-	}
-	// printedMsg follows the output handed to the terminal, so the next
-	// output cannot overtake it.
-	printedMsg struct{}
-	tickMsg    struct{ gen int }
-	// interruptMsg is SIGINT, SIGTERM or SIGHUP: the Ctrl+C path.
-	interruptMsg struct{}
 )
 
 // tickEvery is the spinner's frame interval.
@@ -223,8 +196,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		m.runDone(msg)
 		return nil
 	case compactDoneMsg:
-		m.print(m.styleOutcome(compactOutcomeLine(msg.result, msg.stats, msg.err, m.banner.SessionID)))
-		m.endOp()
+		m.compactDone(msg)
 		return nil
 	case abortDoneMsg:
 		return m.abortDone(msg)
@@ -318,203 +290,4 @@ func (m *model) submit() tea.Cmd {
 		return nil
 	}
 	return m.startRun(c.text)
-}
-
-func (m *model) startRun(prompt string) tea.Cmd {
-	m.beginOp(opRun, "Thinking")
-	eng, ctx, calls := m.eng, m.ctx, m.calls
-	calls.Add(1)
-	return tea.Batch(m.tick(), func() tea.Msg {
-		defer calls.Done()
-		res, err := eng.Run(ctx, prompt)
-		return runDoneMsg{result: res, err: err}
-	})
-}
-
-func (m *model) startCompact() tea.Cmd {
-	m.beginOp(opCompact, "Compacting")
-	eng, ctx, calls := m.eng, m.ctx, m.calls
-	calls.Add(1)
-	return tea.Batch(m.tick(), func() tea.Msg {
-		defer calls.Done()
-		res, st, err := eng.Compact(ctx)
-		return compactDoneMsg{result: res, stats: st, err: err}
-	})
-}
-
-func (m *model) beginOp(k opKind, phase string) {
-	m.op, m.opSeq, m.aborting, m.abortInFlight = k, 0, false, false
-	m.stream.Reset()
-	m.lastStepText, m.usage = "", session.Usage{}
-	m.tickGen++
-	m.setPhase(phase)
-}
-
-func (m *model) endOp() {
-	m.op = opNone
-	m.aborting, m.abortInFlight = false, false
-	m.stream.Reset()
-	m.phase = ""
-	if !m.quitting {
-		m.notice = ""
-	}
-}
-
-func (m *model) setPhase(p string) {
-	m.phase, m.phaseStart = p, m.now()
-}
-
-func (m *model) tick() tea.Cmd {
-	gen := m.tickGen
-	return tea.Tick(tickEvery, func(time.Time) tea.Msg { return tickMsg{gen: gen} })
-}
-
-// opStarted notes an agent operation; an abort the user asked for before
-// it existed (or for an earlier one, such as an automatic compaction)
-// applies to it too.
-func (m *model) opStarted(msg opStartedMsg) tea.Cmd {
-	if m.op == opNone {
-		return nil
-	}
-	m.opSeq++
-	if msg.kind == session.OperationCompaction && m.op == opRun {
-		m.setPhase("Compacting")
-	}
-	if m.aborting && !m.abortInFlight {
-		return m.abortCmd()
-	}
-	return nil
-}
-
-// abort asks the engine to abort op, once; the call runs off the UI
-// goroutine.
-func (m *model) abort() tea.Cmd {
-	if m.aborting {
-		return nil
-	}
-	m.aborting = true
-	m.setPhase("Aborting")
-	return m.abortCmd()
-}
-
-func (m *model) abortCmd() tea.Cmd {
-	m.abortInFlight = true
-	eng, ctx, calls, seq := m.eng, context.WithoutCancel(m.ctx), m.calls, m.opSeq
-	calls.Add(1)
-	return func() tea.Msg {
-		defer calls.Done()
-		ok, err := eng.Abort(ctx)
-		return abortDoneMsg{seq: seq, ok: ok, err: err}
-	}
-}
-
-func (m *model) abortDone(msg abortDoneMsg) tea.Cmd {
-	m.abortInFlight = false
-	if m.op == opNone {
-		return nil
-	}
-	if msg.err != nil {
-		m.print(errStyle.Render("Abort failed: " + sanitizeLine(msg.err.Error())))
-		m.aborting = false
-		return nil
-	}
-	if !msg.ok && msg.seq != m.opSeq && m.aborting {
-		// An operation started while the abort was on its way.
-		return m.abortCmd()
-	}
-	return nil
-}
-
-// interrupt is Ctrl+C (or a signal): abort what is active, then exit when
-// it has ended; a second one while waiting cancels the engine's context.
-func (m *model) interrupt() tea.Cmd {
-	if m.op == opNone {
-		return m.exit()
-	}
-	if m.quitting && !m.forced {
-		m.forced = true
-		m.notice = "Stopping now."
-		m.force()
-		return nil
-	}
-	m.quitting = true
-	m.notice = "Exiting once the operation has stopped (Ctrl+C again to force)."
-	return m.abort()
-}
-
-func (m *model) exit() tea.Cmd {
-	m.quitting = true
-	return nil
-}
-
-func (m *model) modelDone(msg modelDoneMsg) {
-	text := m.stream.String()
-	m.stream.Reset()
-	m.setPhase("Working")
-	switch {
-	case msg.outcome.Outcome == "succeeded":
-		m.lastStepText = text
-		if strings.TrimSpace(text) != "" {
-			m.print(m.md.render(text, m.width))
-		}
-	case strings.TrimSpace(text) != "":
-		// What arrived before the attempt failed or was cancelled.
-		m.print(faint.Render(strings.TrimRight(text, "\n")))
-	}
-}
-
-func (m *model) runDone(msg runDoneMsg) {
-	switch {
-	case msg.err != nil && m.forced && errors.Is(msg.err, context.Canceled):
-		m.print(errStyle.Render("Stopped."))
-	case msg.err != nil:
-		m.print(errStyle.Render(errorLine(msg.err)))
-	default:
-		res := msg.result
-		if res.Answer != "" && strings.TrimSpace(m.lastStepText) == "" {
-			m.print(m.md.render(res.Answer, m.width)) // nothing was streamed
-		}
-		if !zeroUsage(m.usage) {
-			m.print(faint.Render(usageLine(m.usage)))
-		}
-		if line := runOutcomeLine(res, m.banner.SessionID); line != "" {
-			m.print(m.styleOutcome(line))
-		}
-	}
-	m.endOp()
-}
-
-func (m *model) styleOutcome(line string) string {
-	if strings.HasPrefix(line, "Compacted ") || line == "Nothing to compact." {
-		return line
-	}
-	return errStyle.Render(line)
-}
-
-// print queues text for the scrollback above the live area, wrapped to
-// the terminal's width (the terminal would cut words apart).
-func (m *model) print(text string) {
-	m.outbox = append(m.outbox, ansi.Wrap(text, m.width, ""))
-}
-
-// flush hands the queued output to the terminal, one batch at a time so
-// it keeps its order, and quits once everything is out and nothing runs.
-func (m *model) flush() tea.Cmd {
-	if m.printing {
-		return nil
-	}
-	if len(m.outbox) > 0 {
-		text := strings.Join(m.outbox, "\n")
-		m.outbox, m.printing = nil, true
-		return m.printCmd(text)
-	}
-	if m.quitting && m.op == opNone && !m.quit {
-		m.quit = true
-		return tea.Quit
-	}
-	return nil
-}
-
-func addUsage(a, b session.Usage) session.Usage {
-	return session.Usage{Input: a.Input + b.Input, Output: a.Output + b.Output, CacheRead: a.CacheRead + b.CacheRead, CacheWrite: a.CacheWrite + b.CacheWrite}
 }

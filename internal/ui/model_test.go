@@ -178,6 +178,10 @@ func TestSecondCtrlCStopsAnOperationThatDoesNotEnd(t *testing.T) {
 	if h.quit {
 		t.Fatal("quit while the operation was still running")
 	}
+	h.send(toolDoneMsg{info: agent.ToolInfo{Tool: "bash"}, outcome: agent.ToolOutcome{Outcome: "cancelled"}})
+	if v := stripANSI(h.m.View().Content); !strings.Contains(v, "Aborting…") {
+		t.Errorf("status line after the abort:\n%s", v)
+	}
 	h.press(keyCtrlC)
 	h.until("quit", func() bool { return h.quit })
 	if eng.isRunning() {
