@@ -400,3 +400,20 @@ func TestLiveAreaFitsTheWidth(t *testing.T) {
 		t.Errorf("live area is %d lines, taller than the terminal", n)
 	}
 }
+
+var _ Engine = (*agent.Agent)(nil)
+
+func TestPrintedReplyFitsTheWidth(t *testing.T) {
+	h, eng := startedRun(t)
+	h.send(tea.WindowSizeMsg{Width: 40, Height: 20})
+	h.until("the echo", func() bool { return len(h.m.outbox) == 0 && !h.m.printing })
+	before := len(h.printed)
+	reply := "# 見出し\n\n" + strings.Repeat("長い段落の文章 with words ", 20) + "\n\n```go\n" + strings.Repeat("x", 120) + "\n```\n"
+	eng.finish <- agent.Result{Outcome: session.OutcomeCompleted, Answer: reply}
+	h.until("the reply", h.printedLine("見出し"))
+	for _, line := range strings.Split(strings.Join(h.printed[before:], "\n"), "\n") {
+		if w := ansi.StringWidth(line); w > 40 {
+			t.Errorf("printed line is %d cells: %q", w, stripANSI(line))
+		}
+	}
+}
