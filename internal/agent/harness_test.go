@@ -238,11 +238,6 @@ func (r *recorder) add(s string) {
 	r.mu.Unlock()
 }
 
-func (r *recorder) list() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.events...)
-}
 
 func (r *recorder) ModelStarted(m ModelInfo) { r.add("model.started") }
 func (r *recorder) ModelCompleted(m ModelInfo, o ModelOutcome) {

@@ -1,0 +1,547 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+
+	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/lifecycle"
+	"github.com/tiny-agent/tiny-go/internal/mcp"
+	"github.com/tiny-agent/tiny-go/internal/prompt"
+	"github.com/tiny-agent/tiny-go/internal/provider"
+	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/tools"
+	"github.com/tiny-agent/tiny-go/internal/ui"
+)
+
+// Defaults of cli.md.
+const (
+	DefaultModel    = "openai/gpt-5.6-luna"
+	DefaultEndpoint = "https://openrouter.ai/api/v1"
+	providerName    = "openrouter"
+	// defaultCompactShare is the share of the context window past which a
+	// run compacts first.
+	defaultCompactShare = 0.85
+	// defaultContextWindow applies when the model is unknown and neither
+	// --context-window nor TINY_CONTEXT_WINDOW is set.
+	defaultContextWindow = 128000
+)
+
+// runFlags are the flags of the root command.
+type runFlags struct {
+	session       string
+	cont          bool
+	model         string
+	skills        []string
+	plugins       []string
+	mcp           []string
+	json          bool
+	fsync         bool
+	contextWindow int64
+	compactShare  float64
+}
+
+// stdio is the process's standard streams and environment.
+type stdio struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+}
+
+func (s stdio) lookupEnv(name string) (string, bool) {
+	v := s.getenv(name)
+	return v, v != ""
+}
+
+// testHooks let package tests wrap the session log (crash injection) and
+// observe the agent; nil in production.
+type testHooks struct {
+	wrapLog func(agent.Log) agent.Log
+}
+
+// runner is one tiny-go process running agent operations on a session.
+type runner struct {
+	io       stdio
+	flags    runFlags
+	cwd      string
+	model    string
+	endpoint string
+
+	sink      *lifecycle.Tracker
+	store     *session.Store
+	bg        *tools.Manager
+	mcp       mcp.Clients
+	agent     *agent.Agent
+	skills    []prompt.Skill
+	tools     []string
+	resumed   bool
+	hooks     *testHooks
+	toolNames []string // display names of the offered tools
+	// uiObserver shows progress in interactive mode; nil in one-shot mode.
+	uiObserver *ui.Observer
+}
+
+// configureRun makes the root command run prompts: its flags, and the
+// rule that a flag-like word is part of the prompt once it has started.
+func configureRun(a *app, root *cobra.Command) {
+	var f runFlags
+	fl := root.Flags()
+	fl.SetInterspersed(false)
+	fl.StringVar(&f.session, "session", "", "resume the session with this id")
+	fl.BoolVar(&f.cont, "continue", false, "resume the newest session of this directory")
+	fl.StringVar(&f.model, "model", "", "model id (default $TINY_MODEL or "+DefaultModel+")")
+	fl.StringArrayVar(&f.skills, "skill", nil, "a SKILL.md file to offer (repeatable)")
+	fl.StringArrayVar(&f.plugins, "plugin", nil, "built-in tools to enable, comma-separated (repeatable; default all: bash, read, write, edit, bg)")
+	fl.StringArrayVar(&f.mcp, "mcp", nil, "MCP server aliases from $TINY_MCP_CONFIG, comma-separated (repeatable)")
+	fl.BoolVar(&f.json, "json", false, "print lifecycle events as JSON Lines on stdout (one-shot only)")
+	fl.BoolVar(&f.fsync, "fsync", false, "sync every commit to disk (power-loss durable)")
+	fl.Int64Var(&f.contextWindow, "context-window", 0, "the model's context window in tokens, for automatic compaction (default $TINY_CONTEXT_WINDOW or known per model)")
+	fl.Float64Var(&f.compactShare, "compact-share", 0, "compact before a run when the last prompt exceeded this share of the window (default $TINY_COMPACT_SHARE or 0.85)")
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		cwd, err := a.workDir()
+		if err != nil {
+			return err
+		}
+		io := stdio{stdin: a.stdin, stdout: a.stdout, stderr: a.stderr, getenv: a.getenv}
+		ctx := cmd.Context()
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		return runRoot(ctx, io, cwd, f, args, a.hooks)
+	}
+}
+
+// runRoot is the root command: one-shot when a prompt is given,
+// interactive otherwise.
+func runRoot(ctx context.Context, io stdio, cwd string, f runFlags, args []string, hooks *testHooks) error {
+	promptText := strings.Join(args, " ")
+	// --json never goes interactive; without a prompt it is allowed only to
+	// recover an open operation of a resumed session, then exit.
+	if f.json && strings.TrimSpace(promptText) == "" && f.session == "" && !f.cont {
+		return usageErrorf("--json requires a one-shot prompt.")
+	}
+	if f.session != "" && f.cont {
+		return usageErrorf("--session and --continue cannot be used together.")
+	}
+	a := &runner{io: io, flags: f, cwd: cwd, hooks: hooks}
+	if strings.TrimSpace(promptText) == "" {
+		a.uiObserver = ui.NewObserver()
+	}
+	if err := a.configure(); err != nil {
+		return err
+	}
+
+	// Sinks first, so startup itself is observed.
+	var sinks []lifecycle.Sink
+	var jsonSink *lifecycle.JSONLines
+	if f.json {
+		jsonSink = lifecycle.NewJSONLines(io.stdout)
+		sinks = append(sinks, jsonSink)
+	}
+	otel, err := lifecycle.NewOTel(ctx, lifecycle.OTelConfig{Getenv: io.getenv})
+	if err != nil {
+		fmt.Fprintf(io.stderr, "tiny-go: tracing disabled: %v\n", err)
+	}
+	sinks = append(sinks, otel)
+	a.sink = lifecycle.NewTracker(lifecycle.Multi(sinks...))
+	defer a.close()
+
+	code, err := a.start(ctx)
+	if err != nil {
+		return err
+	}
+	_ = code
+	return a.operate(ctx, promptText)
+}
+
+// configure resolves everything that can fail before a session file is
+// created: the working directory, plugins, MCP servers and credentials.
+func (a *runner) configure() error {
+	abs, err := filepath.Abs(a.cwd)
+	if err != nil {
+		return usageErrorf("--cwd: %v", err)
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return usageErrorf("--cwd: %s is not a directory", abs)
+	}
+	a.cwd = abs
+	if a.tools, err = tools.Select(a.flags.plugins); err != nil {
+		return usageError{err}
+	}
+	if _, err := mcp.Configure(a.flags.mcp, a.io.lookupEnv); err != nil {
+		return usageError{err}
+	}
+	a.model = firstNonEmpty(a.flags.model, a.io.getenv("TINY_MODEL"), DefaultModel)
+	a.endpoint = firstNonEmpty(a.io.getenv("TINY_ENDPOINT"), DefaultEndpoint)
+	if a.io.getenv("OPENROUTER_API_KEY") == "" {
+		return usageErrorf("OPENROUTER_API_KEY is not set: export your OpenRouter key, or set TINY_ENDPOINT to another OpenAI-compatible server and OPENROUTER_API_KEY to its key.")
+	}
+	if a.flags.contextWindow == 0 {
+		if v := a.io.getenv("TINY_CONTEXT_WINDOW"); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n <= 0 {
+				return usageErrorf("TINY_CONTEXT_WINDOW must be a positive integer")
+			}
+			a.flags.contextWindow = n
+		}
+	}
+	if a.flags.compactShare == 0 {
+		a.flags.compactShare = defaultCompactShare
+		if v := a.io.getenv("TINY_COMPACT_SHARE"); v != "" {
+			s, err := strconv.ParseFloat(v, 64)
+			if err != nil || s <= 0 || s > 1 {
+				return usageErrorf("TINY_COMPACT_SHARE must be a number in (0, 1]")
+			}
+			a.flags.compactShare = s
+		}
+	}
+	if a.flags.compactShare <= 0 || a.flags.compactShare > 1 {
+		return usageErrorf("--compact-share must be a number in (0, 1]")
+	}
+	return nil
+}
+
+// start attaches the session, connects MCP servers and builds the agent,
+// reporting startup events.
+func (a *runner) start(ctx context.Context) (int, error) {
+	began := time.Now()
+	a.sink.Emit(lifecycle.StartupStarted(a.model, a.tools, a.flags.mcp))
+	fail := func(errType string, err error) (int, error) {
+		a.sink.Emit(lifecycle.StartupCompleted(time.Since(began), lifecycle.Failed, errType))
+		return 1, err
+	}
+
+	envID, err := session.EnvironmentIdentity(a.cwd, a.io.getenv)
+	if err != nil {
+		return fail("startup_setup_error", fmt.Errorf("environment identity: %w", err))
+	}
+	if err := a.attach(envID); err != nil {
+		return fail("startup_setup_error", err)
+	}
+	a.sink.Emit(lifecycle.SessionAttached(a.store.ID(), a.resumed))
+
+	servers, err := mcp.Configure(a.flags.mcp, a.io.lookupEnv)
+	if err != nil {
+		return fail("mcp_setup_error", err)
+	}
+	for _, s := range servers {
+		a.sink.Emit(lifecycle.MCPStarted(s.Alias))
+		t0 := time.Now()
+		c, err := mcp.Connect(ctx, s, mcp.Options{ClientName: "tiny-go", ClientVersion: version})
+		if err != nil {
+			kind := "connection_failed"
+			var ce *mcp.ConnectError
+			if errors.As(err, &ce) && ce.Type != "" {
+				kind = ce.Type
+			}
+			a.sink.Emit(lifecycle.MCPFailed(s.Alias, time.Since(t0), kind))
+			return fail("mcp_setup_error", err)
+		}
+		a.mcp = append(a.mcp, c)
+		a.sink.Emit(lifecycle.MCPConnected(s.Alias, time.Since(t0), c.Protocol(), len(c.Tools())))
+		if !a.flags.json {
+			fmt.Fprintln(a.io.stderr, c.StartupLine())
+		}
+	}
+
+	if err := a.buildAgent(envID); err != nil {
+		return fail("agent_setup_error", err)
+	}
+	a.sink.Emit(lifecycle.StartupCompleted(time.Since(began), lifecycle.Succeeded, ""))
+	return 0, nil
+}
+
+// attach opens the session named by --session or --continue, or creates a
+// new one.
+func (a *runner) attach(envID string) error {
+	opts := session.Options{Fsync: a.flags.fsync}
+	var err error
+	switch {
+	case a.flags.session != "":
+		a.store, err = session.Open(a.cwd, a.flags.session, opts)
+		a.resumed = true
+	case a.flags.cont:
+		list, lerr := session.List(a.cwd)
+		if lerr != nil {
+			return fmt.Errorf("--continue: %w", lerr)
+		}
+		var id string
+		for _, s := range list {
+			if s.State != session.SummaryCorrupt {
+				id = s.ID
+				break
+			}
+		}
+		if id == "" {
+			return fmt.Errorf("--continue: no session in %s to continue", a.cwd)
+		}
+		a.store, err = session.Open(a.cwd, id, opts)
+		a.resumed = true
+	default:
+		a.store, err = session.Create(a.cwd, session.NewHeader{Provider: providerName, Model: a.model, EnvironmentIdentity: envID}, opts)
+	}
+	return err
+}
+
+func (a *runner) buildAgent(envID string) error {
+	bg, err := tools.NewManager(a.cwd)
+	if err != nil {
+		return err
+	}
+	a.bg = bg
+	builtins, err := tools.Builtins(tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg})
+	if err != nil {
+		return err
+	}
+	all := append(builtins, a.mcp.Tools()...)
+	names := make([]string, len(all))
+	for i, t := range all {
+		names[i] = t.Definition().Name
+		a.toolNames = append(a.toolNames, displayName(t.Definition()))
+	}
+	project, err := prompt.ReadProjectInstructions(a.cwd)
+	if err != nil {
+		return err
+	}
+	if a.skills, err = prompt.DiscoverSkills(a.cwd, a.flags.skills); err != nil {
+		return err
+	}
+	system := prompt.System(prompt.Options{Cwd: a.cwd, Tools: names, Project: project, Skills: a.skills})
+
+	p, err := provider.New(provider.Config{Endpoint: a.endpoint, APIKey: a.io.getenv("OPENROUTER_API_KEY")})
+	if err != nil {
+		return fmt.Errorf("TINY_ENDPOINT: %w", err)
+	}
+	var log agent.Log = a.store
+	if a.hooks != nil && a.hooks.wrapLog != nil {
+		log = a.hooks.wrapLog(log)
+	}
+	window := a.flags.contextWindow
+	if window == 0 {
+		window = contextWindowOf(a.model)
+	}
+	obs := agent.Observers{&eventObserver{sessionID: a.store.ID(), sink: a.sink}}
+	switch {
+	case a.uiObserver != nil:
+		obs = append(obs, a.uiObserver)
+	case !a.flags.json:
+		obs = append(obs, newTextObserver(a.io.stderr))
+	}
+	a.agent, err = agent.New(agent.Config{
+		Log:                 log,
+		Provider:            p,
+		Tools:               all,
+		Model:               a.model,
+		SystemPrompt:        system,
+		EnvironmentIdentity: envID,
+		NewID:               func() string { return uuid.Must(uuid.NewV7()).String() },
+		Observer:            obs,
+		AutoCompact:         &agent.AutoCompact{ContextWindow: window, Share: a.flags.compactShare},
+	})
+	return err
+}
+
+// operate resumes an open operation, then runs the prompt (one-shot) or the
+// interactive loop.
+func (a *runner) operate(ctx context.Context, promptText string) error {
+	stop := a.onSignals()
+	stopped := false
+	defer func() {
+		if !stopped {
+			stop()
+		}
+	}()
+
+	if !a.store.State().Idle() {
+		res, err := a.agent.Resume(ctx)
+		if err != nil {
+			return fmt.Errorf("resume: %w", err)
+		}
+		if res.Blocked != "" {
+			return errors.New(blockedMessage(a.store.ID(), res.Blocked))
+		}
+		if !a.flags.json {
+			fmt.Fprintf(a.io.stderr, "Recovered the open %s: %s.\n", res.Kind, describeOutcome(res))
+		}
+		if promptText == "" && a.flags.json {
+			return exitFor(res)
+		}
+	}
+	if strings.TrimSpace(promptText) == "" && a.flags.json {
+		return nil // resumed with nothing open
+	}
+	if strings.TrimSpace(promptText) == "" {
+		// Interactive mode handles signals itself (the Ctrl+C path).
+		stop()
+		stopped = true
+		return a.interactive(ctx)
+	}
+	text, err := a.expand(promptText)
+	if err != nil {
+		return usageError{err}
+	}
+	res, err := a.agent.Run(ctx, text)
+	if err != nil {
+		return err
+	}
+	if !a.flags.json {
+		if res.Answer != "" {
+			fmt.Fprintln(a.io.stdout, res.Answer)
+		}
+		if res.Outcome != session.OutcomeCompleted {
+			fmt.Fprintln(a.io.stderr, describeOutcome(res))
+		}
+		a.printResume()
+	}
+	return exitFor(res)
+}
+
+// expand turns "/skill:name text" into the skill's message.
+func (a *runner) expand(text string) (string, error) {
+	msg, ok, err := prompt.ExpandSkill(text, a.skills)
+	if err != nil {
+		return "", err
+	}
+	if ok {
+		return msg, nil
+	}
+	return text, nil
+}
+
+// onSignals routes SIGINT, SIGTERM and SIGHUP into the abort path: the
+// abort intent is made durable, the active phase is signalled, and the
+// driving goroutine reconciles and returns.
+func (a *runner) onSignals() (stop func()) {
+	ch := make(chan os.Signal, 4)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-ch:
+				if _, err := a.agent.Abort(context.Background()); err != nil {
+					fmt.Fprintf(a.io.stderr, "tiny-go: abort: %v\n", err)
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
+	}
+}
+
+func (a *runner) printResume() {
+	if a.store != nil {
+		fmt.Fprintf(a.io.stderr, "Resume: tiny-go --session %s\n", a.store.ID())
+	}
+}
+
+// close releases everything on every exit path: open projections end as
+// effect_unknown, owned background processes stop, MCP clients and the
+// session writer close, and sinks flush.
+func (a *runner) close() {
+	if a.sink != nil {
+		a.sink.Shutdown()
+	}
+	if a.bg != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = a.bg.StopAll(ctx)
+		cancel()
+	}
+	if a.mcp != nil {
+		_ = a.mcp.Close()
+	}
+	if a.store != nil {
+		_ = a.store.Close()
+	}
+	if a.sink != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = a.sink.Close(ctx)
+		cancel()
+	}
+}
+
+func exitFor(res agent.Result) error {
+	if res.Blocked != "" || res.Outcome != session.OutcomeCompleted {
+		return exitError{code: exitFailed}
+	}
+	return nil
+}
+
+// describeOutcome is the one-line summary of how an operation ended.
+func describeOutcome(res agent.Result) string {
+	switch {
+	case res.Blocked != "":
+		return "blocked: " + res.Blocked
+	case res.Outcome == session.OutcomeAborted && res.Kind == session.OperationCompaction:
+		return "Compaction aborted."
+	case res.Outcome == session.OutcomeAborted:
+		return "Aborted."
+	case res.Outcome == session.OutcomeFailed && res.Error != nil:
+		return "Failed: " + res.Error.Message
+	case res.Outcome == session.OutcomeFailed:
+		return "Failed."
+	case res.Completion == session.CompletionTruncated:
+		return "completed (the reply was cut off by the model token limit; its tool calls were not run)"
+	}
+	return "completed"
+}
+
+// blockedMessage explains a blocked resume and the ways out.
+func blockedMessage(id, reason string) string {
+	why := map[string]string{
+		"configuration_changed":      "the model, system prompt or tools differ from those the open step was started with",
+		"environment_changed":        "a started tool ran in another environment (TINY_AGENT_ENVIRONMENT_IDENTITY or working directory)",
+		"replay_declaration_changed": "a started tool was declared safe to replay but no longer is",
+		"attempts_exhausted":         "the model request was already retried once",
+	}[reason]
+	return fmt.Sprintf("session %s is blocked (%s): %s. Restore the configuration it was started with and resume, or run: tiny-go session abort %s", id, reason, why, id)
+}
+
+// contextWindowOf knows the context windows of a few common models.
+func contextWindowOf(model string) int64 {
+	known := map[string]int64{
+		"openai/gpt-5.6-luna":        400000,
+		"openai/gpt-4o":              128000,
+		"openai/gpt-4o-mini":         128000,
+		"anthropic/claude-sonnet-4":  200000,
+		"anthropic/claude-3.5-haiku": 200000,
+		"google/gemini-2.5-pro":      1048576,
+	}
+	if n, ok := known[model]; ok {
+		return n
+	}
+	return defaultContextWindow
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v = strings.TrimSpace(v); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func displayName(d tools.Definition) string {
+	if d.Display != "" {
+		return d.Display
+	}
+	return d.Name
+}

@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+
+	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/provider"
+	"github.com/tiny-agent/tiny-go/internal/session"
+)
+
+// newSessionAbortCommand is `tiny-go session abort <id>`: the explicit way
+// out of a blocked or abandoned operation. It appends abortRequested and
+// reconciles without effects (closes an open attempt, answers open calls
+// with synthetic results, and finishes the operation aborted); no model is
+// called and no tool runs.
+func newSessionAbortCommand(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "abort <id>",
+		Short: "Abort the open operation of a session, without running anything",
+		Args:  exactArgs(1, "a session id"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cwd, err := a.workDir()
+			if err != nil {
+				return err
+			}
+			return abortSession(cmd.Context(), a, cwd, args[0])
+		},
+	}
+}
+
+func abortSession(ctx context.Context, a *app, cwd, id string) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	store, err := session.Open(cwd, id, session.Options{})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	op := store.State().Operation
+	if op == nil {
+		fmt.Fprintf(a.stdout, "Session %s has no open operation; nothing to abort.\n", id)
+		return nil
+	}
+	envID, err := session.EnvironmentIdentity(cwd, a.getenv)
+	if err != nil {
+		return err
+	}
+	ag, err := agent.New(agent.Config{
+		Log:                 store,
+		Provider:            noProvider{},
+		Model:               store.State().Header.Model,
+		EnvironmentIdentity: envID,
+		NewID:               func() string { return uuid.Must(uuid.NewV7()).String() },
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := ag.Abort(ctx); err != nil {
+		return err
+	}
+	res, err := ag.Resume(ctx)
+	if err != nil {
+		return fmt.Errorf("reconcile the abort: %w", err)
+	}
+	if res.Outcome != session.OutcomeAborted {
+		return fmt.Errorf("the %s ended %s instead of aborted", op.Kind, res.Outcome)
+	}
+	fmt.Fprintf(a.stdout, "Aborted the open %s %s of session %s.\n", op.Kind, op.OperationID, id)
+	return nil
+}
+
+// noProvider is the provider of an abort: reconciliation never calls it.
+type noProvider struct{}
+
+func (noProvider) Stream(context.Context, provider.Request, func(provider.Delta)) (provider.Response, error) {
+	return provider.Response{}, errors.New("session abort makes no model requests")
+}
