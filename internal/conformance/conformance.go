@@ -3,6 +3,7 @@
 package conformance
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -34,7 +35,7 @@ func Locate() (string, error) {
 		}
 		parent := filepath.Dir(root)
 		if parent == root {
-			return "", &NotFoundError{Path: filepath.Join(wd, "go.mod")}
+			return "", fmt.Errorf("shared conformance folder not found: no go.mod in %s or above", wd)
 		}
 		root = parent
 	}

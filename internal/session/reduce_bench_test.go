@@ -47,8 +47,10 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkApply measures one commit-sized transaction (check, then
-// apply) on sessions of growing length: the cost must stay flat.
+// BenchmarkApply measures the reducer's side of committing one whole run
+// (three transactions, five facts: prompt + runStarted, stepAttempt,
+// reply + usage + terminal), each checked and then applied as the store
+// does, on sessions of growing length: the cost must stay flat.
 func BenchmarkApply(b *testing.B) {
 	for _, n := range []int{1000, 10000, 100000} {
 		b.Run(fmt.Sprintf("facts=%d", n), func(b *testing.B) {
@@ -57,26 +59,47 @@ func BenchmarkApply(b *testing.B) {
 			if c != nil {
 				b.Fatal(c)
 			}
+			snap := sessiontest.DefaultSnapshot("test/model")
+			digest := session.ConfigurationDigest(snap)
+			next := uint64(1 << 40)
+			id := func() string {
+				next++
+				return fmt.Sprintf("018f0000-0000-7000-8000-%012x", next)
+			}
 			b.ReportAllocs()
 			for b.Loop() {
-				// A user prompt opens a run; finishing it is not needed
-				// because the transaction is only checked and applied
-				// on a clone-free path that is rolled back by Check.
 				st := r.State()
-				tx := promptTx(st)
-				if c := r.Check(tx); c != nil {
-					b.Fatal(c)
+				seq := st.Facts
+				fact := func(f session.Fact) session.Fact {
+					seq++
+					f.Seq, f.Timestamp = seq, 1
+					if f.ID == "" {
+						f.ID = id()
+					}
+					return f
+				}
+				user, op, step, att, reply := id(), id(), id(), id(), id()
+				text := "answer"
+				for _, tx := range [][]session.Fact{
+					{fact(session.Fact{ID: user, Entry: &session.UserEntry{Content: "question"}}),
+						fact(session.Fact{Record: &session.RunStarted{OperationID: op, InputEntryID: user}})},
+					{fact(session.Fact{Record: &session.StepAttempt{OperationID: op, StepID: step, AttemptID: att,
+						StepKind: session.StepAssistant, Attempt: 1, ContextThroughEntryID: user,
+						ConfigurationSnapshot: snap, ConfigurationDigest: digest}})},
+					{fact(session.Fact{ID: reply, Entry: &session.AssistantEntry{StepID: step, AttemptID: att,
+						StopReason: session.StopReasonStop, Content: &text}}),
+						fact(session.Fact{Usage: &session.UsageFact{OperationID: op, AttemptID: att, Usage: session.Usage{Input: 1}}}),
+						fact(session.Fact{Record: &session.OperationFinished{OperationID: op, OperationKind: session.OperationRun,
+							Outcome: session.OutcomeCompleted, Completion: session.CompletionNormal, FinalEntryID: reply}})},
+				} {
+					if c := r.Check(tx); c != nil {
+						b.Fatal(c)
+					}
+					if c := r.Apply(tx); c != nil {
+						b.Fatal(c)
+					}
 				}
 			}
 		})
-	}
-}
-
-func promptTx(st *session.State) []session.Fact {
-	seq := st.Facts + 1
-	return []session.Fact{
-		{Seq: seq, ID: "018f0000-0000-7fff-8000-000000000001", Timestamp: 1, Entry: &session.UserEntry{Content: "next"}},
-		{Seq: seq + 1, ID: "018f0000-0000-7fff-8000-000000000002", Timestamp: 1, Record: &session.RunStarted{
-			OperationID: "018f0000-0000-7fff-8000-000000000003", InputEntryID: "018f0000-0000-7fff-8000-000000000001"}},
 	}
 }
