@@ -238,7 +238,6 @@ func (r *recorder) add(s string) {
 	r.mu.Unlock()
 }
 
-
 func (r *recorder) ModelStarted(m ModelInfo) { r.add("model.started") }
 func (r *recorder) ModelCompleted(m ModelInfo, o ModelOutcome) {
 	r.add("model.completed:" + o.Outcome)
