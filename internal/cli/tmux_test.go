@@ -1,0 +1,189 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/providertest"
+	"github.com/tiny-agent/tiny-go/internal/session"
+)
+
+// tmuxPane is a real terminal (a tmux pane on a private server socket).
+type tmuxPane struct {
+	t      *testing.T
+	socket string
+}
+
+func (p *tmuxPane) tmux(args ...string) string {
+	p.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", p.socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
+	if err != nil {
+		p.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func (p *tmuxPane) screen() string { return p.tmux("capture-pane", "-p", "-S", "-500", "-t", "s") }
+func (p *tmuxPane) keys(k ...string) {
+	p.tmux(append([]string{"send-keys", "-t", "s"}, k...)...)
+}
+func (p *tmuxPane) text(s string) { p.tmux("send-keys", "-t", "s", "-l", s) }
+
+func (p *tmuxPane) wait(what string, cond func(string) bool) {
+	p.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		s := p.screen()
+		if cond(s) {
+			return
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (p *tmuxPane) waitText(s string) {
+	p.t.Helper()
+	p.wait(fmt.Sprintf("%q", s), func(screen string) bool { return strings.Contains(screen, s) })
+}
+
+func (p *tmuxPane) waitCount(s string, n int) {
+	p.t.Helper()
+	p.wait(fmt.Sprintf("%d× %q", n, s), func(screen string) bool { return strings.Count(screen, s) >= n })
+}
+
+// TestInteractiveTerminal runs the real program in tmux against the
+// scripted provider: Esc while a reply streams, arrow keys and then Esc
+// while `sleep 30` runs, /compact, Ctrl+C. It checks the screen and the
+// session file.
+func TestInteractiveTerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	srv := providertest.New(t,
+		// 1: a reply that streams, then stalls: Esc aborts it.
+		providertest.Reply{Text: strings.Repeat("streaming words ", 30), ChunkSize: 4, Hang: true, After: 20},
+		// 2: a long bash call: arrow keys do nothing, Esc kills it.
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"echo $$ > bash.pid; sleep 30"}`)}},
+		// 3-4: two plain turns, so there is history to compact.
+		providertest.Reply{Text: "third answer"},
+		providertest.Reply{Text: "fourth answer", Usage: &providertest.Usage{PromptTokens: 200, CompletionTokens: 9}},
+		// 5: the summary.
+		providertest.Reply{Text: "SUMMARY OF EARLIER WORK"},
+	)
+	dir := t.TempDir()
+	bin := filepath.Join(t.TempDir(), "tiny-go")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(exe, bin); err != nil {
+		t.Fatal(err)
+	}
+	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-cli-%d", os.Getpid())}
+	script := fmt.Sprintf(`cd %s && TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s; echo EXIT=$?; sleep 60`, dir, srv.URL(), bin)
+	p.tmux("new-session", "-d", "-x", "110", "-y", "40", "-s", "s", "sh", "-c", script)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+
+	p.waitText("Esc aborts the active operation; Ctrl+C exits.")
+	p.waitText("/compact  /skill:name  /exit")
+
+	// Esc while the reply streams.
+	p.text("tell me a story")
+	p.keys("Enter")
+	p.waitText("streaming words streaming")
+	p.keys("Escape")
+	p.waitCount("Aborted.", 1)
+
+	// Arrow keys while bash runs must not abort; Esc does.
+	p.text("run the deploy")
+	p.keys("Enter")
+	p.waitText("◆ bash echo $$ > bash.pid; sleep 30")
+	pidFile := filepath.Join(dir, "bash.pid")
+	p.wait("bash to start", func(string) bool { _, err := os.Stat(pidFile); return err == nil })
+	p.keys("Up")
+	p.keys("Down")
+	p.keys("Left")
+	p.keys("Right")
+	time.Sleep(300 * time.Millisecond)
+	if strings.Count(p.screen(), "Aborted.") != 1 {
+		t.Fatalf("an arrow key aborted:\n%s", p.screen())
+	}
+	if st := reduceOnly(t, dir); st.Operation == nil || st.Operation.AbortRequested {
+		t.Fatal("arrow keys touched the open run")
+	}
+	p.keys("Escape")
+	p.waitCount("Aborted.", 2)
+	var pid int
+	if b, err := os.ReadFile(pidFile); err == nil {
+		fmt.Sscan(strings.TrimSpace(string(b)), &pid)
+	}
+	if pid == 0 || groupAlive(pid) {
+		t.Fatalf("the bash process group %d survived Esc", pid)
+	}
+
+	p.text("third")
+	p.keys("Enter")
+	p.waitText("third answer")
+	p.text("fourth")
+	p.keys("Enter")
+	p.waitText("fourth answer")
+	p.waitText("↑200 ↓9")
+
+	p.text("/compact")
+	p.keys("Enter")
+	p.waitText("Compacted 1 messages (kept last 7).")
+
+	p.keys("C-c")
+	p.waitText("Resume: tiny-go --session ")
+	p.waitText("EXIT=0")
+
+	st := reduceOnly(t, dir)
+	if !st.Idle() {
+		t.Fatal("an operation is still open")
+	}
+	if *st.ActiveContext[0].Content != "[Compacted history]\nSUMMARY OF EARLIER WORK" {
+		t.Fatalf("active context starts with %q", *st.ActiveContext[0].Content)
+	}
+	b, _ := os.ReadFile(sessionFiles(t, dir)[0])
+	file := string(b)
+	for _, want := range []string{`"phase":"model"`, `"phase":"tool"`, `"reason":"interrupted"`, `"type":"compactionStarted"`} {
+		if !strings.Contains(file, want) {
+			t.Errorf("session file lacks %s", want)
+		}
+	}
+	if n := strings.Count(file, `"outcome":"aborted"`); n != 2 {
+		t.Errorf("%d aborted operations, want 2", n)
+	}
+}
+
+func sessionFiles(t *testing.T, dir string) []string {
+	m, _ := filepath.Glob(filepath.Join(dir, ".tiny-agent", "sessions", "*.jsonl"))
+	if len(m) != 1 {
+		t.Fatalf("%d session files", len(m))
+	}
+	return m
+}
+
+func reduceOnly(t *testing.T, dir string) *session.State {
+	t.Helper()
+	b, err := os.ReadFile(sessionFiles(t, dir)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, c := session.Reduce(b)
+	if c != nil {
+		t.Fatalf("session does not reduce: %v", c)
+	}
+	return st
+}
