@@ -74,8 +74,9 @@ func NewReducerFromFile(data []byte) (*Reducer, *Corruption) {
 	if c != nil {
 		return nil, c
 	}
-	// About one fact per 400 bytes in real sessions.
-	r := newReducer(h, len(committed)/400)
+	// Sessions run at several hundred bytes per fact; guessing low only
+	// costs some growth later.
+	r := newReducer(h, len(committed)/1024)
 	r.st.RepairedLength = int64(nl + 1)
 	rest := committed[nl+1:]
 	for len(rest) > 0 {

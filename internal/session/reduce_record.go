@@ -2,6 +2,8 @@ package session
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"slices"
 )
 
@@ -81,9 +83,12 @@ func (r *Reducer) applyCompactionStarted(rec *CompactionStarted) *Corruption {
 	return nil
 }
 
-// sourceDigestOf is SourceDigest over parallel id and message slices.
+// sourceDigestOf is SourceDigest over parallel id and message slices. The
+// source can be the whole active context, so it is hashed in chunks
+// rather than encoded into one buffer.
 func sourceDigestOf(ids []string, msgs []Message) string {
-	b := make([]byte, 0, 256*len(ids)+2)
+	h := sha256.New()
+	b := make([]byte, 0, 32<<10)
 	b = append(b, '[')
 	for i := range ids {
 		if i > 0 {
@@ -94,8 +99,13 @@ func sourceDigestOf(ids []string, msgs []Message) string {
 		b = appendMessage(b, &msgs[i])
 		b = appendStringMember(b, false, "sourceEntryId", ids[i])
 		b = append(b, '}')
+		if len(b) >= 16<<10 {
+			h.Write(b)
+			b = b[:0]
+		}
 	}
-	return digestBytes(append(b, ']'))
+	h.Write(append(b, ']'))
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
 func (r *Reducer) applyStepAttempt(rec *StepAttempt) *Corruption {
