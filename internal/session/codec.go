@@ -8,16 +8,45 @@ import (
 
 // checkFraming checks what holds for every committed line before it is
 // parsed: no CR before the LF, not empty, valid UTF-8 (session.md §1).
+// Invalid UTF-8 inside a JSON string (a raw lone surrogate, say) is
+// MALFORMED_JSON; anywhere else in the line it is INVALID_UTF8.
 func checkFraming(line []byte) *Corruption {
 	switch {
 	case len(line) > 0 && line[len(line)-1] == '\r':
 		return corrupt(CorruptCRLF, 0, "line ends with CRLF")
 	case len(line) == 0:
 		return corrupt(CorruptBlankLine, 0, "empty line")
-	case !utf8.Valid(line):
-		return corrupt(CorruptInvalidUTF8, 0, "line is not valid UTF-8")
+	case utf8.Valid(line):
+		return nil
+	case invalidUTF8InString(line):
+		return corrupt(CorruptMalformedJSON, 0, "invalid UTF-8 inside a JSON string")
 	}
-	return nil
+	return corrupt(CorruptInvalidUTF8, 0, "line is not valid UTF-8")
+}
+
+// invalidUTF8InString reports whether the first invalid UTF-8 sequence of
+// line lies inside a string literal.
+func invalidUTF8InString(line []byte) bool {
+	inString := false
+	for i := 0; i < len(line); {
+		c := line[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			if r, size := utf8.DecodeRune(line[i:]); r == utf8.RuneError && size == 1 {
+				return inString
+			} else {
+				i += size
+			}
+		case c == '"':
+			inString = !inString
+			i++
+		case c == '\\' && inString:
+			i += 2
+		default:
+			i++
+		}
+	}
+	return false
 }
 
 // The codec maps lines to typed values and back. Encoding is canonical:

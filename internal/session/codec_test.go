@@ -79,7 +79,8 @@ func TestHeaderCodec(t *testing.T) {
 		{valid[:40], CorruptMalformedJSON},
 		{valid + "\r", CorruptCRLF},
 		{"", CorruptBlankLine},
-		{strings.Replace(valid, `"/w"`, "\"/\xff\"", 1), CorruptInvalidUTF8},
+		{strings.Replace(valid, `"/w"`, "\"/\xff\"", 1), CorruptMalformedJSON},
+		{strings.Replace(valid, `"cwd":`, "\xff\"cwd\":", 1), CorruptInvalidUTF8},
 	} {
 		_, c := DecodeHeader([]byte(tc.line))
 		switch {
@@ -260,8 +261,13 @@ func TestDecodeTransactionFraming(t *testing.T) {
 		{"[{\"kind\":\"nope\"}," + fact[:20], CorruptMalformedJSON},
 		{"", CorruptBlankLine},
 		{fact + "\r", CorruptCRLF},
-		{strings.Replace(fact, "inspect", "insp\xc3ect", 1), CorruptInvalidUTF8},
-		{strings.Replace(fact, "inspect", "insp\xed\xa0\x80ect", 1), CorruptInvalidUTF8},
+		// Invalid UTF-8 inside a string is malformed JSON; elsewhere it
+		// is INVALID_UTF8.
+		{strings.Replace(fact, "inspect", "insp\xc3ect", 1), CorruptMalformedJSON},
+		{strings.Replace(fact, "inspect", "insp\xed\xa0\x80ect", 1), CorruptMalformedJSON},
+		{strings.Replace(fact, "inspect", "insp\\\"\xffect", 1), CorruptMalformedJSON},
+		{fact + " \xff", CorruptInvalidUTF8},
+		{strings.Replace(fact, `"seq":`, "\xe2\x82\"seq\":", 1), CorruptInvalidUTF8},
 		{strings.Replace(fact, "inspect", `insp\ud800ect`, 1), CorruptMalformedJSON},
 	} {
 		tx, c := DecodeTransaction([]byte(tc.line))
@@ -310,7 +316,7 @@ func TestEncodeTransaction(t *testing.T) {
 		{"no facts", nil, CorruptEmptyTransaction},
 		{"no payload", []Fact{{Seq: 1, ID: user.ID, Timestamp: 1}}, CorruptInvalidFact},
 		{"two payloads", []Fact{{Seq: 1, ID: user.ID, Timestamp: 1, Entry: user.Entry, Record: run.Record}}, CorruptInvalidFact},
-		{"invalid UTF-8", []Fact{{Seq: 1, ID: user.ID, Timestamp: 1, Entry: &UserEntry{Content: "\xff"}}}, CorruptInvalidUTF8},
+		{"invalid UTF-8", []Fact{{Seq: 1, ID: user.ID, Timestamp: 1, Entry: &UserEntry{Content: "\xff"}}}, CorruptMalformedJSON},
 		{"no id", []Fact{{Seq: 1, Timestamp: 1, Entry: user.Entry}}, CorruptInvalidFact},
 		{"no seq", []Fact{{ID: user.ID, Timestamp: 1, Entry: user.Entry}}, CorruptInvalidFact},
 		{"arguments not an object", []Fact{{Seq: 1, ID: user.ID, Timestamp: 1, Record: &ToolStarted{

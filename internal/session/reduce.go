@@ -119,9 +119,11 @@ func (r *Reducer) Check(tx []Fact) *Corruption {
 }
 
 // Apply validates tx like Check and, when it is valid, applies it
-// atomically; on corruption nothing changes. Apply does not know the
-// committed line's length, so RepairedLength is left to the caller (the
-// store tracks the file size itself); ApplyLine does track it.
+// atomically; on corruption nothing changes. The state keeps references
+// to the facts' payloads (entries, records and their slices), so callers
+// must not modify them afterwards. Apply does not know the committed
+// line's length, so RepairedLength is left to the caller (the store tracks
+// the file size itself); ApplyLine does track it.
 func (r *Reducer) Apply(tx []Fact) *Corruption {
 	c := r.apply(tx, true)
 	if c != nil {
