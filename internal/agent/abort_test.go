@@ -12,6 +12,8 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 	"github.com/tiny-agent/tiny-go/internal/session"
+
+	"github.com/tiny-agent/tiny-go/internal/testenv"
 )
 
 // runAsync starts Run in a goroutine and returns a channel with its result.
@@ -140,7 +142,7 @@ func TestAbortToolPhaseKillsTheGroup(t *testing.T) {
 				t.Fatalf("result = %+v", res)
 			}
 			waitFor(t, "the child to die", func() bool { return !alive(pid) })
-			if d := time.Since(began); d > time.Second {
+			if d := time.Since(began); d > testenv.Scale(time.Second) {
 				t.Fatalf("the process group took %v to go", d)
 			}
 			want := "user runStarted stepAttempt:assistant assistant:toolUse usage toolStarted abortRequested:tool synthetic:interrupted synthetic:aborted operationFinished:aborted"

@@ -16,6 +16,8 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 	"github.com/tiny-agent/tiny-go/internal/session"
+
+	"github.com/tiny-agent/tiny-go/internal/testenv"
 )
 
 // cliRun runs tiny-go in-process with a scripted provider and returns the
@@ -373,7 +375,7 @@ func TestSIGTERMDuringBash(t *testing.T) {
 	began := time.Now()
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	err := cmd.Wait()
-	if d := time.Since(began); d > 2*time.Second {
+	if d := time.Since(began); d > testenv.Scale(2*time.Second) {
 		t.Fatalf("exit took %v", d)
 	}
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/tiny-agent/tiny-go/internal/testenv"
 )
 
 var startedRE = regexp.MustCompile(`^Started background process ([0-9a-f]{8}) \(pid (\d+)\)\.\nLog: (.+)$`)
@@ -145,7 +147,7 @@ func TestBgStopEscalatesToKill(t *testing.T) {
 	start := time.Now()
 	wantResult(t, call(t, bg, map[string]any{"action": "stop", "id": id}),
 		fmt.Sprintf("Stopped %s (pid %d) with SIGKILL after 2 seconds.", id, pid), false)
-	if d := time.Since(start); d < 2*time.Second || d > 4*time.Second {
+	if d := time.Since(start); d < 2*time.Second || d > 2*time.Second+testenv.Scale(2*time.Second) {
 		t.Fatalf("stop took %v", d)
 	}
 	if !processGone(pid) || !processGone(child) {
@@ -247,7 +249,7 @@ func TestBgStopAll(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	m.StopAll(ctx)
-	if d := time.Since(start); d > 1500*time.Millisecond {
+	if d := time.Since(start); d > testenv.Scale(1500*time.Millisecond) {
 		t.Fatalf("StopAll took %v despite a 500ms context", d)
 	}
 	for _, pid := range []int{a, b, leftover} {
