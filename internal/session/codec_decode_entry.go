@@ -46,7 +46,7 @@ func (d *txDecoder) entry() (Entry, error) {
 		toolStartedID, assistantEntryID, operationID string
 		summary, compactedThrough                    string
 		toolIndex                                    int64
-		msg                                          Message
+		msg                                          messageWire
 		result                                       resultWire
 		retained                                     []RetainedMessage
 	)
@@ -68,7 +68,7 @@ func (d *txDecoder) entry() (Entry, error) {
 			typ, err = rd.sym("entry type")
 		case "message":
 			have |= eMessage
-			msg, err = d.message()
+			msg, err = d.messageWire()
 		case "stepId":
 			have |= eStepID
 			stepID, err = rd.uuid("stepId")
@@ -136,7 +136,7 @@ func (d *txDecoder) entry() (Entry, error) {
 		if have != eUser {
 			return nil, shapeErr("a user entry has exactly type and message")
 		}
-		return &UserEntry{Content: *msg.Content}, nil
+		return &UserEntry{Content: msg.content}, nil
 	case RoleAssistant:
 		if have != eAssistant {
 			return nil, shapeErr("an assistant entry has exactly type, stepId, attemptId, stopReason and message")
@@ -149,7 +149,7 @@ func (d *txDecoder) entry() (Entry, error) {
 			StepID:     stepID,
 			AttemptID:  attemptID,
 			StopReason: sr,
-			Content:    msg.Content,
+			Content:    msg.contentPtr(),
 			ToolCalls:  msg.ToolCalls,
 		}, nil
 	}
@@ -171,7 +171,7 @@ func (d *txDecoder) entry() (Entry, error) {
 		return &ToolResultEntry{
 			StepID:        stepID,
 			ToolCallID:    msg.ToolCallID,
-			Content:       *msg.Content,
+			Content:       msg.content,
 			ToolName:      toolName,
 			ToolStartedID: toolStartedID,
 			Result:        rt,
@@ -189,7 +189,7 @@ func (d *txDecoder) entry() (Entry, error) {
 		AssistantEntryID: assistantEntryID,
 		ToolIndex:        int(toolIndex),
 		ToolCallID:       msg.ToolCallID,
-		Content:          *msg.Content,
+		Content:          msg.content,
 		ToolName:         toolName,
 		Reason:           reason,
 	}, nil
@@ -242,13 +242,37 @@ const (
 	mToolCalls
 )
 
-// message reads a model-visible message and checks it against its role:
-// user {role, content: non-empty string}; assistant {role, content: string
-// or null, tool_calls?: non-empty}; tool {role, content: string,
-// tool_call_id: non-empty}. Content is never nil for user and tool.
+// messageWire is a decoded message whose content is kept by value, so
+// that entries holding a string need no extra allocation.
+type messageWire struct {
+	Role       Role
+	content    string
+	null       bool // content is null
+	ToolCallID string
+	ToolCalls  []ToolCall
+}
+
+func (m *messageWire) contentPtr() *string {
+	if m.null {
+		return nil
+	}
+	c := m.content
+	return &c
+}
+
+// message reads a message into its persisted form.
 func (d *txDecoder) message() (Message, error) {
+	w, err := d.messageWire()
+	return Message{Role: w.Role, Content: w.contentPtr(), ToolCallID: w.ToolCallID, ToolCalls: w.ToolCalls}, err
+}
+
+// messageWire reads a model-visible message and checks it against its
+// role: user {role, content: non-empty string}; assistant {role, content:
+// string or null, tool_calls?: non-empty}; tool {role, content: string,
+// tool_call_id: non-empty}.
+func (d *txDecoder) messageWire() (messageWire, error) {
 	rd := &d.rd
-	var m Message
+	var m messageWire
 	if err := rd.beginObject("message"); err != nil {
 		return m, err
 	}
@@ -273,7 +297,12 @@ func (d *txDecoder) message() (Message, error) {
 			m.Role = Role(role)
 		case "content":
 			have |= mContent
-			m.Content, err = rd.nullableStr("content")
+			if rd.kind() == 'n' {
+				m.null = true
+				err = rd.skip()
+			} else {
+				m.content, err = rd.str("content must be a string or null; it")
+			}
 		case "tool_call_id":
 			have |= mToolCallID
 			m.ToolCallID, err = rd.interned("tool_call_id")
@@ -289,7 +318,7 @@ func (d *txDecoder) message() (Message, error) {
 	}
 	switch m.Role {
 	case RoleUser:
-		if have != mRole|mContent || m.Content == nil || *m.Content == "" {
+		if have != mRole|mContent || m.null || m.content == "" {
 			return m, shapeErr("a user message has exactly role and a non-empty string content")
 		}
 	case RoleAssistant:
@@ -297,7 +326,7 @@ func (d *txDecoder) message() (Message, error) {
 			return m, shapeErr("an assistant message has exactly role, content and optional tool_calls")
 		}
 	case RoleTool:
-		if have != mRole|mContent|mToolCallID || m.Content == nil {
+		if have != mRole|mContent|mToolCallID || m.null {
 			return m, shapeErr("a tool message has exactly role, string content and tool_call_id")
 		}
 	default:

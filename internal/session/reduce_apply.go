@@ -105,12 +105,19 @@ func (r *Reducer) setID(id string, kind idKind, op string) {
 	r.ids[id] = idInfo{kind: kind, op: op}
 }
 
+// newID records an id known to be new (one map lookup fewer than setID:
+// the map is the reducer's largest structure).
+func (r *Reducer) newID(id string, kind idKind, op string) {
+	r.tx.undo = append(r.tx.undo, undoID{key: id})
+	r.ids[id] = idInfo{kind: kind, op: op}
+}
+
 // mint registers an id that a record introduces; it must be new.
 func (r *Reducer) mint(id string, kind idKind, op, what string) *Corruption {
 	if _, ok := r.ids[id]; ok {
 		return corrupt(CorruptDuplicateID, 0, "%s %s is already used", what, id)
 	}
-	r.setID(id, kind, op)
+	r.newID(id, kind, op)
 	return nil
 }
 
@@ -203,10 +210,10 @@ func (r *Reducer) applyFact(f *Fact) *Corruption {
 		if _, ok := f.Record.(*ToolStarted); ok {
 			kind = idToolStarted
 		}
-		r.setID(f.ID, kind, f.Record.Operation())
+		r.newID(f.ID, kind, f.Record.Operation())
 		c = r.applyRecord(f)
 	default:
-		r.setID(f.ID, idFact, f.Usage.OperationID)
+		r.newID(f.ID, idFact, f.Usage.OperationID)
 		c = r.applyUsage(f.Usage)
 	}
 	if c != nil {

@@ -36,7 +36,7 @@ func (r *Reducer) applyUser(id string, e *UserEntry) *Corruption {
 	if r.st.Operation != nil {
 		return corrupt(CorruptInvalidTransition, 0, "a user entry needs an idle session; operation %s is open", r.st.Operation.OperationID)
 	}
-	r.setID(id, idUserEntry, "")
+	r.newID(id, idUserEntry, "")
 	r.appendMessage(id, Message{Role: RoleUser, Content: &e.Content})
 	return nil
 }
@@ -83,7 +83,7 @@ func (r *Reducer) applyAssistant(id string, e *AssistantEntry) *Corruption {
 		Calls:      make([]CallState, len(e.ToolCalls)),
 	}
 	op.ToolCalls = nil
-	r.setID(id, idAssistantEntry, op.OperationID)
+	r.newID(id, idAssistantEntry, op.OperationID)
 	r.appendMessage(id, Message{Role: RoleAssistant, Content: e.Content, ToolCalls: e.ToolCalls})
 	return nil
 }
@@ -209,7 +209,7 @@ func (r *Reducer) applySynthetic(id string, e *SyntheticEntry) *Corruption {
 	cs := &op.Assistant.Calls[e.ToolIndex]
 	cs.Answered = true
 	cs.ResultEntryID = id
-	r.setID(id, idToolEntry, op.OperationID)
+	r.newID(id, idToolEntry, op.OperationID)
 	r.appendMessage(id, Message{Role: RoleTool, Content: &e.Content, ToolCallID: e.ToolCallID})
 	return nil
 }

@@ -423,21 +423,6 @@ func (r *reader) nonEmpty(what string) (string, error) {
 	return s, err
 }
 
-// nullableStr reads a string or null (nil).
-func (r *reader) nullableStr(what string) (*string, error) {
-	if r.kind() == 'n' {
-		if err := r.skip(); err != nil {
-			return nil, err
-		}
-		return nil, nil
-	}
-	s, err := r.str(what + " must be a string or null; it")
-	if err != nil {
-		return nil, err
-	}
-	return &s, nil
-}
-
 // uuid reads a lowercase UUIDv7 string.
 func (r *reader) uuid(what string) (string, error) {
 	s, err := r.str(what)
@@ -521,28 +506,17 @@ func parseSafeInt(lit []byte) (int64, bool) {
 
 // isUUIDv7 matches ^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$.
 func isUUIDv7(s string) bool {
-	if len(s) != 36 {
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' || s[14] != '7' {
+		return false
+	}
+	switch s[19] {
+	case '8', '9', 'a', 'b':
+	default:
 		return false
 	}
 	for i := 0; i < 36; i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		case 14:
-			if c != '7' {
-				return false
-			}
-		case 19:
-			if c != '8' && c != '9' && c != 'a' && c != 'b' {
-				return false
-			}
-		default:
-			if !isLowerHex(c) {
-				return false
-			}
+		if !isLowerHex(s[i]) && i != 8 && i != 13 && i != 18 && i != 23 {
+			return false
 		}
 	}
 	return true
