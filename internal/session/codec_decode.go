@@ -26,6 +26,10 @@ func DecodeTransaction(line []byte) ([]Fact, *Corruption) {
 // between lines. It is not safe for concurrent use.
 type txDecoder struct {
 	rd reader
+	// factBuf backs the returned facts; a decoder reused for many lines
+	// (the reducer's) hands out the same array each time, so its callers
+	// must be done with one line's facts before decoding the next.
+	factBuf []Fact
 
 	// With caching on (the reducer's decoder), repeated strings are
 	// interned and a configuration snapshot byte-identical to the
@@ -103,12 +107,14 @@ func (d *txDecoder) facts(line []byte) (_ []Fact, index int, _ error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		return []Fact{f}, 0, rd.end()
+		facts := append(d.factBuf[:0], f)
+		d.factBuf = facts
+		return facts, 0, rd.end()
 	case '[':
 		if err := rd.beginArray("a transaction"); err != nil {
 			return nil, 0, err
 		}
-		facts := make([]Fact, 0, 4)
+		facts := d.factBuf[:0]
 		for {
 			more, err := rd.more()
 			if err != nil {
@@ -123,6 +129,7 @@ func (d *txDecoder) facts(line []byte) (_ []Fact, index int, _ error) {
 			}
 			facts = append(facts, f)
 		}
+		d.factBuf = facts
 		if err := rd.end(); err != nil {
 			return nil, 0, err
 		}
