@@ -141,7 +141,10 @@ func (a *Agent) Run(ctx context.Context, prompt string) (Result, error) {
 	if !a.cfg.Log.State().Idle() {
 		return Result{}, ErrBusy
 	}
-	if err := a.maybeAutoCompact(ctx); err != nil {
+	if res, err := a.maybeAutoCompact(ctx); err != nil || res != nil {
+		if res != nil {
+			return *res, err
+		}
 		return Result{}, err
 	}
 	opID := a.cfg.NewID()

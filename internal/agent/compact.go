@@ -117,22 +117,28 @@ func (a *Agent) compactionEntry(st *session.State, resp provider.Response) (*ses
 
 // maybeAutoCompact compacts before a run when the last request's prompt
 // exceeded the configured share of the context window. A session with no
-// user boundary is left as it is (no loop); a failed summary does not stop
-// the run.
-func (a *Agent) maybeAutoCompact(ctx context.Context) error {
+// user boundary is left as it is (no loop) and a failed summary does not
+// stop the run; an aborted one does (the user pressed Esc), and its result
+// is returned so the prompt is not accepted.
+func (a *Agent) maybeAutoCompact(ctx context.Context) (*Result, error) {
 	ac := a.cfg.AutoCompact
 	if ac == nil || ac.ContextWindow <= 0 || a.lastPromptTokens <= 0 {
-		return nil
+		return nil, nil
 	}
 	if float64(a.lastPromptTokens) <= ac.Share*float64(ac.ContextWindow) {
-		return nil
+		return nil, nil
 	}
 	a.lastPromptTokens = 0 // decide once per oversized request
-	_, _, err := a.Compact(ctx)
-	if errors.Is(err, ErrNothingToCompact) {
-		return nil
+	res, _, err := a.Compact(ctx)
+	switch {
+	case errors.Is(err, ErrNothingToCompact):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case res.Outcome == session.OutcomeAborted:
+		return &res, nil
 	}
-	return err
+	return nil, nil
 }
 
 func nonNil(s []string) []string {

@@ -323,3 +323,26 @@ func TestAutomaticCompactionDoesNotLoopWithoutBoundary(t *testing.T) {
 		t.Fatalf("result = %+v, facts %s", res, h.labels())
 	}
 }
+
+// Esc during an automatic compaction stops there: the prompt is not
+// accepted and no run starts.
+func TestAbortedAutomaticCompactionStopsTheRun(t *testing.T) {
+	h := newHarness(t, nil, withAutoCompact(1000, 0.85))
+	h.history(1, 3)
+	h.server.Enqueue(providertest.Reply{Text: "a4", Usage: usage(900, 3)})
+	h.run("q4")
+	h.server.Enqueue(providertest.Reply{Hang: true})
+	n := len(h.server.Requests())
+	done := h.runAsync("q5")
+	waitFor(t, "the summary request", func() bool { return len(h.server.Requests()) == n+1 })
+	if ok, err := h.agent.Abort(context.Background()); !ok || err != nil {
+		t.Fatalf("Abort = %v, %v", ok, err)
+	}
+	res := wait(t, done)
+	if res.Kind != session.OperationCompaction || res.Outcome != session.OutcomeAborted {
+		t.Fatalf("result = %+v", res)
+	}
+	if strings.Contains(string(h.bytes()), "q5") {
+		t.Fatal("the prompt was accepted after an aborted compaction")
+	}
+}

@@ -416,3 +416,44 @@ func groupAlive(pgid int) bool {
 	}
 	return false
 }
+
+// A resume whose configuration differs from the open attempt's is blocked:
+// it appends nothing, says why and how out, and session abort ends it.
+func TestBlockedResumeAndExplicitAbort(t *testing.T) {
+	c := newCLI(t, providertest.New(t))
+	id := openAttemptSession(t, c)
+	file := c.sessions()[0]
+	before, _ := os.ReadFile(file)
+	code, _, stderr := c.main("", "--session", id, "--model", "other/model", "continue")
+	if code != 1 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"configuration_changed", "tiny-go session abort " + id} {
+		if !strings.Contains(stderr, want) {
+			t.Fatalf("stderr lacks %q: %s", want, stderr)
+		}
+	}
+	if after, _ := os.ReadFile(file); !bytes.Equal(before, after) {
+		t.Fatal("a blocked resume appended bytes")
+	}
+	code, stdout, stderr := c.main("", "session", "abort", id)
+	if code != 0 {
+		t.Fatalf("session abort: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "Aborted the open run") {
+		t.Fatalf("stdout: %s", stdout)
+	}
+	st := c.state()
+	if !st.Idle() {
+		t.Fatal("still open after session abort")
+	}
+	b, _ := os.ReadFile(file)
+	if !strings.Contains(string(b), `"code":"aborted"`) || !strings.Contains(string(b), `"outcome":"aborted"`) {
+		t.Fatalf("abort facts missing:\n%s", b)
+	}
+	// Nothing left to abort.
+	code, stdout, _ = c.main("", "session", "abort", id)
+	if code != 0 || !strings.Contains(stdout, "nothing to abort") {
+		t.Fatalf("second abort: exit %d %s", code, stdout)
+	}
+}
