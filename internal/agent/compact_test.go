@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 	"github.com/tiny-agent/tiny-go/internal/session"
@@ -183,8 +184,23 @@ func TestNothingToCompact(t *testing.T) {
 }
 
 func TestAbortCompaction(t *testing.T) {
-	h := newHarness(t, nil)
+	var h *harness
+	checked := false
+	var summaryRequest int
+	hk := &hooks{AfterAbortCommitted: func() {
+		if !h.durableAbort() {
+			t.Error("abortRequested is not durable when the summary request is cancelled")
+		}
+		select {
+		case <-h.server.Disconnected(summaryRequest):
+			t.Error("the transport saw the cancellation before the abort was durable")
+		default:
+		}
+		checked = true
+	}}
+	h = newHarness(t, nil, withHooks(hk))
 	h.history(1, 4)
+	summaryRequest = len(h.server.Requests())
 	before := h.reduce().ActiveContext
 	h.server.Enqueue(providertest.Reply{Hang: true})
 	n := len(h.server.Requests())
@@ -201,8 +217,13 @@ func TestAbortCompaction(t *testing.T) {
 		t.Fatalf("Abort = %v, %v", ok, err)
 	}
 	res := wait(t, done)
-	if res.Outcome != session.OutcomeAborted || res.Kind != session.OperationCompaction {
-		t.Fatalf("result = %+v", res)
+	if res.Outcome != session.OutcomeAborted || res.Kind != session.OperationCompaction || !checked {
+		t.Fatalf("result = %+v, ordering checked = %v", res, checked)
+	}
+	select {
+	case <-h.server.Disconnected(summaryRequest):
+	case <-time.After(2 * time.Second):
+		t.Fatal("the summary request was not cancelled")
 	}
 	if !strings.HasSuffix(h.labels(), "compactionStarted stepAttempt:compaction abortRequested:compact stepFailed:aborted operationFinished:aborted") {
 		t.Fatalf("facts: %s", h.labels())

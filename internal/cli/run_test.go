@@ -280,6 +280,26 @@ func TestJSONEvents(t *testing.T) {
 			t.Fatalf("recovery fields: %v", evs)
 		}
 	})
+	t.Run("attempts exhausted is reconciled", func(t *testing.T) {
+		c := newCLI(t, providertest.New(t))
+		id := openAttemptSession(t, c)
+		killResume(t, c, id) // leaves attempt 2 open as well
+		code, stdout, stderr := c.main("", "--json", "--session", id)
+		if code != 1 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		evs := events(t, stdout)
+		want := "startup.started session.attached startup.completed operation.recovered model.reconciled operation.completed"
+		if got := names(evs); got != want {
+			t.Fatalf("events:\n got %s\nwant %s", got, want)
+		}
+		if r := evs[4]; r["recovery"] != true || r["outcome"] != "failed" || r["errorType"] != "attempts_exhausted" || r["attempt"] != nil && r["attempt"] != 2.0 {
+			t.Fatalf("model.reconciled: %v", r)
+		}
+		if last := evs[5]; last["outcome"] != "failed" || last["errorType"] != "attempts_exhausted" {
+			t.Fatalf("operation.completed: %v", last)
+		}
+	})
 	t.Run("reconciled attempt", func(t *testing.T) {
 		c := newCLI(t, providertest.New(t))
 		id := openAttemptSession(t, c)
@@ -327,6 +347,34 @@ func openAttemptSession(t *testing.T, c *cliRun) string {
 		t.Fatal("no open attempt")
 	}
 	return st.Header.ID
+}
+
+// killResume resumes id in a real process whose provider hangs, and kills
+// it with SIGKILL once the retried request is in flight.
+func killResume(t *testing.T, c *cliRun, id string) {
+	t.Helper()
+	srv := providertest.New(t, providertest.Reply{Hang: true})
+	cmd := exec.Command(buildBinary(t), "--cwd", c.dir, "--json", "--session", id)
+	cmd.Env = os.Environ()
+	for k, v := range c.env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Env = append(cmd.Env, "TINY_ENDPOINT="+srv.URL())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(srv.Requests()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no retried request")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	if st := c.state(); st.Operation == nil || st.Operation.Step == nil || st.Operation.Step.Attempt != 2 {
+		t.Fatal("attempt 2 is not open")
+	}
 }
 
 // buildBinary returns the test binary started as the real program.
