@@ -50,7 +50,7 @@ func appendFact(b []byte, f *Fact) ([]byte, error) {
 	if f.Usage != nil {
 		set++
 	}
-	if set != 1 {
+	if set != 1 || nilPayload(f) {
 		return b, fmt.Errorf("fact %s must carry exactly one of Entry, Record and Usage", f.ID)
 	}
 	b = append(b, '{')

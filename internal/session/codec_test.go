@@ -315,6 +315,7 @@ func TestEncodeTransaction(t *testing.T) {
 	}{
 		{"no facts", nil, CorruptEmptyTransaction},
 		{"no payload", []Fact{{Seq: 1, ID: user.ID, Timestamp: 1}}, CorruptInvalidFact},
+		{"nil entry", []Fact{{Seq: 1, ID: user.ID, Timestamp: 1, Entry: (*UserEntry)(nil)}}, CorruptInvalidFact},
 		{"two payloads", []Fact{{Seq: 1, ID: user.ID, Timestamp: 1, Entry: user.Entry, Record: run.Record}}, CorruptInvalidFact},
 		{"invalid UTF-8", []Fact{{Seq: 1, ID: user.ID, Timestamp: 1, Entry: &UserEntry{Content: "\xff"}}}, CorruptMalformedJSON},
 		{"no id", []Fact{{Seq: 1, Timestamp: 1, Entry: user.Entry}}, CorruptInvalidFact},

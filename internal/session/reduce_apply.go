@@ -193,7 +193,7 @@ func (r *Reducer) applyFact(f *Fact) *Corruption {
 	if f.Usage != nil {
 		payloads++
 	}
-	if payloads != 1 || f.ID == "" {
+	if payloads != 1 || f.ID == "" || nilPayload(f) {
 		return corrupt(CorruptInvalidFact, f.Seq, "a fact has an id and exactly one of entry, record and usage")
 	}
 	info, exists := r.ids[f.ID]
@@ -224,6 +224,39 @@ func (r *Reducer) applyFact(f *Fact) *Corruption {
 	}
 	r.st.Facts++
 	return nil
+}
+
+// nilPayload reports a payload interface holding a nil pointer.
+func nilPayload(f *Fact) bool {
+	switch p := f.Entry.(type) {
+	case *UserEntry:
+		return p == nil
+	case *AssistantEntry:
+		return p == nil
+	case *ToolResultEntry:
+		return p == nil
+	case *SyntheticEntry:
+		return p == nil
+	case *CompactionEntry:
+		return p == nil
+	}
+	switch p := f.Record.(type) {
+	case *RunStarted:
+		return p == nil
+	case *CompactionStarted:
+		return p == nil
+	case *StepAttempt:
+		return p == nil
+	case *StepFailed:
+		return p == nil
+	case *ToolStarted:
+		return p == nil
+	case *AbortRequested:
+		return p == nil
+	case *OperationFinished:
+		return p == nil
+	}
+	return false
 }
 
 // openOp resolves the operation a record names: it must be the open one

@@ -172,4 +172,15 @@ func TestNewReducer(t *testing.T) {
 	if c := r.Apply(nil); c == nil || c.Code != CorruptEmptyTransaction {
 		t.Errorf("Apply(nil) = %v", c)
 	}
+	var nilRun *RunStarted
+	var nilUser *UserEntry
+	for _, f := range []Fact{
+		{Seq: 1, ID: "018f0000-0000-7000-8000-000000000002", Record: nilRun},
+		{Seq: 1, ID: "018f0000-0000-7000-8000-000000000002", Entry: nilUser},
+		{Seq: 1, ID: "018f0000-0000-7000-8000-000000000002"},
+	} {
+		if c := r.Check([]Fact{f}); c == nil || c.Code != CorruptInvalidFact {
+			t.Errorf("Check(%+v) = %v, want INVALID_FACT", f, c)
+		}
+	}
 }
