@@ -218,8 +218,11 @@ func (a *runner) configure() error {
 // reporting startup events.
 func (a *runner) start(ctx context.Context) (int, error) {
 	began := time.Now()
-	a.sink.Emit(lifecycle.StartupStarted(a.model, a.tools, a.flags.mcp))
+	startupStarted := false
 	fail := func(errType string, err error) (int, error) {
+		if !startupStarted {
+			a.sink.Emit(lifecycle.StartupStarted(a.model, a.tools, a.flags.mcp).At(began))
+		}
 		a.sink.Emit(lifecycle.StartupCompleted(time.Since(began), lifecycle.Failed, errType))
 		return 1, err
 	}
@@ -231,6 +234,13 @@ func (a *runner) start(ctx context.Context) (int, error) {
 	if err := a.attach(envID); err != nil {
 		return fail("startup_setup_error", err)
 	}
+	// A resumed session keeps its model unless one is asked for, so that
+	// resuming does not change the configuration by accident.
+	if a.resumed && a.flags.model == "" && strings.TrimSpace(a.io.getenv("TINY_MODEL")) == "" {
+		a.model = a.store.State().Header.Model
+	}
+	a.sink.Emit(lifecycle.StartupStarted(a.model, a.tools, a.flags.mcp).At(began))
+	startupStarted = true
 	a.sink.Emit(lifecycle.SessionAttached(a.store.ID(), a.resumed))
 
 	servers, err := mcp.Configure(a.flags.mcp, a.io.lookupEnv)

@@ -505,3 +505,26 @@ func TestBlockedResumeAndExplicitAbort(t *testing.T) {
 		t.Fatalf("second abort: exit %d %s", code, stdout)
 	}
 }
+
+// Resuming without --model keeps the session's model.
+func TestResumeKeepsTheSessionModel(t *testing.T) {
+	srv := providertest.New(t, providertest.Reply{Text: "one"}, providertest.Reply{Text: "two"}, providertest.Reply{Text: "three"})
+	c := newCLI(t, srv)
+	if code, _, stderr := c.main("", "--model", "custom/model", "first"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	id := c.state().Header.ID
+	if code, _, stderr := c.main("", "--session", id, "second"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := c.main("", "--continue", "--model", "other/model", "third"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	reqs := srv.Requests()
+	if reqs[1].Chat.Model != "custom/model" || reqs[2].Chat.Model != "other/model" {
+		t.Fatalf("models: %q then %q", reqs[1].Chat.Model, reqs[2].Chat.Model)
+	}
+	if len(c.sessions()) != 1 {
+		t.Fatalf("%d sessions; --session and --continue must reuse the first", len(c.sessions()))
+	}
+}
