@@ -64,6 +64,7 @@ type Client struct {
 	connect  time.Duration
 	idle     time.Duration
 	maxBytes int64
+	enc      requestEncoder
 }
 
 var _ Provider = (*Client)(nil)
@@ -138,7 +139,7 @@ func (c *Client) URL() string { return c.url.Redacted() }
 
 // Stream sends one request and reads the reply. See Provider.
 func (c *Client) Stream(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
-	body, err := encodeRequest(req)
+	body, err := c.enc.encode(req)
 	if err != nil {
 		return Response{}, fmt.Errorf("encode provider request: %w", err)
 	}

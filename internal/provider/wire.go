@@ -1,13 +1,12 @@
 package provider
 
-import (
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-)
+import "github.com/go-json-experiment/json/jsontext"
 
 // Wire types of the OpenAI Chat Completions API. Only the fields tiny-go
 // sends or reads are declared; unknown response fields are ignored.
 
+// wireRequest is the request body. requestEncoder writes its fields piece
+// by piece, in this order, to reuse the encoding of repeated messages.
 type wireRequest struct {
 	Model         string            `json:"model"`
 	Messages      []wireMessage     `json:"messages"`
@@ -56,37 +55,6 @@ type wireToolDef struct {
 // emptySchema is sent for a tool without a parameter schema; the API
 // requires an object schema.
 const emptySchema = `{"type":"object","properties":{}}`
-
-func encodeRequest(req Request) ([]byte, error) {
-	w := wireRequest{
-		Model:         req.Model,
-		Messages:      make([]wireMessage, 0, len(req.Messages)),
-		Stream:        true,
-		StreamOptions: wireStreamOptions{IncludeUsage: true},
-	}
-	for _, m := range req.Messages {
-		wm := wireMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
-		for _, tc := range m.ToolCalls {
-			wm.ToolCalls = append(wm.ToolCalls, wireToolCall{
-				ID:       tc.ID,
-				Type:     "function",
-				Function: wireFunction{Name: tc.Name, Arguments: tc.Arguments},
-			})
-		}
-		w.Messages = append(w.Messages, wm)
-	}
-	for _, t := range req.Tools {
-		params := t.Parameters
-		if len(params) == 0 {
-			params = jsontext.Value(emptySchema)
-		}
-		w.Tools = append(w.Tools, wireTool{
-			Type:     "function",
-			Function: wireToolDef{Name: t.Name, Description: t.Description, Parameters: params},
-		})
-	}
-	return json.Marshal(w)
-}
 
 // wireChunk is one streamed chat.completion.chunk, or a whole
 // non-streaming chat.completion (which carries Message instead of Delta).
