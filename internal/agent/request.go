@@ -37,23 +37,32 @@ func (a *Agent) request(st *session.State, kind session.StepKind) (provider.Requ
 			},
 		}, nil
 	}
-	msgs := make([]provider.Message, 0, len(st.ActiveContext)+1)
-	msgs = append(msgs, provider.Message{Role: provider.RoleSystem, Content: strPtr(a.cfg.SystemPrompt)})
-	for _, m := range st.ActiveContext {
-		msgs = append(msgs, wireMessage(m))
-	}
-	return provider.Request{Model: a.cfg.Model, Messages: msgs, Tools: a.conf.wire}, nil
+	return provider.Request{Model: a.cfg.Model, Messages: wireMessages(a.cfg.SystemPrompt, st.ActiveContext), Tools: a.conf.wire}, nil
 }
 
-func wireMessage(m session.Message) provider.Message {
-	w := provider.Message{Role: string(m.Role), Content: m.Content, ToolCallID: m.ToolCallID}
-	if len(m.ToolCalls) > 0 {
-		w.ToolCalls = make([]provider.ToolCall, len(m.ToolCalls))
-		for i, c := range m.ToolCalls {
-			w.ToolCalls[i] = provider.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments}
-		}
+// wireMessages converts the active context after the system prompt. It
+// runs on every step over the whole context, so the tool calls of all
+// messages share one allocation.
+func wireMessages(systemPrompt string, active []session.Message) []provider.Message {
+	n := 0
+	for _, m := range active {
+		n += len(m.ToolCalls)
 	}
-	return w
+	calls := make([]provider.ToolCall, 0, n)
+	msgs := make([]provider.Message, 0, len(active)+1)
+	msgs = append(msgs, provider.Message{Role: provider.RoleSystem, Content: &systemPrompt})
+	for _, m := range active {
+		w := provider.Message{Role: string(m.Role), Content: m.Content, ToolCallID: m.ToolCallID}
+		if len(m.ToolCalls) > 0 {
+			start := len(calls)
+			for _, c := range m.ToolCalls {
+				calls = append(calls, provider.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+			}
+			w.ToolCalls = calls[start:len(calls):len(calls)]
+		}
+		msgs = append(msgs, w)
+	}
+	return msgs
 }
 
 func strPtr(s string) *string { return &s }
