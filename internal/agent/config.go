@@ -64,3 +64,14 @@ func newConfiguration(model, systemPrompt, environmentIdentity string, ts []tool
 	c.current = recovery.Current{ConfigurationDigest: c.digest, EnvironmentIdentity: environmentIdentity, Tools: curTools}
 	return c, nil
 }
+
+// CurrentConfiguration is the planner's view of an agent with this
+// configuration, without building one: `session list` uses it to tell
+// whether an open session would resume or be blocked.
+func CurrentConfiguration(model, systemPrompt, environmentIdentity string, ts []tools.Tool) (recovery.Current, error) {
+	c, err := newConfiguration(model, systemPrompt, environmentIdentity, ts)
+	if err != nil {
+		return recovery.Current{}, err
+	}
+	return c.current, nil
+}

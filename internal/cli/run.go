@@ -322,14 +322,11 @@ func (a *runner) buildAgent(envID string) error {
 		names[i] = t.Definition().Name
 		a.toolNames = append(a.toolNames, displayName(t.Definition()))
 	}
-	project, err := prompt.ReadProjectInstructions(a.cwd)
+	system, skills, err := systemPrompt(a.cwd, names, a.flags.skills)
 	if err != nil {
 		return err
 	}
-	if a.skills, err = prompt.DiscoverSkills(a.cwd, a.flags.skills); err != nil {
-		return err
-	}
-	system := prompt.System(prompt.Options{Cwd: a.cwd, Tools: names, Project: project, Skills: a.skills})
+	a.skills = skills
 
 	p, err := provider.New(provider.Config{Endpoint: a.endpoint, APIKey: a.io.getenv("OPENROUTER_API_KEY")})
 	if err != nil {
@@ -554,4 +551,18 @@ func displayName(d tools.Definition) string {
 		return d.Display
 	}
 	return d.Name
+}
+
+// systemPrompt assembles the system message of cwd for the offered tools:
+// base instructions, ./AGENTS.md and the skill index.
+func systemPrompt(cwd string, toolNames, skillFiles []string) (string, []prompt.Skill, error) {
+	project, err := prompt.ReadProjectInstructions(cwd)
+	if err != nil {
+		return "", nil, err
+	}
+	skills, err := prompt.DiscoverSkills(cwd, skillFiles)
+	if err != nil {
+		return "", nil, err
+	}
+	return prompt.System(prompt.Options{Cwd: cwd, Tools: toolNames, Project: project, Skills: skills}), skills, nil
 }

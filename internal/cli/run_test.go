@@ -484,6 +484,15 @@ func TestBlockedResumeAndExplicitAbort(t *testing.T) {
 	if after, _ := os.ReadFile(file); !bytes.Equal(before, after) {
 		t.Fatal("a blocked resume appended bytes")
 	}
+	// session list tells which open sessions would be blocked here.
+	if _, stdout, _ := c.main("", "session", "list"); !strings.Contains(stdout, "open run") {
+		t.Fatalf("session list:\n%s", stdout)
+	}
+	c.env["TINY_MODEL"] = "other/model"
+	if _, stdout, _ := c.main("", "session", "list"); !strings.Contains(stdout, "blocked (configuration_changed)") {
+		t.Fatalf("session list:\n%s", stdout)
+	}
+	delete(c.env, "TINY_MODEL")
 	code, stdout, stderr := c.main("", "session", "abort", id)
 	if code != 0 {
 		t.Fatalf("session abort: exit %d: %s", code, stderr)

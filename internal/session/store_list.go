@@ -34,6 +34,10 @@ type Summary struct {
 	State      SummaryState
 	Corruption *Corruption // set when State is SummaryCorrupt
 	Size       int64       // bytes on disk, torn tail included
+	// Open is the reduced state when an operation is open (State is
+	// SummaryOpenRun or SummaryOpenCompaction), for callers that ask the
+	// planner whether it would resume; nil otherwise.
+	Open *State
 }
 
 // lastPromptRunes bounds Summary.LastPrompt.
@@ -103,9 +107,9 @@ func summarize(path, id string, stamp time.Time, data []byte) Summary {
 	case st.Operation == nil:
 		sum.State = SummaryIdle
 	case st.Operation.Kind == OperationCompaction:
-		sum.State = SummaryOpenCompaction
+		sum.State, sum.Open = SummaryOpenCompaction, st
 	default:
-		sum.State = SummaryOpenRun
+		sum.State, sum.Open = SummaryOpenRun, st
 	}
 	return sum
 }
