@@ -6,8 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/tools"
 )
 
 func TestRunWithEveryBuiltinTool(t *testing.T) {
@@ -212,5 +215,34 @@ func TestSecondResumeAppendsNothing(t *testing.T) {
 		if after := h.bytes(); string(after) != string(before) {
 			t.Fatalf("resume %d appended %d bytes", i+1, len(after)-len(before))
 		}
+	}
+}
+
+// panicTool is a broken tool.
+type panicTool struct{}
+
+func (panicTool) Definition() tools.Definition {
+	return tools.Definition{Name: "broken", Description: "Always panics.", Parameters: jsontext.Value(`{"type":"object"}`)}
+}
+func (panicTool) Replay() tools.Replay { return tools.Replay{Policy: tools.ReplayNever, Key: "test:broken:v1"} }
+func (panicTool) Run(context.Context, jsontext.Value) tools.Result {
+	panic("boom")
+}
+
+func TestPanickingToolBecomesAnErrorResult(t *testing.T) {
+	h := newHarness(t, []providertest.Reply{calls(call("c1", "broken", `{}`)), text("recovered")})
+	cfg := h.cfg
+	cfg.Tools = append(cfg.Tools, panicTool{})
+	h.agent = h.newAgent(cfg)
+	res := h.run("go")
+	if res.Outcome != session.OutcomeCompleted {
+		t.Fatalf("result = %+v", res)
+	}
+	if got := h.labels(); !strings.Contains(got, "toolStarted tool:error") {
+		t.Fatalf("facts: %s", got)
+	}
+	st := h.reduce()
+	if c := *st.Transcript[2].Content; !strings.Contains(c, "failed unexpectedly: boom") {
+		t.Fatalf("tool result: %q", c)
 	}
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/tiny-agent/tiny-go/internal/recovery"
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/tools"
 )
 
 // toolStep starts (or, for the built-in read, replays) one tool call: the
@@ -69,7 +72,7 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 	r.ownTools[p.ToolStartedID] = info
 	a.obs.ToolStarted(info)
 	begin := a.cfg.Now()
-	res := tool.Run(pctx, started.Arguments)
+	res := runTool(pctx, tool, started.Arguments)
 	done()
 	dur := a.cfg.Now().Sub(begin)
 
@@ -122,4 +125,16 @@ func displayName(display, name string) string {
 		return display
 	}
 	return name
+}
+
+// runTool runs one tool, turning a panic into an error result: a broken
+// tool must not take the session down with it, and its call still gets the
+// one result the transcript needs.
+func runTool(ctx context.Context, t tools.Tool, args jsontext.Value) (res tools.Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = tools.Result{Content: fmt.Sprintf("Error: the %s tool failed unexpectedly: %v", t.Definition().Name, r), IsError: true}
+		}
+	}()
+	return t.Run(ctx, args)
 }
