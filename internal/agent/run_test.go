@@ -224,7 +224,9 @@ type panicTool struct{}
 func (panicTool) Definition() tools.Definition {
 	return tools.Definition{Name: "broken", Description: "Always panics.", Parameters: jsontext.Value(`{"type":"object"}`)}
 }
-func (panicTool) Replay() tools.Replay { return tools.Replay{Policy: tools.ReplayNever, Key: "test:broken:v1"} }
+func (panicTool) Replay() tools.Replay {
+	return tools.Replay{Policy: tools.ReplayNever, Key: "test:broken:v1"}
+}
 func (panicTool) Run(context.Context, jsontext.Value) tools.Result {
 	panic("boom")
 }
