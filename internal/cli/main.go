@@ -36,7 +36,15 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env func(str
 }
 
 // mainWithHooks is Main with test seams for the run command.
-func mainWithHooks(args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) string, hooks *testHooks) int {
+func mainWithHooks(args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) string, hooks *testHooks) (code int) {
+	// A bug must still end in one clear line, not a stack trace. The
+	// session needs no cleanup: every committed fact is already durable.
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "%s: internal error: %v\n", programName, r)
+			code = exitFailed
+		}
+	}()
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: env, hooks: hooks}
 	root := newRootCommand(a)
 	root.SetArgs(args)
