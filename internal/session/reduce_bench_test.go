@@ -67,6 +67,7 @@ func BenchmarkApply(b *testing.B) {
 				return fmt.Sprintf("018f0000-0000-7000-8000-%012x", next)
 			}
 			b.ReportAllocs()
+			cpu := processCPU()
 			for b.Loop() {
 				st := r.State()
 				seq := st.Facts
@@ -100,6 +101,7 @@ func BenchmarkApply(b *testing.B) {
 					}
 				}
 			}
+			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
