@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"strconv"
 	"syscall"
@@ -22,13 +21,31 @@ type procStat struct {
 	StartTicks uint64 // field 22: start time in clock ticks after boot
 }
 
-// readProcStat reads /proc/<pid>/stat.
+// readProcStat reads /proc/<pid>/stat. It reads into a stack buffer and
+// parses in place: scanning every process of a busy machine after a kill
+// must not allocate per process.
 func readProcStat(pid int) (procStat, error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	fd, err := syscall.Open("/proc/"+strconv.Itoa(pid)+"/stat", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return procStat{}, err
 	}
-	return parseProcStat(data)
+	defer syscall.Close(fd)
+	var buf [2048]byte
+	n := 0
+	for n < len(buf) {
+		m, err := syscall.Read(fd, buf[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return procStat{}, err
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return parseProcStat(buf[:n])
 }
 
 // parseProcStat parses the text of /proc/<pid>/stat. The command name in
@@ -39,23 +56,45 @@ func parseProcStat(data []byte) (procStat, error) {
 	if i < 0 {
 		return procStat{}, errors.New("malformed /proc stat: no command name")
 	}
-	f := bytes.Fields(data[i+1:]) // f[0] is field 3
-	if len(f) < 20 || len(f[0]) != 1 {
+	// fields[k] is field k+3 of proc(5); only 3, 5, 6 and 22 are needed.
+	var fields [20][]byte
+	k := 0
+	for rest := data[i+1:]; k < len(fields); k++ {
+		rest = bytes.TrimLeft(rest, " \n")
+		if len(rest) == 0 {
+			break
+		}
+		end := bytes.IndexAny(rest, " \n")
+		if end < 0 {
+			end = len(rest)
+		}
+		fields[k], rest = rest[:end], rest[end:]
+	}
+	if k < len(fields) || len(fields[0]) != 1 {
 		return procStat{}, errors.New("malformed /proc stat: too few fields")
 	}
-	pgrp, err := strconv.Atoi(string(f[2]))
-	if err != nil {
-		return procStat{}, fmt.Errorf("malformed /proc stat pgrp: %w", err)
+	pgrp, ok1 := parseDecimal(fields[2])
+	sid, ok2 := parseDecimal(fields[3])
+	start, ok3 := parseDecimal(fields[19])
+	if !ok1 || !ok2 || !ok3 {
+		return procStat{}, errors.New("malformed /proc stat: a number field is not a number")
 	}
-	sid, err := strconv.Atoi(string(f[3]))
-	if err != nil {
-		return procStat{}, fmt.Errorf("malformed /proc stat session: %w", err)
+	return procStat{State: fields[0][0], PGRP: int(pgrp), Session: int(sid), StartTicks: start}, nil
+}
+
+// parseDecimal parses a non-negative decimal without allocating.
+func parseDecimal(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
 	}
-	start, err := strconv.ParseUint(string(f[19]), 10, 64)
-	if err != nil {
-		return procStat{}, fmt.Errorf("malformed /proc stat starttime: %w", err)
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
 	}
-	return procStat{State: f[0][0], PGRP: pgrp, Session: sid, StartTicks: start}, nil
+	return v, true
 }
 
 // dead reports whether a process state means it no longer runs. Zombies
