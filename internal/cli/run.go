@@ -364,7 +364,9 @@ func (a *runner) buildAgent(envID string) error {
 // operate resumes an open operation, then runs the prompt (one-shot) or the
 // interactive loop.
 func (a *runner) operate(ctx context.Context, promptText string) error {
-	stop := a.onSignals()
+	ctx, hardStop := context.WithCancel(ctx)
+	defer hardStop()
+	stop := a.onSignals(hardStop)
 	stopped := false
 	defer func() {
 		if !stopped {
@@ -430,18 +432,30 @@ func (a *runner) expand(text string) (string, error) {
 
 // onSignals routes SIGINT, SIGTERM and SIGHUP into the abort path: the
 // abort intent is made durable, the active phase is signalled, and the
-// driving goroutine reconciles and returns.
-func (a *runner) onSignals() (stop func()) {
+// driving goroutine reconciles and returns. A signal with nothing to abort,
+// or a second one while the abort is under way, stops the process at once
+// (hardStop); whatever was in flight stays open for the next resume.
+func (a *runner) onSignals(hardStop context.CancelFunc) (stop func()) {
 	ch := make(chan os.Signal, 4)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
 	go func() {
+		aborting := false
 		for {
 			select {
 			case <-ch:
-				if _, err := a.agent.Abort(context.Background()); err != nil {
+				if aborting {
+					hardStop()
+					continue
+				}
+				ok, err := a.agent.Abort(context.Background())
+				if err != nil {
 					fmt.Fprintf(a.io.stderr, "tiny-go: abort: %v\n", err)
 				}
+				if !ok {
+					hardStop()
+				}
+				aborting = true
 			case <-done:
 				return
 			}
