@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -120,8 +120,19 @@ type cannedServer struct {
 func newCannedServer(tb testing.TB) *cannedServer {
 	s := &cannedServer{}
 	reply := []byte(cannedSSE)
+	var mu sync.Mutex
+	buf := make([]byte, 1<<20) // few large reads of the body
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n, _ := io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		var n int64
+		for {
+			k, err := r.Body.Read(buf)
+			n += int64(k)
+			if err != nil {
+				break
+			}
+		}
+		mu.Unlock()
 		s.lastBody.Store(n)
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Write(reply)

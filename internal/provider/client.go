@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -164,7 +163,7 @@ func (c *Client) Stream(ctx context.Context, req Request, onDelta func(Delta)) (
 	return r, nil
 }
 
-func (c *Client) newRequest(ctx context.Context, body []byte, wd *watchdog) (*http.Request, error) {
+func (c *Client) newRequest(ctx context.Context, body requestBody, wd *watchdog) (*http.Request, error) {
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		GotConn:              func(httptrace.GotConnInfo) { wd.connected() },
 		WroteRequest:         func(httptrace.WroteRequestInfo) { wd.touch() },
@@ -172,13 +171,13 @@ func (c *Client) newRequest(ctx context.Context, body []byte, wd *watchdog) (*ht
 	})
 	// Writing a large request body is progress too.
 	reqBody := func() io.ReadCloser {
-		return io.NopCloser(&limitedBody{r: bytes.NewReader(body), n: int64(len(body)), wd: wd})
+		return io.NopCloser(&limitedBody{r: body.reader(), n: body.size, wd: wd})
 	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url.String(), reqBody())
 	if err != nil {
 		return nil, fmt.Errorf("build provider request: %w", err)
 	}
-	hreq.ContentLength = int64(len(body))
+	hreq.ContentLength = body.size
 	// GetBody lets the transport resend a request it could not write at
 	// all (a kept-alive connection the server had just closed); the
 	// server never saw it, so this is not a retry of the request.

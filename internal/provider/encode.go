@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"io"
 	"slices"
 	"sync"
 
@@ -18,23 +19,27 @@ import (
 // Messages are compared by value, never by pointer: a caller that changes,
 // removes or reorders messages (a compaction) gets them encoded afresh.
 // Comparing a message with itself is cheap because equal strings that share
-// their bytes compare by pointer first. The output is byte for byte what
-// encoding the whole wireRequest at once produces.
+// their bytes compare by pointer first. The body is byte for byte what
+// encoding the whole wireRequest at once produces; it is sent from the
+// cached encodings in place rather than copied into one buffer.
 type requestEncoder struct {
 	mu   sync.Mutex
-	prev []encodedMessage // the messages of the last request encoded
+	prev []encodedMessage // the messages of the last request, by position
 }
 
-// encodedMessage is a message as it was encoded. It copies the message's
-// fields rather than keeping its *string, which the caller could change
-// after the fact.
+// encodedMessage is a message as it was encoded at its position. It copies
+// the message's fields rather than keeping its *string, which the caller
+// could change after the fact.
 type encodedMessage struct {
 	role       string
 	content    string
 	hasContent bool
 	toolCallID string
 	toolCalls  []ToolCall
-	json       []byte
+	// json is the encoding, preceded by the separating comma unless the
+	// message is the first. It is never modified once made: bodies of
+	// earlier requests may still be reading it.
+	json []byte
 }
 
 func (e *encodedMessage) is(m Message) bool {
@@ -43,7 +48,7 @@ func (e *encodedMessage) is(m Message) bool {
 		slices.Equal(e.toolCalls, m.ToolCalls)
 }
 
-func encodeMessage(m Message) (encodedMessage, error) {
+func encodeMessage(m Message, first bool) (encodedMessage, error) {
 	wm := wireMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
 	for _, tc := range m.ToolCalls {
 		wm.ToolCalls = append(wm.ToolCalls, wireToolCall{
@@ -56,6 +61,9 @@ func encodeMessage(m Message) (encodedMessage, error) {
 	if err != nil {
 		return encodedMessage{}, err
 	}
+	if !first {
+		b = append([]byte{','}, b...)
+	}
 	e := encodedMessage{role: m.Role, toolCallID: m.ToolCallID, toolCalls: slices.Clone(m.ToolCalls), json: b}
 	if m.Content != nil {
 		e.content, e.hasContent = *m.Content, true
@@ -65,49 +73,81 @@ func encodeMessage(m Message) (encodedMessage, error) {
 
 // encode returns the JSON body of req: the fields of wireRequest in their
 // declared order.
-func (e *requestEncoder) encode(req Request) ([]byte, error) {
-	model, err := json.Marshal(req.Model)
+func (e *requestEncoder) encode(req Request) (requestBody, error) {
+	head, err := json.Marshal(req.Model)
 	if err != nil {
-		return nil, err
+		return requestBody{}, err
 	}
-	var tools []byte
+	head = append([]byte(`{"model":`), head...)
+	head = append(head, `,"messages":[`...)
+	tail := []byte{']'}
 	if len(req.Tools) > 0 {
-		if tools, err = json.Marshal(wireTools(req.Tools)); err != nil {
-			return nil, err
+		tools, err := json.Marshal(wireTools(req.Tools))
+		if err != nil {
+			return requestBody{}, err
 		}
+		tail = append(append(tail, `,"tools":`...), tools...)
 	}
+	tail = append(tail, `,"stream":true,"stream_options":{"include_usage":true}}`...)
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	msgs := make([]encodedMessage, len(req.Messages))
-	size := len(model) + len(tools) + 100
+	body := requestBody{parts: make([][]byte, 0, len(req.Messages)+2)}
+	body.parts = append(body.parts, head)
+	// Positions are independent, so e.prev is updated in place; a failed
+	// encoding leaves every entry describing its own bytes.
 	for i, m := range req.Messages {
-		if i < len(e.prev) && e.prev[i].is(m) {
-			msgs[i] = e.prev[i]
-		} else if msgs[i], err = encodeMessage(m); err != nil {
-			return nil, err
+		if i >= len(e.prev) || !e.prev[i].is(m) {
+			em, err := encodeMessage(m, i == 0)
+			if err != nil {
+				return requestBody{}, err
+			}
+			if i < len(e.prev) {
+				e.prev[i] = em
+			} else {
+				e.prev = append(e.prev, em)
+			}
 		}
-		size += len(msgs[i].json) + 1
+		body.parts = append(body.parts, e.prev[i].json)
 	}
-	e.prev = msgs
+	clear(e.prev[len(req.Messages):]) // let go of what a compaction dropped
+	e.prev = e.prev[:len(req.Messages)]
+	body.parts = append(body.parts, tail)
+	for _, p := range body.parts {
+		body.size += int64(len(p))
+	}
+	return body, nil
+}
 
-	b := make([]byte, 0, size)
-	b = append(b, `{"model":`...)
-	b = append(b, model...)
-	b = append(b, `,"messages":[`...)
-	for i, m := range msgs {
-		if i > 0 {
-			b = append(b, ',')
+// requestBody is an encoded request as the byte slices it is made of.
+type requestBody struct {
+	parts [][]byte
+	size  int64
+}
+
+// reader returns a new reader of the whole body.
+func (b requestBody) reader() io.Reader { return &partsReader{parts: b.parts} }
+
+// partsReader reads a sequence of byte slices without modifying them.
+type partsReader struct {
+	parts [][]byte
+	off   int // read offset in parts[0]
+}
+
+func (r *partsReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) && len(r.parts) > 0 {
+		c := copy(p[n:], r.parts[0][r.off:])
+		n += c
+		r.off += c
+		if r.off == len(r.parts[0]) {
+			r.parts, r.off = r.parts[1:], 0
 		}
-		b = append(b, m.json...)
 	}
-	b = append(b, ']')
-	if tools != nil {
-		b = append(b, `,"tools":`...)
-		b = append(b, tools...)
+	if n == 0 && len(p) > 0 {
+		return 0, io.EOF
 	}
-	b = append(b, `,"stream":true,"stream_options":{"include_usage":true}}`...)
-	return b, nil
+	return n, nil
 }
 
 func wireTools(ts []ToolDefinition) []wireTool {

@@ -3,9 +3,11 @@ package provider
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"testing/iotest"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -31,23 +33,43 @@ func wholeRequest(req Request) ([]byte, error) {
 	return json.Marshal(w)
 }
 
-// checkEncode encodes req with e and compares it with the reference.
-func checkEncode(t *testing.T, e *requestEncoder, req Request) {
+// readBody reads a whole body, checking its size and that the reader
+// behaves as an io.Reader should.
+func readBody(t *testing.T, b requestBody) []byte {
+	t.Helper()
+	got, err := io.ReadAll(b.reader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(got)) != b.size {
+		t.Fatalf("read %d bytes, size says %d", len(got), b.size)
+	}
+	if err := iotest.TestReader(b.reader(), got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// checkEncode encodes req with e, compares the body with the reference and
+// returns it.
+func checkEncode(t *testing.T, e *requestEncoder, req Request) []byte {
 	t.Helper()
 	want, werr := wholeRequest(req)
-	got, gerr := e.encode(req)
+	body, gerr := e.encode(req)
 	if (werr == nil) != (gerr == nil) {
 		t.Fatalf("error = %v, reference error = %v", gerr, werr)
 	}
 	if gerr != nil {
-		return
+		return nil
 	}
+	got := readBody(t, body)
 	if !bytes.Equal(got, want) {
 		t.Fatalf("body differs from the whole encoding\n got %s\nwant %s", got, want)
 	}
 	if !jsontext.Value(got).IsValid() {
 		t.Fatalf("invalid JSON: %s", got)
 	}
+	return got
 }
 
 func str(s string) *string { return &s }
@@ -109,6 +131,24 @@ func TestEncodeNotFooledByChangedMessages(t *testing.T) {
 	checkEncode(t, &e, Request{Model: "m", Messages: msgs})
 }
 
+// TestEncodeEarlierBodyUnchanged checks that a body still reads what was
+// encoded after later requests replaced the messages it was made of (the
+// transport may still be sending it).
+func TestEncodeEarlierBodyUnchanged(t *testing.T) {
+	var e requestEncoder
+	msgs := []Message{{Role: RoleSystem, Content: str("sys")}, {Role: RoleUser, Content: str("one")}, {Role: RoleUser, Content: str("two")}}
+	first, err := e.encode(Request{Model: "m", Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := wholeRequest(Request{Model: "m", Messages: msgs})
+	checkEncode(t, &e, Request{Model: "m", Messages: []Message{msgs[2], msgs[0]}})
+	checkEncode(t, &e, Request{Model: "m", Messages: []Message{{Role: RoleUser, Content: str("three")}, msgs[1], msgs[0], msgs[2]}})
+	if got := readBody(t, first); !bytes.Equal(got, want) {
+		t.Fatalf("first body changed\n got %s\nwant %s", got, want)
+	}
+}
+
 func TestEncodeInvalidUTF8(t *testing.T) {
 	var e requestEncoder
 	good := []Message{{Role: RoleSystem, Content: str("sys")}, {Role: RoleUser, Content: str("hi")}}
@@ -118,6 +158,11 @@ func TestEncodeInvalidUTF8(t *testing.T) {
 	checkEncode(t, &e, Request{Model: "bad \xff", Messages: good})
 	checkEncode(t, &e, Request{Model: "m", Messages: good, Tools: []ToolDefinition{{Name: "t", Parameters: jsontext.Value(`{"a":1,"a":2}`)}}})
 	checkEncode(t, &e, Request{Model: "m", Messages: good})
+	// A failed message leaves nothing behind that a zero message could
+	// be mistaken for.
+	bad[1] = Message{Role: RoleUser, Content: str("\xff")}
+	checkEncode(t, &e, Request{Model: "m", Messages: bad})
+	checkEncode(t, &e, Request{Model: "m", Messages: []Message{good[0], {}, {}}})
 }
 
 // TestEncodeConcurrent shares one encoder between goroutines sending
@@ -133,8 +178,12 @@ func TestEncodeConcurrent(t *testing.T) {
 				msgs = append(msgs, Message{Role: RoleUser, Content: str(fmt.Sprintf("g%d m%d", g, rng.IntN(1000)))})
 				req := Request{Model: "m", Messages: msgs}
 				want, _ := wholeRequest(req)
-				got, err := e.encode(req)
-				if err != nil || !bytes.Equal(got, want) {
+				body, err := e.encode(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if got, _ := io.ReadAll(body.reader()); !bytes.Equal(got, want) {
 					t.Errorf("goroutine %d: got %s, %v", g, got, err)
 					return
 				}
