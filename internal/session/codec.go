@@ -194,7 +194,7 @@ func decodeHeader(rd *reader, line []byte) (Header, error) {
 			}
 			keep(err)
 		}
-		have |= bit
+		member(rd, &have, bit)
 	}
 	if err := rd.end(); err != nil {
 		return h, err

@@ -40,9 +40,11 @@ type txDecoder struct {
 	snapVal ConfigurationSnapshot
 }
 
-// enableCache turns on interning and the snapshot cache.
+// enableCache turns on interning, the string arena and the snapshot
+// cache.
 func (d *txDecoder) enableCache() {
 	d.rd.strs = make(map[string]string)
+	d.rd.arena = &strArena{}
 }
 
 // cachedSnapshot reads a configuration snapshot, reusing the previous
@@ -60,12 +62,15 @@ func (d *txDecoder) cachedSnapshot() (ConfigurationSnapshot, error) {
 	}
 	if d.sub == nil {
 		d.sub = &txDecoder{}
-		d.sub.rd.strs = d.rd.strs
+		d.sub.rd.strs, d.sub.rd.arena = d.rd.strs, d.rd.arena
 	}
-	d.sub.rd.buf, d.sub.rd.pos = v, 0 // already validated with its line
+	d.sub.rd.reset(v, true) // rawValue has checked it, or it was validated with its line
 	c, err := d.sub.snapshot()
 	if err == nil {
 		err = d.sub.rd.end()
+	}
+	if err == nil && d.sub.rd.dup {
+		err = errDuplicateName
 	}
 	d.snapOK = err == nil
 	if err != nil {
@@ -96,11 +101,29 @@ func (d *txDecoder) decode(line []byte) ([]Fact, *Corruption) {
 }
 
 // facts decodes the line; on error index is the failing fact's position.
+// The strict reader decodes valid lines in one pass; any error sends the
+// line to jsontext and then to a trusted reader, which have the last word
+// (see strictjson.go).
 func (d *txDecoder) facts(line []byte) (_ []Fact, index int, _ error) {
-	rd := &d.rd
-	if err := rd.load(line); err != nil {
+	d.rd.reset(line, false)
+	if facts, _, err := d.walk(); err == nil && !d.rd.dup {
+		return facts, 0, nil
+	}
+	return d.factsTrusted(line)
+}
+
+// factsTrusted decodes the line the slow way: jsontext validates it, then
+// a trusted reader decodes it.
+func (d *txDecoder) factsTrusted(line []byte) (_ []Fact, index int, _ error) {
+	if err := d.rd.load(line); err != nil {
 		return nil, 0, err
 	}
+	return d.walk()
+}
+
+// walk decodes the transaction in the reader.
+func (d *txDecoder) walk() (_ []Fact, index int, _ error) {
+	rd := &d.rd
 	switch rd.kind() {
 	case '{':
 		f, err := d.fact()
@@ -209,37 +232,37 @@ func (d *txDecoder) fact() (Fact, error) {
 		}
 		switch string(name) {
 		case "kind":
-			have |= fKind
+			member(rd, &have, fKind)
 			kind, err = rd.sym("kind")
 		case "seq":
-			have |= fSeq
+			member(rd, &have, fSeq)
 			f.Seq, err = rd.safeInt("seq")
 			if err == nil && f.Seq == 0 {
 				err = shapeErr("seq must be at least 1")
 			}
 		case "id":
-			have |= fID
+			member(rd, &have, fID)
 			f.ID, err = rd.uuid("id")
 		case "timestamp":
-			have |= fTimestamp
+			member(rd, &have, fTimestamp)
 			f.Timestamp, err = rd.safeInt("timestamp")
 		case "entry":
-			have |= fEntry
+			member(rd, &have, fEntry)
 			f.Entry, err = d.entry()
 		case "record":
-			have |= fRecord
+			member(rd, &have, fRecord)
 			f.Record, err = d.record()
 		case "operationId":
-			have |= fOperationID
+			member(rd, &have, fOperationID)
 			u.OperationID, err = rd.uuid("operationId")
 		case "attemptId":
-			have |= fAttemptID
+			member(rd, &have, fAttemptID)
 			u.AttemptID, err = rd.uuid("attemptId")
 		case "toolStartedId":
-			have |= fToolStartedID
+			member(rd, &have, fToolStartedID)
 			u.ToolStartedID, err = rd.uuid("toolStartedId")
 		case "usage":
-			have |= fUsage
+			member(rd, &have, fUsage)
 			u.Usage, err = d.usage()
 		default:
 			return f, shapeErr(fmt.Sprintf("unknown fact member %q", name))
@@ -294,16 +317,16 @@ func (d *txDecoder) usage() (Usage, error) {
 		var p *int64
 		switch string(name) {
 		case "input":
-			have |= 1
+			member(rd, &have, 1)
 			p = &u.Input
 		case "output":
-			have |= 2
+			member(rd, &have, 2)
 			p = &u.Output
 		case "cacheRead":
-			have |= 4
+			member(rd, &have, 4)
 			p = &u.CacheRead
 		case "cacheWrite":
-			have |= 8
+			member(rd, &have, 8)
 			p = &u.CacheWrite
 		default:
 			return u, shapeErr(fmt.Sprintf("unknown usage member %q", name))
@@ -360,10 +383,10 @@ func (d *txDecoder) errorInfo() (ErrorInfo, error) {
 		}
 		switch string(name) {
 		case "code":
-			have |= 1
+			member(rd, &have, 1)
 			e.Code, err = rd.interned("error code")
 		case "message":
-			have |= 2
+			member(rd, &have, 2)
 			e.Message, err = rd.nonEmpty("error message")
 		default:
 			return e, shapeErr(fmt.Sprintf("unknown error member %q", name))

@@ -64,46 +64,46 @@ func (d *txDecoder) entry() (Entry, error) {
 		}
 		switch string(name) {
 		case "type":
-			have |= eType
+			member(rd, &have, eType)
 			typ, err = rd.sym("entry type")
 		case "message":
-			have |= eMessage
+			member(rd, &have, eMessage)
 			msg, err = d.messageWire()
 		case "stepId":
-			have |= eStepID
+			member(rd, &have, eStepID)
 			stepID, err = rd.uuid("stepId")
 		case "attemptId":
-			have |= eAttemptID
+			member(rd, &have, eAttemptID)
 			attemptID, err = rd.uuid("attemptId")
 		case "stopReason":
-			have |= eStopReason
+			member(rd, &have, eStopReason)
 			stopReason, err = rd.sym("stopReason")
 		case "toolName":
-			have |= eToolName
+			member(rd, &have, eToolName)
 			toolName, err = rd.interned("toolName")
 		case "toolStartedId":
-			have |= eToolStartedID
+			member(rd, &have, eToolStartedID)
 			toolStartedID, err = rd.uuid("toolStartedId")
 		case "result":
-			have |= eResult
+			member(rd, &have, eResult)
 			result, err = d.result()
 		case "assistantEntryId":
-			have |= eAssistantEntryID
+			member(rd, &have, eAssistantEntryID)
 			assistantEntryID, err = rd.uuid("assistantEntryId")
 		case "toolIndex":
-			have |= eToolIndex
+			member(rd, &have, eToolIndex)
 			toolIndex, err = rd.safeInt("toolIndex")
 		case "operationId":
-			have |= eOperationID
+			member(rd, &have, eOperationID)
 			operationID, err = rd.uuid("operationId")
 		case "summary":
-			have |= eSummary
+			member(rd, &have, eSummary)
 			summary, err = rd.str("summary")
 		case "compactedThroughEntryId":
-			have |= eCompactedThrough
+			member(rd, &have, eCompactedThrough)
 			compactedThrough, err = rd.uuid("compactedThroughEntryId")
 		case "retainedTail":
-			have |= eRetainedTail
+			member(rd, &have, eRetainedTail)
 			retained, err = d.retainedTail()
 		default:
 			return nil, shapeErr(fmt.Sprintf("unknown entry member %q", name))
@@ -216,9 +216,11 @@ func (d *txDecoder) result() (resultWire, error) {
 		}
 		switch string(name) {
 		case "type":
+			rd.dup = rd.dup || hasType
 			hasType = true
 			r.typ, err = rd.sym("result type")
 		case "reason":
+			rd.dup = rd.dup || r.hasReason
 			r.hasReason = true
 			r.reason, err = rd.sym("result reason")
 		default:
@@ -291,12 +293,12 @@ func (d *txDecoder) messageWire() (messageWire, error) {
 		}
 		switch string(name) {
 		case "role":
-			have |= mRole
+			member(rd, &have, mRole)
 			var role string
 			role, err = rd.sym("role")
 			m.Role = Role(role)
 		case "content":
-			have |= mContent
+			member(rd, &have, mContent)
 			if rd.kind() == 'n' {
 				m.null = true
 				err = rd.skip()
@@ -304,10 +306,10 @@ func (d *txDecoder) messageWire() (messageWire, error) {
 				m.content, err = rd.str("content must be a string or null; it")
 			}
 		case "tool_call_id":
-			have |= mToolCallID
+			member(rd, &have, mToolCallID)
 			m.ToolCallID, err = rd.interned("tool_call_id")
 		case "tool_calls":
-			have |= mToolCalls
+			member(rd, &have, mToolCalls)
 			m.ToolCalls, err = d.toolCalls()
 		default:
 			return m, shapeErr(fmt.Sprintf("unknown message member %q", name))
@@ -384,16 +386,16 @@ func (d *txDecoder) toolCall() (ToolCall, error) {
 		}
 		switch string(name) {
 		case "id":
-			have |= 1
+			member(rd, &have, 1)
 			c.ID, err = rd.interned("tool call id")
 		case "type":
-			have |= 2
+			member(rd, &have, 2)
 			c.Type, err = rd.sym("tool call type")
 			if err == nil && c.Type != "function" {
 				err = shapeErr(`tool call type must be "function"`)
 			}
 		case "function":
-			have |= 4
+			member(rd, &have, 4)
 			c.Function, err = d.function()
 		default:
 			return c, shapeErr(fmt.Sprintf("unknown tool call member %q", name))
@@ -429,10 +431,10 @@ func (d *txDecoder) function() (FunctionCall, error) {
 		}
 		switch string(name) {
 		case "name":
-			have |= 1
+			member(rd, &have, 1)
 			f.Name, err = rd.interned("function name")
 		case "arguments":
-			have |= 2
+			member(rd, &have, 2)
 			f.Arguments, err = rd.str("function arguments")
 		default:
 			return f, shapeErr(fmt.Sprintf("unknown function member %q", name))
@@ -481,10 +483,10 @@ func (d *txDecoder) retainedTail() ([]RetainedMessage, error) {
 			}
 			switch string(name) {
 			case "sourceEntryId":
-				have |= 1
+				member(rd, &have, 1)
 				rm.SourceEntryID, err = rd.uuid("sourceEntryId")
 			case "message":
-				have |= 2
+				member(rd, &have, 2)
 				rm.Message, err = d.message()
 			default:
 				return nil, shapeErr(fmt.Sprintf("unknown retained message member %q", name))

@@ -183,7 +183,7 @@ func (d *txDecoder) record() (Record, error) {
 		if err != nil {
 			return nil, err
 		}
-		w.have |= bit
+		member(rd, &w.have, bit)
 	}
 	return w.build()
 }
@@ -355,22 +355,22 @@ func (d *txDecoder) snapshot() (ConfigurationSnapshot, error) {
 		}
 		switch string(name) {
 		case "model":
-			have |= 1
+			member(rd, &have, 1)
 			c.Model, err = rd.interned("snapshot model")
 		case "systemPromptDigest":
-			have |= 2
+			member(rd, &have, 2)
 			c.SystemPromptDigest, err = rd.digest("systemPromptDigest")
 		case "tools":
-			have |= 4
+			member(rd, &have, 4)
 			c.Tools, err = d.configTools()
 		case "adapterIdentity":
-			have |= 8
+			member(rd, &have, 8)
 			c.AdapterIdentity, err = rd.interned("adapterIdentity")
 		case "routingIdentity":
-			have |= 16
+			member(rd, &have, 16)
 			c.RoutingIdentity, err = rd.interned("routingIdentity")
 		case "outputOptionsDigest":
-			have |= 32
+			member(rd, &have, 32)
 			c.OutputOptionsDigest, err = rd.digest("outputOptionsDigest")
 		default:
 			return c, shapeErr(fmt.Sprintf("unknown configurationSnapshot member %q", name))
@@ -418,10 +418,10 @@ func (d *txDecoder) configTools() ([]ConfigurationTool, error) {
 			}
 			switch string(name) {
 			case "name":
-				have |= 1
+				member(rd, &have, 1)
 				t.Name, err = rd.interned("tool name")
 			case "definitionDigest":
-				have |= 2
+				member(rd, &have, 2)
 				t.DefinitionDigest, err = rd.digest("definitionDigest")
 			default:
 				return nil, shapeErr(fmt.Sprintf("unknown configuration tool member %q", name))

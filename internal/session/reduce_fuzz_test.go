@@ -9,7 +9,8 @@ import (
 
 // FuzzReduce checks, for any file: Reduce never panics; its printed
 // result (state or corruption) validates against
-// expected-state.schema.json; and for a valid file, re-encoding every
+// expected-state.schema.json; the one-pass strict decoding of every line
+// agrees with jsontext; and for a valid file, re-encoding every
 // decoded line gives a file that reduces to the same state.
 func FuzzReduce(f *testing.F) {
 	for _, dir := range fuzzSeedDirs(f) {
@@ -21,6 +22,9 @@ func FuzzReduce(f *testing.F) {
 	}
 	_, expectSchema := loadSchemas(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			checkStrictAgrees(t, line)
+		}
 		st, c := Reduce(data)
 		if (st == nil) == (c == nil) {
 			t.Fatalf("Reduce returned state %v and corruption %v", st != nil, c)

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"strconv"
@@ -15,10 +16,23 @@ import (
 // at any depth (also when one of them is escaped), escaped or raw lone
 // surrogates, and invalid UTF-8 anywhere in the text; strictjson_test.go
 // pins each of those cases, so an upgrade that relaxes a default fails
-// loudly. A line is validated by jsontext once, as a whole; the typed
-// decoders then walk the validated bytes with reader, a scanner that
-// trusts them and so does no checking of its own beyond staying in bounds.
-// (Decoding token by token through jsontext.Decoder measured 3x slower.)
+// loudly.
+//
+// Lines are read by reader in one of two modes. A strict reader (the fast
+// path) checks everything while it decodes: syntax, control characters,
+// escapes (through jsontext.AppendUnquote), numbers and literals, and
+// duplicate names (a typed object sees a member bit twice; free-form
+// values go through checkValue). The caller has checked the line is valid
+// UTF-8. Whatever a strict reader does not like, including valid but
+// unusual text it declines to judge (deep nesting, escaped or very many
+// names in free-form objects), is an error, and the caller then falls
+// back: jsontext validates the line as a whole, and a trusted reader walks
+// the validated bytes again, doing no checking of its own beyond staying
+// in bounds, to find what is wrong with the shape. So a line is accepted
+// only if the strict reader accepts it, and jsontext has the last word on
+// every line it rejects. (Decoding token by token through
+// jsontext.Decoder measured 3x slower; validating with jsontext and then
+// walking the bytes again, 1.4x.)
 
 // maxSafeInteger is 2^53-1, the largest counter or id number the format
 // allows.
@@ -72,22 +86,53 @@ func strictError(b []byte) error {
 // it cannot happen after validation.
 var errTruncated = &syntaxError{io.ErrUnexpectedEOF}
 
-// reader walks one validated JSON value. Names are matched without
-// allocating; string values are copied out.
+// errDuplicateName is what a reader reports for a member name seen twice
+// in one object.
+var errDuplicateName = &syntaxError{errors.New("duplicate member name")}
+
+// reader walks one JSON value, strictly or trusting it (see above). Names
+// are matched without allocating; string values are copied out.
 type reader struct {
 	buf     []byte
 	pos     int
+	trusted bool // buf is known to be strict JSON
+	// closers holds '}' or ']' for each open object or array that the
+	// typed decoders entered; first is true until the innermost one has
+	// a member.
+	closers []byte
+	first   bool
+	dup     bool // a typed object had a member twice
 	scratch []byte
+	names   []span            // member names of the objects checkValue is in
 	strs    map[string]string // interned strings; nil interns nothing
+	arena   *strArena         // backs copied strings; nil allocates each
 }
 
-// load validates b as strict JSON and starts reading it.
+// load validates b as strict JSON and starts reading it, trusted.
 func (r *reader) load(b []byte) error {
 	if err := strictError(b); err != nil {
 		return err
 	}
-	r.buf, r.pos = b, 0
+	r.reset(b, true)
 	return nil
+}
+
+// reset starts reading b.
+func (r *reader) reset(b []byte, trusted bool) {
+	r.buf, r.pos, r.trusted = b, 0, trusted
+	r.closers, r.first, r.dup = r.closers[:0], false, false
+	r.names = r.names[:0]
+}
+
+// member adds bit to *have, the members an object has shown so far. A
+// bit seen twice is a duplicate name: it sets dup, and the line fails.
+// (The typed decoders know their members, so this is all the duplicate
+// check they need; free-form values go through checkValue.)
+func member[T uint | uint64](r *reader, have *T, bit T) {
+	if *have&bit != 0 {
+		r.dup = true
+	}
+	*have |= bit
 }
 
 func (r *reader) ws() {
@@ -118,7 +163,7 @@ func (r *reader) kind() byte {
 
 // end checks that nothing but whitespace follows the top-level value.
 func (r *reader) end() error {
-	if r.kind() != 0 {
+	if r.ws(); r.pos < len(r.buf) { // (not kind: a NUL byte is kind 0)
 		return &syntaxError{errors.New("more than one value on the line")}
 	}
 	return nil
@@ -126,38 +171,54 @@ func (r *reader) end() error {
 
 // beginObject consumes '{'; a different value is a shape error.
 func (r *reader) beginObject(what string) error {
-	return r.begin('{', what+" must be an object")
+	return r.begin('{', what, " must be an object")
 }
 
 func (r *reader) beginArray(what string) error {
-	return r.begin('[', what+" must be an array")
+	return r.begin('[', what, " must be an array")
 }
 
-func (r *reader) begin(k byte, msg string) error {
+// begin takes the message in two parts so that the common, matching case
+// builds no string.
+func (r *reader) begin(k byte, what, must string) error {
 	if r.kind() != k {
 		if err := r.skip(); err != nil {
 			return err
 		}
-		return shapeErr(msg)
+		return shapeErr(what + must)
 	}
 	r.pos++
+	closer := byte('}')
+	if k == '[' {
+		closer = ']'
+	}
+	r.closers = append(r.closers, closer)
+	r.first = true
 	return nil
 }
 
 // more reports whether the current object or array has another member;
-// when it has not, it consumes the closing token.
+// when it has not, it consumes the closing token. Members are separated
+// by commas; what a member starts with is checked by whoever reads it.
 func (r *reader) more() (bool, error) {
-	switch r.kind() {
-	case ',':
+	c := r.kind()
+	n := len(r.closers)
+	switch {
+	case c == 0 || n == 0:
+		return false, errTruncated
+	case c == r.closers[n-1]:
+		r.pos++
+		r.closers = r.closers[:n-1]
+		r.first = false // the enclosing container has this member
+		return false, nil
+	case r.first:
+		r.first = false
+		return true, nil
+	case c == ',':
 		r.pos++
 		return true, nil
-	case '}', ']':
-		r.pos++
-		return false, nil
-	case 0:
-		return false, errTruncated
 	}
-	return true, nil // the first member
+	return false, &syntaxError{fmt.Errorf("invalid character %q after a member", c)}
 }
 
 // name reads an object member name and its colon. The returned bytes are
@@ -193,26 +254,30 @@ func (r *reader) quoted() ([]byte, error) {
 }
 
 // skipString moves past the string at pos and reports whether it has
-// escapes.
+// escapes. It rejects raw control characters; the escapes themselves are
+// checked by whoever unquotes or checks the string.
 func (r *reader) skipString() (escaped bool, _ error) {
 	if r.pos >= len(r.buf) || r.buf[r.pos] != '"' {
 		return false, errTruncated
 	}
 	i := r.pos + 1
 	for {
-		q := bytes.IndexByte(r.buf[i:], '"')
-		if q < 0 {
+		i += plainPrefix(r.buf[i:])
+		if i >= len(r.buf) {
 			return false, errTruncated
 		}
-		bs := bytes.IndexByte(r.buf[i:i+q], '\\')
-		if bs < 0 {
-			r.pos = i + q + 1
+		switch r.buf[i] {
+		case '"':
+			r.pos = i + 1
 			return escaped, nil
-		}
-		escaped = true
-		i += bs + 2 // skip the escape's first character, maybe a quote
-		if i > len(r.buf) {
-			return false, errTruncated
+		case '\\':
+			escaped = true
+			i += 2 // skip the escape's first character, maybe a quote
+			if i > len(r.buf) {
+				return false, errTruncated
+			}
+		default:
+			return false, &syntaxError{errors.New("control character in a string")}
 		}
 	}
 }
@@ -224,8 +289,16 @@ func (r *reader) skip() error {
 }
 
 // rawValue consumes the next value and returns its bytes (aliasing the
-// line).
+// line). A strict reader checks the value.
 func (r *reader) rawValue() ([]byte, error) {
+	if !r.trusted {
+		r.ws()
+		start := r.pos
+		if err := r.checkValue(0); err != nil {
+			return nil, err
+		}
+		return r.buf[start:r.pos], nil
+	}
 	r.ws()
 	start := r.pos
 	if r.pos >= len(r.buf) {
@@ -289,7 +362,7 @@ func (r *reader) strBytes(what string) ([]byte, error) {
 // str reads a string value.
 func (r *reader) str(what string) (string, error) {
 	b, err := r.strBytes(what)
-	return string(b), err
+	return r.arena.string(b), err
 }
 
 // sym reads a string that is usually one of the format's fixed words,
@@ -320,7 +393,7 @@ func (r *reader) interned(what string) (string, error) {
 
 func (r *reader) intern(b []byte) string {
 	if r.strs == nil || len(b) > 128 {
-		return string(b)
+		return r.arena.string(b)
 	}
 	if s, ok := r.strs[string(b)]; ok {
 		return s
@@ -476,7 +549,7 @@ func (r *reader) rawObject(what string) (jsontext.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	return bytes.Clone(v), nil
+	return r.arena.bytes(v), nil
 }
 
 // parseSafeInt interprets a JSON number literal the way a JavaScript
@@ -494,7 +567,7 @@ func parseSafeInt(lit []byte) (int64, bool) {
 			n = n*10 + int64(c-'0')
 		}
 		if digits {
-			return n, true // jsontext has rejected leading zeros
+			return n, true // leading zeros were rejected as syntax
 		}
 	}
 	f, err := strconv.ParseFloat(string(lit), 64)

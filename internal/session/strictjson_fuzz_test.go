@@ -14,8 +14,10 @@ import (
 
 // FuzzStrictJSON checks, for any line: decoding never panics; jsontext's
 // verdict on strict JSON equals an independent checker's (duplicate names
-// at any depth, lone surrogates, invalid UTF-8, syntax); the trusting
-// scanner walks every valid value exactly; and a decoded transaction
+// at any depth, lone surrogates, invalid UTF-8, syntax); the one-pass
+// strict decoding accepts only what jsontext accepts and decodes it as the
+// trusting scanner does, which walks every valid value exactly; and a
+// decoded transaction
 // encodes back to the same JSON, at a fixpoint.
 func FuzzStrictJSON(f *testing.F) {
 	for _, dir := range fuzzSeedDirs(f) {
@@ -31,6 +33,7 @@ func FuzzStrictJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
+		checkStrictAgrees(t, line)
 		tx, c := DecodeTransaction(line)
 		valid := independentValid(line)
 		if got := validStrict(line); got != valid {
