@@ -288,7 +288,8 @@ func (d *txDecoder) fact() (Fact, error) {
 		if owners != fAttemptID && owners != fToolStartedID {
 			return f, shapeErr("a usage fact has exactly one owner: attemptId or toolStartedId")
 		}
-		f.Usage = &u
+		f.Usage = new(UsageFact) // (&u would put u on the heap for every fact)
+		*f.Usage = u
 	default:
 		return f, shapeErr(fmt.Sprintf("unknown fact kind %q", kind))
 	}

@@ -36,6 +36,12 @@ type Reducer struct {
 	snap snapshotCache     // last verified configuration digest
 
 	lines int // committed lines so far, the header included
+
+	// loading is true while NewReducerFromFile applies the file's lines.
+	// A corrupt line then discards the whole reducer and no State
+	// snapshot exists yet, so a transaction never needs undoing and the
+	// operation's parts need no copy-on-write between transactions.
+	loading bool
 }
 
 // NewReducer starts the state of a new session whose file holds just the
@@ -79,6 +85,7 @@ func NewReducerFromFile(data []byte) (*Reducer, *Corruption) {
 	r := newReducer(h, len(committed)/1024)
 	r.st.RepairedLength = int64(nl + 1)
 	rest := committed[nl+1:]
+	r.loading = true
 	for len(rest) > 0 {
 		nl := bytes.IndexByte(rest, '\n')
 		if c := r.ApplyLine(rest[:nl], r.lines+1); c != nil {
@@ -86,6 +93,7 @@ func NewReducerFromFile(data []byte) (*Reducer, *Corruption) {
 		}
 		rest = rest[nl+1:]
 	}
+	r.loading = false // the next transaction's begin makes nothing fresh
 	return r, nil
 }
 

@@ -37,8 +37,9 @@ type txLog struct {
 	undo       []undoID
 	// fresh says which parts of st.Operation were created or copied
 	// during this transaction and may be changed in place; any other part
-	// may be shared with a State snapshot and is copied before its first
-	// change.
+	// may be shared with a State snapshot or the saved state and is
+	// copied before its first change. While the reducer is loading,
+	// fresh parts stay fresh from one transaction to the next.
 	fresh freshParts
 }
 
@@ -68,7 +69,9 @@ func (r *Reducer) apply(tx []Fact, keep bool) *Corruption {
 		return nil
 	}
 	r.tx.undo = r.tx.undo[:0]
-	r.tx.fresh = freshParts{}
+	if !r.loading {
+		r.tx.fresh = freshParts{}
+	}
 	return nil
 }
 
@@ -78,7 +81,9 @@ func (r *Reducer) begin() {
 	r.tx.active = r.active
 	r.tx.activeIDs = r.activeIDs
 	r.tx.undo = r.tx.undo[:0]
-	r.tx.fresh = freshParts{}
+	if !r.loading {
+		r.tx.fresh = freshParts{}
+	}
 }
 
 func (r *Reducer) rollback() {
