@@ -145,13 +145,15 @@ func (d *txDecoder) entry() (Entry, error) {
 		if sr != StopReasonStop && sr != StopReasonToolUse && sr != StopReasonLength {
 			return nil, shapeErr(fmt.Sprintf("unknown stopReason %q", stopReason))
 		}
-		return &AssistantEntry{
-			StepID:     stepID,
-			AttemptID:  attemptID,
-			StopReason: sr,
-			Content:    msg.contentPtr(),
-			ToolCalls:  msg.ToolCalls,
-		}, nil
+		// The entry and its content in one allocation.
+		box := &struct {
+			e       AssistantEntry
+			content string
+		}{AssistantEntry{StepID: stepID, AttemptID: attemptID, StopReason: sr, ToolCalls: msg.ToolCalls}, msg.content}
+		if !msg.null {
+			box.e.Content = &box.content
+		}
+		return &box.e, nil
 	}
 	// A tool message: the result of a started tool, or a pre-execution
 	// synthetic result.

@@ -264,6 +264,10 @@ func (r *Reducer) applyToolStarted(id string, rec *ToolStarted) *Corruption {
 	op = r.mutAssistant()
 	op.Assistant.Calls[rec.ToolIndex].ToolStartedID = id
 	ts := ToolState{ToolStarted: *rec, ToolStartedID: id, Status: ToolPending}
+	if op.ToolCalls == nil {
+		// Room for every call at once; a new array shares nothing.
+		op.ToolCalls = make([]ToolState, 0, len(a.ToolCalls))
+	}
 	at, _ := slices.BinarySearchFunc(op.ToolCalls, rec.ToolIndex, func(t ToolState, i int) int { return t.ToolIndex - i })
 	op.ToolCalls = slices.Insert(op.ToolCalls, at, ts)
 	return nil

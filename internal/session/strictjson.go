@@ -398,7 +398,7 @@ func (r *reader) intern(b []byte) string {
 	if s, ok := r.strs[string(b)]; ok {
 		return s
 	}
-	s := string(b)
+	s := r.arena.string(b)
 	if len(r.strs) >= 4096 {
 		clear(r.strs) // bound the memory; interning is only an optimization
 	}
