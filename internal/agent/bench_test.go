@@ -178,17 +178,38 @@ func newClient(tb testing.TB, url string) *provider.Client {
 	return c
 }
 
-// benchSteps runs one model step per iteration on a fresh copy of a
-// history of n steps: the copy is reopened with the timer stopped, so
-// every measured step sees exactly n steps of history.
+// stepsPerOpen is how many steps are measured on one opened copy of a
+// history before it is opened afresh.
+const stepsPerOpen = 10
+
+// benchSteps measures one model step per iteration on a history of n
+// steps, in the steady state of a long session: the same agent and store
+// from step to step. Every stepsPerOpen iterations, with the timer
+// stopped, a fresh copy of the history is opened and one warm-up step is
+// run (the first step after opening compares the whole context by value).
+// Each measured iteration commits a prompt (untimed) and drives the run:
+// stepAttempt, request, reply, settle. An open grows the history by at
+// most stepsPerOpen short prompts and answers (about 2 KB).
 func benchSteps(b *testing.B, n int, newProvider func(*testing.B) provider.Provider) {
 	dir := b.TempDir()
 	history := buildHistory(b, n)
 	path := filepath.Join(dir, "history.jsonl")
 	cfg := benchConfig(b, dir, newProvider(b))
 	ctx := context.Background()
-	var store *session.Store
-	reset := func() {
+	var (
+		store *session.Store
+		a     *Agent
+	)
+	step := func() {
+		res, err := a.drive(ctx, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Outcome != session.OutcomeCompleted || res.Answer == "" {
+			b.Fatalf("result %+v", res)
+		}
+	}
+	reopen := func() {
 		if store != nil {
 			if err := store.Close(); err != nil {
 				b.Fatal(err)
@@ -202,32 +223,35 @@ func benchSteps(b *testing.B, n int, newProvider func(*testing.B) provider.Provi
 			b.Fatal(err)
 		}
 		store = s
+		cfg.Log = store
+		if a, err = New(cfg); err != nil {
+			b.Fatal(err)
+		}
+		step()
+		runtime.GC() // the reopen's garbage is not the steps'
 	}
 	b.Cleanup(func() { store.Close() })
-	reset()
-	st := store.State()
-	b.ReportMetric(float64(len(st.ActiveContext)), "messages")
 	b.ReportAllocs()
 	var cpu time.Duration
+	i := 0
 	for b.Loop() {
 		b.StopTimer()
-		reset()
-		cfg.Log = store
-		a, err := New(cfg)
-		if err != nil {
+		if i%stepsPerOpen == 0 {
+			reopen()
+		}
+		i++
+		user := cfg.NewID()
+		prompt := []session.Fact{
+			{ID: user, Entry: &session.UserEntry{Content: "And the next test?"}},
+			{Record: &session.RunStarted{OperationID: cfg.NewID(), InputEntryID: user}},
+		}
+		if _, err := store.Commit(ctx, prompt); err != nil {
 			b.Fatal(err)
 		}
-		runtime.GC() // the reset's garbage is not the step's
 		b.StartTimer()
 		cpu0 := processCPU(b)
-		res, err := a.drive(ctx, false)
+		step()
 		cpu += processCPU(b) - cpu0
-		if err != nil {
-			b.Fatal(err)
-		}
-		if res.Outcome != session.OutcomeCompleted || res.Answer == "" {
-			b.Fatalf("result %+v", res)
-		}
 	}
 	b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 }
@@ -253,7 +277,7 @@ func BenchmarkStep(b *testing.B) {
 				srv = newCannedServer(b)
 				return newClient(b, srv.URL)
 			})
-			b.ReportMetric(float64(srv.lastBody.Load())/1024, "req-KB")
+			b.ReportMetric(float64(srv.lastBody.Load())/1024, "req-KB") // of the last step
 		})
 	}
 }
