@@ -44,7 +44,7 @@ type txDecoder struct {
 // cache.
 func (d *txDecoder) enableCache() {
 	d.rd.strs = make(map[string]string)
-	d.rd.arena = &strArena{}
+	d.rd.arena, d.rd.ids = &strArena{}, &strArena{}
 }
 
 // cachedSnapshot reads a configuration snapshot, reusing the previous
@@ -52,6 +52,13 @@ func (d *txDecoder) enableCache() {
 func (d *txDecoder) cachedSnapshot() (ConfigurationSnapshot, error) {
 	if d.rd.strs == nil || d.rd.kind() != '{' {
 		return d.snapshot()
+	}
+	// The cached bytes are one complete object, which ends where its
+	// text does: when the line goes on with them, the value is them, and
+	// it was checked when it was cached.
+	if rest := d.rd.buf[d.rd.pos:]; d.snapOK && bytes.HasPrefix(rest, d.snapRaw) {
+		d.rd.pos += len(d.snapRaw)
+		return d.snapVal, nil
 	}
 	v, err := d.rd.rawValue()
 	if err != nil {
@@ -62,7 +69,7 @@ func (d *txDecoder) cachedSnapshot() (ConfigurationSnapshot, error) {
 	}
 	if d.sub == nil {
 		d.sub = &txDecoder{}
-		d.sub.rd.strs, d.sub.rd.arena = d.rd.strs, d.rd.arena
+		d.sub.rd.strs, d.sub.rd.arena, d.sub.rd.ids = d.rd.strs, d.rd.arena, d.rd.ids
 	}
 	d.sub.rd.reset(v, true) // rawValue has checked it, or it was validated with its line
 	c, err := d.sub.snapshot()

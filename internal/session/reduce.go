@@ -29,6 +29,7 @@ type Reducer struct {
 	transcript []Message
 	active     []Message
 	activeIDs  []string
+	contents   stringSlab // backs the messages' content pointers
 
 	ids  map[string]idInfo // every id a fact minted, and what it names
 	tx   txLog             // undo log of the transaction being applied

@@ -175,6 +175,19 @@ func (r *Reducer) setOp(op *Operation) {
 	r.tx.fresh = freshParts{op: true, step: true, assistant: true, tools: true}
 }
 
+// stringSlab hands out pointers to copies of strings, many to one
+// allocation. A message's content pointer then keeps alive its string
+// only, not the entry it came from with that entry's ids.
+type stringSlab []string
+
+func (s *stringSlab) ptr(v string) *string {
+	if len(*s) == cap(*s) {
+		*s = make([]string, 0, 256)
+	}
+	*s = append(*s, v)
+	return &(*s)[len(*s)-1]
+}
+
 // appendMessage appends a model-visible message entry to the transcript
 // and the active context; it becomes the boundary.
 func (r *Reducer) appendMessage(id string, m Message) {

@@ -37,7 +37,7 @@ func (r *Reducer) applyUser(id string, e *UserEntry) *Corruption {
 		return corrupt(CorruptInvalidTransition, 0, "a user entry needs an idle session; operation %s is open", r.st.Operation.OperationID)
 	}
 	r.newID(id, idUserEntry, "")
-	r.appendMessage(id, Message{Role: RoleUser, Content: &e.Content})
+	r.appendMessage(id, Message{Role: RoleUser, Content: r.contents.ptr(e.Content)})
 	return nil
 }
 
@@ -84,7 +84,11 @@ func (r *Reducer) applyAssistant(id string, e *AssistantEntry) *Corruption {
 	}
 	op.ToolCalls = nil
 	r.newID(id, idAssistantEntry, op.OperationID)
-	r.appendMessage(id, Message{Role: RoleAssistant, Content: e.Content, ToolCalls: e.ToolCalls})
+	var content *string
+	if e.Content != nil {
+		content = r.contents.ptr(*e.Content)
+	}
+	r.appendMessage(id, Message{Role: RoleAssistant, Content: content, ToolCalls: e.ToolCalls})
 	return nil
 }
 
@@ -157,7 +161,7 @@ func (r *Reducer) applyToolResult(id string, e *ToolResultEntry) *Corruption {
 	call.Answered = true
 	call.ResultEntryID = id
 	r.setID(id, idToolEntry, op.OperationID)
-	r.appendMessage(id, Message{Role: RoleTool, Content: &e.Content, ToolCallID: e.ToolCallID})
+	r.appendMessage(id, Message{Role: RoleTool, Content: r.contents.ptr(e.Content), ToolCallID: e.ToolCallID})
 	return nil
 }
 
@@ -210,7 +214,7 @@ func (r *Reducer) applySynthetic(id string, e *SyntheticEntry) *Corruption {
 	cs.Answered = true
 	cs.ResultEntryID = id
 	r.newID(id, idToolEntry, op.OperationID)
-	r.appendMessage(id, Message{Role: RoleTool, Content: &e.Content, ToolCallID: e.ToolCallID})
+	r.appendMessage(id, Message{Role: RoleTool, Content: r.contents.ptr(e.Content), ToolCallID: e.ToolCallID})
 	return nil
 }
 

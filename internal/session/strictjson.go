@@ -105,7 +105,11 @@ type reader struct {
 	scratch []byte
 	names   []span            // member names of the objects checkValue is in
 	strs    map[string]string // interned strings; nil interns nothing
-	arena   *strArena         // backs copied strings; nil allocates each
+	// Arenas back the copied strings (nil allocates each): ids for
+	// UUIDs, which the reducer's id map keeps, and arena for the rest,
+	// which is mostly the text of the state. Apart, the chunks that a
+	// reduced state keeps hold few of the ids only its reducer needed.
+	arena, ids *strArena
 }
 
 // load validates b as strict JSON and starts reading it, trusted.
@@ -498,11 +502,14 @@ func (r *reader) nonEmpty(what string) (string, error) {
 
 // uuid reads a lowercase UUIDv7 string.
 func (r *reader) uuid(what string) (string, error) {
-	s, err := r.str(what)
-	if err == nil && !isUUIDv7(s) {
-		err = shapeErr(what + " must be a lowercase UUIDv7")
+	b, err := r.strBytes(what)
+	if err != nil {
+		return "", err
 	}
-	return s, err
+	if !isUUIDv7(b) {
+		return "", shapeErr(what + " must be a lowercase UUIDv7")
+	}
+	return r.ids.string(b), nil
 }
 
 // digest reads a "sha256:<64 lowercase hex>" string.
@@ -511,7 +518,7 @@ func (r *reader) digest(what string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !isDigest(string(b)) {
+	if !isDigest(b) {
 		return "", shapeErr(what + " must be sha256:<64 lowercase hex digits>")
 	}
 	return r.intern(b), nil
@@ -578,7 +585,7 @@ func parseSafeInt(lit []byte) (int64, bool) {
 }
 
 // isUUIDv7 matches ^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$.
-func isUUIDv7(s string) bool {
+func isUUIDv7[T string | []byte](s T) bool {
 	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' || s[14] != '7' {
 		return false
 	}
@@ -596,9 +603,9 @@ func isUUIDv7(s string) bool {
 }
 
 // isDigest matches ^sha256:[0-9a-f]{64}$.
-func isDigest(s string) bool {
+func isDigest[T string | []byte](s T) bool {
 	const prefix = "sha256:"
-	if len(s) != len(prefix)+64 || s[:len(prefix)] != prefix {
+	if len(s) != len(prefix)+64 || string(s[:len(prefix)]) != prefix {
 		return false
 	}
 	for i := len(prefix); i < len(s); i++ {
