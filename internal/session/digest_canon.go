@@ -16,10 +16,11 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
+		i += plainPrefix(s[i:]) // skip what is copied as is
+		if i == len(s) {
+			break
 		}
+		c := s[i]
 		b = append(b, s[start:i]...)
 		switch c {
 		case '"':

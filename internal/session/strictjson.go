@@ -141,8 +141,10 @@ func member[T uint | uint64](r *reader, have *T, bit T) {
 
 func (r *reader) ws() {
 	for r.pos < len(r.buf) {
-		switch r.buf[r.pos] {
-		case ' ', '\t', '\n', '\r':
+		switch c := r.buf[r.pos]; {
+		case c > ' ': // the common case: no whitespace at all
+			return
+		case c == ' ', c == '\t', c == '\n', c == '\r':
 			r.pos++
 		default:
 			return
@@ -502,6 +504,14 @@ func (r *reader) nonEmpty(what string) (string, error) {
 
 // uuid reads a lowercase UUIDv7 string.
 func (r *reader) uuid(what string) (string, error) {
+	// Fast path: a UUID's characters need no escaping, so a valid one is
+	// exactly the 36 bytes between two quotes.
+	if r.kind() == '"' && len(r.buf)-r.pos >= 38 && r.buf[r.pos+37] == '"' {
+		if b := r.buf[r.pos+1 : r.pos+37]; isUUIDv7(b) {
+			r.pos += 38
+			return r.ids.string(b), nil
+		}
+	}
 	b, err := r.strBytes(what)
 	if err != nil {
 		return "", err

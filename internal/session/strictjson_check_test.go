@@ -169,3 +169,42 @@ func checkStrictAgrees(t *testing.T, line []byte) {
 		t.Fatalf("strict and trusted decodings of %q differ:\n%#v\n%#v", line, facts, want)
 	}
 }
+
+// TestPlainPrefix checks the eight-bytes-at-a-time scan against a plain
+// loop, with the first special byte at every offset and in every word
+// position, and appendString, which uses it, against jsontext's quoting.
+func TestPlainPrefix(t *testing.T) {
+	plain := func(b []byte) int {
+		for i, c := range b {
+			if c < 0x20 || c == '"' || c == '\\' {
+				return i
+			}
+		}
+		return len(b)
+	}
+	base := []byte("abcdefghijklmnopqrstuvwxyz0123456789é€😀~\x7f !#")
+	for _, special := range []byte{'"', '\\', 0x00, 0x1f, '\n', '\t'} {
+		for at := 0; at <= len(base); at++ {
+			b := append([]byte{}, base[:at]...)
+			if at < len(base) {
+				b = append(b, special)
+				b = append(b, base[at:]...)
+			}
+			if got, want := plainPrefix(b), plain(b); got != want {
+				t.Fatalf("plainPrefix(%q) = %d, want %d", b, got, want)
+			}
+			if got, want := plainPrefix(string(b)), plain(b); got != want {
+				t.Fatalf("plainPrefix(string %q) = %d, want %d", b, got, want)
+			}
+			if !utf8.Valid(b) {
+				continue // inserted inside a character
+			}
+			got := appendString(nil, string(b))
+			var r reader
+			r.reset(got, false)
+			if s, err := r.str("s"); err != nil || s != string(b) || r.end() != nil {
+				t.Fatalf("appendString(%q) = %s, which reads back as %q, %v", b, got, s, err)
+			}
+		}
+	}
+}
