@@ -74,6 +74,9 @@ type Agent struct {
 	// never overtaken by the next effect.
 	abortsWaiting atomic.Int32
 
+	// busy is set while Run, Compact or Resume drives an operation.
+	busy atomic.Bool
+
 	// lastPromptTokens is the prompt size of the last model request, for
 	// automatic compaction.
 	lastPromptTokens int64
@@ -121,9 +124,9 @@ type Result struct {
 	Blocked string
 }
 
-// ErrBusy is returned when an operation is already open and must be resumed
-// or aborted first.
-var ErrBusy = errors.New("an operation is already open in this session; resume it first")
+// ErrBusy is returned when another Run, Compact or Resume of this agent is
+// still in progress.
+var ErrBusy = errors.New("another operation of this session is still in progress")
 
 // ErrNothingToCompact is the refusal of /compact when no user boundary
 // exists.
@@ -135,17 +138,24 @@ var ErrNothingToCompact = errors.New("Nothing to compact.")
 // blocked plan). The prompt is accepted once [user entry + runStarted] is
 // durable; Accepted is reported to the observer at that point.
 func (a *Agent) Run(ctx context.Context, prompt string) (Result, error) {
+	if !a.busy.CompareAndSwap(false, true) {
+		return Result{}, ErrBusy
+	}
+	defer a.busy.Store(false)
 	if prompt == "" {
 		return Result{}, errors.New("empty prompt")
 	}
-	if !a.cfg.Log.State().Idle() {
-		return Result{}, ErrBusy
+	if res, err := a.settleOpen(ctx); err != nil || res != nil {
+		return derefResult(res), err
 	}
 	if res, err := a.maybeAutoCompact(ctx); err != nil || res != nil {
 		if res != nil {
 			return *res, err
 		}
 		return Result{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err // stopped before the prompt was accepted
 	}
 	opID := a.cfg.NewID()
 	entryID := a.cfg.NewID()
@@ -160,10 +170,43 @@ func (a *Agent) Run(ctx context.Context, prompt string) (Result, error) {
 	return a.drive(ctx, false)
 }
 
+// settleOpen resumes an operation that an earlier error or process left
+// open, so a new prompt is never refused just because the last one broke
+// off. It returns a Result only when the open operation cannot be finished
+// (blocked), and then nothing new may start.
+func (a *Agent) settleOpen(ctx context.Context) (*Result, error) {
+	if a.cfg.Log.State().Idle() {
+		return nil, nil
+	}
+	res, err := a.resume(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("resume the open operation: %w", err)
+	}
+	if res.Blocked != "" {
+		return &res, nil
+	}
+	return nil, nil
+}
+
+func derefResult(r *Result) Result {
+	if r == nil {
+		return Result{}
+	}
+	return *r
+}
+
 // Resume drives an open operation (after a crash) to its end using the
 // recovery planner. An idle session returns a completed Result with no
 // facts appended.
 func (a *Agent) Resume(ctx context.Context) (Result, error) {
+	if !a.busy.CompareAndSwap(false, true) {
+		return Result{}, ErrBusy
+	}
+	defer a.busy.Store(false)
+	return a.resume(ctx)
+}
+
+func (a *Agent) resume(ctx context.Context) (Result, error) {
 	st := a.cfg.Log.State()
 	if st.Idle() {
 		return Result{Outcome: session.OutcomeCompleted}, nil

@@ -57,14 +57,54 @@ func compactionCut(st *session.State) (cut, error) {
 	return cut{}, ErrNothingToCompact
 }
 
+// operationCut is the cut of the open compaction as its compactionStarted
+// recorded it: a resumed compaction summarizes exactly the messages the
+// record names, whoever started it and whatever cut rule they used.
+func operationCut(st *session.State) (cut, error) {
+	rec := st.Operation.Compaction
+	if rec == nil {
+		return cut{}, fmt.Errorf("compaction %s has no compactionStarted in the state", st.Operation.OperationID)
+	}
+	pos := make(map[string]int, len(st.ActiveEntryIDs))
+	for i, id := range st.ActiveEntryIDs {
+		if id != "" {
+			pos[id] = i
+		}
+	}
+	c := cut{index: len(st.ActiveContext), compacted: rec.CompactedEntryIDs, retained: rec.RetainedEntryIDs, inputThrough: rec.InputThroughEntryID}
+	if len(rec.RetainedEntryIDs) > 0 {
+		i, ok := pos[rec.RetainedEntryIDs[0]]
+		if !ok {
+			return cut{}, fmt.Errorf("compaction %s retains %s, which is not in the active context", rec.OperationID, rec.RetainedEntryIDs[0])
+		}
+		c.index = i
+	}
+	for _, id := range append(append([]string(nil), rec.CompactedEntryIDs...), rec.RetainedEntryIDs...) {
+		i, ok := pos[id]
+		if !ok {
+			return cut{}, fmt.Errorf("compaction %s names %s, which is not in the active context", rec.OperationID, id)
+		}
+		c.source = append(c.source, session.RetainedMessage{SourceEntryID: id, Message: st.ActiveContext[i]})
+	}
+	return c, nil
+}
+
 // Compact runs /compact as its own durable operation on an idle session.
 // It returns ErrNothingToCompact, writing nothing, when no user boundary
 // exists.
 func (a *Agent) Compact(ctx context.Context) (Result, CompactStats, error) {
-	st := a.cfg.Log.State()
-	if !st.Idle() {
+	if !a.busy.CompareAndSwap(false, true) {
 		return Result{}, CompactStats{}, ErrBusy
 	}
+	defer a.busy.Store(false)
+	return a.compact(ctx)
+}
+
+func (a *Agent) compact(ctx context.Context) (Result, CompactStats, error) {
+	if res, err := a.settleOpen(ctx); err != nil || res != nil {
+		return derefResult(res), CompactStats{}, err
+	}
+	st := a.cfg.Log.State()
 	c, err := compactionCut(st)
 	if err != nil {
 		return Result{}, CompactStats{}, err
@@ -97,7 +137,7 @@ type CompactStats struct {
 
 // compactionEntry builds the entry that settles a compaction step.
 func (a *Agent) compactionEntry(st *session.State, resp provider.Response) (*session.CompactionEntry, error) {
-	c, err := compactionCut(st)
+	c, err := operationCut(st)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +169,7 @@ func (a *Agent) maybeAutoCompact(ctx context.Context) (*Result, error) {
 		return nil, nil
 	}
 	a.lastPromptTokens = 0 // decide once per oversized request
-	res, _, err := a.Compact(ctx)
+	res, _, err := a.compact(ctx)
 	switch {
 	case errors.Is(err, ErrNothingToCompact):
 		return nil, nil

@@ -367,3 +367,36 @@ func TestAbortedAutomaticCompactionStopsTheRun(t *testing.T) {
 		t.Fatal("the prompt was accepted after an aborted compaction")
 	}
 }
+
+// An Esc that lands between the compaction entry and its terminal is not
+// dropped: the terminal goes through the abort check and the operation
+// ends aborted.
+func TestAbortBeforeCompactionTerminal(t *testing.T) {
+	var h *harness
+	fired := false
+	hk := &hooks{BeforeSettle: func() {
+		op := h.agent.cfg.Log.State().Operation
+		if !fired && op != nil && op.Kind == session.OperationCompaction && op.CompactionEntryWritten {
+			fired = true
+			if ok, err := h.agent.Abort(context.Background()); !ok || err != nil {
+				t.Errorf("Abort = %v, %v", ok, err)
+			}
+		}
+	}}
+	h = newHarness(t, nil, withHooks(hk))
+	h.history(1, 4)
+	h.server.Enqueue(text("SUMMARY"))
+	res, _, err := h.agent.Compact(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fired || res.Outcome != session.OutcomeAborted {
+		t.Fatalf("fired=%v result=%+v", fired, res)
+	}
+	if !strings.HasSuffix(h.labels(), "compaction abortRequested:compact operationFinished:aborted") {
+		t.Fatalf("facts: %s", h.labels())
+	}
+	if !h.reduce().Idle() {
+		t.Fatal("not idle")
+	}
+}

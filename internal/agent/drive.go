@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -92,10 +93,35 @@ func (a *Agent) finish(ctx context.Context, r *run, op *session.Operation, p rec
 			rec.Completion = session.CompletionNormal
 		}
 	}
-	if err := a.commit(ctx, []session.Fact{{Record: rec}}); err != nil {
+	if err := a.commitTerminal(ctx, op, []session.Fact{{Record: rec}}); err != nil {
+		if errors.Is(err, errAbortOvertook) {
+			return nil, nil // the next plan reconciles the abort
+		}
 		return nil, fmt.Errorf("commit terminal: %w", err)
 	}
 	return a.finished(r, rec), nil
+}
+
+// errAbortOvertook reports that an abort became durable before a
+// non-aborted terminal could be committed.
+var errAbortOvertook = errors.New("an abort was committed first")
+
+// commitTerminal commits facts that end op. Only the reconciliation of a
+// durable abort may commit unconditionally; any other terminal goes through
+// the abort check, so an Esc that lands between planning and committing is
+// never dropped.
+func (a *Agent) commitTerminal(ctx context.Context, op *session.Operation, facts []session.Fact) error {
+	if op.AbortRequested {
+		return a.commit(ctx, facts)
+	}
+	aborted, err := a.commitUnlessAborted(ctx, facts)
+	if err != nil {
+		return err
+	}
+	if aborted {
+		return errAbortOvertook
+	}
+	return nil
 }
 
 // finished reports a committed terminal and builds the Result.
@@ -142,7 +168,10 @@ func (a *Agent) blocked(ctx context.Context, r *run, op *session.Operation, p re
 		{Record: &session.StepFailed{OperationID: op.OperationID, StepID: op.Step.StepID, AttemptID: op.Step.AttemptID, Error: e}},
 		{Record: fin},
 	}
-	if err := a.commit(ctx, facts); err != nil {
+	if err := a.commitTerminal(ctx, op, facts); err != nil {
+		if errors.Is(err, errAbortOvertook) {
+			return nil, nil
+		}
 		return nil, fmt.Errorf("commit attempts exhausted: %w", err)
 	}
 	a.reportAttemptClosed(r, op, "failed", e.Code)

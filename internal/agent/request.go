@@ -20,7 +20,7 @@ const CompactedHistoryPrefix = "[Compacted history]\n"
 // request builds the physical request of a step from the durable state.
 func (a *Agent) request(st *session.State, kind session.StepKind) (provider.Request, error) {
 	if kind == session.StepCompaction {
-		cut, err := compactionCut(st)
+		cut, err := operationCut(st)
 		if err != nil {
 			return provider.Request{}, err
 		}

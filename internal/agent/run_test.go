@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -246,5 +247,58 @@ func TestPanickingToolBecomesAnErrorResult(t *testing.T) {
 	st := h.reduce()
 	if c := *st.Transcript[2].Content; !strings.Contains(c, "failed unexpectedly: boom") {
 		t.Fatalf("tool result: %q", c)
+	}
+}
+
+func TestDuplicateCallIDsAreMadeUnique(t *testing.T) {
+	h := newHarness(t, []providertest.Reply{
+		calls(call("call_1", "bash", `{"command":"echo a >> m"}`), call("call_1", "bash", `{"command":"echo b >> m"}`)),
+		text("done"),
+	})
+	res := h.run("go")
+	if res.Outcome != session.OutcomeCompleted {
+		t.Fatalf("result = %+v", res)
+	}
+	if b, _ := os.ReadFile(h.path("m")); string(b) != "a\nb\n" {
+		t.Fatalf("marker = %q", b)
+	}
+	msgs := h.server.Requests()[1].Chat.Messages
+	a := msgs[2]
+	if len(a.ToolCalls) != 2 || a.ToolCalls[0].ID == a.ToolCalls[1].ID {
+		t.Fatalf("tool calls sent back: %+v", a.ToolCalls)
+	}
+}
+
+// A reply the session cannot record fails the step; it does not leave the
+// attempt open for a blind retry.
+func TestUnrecordableReplyFailsTheStep(t *testing.T) {
+	h := newHarness(t, []providertest.Reply{{Text: "x", Usage: &providertest.Usage{PromptTokens: 1 << 60, CompletionTokens: 1 << 60}}})
+	res := h.run("go")
+	if res.Outcome != session.OutcomeFailed || !strings.Contains(res.Error.Message, "could not be recorded") {
+		t.Fatalf("result = %+v", res)
+	}
+	if !h.reduce().Idle() {
+		t.Fatal("the attempt was left open")
+	}
+}
+
+// A prompt after an operation that broke off (here: a failed commit)
+// first finishes that operation, then runs.
+func TestRunSettlesABrokenOperationFirst(t *testing.T) {
+	h := newHarness(t, []providertest.Reply{text("first answer"), text("retried answer"), text("second answer")}, crashAt(3))
+	if _, err := h.agent.Run(context.Background(), "first"); !errors.Is(err, errCrash) {
+		t.Fatalf("err = %v", err)
+	}
+	res := h.run("second")
+	if res.Outcome != session.OutcomeCompleted || res.Answer != "second answer" {
+		t.Fatalf("result = %+v", res)
+	}
+	st := h.reduce()
+	var texts []string
+	for _, m := range st.Transcript {
+		texts = append(texts, *m.Content)
+	}
+	if got := strings.Join(texts, "|"); got != "first|retried answer|second|second answer" {
+		t.Fatalf("transcript: %s", got)
 	}
 }

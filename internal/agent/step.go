@@ -94,6 +94,12 @@ func (a *Agent) modelStep(ctx context.Context, r *run, st *session.State, p reco
 		}
 	}
 	aborted, err := a.commitUnlessAborted(ctx, facts)
+	var rejected *session.RejectedError
+	if errors.As(err, &rejected) {
+		// The reply is not a legal transcript message (say, numbers past
+		// 2^53): a failed step, not an attempt left open for a retry.
+		return a.failStep(ctx, r, op, info, dur, "the model reply could not be recorded: "+rejected.Corruption.Detail, "invalid_response")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("commit model reply: %w", err)
 	}
@@ -182,12 +188,18 @@ func assistantEntry(stepID, attemptID string, resp provider.Response) *session.A
 	default:
 		e.StopReason = session.StopReasonStop
 	}
+	seen := make(map[string]bool, len(resp.ToolCalls))
 	for i, c := range resp.ToolCalls {
-		// The format needs non-empty ids and names; a provider that omits
-		// them still gets a well-formed entry (and an unknownTool result).
-		if c.ID == "" {
+		// The format needs non-empty ids, unique within the message, and
+		// names; a provider that breaks that still gets a well-formed entry
+		// (and an unknownTool result for a missing name).
+		if c.ID == "" || seen[c.ID] {
 			c.ID = fmt.Sprintf("call_%d", i)
+			for n := 0; seen[c.ID]; n++ {
+				c.ID = fmt.Sprintf("call_%d_%d", i, n)
+			}
 		}
+		seen[c.ID] = true
 		if c.Name == "" {
 			c.Name = "(missing)"
 		}
