@@ -74,6 +74,8 @@ type Agent struct {
 	// never overtaken by the next effect.
 	abortsWaiting atomic.Int32
 
+	events *eventQueue
+
 	// busy is set while Run, Compact or Resume drives an operation.
 	busy atomic.Bool
 
@@ -108,7 +110,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.hooks == nil {
 		cfg.hooks = &hooks{}
 	}
-	return &Agent{cfg: cfg, conf: conf, obs: obs}, nil
+	return &Agent{cfg: cfg, conf: conf, obs: obs, events: newEventQueue()}, nil
 }
 
 // Result is how an operation ended, taken from the committed terminal.
@@ -163,10 +165,10 @@ func (a *Agent) Run(ctx context.Context, prompt string) (Result, error) {
 		{ID: entryID, Entry: &session.UserEntry{Content: prompt}},
 		{Record: &session.RunStarted{OperationID: opID, InputEntryID: entryID}},
 	}
-	if err := a.commit(ctx, facts); err != nil {
+	started := func(o Observer) { o.OperationStarted(opID, session.OperationRun, false) }
+	if err := a.commit(ctx, facts, started); err != nil {
 		return Result{}, fmt.Errorf("accept prompt: %w", err)
 	}
-	a.obs.OperationStarted(opID, session.OperationRun, false)
 	return a.drive(ctx, false)
 }
 
@@ -211,32 +213,43 @@ func (a *Agent) resume(ctx context.Context) (Result, error) {
 	if st.Idle() {
 		return Result{Outcome: session.OutcomeCompleted}, nil
 	}
-	a.obs.OperationStarted(st.Operation.OperationID, st.Operation.Kind, true)
+	op := st.Operation
+	a.emit(func(o Observer) { o.OperationStarted(op.OperationID, op.Kind, true) })
 	return a.drive(ctx, true)
 }
 
 // Current returns the planner's view of this agent's configuration.
 func (a *Agent) Current() recovery.Current { return a.conf.current }
 
-// commit appends facts under the agent lock.
-func (a *Agent) commit(ctx context.Context, facts []session.Fact) error {
+// commit appends facts under the agent lock; notes are the events the
+// commit settles, delivered in commit order.
+func (a *Agent) commit(ctx context.Context, facts []session.Fact, notes ...note) error {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	_, err := a.cfg.Log.Commit(ctx, facts)
+	if err == nil {
+		a.events.push(notes...)
+	}
+	a.mu.Unlock()
+	a.events.drain(a.obs)
 	return err
 }
 
 // commitUnlessAborted appends facts unless an abort is already durable for
 // the open operation; then it appends nothing and reports aborted. This is
 // the serialization point of the abort race (runtime.md §3).
-func (a *Agent) commitUnlessAborted(ctx context.Context, facts []session.Fact) (aborted bool, err error) {
+func (a *Agent) commitUnlessAborted(ctx context.Context, facts []session.Fact, notes ...note) (aborted bool, err error) {
 	a.cfg.hooks.beforeSettle()
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	if op := a.cfg.Log.State().Operation; op != nil && op.AbortRequested {
+		a.mu.Unlock()
 		return true, nil
 	}
 	_, err = a.cfg.Log.Commit(ctx, facts)
+	if err == nil {
+		a.events.push(notes...)
+	}
+	a.mu.Unlock()
+	a.events.drain(a.obs)
 	return false, err
 }
 
@@ -244,8 +257,9 @@ func (a *Agent) commitUnlessAborted(ctx context.Context, facts []session.Fact) (
 // toolStarted) and marks the phase active, atomically with respect to
 // Abort. It returns a context that Abort cancels. If an abort is already
 // durable, nothing is committed and ok is false.
-func (a *Agent) beginPhase(ctx context.Context, phase session.Phase, toolCallID string, facts []session.Fact) (phaseCtx context.Context, done func(), ok bool, err error) {
+func (a *Agent) beginPhase(ctx context.Context, phase session.Phase, toolCallID string, facts []session.Fact, notes ...note) (phaseCtx context.Context, done func(), ok bool, err error) {
 	a.lockYieldingToAbort()
+	defer a.events.drain(a.obs)
 	defer a.mu.Unlock()
 	if op := a.cfg.Log.State().Operation; op != nil && op.AbortRequested {
 		return nil, nil, false, nil
@@ -255,6 +269,7 @@ func (a *Agent) beginPhase(ctx context.Context, phase session.Phase, toolCallID 
 			return nil, nil, false, err
 		}
 	}
+	a.events.push(notes...)
 	pctx, cancel := context.WithCancel(ctx)
 	ap := &activePhase{phase: phase, toolCallID: toolCallID, cancel: cancel}
 	a.active = ap
@@ -300,9 +315,10 @@ func (a *Agent) Abort(ctx context.Context) (bool, error) {
 		a.mu.Unlock()
 		return false, fmt.Errorf("commit abort: %w", err)
 	}
+	a.events.push(func(o Observer) { o.CancelRequested(op.OperationID, op.Kind, rec.Phase, rec.ToolCallID, false) })
 	active := a.active
 	a.mu.Unlock()
-	a.obs.CancelRequested(op.OperationID, op.Kind, rec.Phase, rec.ToolCallID, false)
+	a.events.drain(a.obs)
 	a.cfg.hooks.afterAbortCommitted()
 	if active != nil {
 		active.cancel()

@@ -120,10 +120,10 @@ func (a *Agent) compact(ctx context.Context) (Result, CompactStats, error) {
 		RetainedEntryIDs:    nonNil(c.retained),
 		SourceDigest:        digest,
 	}
-	if err := a.commit(ctx, []session.Fact{{Record: rec}}); err != nil {
+	started := func(o Observer) { o.OperationStarted(opID, session.OperationCompaction, false) }
+	if err := a.commit(ctx, []session.Fact{{Record: rec}}, started); err != nil {
 		return Result{}, CompactStats{}, fmt.Errorf("start compaction: %w", err)
 	}
-	a.obs.OperationStarted(opID, session.OperationCompaction, false)
 	res, err := a.drive(ctx, false)
 	return res, stats, err
 }

@@ -136,11 +136,13 @@ func (a *Agent) finished(r *run, rec *session.OperationFinished) *Result {
 	if rec.Outcome == session.OutcomeCompleted && rec.OperationKind == session.OperationRun {
 		res.Answer = a.answerText(rec.FinalEntryID)
 	}
-	a.obs.OperationCompleted(*res, OperationOutcome{
+	out := OperationOutcome{
 		Recovery: r.recovery,
 		Duration: msSince(a.cfg.Now().UnixMilli(), r.start),
 		Usage:    r.usage,
-	})
+	}
+	done := *res
+	a.emit(func(o Observer) { o.OperationCompleted(done, out) })
 	return res
 }
 
@@ -196,13 +198,14 @@ func (a *Agent) reportAttemptClosed(r *run, op *session.Operation, outcome, errT
 	info, own := r.ownAttempts[op.Step.AttemptID]
 	o := ModelOutcome{Outcome: outcome, ErrorType: errType}
 	if own {
-		a.obs.ModelCompleted(info, o)
+		a.emit(func(obs Observer) { obs.ModelCompleted(info, o) })
 		return
 	}
-	a.obs.ModelReconciled(ModelInfo{
+	dead := ModelInfo{
 		OperationID: op.OperationID, Kind: op.Kind, StepID: op.Step.StepID,
 		AttemptID: op.Step.AttemptID, Attempt: op.Step.Attempt, Recovery: true,
-	}, o)
+	}
+	a.emit(func(obs Observer) { obs.ModelReconciled(dead, o) })
 }
 
 func (a *Agent) appendSynthetic(ctx context.Context, r *run, op *session.Operation, p recovery.AppendSynthetic) error {
@@ -235,7 +238,8 @@ func (a *Agent) appendSynthetic(ctx context.Context, r *run, op *session.Operati
 	}
 	for _, s := range p.Results {
 		if info, ok := r.ownTools[s.ToolStartedID]; ok && s.ToolStartedID != "" {
-			a.obs.ToolCompleted(info, ToolOutcome{Outcome: "cancelled", Content: s.Content})
+			out := ToolOutcome{Outcome: "cancelled", Content: s.Content}
+			a.emit(func(o Observer) { o.ToolCompleted(info, out) })
 			delete(r.ownTools, s.ToolStartedID)
 		}
 	}

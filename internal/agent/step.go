@@ -38,19 +38,18 @@ func (a *Agent) modelStep(ctx context.Context, r *run, st *session.State, p reco
 	if p.StepKind == session.StepCompaction {
 		phase = session.PhaseCompact
 	}
-	pctx, done, ok, err := a.beginPhase(ctx, phase, "", []session.Fact{{Record: attempt}})
+	info := ModelInfo{OperationID: op.OperationID, Kind: op.Kind, StepID: stepID, AttemptID: attempt.AttemptID, Attempt: p.Attempt, Recovery: r.recovery}
+	pctx, done, ok, err := a.beginPhase(ctx, phase, "", []session.Fact{{Record: attempt}}, func(o Observer) { o.ModelStarted(info) })
 	if err != nil {
 		return nil, fmt.Errorf("commit step attempt: %w", err)
 	}
 	if !ok {
 		return nil, nil // an abort is durable; the planner reconciles it
 	}
-	info := ModelInfo{OperationID: op.OperationID, Kind: op.Kind, StepID: stepID, AttemptID: attempt.AttemptID, Attempt: p.Attempt, Recovery: r.recovery}
 	r.ownAttempts[attempt.AttemptID] = info
-	a.obs.ModelStarted(info)
 	started := a.cfg.Now()
 
-	onDelta := func(d provider.Delta) { a.obs.ModelDelta(d.Content) }
+	onDelta := func(d provider.Delta) { a.emit(func(o Observer) { o.ModelDelta(d.Content) }) }
 	if p.StepKind == session.StepCompaction {
 		onDelta = nil
 	}
@@ -93,7 +92,8 @@ func (a *Agent) modelStep(ctx context.Context, r *run, st *session.State, p reco
 			facts = append(facts, session.Fact{Record: fin})
 		}
 	}
-	aborted, err := a.commitUnlessAborted(ctx, facts)
+	completed := ModelOutcome{Outcome: "succeeded", Duration: dur, Usage: &usage, PromptTokens: resp.Usage.PromptTokens}
+	aborted, err := a.commitUnlessAborted(ctx, facts, func(o Observer) { o.ModelCompleted(info, completed) })
 	var rejected *session.RejectedError
 	if errors.As(err, &rejected) {
 		// The reply is not a legal transcript message (say, numbers past
@@ -107,7 +107,6 @@ func (a *Agent) modelStep(ctx context.Context, r *run, st *session.State, p reco
 		return nil, nil // the late reply is discarded; the abort wins
 	}
 	r.usage = addUsage(r.usage, usage)
-	a.obs.ModelCompleted(info, ModelOutcome{Outcome: "succeeded", Duration: dur, Usage: &usage, PromptTokens: resp.Usage.PromptTokens})
 	delete(r.ownAttempts, attempt.AttemptID)
 	if fin != nil {
 		return a.finished(r, fin), nil
@@ -124,14 +123,14 @@ func (a *Agent) failStep(ctx context.Context, r *run, op *session.Operation, inf
 		{Record: &session.StepFailed{OperationID: op.OperationID, StepID: info.StepID, AttemptID: info.AttemptID, Error: e}},
 		{Record: fin},
 	}
-	aborted, err := a.commitUnlessAborted(ctx, facts)
+	failed := ModelOutcome{Outcome: "failed", Duration: dur, ErrorType: errType}
+	aborted, err := a.commitUnlessAborted(ctx, facts, func(o Observer) { o.ModelCompleted(info, failed) })
 	if err != nil {
 		return nil, fmt.Errorf("commit step failure: %w", err)
 	}
 	if aborted {
 		return nil, nil
 	}
-	a.obs.ModelCompleted(info, ModelOutcome{Outcome: "failed", Duration: dur, ErrorType: errType})
 	delete(r.ownAttempts, info.AttemptID)
 	return a.finished(r, fin), nil
 }

@@ -52,13 +52,6 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 		intent = []session.Fact{{ID: p.ToolStartedID, Record: &started}}
 	}
 
-	pctx, done, ok, err := a.beginPhase(ctx, session.PhaseTool, call.ID, intent)
-	if err != nil {
-		return fmt.Errorf("commit tool start: %w", err)
-	}
-	if !ok {
-		return nil // abort is durable; the planner writes the aborted result
-	}
 	def := tool.Definition()
 	info := ToolInfo{
 		OperationID: op.OperationID, StepID: started.StepID, ToolStartedID: p.ToolStartedID,
@@ -66,11 +59,19 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 		Replay: started.Replay, ExecutionID: a.cfg.NewID(), ParentAttemptID: parentAttempt(op),
 		Recovery: r.recovery, Arguments: call.Function.Arguments,
 	}
+	var notes []note
 	if p.Mode != recovery.ModeReplay {
-		a.obs.ToolAdmitted(info)
+		notes = append(notes, func(o Observer) { o.ToolAdmitted(info) })
+	}
+	notes = append(notes, func(o Observer) { o.ToolStarted(info) })
+	pctx, done, ok, err := a.beginPhase(ctx, session.PhaseTool, call.ID, intent, notes...)
+	if err != nil {
+		return fmt.Errorf("commit tool start: %w", err)
+	}
+	if !ok {
+		return nil // abort is durable; the planner writes the aborted result
 	}
 	r.ownTools[p.ToolStartedID] = info
-	a.obs.ToolStarted(info)
 	begin := a.cfg.Now()
 	res := runTool(pctx, tool, started.Arguments)
 	done()
@@ -91,7 +92,8 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 		StepID: started.StepID, ToolCallID: started.ToolCallID, Content: res.Content,
 		ToolName: started.ToolName, ToolStartedID: p.ToolStartedID, Result: result,
 	}}
-	aborted, err := a.commitUnlessAborted(ctx, []session.Fact{entry})
+	completed := ToolOutcome{Outcome: outcome, Duration: dur, Content: res.Content}
+	aborted, err := a.commitUnlessAborted(ctx, []session.Fact{entry}, func(o Observer) { o.ToolCompleted(info, completed) })
 	if err != nil {
 		return fmt.Errorf("commit tool result: %w", err)
 	}
@@ -99,7 +101,6 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 		return nil // the late result is discarded
 	}
 	delete(r.ownTools, p.ToolStartedID)
-	a.obs.ToolCompleted(info, ToolOutcome{Outcome: outcome, Duration: dur, Content: res.Content})
 	return nil
 }
 
