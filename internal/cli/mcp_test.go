@@ -78,6 +78,9 @@ func TestMCPToolThroughTheAgent(t *testing.T) {
 	if !strings.HasPrefix(got, "startup.started session.attached mcp.started mcp.completed startup.completed operation.started") {
 		t.Fatalf("events: %s", got)
 	}
+	if m, _ := evs[0]["mcp"].([]any); len(m) != 1 || m[0] != "docs" {
+		t.Fatalf("startup.started mcp: %v", evs[0]["mcp"])
+	}
 	if mc := evs[3]; mc["outcome"] != "succeeded" || mc["server"] != "docs" || mc["toolCount"] != 1.0 || mc["protocolVersion"] == "" {
 		t.Fatalf("mcp.completed: %v", mc)
 	}
@@ -147,6 +150,9 @@ func TestMCPConnectFailureIsOneLine(t *testing.T) {
 	last := evs[len(evs)-1]
 	if last["type"] != "startup.completed" || last["outcome"] != "failed" || last["errorType"] != "mcp_setup_error" {
 		t.Fatalf("last event: %v", last)
+	}
+	if n := len(c.sessions()); n != 0 {
+		t.Fatalf("a failed startup left %d session files for --continue to pick", n)
 	}
 }
 

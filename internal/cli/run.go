@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -51,6 +52,7 @@ type runFlags struct {
 	fsync         bool
 	contextWindow int64
 	compactShare  float64
+	idleTimeout   time.Duration
 }
 
 // stdio is the process's standard streams and environment.
@@ -90,8 +92,18 @@ type runner struct {
 	resumed   bool
 	hooks     *testHooks
 	toolNames []string // display names of the offered tools
+	// servers are the MCP servers picked by --mcp; mcpAliases their names.
+	servers []mcp.Server
+	// endpointShown is the endpoint without any password, for display.
+	endpointShown string
+	mcpAliases    []string
+	// created is set when this process created the session file, so a
+	// startup that fails afterwards can take the empty file back.
+	created bool
 	// uiObserver shows progress in interactive mode; nil in one-shot mode.
 	uiObserver *ui.Observer
+	// preUI shows interactive-mode progress until the UI starts.
+	preUI *gatedObserver
 }
 
 // configureRun makes the root command run prompts: its flags, and the
@@ -109,6 +121,7 @@ func configureRun(a *app, root *cobra.Command) {
 	fl.BoolVar(&f.json, "json", false, "print lifecycle events as JSON Lines on stdout (one-shot only)")
 	fl.BoolVar(&f.fsync, "fsync", false, "sync every commit to disk (power-loss durable)")
 	fl.Int64Var(&f.contextWindow, "context-window", 0, "the model's context window in tokens, for automatic compaction (default $TINY_CONTEXT_WINDOW or known per model)")
+	fl.DurationVar(&f.idleTimeout, "idle-timeout", 0, "fail a model request that sends nothing for this long (default $TINY_IDLE_TIMEOUT or 120s)")
 	fl.Float64Var(&f.compactShare, "compact-share", 0, "compact before a run when the last prompt exceeded this share of the window (default $TINY_COMPACT_SHARE or 0.85)")
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		cwd, err := a.workDir()
@@ -181,8 +194,11 @@ func (a *runner) configure() error {
 	if a.tools, err = tools.Select(a.flags.plugins); err != nil {
 		return usageError{err}
 	}
-	if _, err := mcp.Configure(a.flags.mcp, a.io.lookupEnv); err != nil {
+	if a.servers, err = mcp.Configure(a.flags.mcp, a.io.lookupEnv); err != nil {
 		return usageError{err}
+	}
+	for _, sv := range a.servers {
+		a.mcpAliases = append(a.mcpAliases, sv.Alias)
 	}
 	a.model = firstNonEmpty(a.flags.model, a.io.getenv("TINY_MODEL"), DefaultModel)
 	a.endpoint = firstNonEmpty(a.io.getenv("TINY_ENDPOINT"), DefaultEndpoint)
@@ -208,6 +224,18 @@ func (a *runner) configure() error {
 			a.flags.compactShare = s
 		}
 	}
+	if a.flags.idleTimeout == 0 {
+		if v := a.io.getenv("TINY_IDLE_TIMEOUT"); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return usageErrorf("TINY_IDLE_TIMEOUT must be a positive duration such as 90s")
+			}
+			a.flags.idleTimeout = d
+		}
+	}
+	if a.flags.idleTimeout < 0 {
+		return usageErrorf("--idle-timeout must be a positive duration such as 90s")
+	}
 	if a.flags.compactShare <= 0 || a.flags.compactShare > 1 {
 		return usageErrorf("--compact-share must be a number in (0, 1]")
 	}
@@ -220,8 +248,9 @@ func (a *runner) start(ctx context.Context) (int, error) {
 	began := time.Now()
 	startupStarted := false
 	fail := func(errType string, err error) (int, error) {
+		a.discardCreated()
 		if !startupStarted {
-			a.sink.Emit(lifecycle.StartupStarted(a.model, a.tools, a.flags.mcp).At(began))
+			a.sink.Emit(lifecycle.StartupStarted(a.model, a.tools, nonNilStrings(a.mcpAliases)).At(began))
 		}
 		a.sink.Emit(lifecycle.StartupCompleted(time.Since(began), lifecycle.Failed, errType))
 		return 1, err
@@ -237,17 +266,17 @@ func (a *runner) start(ctx context.Context) (int, error) {
 	// A resumed session keeps its model unless one is asked for, so that
 	// resuming does not change the configuration by accident.
 	if a.resumed && a.flags.model == "" && strings.TrimSpace(a.io.getenv("TINY_MODEL")) == "" {
-		a.model = a.store.State().Header.Model
+		st := a.store.State()
+		a.model = st.Header.Model
+		if op := st.Operation; op != nil && op.Step != nil && op.Step.ConfigurationSnapshot.Model != "" {
+			a.model = op.Step.ConfigurationSnapshot.Model
+		}
 	}
-	a.sink.Emit(lifecycle.StartupStarted(a.model, a.tools, a.flags.mcp).At(began))
+	a.sink.Emit(lifecycle.StartupStarted(a.model, a.tools, nonNilStrings(a.mcpAliases)).At(began))
 	startupStarted = true
 	a.sink.Emit(lifecycle.SessionAttached(a.store.ID(), a.resumed))
 
-	servers, err := mcp.Configure(a.flags.mcp, a.io.lookupEnv)
-	if err != nil {
-		return fail("mcp_setup_error", err)
-	}
-	for _, s := range servers {
+	for _, s := range a.servers {
 		a.sink.Emit(lifecycle.MCPStarted(s.Alias))
 		t0 := time.Now()
 		c, err := mcp.Connect(ctx, s, mcp.Options{ClientName: "tiny-go", ClientVersion: version})
@@ -302,8 +331,22 @@ func (a *runner) attach(envID string) error {
 		a.resumed = true
 	default:
 		a.store, err = session.Create(a.cwd, session.NewHeader{Provider: providerName, Model: a.model, EnvironmentIdentity: envID}, opts)
+		a.created = err == nil
 	}
 	return err
+}
+
+// discardCreated removes the session file this process created when
+// startup fails before anything but the header was written, so a failed
+// start does not leave an empty session for --continue to pick.
+func (a *runner) discardCreated() {
+	if !a.created || a.store == nil || a.store.State().Facts > 0 {
+		return
+	}
+	path := a.store.Path()
+	_ = a.store.Close()
+	a.store = nil
+	_ = os.Remove(path)
 }
 
 func (a *runner) buildAgent(envID string) error {
@@ -312,7 +355,13 @@ func (a *runner) buildAgent(envID string) error {
 		return err
 	}
 	a.bg = bg
-	builtins, err := tools.Builtins(tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg})
+	secrets := []string{"OPENROUTER_API_KEY"}
+	for _, sv := range a.servers {
+		if sv.TokenEnv != "" {
+			secrets = append(secrets, sv.TokenEnv)
+		}
+	}
+	builtins, err := tools.Builtins(tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secrets)})
 	if err != nil {
 		return err
 	}
@@ -328,10 +377,11 @@ func (a *runner) buildAgent(envID string) error {
 	}
 	a.skills = skills
 
-	p, err := provider.New(provider.Config{Endpoint: a.endpoint, APIKey: a.io.getenv("OPENROUTER_API_KEY")})
+	p, err := provider.New(provider.Config{Endpoint: a.endpoint, APIKey: a.io.getenv("OPENROUTER_API_KEY"), IdleTimeout: a.flags.idleTimeout})
 	if err != nil {
 		return fmt.Errorf("TINY_ENDPOINT: %w", err)
 	}
+	a.endpointShown = p.URL()
 	var log agent.Log = a.store
 	if a.hooks != nil && a.hooks.wrapLog != nil {
 		log = a.hooks.wrapLog(log)
@@ -343,7 +393,11 @@ func (a *runner) buildAgent(envID string) error {
 	obs := agent.Observers{&eventObserver{sessionID: a.store.ID(), sink: a.sink}}
 	switch {
 	case a.uiObserver != nil:
-		obs = append(obs, a.uiObserver)
+		// Recovery runs before the terminal UI starts; until then its tool
+		// lines go to stderr.
+		a.preUI = &gatedObserver{inner: newTextObserver(a.io.stderr)}
+		a.preUI.on.Store(true)
+		obs = append(obs, a.uiObserver, a.preUI)
 	case !a.flags.json:
 		obs = append(obs, newTextObserver(a.io.stderr))
 	}
@@ -376,6 +430,9 @@ func (a *runner) operate(ctx context.Context, promptText string) error {
 
 	if !a.store.State().Idle() {
 		res, err := a.agent.Resume(ctx)
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("stopped before the recovery finished; resume with: tiny-go --session %s", a.store.ID())
+		}
 		if err != nil {
 			return fmt.Errorf("resume: %w", err)
 		}
@@ -403,6 +460,9 @@ func (a *runner) operate(ctx context.Context, promptText string) error {
 		return usageError{err}
 	}
 	res, err := a.agent.Run(ctx, text)
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("stopped before the run finished; resume with: tiny-go --session %s", a.store.ID())
+	}
 	if err != nil {
 		return err
 	}
@@ -430,6 +490,10 @@ func (a *runner) expand(text string) (string, error) {
 	return text, nil
 }
 
+// abortGrace is how long further signals wait for a durable abort to be
+// reconciled before they stop the process outright.
+const abortGrace = 3 * time.Second
+
 // onSignals routes SIGINT, SIGTERM and SIGHUP into the abort path: the
 // abort intent is made durable, the active phase is signalled, and the
 // driving goroutine reconciles and returns. A signal with nothing to abort,
@@ -440,11 +504,17 @@ func (a *runner) onSignals(hardStop context.CancelFunc) (stop func()) {
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
 	go func() {
-		aborting := false
+		var abortedAt time.Time
 		for {
 			select {
 			case <-ch:
-				if aborting {
+				if !abortedAt.IsZero() {
+					// The abort is durable and its reconciliation is local
+					// and bounded: give it time before giving up on it.
+					if time.Since(abortedAt) < abortGrace {
+						fmt.Fprintln(a.io.stderr, "Aborting; signal again to stop at once.")
+						continue
+					}
 					hardStop()
 					continue
 				}
@@ -455,7 +525,7 @@ func (a *runner) onSignals(hardStop context.CancelFunc) (stop func()) {
 				if !ok {
 					hardStop()
 				}
-				aborting = true
+				abortedAt = time.Now()
 			case <-done:
 				return
 			}
@@ -579,4 +649,25 @@ func systemPrompt(cwd string, toolNames, skillFiles []string) (string, []prompt.
 		return "", nil, err
 	}
 	return prompt.System(prompt.Options{Cwd: cwd, Tools: toolNames, Project: project, Skills: skills}), skills, nil
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// withoutVars is environ without the named variables: commands the model
+// runs do not inherit tiny-go's credentials (so `env` cannot copy them into
+// a tool result and the session file).
+func withoutVars(environ, names []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

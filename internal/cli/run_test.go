@@ -537,3 +537,39 @@ func TestResumeKeepsTheSessionModel(t *testing.T) {
 		t.Fatalf("%d sessions; --session and --continue must reuse the first", len(c.sessions()))
 	}
 }
+
+// "help" and "completion" at the start of a prompt are words of the prompt.
+func TestPromptsThatLookLikeCommands(t *testing.T) {
+	srv := providertest.New(t, providertest.Reply{Text: "a"}, providertest.Reply{Text: "b"})
+	c := newCLI(t, srv)
+	for _, words := range [][]string{{"help", "me", "fix", "this"}, {"completion", "of", "the", "task"}} {
+		if code, _, stderr := c.main("", words...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", words, code, stderr)
+		}
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 || *reqs[0].Chat.Messages[1].Content != "help me fix this" {
+		t.Fatalf("requests: %d", len(reqs))
+	}
+}
+
+// Commands the model runs do not inherit tiny-go's credentials.
+func TestBashDoesNotSeeTheAPIKey(t *testing.T) {
+	t.Setenv("OPENROUTER_API_KEY", "sk-secret-in-environ")
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"env"}`)}},
+		providertest.Reply{Text: "ok"},
+	)
+	c := newCLI(t, srv)
+	c.env["OPENROUTER_API_KEY"] = "sk-secret-in-environ"
+	if code, _, stderr := c.main("", "show env"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, _ := os.ReadFile(c.sessions()[0])
+	if strings.Contains(string(b), "sk-secret-in-environ") {
+		t.Fatal("the API key reached the session file through bash")
+	}
+	if !strings.Contains(string(b), "PATH=") {
+		t.Fatal("bash ran without its environment")
+	}
+}

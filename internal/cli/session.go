@@ -12,14 +12,15 @@ import (
 )
 
 // newSessionCommand is `tiny-go session`: inspection of session files.
-// Every subcommand here is read-only; none takes the session lock.
+// Every subcommand but abort is read-only and takes no session lock.
 func newSessionCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "session <command>",
 		Short: "Inspect session files",
 		Long: `Inspect the durable session files of a working directory
-(<cwd>/.tiny-agent/sessions). These commands only read: they never repair a
-torn tail or take the session lock.`,
+(<cwd>/.tiny-agent/sessions). All but abort only read: they never repair a
+torn tail or take the session lock. abort ends an open operation durably,
+without running anything.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageErrorf("unknown command %q for %q (see '%s --help')", args[0], cmd.CommandPath(), cmd.CommandPath())

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/ui"
@@ -36,6 +37,9 @@ func (o *textObserver) ToolCompleted(t agent.ToolInfo, r agent.ToolOutcome) {
 // interactive runs the terminal UI (or line mode without a TTY) until the
 // user exits; the UI prints the resume hint.
 func (a *runner) interactive(ctx context.Context) error {
+	if a.preUI != nil {
+		a.preUI.on.Store(false)
+	}
 	return ui.Run(ctx, ui.Options{
 		In:       a.io.stdin,
 		Out:      a.io.stdout,
@@ -43,14 +47,33 @@ func (a *runner) interactive(ctx context.Context) error {
 		Observer: a.uiObserver,
 		Banner: ui.Banner{
 			Provider:    providerName,
-			Endpoint:    a.endpoint,
+			Endpoint:    a.endpointShown,
 			Model:       a.model,
 			SessionID:   a.store.ID(),
 			SessionPath: a.store.Path(),
 			Tools:       a.toolNames,
-			MCP:         a.flags.mcp,
+			MCP:         a.mcpAliases,
 			Restored:    a.resumed,
 		},
 		ExpandSkill: func(input string) (string, error) { return a.expand(input) },
 	})
+}
+
+// gatedObserver forwards tool lines to inner while on is set.
+type gatedObserver struct {
+	agent.NopObserver
+	inner *textObserver
+	on    atomic.Bool
+}
+
+func (g *gatedObserver) ToolStarted(t agent.ToolInfo) {
+	if g.on.Load() {
+		g.inner.ToolStarted(t)
+	}
+}
+
+func (g *gatedObserver) ToolCompleted(t agent.ToolInfo, r agent.ToolOutcome) {
+	if g.on.Load() {
+		g.inner.ToolCompleted(t, r)
+	}
 }

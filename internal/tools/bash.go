@@ -38,6 +38,7 @@ const (
 type bashTool struct {
 	workDir string
 	newID   func() (string, error)
+	env     []string // nil: the process environment
 }
 
 func (bashTool) Definition() Definition {
@@ -81,7 +82,7 @@ func (t bashTool) Run(ctx context.Context, args jsontext.Value) Result {
 	}
 	capture := newBashCapture(t.workDir, t.newID)
 	defer capture.close()
-	end, err := runShell(ctx, t.workDir, command, timeout, capture)
+	end, err := runShell(ctx, t.workDir, t.env, command, timeout, capture)
 	if err != nil {
 		return Result{Content: fmt.Sprintf("Cannot run sh: %v", err), IsError: true}
 	}
@@ -123,7 +124,7 @@ type shellEnd struct {
 // stdout and stderr to capture, and returns once the command is done. It
 // never waits unboundedly after a kill, nor on pipes held open by a process
 // that left the group.
-func runShell(ctx context.Context, dir, command string, timeout time.Duration, capture *bashCapture) (shellEnd, error) {
+func runShell(ctx context.Context, dir string, env []string, command string, timeout time.Duration, capture *bashCapture) (shellEnd, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return shellEnd{}, err
@@ -136,6 +137,7 @@ func runShell(ctx context.Context, dir, command string, timeout time.Duration, c
 	}
 	cmd := exec.Command("sh", "-c", command)
 	cmd.Dir = dir
+	cmd.Env = env
 	// *os.File outputs are handed to the child directly, so cmd.Wait does
 	// not wait for copying goroutines (which a grandchild could block).
 	cmd.Stdout, cmd.Stderr = outW, errW

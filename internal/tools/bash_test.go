@@ -325,3 +325,15 @@ func sampleHeap(stop <-chan struct{}) uint64 {
 		}
 	}
 }
+
+func TestBashUsesTheGivenEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	ts, err := Builtins(Config{WorkDir: dir, Plugins: []string{PluginBash}, Env: []string{"PATH=" + os.Getenv("PATH"), "ONLY_THIS=yes"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := call(t, ts[0], map[string]any{"command": "echo ${ONLY_THIS:-unset} ${HOME:-nohome}"})
+	if got.IsError || got.Content != "yes nohome\n" {
+		t.Fatalf("got %q", got.Content)
+	}
+}

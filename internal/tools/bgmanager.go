@@ -67,6 +67,14 @@ type Manager struct {
 
 	mu    sync.Mutex
 	owned map[string]*bgProc
+	env   []string // nil: the process environment
+}
+
+// setEnv sets the environment of the processes started from now on.
+func (m *Manager) setEnv(env []string) {
+	m.mu.Lock()
+	m.env = env
+	m.mu.Unlock()
 }
 
 // NewManager returns a Manager for the absolute working directory workDir.
@@ -94,6 +102,9 @@ func (m *Manager) start(command string) (bgRecord, error) {
 	defer logFile.Close() // the child has its own copy
 	cmd := exec.Command("sh", "-c", command)
 	cmd.Dir = m.workDir
+	m.mu.Lock()
+	cmd.Env = m.env
+	m.mu.Unlock()
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 

@@ -81,6 +81,9 @@ type Config struct {
 	Background *Manager
 	// NewID names the full-output logs of bash; nil means a UUIDv7.
 	NewID func() (string, error)
+	// Env is the environment of the commands bash and bg run; nil means
+	// the process environment. The host leaves its credentials out.
+	Env []string
 }
 
 // Builtins constructs the selected built-in tools in the order of
@@ -102,7 +105,7 @@ func Builtins(cfg Config) ([]Tool, error) {
 	for _, name := range names {
 		switch name {
 		case PluginBash:
-			tools = append(tools, bashTool{workDir: workDir, newID: newID})
+			tools = append(tools, bashTool{workDir: workDir, newID: newID, env: cfg.Env})
 		case PluginRead:
 			tools = append(tools, readTool{workDir: workDir})
 		case PluginWrite:
@@ -113,6 +116,7 @@ func Builtins(cfg Config) ([]Tool, error) {
 			if cfg.Background == nil {
 				return nil, errors.New("tools: the bg plugin needs Config.Background")
 			}
+			cfg.Background.setEnv(cfg.Env)
 			tools = append(tools, bgTool{m: cfg.Background})
 		default:
 			return nil, fmt.Errorf("tools: unknown plugin %q", name)
