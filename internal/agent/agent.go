@@ -110,7 +110,12 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.hooks == nil {
 		cfg.hooks = &hooks{}
 	}
-	return &Agent{cfg: cfg, conf: conf, obs: obs, events: newEventQueue()}, nil
+	a := &Agent{cfg: cfg, conf: conf, obs: obs, events: newEventQueue()}
+	// A new process continues the automatic-compaction decision from the
+	// session: the prompt size of its last assistant request.
+	u := cfg.Log.State().LastAssistantUsage
+	a.lastPromptTokens = u.Input + u.CacheRead + u.CacheWrite
+	return a, nil
 }
 
 // Result is how an operation ended, taken from the committed terminal.

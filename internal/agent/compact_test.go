@@ -400,3 +400,23 @@ func TestAbortBeforeCompactionTerminal(t *testing.T) {
 		t.Fatal("not idle")
 	}
 }
+
+// The automatic-compaction decision survives a restart: a new process
+// compacts before the next run when the last request was over the share.
+func TestAutomaticCompactionAfterRestart(t *testing.T) {
+	h := newHarness(t, nil, withAutoCompact(1000, 0.85))
+	h.history(1, 3)
+	h.server.Enqueue(providertest.Reply{Text: "a4", Usage: usage(900, 3)})
+	h.run("q4")
+	h.reopen(withAutoCompact(1000, 0.85))
+	h.server.Enqueue(providertest.Reply{Text: "SUMMARY", Usage: usage(5000, 3)}, text("a5"), text("a6"))
+	h.run("q5")
+	if n := strings.Count(h.labels(), "compactionStarted"); n != 1 {
+		t.Fatalf("%d compactions after restart, want 1", n)
+	}
+	// The summary request's own (large) prompt does not trigger another.
+	h.run("q6")
+	if n := strings.Count(h.labels(), "compactionStarted"); n != 1 {
+		t.Fatalf("%d compactions, want 1: the summary size must not count", n)
+	}
+}

@@ -71,7 +71,11 @@ func (a *Agent) modelStep(ctx context.Context, r *run, st *session.State, p reco
 	if reason := invalidReply(resp, p.StepKind); reason != "" {
 		return a.failStep(ctx, r, op, info, dur, reason, "invalid_response")
 	}
-	a.lastPromptTokens = resp.Usage.PromptTokens
+	if p.StepKind == session.StepAssistant {
+		// Only assistant requests measure the context; a summary request
+		// carries the old history it replaces.
+		a.lastPromptTokens = resp.Usage.PromptTokens
+	}
 	usage := session.Usage{Input: resp.Usage.Input, Output: resp.Usage.Output, CacheRead: resp.Usage.CacheRead, CacheWrite: resp.Usage.CacheWrite}
 	usageFact := session.Fact{Usage: &session.UsageFact{OperationID: op.OperationID, AttemptID: attempt.AttemptID, Usage: usage}}
 

@@ -341,6 +341,9 @@ func (r *Reducer) applyUsage(u *UsageFact) *Corruption {
 		*p.total += p.n
 	}
 	r.st.Usage = sum
+	if op := r.st.Operation; op != nil && op.Step != nil && op.Step.AttemptID == u.AttemptID && op.Step.StepKind == StepAssistant {
+		r.st.LastAssistantUsage = u.Usage
+	}
 	return nil
 }
 

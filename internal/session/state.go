@@ -20,6 +20,10 @@ type State struct {
 	ActiveEntryIDs []string
 	// Facts is the number of facts applied; NextSeq = Facts + 1.
 	Facts int64
+	// LastAssistantUsage is the usage of the latest assistant-step model
+	// attempt whose usage fact names the open step (automatic compaction
+	// compares its prompt size with the context window); zero if none.
+	LastAssistantUsage Usage
 }
 
 // Operation is the open (unfinished) operation.
