@@ -151,11 +151,19 @@ func Create(cwd string, nh NewHeader, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("create session: invalid header: %w", c)
 	}
 
-	dir, _, err := openSessionsDir(abs, true)
+	dir, created, err := openSessionsDir(abs, true)
 	if err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
 	}
 	defer dir.Close()
+	if created && opts.Fsync {
+		// New directories are durable only once their parents are synced.
+		for _, parent := range []string{abs, filepath.Join(abs, stateDirName)} {
+			if err := syncDirPath(parent); err != nil {
+				return nil, fmt.Errorf("create session: %w", err)
+			}
+		}
+	}
 	f, err := openAt(dir, FileName(now, id), unix.O_RDWR|unix.O_CREAT|unix.O_EXCL)
 	if err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
@@ -508,3 +516,16 @@ func (e *RejectedError) Error() string {
 
 // Unwrap returns the corruption.
 func (e *RejectedError) Unwrap() error { return e.Corruption }
+
+// syncDirPath fsyncs the directory at path.
+func syncDirPath(path string) error {
+	d, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	return nil
+}

@@ -110,9 +110,9 @@ func TestUsageLine(t *testing.T) {
 		u    session.Usage
 		want string
 	}{
-		{session.Usage{Input: 100, Output: 50, CacheRead: 850, CacheWrite: 50}, "↑1000 ↓50 R850 W50 CH85%"},
-		{session.Usage{Input: 1, Output: 2, CacheRead: 998, CacheWrite: 1}, "↑1000 ↓2 R998 W1 CH99%"}, // floored
-		{session.Usage{Input: 0, Output: 7, CacheRead: 64}, "↑64 ↓7 R64 W0 CH100%"},
+		{session.Usage{Input: 100, Output: 50, CacheRead: 850, CacheWrite: 50}, "↑100 ↓50 R850 W50 CH85%"},
+		{session.Usage{Input: 1, Output: 2, CacheRead: 998, CacheWrite: 1}, "↑1 ↓2 R998 W1 CH99%"}, // floored
+		{session.Usage{Input: 0, Output: 7, CacheRead: 64}, "↑0 ↓7 R64 W0 CH100%"},
 		{session.Usage{}, "↑0 ↓0 R0 W0 CH0%"},
 	}
 	for _, tt := range tests {

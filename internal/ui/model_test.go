@@ -292,7 +292,7 @@ func TestStreamingThenMarkdown(t *testing.T) {
 	if strings.Count(out, "Some bold text") != 1 {
 		t.Errorf("the reply was printed more than once:\n%s", out)
 	}
-	if !strings.Contains(out, "↑100 ↓5 R90 W0 CH90%") {
+	if !strings.Contains(out, "↑10 ↓5 R90 W0 CH90%") {
 		t.Errorf("no usage line:\n%s", out)
 	}
 	if v := stripANSI(h.m.View().Content); strings.Contains(v, "bold") {
