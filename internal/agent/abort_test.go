@@ -302,7 +302,9 @@ func settleFirst(t *testing.T, replies []providertest.Reply, match func([]sessio
 		}
 		aborted <- ok
 	}()
-	time.Sleep(50 * time.Millisecond) // let Abort queue behind the commit
+	// The settlement holds the commit point; release it only once Abort
+	// is queued behind it, so the order is the one this test is about.
+	waitFor(t, "Abort to wait for the commit point", func() bool { return h.agent.abortsWaiting.Load() > 0 })
 	close(gate.release)
 	res := wait(t, done)
 	return h, res, <-aborted

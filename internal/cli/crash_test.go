@@ -167,6 +167,7 @@ func (c *child) run(crashAt string, args ...string) (stdout string, killed bool,
 	cmd := exec.Command(c.bin, args...)
 	cmd.Dir = c.dir
 	cmd.Env = append(os.Environ(),
+		childEnv+"=1",
 		"OPENROUTER_API_KEY=test-key",
 		"TINY_ENDPOINT="+c.server,
 		"TINY_AGENT_ENVIRONMENT_IDENTITY=crash-matrix",

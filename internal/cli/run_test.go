@@ -241,7 +241,7 @@ func TestJSONEvents(t *testing.T) {
 		if u := last["usage"].(map[string]any); u["input"] != 80.0 || u["output"] != 10.0 {
 			t.Fatalf("usage: %v", u)
 		}
-		if ts := evs[7]; ts["toolStartedId"] == "" || ts["parentAttemptId"] != evs[4]["attemptId"] || ts["attemptId"] == evs[4]["attemptId"] {
+		if ts := evs[7]; ts["toolStartedId"] == nil || ts["toolStartedId"] == "" || ts["parentAttemptId"] != evs[4]["attemptId"] || ts["attemptId"] == evs[4]["attemptId"] {
 			t.Fatalf("tool.started ids: %v vs model %v", ts, evs[4])
 		}
 		if strings.Contains(stdout, "private") || strings.Contains(stdout, "a.txt") {
@@ -326,7 +326,7 @@ func openAttemptSession(t *testing.T, c *cliRun) string {
 	env["TINY_ENDPOINT"] = srv.URL()
 	bin := buildBinary(t)
 	cmd := exec.Command(bin, "--cwd", c.dir, "hello")
-	cmd.Env = os.Environ()
+	cmd.Env = append(os.Environ(), childEnv+"=1")
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -355,7 +355,7 @@ func killResume(t *testing.T, c *cliRun, id string) {
 	t.Helper()
 	srv := providertest.New(t, providertest.Reply{Hang: true})
 	cmd := exec.Command(buildBinary(t), "--cwd", c.dir, "--json", "--session", id)
-	cmd.Env = os.Environ()
+	cmd.Env = append(os.Environ(), childEnv+"=1")
 	for k, v := range c.env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -398,7 +398,7 @@ func TestSIGTERMDuringBash(t *testing.T) {
 	srv := providertest.New(t, providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"echo $$ > pid; sleep 30"}`)}})
 	c := newCLI(t, srv)
 	cmd := exec.Command(buildBinary(t), "--cwd", c.dir, "deploy")
-	cmd.Env = os.Environ()
+	cmd.Env = append(os.Environ(), childEnv+"=1")
 	for k, v := range c.env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}

@@ -38,7 +38,18 @@ var scriptCommands = map[string]func(){
 	},
 }
 
+// childEnv marks processes that tests start from this binary. A child
+// whose program name matches no script command would otherwise run the
+// whole suite again (and start children of its own).
+const childEnv = "TINY_GO_TEST_CHILD"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		if _, ok := scriptCommands[filepath.Base(os.Args[0])]; !ok {
+			fmt.Fprintf(os.Stderr, "test child started as %q, which is no script command\n", os.Args[0])
+			os.Exit(3)
+		}
+	}
 	testscript.Main(m, scriptCommands)
 }
 
