@@ -31,8 +31,8 @@ import (
 // in bounds, to find what is wrong with the shape. So a line is accepted
 // only if the strict reader accepts it, and jsontext has the last word on
 // every line it rejects. (Decoding token by token through
-// jsontext.Decoder measured 3x slower; validating with jsontext and then
-// walking the bytes again, 1.4x.)
+// jsontext.Decoder measured 3x slower; validating every line with
+// jsontext before walking it took a third of Reduce's time.)
 
 // maxSafeInteger is 2^53-1, the largest counter or id number the format
 // allows.

@@ -168,6 +168,16 @@ func checkStrictAgrees(t *testing.T, line []byte) {
 	if !reflect.DeepEqual(facts, want) {
 		t.Fatalf("strict and trusted decodings of %q differ:\n%#v\n%#v", line, facts, want)
 	}
+	// The reducer's decoder (interning, arenas, snapshot cache) decodes
+	// the same, also when the line repeats and its snapshot is cached.
+	var cached txDecoder
+	cached.enableCache()
+	for range 2 {
+		got, c := cached.decode(line)
+		if c != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("the caching decoder decodes %q differently (%v):\n%#v\n%#v", line, c, got, want)
+		}
+	}
 }
 
 // TestPlainPrefix checks the eight-bytes-at-a-time scan against a plain
