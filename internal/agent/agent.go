@@ -75,6 +75,7 @@ type Agent struct {
 	abortsWaiting atomic.Int32
 
 	events *eventQueue
+	wire   wireCache // the converted active context (driving goroutine only)
 
 	// busy is set while Run, Compact or Resume drives an operation.
 	busy atomic.Bool

@@ -37,32 +37,48 @@ func (a *Agent) request(st *session.State, kind session.StepKind) (provider.Requ
 			},
 		}, nil
 	}
-	return provider.Request{Model: a.cfg.Model, Messages: wireMessages(a.cfg.SystemPrompt, st.ActiveContext), Tools: a.conf.wire}, nil
+	return provider.Request{Model: a.cfg.Model, Messages: a.wire.messages(a.cfg.SystemPrompt, st.ActiveContext), Tools: a.conf.wire}, nil
 }
 
-// wireMessages converts the active context after the system prompt. It
-// runs on every step over the whole context, so the tool calls of all
-// messages share one allocation.
-func wireMessages(systemPrompt string, active []session.Message) []provider.Message {
-	n := 0
-	for _, m := range active {
-		n += len(m.ToolCalls)
+// wireCache keeps the wire form of the active context between steps, so
+// a step converts only the messages appended since the last one.
+//
+// The reducer's active context is append-only between compactions and it
+// never changes a committed element in place; a compaction (or a grown
+// backing array) shows as a different first element, and then everything
+// is converted again. Only the goroutine driving the operation uses it.
+type wireCache struct {
+	base *session.Message // &active[0] when msgs was built
+	n    int              // active messages converted
+	msgs []provider.Message
+}
+
+// messages returns the system message followed by the active context. The
+// result is capped, so nobody can append into the cache's array.
+func (c *wireCache) messages(systemPrompt string, active []session.Message) []provider.Message {
+	if len(active) == 0 || c.base != &active[0] || len(active) < c.n || len(c.msgs) == 0 || *c.msgs[0].Content != systemPrompt {
+		c.msgs = append(c.msgs[:0:0], provider.Message{Role: provider.RoleSystem, Content: &systemPrompt})
+		c.n = 0
 	}
-	calls := make([]provider.ToolCall, 0, n)
-	msgs := make([]provider.Message, 0, len(active)+1)
-	msgs = append(msgs, provider.Message{Role: provider.RoleSystem, Content: &systemPrompt})
-	for _, m := range active {
-		w := provider.Message{Role: string(m.Role), Content: m.Content, ToolCallID: m.ToolCallID}
-		if len(m.ToolCalls) > 0 {
-			start := len(calls)
-			for _, c := range m.ToolCalls {
-				calls = append(calls, provider.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
-			}
-			w.ToolCalls = calls[start:len(calls):len(calls)]
+	for _, m := range active[c.n:] {
+		c.msgs = append(c.msgs, wireMessage(m))
+	}
+	c.n = len(active)
+	if len(active) > 0 {
+		c.base = &active[0]
+	}
+	return c.msgs[:len(c.msgs):len(c.msgs)]
+}
+
+func wireMessage(m session.Message) provider.Message {
+	w := provider.Message{Role: string(m.Role), Content: m.Content, ToolCallID: m.ToolCallID}
+	if len(m.ToolCalls) > 0 {
+		w.ToolCalls = make([]provider.ToolCall, len(m.ToolCalls))
+		for i, c := range m.ToolCalls {
+			w.ToolCalls[i] = provider.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments}
 		}
-		msgs = append(msgs, w)
 	}
-	return msgs
+	return w
 }
 
 func strPtr(s string) *string { return &s }
