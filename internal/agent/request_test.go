@@ -42,4 +42,3 @@ func TestWireCacheConvertsOnlyNewMessages(t *testing.T) {
 		t.Fatalf("system prompt: %q", *got[0].Content)
 	}
 }
-
