@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -93,35 +92,25 @@ func (a *Agent) finish(ctx context.Context, r *run, op *session.Operation, p rec
 			rec.Completion = session.CompletionNormal
 		}
 	}
-	if err := a.commitTerminal(ctx, op, []session.Fact{{Record: rec}}); err != nil {
-		if errors.Is(err, errAbortOvertook) {
-			return nil, nil // the next plan reconciles the abort
-		}
+	aborted, err := a.commitPlanned(ctx, op, []session.Fact{{Record: rec}})
+	if err != nil {
 		return nil, fmt.Errorf("commit terminal: %w", err)
+	}
+	if aborted {
+		return nil, nil // the next plan reconciles the abort
 	}
 	return a.finished(r, rec), nil
 }
 
-// errAbortOvertook reports that an abort became durable before a
-// non-aborted terminal could be committed.
-var errAbortOvertook = errors.New("an abort was committed first")
-
-// commitTerminal commits facts that end op. Only the reconciliation of a
-// durable abort may commit unconditionally; any other terminal goes through
-// the abort check, so an Esc that lands between planning and committing is
-// never dropped.
-func (a *Agent) commitTerminal(ctx context.Context, op *session.Operation, facts []session.Fact) error {
+// commitPlanned commits the facts of a plan for op. The reconciliation of
+// a durable abort commits unconditionally; anything else goes through the
+// abort check, so an Esc that lands between planning and committing is
+// never dropped (aborted reports that it won, and nothing was written).
+func (a *Agent) commitPlanned(ctx context.Context, op *session.Operation, facts []session.Fact, notes ...note) (aborted bool, err error) {
 	if op.AbortRequested {
-		return a.commit(ctx, facts)
+		return false, a.commit(ctx, facts, notes...)
 	}
-	aborted, err := a.commitUnlessAborted(ctx, facts)
-	if err != nil {
-		return err
-	}
-	if aborted {
-		return errAbortOvertook
-	}
-	return nil
+	return a.commitUnlessAborted(ctx, facts, notes...)
 }
 
 // finished reports a committed terminal and builds the Result.
@@ -170,11 +159,12 @@ func (a *Agent) blocked(ctx context.Context, r *run, op *session.Operation, p re
 		{Record: &session.StepFailed{OperationID: op.OperationID, StepID: op.Step.StepID, AttemptID: op.Step.AttemptID, Error: e}},
 		{Record: fin},
 	}
-	if err := a.commitTerminal(ctx, op, facts); err != nil {
-		if errors.Is(err, errAbortOvertook) {
-			return nil, nil
-		}
+	aborted, err := a.commitPlanned(ctx, op, facts)
+	if err != nil {
 		return nil, fmt.Errorf("commit attempts exhausted: %w", err)
+	}
+	if aborted {
+		return nil, nil
 	}
 	a.reportAttemptClosed(r, op, "failed", e.Code)
 	return a.finished(r, fin), nil
@@ -226,20 +216,21 @@ func (a *Agent) appendSynthetic(ctx context.Context, r *run, op *session.Operati
 			ToolCallID: s.ToolCallID, Content: s.Content, ToolName: s.ToolName, Reason: s.Reason,
 		}})
 	}
-	if op.AbortRequested {
-		// Reconciliation of a durable abort: nothing can overtake it.
-		if err := a.commit(ctx, facts); err != nil {
-			return fmt.Errorf("commit synthetic results: %w", err)
-		}
-	} else if aborted, err := a.commitUnlessAborted(ctx, facts); err != nil {
-		return fmt.Errorf("commit synthetic results: %w", err)
-	} else if aborted {
-		return nil // the next plan reconciles the abort
-	}
+	// Interrupted results of tools this process started complete their
+	// projections.
+	var notes []note
 	for _, s := range p.Results {
 		if info, ok := r.ownTools[s.ToolStartedID]; ok && s.ToolStartedID != "" {
 			out := ToolOutcome{Outcome: "cancelled", Content: s.Content}
-			a.emit(func(o Observer) { o.ToolCompleted(info, out) })
+			notes = append(notes, func(o Observer) { o.ToolCompleted(info, out) })
+		}
+	}
+	aborted, err := a.commitPlanned(ctx, op, facts, notes...)
+	if err != nil {
+		return fmt.Errorf("commit synthetic results: %w", err)
+	}
+	if !aborted {
+		for _, s := range p.Results {
 			delete(r.ownTools, s.ToolStartedID)
 		}
 	}
