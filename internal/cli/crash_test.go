@@ -195,15 +195,7 @@ func newChild(t *testing.T, server string) *child {
 	if err := os.WriteFile(filepath.Join(dir, "data.txt"), []byte("alpha\nbeta\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	link := filepath.Join(t.TempDir(), "tiny-go-crash")
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(exe, link); err != nil {
-		t.Fatal(err)
-	}
-	return &child{t: t, bin: link, dir: dir, server: server}
+	return &child{t: t, bin: programAs(t, "tiny-go-crash"), dir: dir, server: server}
 }
 
 func (c *child) sessionFile() string {

@@ -318,30 +318,7 @@ func TestJSONEvents(t *testing.T) {
 // process killed mid-request leaves it, and returns its id.
 func openAttemptSession(t *testing.T, c *cliRun) string {
 	t.Helper()
-	srv := providertest.New(t, providertest.Reply{Hang: true})
-	env := map[string]string{}
-	for k, v := range c.env {
-		env[k] = v
-	}
-	env["TINY_ENDPOINT"] = srv.URL()
-	bin := buildBinary(t)
-	cmd := exec.Command(bin, "--cwd", c.dir, "hello")
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(srv.Requests()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no request")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	_ = cmd.Process.Signal(syscall.SIGKILL)
-	_ = cmd.Wait()
+	killDuringRequest(t, c, "--cwd", c.dir, "hello")
 	st := c.state()
 	if st.Operation == nil || st.Operation.Step == nil || st.Operation.Step.Status != session.StepAttempting {
 		t.Fatal("no open attempt")
@@ -353,38 +330,52 @@ func openAttemptSession(t *testing.T, c *cliRun) string {
 // it with SIGKILL once the retried request is in flight.
 func killResume(t *testing.T, c *cliRun, id string) {
 	t.Helper()
-	srv := providertest.New(t, providertest.Reply{Hang: true})
-	cmd := exec.Command(buildBinary(t), "--cwd", c.dir, "--json", "--session", id)
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	for k, v := range c.env {
-		cmd.Env = append(cmd.Env, k+"="+v)
+	killDuringRequest(t, c, "--cwd", c.dir, "--json", "--session", id)
+	if st := c.state(); st.Operation == nil || st.Operation.Step == nil || st.Operation.Step.Attempt != 2 {
+		t.Fatal("attempt 2 is not open")
 	}
-	cmd.Env = append(cmd.Env, "TINY_ENDPOINT="+srv.URL())
+}
+
+// killDuringRequest runs tiny-go with args against a provider that hangs
+// and kills it with SIGKILL once its model request is in flight.
+func killDuringRequest(t *testing.T, c *cliRun, args ...string) {
+	t.Helper()
+	srv := providertest.New(t, providertest.Reply{Hang: true})
+	cmd := c.command(srv.URL(), args...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for len(srv.Requests()) == 0 {
 		if time.Now().After(deadline) {
-			t.Fatal("no retried request")
+			t.Fatal("no model request")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
-	if st := c.state(); st.Operation == nil || st.Operation.Step == nil || st.Operation.Step.Attempt != 2 {
-		t.Fatal("attempt 2 is not open")
-	}
 }
 
-// buildBinary returns the test binary started as the real program.
-func buildBinary(t *testing.T) string {
+// command is tiny-go as a real process with c's environment and endpoint.
+func (c *cliRun) command(endpoint string, args ...string) *exec.Cmd {
+	cmd := exec.Command(programAs(c.t, "tiny-go-crash"), args...)
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	for k, v := range c.env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Env = append(cmd.Env, "TINY_ENDPOINT="+endpoint)
+	return cmd
+}
+
+// programAs returns a link to this test binary named name, so that started
+// through it the binary runs that script command (see TestMain).
+func programAs(t *testing.T, name string) string {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	link := filepath.Join(t.TempDir(), "tiny-go-crash")
+	link := filepath.Join(t.TempDir(), name)
 	if err := os.Symlink(exe, link); err != nil {
 		t.Fatal(err)
 	}
@@ -397,12 +388,7 @@ func buildBinary(t *testing.T) string {
 func TestSIGTERMDuringBash(t *testing.T) {
 	srv := providertest.New(t, providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"echo $$ > pid; sleep 30"}`)}})
 	c := newCLI(t, srv)
-	cmd := exec.Command(buildBinary(t), "--cwd", c.dir, "deploy")
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	for k, v := range c.env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	cmd.Env = append(cmd.Env, "TINY_ENDPOINT="+srv.URL())
+	cmd := c.command(srv.URL(), "--cwd", c.dir, "deploy")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
