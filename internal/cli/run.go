@@ -265,12 +265,8 @@ func (a *runner) start(ctx context.Context) (int, error) {
 	}
 	// A resumed session keeps its model unless one is asked for, so that
 	// resuming does not change the configuration by accident.
-	if a.resumed && a.flags.model == "" && strings.TrimSpace(a.io.getenv("TINY_MODEL")) == "" {
-		st := a.store.State()
-		a.model = st.Header.Model
-		if op := st.Operation; op != nil && op.Step != nil && op.Step.ConfigurationSnapshot.Model != "" {
-			a.model = op.Step.ConfigurationSnapshot.Model
-		}
+	if a.resumed {
+		a.model = resumeModel(a.store.State(), firstNonEmpty(a.flags.model, a.io.getenv("TINY_MODEL")))
 	}
 	a.sink.Emit(lifecycle.StartupStarted(a.model, a.tools, nonNilStrings(a.mcpAliases)).At(began))
 	startupStarted = true
@@ -670,4 +666,16 @@ func withoutVars(environ, names []string) []string {
 		}
 	}
 	return out
+}
+
+// resumeModel is the model a resume of st uses: the one asked for, else the
+// model of the open step, else the session's.
+func resumeModel(st *session.State, asked string) string {
+	if asked != "" {
+		return asked
+	}
+	if op := st.Operation; op != nil && op.Step != nil && op.Step.ConfigurationSnapshot.Model != "" {
+		return op.Step.ConfigurationSnapshot.Model
+	}
+	return st.Header.Model
 }

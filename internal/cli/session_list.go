@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -35,6 +36,7 @@ and the last prompt.`,
 				fmt.Fprintf(a.stdout, "no sessions in %s\n", session.SessionsDir(cwd))
 				return nil
 			}
+			check := &resumeCheck{cwd: cwd, getenv: a.getenv}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSTARTED\tMODEL\tSTATE\tSIZE\tLAST PROMPT")
 			for _, s := range sums {
@@ -42,7 +44,7 @@ and the last prompt.`,
 				if s.Corruption != nil {
 					state += " (" + s.Corruption.Code + ")"
 				}
-				if reason := blockedReason(cwd, a.getenv, s); reason != "" {
+				if reason := check.blocked(s); reason != "" {
 					state = "blocked (" + reason + ")"
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n",
@@ -60,35 +62,58 @@ func dash(s string) string {
 	return s
 }
 
-// blockedReason tells whether an open session would be blocked if resumed
+// resumeCheck tells whether an open session would be blocked if resumed
 // here with the default configuration (all built-in tools, no MCP, the
-// session's model unless TINY_MODEL is set): the planner's reason, or "".
-func blockedReason(cwd string, getenv func(string) string, s session.Summary) string {
-	if s.Open == nil {
-		return ""
+// model a resume would pick). The tools and the system
+// prompt are built once per listing, on the first open session.
+type resumeCheck struct {
+	cwd    string
+	getenv func(string) string
+
+	ready  bool
+	failed bool
+	envID  string
+	tools  []tools.Tool
+	system string
+}
+
+func (c *resumeCheck) init() bool {
+	if c.ready {
+		return !c.failed
 	}
-	envID, err := session.EnvironmentIdentity(cwd, getenv)
+	c.ready, c.failed = true, true
+	envID, err := session.EnvironmentIdentity(c.cwd, c.getenv)
 	if err != nil {
-		return ""
+		return false
 	}
-	bg, err := tools.NewManager(cwd)
+	bg, err := tools.NewManager(c.cwd)
 	if err != nil {
-		return ""
+		return false
 	}
-	builtins, err := tools.Builtins(tools.Config{WorkDir: cwd, Background: bg})
+	builtins, err := tools.Builtins(tools.Config{WorkDir: c.cwd, Background: bg})
 	if err != nil {
-		return ""
+		return false
 	}
 	names := make([]string, len(builtins))
 	for i, t := range builtins {
 		names[i] = t.Definition().Name
 	}
-	system, _, err := systemPrompt(cwd, names, nil)
+	system, _, err := systemPrompt(c.cwd, names, nil)
 	if err != nil {
+		return false
+	}
+	c.envID, c.tools, c.system, c.failed = envID, builtins, system, false
+	return true
+}
+
+// blocked returns the planner's reason, or "" when s is not open or would
+// resume.
+func (c *resumeCheck) blocked(s session.Summary) string {
+	if s.Open == nil || !c.init() {
 		return ""
 	}
-	model := firstNonEmpty(getenv("TINY_MODEL"), s.Open.Header.Model)
-	current, err := agent.CurrentConfiguration(model, system, envID, builtins)
+	model := resumeModel(s.Open, strings.TrimSpace(c.getenv("TINY_MODEL")))
+	current, err := agent.CurrentConfiguration(model, c.system, c.envID, c.tools)
 	if err != nil {
 		return ""
 	}
