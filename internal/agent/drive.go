@@ -14,7 +14,7 @@ type run struct {
 	opID     string
 	kind     session.OperationKind
 	recovery bool
-	start    int64 // unix ms
+	start    time.Time
 	usage    session.Usage
 	// attempts and tools this process started, so their projections are
 	// completed rather than reconciled.
@@ -35,7 +35,7 @@ func (a *Agent) drive(ctx context.Context, recovering bool) (Result, error) {
 		opID:        st.Operation.OperationID,
 		kind:        st.Operation.Kind,
 		recovery:    recovering,
-		start:       a.cfg.Now().UnixMilli(),
+		start:       a.cfg.Now(),
 		ownAttempts: map[string]ModelInfo{},
 		ownTools:    map[string]ToolInfo{},
 	}
@@ -127,7 +127,7 @@ func (a *Agent) finished(r *run, rec *session.OperationFinished) *Result {
 	}
 	out := OperationOutcome{
 		Recovery: r.recovery,
-		Duration: msSince(a.cfg.Now().UnixMilli(), r.start),
+		Duration: a.cfg.Now().Sub(r.start),
 		Usage:    r.usage,
 	}
 	done := *res
@@ -235,8 +235,4 @@ func (a *Agent) appendSynthetic(ctx context.Context, r *run, op *session.Operati
 		}
 	}
 	return nil
-}
-
-func msSince(nowMs, startMs int64) time.Duration {
-	return time.Duration(nowMs-startMs) * time.Millisecond
 }

@@ -172,11 +172,9 @@ func runRoot(ctx context.Context, io stdio, cwd string, f runFlags, args []strin
 	a.sink = lifecycle.NewTracker(lifecycle.Multi(sinks...))
 	defer a.close()
 
-	code, err := a.start(ctx)
-	if err != nil {
+	if err := a.start(ctx); err != nil {
 		return err
 	}
-	_ = code
 	return a.operate(ctx, promptText)
 }
 
@@ -244,16 +242,16 @@ func (a *runner) configure() error {
 
 // start attaches the session, connects MCP servers and builds the agent,
 // reporting startup events.
-func (a *runner) start(ctx context.Context) (int, error) {
+func (a *runner) start(ctx context.Context) error {
 	began := time.Now()
 	startupStarted := false
-	fail := func(errType string, err error) (int, error) {
+	fail := func(errType string, err error) error {
 		a.discardCreated()
 		if !startupStarted {
 			a.sink.Emit(lifecycle.StartupStarted(a.model, a.tools, nonNilStrings(a.mcpAliases)).At(began))
 		}
 		a.sink.Emit(lifecycle.StartupCompleted(time.Since(began), lifecycle.Failed, errType))
-		return 1, err
+		return err
 	}
 
 	envID, err := session.EnvironmentIdentity(a.cwd, a.io.getenv)
@@ -296,7 +294,7 @@ func (a *runner) start(ctx context.Context) (int, error) {
 		return fail("agent_setup_error", err)
 	}
 	a.sink.Emit(lifecycle.StartupCompleted(time.Since(began), lifecycle.Succeeded, ""))
-	return 0, nil
+	return nil
 }
 
 // attach opens the session named by --session or --continue, or creates a
