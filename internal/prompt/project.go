@@ -44,6 +44,19 @@ var errTooLarge = errors.New("file too large")
 // readBounded reads a regular file of at most limit bytes as text. Invalid
 // UTF-8 is replaced so the text can always be sent as JSON.
 func readBounded(path string, limit int64) (string, error) {
+	data, err := readRegular(path, limit+1)
+	if err != nil {
+		return "", err
+	}
+	if int64(len(data)) > limit {
+		return "", fmt.Errorf("%s is larger than %d KiB: %w", path, limit>>10, errTooLarge)
+	}
+	return strings.ToValidUTF8(data, "\uFFFD"), nil
+}
+
+// readRegular reads at most n bytes from the start of the regular file
+// path.
+func readRegular(path string, n int64) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
@@ -56,12 +69,9 @@ func readBounded(path string, limit int64) (string, error) {
 	if !info.Mode().IsRegular() {
 		return "", fmt.Errorf("%s is not a regular file", path)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	data, err := io.ReadAll(io.LimitReader(f, n))
 	if err != nil {
 		return "", fmt.Errorf("reading %s: %w", path, err)
 	}
-	if int64(len(data)) > limit {
-		return "", fmt.Errorf("%s is larger than %d KiB: %w", path, limit>>10, errTooLarge)
-	}
-	return strings.ToValidUTF8(string(data), "\uFFFD"), nil
+	return string(data), nil
 }

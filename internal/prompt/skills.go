@@ -3,9 +3,7 @@ package prompt
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -143,21 +141,9 @@ func loadSkill(path string) (Skill, error) {
 
 // readHead reads at most n bytes from the start of the regular file path.
 func readHead(path string, n int64) (string, error) {
-	f, err := os.Open(path)
+	data, err := readRegular(path, n)
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	if !info.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file", path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, n))
-	if err != nil {
-		return "", err
-	}
-	return strings.ToValidUTF8(string(data), "\uFFFD"), nil
+	return strings.ToValidUTF8(data, "\uFFFD"), nil
 }

@@ -107,24 +107,19 @@ func dirError(path string, err error) error {
 func openAt(dir *os.File, name string, flags int) (*os.File, error) {
 	path := filepath.Join(dir.Name(), name)
 	fd, err := unix.Openat(int(dir.Fd()), name, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, fileMode)
-	if err != nil {
-		if errors.Is(err, unix.ELOOP) {
-			return nil, fmt.Errorf("%s is a symlink; refusing to open it", path)
-		}
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	f := os.NewFile(uintptr(fd), path)
-	if err := checkRegular(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return regularFile(fd, err, path)
 }
 
 // openNoFollow opens an explicit path for reading and writing without
 // following a symlink in its last component.
 func openNoFollow(path string) (*os.File, error) {
 	fd, err := unix.Open(path, unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	return regularFile(fd, err, path)
+}
+
+// regularFile turns the result of an O_NOFOLLOW open into a file, refusing
+// symlinks and anything but a regular file.
+func regularFile(fd int, err error, path string) (*os.File, error) {
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) {
 			return nil, fmt.Errorf("%s is a symlink; refusing to open it", path)
