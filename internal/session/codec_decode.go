@@ -141,23 +141,17 @@ func (d *txDecoder) walk() (_ []Fact, index int, _ error) {
 		d.factBuf = facts
 		return facts, 0, rd.end()
 	case '[':
-		if err := rd.beginArray("a transaction"); err != nil {
-			return nil, 0, err
-		}
 		facts := d.factBuf[:0]
-		for {
-			more, err := rd.more()
-			if err != nil {
-				return nil, len(facts), err
-			}
-			if !more {
-				break
-			}
+		err := rd.elements("a transaction", func() error {
 			f, err := d.fact()
 			if err != nil {
-				return nil, len(facts), err
+				return err
 			}
 			facts = append(facts, f)
+			return nil
+		})
+		if err != nil {
+			return nil, len(facts), err
 		}
 		d.factBuf = facts
 		if err := rd.end(); err != nil {
@@ -216,27 +210,13 @@ const (
 
 func (d *txDecoder) fact() (Fact, error) {
 	rd := &d.rd
-	var f Fact
-	if err := rd.beginObject("a fact"); err != nil {
-		return f, err
-	}
 	var (
+		f    Fact
 		have uint
 		kind string
 		u    UsageFact
 	)
-	for {
-		more, err := rd.more()
-		if err != nil {
-			return f, err
-		}
-		if !more {
-			break
-		}
-		name, err := rd.name()
-		if err != nil {
-			return f, err
-		}
+	err := rd.members("a fact", func(name []byte) (err error) {
 		switch string(name) {
 		case "kind":
 			member(rd, &have, fKind)
@@ -272,11 +252,12 @@ func (d *txDecoder) fact() (Fact, error) {
 			member(rd, &have, fUsage)
 			u.Usage, err = d.usage()
 		default:
-			return f, shapeErr(fmt.Sprintf("unknown fact member %q", name))
+			return shapeErr(fmt.Sprintf("unknown fact member %q", name))
 		}
-		if err != nil {
-			return f, err
-		}
+		return err
+	})
+	if err != nil {
+		return f, err
 	}
 	switch kind {
 	case string(KindEntry):
@@ -305,23 +286,11 @@ func (d *txDecoder) fact() (Fact, error) {
 
 func (d *txDecoder) usage() (Usage, error) {
 	rd := &d.rd
-	var u Usage
-	if err := rd.beginObject("usage"); err != nil {
-		return u, err
-	}
-	var have uint
-	for {
-		more, err := rd.more()
-		if err != nil {
-			return u, err
-		}
-		if !more {
-			break
-		}
-		name, err := rd.name()
-		if err != nil {
-			return u, err
-		}
+	var (
+		u    Usage
+		have uint
+	)
+	err := rd.members("usage", func(name []byte) (err error) {
 		var p *int64
 		switch string(name) {
 		case "input":
@@ -337,11 +306,13 @@ func (d *txDecoder) usage() (Usage, error) {
 			member(rd, &have, 8)
 			p = &u.CacheWrite
 		default:
-			return u, shapeErr(fmt.Sprintf("unknown usage member %q", name))
+			return shapeErr(fmt.Sprintf("unknown usage member %q", name))
 		}
-		if *p, err = rd.safeInt("a usage counter"); err != nil {
-			return u, err
-		}
+		*p, err = rd.safeInt("a usage counter")
+		return err
+	})
+	if err != nil {
+		return u, err
 	}
 	if have != 15 {
 		return u, shapeErr("usage has exactly input, output, cacheRead and cacheWrite")
@@ -352,43 +323,29 @@ func (d *txDecoder) usage() (Usage, error) {
 // uuids reads a non-nil array of UUIDv7 strings.
 func (d *txDecoder) uuids(what string) ([]string, error) {
 	rd := &d.rd
-	if err := rd.beginArray(what); err != nil {
-		return nil, err
-	}
 	ids := []string{}
-	for {
-		more, err := rd.more()
-		if err != nil || !more {
-			return ids, err
-		}
+	err := rd.elements(what, func() error {
 		id, err := rd.uuid(what + " element")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		ids = append(ids, id)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return ids, nil
 }
 
 // errorInfo reads {code, message}, both non-empty.
 func (d *txDecoder) errorInfo() (ErrorInfo, error) {
 	rd := &d.rd
-	var e ErrorInfo
-	if err := rd.beginObject("error"); err != nil {
-		return e, err
-	}
-	var have uint
-	for {
-		more, err := rd.more()
-		if err != nil {
-			return e, err
-		}
-		if !more {
-			break
-		}
-		name, err := rd.name()
-		if err != nil {
-			return e, err
-		}
+	var (
+		e    ErrorInfo
+		have uint
+	)
+	err := rd.members("error", func(name []byte) (err error) {
 		switch string(name) {
 		case "code":
 			member(rd, &have, 1)
@@ -397,11 +354,12 @@ func (d *txDecoder) errorInfo() (ErrorInfo, error) {
 			member(rd, &have, 2)
 			e.Message, err = rd.nonEmpty("error message")
 		default:
-			return e, shapeErr(fmt.Sprintf("unknown error member %q", name))
+			return shapeErr(fmt.Sprintf("unknown error member %q", name))
 		}
-		if err != nil {
-			return e, err
-		}
+		return err
+	})
+	if err != nil {
+		return e, err
 	}
 	if have != 3 {
 		return e, shapeErr("error has exactly code and message")

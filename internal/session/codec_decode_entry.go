@@ -37,9 +37,6 @@ type resultWire struct {
 
 func (d *txDecoder) entry() (Entry, error) {
 	rd := &d.rd
-	if err := rd.beginObject("entry"); err != nil {
-		return nil, err
-	}
 	var (
 		have                                         uint
 		typ, stepID, attemptID, stopReason, toolName string
@@ -50,18 +47,7 @@ func (d *txDecoder) entry() (Entry, error) {
 		result                                       resultWire
 		retained                                     []RetainedMessage
 	)
-	for {
-		more, err := rd.more()
-		if err != nil {
-			return nil, err
-		}
-		if !more {
-			break
-		}
-		name, err := rd.name()
-		if err != nil {
-			return nil, err
-		}
+	err := rd.members("entry", func(name []byte) (err error) {
 		switch string(name) {
 		case "type":
 			member(rd, &have, eType)
@@ -106,11 +92,12 @@ func (d *txDecoder) entry() (Entry, error) {
 			member(rd, &have, eRetainedTail)
 			retained, err = d.retainedTail()
 		default:
-			return nil, shapeErr(fmt.Sprintf("unknown entry member %q", name))
+			return shapeErr(fmt.Sprintf("unknown entry member %q", name))
 		}
-		if err != nil {
-			return nil, err
-		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 
 	switch typ {
@@ -200,22 +187,8 @@ func (d *txDecoder) entry() (Entry, error) {
 func (d *txDecoder) result() (resultWire, error) {
 	rd := &d.rd
 	var r resultWire
-	if err := rd.beginObject("result"); err != nil {
-		return r, err
-	}
 	hasType := false
-	for {
-		more, err := rd.more()
-		if err != nil {
-			return r, err
-		}
-		if !more {
-			break
-		}
-		name, err := rd.name()
-		if err != nil {
-			return r, err
-		}
+	err := rd.members("result", func(name []byte) (err error) {
 		switch string(name) {
 		case "type":
 			rd.dup = rd.dup || hasType
@@ -226,11 +199,12 @@ func (d *txDecoder) result() (resultWire, error) {
 			r.hasReason = true
 			r.reason, err = rd.sym("result reason")
 		default:
-			return r, shapeErr(fmt.Sprintf("unknown result member %q", name))
+			return shapeErr(fmt.Sprintf("unknown result member %q", name))
 		}
-		if err != nil {
-			return r, err
-		}
+		return err
+	})
+	if err != nil {
+		return r, err
 	}
 	if !hasType || (r.typ == resultSynth) != r.hasReason {
 		return r, shapeErr("a result has a type, and a reason exactly when synthetic")
@@ -277,22 +251,8 @@ func (d *txDecoder) message() (Message, error) {
 func (d *txDecoder) messageWire() (messageWire, error) {
 	rd := &d.rd
 	var m messageWire
-	if err := rd.beginObject("message"); err != nil {
-		return m, err
-	}
 	var have uint
-	for {
-		more, err := rd.more()
-		if err != nil {
-			return m, err
-		}
-		if !more {
-			break
-		}
-		name, err := rd.name()
-		if err != nil {
-			return m, err
-		}
+	err := rd.members("message", func(name []byte) (err error) {
 		switch string(name) {
 		case "role":
 			member(rd, &have, mRole)
@@ -314,11 +274,12 @@ func (d *txDecoder) messageWire() (messageWire, error) {
 			member(rd, &have, mToolCalls)
 			m.ToolCalls, err = d.toolCalls()
 		default:
-			return m, shapeErr(fmt.Sprintf("unknown message member %q", name))
+			return shapeErr(fmt.Sprintf("unknown message member %q", name))
 		}
-		if err != nil {
-			return m, err
-		}
+		return err
+	})
+	if err != nil {
+		return m, err
 	}
 	switch m.Role {
 	case RoleUser:
@@ -343,23 +304,17 @@ func (d *txDecoder) messageWire() (messageWire, error) {
 // {name, arguments}}.
 func (d *txDecoder) toolCalls() ([]ToolCall, error) {
 	rd := &d.rd
-	if err := rd.beginArray("tool_calls"); err != nil {
-		return nil, err
-	}
 	var calls []ToolCall
-	for {
-		more, err := rd.more()
-		if err != nil {
-			return nil, err
-		}
-		if !more {
-			break
-		}
+	err := rd.elements("tool_calls", func() error {
 		c, err := d.toolCall()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		calls = append(calls, c)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(calls) == 0 {
 		return nil, shapeErr("tool_calls must not be empty")
@@ -370,22 +325,8 @@ func (d *txDecoder) toolCalls() ([]ToolCall, error) {
 func (d *txDecoder) toolCall() (ToolCall, error) {
 	rd := &d.rd
 	var c ToolCall
-	if err := rd.beginObject("a tool call"); err != nil {
-		return c, err
-	}
 	var have uint
-	for {
-		more, err := rd.more()
-		if err != nil {
-			return c, err
-		}
-		if !more {
-			break
-		}
-		name, err := rd.name()
-		if err != nil {
-			return c, err
-		}
+	err := rd.members("a tool call", func(name []byte) (err error) {
 		switch string(name) {
 		case "id":
 			member(rd, &have, 1)
@@ -400,11 +341,12 @@ func (d *txDecoder) toolCall() (ToolCall, error) {
 			member(rd, &have, 4)
 			c.Function, err = d.function()
 		default:
-			return c, shapeErr(fmt.Sprintf("unknown tool call member %q", name))
+			return shapeErr(fmt.Sprintf("unknown tool call member %q", name))
 		}
-		if err != nil {
-			return c, err
-		}
+		return err
+	})
+	if err != nil {
+		return c, err
 	}
 	if have != 7 {
 		return c, shapeErr("a tool call has exactly id, type and function")
@@ -415,22 +357,8 @@ func (d *txDecoder) toolCall() (ToolCall, error) {
 func (d *txDecoder) function() (FunctionCall, error) {
 	rd := &d.rd
 	var f FunctionCall
-	if err := rd.beginObject("function"); err != nil {
-		return f, err
-	}
 	var have uint
-	for {
-		more, err := rd.more()
-		if err != nil {
-			return f, err
-		}
-		if !more {
-			break
-		}
-		name, err := rd.name()
-		if err != nil {
-			return f, err
-		}
+	err := rd.members("function", func(name []byte) (err error) {
 		switch string(name) {
 		case "name":
 			member(rd, &have, 1)
@@ -439,11 +367,12 @@ func (d *txDecoder) function() (FunctionCall, error) {
 			member(rd, &have, 2)
 			f.Arguments, err = rd.str("function arguments")
 		default:
-			return f, shapeErr(fmt.Sprintf("unknown function member %q", name))
+			return shapeErr(fmt.Sprintf("unknown function member %q", name))
 		}
-		if err != nil {
-			return f, err
-		}
+		return err
+	})
+	if err != nil {
+		return f, err
 	}
 	if have != 3 {
 		return f, shapeErr("a function has exactly name and arguments")
@@ -454,35 +383,13 @@ func (d *txDecoder) function() (FunctionCall, error) {
 // retainedTail reads [{sourceEntryId, message}, ...] (possibly empty).
 func (d *txDecoder) retainedTail() ([]RetainedMessage, error) {
 	rd := &d.rd
-	if err := rd.beginArray("retainedTail"); err != nil {
-		return nil, err
-	}
 	tail := []RetainedMessage{}
-	for {
-		more, err := rd.more()
-		if err != nil {
-			return nil, err
-		}
-		if !more {
-			return tail, nil
-		}
-		if err := rd.beginObject("a retained message"); err != nil {
-			return nil, err
-		}
-		var rm RetainedMessage
-		var have uint
-		for {
-			more, err := rd.more()
-			if err != nil {
-				return nil, err
-			}
-			if !more {
-				break
-			}
-			name, err := rd.name()
-			if err != nil {
-				return nil, err
-			}
+	err := rd.elements("retainedTail", func() error {
+		var (
+			rm   RetainedMessage
+			have uint
+		)
+		err := rd.members("a retained message", func(name []byte) (err error) {
 			switch string(name) {
 			case "sourceEntryId":
 				member(rd, &have, 1)
@@ -491,15 +398,21 @@ func (d *txDecoder) retainedTail() ([]RetainedMessage, error) {
 				member(rd, &have, 2)
 				rm.Message, err = d.message()
 			default:
-				return nil, shapeErr(fmt.Sprintf("unknown retained message member %q", name))
+				return shapeErr(fmt.Sprintf("unknown retained message member %q", name))
 			}
-			if err != nil {
-				return nil, err
-			}
+			return err
+		})
+		if err != nil {
+			return err
 		}
 		if have != 3 {
-			return nil, shapeErr("a retained message has exactly sourceEntryId and message")
+			return shapeErr("a retained message has exactly sourceEntryId and message")
 		}
 		tail = append(tail, rm)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return tail, nil
 }

@@ -69,22 +69,8 @@ type recordWire struct {
 
 func (d *txDecoder) record() (Record, error) {
 	rd := &d.rd
-	if err := rd.beginObject("record"); err != nil {
-		return nil, err
-	}
 	var w recordWire
-	for {
-		more, err := rd.more()
-		if err != nil {
-			return nil, err
-		}
-		if !more {
-			break
-		}
-		name, err := rd.name()
-		if err != nil {
-			return nil, err
-		}
+	err := rd.members("record", func(name []byte) (err error) {
 		var bit uint64
 		switch string(name) {
 		case "type":
@@ -178,12 +164,16 @@ func (d *txDecoder) record() (Record, error) {
 			bit = rFinalEntryID
 			w.finalEntryID, err = rd.uuid("finalEntryId")
 		default:
-			return nil, shapeErr(fmt.Sprintf("unknown record member %q", name))
+			return shapeErr(fmt.Sprintf("unknown record member %q", name))
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		member(rd, &w.have, bit)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return w.build()
 }
@@ -337,22 +327,8 @@ func (w *recordWire) finished() (Record, error) {
 func (d *txDecoder) snapshot() (ConfigurationSnapshot, error) {
 	rd := &d.rd
 	var c ConfigurationSnapshot
-	if err := rd.beginObject("configurationSnapshot"); err != nil {
-		return c, err
-	}
 	var have uint
-	for {
-		more, err := rd.more()
-		if err != nil {
-			return c, err
-		}
-		if !more {
-			break
-		}
-		name, err := rd.name()
-		if err != nil {
-			return c, err
-		}
+	err := rd.members("configurationSnapshot", func(name []byte) (err error) {
 		switch string(name) {
 		case "model":
 			member(rd, &have, 1)
@@ -373,11 +349,12 @@ func (d *txDecoder) snapshot() (ConfigurationSnapshot, error) {
 			member(rd, &have, 32)
 			c.OutputOptionsDigest, err = rd.digest("outputOptionsDigest")
 		default:
-			return c, shapeErr(fmt.Sprintf("unknown configurationSnapshot member %q", name))
+			return shapeErr(fmt.Sprintf("unknown configurationSnapshot member %q", name))
 		}
-		if err != nil {
-			return c, err
-		}
+		return err
+	})
+	if err != nil {
+		return c, err
 	}
 	if have != 63 {
 		return c, shapeErr("configurationSnapshot lacks a required member")
@@ -387,35 +364,13 @@ func (d *txDecoder) snapshot() (ConfigurationSnapshot, error) {
 
 func (d *txDecoder) configTools() ([]ConfigurationTool, error) {
 	rd := &d.rd
-	if err := rd.beginArray("tools"); err != nil {
-		return nil, err
-	}
 	tools := []ConfigurationTool{}
-	for {
-		more, err := rd.more()
-		if err != nil {
-			return nil, err
-		}
-		if !more {
-			return tools, nil
-		}
-		if err := rd.beginObject("a configuration tool"); err != nil {
-			return nil, err
-		}
-		var t ConfigurationTool
-		var have uint
-		for {
-			more, err := rd.more()
-			if err != nil {
-				return nil, err
-			}
-			if !more {
-				break
-			}
-			name, err := rd.name()
-			if err != nil {
-				return nil, err
-			}
+	err := rd.elements("tools", func() error {
+		var (
+			t    ConfigurationTool
+			have uint
+		)
+		err := rd.members("a configuration tool", func(name []byte) (err error) {
 			switch string(name) {
 			case "name":
 				member(rd, &have, 1)
@@ -424,15 +379,21 @@ func (d *txDecoder) configTools() ([]ConfigurationTool, error) {
 				member(rd, &have, 2)
 				t.DefinitionDigest, err = rd.digest("definitionDigest")
 			default:
-				return nil, shapeErr(fmt.Sprintf("unknown configuration tool member %q", name))
+				return shapeErr(fmt.Sprintf("unknown configuration tool member %q", name))
 			}
-			if err != nil {
-				return nil, err
-			}
+			return err
+		})
+		if err != nil {
+			return err
 		}
 		if have != 3 {
-			return nil, shapeErr("a configuration tool has exactly name and definitionDigest")
+			return shapeErr("a configuration tool has exactly name and definitionDigest")
 		}
 		tools = append(tools, t)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return tools, nil
 }

@@ -243,6 +243,44 @@ func (r *reader) name() ([]byte, error) {
 	return b, nil
 }
 
+// members reads an object, calling fn with each member's name for it to
+// read the value. Neither members nor elements keeps fn, so the decoders'
+// closures stay on their stacks and cost no allocation.
+func (r *reader) members(what string, fn func(name []byte) error) error {
+	if err := r.beginObject(what); err != nil {
+		return err
+	}
+	for {
+		more, err := r.more()
+		if err != nil || !more {
+			return err
+		}
+		name, err := r.name()
+		if err != nil {
+			return err
+		}
+		if err := fn(name); err != nil {
+			return err
+		}
+	}
+}
+
+// elements reads an array, calling fn to read each element.
+func (r *reader) elements(what string, fn func() error) error {
+	if err := r.beginArray(what); err != nil {
+		return err
+	}
+	for {
+		more, err := r.more()
+		if err != nil || !more {
+			return err
+		}
+		if err := fn(); err != nil {
+			return err
+		}
+	}
+}
+
 // quoted reads the string at pos and returns its unquoted bytes.
 func (r *reader) quoted() ([]byte, error) {
 	start := r.pos
