@@ -40,9 +40,9 @@ type Config struct {
 	NewID func() string
 	// Now is the clock for durations.
 	Now func() time.Time
-	// Observer receives progress for display and lifecycle events; nil
-	// means none.
-	Observer Observer
+	// Events receives what the agent reports (see Event); nil means
+	// nothing is reported.
+	Events func(Event)
 	// AutoCompact, when non-nil, compacts before a run whose previous
 	// request's prompt exceeded the configured share of the window.
 	AutoCompact *AutoCompact
@@ -63,7 +63,7 @@ type AutoCompact struct {
 type Agent struct {
 	cfg  Config
 	conf *configuration
-	obs  Observer
+	sink func(Event)
 
 	// mu serializes every commit with the abort decision, so "settlement
 	// first" and "abort first" are decided at one point.
@@ -104,14 +104,14 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	obs := cfg.Observer
-	if obs == nil {
-		obs = NopObserver{}
+	sink := cfg.Events
+	if sink == nil {
+		sink = func(Event) {}
 	}
 	if cfg.hooks == nil {
 		cfg.hooks = &hooks{}
 	}
-	a := &Agent{cfg: cfg, conf: conf, obs: obs, events: newEventQueue()}
+	a := &Agent{cfg: cfg, conf: conf, sink: sink, events: newEventQueue()}
 	// A new process continues the automatic-compaction decision from the
 	// session: the prompt size of its last assistant request.
 	u := cfg.Log.State().LastAssistantUsage
@@ -171,7 +171,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) (Result, error) {
 		{ID: entryID, Entry: &session.UserEntry{Content: prompt}},
 		{Record: &session.RunStarted{OperationID: opID, InputEntryID: entryID}},
 	}
-	started := func(o Observer) { o.OperationStarted(opID, session.OperationRun, false) }
+	started := OperationStarted{OperationID: opID, Kind: session.OperationRun}
 	if err := a.commit(ctx, facts, started); err != nil {
 		return Result{}, fmt.Errorf("accept prompt: %w", err)
 	}
@@ -220,30 +220,30 @@ func (a *Agent) resume(ctx context.Context) (Result, error) {
 		return Result{Outcome: session.OutcomeCompleted}, nil
 	}
 	op := st.Operation
-	a.emit(func(o Observer) { o.OperationStarted(op.OperationID, op.Kind, true) })
+	a.emit(OperationStarted{OperationID: op.OperationID, Kind: op.Kind, Recovery: true})
 	return a.drive(ctx, true)
 }
 
 // Current returns the planner's view of this agent's configuration.
 func (a *Agent) Current() recovery.Current { return a.conf.current }
 
-// commit appends facts under the agent lock; notes are the events the
+// commit appends facts under the agent lock; evs are the events the
 // commit settles, delivered in commit order.
-func (a *Agent) commit(ctx context.Context, facts []session.Fact, notes ...note) error {
+func (a *Agent) commit(ctx context.Context, facts []session.Fact, evs ...Event) error {
 	a.mu.Lock()
 	_, err := a.cfg.Log.Commit(ctx, facts)
 	if err == nil {
-		a.events.push(notes...)
+		a.events.push(evs...)
 	}
 	a.mu.Unlock()
-	a.events.drain(a.obs)
+	a.events.drain(a.sink)
 	return err
 }
 
 // commitUnlessAborted appends facts unless an abort is already durable for
 // the open operation; then it appends nothing and reports aborted. This is
 // the serialization point of the abort race (runtime.md §3).
-func (a *Agent) commitUnlessAborted(ctx context.Context, facts []session.Fact, notes ...note) (aborted bool, err error) {
+func (a *Agent) commitUnlessAborted(ctx context.Context, facts []session.Fact, evs ...Event) (aborted bool, err error) {
 	a.cfg.hooks.beforeSettle()
 	a.mu.Lock()
 	if op := a.cfg.Log.State().Operation; op != nil && op.AbortRequested {
@@ -252,10 +252,10 @@ func (a *Agent) commitUnlessAborted(ctx context.Context, facts []session.Fact, n
 	}
 	_, err = a.cfg.Log.Commit(ctx, facts)
 	if err == nil {
-		a.events.push(notes...)
+		a.events.push(evs...)
 	}
 	a.mu.Unlock()
-	a.events.drain(a.obs)
+	a.events.drain(a.sink)
 	return false, err
 }
 
@@ -263,9 +263,9 @@ func (a *Agent) commitUnlessAborted(ctx context.Context, facts []session.Fact, n
 // toolStarted) and marks the phase active, atomically with respect to
 // Abort. It returns a context that Abort cancels. If an abort is already
 // durable, nothing is committed and ok is false.
-func (a *Agent) beginPhase(ctx context.Context, phase session.Phase, toolCallID string, facts []session.Fact, notes ...note) (phaseCtx context.Context, done func(), ok bool, err error) {
+func (a *Agent) beginPhase(ctx context.Context, phase session.Phase, toolCallID string, facts []session.Fact, evs ...Event) (phaseCtx context.Context, done func(), ok bool, err error) {
 	a.lockYieldingToAbort()
-	defer a.events.drain(a.obs)
+	defer a.events.drain(a.sink)
 	defer a.mu.Unlock()
 	if op := a.cfg.Log.State().Operation; op != nil && op.AbortRequested {
 		return nil, nil, false, nil
@@ -275,7 +275,7 @@ func (a *Agent) beginPhase(ctx context.Context, phase session.Phase, toolCallID 
 			return nil, nil, false, err
 		}
 	}
-	a.events.push(notes...)
+	a.events.push(evs...)
 	pctx, cancel := context.WithCancel(ctx)
 	ap := &activePhase{phase: phase, toolCallID: toolCallID, cancel: cancel}
 	a.active = ap
@@ -321,10 +321,10 @@ func (a *Agent) Abort(ctx context.Context) (bool, error) {
 		a.mu.Unlock()
 		return false, fmt.Errorf("commit abort: %w", err)
 	}
-	a.events.push(func(o Observer) { o.CancelRequested(op.OperationID, op.Kind, rec.Phase, rec.ToolCallID, false) })
+	a.events.push(CancelRequested{OperationID: op.OperationID, Kind: op.Kind, Phase: rec.Phase, ToolCallID: rec.ToolCallID})
 	active := a.active
 	a.mu.Unlock()
-	a.events.drain(a.obs)
+	a.events.drain(a.sink)
 	a.cfg.hooks.afterAbortCommitted()
 	if active != nil {
 		active.cancel()

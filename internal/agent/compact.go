@@ -120,7 +120,7 @@ func (a *Agent) compact(ctx context.Context) (Result, CompactStats, error) {
 		RetainedEntryIDs:    nonNil(c.retained),
 		SourceDigest:        digest,
 	}
-	started := func(o Observer) { o.OperationStarted(opID, session.OperationCompaction, false) }
+	started := OperationStarted{OperationID: opID, Kind: session.OperationCompaction}
 	if err := a.commit(ctx, []session.Fact{{Record: rec}}, started); err != nil {
 		return Result{}, CompactStats{}, fmt.Errorf("start compaction: %w", err)
 	}

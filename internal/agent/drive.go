@@ -106,11 +106,11 @@ func (a *Agent) finish(ctx context.Context, r *run, op *session.Operation, p rec
 // a durable abort commits unconditionally; anything else goes through the
 // abort check, so an Esc that lands between planning and committing is
 // never dropped (aborted reports that it won, and nothing was written).
-func (a *Agent) commitPlanned(ctx context.Context, op *session.Operation, facts []session.Fact, notes ...note) (aborted bool, err error) {
+func (a *Agent) commitPlanned(ctx context.Context, op *session.Operation, facts []session.Fact, evs ...Event) (aborted bool, err error) {
 	if op.AbortRequested {
-		return false, a.commit(ctx, facts, notes...)
+		return false, a.commit(ctx, facts, evs...)
 	}
-	return a.commitUnlessAborted(ctx, facts, notes...)
+	return a.commitUnlessAborted(ctx, facts, evs...)
 }
 
 // finished reports a committed terminal and builds the Result.
@@ -131,7 +131,7 @@ func (a *Agent) finished(r *run, rec *session.OperationFinished) *Result {
 		Usage:    r.usage,
 	}
 	done := *res
-	a.emit(func(o Observer) { o.OperationCompleted(done, out) })
+	a.emit(OperationCompleted{Result: done, Outcome: out})
 	return res
 }
 
@@ -188,14 +188,14 @@ func (a *Agent) reportAttemptClosed(r *run, op *session.Operation, outcome, errT
 	info, own := r.ownAttempts[op.Step.AttemptID]
 	o := ModelOutcome{Outcome: outcome, ErrorType: errType}
 	if own {
-		a.emit(func(obs Observer) { obs.ModelCompleted(info, o) })
+		a.emit(ModelCompleted{Model: info, Outcome: o})
 		return
 	}
 	dead := ModelInfo{
 		OperationID: op.OperationID, Kind: op.Kind, StepID: op.Step.StepID,
 		AttemptID: op.Step.AttemptID, Attempt: op.Step.Attempt, Recovery: true,
 	}
-	a.emit(func(obs Observer) { obs.ModelReconciled(dead, o) })
+	a.emit(ModelReconciled{Model: dead, Outcome: o})
 }
 
 func (a *Agent) appendSynthetic(ctx context.Context, r *run, op *session.Operation, p recovery.AppendSynthetic) error {
@@ -218,14 +218,14 @@ func (a *Agent) appendSynthetic(ctx context.Context, r *run, op *session.Operati
 	}
 	// Interrupted results of tools this process started complete their
 	// projections.
-	var notes []note
+	var evs []Event
 	for _, s := range p.Results {
 		if info, ok := r.ownTools[s.ToolStartedID]; ok && s.ToolStartedID != "" {
 			out := ToolOutcome{Outcome: "cancelled", Content: s.Content}
-			notes = append(notes, func(o Observer) { o.ToolCompleted(info, out) })
+			evs = append(evs, ToolCompleted{Tool: info, Outcome: out})
 		}
 	}
-	aborted, err := a.commitPlanned(ctx, op, facts, notes...)
+	aborted, err := a.commitPlanned(ctx, op, facts, evs...)
 	if err != nil {
 		return fmt.Errorf("commit synthetic results: %w", err)
 	}

@@ -76,7 +76,7 @@ func (h *harness) config(log Log) Config {
 		Log: log, Provider: p, Tools: ts, Model: "test/model", SystemPrompt: "You are a test.",
 		EnvironmentIdentity: "test-env",
 		NewID:               func() string { return uuid.Must(uuid.NewV7()).String() },
-		Observer:            h.obs,
+		Events:              h.obs.record,
 	}
 }
 
@@ -106,7 +106,7 @@ func (h *harness) reopen(opts ...harnessOption) {
 	cfg := h.cfg
 	cfg.Log = store
 	cfg.hooks = nil
-	cfg.Observer = h.obs
+	cfg.Events = h.obs.record
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -225,9 +225,8 @@ func (h *harness) labels() string {
 
 func (h *harness) path(name string) string { return filepath.Join(h.dir, name) }
 
-// recorder is an Observer that keeps a log of what it saw.
+// recorder keeps a log of the events it saw.
 type recorder struct {
-	NopObserver
 	mu     sync.Mutex
 	events []string
 }
@@ -238,16 +237,19 @@ func (r *recorder) add(s string) {
 	r.mu.Unlock()
 }
 
-func (r *recorder) ModelStarted(m ModelInfo) { r.add("model.started") }
-func (r *recorder) ModelCompleted(m ModelInfo, o ModelOutcome) {
-	r.add("model.completed:" + o.Outcome)
-}
-func (r *recorder) ModelReconciled(m ModelInfo, o ModelOutcome) {
-	r.add("model.reconciled:" + o.Outcome)
-}
-func (r *recorder) ToolStarted(t ToolInfo) { r.add("tool.started:" + t.Tool) }
-func (r *recorder) ToolCompleted(t ToolInfo, o ToolOutcome) {
-	r.add("tool.completed:" + t.Tool + ":" + o.Outcome)
+func (r *recorder) record(ev Event) {
+	switch ev := ev.(type) {
+	case ModelStarted:
+		r.add("model.started")
+	case ModelCompleted:
+		r.add("model.completed:" + ev.Outcome.Outcome)
+	case ModelReconciled:
+		r.add("model.reconciled:" + ev.Outcome.Outcome)
+	case ToolStarted:
+		r.add("tool.started:" + ev.Tool.Tool)
+	case ToolCompleted:
+		r.add("tool.completed:" + ev.Tool.Tool + ":" + ev.Outcome.Outcome)
+	}
 }
 
 // call is a scripted tool call.

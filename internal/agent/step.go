@@ -39,7 +39,7 @@ func (a *Agent) modelStep(ctx context.Context, r *run, st *session.State, p reco
 		phase = session.PhaseCompact
 	}
 	info := ModelInfo{OperationID: op.OperationID, Kind: op.Kind, StepID: stepID, AttemptID: attempt.AttemptID, Attempt: p.Attempt, Recovery: r.recovery}
-	pctx, done, ok, err := a.beginPhase(ctx, phase, "", []session.Fact{{Record: attempt}}, func(o Observer) { o.ModelStarted(info) })
+	pctx, done, ok, err := a.beginPhase(ctx, phase, "", []session.Fact{{Record: attempt}}, ModelStarted{Model: info})
 	if err != nil {
 		return nil, fmt.Errorf("commit step attempt: %w", err)
 	}
@@ -49,7 +49,7 @@ func (a *Agent) modelStep(ctx context.Context, r *run, st *session.State, p reco
 	r.ownAttempts[attempt.AttemptID] = info
 	started := a.cfg.Now()
 
-	onDelta := func(d provider.Delta) { a.emit(func(o Observer) { o.ModelDelta(d.Content) }) }
+	onDelta := func(d provider.Delta) { a.emit(ModelDelta{Text: d.Content}) }
 	if p.StepKind == session.StepCompaction {
 		onDelta = nil
 	}
@@ -97,7 +97,7 @@ func (a *Agent) modelStep(ctx context.Context, r *run, st *session.State, p reco
 		}
 	}
 	completed := ModelOutcome{Outcome: "succeeded", Duration: dur, Usage: &usage, PromptTokens: resp.Usage.PromptTokens}
-	aborted, err := a.commitUnlessAborted(ctx, facts, func(o Observer) { o.ModelCompleted(info, completed) })
+	aborted, err := a.commitUnlessAborted(ctx, facts, ModelCompleted{Model: info, Outcome: completed})
 	var rejected *session.RejectedError
 	if errors.As(err, &rejected) {
 		// The reply is not a legal transcript message (say, numbers past
@@ -128,7 +128,7 @@ func (a *Agent) failStep(ctx context.Context, r *run, op *session.Operation, inf
 		{Record: fin},
 	}
 	failed := ModelOutcome{Outcome: "failed", Duration: dur, ErrorType: errType}
-	aborted, err := a.commitUnlessAborted(ctx, facts, func(o Observer) { o.ModelCompleted(info, failed) })
+	aborted, err := a.commitUnlessAborted(ctx, facts, ModelCompleted{Model: info, Outcome: failed})
 	if err != nil {
 		return nil, fmt.Errorf("commit step failure: %w", err)
 	}

@@ -59,12 +59,12 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 		Replay: started.Replay, ExecutionID: a.cfg.NewID(), ParentAttemptID: parentAttempt(op),
 		Recovery: r.recovery, Arguments: call.Function.Arguments,
 	}
-	var notes []note
+	var evs []Event
 	if p.Mode != recovery.ModeReplay {
-		notes = append(notes, func(o Observer) { o.ToolAdmitted(info) })
+		evs = append(evs, ToolAdmitted{Tool: info})
 	}
-	notes = append(notes, func(o Observer) { o.ToolStarted(info) })
-	pctx, done, ok, err := a.beginPhase(ctx, session.PhaseTool, call.ID, intent, notes...)
+	evs = append(evs, ToolStarted{Tool: info})
+	pctx, done, ok, err := a.beginPhase(ctx, session.PhaseTool, call.ID, intent, evs...)
 	if err != nil {
 		return fmt.Errorf("commit tool start: %w", err)
 	}
@@ -93,7 +93,7 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 		ToolName: started.ToolName, ToolStartedID: p.ToolStartedID, Result: result,
 	}}
 	completed := ToolOutcome{Outcome: outcome, Duration: dur, Content: res.Content}
-	aborted, err := a.commitUnlessAborted(ctx, []session.Fact{entry}, func(o Observer) { o.ToolCompleted(info, completed) })
+	aborted, err := a.commitUnlessAborted(ctx, []session.Fact{entry}, ToolCompleted{Tool: info, Outcome: completed})
 	if err != nil {
 		return fmt.Errorf("commit tool result: %w", err)
 	}

@@ -13,8 +13,6 @@ type eventObserver struct {
 	sink      lifecycle.Sink
 }
 
-var _ agent.Observer = (*eventObserver)(nil)
-
 func (o *eventObserver) op(opID string, kind session.OperationKind, recovery bool) lifecycle.Op {
 	return lifecycle.Op{SessionID: o.sessionID, OperationID: opID, Kind: kind, Recovery: recovery}
 }
@@ -31,59 +29,48 @@ func (o *eventObserver) toolRun(t agent.ToolInfo) lifecycle.ToolRun {
 	}
 }
 
-func (o *eventObserver) OperationStarted(opID string, kind session.OperationKind, recovery bool) {
-	op := o.op(opID, kind, recovery)
-	if recovery {
-		o.sink.Emit(lifecycle.OperationRecovered(op))
-		return
+// event projects one agent event; display-only events have no projection.
+func (o *eventObserver) event(ev agent.Event) {
+	switch ev := ev.(type) {
+	case agent.OperationStarted:
+		op := o.op(ev.OperationID, ev.Kind, ev.Recovery)
+		if ev.Recovery {
+			o.sink.Emit(lifecycle.OperationRecovered(op))
+			return
+		}
+		o.sink.Emit(lifecycle.OperationStarted(op))
+	case agent.ModelStarted:
+		o.sink.Emit(lifecycle.ModelStarted(o.attempt(ev.Model)))
+	case agent.ModelCompleted:
+		r := ev.Outcome
+		var u *lifecycle.Usage
+		if r.Usage != nil {
+			v := lifecycle.Usage(*r.Usage)
+			u = &v
+		}
+		o.sink.Emit(lifecycle.ModelCompleted(o.attempt(ev.Model), r.Duration, lifecycle.Outcome(r.Outcome), u, r.ErrorType))
+	case agent.ModelReconciled:
+		o.sink.Emit(lifecycle.ModelReconciled(o.attempt(ev.Model), lifecycle.Outcome(ev.Outcome.Outcome), ev.Outcome.ErrorType))
+	case agent.ToolAdmitted:
+		t := ev.Tool
+		o.sink.Emit(lifecycle.ToolAdmitted(o.op(t.OperationID, session.OperationRun, t.Recovery), t.StepID, t.ToolStartedID, t.ToolCallID, t.Tool, t.Replay))
+	case agent.ToolStarted:
+		o.sink.Emit(lifecycle.ToolStarted(o.toolRun(ev.Tool)))
+	case agent.ToolCompleted:
+		o.sink.Emit(lifecycle.ToolCompleted(o.toolRun(ev.Tool), ev.Outcome.Duration, lifecycle.Outcome(ev.Outcome.Outcome)))
+	case agent.CancelRequested:
+		o.sink.Emit(lifecycle.CancelRequested(o.op(ev.OperationID, ev.Kind, ev.Recovery), ev.Phase, ev.ToolCallID))
+	case agent.OperationCompleted:
+		r, oo := ev.Result, ev.Outcome
+		res := lifecycle.Result{
+			Outcome:    lifecycle.OperationOutcome(r.Outcome),
+			Completion: r.Completion,
+			Answer:     r.Answer,
+			Usage:      lifecycle.Usage(oo.Usage),
+		}
+		if r.Error != nil {
+			res.ErrorType, res.ErrorMessage = r.Error.Code, r.Error.Message
+		}
+		o.sink.Emit(lifecycle.OperationCompleted(o.op(r.OperationID, r.Kind, oo.Recovery), oo.Duration, res))
 	}
-	o.sink.Emit(lifecycle.OperationStarted(op))
-}
-
-func (o *eventObserver) ModelStarted(m agent.ModelInfo) {
-	o.sink.Emit(lifecycle.ModelStarted(o.attempt(m)))
-}
-
-func (o *eventObserver) ModelDelta(string) {}
-
-func (o *eventObserver) ModelCompleted(m agent.ModelInfo, r agent.ModelOutcome) {
-	var u *lifecycle.Usage
-	if r.Usage != nil {
-		v := lifecycle.Usage(*r.Usage)
-		u = &v
-	}
-	o.sink.Emit(lifecycle.ModelCompleted(o.attempt(m), r.Duration, lifecycle.Outcome(r.Outcome), u, r.ErrorType))
-}
-
-func (o *eventObserver) ModelReconciled(m agent.ModelInfo, r agent.ModelOutcome) {
-	o.sink.Emit(lifecycle.ModelReconciled(o.attempt(m), lifecycle.Outcome(r.Outcome), r.ErrorType))
-}
-
-func (o *eventObserver) ToolAdmitted(t agent.ToolInfo) {
-	o.sink.Emit(lifecycle.ToolAdmitted(o.op(t.OperationID, session.OperationRun, t.Recovery), t.StepID, t.ToolStartedID, t.ToolCallID, t.Tool, t.Replay))
-}
-
-func (o *eventObserver) ToolStarted(t agent.ToolInfo) {
-	o.sink.Emit(lifecycle.ToolStarted(o.toolRun(t)))
-}
-
-func (o *eventObserver) ToolCompleted(t agent.ToolInfo, r agent.ToolOutcome) {
-	o.sink.Emit(lifecycle.ToolCompleted(o.toolRun(t), r.Duration, lifecycle.Outcome(r.Outcome)))
-}
-
-func (o *eventObserver) CancelRequested(opID string, kind session.OperationKind, phase session.Phase, toolCallID string, recovery bool) {
-	o.sink.Emit(lifecycle.CancelRequested(o.op(opID, kind, recovery), phase, toolCallID))
-}
-
-func (o *eventObserver) OperationCompleted(r agent.Result, oo agent.OperationOutcome) {
-	res := lifecycle.Result{
-		Outcome:    lifecycle.OperationOutcome(r.Outcome),
-		Completion: r.Completion,
-		Answer:     r.Answer,
-		Usage:      lifecycle.Usage(oo.Usage),
-	}
-	if r.Error != nil {
-		res.ErrorType, res.ErrorMessage = r.Error.Code, r.Error.Message
-	}
-	o.sink.Emit(lifecycle.OperationCompleted(o.op(r.OperationID, r.Kind, oo.Recovery), oo.Duration, res))
 }

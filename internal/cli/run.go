@@ -384,16 +384,16 @@ func (a *runner) buildAgent(envID string) error {
 	if window == 0 {
 		window = contextWindowOf(a.model)
 	}
-	obs := agent.Observers{&eventObserver{sessionID: a.store.ID(), sink: a.sink}}
+	sinks := []func(agent.Event){(&eventObserver{sessionID: a.store.ID(), sink: a.sink}).event}
 	switch {
 	case a.uiObserver != nil:
 		// Recovery runs before the terminal UI starts; until then its tool
 		// lines go to stderr.
 		a.preUI = &gatedObserver{inner: newTextObserver(a.io.stderr)}
 		a.preUI.on.Store(true)
-		obs = append(obs, a.uiObserver, a.preUI)
+		sinks = append(sinks, a.uiObserver.Event, a.preUI.event)
 	case !a.flags.json:
-		obs = append(obs, newTextObserver(a.io.stderr))
+		sinks = append(sinks, newTextObserver(a.io.stderr).event)
 	}
 	a.agent, err = agent.New(agent.Config{
 		Log:                 log,
@@ -403,7 +403,7 @@ func (a *runner) buildAgent(envID string) error {
 		SystemPrompt:        system,
 		EnvironmentIdentity: envID,
 		NewID:               func() string { return uuid.Must(uuid.NewV7()).String() },
-		Observer:            obs,
+		Events:              agent.Fanout(sinks...),
 		AutoCompact:         &agent.AutoCompact{ContextWindow: window, Share: a.flags.compactShare},
 	})
 	return err

@@ -15,23 +15,23 @@ import (
 // when a tool starts and "  └ <summary>" when it ends. The answer itself is
 // printed on stdout by the caller.
 type textObserver struct {
-	agent.NopObserver
 	mu sync.Mutex
 	w  io.Writer
 }
 
 func newTextObserver(w io.Writer) *textObserver { return &textObserver{w: w} }
 
-func (o *textObserver) ToolStarted(t agent.ToolInfo) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	fmt.Fprintln(o.w, ui.ToolStartLine(t, 0))
-}
-
-func (o *textObserver) ToolCompleted(t agent.ToolInfo, r agent.ToolOutcome) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	fmt.Fprintln(o.w, ui.ToolResultLine(t, r))
+func (o *textObserver) event(ev agent.Event) {
+	switch ev := ev.(type) {
+	case agent.ToolStarted:
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		fmt.Fprintln(o.w, ui.ToolStartLine(ev.Tool, 0))
+	case agent.ToolCompleted:
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		fmt.Fprintln(o.w, ui.ToolResultLine(ev.Tool, ev.Outcome))
+	}
 }
 
 // interactive runs the terminal UI (or line mode without a TTY) until the
@@ -61,19 +61,12 @@ func (a *runner) interactive(ctx context.Context) error {
 
 // gatedObserver forwards tool lines to inner while on is set.
 type gatedObserver struct {
-	agent.NopObserver
 	inner *textObserver
 	on    atomic.Bool
 }
 
-func (g *gatedObserver) ToolStarted(t agent.ToolInfo) {
+func (g *gatedObserver) event(ev agent.Event) {
 	if g.on.Load() {
-		g.inner.ToolStarted(t)
-	}
-}
-
-func (g *gatedObserver) ToolCompleted(t agent.ToolInfo, r agent.ToolOutcome) {
-	if g.on.Load() {
-		g.inner.ToolCompleted(t, r)
+		g.inner.event(ev)
 	}
 }

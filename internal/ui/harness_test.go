@@ -181,15 +181,15 @@ func (s *stubEngine) Run(ctx context.Context, prompt string) (agent.Result, erro
 		s.mu.Unlock()
 	}()
 	if !withhold {
-		s.obs.OperationStarted("op", session.OperationRun, false)
+		s.obs.Event(agent.OperationStarted{OperationID: "op", Kind: session.OperationRun})
 	}
 	select {
 	case res := <-s.finish:
-		s.obs.OperationCompleted(res, agent.OperationOutcome{})
+		s.obs.Event(agent.OperationCompleted{Result: res})
 		return res, nil
 	case <-aborted:
 		res := agent.Result{Outcome: session.OutcomeAborted}
-		s.obs.OperationCompleted(res, agent.OperationOutcome{})
+		s.obs.Event(agent.OperationCompleted{Result: res})
 		return res, nil
 	case <-ctx.Done():
 		return agent.Result{}, ctx.Err()
@@ -201,7 +201,7 @@ func (s *stubEngine) acceptNow() {
 	s.mu.Lock()
 	s.accept = true
 	s.mu.Unlock()
-	s.obs.OperationStarted("op", session.OperationRun, false)
+	s.obs.Event(agent.OperationStarted{OperationID: "op", Kind: session.OperationRun})
 }
 
 func (s *stubEngine) Compact(ctx context.Context) (agent.Result, agent.CompactStats, error) {

@@ -51,7 +51,7 @@ func wait(t *testing.T, done chan error) error {
 
 func TestRunLinesOverPipes(t *testing.T) {
 	obs := NewObserver()
-	eng := &uitest.Engine{Observer: obs, Delay: time.Millisecond, ToolTime: 10 * time.Millisecond}
+	eng := &uitest.Engine{Events: obs.Event, Delay: time.Millisecond, ToolTime: 10 * time.Millisecond}
 	in, out, done, exited := runLinesAsync(t, eng, obs)
 	io.WriteString(in, "/compact\nhello there\r\nrun the tool\n/bogus\n/skill:nope x\n/skill:demo\nplease fail\n/compact\n\n")
 	in.Close() // EOF exits
@@ -97,7 +97,7 @@ func TestRunLinesOverPipes(t *testing.T) {
 
 func TestRunLinesExitCommandStopsReading(t *testing.T) {
 	obs := NewObserver()
-	eng := &uitest.Engine{Observer: obs, Delay: time.Millisecond}
+	eng := &uitest.Engine{Events: obs.Event, Delay: time.Millisecond}
 	in, out, done, _ := runLinesAsync(t, eng, obs)
 	io.WriteString(in, "/exit\nnot sent\n")
 	if err := wait(t, done); err != nil {
@@ -114,7 +114,7 @@ func TestRunLinesExitCommandStopsReading(t *testing.T) {
 // A signal during a run aborts it and exits once it has ended.
 func TestRunLinesSignalAbortsThenExits(t *testing.T) {
 	obs := NewObserver()
-	eng := &uitest.Engine{Observer: obs, Delay: time.Millisecond, ToolTime: time.Minute}
+	eng := &uitest.Engine{Events: obs.Event, Delay: time.Millisecond, ToolTime: time.Minute}
 	in, out, done, _ := runLinesAsync(t, eng, obs)
 	io.WriteString(in, "run the tool\n")
 	waitFor(t, "the tool to start", func() bool { return strings.Contains(out.String(), "◆ bash") })

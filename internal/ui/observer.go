@@ -7,7 +7,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
-// Observer implements agent.Observer for display: it forwards what the
+// Observer is the display's agent event sink: it forwards what the
 // agent reports, from the agent's goroutine, to the UI that is attached
 // (the Bubble Tea program in Run, a line printer in RunLines). Events
 // while nothing is attached are dropped. Build the agent with it (alone or
@@ -16,8 +16,6 @@ type Observer struct {
 	mu   sync.Mutex
 	sink func(any)
 }
-
-var _ agent.Observer = (*Observer)(nil)
 
 // NewObserver returns a detached Observer. A nil *Observer is valid and
 // ignores everything.
@@ -70,39 +68,29 @@ type (
 	}
 )
 
-func (o *Observer) OperationStarted(_ string, kind session.OperationKind, _ bool) {
-	o.send(opStartedMsg{kind: kind})
-}
-
-func (o *Observer) ModelStarted(agent.ModelInfo) { o.send(modelStartedMsg{}) }
-
-func (o *Observer) ModelDelta(text string) {
-	if text != "" {
-		o.send(deltaMsg{text: text})
+// Event forwards what the display shows of an agent event; pass it as
+// (or fan it out into) agent.Config.Events.
+func (o *Observer) Event(ev agent.Event) {
+	switch ev := ev.(type) {
+	case agent.OperationStarted:
+		o.send(opStartedMsg{kind: ev.Kind})
+	case agent.ModelStarted:
+		o.send(modelStartedMsg{})
+	case agent.ModelDelta:
+		if ev.Text != "" {
+			o.send(deltaMsg{text: ev.Text})
+		}
+	case agent.ModelCompleted:
+		o.send(modelDoneMsg{outcome: ev.Outcome})
+	case agent.ToolStarted:
+		o.send(toolStartedMsg{info: ev.Tool})
+	case agent.ToolCompleted:
+		o.send(toolDoneMsg{info: ev.Tool, outcome: ev.Outcome})
+	case agent.CancelRequested:
+		o.send(cancelRequestedMsg{})
+	case agent.OperationCompleted:
+		o.send(opDoneMsg{result: ev.Result, outcome: ev.Outcome})
 	}
-}
-
-func (o *Observer) ModelCompleted(_ agent.ModelInfo, out agent.ModelOutcome) {
-	o.send(modelDoneMsg{outcome: out})
-}
-
-// ModelReconciled is an attempt of a dead process: nothing was streamed
-// here, so there is nothing to show.
-func (o *Observer) ModelReconciled(agent.ModelInfo, agent.ModelOutcome) {}
-
-// ToolAdmitted is followed by ToolStarted, which is what is shown.
-func (o *Observer) ToolAdmitted(agent.ToolInfo) {}
-
-func (o *Observer) ToolStarted(t agent.ToolInfo) { o.send(toolStartedMsg{info: t}) }
-
-func (o *Observer) ToolCompleted(t agent.ToolInfo, out agent.ToolOutcome) {
-	o.send(toolDoneMsg{info: t, outcome: out})
-}
-
-func (o *Observer) CancelRequested(string, session.OperationKind, session.Phase, string, bool) {
-	o.send(cancelRequestedMsg{})
-}
-
-func (o *Observer) OperationCompleted(r agent.Result, out agent.OperationOutcome) {
-	o.send(opDoneMsg{result: r, outcome: out})
+	// ModelReconciled is an attempt of a dead process and ToolAdmitted is
+	// followed by ToolStarted: nothing to show for either.
 }

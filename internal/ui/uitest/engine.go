@@ -26,7 +26,8 @@ import (
 //
 // Text is streamed one word every Delay.
 type Engine struct {
-	Observer  agent.Observer
+	// Events receives what a real agent would report; nil drops it.
+	Events    func(agent.Event)
 	Delay     time.Duration
 	ToolTime  time.Duration
 	LongWords int
@@ -57,11 +58,10 @@ func (e *Engine) Prompts() []string {
 	return append([]string(nil), e.prompts...)
 }
 
-func (e *Engine) obs() agent.Observer {
-	if e.Observer == nil {
-		return agent.NopObserver{}
+func (e *Engine) emit(ev agent.Event) {
+	if e.Events != nil {
+		e.Events(ev)
 	}
-	return e.Observer
 }
 
 // begin opens an operation; its context is cancelled by Abort.
@@ -104,7 +104,7 @@ func (e *Engine) Abort(context.Context) (bool, error) {
 	e.aborts++
 	cancel, opID, kind := e.active, e.opID, e.kind
 	e.mu.Unlock()
-	e.obs().CancelRequested(opID, kind, session.PhaseModel, "", false)
+	e.emit(agent.CancelRequested{OperationID: opID, Kind: kind, Phase: session.PhaseModel})
 	cancel()
 	return true, nil
 }
@@ -122,14 +122,13 @@ func (e *Engine) Run(ctx context.Context, prompt string) (agent.Result, error) {
 	e.mu.Lock()
 	e.prompts = append(e.prompts, prompt)
 	e.mu.Unlock()
-	obs := e.obs()
-	obs.OperationStarted(opID, session.OperationRun, false)
+	e.emit(agent.OperationStarted{OperationID: opID, Kind: session.OperationRun})
 	started := time.Now()
 	var usage session.Usage
 
 	finish := func(res agent.Result) (agent.Result, error) {
 		res.OperationID, res.Kind = opID, session.OperationRun
-		obs.OperationCompleted(res, agent.OperationOutcome{Duration: time.Since(started), Usage: usage})
+		e.emit(agent.OperationCompleted{Result: res, Outcome: agent.OperationOutcome{Duration: time.Since(started), Usage: usage}})
 		return res, nil
 	}
 	aborted := func() (agent.Result, error) {
@@ -139,35 +138,35 @@ func (e *Engine) Run(ctx context.Context, prompt string) (agent.Result, error) {
 		u := session.Usage{Input: 120, Output: int64(len(strings.Fields(text))), CacheRead: 900, CacheWrite: 30}
 		ok := e.stream(opCtx, text)
 		if !ok {
-			obs.ModelCompleted(agent.ModelInfo{OperationID: opID}, agent.ModelOutcome{Outcome: "cancelled"})
+			e.emit(agent.ModelCompleted{Model: agent.ModelInfo{OperationID: opID}, Outcome: agent.ModelOutcome{Outcome: "cancelled"}})
 			return false
 		}
 		usage = session.Usage{Input: usage.Input + u.Input, Output: usage.Output + u.Output, CacheRead: usage.CacheRead + u.CacheRead, CacheWrite: usage.CacheWrite + u.CacheWrite}
-		obs.ModelCompleted(agent.ModelInfo{OperationID: opID}, agent.ModelOutcome{Outcome: "succeeded", Usage: &u})
+		e.emit(agent.ModelCompleted{Model: agent.ModelInfo{OperationID: opID}, Outcome: agent.ModelOutcome{Outcome: "succeeded", Usage: &u}})
 		return true
 	}
 
 	switch {
 	case strings.Contains(prompt, "fail"):
-		obs.ModelStarted(agent.ModelInfo{OperationID: opID})
+		e.emit(agent.ModelStarted{Model: agent.ModelInfo{OperationID: opID}})
 		if !sleep(opCtx, 5*e.delay()) {
-			obs.ModelCompleted(agent.ModelInfo{OperationID: opID}, agent.ModelOutcome{Outcome: "cancelled"})
+			e.emit(agent.ModelCompleted{Model: agent.ModelInfo{OperationID: opID}, Outcome: agent.ModelOutcome{Outcome: "cancelled"}})
 			return aborted()
 		}
-		obs.ModelCompleted(agent.ModelInfo{OperationID: opID}, agent.ModelOutcome{Outcome: "failed", ErrorType: "http_error"})
+		e.emit(agent.ModelCompleted{Model: agent.ModelInfo{OperationID: opID}, Outcome: agent.ModelOutcome{Outcome: "failed", ErrorType: "http_error"}})
 		return finish(agent.Result{Outcome: session.OutcomeFailed, Error: &session.ErrorInfo{Code: session.CodeModelError, Message: "provider returned HTTP 500"}})
 	case strings.Contains(prompt, "tool"):
 		if !step("Let me look.") {
 			return aborted()
 		}
 		info := agent.ToolInfo{OperationID: opID, ToolCallID: "call_1", Tool: "bash", Display: "bash", Arguments: `{"command":"sleep 30 && ls -la"}`}
-		obs.ToolAdmitted(info)
-		obs.ToolStarted(info)
+		e.emit(agent.ToolAdmitted{Tool: info})
+		e.emit(agent.ToolStarted{Tool: info})
 		if !sleep(opCtx, e.ToolTime) {
-			obs.ToolCompleted(info, agent.ToolOutcome{Outcome: "cancelled", Content: "interrupted"})
+			e.emit(agent.ToolCompleted{Tool: info, Outcome: agent.ToolOutcome{Outcome: "cancelled", Content: "interrupted"}})
 			return aborted()
 		}
-		obs.ToolCompleted(info, agent.ToolOutcome{Outcome: "succeeded", Content: "total 0\n"})
+		e.emit(agent.ToolCompleted{Tool: info, Outcome: agent.ToolOutcome{Outcome: "succeeded", Content: "total 0\n"}})
 	}
 	answer := "You said: " + prompt + "\n\n- first point\n- second point"
 	if strings.Contains(prompt, "long") {
@@ -192,21 +191,19 @@ func (e *Engine) Compact(ctx context.Context) (agent.Result, agent.CompactStats,
 		return agent.Result{}, agent.CompactStats{}, err
 	}
 	defer e.end()
-	obs := e.obs()
-	obs.OperationStarted(opID, session.OperationCompaction, false)
+	e.emit(agent.OperationStarted{OperationID: opID, Kind: session.OperationCompaction})
 	res := agent.Result{OperationID: opID, Kind: session.OperationCompaction, Outcome: session.OutcomeCompleted}
 	if !sleep(opCtx, 10*e.delay()) {
 		res.Outcome = session.OutcomeAborted
 	}
-	obs.OperationCompleted(res, agent.OperationOutcome{})
+	e.emit(agent.OperationCompleted{Result: res, Outcome: agent.OperationOutcome{}})
 	return res, agent.CompactStats{Compacted: 4, Kept: 6}, nil
 }
 
 // stream reports a model step that streams text word by word; false when
 // it was cancelled.
 func (e *Engine) stream(ctx context.Context, text string) bool {
-	obs := e.obs()
-	obs.ModelStarted(agent.ModelInfo{})
+	e.emit(agent.ModelStarted{Model: agent.ModelInfo{}})
 	if !sleep(ctx, 3*e.delay()) {
 		return false
 	}
@@ -215,7 +212,7 @@ func (e *Engine) stream(ctx context.Context, text string) bool {
 		if e.abortRequested() || !sleep(ctx, e.delay()) {
 			return false
 		}
-		obs.ModelDelta(w)
+		e.emit(agent.ModelDelta{Text: w})
 	}
 	return true
 }

@@ -21,7 +21,7 @@ func main() {
 	flag.Parse()
 
 	obs := ui.NewObserver()
-	eng := &uitest.Engine{Observer: obs, Delay: *delay, ToolTime: *toolTime, LongWords: 400}
+	eng := &uitest.Engine{Events: obs.Event, Delay: *delay, ToolTime: *toolTime, LongWords: 400}
 	err := ui.Run(context.Background(), ui.Options{
 		Engine:   eng,
 		Observer: obs,

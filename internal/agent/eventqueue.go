@@ -2,19 +2,15 @@ package agent
 
 import "sync"
 
-// note is one observer call, queued so that observers see events in the
-// order of the commits that settle them.
-type note func(Observer)
-
-// eventQueue delivers notes in the order they were pushed. Notes are pushed
+// eventQueue delivers events in the order they were pushed. Events are pushed
 // while the commit lock is held, right after their commit, and delivered
-// after it is released, so no observer ever runs under the commit lock and
+// after it is released, so no sink ever runs under the commit lock and
 // an abort's cancel.requested can never overtake (or be overtaken by) the
 // events of the commits around it.
 type eventQueue struct {
 	mu       sync.Mutex
 	cond     *sync.Cond
-	pending  []note
+	pending  []Event
 	draining bool
 }
 
@@ -24,7 +20,7 @@ func newEventQueue() *eventQueue {
 	return q
 }
 
-func (q *eventQueue) push(ns ...note) {
+func (q *eventQueue) push(ns ...Event) {
 	if len(ns) == 0 {
 		return
 	}
@@ -33,10 +29,10 @@ func (q *eventQueue) push(ns ...note) {
 	q.mu.Unlock()
 }
 
-// drain delivers every pending note; when another goroutine is already
-// delivering, it waits for that to finish, so a note pushed before drain is
+// drain delivers every pending event; when another goroutine is already
+// delivering, it waits for that to finish, so an event pushed before drain is
 // delivered before drain returns.
-func (q *eventQueue) drain(o Observer) {
+func (q *eventQueue) drain(sink func(Event)) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for q.draining {
@@ -47,8 +43,8 @@ func (q *eventQueue) drain(o Observer) {
 		batch := q.pending
 		q.pending = nil
 		q.mu.Unlock()
-		for _, n := range batch {
-			n(o)
+		for _, ev := range batch {
+			sink(ev)
 		}
 		q.mu.Lock()
 	}
@@ -56,8 +52,8 @@ func (q *eventQueue) drain(o Observer) {
 	q.cond.Broadcast()
 }
 
-// emit delivers n after everything queued before it.
-func (a *Agent) emit(n note) {
-	a.events.push(n)
-	a.events.drain(a.obs)
+// emit delivers ev after everything queued before it.
+func (a *Agent) emit(ev Event) {
+	a.events.push(ev)
+	a.events.drain(a.sink)
 }
