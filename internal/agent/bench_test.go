@@ -21,6 +21,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/provider"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/session/sessiontest"
+	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/tools"
 )
 
@@ -197,8 +198,8 @@ func benchSteps(b *testing.B, n int, newProvider func(*testing.B) provider.Provi
 	cfg := benchConfig(b, dir, newProvider(b))
 	ctx := context.Background()
 	var (
-		store *session.Store
-		a     *Agent
+		st *store.Store
+		a  *Agent
 	)
 	step := func() {
 		res, err := a.drive(ctx, false)
@@ -210,27 +211,27 @@ func benchSteps(b *testing.B, n int, newProvider func(*testing.B) provider.Provi
 		}
 	}
 	reopen := func() {
-		if store != nil {
-			if err := store.Close(); err != nil {
+		if st != nil {
+			if err := st.Close(); err != nil {
 				b.Fatal(err)
 			}
 		}
 		if err := os.WriteFile(path, history, 0o600); err != nil {
 			b.Fatal(err)
 		}
-		s, err := session.OpenFile(path, session.Options{})
+		s, err := store.OpenFile(path, store.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		store = s
-		cfg.Log = store
+		st = s
+		cfg.Log = st
 		if a, err = New(cfg); err != nil {
 			b.Fatal(err)
 		}
 		step()
 		runtime.GC() // the reopen's garbage is not the steps'
 	}
-	b.Cleanup(func() { store.Close() })
+	b.Cleanup(func() { st.Close() })
 	b.ReportAllocs()
 	var cpu time.Duration
 	i := 0
@@ -245,7 +246,7 @@ func benchSteps(b *testing.B, n int, newProvider func(*testing.B) provider.Provi
 			{ID: user, Entry: &session.UserEntry{Content: "And the next test?"}},
 			{Record: &session.RunStarted{OperationID: cfg.NewID(), InputEntryID: user}},
 		}
-		if _, err := store.Commit(ctx, prompt); err != nil {
+		if _, err := st.Commit(ctx, prompt); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
@@ -308,18 +309,18 @@ func openHistory(b *testing.B, n int, p provider.Provider) (*session.State, *Age
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		b.Fatal(err)
 	}
-	store, err := session.OpenFile(path, session.Options{})
+	st, err := store.OpenFile(path, store.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { store.Close() })
+	b.Cleanup(func() { st.Close() })
 	cfg := benchConfig(b, dir, p)
-	cfg.Log = store
+	cfg.Log = st
 	a, err := New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return store.State(), a
+	return st.State(), a
 }
 
 // BenchmarkStream is one provider request of the active context of a

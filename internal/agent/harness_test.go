@@ -16,6 +16,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/provider"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/tools"
 )
 
@@ -24,7 +25,7 @@ import (
 type harness struct {
 	t      *testing.T
 	dir    string
-	store  *session.Store
+	store  *store.Store
 	server *providertest.Server
 	agent  *Agent
 	obs    *recorder
@@ -42,7 +43,7 @@ func withAutoCompact(window int64, share float64) harnessOption {
 func newHarness(t *testing.T, replies []providertest.Reply, opts ...harnessOption) *harness {
 	t.Helper()
 	dir := t.TempDir()
-	store, err := session.Create(dir, session.NewHeader{Provider: "openrouter", Model: "test/model", EnvironmentIdentity: "test-env"}, session.Options{})
+	store, err := store.Create(dir, store.NewHeader{Provider: "openrouter", Model: "test/model", EnvironmentIdentity: "test-env"}, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func (h *harness) reopen(opts ...harnessOption) {
 	if err := h.store.Close(); err != nil {
 		h.t.Fatal(err)
 	}
-	store, err := session.Open(h.dir, id, session.Options{})
+	store, err := store.Open(h.dir, id, store.Options{})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/provider"
 	"github.com/tiny-agent/tiny-go/internal/recovery"
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
 // modelStep runs one physical model request for a planned step: it commits
@@ -98,7 +99,7 @@ func (a *Agent) modelStep(ctx context.Context, r *run, st *session.State, p reco
 	}
 	completed := ModelOutcome{Outcome: "succeeded", Duration: dur, Usage: &usage, PromptTokens: resp.Usage.PromptTokens}
 	aborted, err := a.commitUnlessAborted(ctx, facts, ModelCompleted{Model: info, Outcome: completed})
-	var rejected *session.RejectedError
+	var rejected *store.RejectedError
 	if errors.As(err, &rejected) {
 		// The reply is not a legal transcript message (say, numbers past
 		// 2^53): a failed step, not an attempt left open for a retry.

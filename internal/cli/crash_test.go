@@ -19,6 +19,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
 // The crash matrix: a real child process runs a multi-step scenario and is
@@ -101,7 +102,7 @@ func die() {
 // tearTail appends the first half of the transaction's encoding without its
 // LF, as a write cut short by the crash would leave it.
 func tearTail(l agent.Log, facts []session.Fact) {
-	s, ok := l.(*session.Store)
+	s, ok := l.(*store.Store)
 	if !ok {
 		return
 	}

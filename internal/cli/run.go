@@ -23,6 +23,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/prompt"
 	"github.com/tiny-agent/tiny-go/internal/provider"
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/tools"
 	"github.com/tiny-agent/tiny-go/internal/ui"
 )
@@ -83,7 +84,7 @@ type runner struct {
 	endpoint string
 
 	sink      *lifecycle.Tracker
-	store     *session.Store
+	store     *store.Store
 	bg        *tools.Manager
 	mcp       mcp.Clients
 	agent     *agent.Agent
@@ -254,7 +255,7 @@ func (a *runner) start(ctx context.Context) error {
 		return err
 	}
 
-	envID, err := session.EnvironmentIdentity(a.cwd, a.io.getenv)
+	envID, err := store.EnvironmentIdentity(a.cwd, a.io.getenv)
 	if err != nil {
 		return fail("startup_setup_error", fmt.Errorf("environment identity: %w", err))
 	}
@@ -300,20 +301,20 @@ func (a *runner) start(ctx context.Context) error {
 // attach opens the session named by --session or --continue, or creates a
 // new one.
 func (a *runner) attach(envID string) error {
-	opts := session.Options{Fsync: a.flags.fsync}
+	opts := store.Options{Fsync: a.flags.fsync}
 	var err error
 	switch {
 	case a.flags.session != "":
-		a.store, err = session.Open(a.cwd, a.flags.session, opts)
+		a.store, err = store.Open(a.cwd, a.flags.session, opts)
 		a.resumed = true
 	case a.flags.cont:
-		list, lerr := session.List(a.cwd)
+		list, lerr := store.List(a.cwd)
 		if lerr != nil {
 			return fmt.Errorf("--continue: %w", lerr)
 		}
 		var id string
 		for _, s := range list {
-			if s.State != session.SummaryCorrupt {
+			if s.State != store.SummaryCorrupt {
 				id = s.ID
 				break
 			}
@@ -321,10 +322,10 @@ func (a *runner) attach(envID string) error {
 		if id == "" {
 			return fmt.Errorf("--continue: no session in %s to continue", a.cwd)
 		}
-		a.store, err = session.Open(a.cwd, id, opts)
+		a.store, err = store.Open(a.cwd, id, opts)
 		a.resumed = true
 	default:
-		a.store, err = session.Create(a.cwd, session.NewHeader{Provider: providerName, Model: a.model, EnvironmentIdentity: envID}, opts)
+		a.store, err = store.Create(a.cwd, store.NewHeader{Provider: providerName, Model: a.model, EnvironmentIdentity: envID}, opts)
 		a.created = err == nil
 	}
 	return err

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
 // newSessionCommand is `tiny-go session`: inspection of session files.
@@ -55,12 +55,12 @@ func readSessionFile(path string) ([]byte, error) {
 // path is a file; otherwise a session id is looked up in the sessions
 // directory of the working directory.
 func (a *app) readSession(arg string) (path string, data []byte, err error) {
-	if _, statErr := os.Stat(arg); statErr != nil && session.ValidID(arg) {
+	if _, statErr := os.Stat(arg); statErr != nil && store.ValidID(arg) {
 		cwd, err := a.workDir()
 		if err != nil {
 			return "", nil, err
 		}
-		path, data, err := session.ReadByID(cwd, arg)
+		path, data, err := store.ReadByID(cwd, arg)
 		if err != nil {
 			return "", nil, usageError{err}
 		}

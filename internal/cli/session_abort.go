@@ -11,6 +11,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/provider"
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
 // newSessionAbortCommand is `tiny-go session abort <id>`: the explicit way
@@ -37,24 +38,24 @@ func abortSession(ctx context.Context, a *app, cwd, id string) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	store, err := session.Open(cwd, id, session.Options{})
+	st, err := store.Open(cwd, id, store.Options{})
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	op := store.State().Operation
+	defer st.Close()
+	op := st.State().Operation
 	if op == nil {
 		fmt.Fprintf(a.stdout, "Session %s has no open operation; nothing to abort.\n", id)
 		return nil
 	}
-	envID, err := session.EnvironmentIdentity(cwd, a.getenv)
+	envID, err := store.EnvironmentIdentity(cwd, a.getenv)
 	if err != nil {
 		return err
 	}
 	ag, err := agent.New(agent.Config{
-		Log:                 store,
+		Log:                 st,
 		Provider:            noProvider{},
-		Model:               store.State().Header.Model,
+		Model:               st.State().Header.Model,
 		EnvironmentIdentity: envID,
 		NewID:               func() string { return uuid.Must(uuid.NewV7()).String() },
 	})

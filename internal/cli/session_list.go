@@ -10,7 +10,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/recovery"
-	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/tools"
 )
 
@@ -28,12 +28,12 @@ and the last prompt.`,
 			if err != nil {
 				return err
 			}
-			sums, err := session.List(cwd)
+			sums, err := store.List(cwd)
 			if err != nil {
 				return fmt.Errorf("list sessions: %w", err)
 			}
 			if len(sums) == 0 {
-				fmt.Fprintf(a.stdout, "no sessions in %s\n", session.SessionsDir(cwd))
+				fmt.Fprintf(a.stdout, "no sessions in %s\n", store.SessionsDir(cwd))
 				return nil
 			}
 			check := &resumeCheck{cwd: cwd, getenv: a.getenv}
@@ -82,7 +82,7 @@ func (c *resumeCheck) init() bool {
 		return !c.failed
 	}
 	c.ready, c.failed = true, true
-	envID, err := session.EnvironmentIdentity(c.cwd, c.getenv)
+	envID, err := store.EnvironmentIdentity(c.cwd, c.getenv)
 	if err != nil {
 		return false
 	}
@@ -108,7 +108,7 @@ func (c *resumeCheck) init() bool {
 
 // blocked returns the planner's reason, or "" when s is not open or would
 // resume.
-func (c *resumeCheck) blocked(s session.Summary) string {
+func (c *resumeCheck) blocked(s store.Summary) string {
 	if s.Open == nil || !c.init() {
 		return ""
 	}

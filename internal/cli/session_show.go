@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
 func newSessionShowCommand(a *app) *cobra.Command {
@@ -100,25 +101,25 @@ func describeFact(f session.Fact) []string {
 func describeEntry(id string, e session.Entry) []string {
 	switch e := e.(type) {
 	case *session.UserEntry:
-		return []string{"user: " + session.OneLine(e.Content, excerptRunes)}
+		return []string{"user: " + store.OneLine(e.Content, excerptRunes)}
 	case *session.AssistantEntry:
 		text := "(no text)"
 		if e.Content != nil && *e.Content != "" {
-			text = session.OneLine(*e.Content, excerptRunes)
+			text = store.OneLine(*e.Content, excerptRunes)
 		}
 		lines := []string{fmt.Sprintf("assistant [%s]: %s", e.StopReason, text)}
 		for i, c := range e.ToolCalls {
-			lines = append(lines, fmt.Sprintf("  call %d %s %s %s", i, c.ID, c.Function.Name, session.OneLine(c.Function.Arguments, argsRunes)))
+			lines = append(lines, fmt.Sprintf("  call %d %s %s %s", i, c.ID, c.Function.Name, store.OneLine(c.Function.Arguments, argsRunes)))
 		}
 		return lines
 	case *session.ToolResultEntry:
 		return []string{fmt.Sprintf("tool result %s %s: %s, %d chars: %s",
-			e.ToolName, e.ToolCallID, e.Result, len([]rune(e.Content)), session.OneLine(e.Content, excerptRunes))}
+			e.ToolName, e.ToolCallID, e.Result, len([]rune(e.Content)), store.OneLine(e.Content, excerptRunes))}
 	case *session.SyntheticEntry:
 		return []string{fmt.Sprintf("tool result %s %s: synthetic %s (not executed)", e.ToolName, e.ToolCallID, e.Reason)}
 	case *session.CompactionEntry:
 		return []string{fmt.Sprintf("compaction summary (%d chars), compacted through %s, retained tail of %d message(s): %s",
-			len([]rune(e.Summary)), e.CompactedThroughEntryID, len(e.RetainedTail), session.OneLine(e.Summary, excerptRunes))}
+			len([]rune(e.Summary)), e.CompactedThroughEntryID, len(e.RetainedTail), store.OneLine(e.Summary, excerptRunes))}
 	}
 	return []string{fmt.Sprintf("entry %s", id)}
 }
@@ -136,9 +137,9 @@ func describeRecord(r session.Record) []string {
 	case *session.StepAttempt:
 		return []string{fmt.Sprintf("model request: %s step %s attempt %d (%s)", r.StepKind, r.StepID, r.Attempt, r.ConfigurationSnapshot.Model)}
 	case *session.StepFailed:
-		return []string{fmt.Sprintf("model request failed: %s: %s", r.Error.Code, session.OneLine(r.Error.Message, excerptRunes))}
+		return []string{fmt.Sprintf("model request failed: %s: %s", r.Error.Code, store.OneLine(r.Error.Message, excerptRunes))}
 	case *session.ToolStarted:
-		return []string{fmt.Sprintf("tool started %s %s (replay %s): %s", r.ToolName, r.ToolCallID, r.Replay, session.OneLine(string(r.Arguments), argsRunes))}
+		return []string{fmt.Sprintf("tool started %s %s (replay %s): %s", r.ToolName, r.ToolCallID, r.Replay, store.OneLine(string(r.Arguments), argsRunes))}
 	case *session.AbortRequested:
 		s := fmt.Sprintf("abort requested (%s phase", r.Phase)
 		if r.ToolCallID != "" {
@@ -151,7 +152,7 @@ func describeRecord(r session.Record) []string {
 			s += " (" + string(r.Completion) + ")"
 		}
 		if r.Error != nil {
-			s += fmt.Sprintf(": %s: %s", r.Error.Code, session.OneLine(r.Error.Message, excerptRunes))
+			s += fmt.Sprintf(": %s: %s", r.Error.Code, store.OneLine(r.Error.Message, excerptRunes))
 		}
 		return []string{s}
 	}

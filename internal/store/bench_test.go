@@ -1,4 +1,4 @@
-package session
+package store
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
 // BenchmarkCommit measures one Commit on sessions that already hold 1k,
@@ -26,7 +28,7 @@ func BenchmarkCommit(b *testing.B) {
 				commitRun(b, s, "warm-up prompt")
 			}
 			ctx := context.Background()
-			var txs [][]Fact
+			var txs [][]session.Fact
 			b.ReportAllocs()
 			i := 0
 			cpu0 := processCPU(b)

@@ -1,4 +1,4 @@
-package session
+package store
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
 // gateSink blocks the next write until the gate is opened.
@@ -38,8 +40,8 @@ func TestCommitFIFO(t *testing.T) {
 
 	// Usage facts need an owner: one finished run provides it.
 	r := commitRun(t, s, "owner")
-	usage := func(i int) []Fact {
-		return []Fact{{Usage: &UsageFact{OperationID: r.op, AttemptID: r.attempt, Usage: Usage{Input: int64(i)}}}}
+	usage := func(i int) []session.Fact {
+		return []session.Fact{{Usage: &session.UsageFact{OperationID: r.op, AttemptID: r.attempt, Usage: session.Usage{Input: int64(i)}}}}
 	}
 
 	gate := make(chan struct{})
@@ -104,7 +106,7 @@ func TestConcurrentCommits(t *testing.T) {
 	for g := range goroutines {
 		wg.Go(func() {
 			for i := range each {
-				tx := []Fact{{Usage: &UsageFact{OperationID: r.op, AttemptID: r.attempt, Usage: Usage{Output: 1}}}}
+				tx := []session.Fact{{Usage: &session.UsageFact{OperationID: r.op, AttemptID: r.attempt, Usage: session.Usage{Output: 1}}}}
 				if i%5 == 0 {
 					tx = append(tx, tx[0]) // some two-fact transactions
 				}
@@ -140,11 +142,11 @@ func TestConcurrentCommits(t *testing.T) {
 }
 
 // decodeLines decodes every transaction line after the header.
-func decodeLines(t *testing.T, data []byte) [][]Fact {
+func decodeLines(t *testing.T, data []byte) [][]session.Fact {
 	t.Helper()
-	var out [][]Fact
+	var out [][]session.Fact
 	for i, line := range splitLines(data)[1:] {
-		tx, c := DecodeTransaction(line)
+		tx, c := session.DecodeTransaction(line)
 		if c != nil {
 			t.Fatalf("line %d: %v", i+2, c)
 		}

@@ -1,4 +1,4 @@
-package session
+package store
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
 // testClock is a settable clock that advances 1 ms per reading, so every
@@ -40,10 +42,10 @@ func mustID(t testing.TB) string {
 	return id
 }
 
-var testSnapshot = ConfigurationSnapshot{
+var testSnapshot = session.ConfigurationSnapshot{
 	Model:               "test/model",
-	SystemPromptDigest:  StringDigest("system"),
-	Tools:               []ConfigurationTool{},
+	SystemPromptDigest:  session.StringDigest("system"),
+	Tools:               []session.ConfigurationTool{},
 	AdapterIdentity:     "openrouter:chat-completions:v1",
 	RoutingIdentity:     "openrouter:test/model",
 	OutputOptionsDigest: "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a",
@@ -59,40 +61,40 @@ func newTestRun(t testing.TB) testRun {
 	return testRun{op: mustID(t), user: mustID(t), step: mustID(t), attempt: mustID(t), answer: mustID(t)}
 }
 
-func (r testRun) accept(prompt string) []Fact {
-	return []Fact{
-		{ID: r.user, Entry: &UserEntry{Content: prompt}},
-		{Record: &RunStarted{OperationID: r.op, InputEntryID: r.user}},
+func (r testRun) accept(prompt string) []session.Fact {
+	return []session.Fact{
+		{ID: r.user, Entry: &session.UserEntry{Content: prompt}},
+		{Record: &session.RunStarted{OperationID: r.op, InputEntryID: r.user}},
 	}
 }
 
-func (r testRun) request() []Fact {
-	return []Fact{{Record: &StepAttempt{
+func (r testRun) request() []session.Fact {
+	return []session.Fact{{Record: &session.StepAttempt{
 		OperationID:           r.op,
 		StepID:                r.step,
 		AttemptID:             r.attempt,
-		StepKind:              StepAssistant,
+		StepKind:              session.StepAssistant,
 		Attempt:               1,
 		ContextThroughEntryID: r.user,
 		ConfigurationSnapshot: testSnapshot,
-		ConfigurationDigest:   ConfigurationDigest(testSnapshot),
+		ConfigurationDigest:   session.ConfigurationDigest(testSnapshot),
 	}}}
 }
 
-func (r testRun) reply(text string) []Fact {
-	return []Fact{
-		{ID: r.answer, Entry: &AssistantEntry{StepID: r.step, AttemptID: r.attempt, StopReason: StopReasonStop, Content: &text}},
-		{Usage: &UsageFact{OperationID: r.op, AttemptID: r.attempt, Usage: Usage{Input: 10, Output: 2, CacheRead: 3}}},
-		{Record: &OperationFinished{OperationID: r.op, OperationKind: OperationRun, Outcome: OutcomeCompleted, Completion: CompletionNormal, FinalEntryID: r.answer}},
+func (r testRun) reply(text string) []session.Fact {
+	return []session.Fact{
+		{ID: r.answer, Entry: &session.AssistantEntry{StepID: r.step, AttemptID: r.attempt, StopReason: session.StopReasonStop, Content: &text}},
+		{Usage: &session.UsageFact{OperationID: r.op, AttemptID: r.attempt, Usage: session.Usage{Input: 10, Output: 2, CacheRead: 3}}},
+		{Record: &session.OperationFinished{OperationID: r.op, OperationKind: session.OperationRun, Outcome: session.OutcomeCompleted, Completion: session.CompletionNormal, FinalEntryID: r.answer}},
 	}
 }
 
 // transactions are the three commits of the run.
-func (r testRun) transactions(prompt, answer string) [][]Fact {
-	return [][]Fact{r.accept(prompt), r.request(), r.reply(answer)}
+func (r testRun) transactions(prompt, answer string) [][]session.Fact {
+	return [][]session.Fact{r.accept(prompt), r.request(), r.reply(answer)}
 }
 
-func commit(t testing.TB, s *Store, facts []Fact) []Fact {
+func commit(t testing.TB, s *Store, facts []session.Fact) []session.Fact {
 	t.Helper()
 	out, err := s.Commit(context.Background(), facts)
 	if err != nil {
@@ -131,9 +133,9 @@ func readFile(t testing.TB, path string) []byte {
 }
 
 // printed is the state as `session state` prints it.
-func printed(t testing.TB, st *State) string {
+func printed(t testing.TB, st *session.State) string {
 	t.Helper()
-	out, err := MarshalResult(st, nil)
+	out, err := session.MarshalResult(st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,9 +143,9 @@ func printed(t testing.TB, st *State) string {
 }
 
 // reduceFile reduces the file at path and fails on corruption.
-func reduceFile(t testing.TB, path string) *State {
+func reduceFile(t testing.TB, path string) *session.State {
 	t.Helper()
-	st, c := Reduce(readFile(t, path))
+	st, c := session.Reduce(readFile(t, path))
 	if c != nil {
 		t.Fatalf("%s: %v", path, c)
 	}

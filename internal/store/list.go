@@ -1,4 +1,4 @@
-package session
+package store
 
 import (
 	"cmp"
@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
 // SummaryState is how a listed session stands.
@@ -32,12 +34,12 @@ type Summary struct {
 	Model      string    // empty if the header is unreadable
 	LastPrompt string    // the last user message on one line, trimmed
 	State      SummaryState
-	Corruption *Corruption // set when State is SummaryCorrupt
-	Size       int64       // bytes on disk, torn tail included
+	Corruption *session.Corruption // set when State is SummaryCorrupt
+	Size       int64               // bytes on disk, torn tail included
 	// Open is the reduced state when an operation is open (State is
 	// SummaryOpenRun or SummaryOpenCompaction), for callers that ask the
 	// planner whether it would resume; nil otherwise.
-	Open *State
+	Open *session.State
 }
 
 // lastPromptRunes bounds Summary.LastPrompt.
@@ -85,20 +87,20 @@ func List(cwd string) ([]Summary, error) {
 
 func summarize(path, id string, stamp time.Time, data []byte) Summary {
 	sum := Summary{ID: id, Path: path, Started: stamp, Size: int64(len(data))}
-	st, c := Reduce(data)
+	st, c := session.Reduce(data)
 	if c != nil {
 		sum.State, sum.Corruption = SummaryCorrupt, c
 		return sum
 	}
 	if st.Header.ID != id {
 		sum.State = SummaryCorrupt
-		sum.Corruption = &Corruption{Code: CorruptInvalidHeader, Line: 1, Detail: "header id does not match the file name"}
+		sum.Corruption = &session.Corruption{Code: session.CorruptInvalidHeader, Line: 1, Detail: "header id does not match the file name"}
 		return sum
 	}
 	sum.Started = time.UnixMilli(st.Header.CreatedAt).UTC()
 	sum.Model = st.Header.Model
 	for i := len(st.Transcript) - 1; i >= 0; i-- {
-		if m := st.Transcript[i]; m.Role == RoleUser && m.Content != nil {
+		if m := st.Transcript[i]; m.Role == session.RoleUser && m.Content != nil {
 			sum.LastPrompt = OneLine(*m.Content, lastPromptRunes)
 			break
 		}
@@ -106,7 +108,7 @@ func summarize(path, id string, stamp time.Time, data []byte) Summary {
 	switch {
 	case st.Operation == nil:
 		sum.State = SummaryIdle
-	case st.Operation.Kind == OperationCompaction:
+	case st.Operation.Kind == session.OperationCompaction:
 		sum.State, sum.Open = SummaryOpenCompaction, st
 	default:
 		sum.State, sum.Open = SummaryOpenRun, st

@@ -1,4 +1,4 @@
-package session
+package store
 
 import (
 	"os"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
 func TestList(t *testing.T) {
@@ -53,7 +55,7 @@ func TestList(t *testing.T) {
 		t.Errorf("order %s %s %s, want newest first", got[0].ID, got[1].ID, got[2].ID)
 	}
 	c := got[0]
-	if c.State != SummaryCorrupt || c.Corruption == nil || c.Corruption.Code != CorruptEmptyTransaction || c.Model != "" {
+	if c.State != SummaryCorrupt || c.Corruption == nil || c.Corruption.Code != session.CorruptEmptyTransaction || c.Model != "" {
 		t.Errorf("corrupt summary %+v", c)
 	}
 	if !c.Started.Equal(day.Add(2 * time.Hour)) {

@@ -1,4 +1,4 @@
-package session
+package store
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/uuid"
 	"golang.org/x/sys/unix"
+
+	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
 // Store is the one writer of a session file (session.md §6). It holds the
@@ -41,7 +43,7 @@ type Store struct {
 	queue fifo
 
 	mu      sync.RWMutex
-	reducer *Reducer
+	reducer *session.Reducer
 	size    int64 // committed length: every byte is a complete line
 	nextSeq int64
 	closed  bool
@@ -138,7 +140,7 @@ func Create(cwd string, nh NewHeader, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("create session: %w", err)
 	}
 	now := opts.Clock()
-	h := Header{
+	h := session.Header{
 		ID:                  id,
 		CreatedAt:           now.UnixMilli(),
 		Cwd:                 abs,
@@ -146,8 +148,8 @@ func Create(cwd string, nh NewHeader, opts Options) (*Store, error) {
 		Model:               nh.Model,
 		EnvironmentIdentity: nh.EnvironmentIdentity,
 	}
-	line := EncodeHeader(h)
-	if _, c := DecodeHeader(line[:len(line)-1]); c != nil {
+	line := session.EncodeHeader(h)
+	if _, c := session.DecodeHeader(line[:len(line)-1]); c != nil {
 		return nil, fmt.Errorf("create session: invalid header: %w", c)
 	}
 
@@ -189,7 +191,7 @@ func Create(cwd string, nh NewHeader, opts Options) (*Store, error) {
 			return fail(fmt.Errorf("create session %s: %w", id, err))
 		}
 	}
-	s.reducer = NewReducer(h)
+	s.reducer = session.NewReducer(h)
 	s.size = int64(len(line))
 	s.nextSeq = 1
 	return s, nil
@@ -271,7 +273,7 @@ func open(f *os.File, dir *os.File, wantID string, opts Options) (*Store, error)
 	if err != nil {
 		return fail(fmt.Errorf("open session %s: %w", label, err))
 	}
-	r, c := NewReducerFromFile(data)
+	r, c := session.NewReducerFromFile(data)
 	if c != nil {
 		return fail(&CorruptError{Path: f.Name(), Corruption: c})
 	}
@@ -354,7 +356,7 @@ func (s *Store) Path() string { return s.path }
 
 // State returns a snapshot of the reduced state after the last commit. The
 // snapshot is never modified by later commits.
-func (s *Store) State() *State {
+func (s *Store) State() *session.State {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	st := s.reducer.State()
@@ -373,9 +375,9 @@ func (s *Store) State() *State {
 // truncating the file to the last committed length before the error is
 // returned. ctx bounds only the wait for earlier commits; once the append
 // starts it completes.
-func (s *Store) Commit(ctx context.Context, facts []Fact) ([]Fact, error) {
+func (s *Store) Commit(ctx context.Context, facts []session.Fact) ([]session.Fact, error) {
 	if len(facts) == 0 {
-		return nil, &RejectedError{ID: s.id, Corruption: &Corruption{Code: CorruptEmptyTransaction, Detail: "empty transaction"}}
+		return nil, &RejectedError{ID: s.id, Corruption: &session.Corruption{Code: session.CorruptEmptyTransaction, Detail: "empty transaction"}}
 	}
 	if err := s.queue.acquire(ctx); err != nil {
 		return nil, err
@@ -390,7 +392,7 @@ func (s *Store) Commit(ctx context.Context, facts []Fact) ([]Fact, error) {
 	if s.broken != nil {
 		return nil, fmt.Errorf("session %s: an earlier failed append could not be undone: %w", s.id, s.broken)
 	}
-	tx := make([]Fact, len(facts))
+	tx := make([]session.Fact, len(facts))
 	copy(tx, facts)
 	now := s.clock().UnixMilli()
 	for i := range tx {
@@ -412,7 +414,7 @@ func (s *Store) Commit(ctx context.Context, facts []Fact) ([]Fact, error) {
 	if c != nil {
 		return nil, &RejectedError{ID: s.id, Corruption: c}
 	}
-	line, err := EncodeTransaction(tx)
+	line, err := session.EncodeTransaction(tx)
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", s.id, err)
 	}
@@ -477,7 +479,7 @@ func (s *Store) Close() error {
 // valid session.
 type CorruptError struct {
 	Path       string
-	Corruption *Corruption
+	Corruption *session.Corruption
 }
 
 func (e *CorruptError) Error() string {
@@ -499,7 +501,7 @@ func (e *CorruptError) Unwrap() error { return e.Corruption }
 // accept; nothing was written.
 type RejectedError struct {
 	ID         string
-	Corruption *Corruption
+	Corruption *session.Corruption
 }
 
 func (e *RejectedError) Error() string {

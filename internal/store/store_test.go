@@ -1,4 +1,4 @@
-package session
+package store
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
 func TestCreateLayout(t *testing.T) {
@@ -44,7 +46,7 @@ func TestCreateLayout(t *testing.T) {
 	}
 
 	st := reduceFile(t, s.Path())
-	wantHeader := Header{ID: s.ID(), CreatedAt: time.Date(2026, 12, 2, 12, 51, 32, 123_000_000, time.UTC).UnixMilli(),
+	wantHeader := session.Header{ID: s.ID(), CreatedAt: time.Date(2026, 12, 2, 12, 51, 32, 123_000_000, time.UTC).UnixMilli(),
 		Cwd: cwd, Provider: "openrouter", Model: "test/model", EnvironmentIdentity: "test-env"}
 	if st.Header != wantHeader {
 		t.Errorf("header %+v, want %+v", st.Header, wantHeader)
@@ -87,7 +89,7 @@ func TestCommitAssignsSeqIDsAndTimestamps(t *testing.T) {
 	clock := newTestClock()
 	s := createStore(t, t.TempDir(), Options{Clock: clock.Now})
 	r := newTestRun(t)
-	var all []Fact
+	var all []session.Fact
 	for _, tx := range r.transactions("hello", "hi") {
 		all = append(all, commit(t, s, tx)...)
 	}
@@ -152,15 +154,15 @@ func TestRejectedCandidateChangesNothing(t *testing.T) {
 	stateBefore := printed(t, s.State())
 	factsBefore := s.State().Facts
 
-	bad := map[string][]Fact{
+	bad := map[string][]session.Fact{
 		"attempt without run": newTestRun(t).request(),
 		"dangling input": {
-			{Entry: &UserEntry{Content: "x"}},
-			{Record: &RunStarted{OperationID: mustID(t), InputEntryID: mustID(t)}},
+			{Entry: &session.UserEntry{Content: "x"}},
+			{Record: &session.RunStarted{OperationID: mustID(t), InputEntryID: mustID(t)}},
 		},
-		"duplicate id":  {{ID: r.user, Entry: &UserEntry{Content: "again"}}, {Record: &RunStarted{OperationID: mustID(t), InputEntryID: r.user}}},
+		"duplicate id":  {{ID: r.user, Entry: &session.UserEntry{Content: "again"}}, {Record: &session.RunStarted{OperationID: mustID(t), InputEntryID: r.user}}},
 		"empty":         {},
-		"unknown owner": {{Usage: &UsageFact{OperationID: r.op, AttemptID: mustID(t)}}},
+		"unknown owner": {{Usage: &session.UsageFact{OperationID: r.op, AttemptID: mustID(t)}}},
 	}
 	for name, tx := range bad {
 		_, err := s.Commit(context.Background(), tx)
