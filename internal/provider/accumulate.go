@@ -1,11 +1,13 @@
 package provider
 
 import (
+	"bytes"
 	"crypto/rand"
 	"fmt"
 	"strings"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // accumulator builds a Response from stream chunks.
@@ -19,6 +21,10 @@ type accumulator struct {
 	usage  *wireUsage
 	// apiKey is scrubbed from error messages the provider sends.
 	apiKey string
+	// details are the streamed reasoning_details; wholeDetails those of a
+	// non-streamed reply.
+	details      detailMerger
+	wholeDetails jsontext.Value
 }
 
 func newAccumulator(apiKey string, onDelta func(Delta)) *accumulator {
@@ -42,6 +48,7 @@ func (a *accumulator) addChunk(data []byte) error {
 			continue // tiny-go asks for one choice
 		}
 		if ch.Delta != nil {
+			a.addReasoning(ch.Delta)
 			a.addText(ch.Delta.Content)
 			for _, tc := range ch.Delta.ToolCalls {
 				a.addToolCallDelta(tc)
@@ -69,6 +76,9 @@ func (a *accumulator) addMessage(data []byte) error {
 			continue
 		}
 		if ch.Message != nil {
+			if ch.Message.ReasoningDetails.Kind() == '[' {
+				a.wholeDetails = bytes.Clone(ch.Message.ReasoningDetails)
+			}
 			a.addText(ch.Message.Content)
 			for _, tc := range ch.Message.ToolCalls {
 				a.calls = append(a.calls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
@@ -156,5 +166,9 @@ func (a *accumulator) result() (Response, error) {
 	}
 	r.ToolCalls = a.calls
 	r.Usage = a.usage.normalize()
+	r.ReasoningDetails = a.wholeDetails
+	if r.ReasoningDetails == nil {
+		r.ReasoningDetails = a.details.result()
+	}
 	return r, nil
 }

@@ -45,6 +45,11 @@ type Config struct {
 	IdleTimeout time.Duration
 	// MaxResponseBytes bounds the (decompressed) response body.
 	MaxResponseBytes int64
+	// Reasoning is the reasoning effort sent as OpenRouter's reasoning
+	// parameter; ReasoningDefault sends none.
+	Reasoning string
+	// UsageAccounting asks OpenRouter to report each request's cost.
+	UsageAccounting bool
 }
 
 // Client is an OpenAI-compatible Chat Completions streaming client.
@@ -83,6 +88,10 @@ func New(cfg Config) (*Client, error) {
 		idle:     cfg.IdleTimeout,
 		maxBytes: cfg.MaxResponseBytes,
 	}
+	if !ValidReasoning(cfg.Reasoning) {
+		return nil, fmt.Errorf("invalid reasoning effort %q: want off, low, medium or high", cfg.Reasoning)
+	}
+	c.enc.opts = encodeOptions{reasoning: cfg.Reasoning, usageAccounting: cfg.UsageAccounting}
 	if c.connect < 0 || c.idle < 0 || c.maxBytes < 0 {
 		return nil, errors.New("provider timeouts and size limit must not be negative")
 	}

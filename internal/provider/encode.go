@@ -1,8 +1,11 @@
 package provider
 
 import (
+	"bytes"
+	"errors"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/go-json-experiment/json"
@@ -23,8 +26,17 @@ import (
 // encoding the whole wireRequest at once produces; it is sent from the
 // cached encodings in place rather than copied into one buffer.
 type requestEncoder struct {
+	// opts are fixed when the client is made.
+	opts encodeOptions
+
 	mu   sync.Mutex
 	prev []encodedMessage // the messages of the last request, by position
+}
+
+// encodeOptions are the request parameters beyond the messages.
+type encodeOptions struct {
+	reasoning       string // a Reasoning constant
+	usageAccounting bool
 }
 
 // encodedMessage is a message as it was encoded at its position. It copies
@@ -36,6 +48,9 @@ type encodedMessage struct {
 	hasContent bool
 	toolCallID string
 	toolCalls  []ToolCall
+	details    []byte
+	// marked is set when the message carries a cache breakpoint.
+	marked bool
 	// json is the encoding, preceded by the separating comma unless the
 	// message is the first. It is never modified once made: bodies of
 	// earlier requests may still be reading it.
@@ -45,11 +60,31 @@ type encodedMessage struct {
 func (e *encodedMessage) is(m Message) bool {
 	return e.role == m.Role && e.toolCallID == m.ToolCallID &&
 		e.hasContent == (m.Content != nil) && (m.Content == nil || e.content == *m.Content) &&
-		slices.Equal(e.toolCalls, m.ToolCalls)
+		slices.Equal(e.toolCalls, m.ToolCalls) && bytes.Equal(e.details, m.ReasoningDetails)
 }
 
-func encodeMessage(m Message, first bool) (encodedMessage, error) {
+// cacheMarked reports whether requests for model carry Anthropic cache
+// breakpoints: Claude caches only what a request marks, while OpenAI,
+// Gemini and DeepSeek models cache a stable prefix on their own.
+func cacheMarked(model string) bool { return strings.HasPrefix(model, "anthropic/") }
+
+// marksMessage reports whether the message at position i carries an
+// explicit breakpoint: the system prompt, which Anthropic caches together
+// with the tool definitions before it. The breakpoint of the growing
+// conversation comes from the request's automatic caching, so no message
+// changes from one request to the next.
+func marksMessage(model string, i int, m Message) bool {
+	return i == 0 && m.Role == RoleSystem && m.Content != nil && *m.Content != "" && cacheMarked(model)
+}
+
+// messageJSON encodes one message. reasoning_details are spliced in as
+// received: an encoder would normalize their spacing and escapes, and
+// providers check them byte for byte (signatures).
+func messageJSON(m Message, marked bool) ([]byte, error) {
 	wm := wireMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+	if marked {
+		wm.Content = []wireTextPart{{Type: "text", Text: *m.Content, CacheControl: &wireCacheControl{Type: "ephemeral"}}}
+	}
 	for _, tc := range m.ToolCalls {
 		wm.ToolCalls = append(wm.ToolCalls, wireToolCall{
 			ID:       tc.ID,
@@ -59,12 +94,30 @@ func encodeMessage(m Message, first bool) (encodedMessage, error) {
 	}
 	b, err := json.Marshal(wm)
 	if err != nil {
+		return nil, err
+	}
+	if len(m.ReasoningDetails) > 0 {
+		if !m.ReasoningDetails.IsValid() {
+			return nil, errors.New("reasoning_details are not valid JSON")
+		}
+		b = append(b[:len(b)-1], `,"reasoning_details":`...)
+		b = append(append(b, m.ReasoningDetails...), '}')
+	}
+	return b, nil
+}
+
+func encodeMessage(m Message, first, marked bool) (encodedMessage, error) {
+	b, err := messageJSON(m, marked)
+	if err != nil {
 		return encodedMessage{}, err
 	}
 	if !first {
 		b = append([]byte{','}, b...)
 	}
-	e := encodedMessage{role: m.Role, toolCallID: m.ToolCallID, toolCalls: slices.Clone(m.ToolCalls), json: b}
+	e := encodedMessage{
+		role: m.Role, toolCallID: m.ToolCallID, toolCalls: slices.Clone(m.ToolCalls),
+		details: bytes.Clone(m.ReasoningDetails), marked: marked, json: b,
+	}
 	if m.Content != nil {
 		e.content, e.hasContent = *m.Content, true
 	}
@@ -88,6 +141,7 @@ func (e *requestEncoder) encode(req Request) (requestBody, error) {
 		}
 		tail = append(append(tail, `,"tools":`...), tools...)
 	}
+	tail = append(tail, e.opts.params(cacheMarked(req.Model))...)
 	tail = append(tail, `,"stream":true,"stream_options":{"include_usage":true}}`...)
 
 	e.mu.Lock()
@@ -97,8 +151,9 @@ func (e *requestEncoder) encode(req Request) (requestBody, error) {
 	// Positions are independent, so e.prev is updated in place; a failed
 	// encoding leaves every entry describing its own bytes.
 	for i, m := range req.Messages {
-		if i >= len(e.prev) || !e.prev[i].is(m) {
-			em, err := encodeMessage(m, i == 0)
+		marked := marksMessage(req.Model, i, m)
+		if i >= len(e.prev) || !e.prev[i].is(m) || e.prev[i].marked != marked {
+			em, err := encodeMessage(m, i == 0, marked)
 			if err != nil {
 				return requestBody{}, err
 			}
@@ -163,4 +218,24 @@ func wireTools(ts []ToolDefinition) []wireTool {
 		})
 	}
 	return w
+}
+
+// params encodes the request members between the tools and "stream", in
+// wireRequest order: the reasoning effort, usage accounting, and automatic
+// caching for models that cache only on request.
+func (o encodeOptions) params(autoCache bool) []byte {
+	var b []byte
+	switch o.reasoning {
+	case ReasoningOff:
+		b = append(b, `,"reasoning":{"effort":"none"}`...)
+	case ReasoningLow, ReasoningMedium, ReasoningHigh:
+		b = append(b, `,"reasoning":{"effort":"`+o.reasoning+`"}`...)
+	}
+	if o.usageAccounting {
+		b = append(b, `,"usage":{"include":true}`...)
+	}
+	if autoCache {
+		b = append(b, `,"cache_control":{"type":"ephemeral"}`...)
+	}
+	return b
 }

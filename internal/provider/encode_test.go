@@ -14,23 +14,46 @@ import (
 )
 
 // wholeRequest encodes req as one wireRequest value: the reference the
-// incremental encoder must match byte for byte.
-func wholeRequest(req Request) ([]byte, error) {
+// incremental encoder must match byte for byte. Messages are encoded one by
+// one with messageJSON (reasoning_details are spliced in raw) and put in
+// place of a placeholder.
+func wholeRequest(req Request, opts ...encodeOptions) ([]byte, error) {
+	var o encodeOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
 	w := wireRequest{
 		Model:         req.Model,
-		Messages:      make([]wireMessage, 0, len(req.Messages)),
 		Stream:        true,
 		StreamOptions: wireStreamOptions{IncludeUsage: true},
 	}
-	for _, m := range req.Messages {
-		wm := wireMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
-		for _, tc := range m.ToolCalls {
-			wm.ToolCalls = append(wm.ToolCalls, wireToolCall{ID: tc.ID, Type: "function", Function: wireFunction{Name: tc.Name, Arguments: tc.Arguments}})
+	var msgs [][]byte
+	for i, m := range req.Messages {
+		b, err := messageJSON(m, marksMessage(req.Model, i, m))
+		if err != nil {
+			return nil, err
 		}
-		w.Messages = append(w.Messages, wm)
+		msgs = append(msgs, b)
 	}
 	w.Tools = wireTools(req.Tools)
-	return json.Marshal(w)
+	switch o.reasoning {
+	case ReasoningOff:
+		w.Reasoning = &wireReasoning{Effort: "none"}
+	case "":
+	default:
+		w.Reasoning = &wireReasoning{Effort: o.reasoning}
+	}
+	if o.usageAccounting {
+		w.Usage = &wireUsageOption{Include: true}
+	}
+	if cacheMarked(req.Model) {
+		w.CacheControl = &wireCacheControl{Type: "ephemeral"}
+	}
+	b, err := json.Marshal(w)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Replace(b, []byte(`"messages":[]`), []byte(`"messages":[`+string(bytes.Join(msgs, []byte(",")))+`]`), 1), nil
 }
 
 // readBody reads a whole body, checking its size and that the reader

@@ -23,6 +23,9 @@ type Message struct {
 	Content    *string
 	ToolCallID string
 	ToolCalls  []ToolCall
+	// ReasoningDetails are the reasoning_details the provider returned with
+	// this assistant message, sent back byte for byte (nil for none).
+	ReasoningDetails jsontext.Value
 }
 
 // ToolCall is one function call requested by the model. Arguments is the
@@ -53,6 +56,10 @@ type Usage struct {
 	// PromptTokens is the raw prompt_tokens figure (input plus cache),
 	// used to decide automatic compaction.
 	PromptTokens int64
+	// Cost is the price of the request in US dollars when the provider
+	// reported it (OpenRouter usage accounting) or a price table knows it;
+	// nil otherwise. Display data only, never part of a fact.
+	Cost *float64
 }
 
 // Finish reasons after normalization.
@@ -72,11 +79,17 @@ type Response struct {
 	// provider value is reported as an *Error instead.
 	FinishReason string
 	Usage        Usage
+	// ReasoningDetails are the reply's reasoning_details (or thinking
+	// blocks) as received: a JSON array to send back with this message on
+	// every later request; nil when there were none.
+	ReasoningDetails jsontext.Value
 }
 
-// Delta is streamed text, for display only.
+// Delta is streamed text, for display only: answer text in Content,
+// reasoning (thinking) text in Reasoning.
 type Delta struct {
-	Content string
+	Content   string
+	Reasoning string
 }
 
 // Provider performs one model request. Stream calls onDelta (which may be

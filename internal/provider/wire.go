@@ -11,8 +11,36 @@ type wireRequest struct {
 	Model         string            `json:"model"`
 	Messages      []wireMessage     `json:"messages"`
 	Tools         []wireTool        `json:"tools,omitempty"`
+	Reasoning     *wireReasoning    `json:"reasoning,omitempty"`
+	Usage         *wireUsageOption  `json:"usage,omitempty"`
+	CacheControl  *wireCacheControl `json:"cache_control,omitempty"`
 	Stream        bool              `json:"stream"`
 	StreamOptions wireStreamOptions `json:"stream_options"`
+}
+
+// wireReasoning is OpenRouter's reasoning parameter.
+type wireReasoning struct {
+	Effort string `json:"effort"`
+}
+
+// wireUsageOption asks OpenRouter for usage accounting (the cost).
+type wireUsageOption struct {
+	Include bool `json:"include"`
+}
+
+// wireCacheControl marks a prompt-cache breakpoint: on the request it asks
+// for automatic caching (the breakpoint moves to the last cacheable block),
+// on a content part it is an explicit breakpoint.
+type wireCacheControl struct {
+	Type string `json:"type"`
+}
+
+// wireTextPart is a text content part, used for the system prompt when it
+// carries a cache breakpoint.
+type wireTextPart struct {
+	Type         string            `json:"type"`
+	Text         string            `json:"text"`
+	CacheControl *wireCacheControl `json:"cache_control,omitempty"`
 }
 
 type wireStreamOptions struct {
@@ -21,9 +49,9 @@ type wireStreamOptions struct {
 
 type wireMessage struct {
 	Role string `json:"role"`
-	// Content is always present: null for an assistant message that only
-	// calls tools, as the API expects.
-	Content    *string        `json:"content"`
+	// Content is always present: a *string, null for an assistant message
+	// that only calls tools, as the API expects; or []wireTextPart.
+	Content    any            `json:"content"`
 	ToolCallID string         `json:"tool_call_id,omitempty"`
 	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
 }
@@ -74,6 +102,13 @@ type wireChoice struct {
 type wireDelta struct {
 	Content   *string             `json:"content"`
 	ToolCalls []wireToolCallDelta `json:"tool_calls"`
+	// Reasoning is OpenRouter's reasoning text, ReasoningContent the same
+	// from DeepSeek-style servers; both are for display only.
+	Reasoning        *string `json:"reasoning"`
+	ReasoningContent *string `json:"reasoning_content"`
+	// ReasoningDetails is kept raw: a fragment array in a stream, the
+	// array to send back in a whole message.
+	ReasoningDetails jsontext.Value `json:"reasoning_details"`
 }
 
 type wireToolCallDelta struct {
@@ -95,6 +130,8 @@ type wireUsage struct {
 	CompletionTokens     int64              `json:"completion_tokens"`
 	PromptTokensDetails  *wirePromptDetails `json:"prompt_tokens_details"`
 	PromptCacheHitTokens *int64             `json:"prompt_cache_hit_tokens"`
+	// Cost is OpenRouter's usage accounting, in credits (US dollars).
+	Cost *float64 `json:"cost"`
 }
 
 type wirePromptDetails struct {
@@ -131,5 +168,6 @@ func (u *wireUsage) normalize() Usage {
 		CacheRead:    cacheRead,
 		CacheWrite:   cacheWrite,
 		PromptTokens: u.PromptTokens,
+		Cost:         u.Cost,
 	}
 }

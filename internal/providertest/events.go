@@ -1,6 +1,7 @@
 package providertest
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 
@@ -29,6 +30,7 @@ type chunkChoice struct {
 
 type delta struct {
 	Role      string     `json:"role,omitzero"`
+	Reasoning *string    `json:"reasoning,omitzero"`
 	Content   *string    `json:"content,omitzero"`
 	ToolCalls []wireCall `json:"tool_calls,omitzero"`
 }
@@ -57,6 +59,7 @@ type wireUsage struct {
 	TotalTokens          int64        `json:"total_tokens"`
 	PromptTokensDetails  *wireDetails `json:"prompt_tokens_details,omitzero"`
 	PromptCacheHitTokens *int64       `json:"prompt_cache_hit_tokens,omitzero"`
+	Cost                 *float64     `json:"cost,omitzero"`
 }
 
 type wireDetails struct {
@@ -130,6 +133,19 @@ func sseEvents(r Reply, model string) [][]byte {
 		events = append(events, sseData(mustMarshal(c)))
 	}
 	role := "assistant"
+	for _, piece := range split(r.Reasoning, size) {
+		add(chunk{Choices: []chunkChoice{{Delta: &delta{Role: role, Reasoning: &piece}}}})
+		role = ""
+	}
+	for _, d := range r.ReasoningDetails {
+		// Spliced in by hand: the encoder would normalize the raw bytes
+		// the client must send back unchanged.
+		c := mustMarshal(chunk{ID: "chatcmpl-providertest", Object: "chat.completion.chunk", Model: model,
+			Choices: []chunkChoice{{Delta: &delta{Role: role, Content: new(string)}}}})
+		c = bytes.Replace(c, []byte(`"content":""`), append(append([]byte(`"reasoning_details":[`), d...), ']'), 1)
+		events = append(events, sseData(c))
+		role = ""
+	}
 	for _, piece := range split(r.Text, size) {
 		add(chunk{Choices: []chunkChoice{{Delta: &delta{Role: role, Content: &piece}}}})
 		role = ""
@@ -180,7 +196,12 @@ func jsonReply(r Reply, model string) []byte {
 	if r.Usage != nil {
 		c.Usage = r.Usage.wire()
 	}
-	return mustMarshal(c)
+	b := mustMarshal(c)
+	if len(r.ReasoningDetails) > 0 {
+		details := append([]byte(`{"reasoning_details":[`), bytes.Join(toBytes(r.ReasoningDetails), []byte(","))...)
+		b = bytes.Replace(b, []byte(`{"role":"assistant"`), append(details, `],"role":"assistant"`...), 1)
+	}
+	return b
 }
 
 func (u *Usage) wire() *wireUsage {
@@ -189,6 +210,7 @@ func (u *Usage) wire() *wireUsage {
 		CompletionTokens:     u.CompletionTokens,
 		TotalTokens:          u.PromptTokens + u.CompletionTokens,
 		PromptCacheHitTokens: u.PromptCacheHitTokens,
+		Cost:                 u.Cost,
 	}
 	if u.CachedTokens != nil || u.CacheWriteTokens != nil {
 		w.PromptTokensDetails = &wireDetails{CachedTokens: u.CachedTokens, CacheWriteTokens: u.CacheWriteTokens}
@@ -228,4 +250,12 @@ func mustMarshal(v any) []byte {
 		}
 	}
 	return b
+}
+
+func toBytes(vs []jsontext.Value) [][]byte {
+	out := make([][]byte, len(vs))
+	for i, v := range vs {
+		out[i] = v
+	}
+	return out
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // DefaultChunkSize is the number of runes per streamed piece of text or
@@ -23,6 +25,15 @@ const DefaultChunkSize = 4
 type Reply struct {
 	// Text is the assistant content, streamed in pieces.
 	Text string `json:"text,omitzero"`
+	// Reasoning is reasoning text, streamed in pieces before the text
+	// (delta.reasoning; an Anthropic thinking block on /messages).
+	Reasoning string `json:"reasoning,omitzero"`
+	// ReasoningDetails are sent verbatim, each as one chunk's
+	// delta.reasoning_details fragment after the reasoning text (in a JSON
+	// reply: together as message.reasoning_details).
+	ReasoningDetails []jsontext.Value `json:"reasoningDetails,omitzero"`
+	// Signature ends the thinking block of Reasoning on /messages.
+	Signature string `json:"signature,omitzero"`
 	// ChunkSize is the number of runes per piece of Text or arguments.
 	ChunkSize int `json:"chunkSize,omitzero"`
 	// ToolCalls are streamed after the text, with indices 0, 1, ...
@@ -92,6 +103,8 @@ type Usage struct {
 	// PromptCacheHitTokens is the top-level prompt_cache_hit_tokens
 	// (DeepSeek).
 	PromptCacheHitTokens *int64 `json:"promptCacheHitTokens,omitzero"`
+	// Cost is OpenRouter's usage.cost.
+	Cost *float64 `json:"cost,omitzero"`
 }
 
 // validate reports a reply that cannot be served.
@@ -107,6 +120,11 @@ func (r Reply) validate() error {
 		return errors.New("delay must not be negative")
 	case r.Status != 0 && (r.Status < 200 || r.Status > 599):
 		return fmt.Errorf("status %d out of range 200-599", r.Status)
+	}
+	for i, d := range r.ReasoningDetails {
+		if !d.IsValid() {
+			return fmt.Errorf("reasoningDetails[%d] is not valid JSON", i)
+		}
 	}
 	return nil
 }

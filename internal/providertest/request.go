@@ -32,6 +32,11 @@ type ChatRequest struct {
 	Tools         []Tool         `json:"tools"`
 	Stream        bool           `json:"stream"`
 	StreamOptions *StreamOptions `json:"stream_options"`
+	// Reasoning, Usage and CacheControl are OpenRouter's members, raw;
+	// nil when absent.
+	Reasoning    jsontext.Value `json:"reasoning"`
+	Usage        jsontext.Value `json:"usage"`
+	CacheControl jsontext.Value `json:"cache_control"`
 }
 
 // StreamOptions is the stream_options object.
@@ -40,12 +45,49 @@ type StreamOptions struct {
 }
 
 // Message is one message of a request. Content is nil when the client sent
-// null or left it out.
+// null or left it out; content sent as an array of text parts is joined
+// into Content and kept raw in ContentParts. ReasoningDetails are raw as
+// sent.
 type Message struct {
-	Role       string            `json:"role"`
-	Content    *string           `json:"content"`
-	ToolCallID string            `json:"tool_call_id"`
-	ToolCalls  []RequestToolCall `json:"tool_calls"`
+	Role             string            `json:"role"`
+	Content          *string           `json:"-"`
+	ContentParts     jsontext.Value    `json:"-"`
+	ToolCallID       string            `json:"tool_call_id"`
+	ToolCalls        []RequestToolCall `json:"tool_calls"`
+	ReasoningDetails jsontext.Value    `json:"reasoning_details"`
+	RawContent       jsontext.Value    `json:"content"`
+}
+
+// UnmarshalJSON decodes a message, accepting string or text-part content.
+func (m *Message) UnmarshalJSON(b []byte) error {
+	type plain Message
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*m = Message(p)
+	switch m.RawContent.Kind() {
+	case '"':
+		var s string
+		if err := json.Unmarshal(m.RawContent, &s); err != nil {
+			return err
+		}
+		m.Content = &s
+	case '[':
+		var parts []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(m.RawContent, &parts); err != nil {
+			return err
+		}
+		var s string
+		for _, p := range parts {
+			s += p.Text
+		}
+		m.Content, m.ContentParts = &s, m.RawContent
+	}
+	return nil
 }
 
 // RequestToolCall is a tool call of an assistant message in a request.
