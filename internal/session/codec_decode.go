@@ -38,6 +38,8 @@ type txDecoder struct {
 	snapOK  bool
 	snapRaw []byte
 	snapVal ConfigurationSnapshot
+
+	rw recordWire // the record being decoded (see record)
 }
 
 // enableCache turns on interning, the string arena and the snapshot

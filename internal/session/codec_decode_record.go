@@ -6,38 +6,42 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// Members of a record object, across all record types.
+// Members of a record object across all record types, in the JCS order
+// of their names (the order a line is written in). Bit i is
+// recordMembers[i]: each member's name, reader and writer are declared
+// there once, and each record type's members once in its mask below, which
+// both the decoder (exactly these) and the encoder (write these) use.
 const (
-	rType uint64 = 1 << iota
-	rOperationID
-	rOperationKind
+	rArguments uint64 = 1 << iota
+	rAssistantEntryID
+	rAttempt
+	rAttemptID
+	rCompacted
+	rCompletion
+	rConfigDigest
+	rSnapshot
+	rContextThrough
+	rEnv
+	rError
+	rFinalEntryID
 	rInputEntryID
 	rInputThrough
+	rOperationID
+	rOperationKind
+	rOutcome
+	rPhase
+	rReason
+	rReplay
+	rReplayKey
 	rResultEntryID
-	rCompacted
 	rRetained
 	rSourceDigest
 	rStepID
-	rAttemptID
 	rStepKind
-	rAttempt
-	rContextThrough
-	rSnapshot
-	rConfigDigest
-	rError
-	rAssistantEntryID
-	rToolIndex
 	rToolCallID
+	rToolIndex
 	rToolName
-	rArguments
-	rReplay
-	rReplayKey
-	rEnv
-	rPhase
-	rReason
-	rOutcome
-	rCompletion
-	rFinalEntryID
+	rType
 
 	rOp                = rType | rOperationID
 	rRunStarted        = rOp | rOperationKind | rInputEntryID
@@ -49,7 +53,8 @@ const (
 	rFinished          = rOp | rOperationKind | rOutcome
 )
 
-// recordWire holds every member a record may have until its type is known.
+// recordWire holds every member a record may have until its type is known
+// (decoding), or the members of a typed record (encoding).
 type recordWire struct {
 	have                                          uint64
 	typ, operationID, operationKind, inputEntryID string
@@ -67,115 +72,223 @@ type recordWire struct {
 	outcome, completion, finalEntryID             string
 }
 
+// recordMember is one member a record object may have.
+type recordMember struct {
+	name  string
+	read  func(d *txDecoder, w *recordWire) error
+	write func(b []byte, w *recordWire) []byte
+}
+
+// Readers and writers of the member kinds.
+func uuidMember(name string, field func(w *recordWire) *string) recordMember {
+	return recordMember{name,
+		func(d *txDecoder, w *recordWire) (err error) { *field(w), err = d.rd.uuid(name); return err },
+		func(b []byte, w *recordWire) []byte { return appendString(b, *field(w)) }}
+}
+
+func symMember(name string, field func(w *recordWire) *string) recordMember {
+	return recordMember{name,
+		func(d *txDecoder, w *recordWire) (err error) { *field(w), err = d.rd.sym(name); return err },
+		func(b []byte, w *recordWire) []byte { return appendString(b, *field(w)) }}
+}
+
+func internedMember(name string, field func(w *recordWire) *string) recordMember {
+	return recordMember{name,
+		func(d *txDecoder, w *recordWire) (err error) { *field(w), err = d.rd.interned(name); return err },
+		func(b []byte, w *recordWire) []byte { return appendString(b, *field(w)) }}
+}
+
+func digestMember(name string, field func(w *recordWire) *string) recordMember {
+	return recordMember{name,
+		func(d *txDecoder, w *recordWire) (err error) { *field(w), err = d.rd.digest(name); return err },
+		func(b []byte, w *recordWire) []byte { return appendString(b, *field(w)) }}
+}
+
+func intMember(name string, field func(w *recordWire) *int64) recordMember {
+	return recordMember{name,
+		func(d *txDecoder, w *recordWire) (err error) { *field(w), err = d.rd.safeInt(name); return err },
+		func(b []byte, w *recordWire) []byte { return appendInt(b, *field(w)) }}
+}
+
+func uuidsMember(name string, field func(w *recordWire) *[]string) recordMember {
+	return recordMember{name,
+		func(d *txDecoder, w *recordWire) (err error) { *field(w), err = d.uuids(name); return err },
+		func(b []byte, w *recordWire) []byte { return appendStrings(b, *field(w)) }}
+}
+
+// recordMembers is read-only: bit i of a mask is recordMembers[i].
+var recordMembers = [...]recordMember{
+	{"arguments",
+		func(d *txDecoder, w *recordWire) (err error) {
+			w.arguments, err = d.rd.rawObject("arguments")
+			return err
+		},
+		func(b []byte, w *recordWire) []byte { return append(b, w.arguments...) }},
+	uuidMember("assistantEntryId", func(w *recordWire) *string { return &w.assistantEntryID }),
+	intMember("attempt", func(w *recordWire) *int64 { return &w.attempt }),
+	uuidMember("attemptId", func(w *recordWire) *string { return &w.attemptID }),
+	uuidsMember("compactedEntryIds", func(w *recordWire) *[]string { return &w.compacted }),
+	symMember("completion", func(w *recordWire) *string { return &w.completion }),
+	digestMember("configurationDigest", func(w *recordWire) *string { return &w.configDigest }),
+	{"configurationSnapshot",
+		func(d *txDecoder, w *recordWire) (err error) { w.snapshot, err = d.cachedSnapshot(); return err },
+		func(b []byte, w *recordWire) []byte { return appendSnapshot(b, &w.snapshot) }},
+	uuidMember("contextThroughEntryId", func(w *recordWire) *string { return &w.contextThrough }),
+	internedMember("environmentIdentity", func(w *recordWire) *string { return &w.env }),
+	{"error",
+		func(d *txDecoder, w *recordWire) (err error) { w.errInfo, err = d.errorInfo(); return err },
+		func(b []byte, w *recordWire) []byte { return appendError(b, &w.errInfo) }},
+	uuidMember("finalEntryId", func(w *recordWire) *string { return &w.finalEntryID }),
+	uuidMember("inputEntryId", func(w *recordWire) *string { return &w.inputEntryID }),
+	uuidMember("inputThroughEntryId", func(w *recordWire) *string { return &w.inputThrough }),
+	uuidMember("operationId", func(w *recordWire) *string { return &w.operationID }),
+	symMember("operationKind", func(w *recordWire) *string { return &w.operationKind }),
+	symMember("outcome", func(w *recordWire) *string { return &w.outcome }),
+	symMember("phase", func(w *recordWire) *string { return &w.phase }),
+	symMember("reason", func(w *recordWire) *string { return &w.reason }),
+	symMember("replay", func(w *recordWire) *string { return &w.replay }),
+	internedMember("replayKey", func(w *recordWire) *string { return &w.replayKey }),
+	uuidMember("resultEntryId", func(w *recordWire) *string { return &w.resultEntryID }),
+	uuidsMember("retainedEntryIds", func(w *recordWire) *[]string { return &w.retained }),
+	digestMember("sourceDigest", func(w *recordWire) *string { return &w.sourceDigest }),
+	uuidMember("stepId", func(w *recordWire) *string { return &w.stepID }),
+	symMember("stepKind", func(w *recordWire) *string { return &w.stepKind }),
+	internedMember("toolCallId", func(w *recordWire) *string { return &w.toolCallID }),
+	intMember("toolIndex", func(w *recordWire) *int64 { return &w.toolIndex }),
+	internedMember("toolName", func(w *recordWire) *string { return &w.toolName }),
+	symMember("type", func(w *recordWire) *string { return &w.typ }),
+}
+
+// recordMemberIndex finds name in recordMembers (sorted by name) by binary
+// search; -1 when no record has such a member.
+func recordMemberIndex(name []byte) int {
+	lo, hi := 0, len(recordMembers)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		switch c := compareName(recordMembers[mid].name, name); {
+		case c == 0:
+			return mid
+		case c < 0:
+			lo = mid + 1
+		default:
+			hi = mid
+		}
+	}
+	return -1
+}
+
+// compareName compares a member name with a decoded one byte by byte (for
+// these ASCII names, JCS order).
+func compareName(a string, b []byte) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			if a[i] < b[i] {
+				return -1
+			}
+			return 1
+		}
+	}
+	return len(a) - len(b)
+}
+
 func (d *txDecoder) record() (Record, error) {
 	rd := &d.rd
-	var w recordWire
-	err := rd.members("record", func(name []byte) (err error) {
-		var bit uint64
-		switch string(name) {
-		case "type":
-			bit = rType
-			w.typ, err = rd.sym("record type")
-		case "operationId":
-			bit = rOperationID
-			w.operationID, err = rd.uuid("operationId")
-		case "operationKind":
-			bit = rOperationKind
-			w.operationKind, err = rd.sym("operationKind")
-		case "inputEntryId":
-			bit = rInputEntryID
-			w.inputEntryID, err = rd.uuid("inputEntryId")
-		case "inputThroughEntryId":
-			bit = rInputThrough
-			w.inputThrough, err = rd.uuid("inputThroughEntryId")
-		case "resultEntryId":
-			bit = rResultEntryID
-			w.resultEntryID, err = rd.uuid("resultEntryId")
-		case "compactedEntryIds":
-			bit = rCompacted
-			w.compacted, err = d.uuids("compactedEntryIds")
-		case "retainedEntryIds":
-			bit = rRetained
-			w.retained, err = d.uuids("retainedEntryIds")
-		case "sourceDigest":
-			bit = rSourceDigest
-			w.sourceDigest, err = rd.digest("sourceDigest")
-		case "stepId":
-			bit = rStepID
-			w.stepID, err = rd.uuid("stepId")
-		case "attemptId":
-			bit = rAttemptID
-			w.attemptID, err = rd.uuid("attemptId")
-		case "stepKind":
-			bit = rStepKind
-			w.stepKind, err = rd.sym("stepKind")
-		case "attempt":
-			bit = rAttempt
-			w.attempt, err = rd.safeInt("attempt")
-		case "contextThroughEntryId":
-			bit = rContextThrough
-			w.contextThrough, err = rd.uuid("contextThroughEntryId")
-		case "configurationSnapshot":
-			bit = rSnapshot
-			w.snapshot, err = d.cachedSnapshot()
-		case "configurationDigest":
-			bit = rConfigDigest
-			w.configDigest, err = rd.digest("configurationDigest")
-		case "error":
-			bit = rError
-			w.errInfo, err = d.errorInfo()
-		case "assistantEntryId":
-			bit = rAssistantEntryID
-			w.assistantEntryID, err = rd.uuid("assistantEntryId")
-		case "toolIndex":
-			bit = rToolIndex
-			w.toolIndex, err = rd.safeInt("toolIndex")
-		case "toolCallId":
-			bit = rToolCallID
-			w.toolCallID, err = rd.interned("toolCallId")
-		case "toolName":
-			bit = rToolName
-			w.toolName, err = rd.interned("toolName")
-		case "arguments":
-			bit = rArguments
-			w.arguments, err = rd.rawObject("arguments")
-		case "replay":
-			bit = rReplay
-			w.replay, err = rd.sym("replay")
-		case "replayKey":
-			bit = rReplayKey
-			w.replayKey, err = rd.interned("replayKey")
-		case "environmentIdentity":
-			bit = rEnv
-			w.env, err = rd.interned("environmentIdentity")
-		case "phase":
-			bit = rPhase
-			w.phase, err = rd.sym("phase")
-		case "reason":
-			bit = rReason
-			w.reason, err = rd.sym("reason")
-		case "outcome":
-			bit = rOutcome
-			w.outcome, err = rd.sym("outcome")
-		case "completion":
-			bit = rCompletion
-			w.completion, err = rd.sym("completion")
-		case "finalEntryId":
-			bit = rFinalEntryID
-			w.finalEntryID, err = rd.uuid("finalEntryId")
-		default:
+	// The members are read into the decoder's own wire: the readers are
+	// called through the table, so a local one would escape to the heap
+	// for every record.
+	d.rw = recordWire{}
+	w := &d.rw
+	err := rd.members("record", func(name []byte) error {
+		i := recordMemberIndex(name)
+		if i < 0 {
 			return shapeErr(fmt.Sprintf("unknown record member %q", name))
 		}
-		if err != nil {
+		if err := recordMembers[i].read(d, w); err != nil {
 			return err
 		}
-		member(rd, &w.have, bit)
+		member(rd, &w.have, 1<<uint(i))
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return w.build()
+}
+
+// appendRecord writes a record: its members, in JCS order.
+func appendRecord(b []byte, r Record) ([]byte, error) {
+	w, err := recordToWire(r)
+	if err != nil {
+		return b, err
+	}
+	b = append(b, '{')
+	first := true
+	for i := range recordMembers {
+		if w.have&(1<<uint(i)) == 0 {
+			continue
+		}
+		b = appendMember(b, first, recordMembers[i].name)
+		b = recordMembers[i].write(b, &w)
+		first = false
+	}
+	return append(b, '}'), nil
+}
+
+// recordToWire is build's inverse: the members of a typed record.
+func recordToWire(r Record) (recordWire, error) {
+	var w recordWire
+	switch r := r.(type) {
+	case *RunStarted:
+		w = recordWire{have: rRunStarted, typ: "runStarted", operationID: r.OperationID,
+			operationKind: string(OperationRun), inputEntryID: r.InputEntryID}
+	case *CompactionStarted:
+		w = recordWire{have: rCompactionStarted, typ: "compactionStarted", operationID: r.OperationID,
+			operationKind: string(OperationCompaction), inputThrough: r.InputThroughEntryID,
+			resultEntryID: r.ResultEntryID, compacted: r.CompactedEntryIDs, retained: r.RetainedEntryIDs,
+			sourceDigest: r.SourceDigest}
+	case *StepAttempt:
+		w = recordWire{have: rStepAttempt, typ: "stepAttempt", operationID: r.OperationID,
+			stepID: r.StepID, attemptID: r.AttemptID, stepKind: string(r.StepKind), attempt: int64(r.Attempt),
+			contextThrough: r.ContextThroughEntryID, snapshot: r.ConfigurationSnapshot,
+			configDigest: r.ConfigurationDigest}
+	case *StepFailed:
+		w = recordWire{have: rStepFailed, typ: "stepFailed", operationID: r.OperationID,
+			stepID: r.StepID, attemptID: r.AttemptID, errInfo: r.Error}
+	case *ToolStarted:
+		args, err := canonicalize(r.Arguments)
+		if err != nil {
+			return w, fmt.Errorf("toolStarted arguments: %w", err)
+		}
+		w = recordWire{have: rToolStarted, typ: "toolStarted", operationID: r.OperationID,
+			stepID: r.StepID, assistantEntryID: r.AssistantEntryID, toolIndex: int64(r.ToolIndex),
+			toolCallID: r.ToolCallID, toolName: r.ToolName, arguments: args, replay: r.Replay,
+			replayKey: r.ReplayKey, env: r.EnvironmentIdentity, resultEntryID: r.ResultEntryID}
+	case *AbortRequested:
+		w = recordWire{have: rAbortRequested, typ: "abortRequested", operationID: r.OperationID,
+			operationKind: string(r.OperationKind), phase: string(r.Phase), reason: r.Reason,
+			toolCallID: r.ToolCallID}
+		if r.ToolCallID != "" {
+			w.have |= rToolCallID
+		}
+	case *OperationFinished:
+		w = recordWire{have: rFinished, typ: "operationFinished", operationID: r.OperationID,
+			operationKind: string(r.OperationKind), outcome: string(r.Outcome),
+			completion: string(r.Completion), finalEntryID: r.FinalEntryID}
+		if r.Completion != "" {
+			w.have |= rCompletion
+		}
+		if r.FinalEntryID != "" {
+			w.have |= rFinalEntryID
+		}
+		if r.Error != nil {
+			w.have |= rError
+			w.errInfo = *r.Error
+		}
+	default:
+		return w, fmt.Errorf("unknown record type %T", r)
+	}
+	return w, nil
 }
 
 func (w *recordWire) exactly(mask uint64, typ string) error {
