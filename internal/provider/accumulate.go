@@ -25,6 +25,9 @@ type accumulator struct {
 	// non-streamed reply.
 	details      detailMerger
 	wholeDetails jsontext.Value
+	// events counts the chunks applied: an error after the first one is
+	// never retried (the reply had begun).
+	events int
 }
 
 func newAccumulator(apiKey string, onDelta func(Delta)) *accumulator {
@@ -38,8 +41,11 @@ func (a *accumulator) addChunk(data []byte) error {
 		return &Error{Kind: KindMalformedResponse, Message: "provider sent an invalid stream chunk"}
 	}
 	if c.Error != nil {
-		return streamError(c.Error, a.apiKey)
+		e := streamError(c.Error, a.apiKey)
+		classifyInStream(e, c.Error, a.events)
+		return e
 	}
+	a.events++
 	if c.Usage != nil {
 		a.usage = c.Usage
 	}
@@ -68,7 +74,9 @@ func (a *accumulator) addMessage(data []byte) error {
 		return &Error{Kind: KindMalformedResponse, Message: "provider sent an invalid JSON reply"}
 	}
 	if c.Error != nil {
-		return streamError(c.Error, a.apiKey)
+		e := streamError(c.Error, a.apiKey)
+		classifyInStream(e, c.Error, 0)
+		return e
 	}
 	a.usage = c.Usage
 	for _, ch := range c.Choices {

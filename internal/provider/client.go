@@ -20,6 +20,7 @@ const (
 	DefaultConnectTimeout   = 10 * time.Second
 	DefaultIdleTimeout      = 120 * time.Second
 	DefaultMaxResponseBytes = 16 << 20
+	DefaultRequestTimeout   = 10 * time.Minute
 )
 
 // Config configures a Client. The zero value of every field but APIKey
@@ -50,6 +51,12 @@ type Config struct {
 	Reasoning string
 	// UsageAccounting asks OpenRouter to report each request's cost.
 	UsageAccounting bool
+	// RequestTimeout bounds a whole request, however steadily the server
+	// sends (keep-alive comments forever must not hang a run).
+	RequestTimeout time.Duration
+	// KeyVariable names where APIKey came from, so a 401/403 can say which
+	// variable to fix.
+	KeyVariable string
 }
 
 // Client is an OpenAI-compatible Chat Completions streaming client.
@@ -68,6 +75,8 @@ type Client struct {
 	connect  time.Duration
 	idle     time.Duration
 	maxBytes int64
+	total    time.Duration
+	keyVar   string
 	enc      requestEncoder
 }
 
@@ -87,12 +96,14 @@ func New(cfg Config) (*Client, error) {
 		connect:  cfg.ConnectTimeout,
 		idle:     cfg.IdleTimeout,
 		maxBytes: cfg.MaxResponseBytes,
+		total:    cfg.RequestTimeout,
+		keyVar:   cfg.KeyVariable,
 	}
 	if !ValidReasoning(cfg.Reasoning) {
 		return nil, fmt.Errorf("invalid reasoning effort %q: want off, low, medium or high", cfg.Reasoning)
 	}
 	c.enc.opts = encodeOptions{reasoning: cfg.Reasoning, usageAccounting: cfg.UsageAccounting}
-	if c.connect < 0 || c.idle < 0 || c.maxBytes < 0 {
+	if c.connect < 0 || c.idle < 0 || c.maxBytes < 0 || c.total < 0 {
 		return nil, errors.New("provider timeouts and size limit must not be negative")
 	}
 	if c.connect == 0 {
@@ -103,6 +114,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	if c.maxBytes == 0 {
 		c.maxBytes = DefaultMaxResponseBytes
+	}
+	if c.total == 0 {
+		c.total = DefaultRequestTimeout
 	}
 	if c.http == nil {
 		c.http = defaultHTTPClient(c.connect)
@@ -153,6 +167,8 @@ func (c *Client) Stream(ctx context.Context, req Request, onDelta func(Delta)) (
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	deadline := time.AfterFunc(c.total, func() { cancel(errRequestTimeout) })
+	defer deadline.Stop()
 	wd := startWatchdog(cancel, c.connect, c.idle)
 	defer wd.stop()
 	hreq, err := c.newRequest(rctx, body, wd)
@@ -161,7 +177,9 @@ func (c *Client) Stream(ctx context.Context, req Request, onDelta func(Delta)) (
 	}
 	resp, err := c.http.Do(hreq)
 	if err != nil {
-		return Response{}, c.failure(ctx, rctx, err, "provider connection failed")
+		err = c.failure(ctx, rctx, err, "provider connection failed")
+		markUnanswered(err)
+		return Response{}, err
 	}
 	defer resp.Body.Close()
 	wd.connected() // for transports that do not report GotConn
@@ -212,7 +230,10 @@ func (c *Client) read(resp *http.Response, wd *watchdog, onDelta func(Delta)) (R
 		if err != nil && !errors.Is(err, errTooLarge) {
 			return Response{}, err
 		}
-		return Response{}, statusError(resp.StatusCode, contentType, b, c.apiKey)
+		e := statusError(resp.StatusCode, contentType, b, c.apiKey)
+		classifyStatus(e, resp.Header, b, time.Now())
+		c.keyHint(e)
+		return Response{}, e
 	}
 	acc := newAccumulator(c.apiKey, onDelta)
 	if mediaType, _, _ := mime.ParseMediaType(contentType); mediaType == "application/json" {
@@ -234,6 +255,8 @@ func (c *Client) failure(ctx, rctx context.Context, err error, prefix string) er
 		return pe
 	}
 	switch context.Cause(rctx) {
+	case errRequestTimeout:
+		return &Error{Kind: KindTimeout, Message: "provider request took longer than " + seconds(c.total) + " (--request-timeout)"}
 	case errConnectTimeout:
 		return &Error{Kind: KindTimeout, Message: "provider connection timed out after " + seconds(c.connect)}
 	case errIdleTimeout:

@@ -4,6 +4,7 @@ package provider
 
 import (
 	"context"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -90,6 +91,9 @@ type Response struct {
 type Delta struct {
 	Content   string
 	Reasoning string
+	// Retry, when set, announces a wait before the request is sent again
+	// (see Retry); Content is then empty.
+	Retry *RetryWait
 }
 
 // Provider performs one model request. Stream calls onDelta (which may be
@@ -116,6 +120,10 @@ const (
 	// KindProviderError is an error object the provider sent inside an
 	// otherwise successful (HTTP 200) response.
 	KindProviderError = "provider_error"
+	// KindContextOverflow is an HTTP 400/413 whose error says the prompt is
+	// too long for the model's context window: not a failure of the task,
+	// the agent compacts and continues (runtime.md §1, §4).
+	KindContextOverflow = "context_overflow"
 )
 
 // Error is a provider failure with a short, safe reason (no response body,
@@ -125,6 +133,13 @@ type Error struct {
 	Kind    string
 	Message string
 	Status  int // HTTP status when Kind is http_status or rate_limited
+	// Retryable is true only when no reply came back: the connection was
+	// refused or reset before any response byte, or the server answered
+	// 408, 429, 500, 502, 503, 504 or 529 (overloaded) before any streamed
+	// event. Such a request may be sent again inside the same attempt.
+	Retryable bool
+	// RetryAfter is the server's Retry-After (seconds or HTTP date), else 0.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return e.Message }

@@ -11,6 +11,7 @@ import (
 var (
 	errConnectTimeout = errors.New("provider connect timeout")
 	errIdleTimeout    = errors.New("provider idle timeout")
+	errRequestTimeout = errors.New("provider request timeout")
 )
 
 // watchdog cancels a request that makes no progress. Until the connection

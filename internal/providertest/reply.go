@@ -63,6 +63,8 @@ type Reply struct {
 	// ContentType overrides the Content-Type of a Status or Body reply
 	// (default text/event-stream for 200, application/json otherwise).
 	ContentType string `json:"contentType,omitzero"`
+	// RetryAfter, when set, is sent as the Retry-After header.
+	RetryAfter string `json:"retryAfter,omitzero"`
 
 	// Delay waits before the first byte (the response headers). In a
 	// script it is a Go duration string such as "250ms".

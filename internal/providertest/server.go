@@ -44,6 +44,10 @@ type Server struct {
 	replies      []Reply
 	requests     []Request
 	disconnected map[int]chan struct{}
+	// models is the body of GET .../models (404 when empty); modelLists
+	// counts those requests, which are not recorded in requests.
+	models     []byte
+	modelLists int
 }
 
 // New starts a server on 127.0.0.1 with an initial script and closes it
@@ -178,6 +182,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handlers.Add(1)
 	s.mu.Unlock()
 	defer s.handlers.Done()
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models") {
+		s.serveModels(w)
+		return
+	}
 
 	// Read the whole body first: net/http notices a client that goes
 	// away only once the body is consumed.
@@ -229,6 +237,9 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, index int, reply
 			break
 		}
 		if i == 0 {
+			if reply.RetryAfter != "" {
+				w.Header().Set("Retry-After", reply.RetryAfter)
+			}
 			w.Header().Set("Content-Type", resp.contentType)
 			w.Header().Set("Cache-Control", "no-cache")
 			w.WriteHeader(resp.status)
@@ -282,4 +293,47 @@ func (s *Server) markDisconnected(index int) {
 	}
 	s.requests[index].Disconnected = true
 	close(s.disconnectedLocked(index))
+}
+
+// SetModels makes GET <URL>/models answer with an OpenAI-style model list
+// naming each model with its context_length. Model-list requests are not
+// recorded in Requests and consume no reply; ModelLists counts them.
+func (s *Server) SetModels(contextLengths map[string]int64) {
+	type model struct {
+		ID            string `json:"id"`
+		Object        string `json:"object"`
+		ContextLength int64  `json:"context_length"`
+	}
+	var list struct {
+		Object string  `json:"object"`
+		Data   []model `json:"data"`
+	}
+	list.Object = "list"
+	for id, n := range contextLengths {
+		list.Data = append(list.Data, model{ID: id, Object: "model", ContextLength: n})
+	}
+	b := mustMarshal(list)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.models = b
+}
+
+// ModelLists returns how many model-list requests were served.
+func (s *Server) ModelLists() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.modelLists
+}
+
+func (s *Server) serveModels(w http.ResponseWriter) {
+	s.mu.Lock()
+	s.modelLists++
+	body := s.models
+	s.mu.Unlock()
+	if body == nil {
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(body)
 }
