@@ -53,8 +53,11 @@ type Config struct {
 
 // AutoCompact configures automatic compaction.
 type AutoCompact struct {
-	ContextWindow int64   // tokens
+	ContextWindow int64   // tokens; 0 asks Lookup, else DefaultContextWindow
 	Share         float64 // e.g. 0.85
+	// Lookup, when set and ContextWindow is 0, finds the window the first
+	// time it is needed (once per agent); 0 means unknown.
+	Lookup func(context.Context) int64
 }
 
 // Agent runs operations on one session. Methods are safe for concurrent
@@ -83,6 +86,8 @@ type Agent struct {
 	// lastPromptTokens is the prompt size of the last model request, for
 	// automatic compaction.
 	lastPromptTokens int64
+	// window is the context window once resolved (see contextWindow).
+	window int64
 }
 
 // activePhase is the effect currently running, with the means to stop it.

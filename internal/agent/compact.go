@@ -161,11 +161,7 @@ func (a *Agent) compactionEntry(st *session.State, resp provider.Response) (*ses
 // stop the run; an aborted one does (the user pressed Esc), and its result
 // is returned so the prompt is not accepted.
 func (a *Agent) maybeAutoCompact(ctx context.Context) (*Result, error) {
-	ac := a.cfg.AutoCompact
-	if ac == nil || ac.ContextWindow <= 0 || a.lastPromptTokens <= 0 {
-		return nil, nil
-	}
-	if float64(a.lastPromptTokens) <= ac.Share*float64(ac.ContextWindow) {
+	if !a.overShare(ctx, a.lastPromptTokens) {
 		return nil, nil
 	}
 	a.lastPromptTokens = 0 // decide once per oversized request

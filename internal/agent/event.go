@@ -3,6 +3,7 @@ package agent
 import (
 	"time"
 
+	"github.com/tiny-agent/tiny-go/internal/provider"
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
@@ -27,6 +28,13 @@ type (
 	ModelStarted struct{ Model ModelInfo }
 	// ModelDelta is streamed answer text, for display only.
 	ModelDelta struct{ Text string }
+	// ModelRetrying: the request of the open attempt brought back no reply
+	// and is sent again after Wait.Delay (runtime.md §1). Display only: the
+	// wait is part of the model phase, and Esc ends it.
+	ModelRetrying struct {
+		Model ModelInfo
+		Wait  provider.RetryWait
+	}
 	// ModelCompleted: the attempt settled (reply entry or stepFailed).
 	ModelCompleted struct {
 		Model   ModelInfo
@@ -64,6 +72,7 @@ type (
 func (OperationStarted) agentEvent()   {}
 func (ModelStarted) agentEvent()       {}
 func (ModelDelta) agentEvent()         {}
+func (ModelRetrying) agentEvent()      {}
 func (ModelCompleted) agentEvent()     {}
 func (ModelReconciled) agentEvent()    {}
 func (ToolAdmitted) agentEvent()       {}
@@ -107,6 +116,9 @@ type ModelOutcome struct {
 	ErrorType string
 	// PromptTokens of the request, when known.
 	PromptTokens int64
+	// ContextWindow of the model, set with PromptTokens on an assistant
+	// step, so a display can show the share of the window in use.
+	ContextWindow int64
 }
 
 // ToolInfo identifies one tool execution.

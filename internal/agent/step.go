@@ -50,9 +50,14 @@ func (a *Agent) modelStep(ctx context.Context, r *run, st *session.State, p reco
 	r.ownAttempts[attempt.AttemptID] = info
 	started := a.cfg.Now()
 
-	onDelta := func(d provider.Delta) { a.emit(ModelDelta{Text: d.Content}) }
-	if p.StepKind == session.StepCompaction {
-		onDelta = nil
+	onDelta := func(d provider.Delta) {
+		switch {
+		case d.Retry != nil:
+			a.emit(ModelRetrying{Model: info, Wait: *d.Retry})
+		case p.StepKind == session.StepAssistant && d.Content != "":
+			// A summary is not shown as it streams.
+			a.emit(ModelDelta{Text: d.Content})
+		}
 	}
 	resp, err := a.cfg.Provider.Stream(pctx, req, onDelta)
 	done()
@@ -98,6 +103,9 @@ func (a *Agent) modelStep(ctx context.Context, r *run, st *session.State, p reco
 		}
 	}
 	completed := ModelOutcome{Outcome: "succeeded", Duration: dur, Usage: &usage, PromptTokens: resp.Usage.PromptTokens}
+	if p.StepKind == session.StepAssistant {
+		completed.ContextWindow = a.contextWindow(ctx)
+	}
 	aborted, err := a.commitUnlessAborted(ctx, facts, ModelCompleted{Model: info, Outcome: completed})
 	var rejected *store.RejectedError
 	if errors.As(err, &rejected) {

@@ -36,9 +36,6 @@ const (
 	// defaultCompactShare is the share of the context window past which a
 	// run compacts first.
 	defaultCompactShare = 0.85
-	// defaultContextWindow applies when the model is unknown and neither
-	// --context-window nor TINY_CONTEXT_WINDOW is set.
-	defaultContextWindow = 128000
 )
 
 // runFlags are the flags of the root command.
@@ -54,6 +51,8 @@ type runFlags struct {
 	contextWindow int64
 	compactShare  float64
 	idleTimeout   time.Duration
+	// requestTimeout bounds each model request as a whole.
+	requestTimeout time.Duration
 }
 
 // stdio is the process's standard streams and environment.
@@ -82,6 +81,7 @@ type runner struct {
 	cwd      string
 	model    string
 	endpoint string
+	access   endpointAccess
 
 	sink      *lifecycle.Tracker
 	store     *store.Store
@@ -121,8 +121,9 @@ func configureRun(a *app, root *cobra.Command) {
 	fl.StringArrayVar(&f.mcp, "mcp", nil, "MCP server aliases from $TINY_MCP_CONFIG, comma-separated (repeatable)")
 	fl.BoolVar(&f.json, "json", false, "print lifecycle events as JSON Lines on stdout (one-shot only)")
 	fl.BoolVar(&f.fsync, "fsync", false, "sync every commit to disk (power-loss durable)")
-	fl.Int64Var(&f.contextWindow, "context-window", 0, "the model's context window in tokens, for automatic compaction (default $TINY_CONTEXT_WINDOW or known per model)")
+	fl.Int64Var(&f.contextWindow, "context-window", 0, "the model's context window in tokens, for automatic compaction (default $TINY_CONTEXT_WINDOW, else the endpoint's model list, else 128000)")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 0, "fail a model request that sends nothing for this long (default $TINY_IDLE_TIMEOUT or 120s)")
+	fl.DurationVar(&f.requestTimeout, "request-timeout", 0, "fail a model request that takes longer than this in total (default $TINY_REQUEST_TIMEOUT or 10m)")
 	fl.Float64Var(&f.compactShare, "compact-share", 0, "compact before a run when the last prompt exceeded this share of the window (default $TINY_COMPACT_SHARE or 0.85)")
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		cwd, err := a.workDir()
@@ -201,9 +202,11 @@ func (a *runner) configure() error {
 	}
 	a.model = firstNonEmpty(a.flags.model, a.io.getenv("TINY_MODEL"), DefaultModel)
 	a.endpoint = firstNonEmpty(a.io.getenv("TINY_ENDPOINT"), DefaultEndpoint)
-	if a.io.getenv("OPENROUTER_API_KEY") == "" {
-		return usageErrorf("OPENROUTER_API_KEY is not set: export your OpenRouter key, or set TINY_ENDPOINT to another OpenAI-compatible server and OPENROUTER_API_KEY to its key.")
+	acc, ok := resolveEndpoint(a.endpoint, a.io.getenv)
+	if !ok {
+		return usageErrorf("OPENROUTER_API_KEY is not set: export your OpenRouter key, or set TINY_ENDPOINT to another OpenAI-compatible server (its key, if it needs one, goes in TINY_API_KEY).")
 	}
+	a.access = acc
 	if a.flags.contextWindow == 0 {
 		if v := a.io.getenv("TINY_CONTEXT_WINDOW"); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
@@ -231,6 +234,9 @@ func (a *runner) configure() error {
 			}
 			a.flags.idleTimeout = d
 		}
+	}
+	if err := a.configureRequestTimeout(); err != nil {
+		return err
 	}
 	if a.flags.idleTimeout < 0 {
 		return usageErrorf("--idle-timeout must be a positive duration such as 90s")
@@ -325,7 +331,7 @@ func (a *runner) attach(envID string) error {
 		a.store, err = store.Open(a.cwd, id, opts)
 		a.resumed = true
 	default:
-		a.store, err = store.Create(a.cwd, store.NewHeader{Provider: providerName, Model: a.model, EnvironmentIdentity: envID}, opts)
+		a.store, err = store.Create(a.cwd, store.NewHeader{Provider: a.access.name, Model: a.model, EnvironmentIdentity: envID}, opts)
 		a.created = err == nil
 	}
 	return err
@@ -350,7 +356,7 @@ func (a *runner) buildAgent(envID string) error {
 		return err
 	}
 	a.bg = bg
-	secrets := []string{"OPENROUTER_API_KEY"}
+	secrets := []string{openRouterKeyVar, endpointKeyVar}
 	for _, sv := range a.servers {
 		if sv.TokenEnv != "" {
 			secrets = append(secrets, sv.TokenEnv)
@@ -372,18 +378,20 @@ func (a *runner) buildAgent(envID string) error {
 	}
 	a.skills = skills
 
-	p, err := provider.New(provider.Config{Endpoint: a.endpoint, APIKey: a.io.getenv("OPENROUTER_API_KEY"), IdleTimeout: a.flags.idleTimeout})
+	client, err := provider.New(provider.Config{
+		Endpoint:       a.endpoint,
+		APIKey:         a.access.key,
+		KeyVariable:    a.access.keyVar,
+		IdleTimeout:    a.flags.idleTimeout,
+		RequestTimeout: a.flags.requestTimeout,
+	})
 	if err != nil {
 		return fmt.Errorf("TINY_ENDPOINT: %w", err)
 	}
-	a.endpointShown = p.URL()
+	a.endpointShown = client.URL()
 	var log agent.Log = a.store
 	if a.hooks != nil && a.hooks.wrapLog != nil {
 		log = a.hooks.wrapLog(log)
-	}
-	window := a.flags.contextWindow
-	if window == 0 {
-		window = contextWindowOf(a.model)
 	}
 	sinks := []func(agent.Event){(&eventObserver{sessionID: a.store.ID(), sink: a.sink}).event}
 	switch {
@@ -398,14 +406,14 @@ func (a *runner) buildAgent(envID string) error {
 	}
 	a.agent, err = agent.New(agent.Config{
 		Log:                 log,
-		Provider:            p,
+		Provider:            provider.Retry(client, provider.RetryConfig{}),
 		Tools:               all,
 		Model:               a.model,
 		SystemPrompt:        system,
 		EnvironmentIdentity: envID,
 		NewID:               func() string { return uuid.Must(uuid.NewV7()).String() },
 		Events:              agent.Fanout(sinks...),
-		AutoCompact:         &agent.AutoCompact{ContextWindow: window, Share: a.flags.compactShare},
+		AutoCompact:         a.autoCompact(client),
 	})
 	return err
 }
@@ -598,22 +606,6 @@ func blockedMessage(id, reason string) string {
 		"attempts_exhausted":         "the model request was already retried once",
 	}[reason]
 	return fmt.Sprintf("session %s is blocked (%s): %s. Restore the configuration it was started with and resume, or run: tiny-go session abort %s", id, reason, why, id)
-}
-
-// contextWindowOf knows the context windows of a few common models.
-func contextWindowOf(model string) int64 {
-	known := map[string]int64{
-		"openai/gpt-5.6-luna":        400000,
-		"openai/gpt-4o":              128000,
-		"openai/gpt-4o-mini":         128000,
-		"anthropic/claude-sonnet-4":  200000,
-		"anthropic/claude-3.5-haiku": 200000,
-		"google/gemini-2.5-pro":      1048576,
-	}
-	if n, ok := known[model]; ok {
-		return n
-	}
-	return defaultContextWindow
 }
 
 func firstNonEmpty(vs ...string) string {

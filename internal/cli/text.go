@@ -31,6 +31,10 @@ func (o *textObserver) event(ev agent.Event) {
 		o.mu.Lock()
 		defer o.mu.Unlock()
 		fmt.Fprintln(o.w, ui.ToolResultLine(ev.Tool, ev.Outcome))
+	case agent.ModelRetrying:
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		fmt.Fprintln(o.w, ev.Wait.String())
 	}
 }
 
@@ -46,7 +50,7 @@ func (a *runner) interactive(ctx context.Context) error {
 		Engine:   a.agent,
 		Observer: a.uiObserver,
 		Banner: ui.Banner{
-			Provider:    providerName,
+			Provider:    a.access.name,
 			Endpoint:    a.endpointShown,
 			Model:       a.model,
 			SessionID:   a.store.ID(),

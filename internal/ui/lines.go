@@ -258,6 +258,8 @@ func (p *linePrinter) handle(msg any) {
 		p.println(toolStartLine(msg.info, 0))
 	case toolDoneMsg:
 		p.println(toolResultLine(msg.info, msg.outcome))
+	case retryMsg:
+		p.println(msg.text)
 	case opDoneMsg:
 		p.mu.Lock()
 		p.usage = addUsage(p.usage, msg.outcome.Usage)

@@ -183,6 +183,9 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		m.print(line)
 		m.setPhase("Working")
 		return nil
+	case retryMsg:
+		m.setPhase(sanitizeLine(msg.text))
+		return nil
 	case cancelRequestedMsg:
 		if m.op != opNone {
 			m.setPhase("Aborting")

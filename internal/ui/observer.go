@@ -62,7 +62,10 @@ type (
 		outcome agent.ToolOutcome
 	}
 	cancelRequestedMsg struct{}
-	opDoneMsg          struct {
+	// retryMsg is "retrying in 4s: HTTP 429" while a request waits to be
+	// sent again.
+	retryMsg  struct{ text string }
+	opDoneMsg struct {
 		result  agent.Result
 		outcome agent.OperationOutcome
 	}
@@ -88,6 +91,8 @@ func (o *Observer) Event(ev agent.Event) {
 		o.send(toolDoneMsg{info: ev.Tool, outcome: ev.Outcome})
 	case agent.CancelRequested:
 		o.send(cancelRequestedMsg{})
+	case agent.ModelRetrying:
+		o.send(retryMsg{text: ev.Wait.String()})
 	case agent.OperationCompleted:
 		o.send(opDoneMsg{result: ev.Result, outcome: ev.Outcome})
 	}

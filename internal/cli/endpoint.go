@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/provider"
+)
+
+// Key variables: OpenRouter's own, and the optional bearer token of any
+// other OpenAI-compatible endpoint.
+const (
+	openRouterKeyVar = "OPENROUTER_API_KEY"
+	endpointKeyVar   = "TINY_API_KEY"
+)
+
+// endpointAccess is who tiny-go talks to and with which credential.
+type endpointAccess struct {
+	// name is the provider named in the session header, the banner and
+	// `session show`: "openrouter", else the endpoint's host (with port).
+	name string
+	// keyVar is the variable the key comes from; key its value ("" sends
+	// no Authorization header).
+	keyVar, key string
+}
+
+// resolveEndpoint applies the key rule: OpenRouter needs OPENROUTER_API_KEY;
+// any other endpoint takes TINY_API_KEY when set and runs without a key
+// otherwise (llama.cpp, Ollama, vLLM). The OpenRouter key is never sent to
+// another host. ok is false when OpenRouter is asked for without its key.
+func resolveEndpoint(endpoint string, getenv func(string) string) (acc endpointAccess, ok bool) {
+	host := endpointHost(endpoint)
+	if isOpenRouter(host) {
+		acc = endpointAccess{name: providerName, keyVar: openRouterKeyVar, key: strings.TrimSpace(getenv(openRouterKeyVar))}
+		return acc, acc.key != ""
+	}
+	return endpointAccess{name: host, keyVar: endpointKeyVar, key: strings.TrimSpace(getenv(endpointKeyVar))}, true
+}
+
+// endpointHost is the host[:port] of an endpoint URL, or the URL itself
+// when it does not parse (provider.New reports that).
+func endpointHost(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		return endpoint
+	}
+	return strings.ToLower(u.Host)
+}
+
+func isOpenRouter(host string) bool {
+	h := strings.TrimSuffix(host, ":443")
+	return h == "openrouter.ai" || strings.HasSuffix(h, ".openrouter.ai")
+}
+
+// configureRequestTimeout applies TINY_REQUEST_TIMEOUT under the flag.
+func (a *runner) configureRequestTimeout() error {
+	if a.flags.requestTimeout == 0 {
+		if v := a.io.getenv("TINY_REQUEST_TIMEOUT"); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return usageErrorf("TINY_REQUEST_TIMEOUT must be a positive duration such as 10m")
+			}
+			a.flags.requestTimeout = d
+		}
+	}
+	if a.flags.requestTimeout < 0 {
+		return usageErrorf("--request-timeout must be a positive duration such as 10m")
+	}
+	return nil
+}
+
+// autoCompact configures compaction: the window from --context-window or
+// TINY_CONTEXT_WINDOW, else looked up in the endpoint's model list the
+// first time the agent needs it (once per process), else the agent's
+// default.
+func (a *runner) autoCompact(client *provider.Client) *agent.AutoCompact {
+	ac := &agent.AutoCompact{ContextWindow: a.flags.contextWindow, Share: a.flags.compactShare}
+	if ac.ContextWindow == 0 {
+		model := a.model
+		ac.Lookup = func(ctx context.Context) int64 {
+			n, err := client.ContextWindow(ctx, model)
+			if err != nil {
+				return 0
+			}
+			return n
+		}
+	}
+	return ac
+}
