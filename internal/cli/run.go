@@ -22,6 +22,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/prompt"
 	"github.com/tiny-agent/tiny-go/internal/provider"
+	"github.com/tiny-agent/tiny-go/internal/sandbox"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/tools"
@@ -53,6 +54,7 @@ type runFlags struct {
 	idleTimeout   time.Duration
 	// requestTimeout bounds each model request as a whole.
 	requestTimeout time.Duration
+	sandbox        sandboxFlags
 }
 
 // stdio is the process's standard streams and environment.
@@ -105,6 +107,8 @@ type runner struct {
 	uiObserver *ui.Observer
 	// preUI shows interactive-mode progress until the UI starts.
 	preUI *gatedObserver
+	// sandbox confines commands and file writes; closed last.
+	sandbox *sandbox.Sandbox
 }
 
 // configureRun makes the root command run prompts: its flags, and the
@@ -124,6 +128,7 @@ func configureRun(a *app, root *cobra.Command) {
 	fl.Int64Var(&f.contextWindow, "context-window", 0, "the model's context window in tokens, for automatic compaction (default $TINY_CONTEXT_WINDOW, else the endpoint's model list, else 128000)")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 0, "fail a model request that sends nothing for this long (default $TINY_IDLE_TIMEOUT or 120s)")
 	fl.DurationVar(&f.requestTimeout, "request-timeout", 0, "fail a model request that takes longer than this in total (default $TINY_REQUEST_TIMEOUT or 10m)")
+	addSandboxFlags(fl, &f.sandbox)
 	fl.Float64Var(&f.compactShare, "compact-share", 0, "compact before a run when the last prompt exceeded this share of the window (default $TINY_COMPACT_SHARE or 0.85)")
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		cwd, err := a.workDir()
@@ -244,7 +249,8 @@ func (a *runner) configure() error {
 	if a.flags.compactShare <= 0 || a.flags.compactShare > 1 {
 		return usageErrorf("--compact-share must be a number in (0, 1]")
 	}
-	return nil
+	// Last: nothing after it may fail, so the sandbox is always closed.
+	return a.newSandbox()
 }
 
 // start attaches the session, connects MCP servers and builds the agent,
@@ -362,7 +368,7 @@ func (a *runner) buildAgent(envID string) error {
 			secrets = append(secrets, sv.TokenEnv)
 		}
 	}
-	builtins, err := tools.Builtins(tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secrets)})
+	builtins, err := tools.Builtins(tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secrets), Sandbox: a.sandbox})
 	if err != nil {
 		return err
 	}
@@ -569,6 +575,9 @@ func (a *runner) close() {
 		_ = a.sink.Close(ctx)
 		cancel()
 	}
+	// Last: its thread started the commands, whose Pdeathsig fires when
+	// it ends.
+	a.sandbox.Close()
 }
 
 func exitFor(res agent.Result) error {

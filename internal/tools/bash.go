@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tiny-agent/tiny-go/internal/sandbox"
 )
 
 // bash limits and timings (tools.md, runtime.md section 3).
@@ -39,6 +41,7 @@ type bashTool struct {
 	workDir string
 	newID   func() (string, error)
 	env     []string // nil: the process environment
+	sandbox *sandbox.Sandbox
 }
 
 func (bashTool) Definition() Definition {
@@ -82,7 +85,7 @@ func (t bashTool) Run(ctx context.Context, args jsontext.Value) Result {
 	}
 	capture := newBashCapture(t.workDir, t.newID)
 	defer capture.close()
-	end, err := runShell(ctx, t.workDir, t.env, command, timeout, capture)
+	end, err := runShell(ctx, t.sandbox, t.workDir, t.env, command, timeout, capture)
 	if err != nil {
 		return Result{Content: fmt.Sprintf("Cannot run sh: %v", err), IsError: true}
 	}
@@ -124,7 +127,7 @@ type shellEnd struct {
 // stdout and stderr to capture, and returns once the command is done. It
 // never waits unboundedly after a kill, nor on pipes held open by a process
 // that left the group.
-func runShell(ctx context.Context, dir string, env []string, command string, timeout time.Duration, capture *bashCapture) (shellEnd, error) {
+func runShell(ctx context.Context, sb *sandbox.Sandbox, dir string, env []string, command string, timeout time.Duration, capture *bashCapture) (shellEnd, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return shellEnd{}, err
@@ -141,8 +144,10 @@ func runShell(ctx context.Context, dir string, env []string, command string, tim
 	// *os.File outputs are handed to the child directly, so cmd.Wait does
 	// not wait for copying goroutines (which a grandchild could block).
 	cmd.Stdout, cmd.Stderr = outW, errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = cmd.Start()
+	// Pdeathsig: the command dies with tiny-go even when tiny-go is killed
+	// with SIGKILL.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	err = sb.Start(cmd)
 	outW.Close()
 	errW.Close()
 	if err != nil {

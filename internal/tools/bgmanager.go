@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/tiny-agent/tiny-go/internal/sandbox"
 )
 
 // Background process states as the bg tool reports them.
@@ -65,9 +67,17 @@ type Manager struct {
 	workDir string
 	dir     string
 
-	mu    sync.Mutex
-	owned map[string]*bgProc
-	env   []string // nil: the process environment
+	mu      sync.Mutex
+	owned   map[string]*bgProc
+	env     []string // nil: the process environment
+	sandbox *sandbox.Sandbox
+}
+
+// setSandbox sets the sandbox of the processes started from now on.
+func (m *Manager) setSandbox(s *sandbox.Sandbox) {
+	m.mu.Lock()
+	m.sandbox = s
+	m.mu.Unlock()
 }
 
 // setEnv sets the environment of the processes started from now on.
@@ -106,11 +116,13 @@ func (m *Manager) start(command string) (bgRecord, error) {
 	cmd.Env = m.env
 	m.mu.Unlock()
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// Pdeathsig: the process dies with tiny-go even when tiny-go is
+	// killed with SIGKILL.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := cmd.Start(); err != nil {
+	if err := m.sandbox.Start(cmd); err != nil {
 		os.Remove(logFile.Name())
 		return bgRecord{}, err
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
+	"github.com/tiny-agent/tiny-go/internal/sandbox"
 )
 
 // The built-in plugin names, in the order they are offered to the model.
@@ -84,6 +86,9 @@ type Config struct {
 	// Env is the environment of the commands bash and bg run; nil means
 	// the process environment. The host leaves its credentials out.
 	Env []string
+	// Sandbox confines bash and bg commands and the writes of write and
+	// edit (tools.md, "Sandbox"); nil confines nothing.
+	Sandbox *sandbox.Sandbox
 }
 
 // Builtins constructs the selected built-in tools in the order of
@@ -105,18 +110,19 @@ func Builtins(cfg Config) ([]Tool, error) {
 	for _, name := range names {
 		switch name {
 		case PluginBash:
-			tools = append(tools, bashTool{workDir: workDir, newID: newID, env: cfg.Env})
+			tools = append(tools, bashTool{workDir: workDir, newID: newID, env: cfg.Env, sandbox: cfg.Sandbox})
 		case PluginRead:
 			tools = append(tools, readTool{workDir: workDir})
 		case PluginWrite:
-			tools = append(tools, writeTool{workDir: workDir})
+			tools = append(tools, writeTool{workDir: workDir, sandbox: cfg.Sandbox})
 		case PluginEdit:
-			tools = append(tools, editTool{workDir: workDir})
+			tools = append(tools, editTool{workDir: workDir, sandbox: cfg.Sandbox})
 		case PluginBg:
 			if cfg.Background == nil {
 				return nil, errors.New("tools: the bg plugin needs Config.Background")
 			}
 			cfg.Background.setEnv(cfg.Env)
+			cfg.Background.setSandbox(cfg.Sandbox)
 			tools = append(tools, bgTool{m: cfg.Background})
 		default:
 			return nil, fmt.Errorf("tools: unknown plugin %q", name)

@@ -10,11 +10,14 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tiny-agent/tiny-go/internal/sandbox"
 )
 
 // editTool is the built-in edit.
 type editTool struct {
 	workDir string
+	sandbox *sandbox.Sandbox
 }
 
 func (editTool) Definition() Definition {
@@ -62,6 +65,9 @@ func (e editTool) Run(ctx context.Context, args jsontext.Value) Result {
 		return errorResult(err)
 	}
 	abs := resolvePath(e.workDir, path)
+	if err := e.sandbox.CheckWrite(path, abs); err != nil {
+		return errorResult(err)
+	}
 	original, err := readBounded(abs, maxEditSize)
 	if err != nil {
 		return Result{Content: describeFileError(path, err), IsError: true}
@@ -73,7 +79,7 @@ func (e editTool) Run(ctx context.Context, args jsontext.Value) Result {
 	if ctx.Err() != nil {
 		return Result{Content: "Edit aborted; the file was not changed.", IsError: true}
 	}
-	if err := writeFileAtomic(abs, updated); err != nil {
+	if err := e.sandbox.Do(func() error { return writeFileAtomic(abs, updated) }); err != nil {
 		return Result{Content: describeFileError(path, err), IsError: true}
 	}
 	return Result{Content: fmt.Sprintf("Successfully replaced %d block(s) in %s.", len(edits), path)}

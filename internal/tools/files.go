@@ -10,7 +10,7 @@ import (
 )
 
 // resolvePath makes path absolute against the working directory. Absolute
-// paths and symlinks are allowed: tiny-agent is not a sandbox.
+// paths and symlinks are allowed; the sandbox, if any, decides where writes go.
 func resolvePath(workDir, path string) string {
 	if filepath.IsAbs(path) {
 		return filepath.Clean(path)

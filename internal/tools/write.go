@@ -5,11 +5,14 @@ import (
 	"fmt"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tiny-agent/tiny-go/internal/sandbox"
 )
 
 // writeTool is the built-in write.
 type writeTool struct {
 	workDir string
+	sandbox *sandbox.Sandbox
 }
 
 func (writeTool) Definition() Definition {
@@ -46,7 +49,11 @@ func (w writeTool) Run(ctx context.Context, args jsontext.Value) Result {
 	if ctx.Err() != nil {
 		return Result{Content: "Write aborted; the file was not changed.", IsError: true}
 	}
-	if err := writeFileAtomic(resolvePath(w.workDir, path), []byte(content)); err != nil {
+	abs := resolvePath(w.workDir, path)
+	if err := w.sandbox.CheckWrite(path, abs); err != nil {
+		return errorResult(err)
+	}
+	if err := w.sandbox.Do(func() error { return writeFileAtomic(abs, []byte(content)) }); err != nil {
 		return Result{Content: describeFileError(path, err), IsError: true}
 	}
 	return Result{Content: fmt.Sprintf("Successfully wrote %d bytes to %s.", len(content), path)}

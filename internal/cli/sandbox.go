@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tiny-agent/tiny-go/internal/sandbox"
+)
+
+// sandboxFlags are --sandbox, --writable and --network (tools.md,
+// "Sandbox").
+type sandboxFlags struct {
+	mode     string
+	writable []string
+	network  string
+}
+
+func addSandboxFlags(fl *pflag.FlagSet, f *sandboxFlags) {
+	fl.StringVar(&f.mode, "sandbox", string(sandbox.Workspace), "where bash, bg, write and edit may write: workspace (the working directory, the temporary and cache directories, each --writable), read-only (the temporary directory only) or off")
+	fl.StringArrayVar(&f.writable, "writable", nil, "another directory the sandbox lets commands and the file tools write to (repeatable)")
+	fl.StringVar(&f.network, "network", "on", "off blocks TCP bind and connect for commands (Landlock ABI 4 or later)")
+}
+
+// newSandbox validates the sandbox flags and prepares the sandbox of cwd,
+// printing its warning line, if any, to stderr.
+func (a *runner) newSandbox() error {
+	f := a.flags.sandbox
+	mode, err := sandbox.ParseMode(f.mode)
+	if err != nil {
+		return usageError{err}
+	}
+	if f.network != "on" && f.network != "off" {
+		return usageErrorf("--network must be on or off, not %q", f.network)
+	}
+	if mode != sandbox.Workspace && len(f.writable) > 0 {
+		return usageErrorf("--writable needs --sandbox workspace")
+	}
+	sb, warning, err := sandbox.New(sandbox.Policy{
+		Mode:       mode,
+		WorkDir:    a.cwd,
+		Writable:   append([]string(nil), f.writable...),
+		NetworkOff: f.network == "off",
+		Getenv:     a.io.getenv,
+	})
+	if err != nil {
+		return usageError{err}
+	}
+	if warning != "" {
+		fmt.Fprintln(a.io.stderr, warning)
+	}
+	a.sandbox = sb
+	return nil
+}

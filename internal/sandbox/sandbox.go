@@ -1,0 +1,266 @@
+// Package sandbox confines the commands tiny-go runs for the model (bash,
+// bg, stdio MCP servers) and the file tools (write, edit) to a set of
+// writable roots, using Linux Landlock (tools.md, "Sandbox").
+//
+// Commands are confined by a dedicated OS thread of tiny-go that restricts
+// itself with Landlock once and then does nothing but start processes: a
+// process inherits the Landlock domain of the thread that forked it, and so
+// does everything it starts, while every other thread of tiny-go stays
+// unrestricted. This costs no extra exec per command (re-executing the
+// tiny-go binary as a confining helper costs tens of milliseconds of
+// package initialization).
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Mode is a --sandbox mode.
+type Mode string
+
+// The sandbox modes of tools.md.
+const (
+	// Workspace allows writes under the working directory, the temporary
+	// directory, the user's cache directory and each --writable root.
+	Workspace Mode = "workspace"
+	// ReadOnly allows writes under the temporary directory only.
+	ReadOnly Mode = "read-only"
+	// Off allows everything.
+	Off Mode = "off"
+)
+
+// ParseMode parses a --sandbox value.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case Workspace, ReadOnly, Off:
+		return m, nil
+	}
+	return "", fmt.Errorf("--sandbox must be workspace, read-only or off, not %q", s)
+}
+
+// Policy is what the user asked for.
+type Policy struct {
+	Mode Mode
+	// WorkDir is the absolute working directory.
+	WorkDir string
+	// Writable are the extra roots of --writable (workspace mode only).
+	Writable []string
+	// NetworkOff blocks TCP bind and connect for commands (Landlock ABI 4
+	// and later).
+	NetworkOff bool
+	// Getenv looks up the environment that locates the temporary and cache
+	// directories; nil means os.Getenv.
+	Getenv func(string) string
+}
+
+// Sandbox applies a Policy. A nil *Sandbox confines nothing, so callers
+// need no special case for "off".
+type Sandbox struct {
+	mode       Mode
+	roots      []string // cleaned, symlinks resolved, for write and edit
+	abi        int      // the kernel's Landlock ABI version, 0 if none
+	networkOff bool     // TCP is blocked for commands
+	spawner    *spawner // nil when commands run unconfined
+}
+
+// New prepares p. Its warning, when not empty, is the one line to show the
+// user (a kernel without Landlock, or without network rules when
+// --network off was asked for). Commands are confined from the first Start.
+func New(p Policy) (*Sandbox, string, error) {
+	if p.Mode == "" {
+		p.Mode = Workspace
+	}
+	if _, err := ParseMode(string(p.Mode)); err != nil {
+		return nil, "", err
+	}
+	if !filepath.IsAbs(p.WorkDir) {
+		return nil, "", fmt.Errorf("sandbox: working directory %q is not absolute", p.WorkDir)
+	}
+	if p.Getenv == nil {
+		p.Getenv = os.Getenv
+	}
+	abi := ABI()
+	var warnings []string
+	if p.Mode == Off {
+		if p.NetworkOff && abi < 4 {
+			warnings = append(warnings, networkWarning(abi))
+		}
+		s := &Sandbox{mode: Off, abi: abi}
+		if p.NetworkOff && abi >= 4 {
+			s.networkOff = true
+			sp, err := newSpawner(false, nil, true)
+			if err != nil {
+				return nil, "", err
+			}
+			s.spawner = sp
+		}
+		return s, strings.Join(warnings, " "), nil
+	}
+	for i, w := range p.Writable {
+		if !filepath.IsAbs(w) {
+			w = filepath.Join(p.WorkDir, w)
+		}
+		fi, err := os.Stat(w)
+		if err != nil || !fi.IsDir() {
+			return nil, "", fmt.Errorf("--writable %s is not a directory", p.Writable[i])
+		}
+		p.Writable[i] = w
+	}
+	roots := writableRoots(p)
+	s := &Sandbox{mode: p.Mode, roots: roots, abi: abi}
+	if abi == 0 {
+		warnings = append(warnings, fmt.Sprintf("this kernel has no Landlock: --sandbox %s applies to write and edit only; bash, bg and MCP commands can write anywhere", p.Mode))
+		return s, "tiny-go: warning: " + strings.Join(warnings, " "), nil
+	}
+	net := p.NetworkOff && abi >= 4
+	if p.NetworkOff && !net {
+		warnings = append(warnings, networkWarning(abi))
+	}
+	sp, err := newSpawner(true, roots, net)
+	if err != nil {
+		return nil, "", fmt.Errorf("sandbox: %w", err)
+	}
+	s.spawner, s.networkOff = sp, net
+	warning := ""
+	if len(warnings) > 0 {
+		warning = "tiny-go: warning: " + strings.Join(warnings, " ")
+	}
+	return s, warning, nil
+}
+
+func networkWarning(abi int) string {
+	return fmt.Sprintf("--network off needs Landlock ABI 4 or later (this kernel has %d): commands keep network access", abi)
+}
+
+// Mode returns the mode in force ("off" for a nil Sandbox).
+func (s *Sandbox) Mode() Mode {
+	if s == nil {
+		return Off
+	}
+	return s.mode
+}
+
+// Roots returns the writable roots (none in off mode).
+func (s *Sandbox) Roots() []string {
+	if s == nil {
+		return nil
+	}
+	return append([]string(nil), s.roots...)
+}
+
+// Confined reports whether commands run under Landlock.
+func (s *Sandbox) Confined() bool { return s != nil && s.spawner != nil && s.mode != Off }
+
+// NetworkOff reports whether commands are denied TCP bind and connect.
+func (s *Sandbox) NetworkOff() bool { return s != nil && s.networkOff }
+
+// Start starts cmd confined: the command and everything it starts may
+// write only under the writable roots (and, with --network off, may not
+// bind or connect TCP sockets). It is exec.Cmd.Start for a nil Sandbox or
+// one that cannot confine commands. Callers set cmd.SysProcAttr as usual
+// (a process group, Pdeathsig); a Pdeathsig fires only when tiny-go exits,
+// because the confining thread lives as long as the Sandbox.
+//
+// This is the API for everything that runs a command for the model: the
+// stdio MCP client starts its server with it.
+func (s *Sandbox) Start(cmd *exec.Cmd) error {
+	if s == nil || s.spawner == nil {
+		return cmd.Start()
+	}
+	return s.spawner.start(cmd)
+}
+
+// Do runs fn on the confining thread, so the kernel holds the file
+// operations in it to the same rules as commands (CheckWrite explains a
+// refusal; Do makes sure a symlink swapped in meanwhile changes nothing).
+// fn must do its work on the calling goroutine: plain file system calls,
+// no goroutines, no network. Without confinement fn runs directly.
+func (s *Sandbox) Do(fn func() error) error {
+	if s == nil || s.spawner == nil || s.mode == Off {
+		return fn()
+	}
+	return s.spawner.do(spawnRequest{fn: fn})
+}
+
+// Close ends the confining thread. Processes started with a Pdeathsig
+// receive it then, so the host closes the Sandbox last, on exit.
+func (s *Sandbox) Close() {
+	if s != nil && s.spawner != nil {
+		s.spawner.close()
+	}
+}
+
+// DeniedError is a write or edit outside the writable roots.
+type DeniedError struct {
+	Path  string // as the model wrote it
+	Abs   string // resolved
+	Mode  Mode
+	Roots []string
+}
+
+func (e *DeniedError) Error() string {
+	fix := "--writable " + suggestRoot(e.Abs)
+	if e.Mode == ReadOnly {
+		fix = "--sandbox workspace"
+		if !underAny(e.Abs, e.Roots) {
+			fix = "--sandbox workspace --writable " + suggestRoot(e.Abs)
+		}
+	}
+	return fmt.Sprintf("Sandbox (%s mode) refused to write %s: it is outside the writable roots (%s). "+
+		"To allow it, the user can restart tiny-go with %s, or with --sandbox off.",
+		e.Mode, e.Path, strings.Join(e.Roots, ", "), fix)
+}
+
+// suggestRoot is the directory to name in the fix: the file's directory.
+func suggestRoot(abs string) string { return filepath.Dir(abs) }
+
+// CheckWrite reports whether the file tools may create or change the file
+// at abs (absolute). It resolves symlinks of the part of the path that
+// exists, as Landlock would, so a link inside a root that points outside
+// is refused. shown is the path as the model wrote it, for the message.
+func (s *Sandbox) CheckWrite(shown, abs string) error {
+	if s == nil || s.mode == Off {
+		return nil
+	}
+	real := resolveExisting(abs)
+	if underAny(real, s.roots) {
+		return nil
+	}
+	return &DeniedError{Path: shown, Abs: real, Mode: s.mode, Roots: s.Roots()}
+}
+
+// resolveExisting resolves the symlinks of the longest existing prefix of
+// abs and appends the rest.
+func resolveExisting(abs string) string {
+	abs = filepath.Clean(abs)
+	rest := ""
+	for p := abs; ; {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			// Unreadable or a loop: judge the path as written.
+			return abs
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}
+
+// underAny reports whether path is one of roots or beneath one.
+func underAny(path string, roots []string) bool {
+	for _, r := range roots {
+		if path == r || strings.HasPrefix(path, r+string(filepath.Separator)) || r == "/" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,328 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMain doubles as a helper process: with SANDBOX_TEST_DIAL set, the
+// test binary dials that address and reports the outcome on stdout.
+func TestMain(m *testing.M) {
+	if addr := os.Getenv("SANDBOX_TEST_DIAL"); addr != "" {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			fmt.Println("dial failed:", err)
+			os.Exit(3)
+		}
+		c.Close()
+		fmt.Println("connected")
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// layout is a test tree whose temporary, cache and home directories are
+// its own, so that "outside" is outside every root.
+type layout struct {
+	work, tmp, home, outside string
+	env                      map[string]string
+}
+
+func newLayout(t *testing.T) layout {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := layout{
+		work:    filepath.Join(base, "work"),
+		tmp:     filepath.Join(base, "tmp"),
+		home:    filepath.Join(base, "home"),
+		outside: filepath.Join(base, "outside"),
+	}
+	for _, d := range []string{l.work, l.tmp, l.home, l.outside} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.env = map[string]string{"TMPDIR": l.tmp, "HOME": l.home, "PATH": os.Getenv("PATH")}
+	return l
+}
+
+func (l layout) getenv(name string) string { return l.env[name] }
+
+func requireLandlock(t *testing.T) {
+	t.Helper()
+	if ABI() == 0 {
+		t.Skip("this kernel has no Landlock")
+	}
+}
+
+func newSandbox(t *testing.T, p Policy) *Sandbox {
+	t.Helper()
+	s, warning, err := New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if warning != "" {
+		t.Logf("warning: %s", warning)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// run runs script with sh -c, confined by s, in dir.
+func run(t *testing.T, s *Sandbox, dir, script string) (string, error) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Dir = dir
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := s.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	return out.String(), err
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+func TestWorkspaceConfinesCommandsAndWhatTheyStart(t *testing.T) {
+	requireLandlock(t)
+	l := newLayout(t)
+	s := newSandbox(t, Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv})
+	if !s.Confined() {
+		t.Fatal("commands are not confined on a kernel with Landlock")
+	}
+
+	out, err := run(t, s, l.work, "echo x > "+filepath.Join(l.outside, "direct"))
+	if err == nil || exists(filepath.Join(l.outside, "direct")) {
+		t.Fatalf("a command wrote outside the roots (err %v, output %q)", err, out)
+	}
+	// A grandchild that leaves the process group and the session.
+	script := fmt.Sprintf("setsid sh -c 'echo x > %s/escaped; echo x > %s/inside' & wait", l.outside, l.work)
+	if out, err := run(t, s, l.work, script); err != nil {
+		t.Fatalf("setsid command: %v: %s", err, out)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !exists(filepath.Join(l.work, "inside")) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !exists(filepath.Join(l.work, "inside")) {
+		t.Fatal("the setsid grandchild could not write inside the working directory")
+	}
+	if exists(filepath.Join(l.outside, "escaped")) {
+		t.Fatal("a setsid grandchild wrote outside the roots")
+	}
+	for _, ok := range []string{filepath.Join(l.work, "a"), filepath.Join(l.tmp, "b"), "/dev/null"} {
+		if out, err := run(t, s, l.work, "echo x > "+ok); err != nil {
+			t.Errorf("writing %s: %v: %s", ok, err, out)
+		}
+	}
+	if out, err := run(t, s, l.work, "mkdir sub && mv a sub/a && rm -r sub"); err != nil {
+		t.Errorf("moving and removing inside the working directory: %v: %s", err, out)
+	}
+	// Reading stays unrestricted.
+	if err := os.WriteFile(filepath.Join(l.outside, "readme"), []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(t, s, l.work, "cat "+filepath.Join(l.outside, "readme")); err != nil || out != "hello" {
+		t.Errorf("reading outside the roots: %v: %q", err, out)
+	}
+	// tiny-go itself is not confined.
+	if err := os.WriteFile(filepath.Join(l.outside, "host"), nil, 0o600); err != nil {
+		t.Fatalf("the host process was confined: %v", err)
+	}
+}
+
+func TestReadOnlyAllowsOnlyTheTemporaryDirectory(t *testing.T) {
+	requireLandlock(t)
+	l := newLayout(t)
+	s := newSandbox(t, Policy{Mode: ReadOnly, WorkDir: l.work, Getenv: l.getenv})
+	if _, err := run(t, s, l.work, "echo x > inside"); err == nil || exists(filepath.Join(l.work, "inside")) {
+		t.Fatal("read-only mode let a command write in the working directory")
+	}
+	if out, err := run(t, s, l.work, "echo x > "+filepath.Join(l.tmp, "t")); err != nil {
+		t.Fatalf("read-only mode refused the temporary directory: %v: %s", err, out)
+	}
+	if err := s.CheckWrite("f", filepath.Join(l.work, "f")); err == nil {
+		t.Fatal("read-only mode let write and edit change the working directory")
+	}
+}
+
+func TestWritableRootsAreAdded(t *testing.T) {
+	requireLandlock(t)
+	l := newLayout(t)
+	s := newSandbox(t, Policy{Mode: Workspace, WorkDir: l.work, Writable: []string{l.outside}, Getenv: l.getenv})
+	if out, err := run(t, s, l.work, "echo x > "+filepath.Join(l.outside, "f")); err != nil {
+		t.Fatalf("--writable root refused: %v: %s", err, out)
+	}
+	if _, _, err := New(Policy{Mode: Workspace, WorkDir: l.work, Writable: []string{filepath.Join(l.work, "missing")}, Getenv: l.getenv}); err == nil {
+		t.Fatal("a missing --writable directory was accepted")
+	}
+}
+
+func TestCheckWrite(t *testing.T) {
+	l := newLayout(t)
+	s, _, err := New(Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := os.Symlink(l.outside, filepath.Join(l.work, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path string
+		ok   bool
+	}{
+		{filepath.Join(l.work, "new/dir/file"), true},
+		{filepath.Join(l.tmp, "f"), true},
+		{filepath.Join(l.home, ".cache", "x"), false}, // the cache dir does not exist in this layout
+		{filepath.Join(l.outside, "f"), false},
+		{filepath.Join(l.work, "link", "f"), false},
+		{filepath.Join(l.work, "..", "outside", "f"), false},
+		{l.work + "2/f", false},
+	} {
+		err := s.CheckWrite(tc.path, tc.path)
+		if (err == nil) != tc.ok {
+			t.Errorf("CheckWrite(%s) = %v, want ok=%v", tc.path, err, tc.ok)
+		}
+		var de *DeniedError
+		if err != nil && (!errors.As(err, &de) || !strings.Contains(err.Error(), tc.path) || !strings.Contains(err.Error(), "--writable")) {
+			t.Errorf("the refusal names neither the path nor the fix: %v", err)
+		}
+	}
+	var off *Sandbox
+	if err := off.CheckWrite("/etc/x", "/etc/x"); err != nil {
+		t.Errorf("a nil sandbox refused a write: %v", err)
+	}
+}
+
+func TestGoBuildWorksInWorkspaceMode(t *testing.T) {
+	requireLandlock(t)
+	if testing.Short() {
+		t.Skip("builds a module")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	work, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The real environment: the real caches must be writable roots.
+	s := newSandbox(t, Policy{Mode: Workspace, WorkDir: work})
+	files := map[string]string{
+		"go.mod":  "module example.com/hello\n\ngo 1.22\n",
+		"main.go": "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello from the sandbox\") }\n",
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(work, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := run(t, s, work, goBin+" build -o hello . && ./hello")
+	if err != nil || !strings.Contains(out, "hello from the sandbox") {
+		t.Fatalf("go build in workspace mode: %v\n%s", err, out)
+	}
+}
+
+func TestNetworkOffRefusesLoopbackConnect(t *testing.T) {
+	if abi := ABI(); abi < 4 {
+		t.Skipf("Landlock ABI %d has no network rules (needs 4)", abi)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	l := newLayout(t)
+	dial := func(s *Sandbox) (string, error) {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), "SANDBOX_TEST_DIAL="+ln.Addr().String())
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := s.Start(cmd); err != nil {
+			t.Fatal(err)
+		}
+		err := cmd.Wait()
+		return out.String(), err
+	}
+	on := newSandbox(t, Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv})
+	if out, err := dial(on); err != nil {
+		t.Fatalf("without --network off the connect failed: %v: %s", err, out)
+	}
+	for _, mode := range []Mode{Workspace, Off} {
+		off := newSandbox(t, Policy{Mode: mode, WorkDir: l.work, NetworkOff: true, Getenv: l.getenv})
+		if !off.NetworkOff() {
+			t.Fatalf("%s: network rules not in force on ABI %d", mode, ABI())
+		}
+		out, err := dial(off)
+		if err == nil || !strings.Contains(out, "permission denied") {
+			t.Fatalf("%s: --network off let a command connect to loopback: %v: %s", mode, err, out)
+		}
+	}
+	// The host keeps its network.
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatalf("the host lost its network: %v", err)
+	}
+	c.Close()
+}
+
+func TestParseMode(t *testing.T) {
+	for _, s := range []string{"workspace", "read-only", "off"} {
+		if m, err := ParseMode(s); err != nil || string(m) != s {
+			t.Errorf("ParseMode(%q) = %q, %v", s, m, err)
+		}
+	}
+	if _, err := ParseMode("strict"); err == nil {
+		t.Error("ParseMode accepted an unknown mode")
+	}
+}
+
+// BenchmarkStartConfined measures starting and waiting for a trivial
+// command confined by the sandbox, against the same command unconfined.
+func BenchmarkStartConfined(b *testing.B) {
+	work := b.TempDir()
+	for _, mode := range []Mode{Off, Workspace} {
+		b.Run(string(mode), func(b *testing.B) {
+			s, _, err := New(Policy{Mode: mode, WorkDir: work})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			b.ResetTimer()
+			for b.Loop() {
+				cmd := exec.Command("/bin/true")
+				if err := s.Start(cmd); err != nil {
+					b.Fatal(err)
+				}
+				if err := cmd.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
