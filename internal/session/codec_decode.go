@@ -40,6 +40,7 @@ type txDecoder struct {
 	snapVal ConfigurationSnapshot
 
 	rw recordWire // the record being decoded (see record)
+	ew entryWire  // the entry being decoded (see entry)
 }
 
 // enableCache turns on interning, the string arena and the snapshot

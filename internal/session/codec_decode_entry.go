@@ -2,23 +2,26 @@ package session
 
 import "fmt"
 
-// Members of an entry object; which of them a variant has is checked once
-// the whole object is read, because member order is free.
+// Members of an entry object across all entry variants, in the JCS order
+// of their names. Bit i is entryMembers[i], where each member's name,
+// reader and writer are declared once; each variant's members are declared
+// once in its mask below, for the decoder (exactly these, checked once the
+// whole object is read, because member order is free) and the encoder.
 const (
-	eType = 1 << iota
-	eMessage
-	eStepID
+	eAssistantEntryID uint64 = 1 << iota
 	eAttemptID
+	eCompactedThrough
+	eMessage
+	eOperationID
+	eResult
+	eRetainedTail
+	eStepID
 	eStopReason
+	eSummary
+	eToolIndex
 	eToolName
 	eToolStartedID
-	eResult
-	eAssistantEntryID
-	eToolIndex
-	eOperationID
-	eSummary
-	eCompactedThrough
-	eRetainedTail
+	eType
 
 	eUser        = eType | eMessage
 	eAssistant   = eType | eMessage | eStepID | eAttemptID | eStopReason
@@ -35,85 +38,136 @@ type resultWire struct {
 	hasReason   bool
 }
 
+// entryWire holds every member an entry may have until its variant is
+// known (decoding), or the members of a typed entry (encoding).
+type entryWire struct {
+	have                                         uint64
+	typ, stepID, attemptID, stopReason, toolName string
+	toolStartedID, assistantEntryID, operationID string
+	summary, compactedThrough                    string
+	toolIndex                                    int64
+	msg                                          messageWire
+	result                                       resultWire
+	retained                                     []RetainedMessage
+}
+
+// entryMember is one member an entry object may have.
+type entryMember struct {
+	name  string
+	read  func(d *txDecoder, w *entryWire) error
+	write func(b []byte, w *entryWire) []byte
+}
+
+func entryUUID(name string, field func(w *entryWire) *string) entryMember {
+	return entryMember{name,
+		func(d *txDecoder, w *entryWire) (err error) { *field(w), err = d.rd.uuid(name); return err },
+		func(b []byte, w *entryWire) []byte { return appendString(b, *field(w)) }}
+}
+
+func entrySym(name string, field func(w *entryWire) *string) entryMember {
+	return entryMember{name,
+		func(d *txDecoder, w *entryWire) (err error) { *field(w), err = d.rd.sym(name); return err },
+		func(b []byte, w *entryWire) []byte { return appendString(b, *field(w)) }}
+}
+
+// entryMembers is read-only: bit i of a mask is entryMembers[i].
+var entryMembers = [...]entryMember{
+	entryUUID("assistantEntryId", func(w *entryWire) *string { return &w.assistantEntryID }),
+	entryUUID("attemptId", func(w *entryWire) *string { return &w.attemptID }),
+	entryUUID("compactedThroughEntryId", func(w *entryWire) *string { return &w.compactedThrough }),
+	{"message",
+		func(d *txDecoder, w *entryWire) (err error) { w.msg, err = d.messageWire(); return err },
+		func(b []byte, w *entryWire) []byte {
+			m := Message{Role: w.msg.Role, Content: w.msg.contentPtr(), ToolCallID: w.msg.ToolCallID, ToolCalls: w.msg.ToolCalls}
+			return appendMessage(b, &m)
+		}},
+	entryUUID("operationId", func(w *entryWire) *string { return &w.operationID }),
+	{"result",
+		func(d *txDecoder, w *entryWire) (err error) { w.result, err = d.result(); return err },
+		func(b []byte, w *entryWire) []byte {
+			if w.result.hasReason {
+				return appendSyntheticResult(b, w.result.reason)
+			}
+			b = append(b, '{')
+			b = appendStringMember(b, true, "type", w.result.typ)
+			return append(b, '}')
+		}},
+	{"retainedTail",
+		func(d *txDecoder, w *entryWire) (err error) { w.retained, err = d.retainedTail(); return err },
+		func(b []byte, w *entryWire) []byte { return appendRetained(b, w.retained) }},
+	entryUUID("stepId", func(w *entryWire) *string { return &w.stepID }),
+	entrySym("stopReason", func(w *entryWire) *string { return &w.stopReason }),
+	{"summary",
+		func(d *txDecoder, w *entryWire) (err error) { w.summary, err = d.rd.str("summary"); return err },
+		func(b []byte, w *entryWire) []byte { return appendString(b, w.summary) }},
+	{"toolIndex",
+		func(d *txDecoder, w *entryWire) (err error) { w.toolIndex, err = d.rd.safeInt("toolIndex"); return err },
+		func(b []byte, w *entryWire) []byte { return appendInt(b, w.toolIndex) }},
+	{"toolName",
+		func(d *txDecoder, w *entryWire) (err error) { w.toolName, err = d.rd.interned("toolName"); return err },
+		func(b []byte, w *entryWire) []byte { return appendString(b, w.toolName) }},
+	entryUUID("toolStartedId", func(w *entryWire) *string { return &w.toolStartedID }),
+	entrySym("type", func(w *entryWire) *string { return &w.typ }),
+}
+
+// entryMemberIndex finds name in entryMembers (sorted by name); -1 when no
+// entry has such a member.
+func entryMemberIndex(name []byte) int {
+	lo, hi := 0, len(entryMembers)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		switch c := compareName(entryMembers[mid].name, name); {
+		case c == 0:
+			return mid
+		case c < 0:
+			lo = mid + 1
+		default:
+			hi = mid
+		}
+	}
+	return -1
+}
+
 func (d *txDecoder) entry() (Entry, error) {
 	rd := &d.rd
-	var (
-		have                                         uint
-		typ, stepID, attemptID, stopReason, toolName string
-		toolStartedID, assistantEntryID, operationID string
-		summary, compactedThrough                    string
-		toolIndex                                    int64
-		msg                                          messageWire
-		result                                       resultWire
-		retained                                     []RetainedMessage
-	)
-	err := rd.members("entry", func(name []byte) (err error) {
-		switch string(name) {
-		case "type":
-			member(rd, &have, eType)
-			typ, err = rd.sym("entry type")
-		case "message":
-			member(rd, &have, eMessage)
-			msg, err = d.messageWire()
-		case "stepId":
-			member(rd, &have, eStepID)
-			stepID, err = rd.uuid("stepId")
-		case "attemptId":
-			member(rd, &have, eAttemptID)
-			attemptID, err = rd.uuid("attemptId")
-		case "stopReason":
-			member(rd, &have, eStopReason)
-			stopReason, err = rd.sym("stopReason")
-		case "toolName":
-			member(rd, &have, eToolName)
-			toolName, err = rd.interned("toolName")
-		case "toolStartedId":
-			member(rd, &have, eToolStartedID)
-			toolStartedID, err = rd.uuid("toolStartedId")
-		case "result":
-			member(rd, &have, eResult)
-			result, err = d.result()
-		case "assistantEntryId":
-			member(rd, &have, eAssistantEntryID)
-			assistantEntryID, err = rd.uuid("assistantEntryId")
-		case "toolIndex":
-			member(rd, &have, eToolIndex)
-			toolIndex, err = rd.safeInt("toolIndex")
-		case "operationId":
-			member(rd, &have, eOperationID)
-			operationID, err = rd.uuid("operationId")
-		case "summary":
-			member(rd, &have, eSummary)
-			summary, err = rd.str("summary")
-		case "compactedThroughEntryId":
-			member(rd, &have, eCompactedThrough)
-			compactedThrough, err = rd.uuid("compactedThroughEntryId")
-		case "retainedTail":
-			member(rd, &have, eRetainedTail)
-			retained, err = d.retainedTail()
-		default:
+	// Read into the decoder's own wire: the readers are called through the
+	// table, so a local one would escape to the heap for every entry.
+	d.ew = entryWire{}
+	w := &d.ew
+	err := rd.members("entry", func(name []byte) error {
+		i := entryMemberIndex(name)
+		if i < 0 {
 			return shapeErr(fmt.Sprintf("unknown entry member %q", name))
 		}
-		return err
+		if err := entryMembers[i].read(d, w); err != nil {
+			return err
+		}
+		member(rd, &w.have, 1<<uint(i))
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	return w.build()
+}
 
-	switch typ {
+// build turns the members into the entry of their variant.
+func (w *entryWire) build() (Entry, error) {
+	have, msg, result := w.have, &w.msg, w.result
+	switch w.typ {
 	case "compaction":
 		if have != eCompaction {
 			return nil, shapeErr("a compaction entry has exactly type, operationId, summary, compactedThroughEntryId and retainedTail")
 		}
 		return &CompactionEntry{
-			OperationID:             operationID,
-			Summary:                 summary,
-			CompactedThroughEntryID: compactedThrough,
-			RetainedTail:            retained,
+			OperationID:             w.operationID,
+			Summary:                 w.summary,
+			CompactedThroughEntryID: w.compactedThrough,
+			RetainedTail:            w.retained,
 		}, nil
 	case entryMessage:
 	default:
-		return nil, shapeErr(fmt.Sprintf("unknown entry type %q", typ))
+		return nil, shapeErr(fmt.Sprintf("unknown entry type %q", w.typ))
 	}
 	if have&eMessage == 0 {
 		return nil, shapeErr("a message entry has a message")
@@ -128,15 +182,15 @@ func (d *txDecoder) entry() (Entry, error) {
 		if have != eAssistant {
 			return nil, shapeErr("an assistant entry has exactly type, stepId, attemptId, stopReason and message")
 		}
-		sr := StopReason(stopReason)
+		sr := StopReason(w.stopReason)
 		if sr != StopReasonStop && sr != StopReasonToolUse && sr != StopReasonLength {
-			return nil, shapeErr(fmt.Sprintf("unknown stopReason %q", stopReason))
+			return nil, shapeErr(fmt.Sprintf("unknown stopReason %q", w.stopReason))
 		}
 		// The entry and its content in one allocation.
 		box := &struct {
 			e       AssistantEntry
 			content string
-		}{AssistantEntry{StepID: stepID, AttemptID: attemptID, StopReason: sr, ToolCalls: msg.ToolCalls}, msg.content}
+		}{AssistantEntry{StepID: w.stepID, AttemptID: w.attemptID, StopReason: sr, ToolCalls: msg.ToolCalls}, msg.content}
 		if !msg.null {
 			box.e.Content = &box.content
 		}
@@ -158,11 +212,11 @@ func (d *txDecoder) entry() (Entry, error) {
 			return nil, shapeErr("a started tool's result is success, error or synthetic interrupted")
 		}
 		return &ToolResultEntry{
-			StepID:        stepID,
+			StepID:        w.stepID,
 			ToolCallID:    msg.ToolCallID,
 			Content:       msg.content,
-			ToolName:      toolName,
-			ToolStartedID: toolStartedID,
+			ToolName:      w.toolName,
+			ToolStartedID: w.toolStartedID,
 			Result:        rt,
 		}, nil
 	}
@@ -174,14 +228,70 @@ func (d *txDecoder) entry() (Entry, error) {
 		return nil, shapeErr("a pre-execution result is synthetic invalidArguments, unknownTool, truncated or aborted")
 	}
 	return &SyntheticEntry{
-		StepID:           stepID,
-		AssistantEntryID: assistantEntryID,
-		ToolIndex:        int(toolIndex),
+		StepID:           w.stepID,
+		AssistantEntryID: w.assistantEntryID,
+		ToolIndex:        int(w.toolIndex),
 		ToolCallID:       msg.ToolCallID,
 		Content:          msg.content,
-		ToolName:         toolName,
+		ToolName:         w.toolName,
 		Reason:           reason,
 	}, nil
+}
+
+// appendEntry writes an entry: its members, in JCS order.
+func appendEntry(b []byte, e Entry) ([]byte, error) {
+	w, err := entryToWire(e)
+	if err != nil {
+		return b, err
+	}
+	b = append(b, '{')
+	first := true
+	for i := range entryMembers {
+		if w.have&(1<<uint(i)) == 0 {
+			continue
+		}
+		b = appendMember(b, first, entryMembers[i].name)
+		b = entryMembers[i].write(b, &w)
+		first = false
+	}
+	return append(b, '}'), nil
+}
+
+// entryToWire is build's inverse: the members of a typed entry.
+func entryToWire(e Entry) (entryWire, error) {
+	var w entryWire
+	switch e := e.(type) {
+	case *UserEntry:
+		w = entryWire{have: eUser, typ: entryMessage, msg: messageWire{Role: RoleUser, content: e.Content}}
+	case *AssistantEntry:
+		w = entryWire{have: eAssistant, typ: entryMessage, stepID: e.StepID, attemptID: e.AttemptID,
+			stopReason: string(e.StopReason), msg: messageWire{Role: RoleAssistant, null: e.Content == nil, ToolCalls: e.ToolCalls}}
+		if e.Content != nil {
+			w.msg.content = *e.Content
+		}
+	case *ToolResultEntry:
+		w = entryWire{have: eStarted, typ: entryMessage, stepID: e.StepID, toolName: e.ToolName,
+			toolStartedID: e.ToolStartedID, msg: messageWire{Role: RoleTool, content: e.Content, ToolCallID: e.ToolCallID}}
+		switch e.Result {
+		case ResultSuccess, ResultError:
+			w.result = resultWire{typ: string(e.Result)}
+		case ResultInterrupted:
+			w.result = resultWire{typ: resultSynth, reason: string(ResultInterrupted), hasReason: true}
+		default:
+			return w, fmt.Errorf("unknown tool result type %q", e.Result)
+		}
+	case *SyntheticEntry:
+		w = entryWire{have: eSynthetic, typ: entryMessage, stepID: e.StepID, assistantEntryID: e.AssistantEntryID,
+			toolIndex: int64(e.ToolIndex), toolName: e.ToolName,
+			msg:    messageWire{Role: RoleTool, content: e.Content, ToolCallID: e.ToolCallID},
+			result: resultWire{typ: resultSynth, reason: string(e.Reason), hasReason: true}}
+	case *CompactionEntry:
+		w = entryWire{have: eCompaction, typ: "compaction", operationID: e.OperationID, summary: e.Summary,
+			compactedThrough: e.CompactedThroughEntryID, retained: e.RetainedTail}
+	default:
+		return w, fmt.Errorf("unknown entry type %T", e)
+	}
+	return w, nil
 }
 
 func (d *txDecoder) result() (resultWire, error) {

@@ -177,19 +177,16 @@ func recordMemberIndex(name []byte) int {
 	return -1
 }
 
-// compareName compares a member name with a decoded one byte by byte (for
-// these ASCII names, JCS order).
+// compareName compares a member name with a decoded one (for these ASCII
+// names, JCS order). The conversions do not allocate.
 func compareName(a string, b []byte) int {
-	n := min(len(a), len(b))
-	for i := 0; i < n; i++ {
-		if a[i] != b[i] {
-			if a[i] < b[i] {
-				return -1
-			}
-			return 1
-		}
+	switch {
+	case a == string(b):
+		return 0
+	case a < string(b):
+		return -1
 	}
-	return len(a) - len(b)
+	return 1
 }
 
 func (d *txDecoder) record() (Record, error) {

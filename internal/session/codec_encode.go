@@ -98,64 +98,6 @@ func appendFact(b []byte, f *Fact) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-func appendEntry(b []byte, e Entry) ([]byte, error) {
-	b = append(b, '{')
-	switch e := e.(type) {
-	case *UserEntry:
-		content := e.Content
-		b = appendMember(b, true, "message")
-		b = appendMessage(b, &Message{Role: RoleUser, Content: &content})
-		b = appendStringMember(b, false, "type", "message")
-	case *AssistantEntry:
-		b = appendStringMember(b, true, "attemptId", e.AttemptID)
-		b = appendMember(b, false, "message")
-		b = appendMessage(b, &Message{Role: RoleAssistant, Content: e.Content, ToolCalls: e.ToolCalls})
-		b = appendStringMember(b, false, "stepId", e.StepID)
-		b = appendStringMember(b, false, "stopReason", string(e.StopReason))
-		b = appendStringMember(b, false, "type", "message")
-	case *ToolResultEntry:
-		content := e.Content
-		b = appendMember(b, true, "message")
-		b = appendMessage(b, &Message{Role: RoleTool, Content: &content, ToolCallID: e.ToolCallID})
-		b = appendMember(b, false, "result")
-		switch e.Result {
-		case ResultSuccess, ResultError:
-			b = append(b, '{')
-			b = appendStringMember(b, true, "type", string(e.Result))
-			b = append(b, '}')
-		case ResultInterrupted:
-			b = appendSyntheticResult(b, string(ResultInterrupted))
-		default:
-			return b, fmt.Errorf("unknown tool result type %q", e.Result)
-		}
-		b = appendStringMember(b, false, "stepId", e.StepID)
-		b = appendStringMember(b, false, "toolName", e.ToolName)
-		b = appendStringMember(b, false, "toolStartedId", e.ToolStartedID)
-		b = appendStringMember(b, false, "type", "message")
-	case *SyntheticEntry:
-		content := e.Content
-		b = appendStringMember(b, true, "assistantEntryId", e.AssistantEntryID)
-		b = appendMember(b, false, "message")
-		b = appendMessage(b, &Message{Role: RoleTool, Content: &content, ToolCallID: e.ToolCallID})
-		b = appendMember(b, false, "result")
-		b = appendSyntheticResult(b, string(e.Reason))
-		b = appendStringMember(b, false, "stepId", e.StepID)
-		b = appendIntMember(b, false, "toolIndex", int64(e.ToolIndex))
-		b = appendStringMember(b, false, "toolName", e.ToolName)
-		b = appendStringMember(b, false, "type", "message")
-	case *CompactionEntry:
-		b = appendStringMember(b, true, "compactedThroughEntryId", e.CompactedThroughEntryID)
-		b = appendStringMember(b, false, "operationId", e.OperationID)
-		b = appendMember(b, false, "retainedTail")
-		b = appendRetained(b, e.RetainedTail)
-		b = appendStringMember(b, false, "summary", e.Summary)
-		b = appendStringMember(b, false, "type", "compaction")
-	default:
-		return b, fmt.Errorf("unknown entry type %T", e)
-	}
-	return append(b, '}'), nil
-}
-
 func appendSyntheticResult(b []byte, reason string) []byte {
 	b = append(b, '{')
 	b = appendStringMember(b, true, "reason", reason)
