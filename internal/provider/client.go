@@ -78,13 +78,25 @@ type Client struct {
 	total    time.Duration
 	keyVar   string
 	enc      requestEncoder
+	// wire, when set, speaks another protocol than Chat Completions.
+	wire Wire
 }
 
 var _ Provider = (*Client)(nil)
 
 // New returns a client, or an error if the configuration is invalid.
 func New(cfg Config) (*Client, error) {
-	u, err := chatURL(cfg.Endpoint)
+	return NewWire(cfg, nil)
+}
+
+// NewWire returns a client that speaks w over the client's transport
+// (timeouts, size bound, error mapping); nil w is Chat Completions.
+func NewWire(cfg Config, w Wire) (*Client, error) {
+	resolve := chatURL
+	if w != nil {
+		resolve = w.URL
+	}
+	u, err := resolve(cfg.Endpoint)
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +110,7 @@ func New(cfg Config) (*Client, error) {
 		maxBytes: cfg.MaxResponseBytes,
 		total:    cfg.RequestTimeout,
 		keyVar:   cfg.KeyVariable,
+		wire:     w,
 	}
 	if !ValidReasoning(cfg.Reasoning) {
 		return nil, fmt.Errorf("invalid reasoning effort %q: want off, low, medium or high", cfg.Reasoning)
@@ -161,7 +174,7 @@ func (c *Client) URL() string { return c.url.Redacted() }
 
 // Stream sends one request and reads the reply. See Provider.
 func (c *Client) Stream(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
-	body, err := c.enc.encode(req)
+	body, err := c.encode(req)
 	if err != nil {
 		return Response{}, fmt.Errorf("encode provider request: %w", err)
 	}
@@ -212,7 +225,9 @@ func (c *Client) newRequest(ctx context.Context, body requestBody, wd *watchdog)
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream")
 	hreq.Header.Set("User-Agent", "tiny-go")
-	if c.apiKey != "" {
+	if c.wire != nil {
+		c.wire.Header(hreq.Header, c.apiKey)
+	} else if c.apiKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+c.apiKey)
 	}
 	for k, vs := range c.header {
@@ -234,6 +249,9 @@ func (c *Client) read(resp *http.Response, wd *watchdog, onDelta func(Delta)) (R
 		classifyStatus(e, resp.Header, b, time.Now())
 		c.keyHint(e)
 		return Response{}, e
+	}
+	if c.wire != nil {
+		return c.wire.Decode(body, c.apiKey, onDelta)
 	}
 	acc := newAccumulator(c.apiKey, onDelta)
 	if mediaType, _, _ := mime.ParseMediaType(contentType); mediaType == "application/json" {

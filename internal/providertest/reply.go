@@ -50,6 +50,9 @@ type Reply struct {
 	// StreamError sends an error object inside the stream (OpenRouter
 	// style, with finish_reason "error") instead of the finish event.
 	StreamError string `json:"streamError,omitzero"`
+	// StreamErrorType is the error type of a StreamError on /messages
+	// (default overloaded_error).
+	StreamErrorType string `json:"streamErrorType,omitzero"`
 
 	// JSON answers with one non-streaming application/json
 	// chat.completion body instead of SSE.

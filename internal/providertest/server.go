@@ -204,7 +204,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	var ok bool
 	switch {
 	case r.Method != http.MethodPost:
-	case !strings.HasSuffix(r.URL.Path, "/chat/completions"):
+	case !isModelPath(r.URL.Path):
 	case len(s.replies) > 0:
 		reply, ok, s.replies = s.replies[0], true, s.replies[1:]
 	}
@@ -213,7 +213,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method != http.MethodPost:
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-	case !strings.HasSuffix(r.URL.Path, "/chat/completions"):
+	case !isModelPath(r.URL.Path):
 		http.Error(w, "not found", http.StatusNotFound)
 	case !ok:
 		http.Error(w, "script exhausted", http.StatusInternalServerError)
@@ -228,6 +228,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // answer writes a scripted reply.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, index int, reply Reply, model string) {
 	resp := build(reply, model)
+	if strings.HasSuffix(r.URL.Path, "/messages") {
+		resp = anthropicResponse(reply, model)
+	}
 	if reply.Delay > 0 && !s.wait(r, index, time.After(reply.Delay)) {
 		panic(http.ErrAbortHandler)
 	}
@@ -336,4 +339,10 @@ func (s *Server) serveModels(w http.ResponseWriter) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(body)
+}
+
+// isModelPath reports the paths replies answer: Chat Completions and
+// Anthropic's Messages API.
+func isModelPath(path string) bool {
+	return strings.HasSuffix(path, "/chat/completions") || strings.HasSuffix(path, "/messages")
 }

@@ -1,0 +1,383 @@
+package anthropic
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tiny-agent/tiny-go/internal/provider"
+)
+
+// event is one Messages API stream event; members of all types.
+type event struct {
+	Type         string         `json:"type"`
+	Index        *int           `json:"index"`
+	Message      *startMessage  `json:"message"`
+	ContentBlock jsontext.Value `json:"content_block"`
+	Delta        *eventDelta    `json:"delta"`
+	Usage        *usage         `json:"usage"`
+	Error        *apiError      `json:"error"`
+}
+
+type startMessage struct {
+	Model string `json:"model"`
+	Usage *usage `json:"usage"`
+}
+
+type eventDelta struct {
+	Type        string  `json:"type"`
+	Text        string  `json:"text"`
+	PartialJSON string  `json:"partial_json"`
+	Thinking    string  `json:"thinking"`
+	Signature   string  `json:"signature"`
+	StopReason  *string `json:"stop_reason"`
+}
+
+// usage fields are pointers: message_delta repeats only some of them.
+type usage struct {
+	InputTokens              *int64 `json:"input_tokens"`
+	OutputTokens             *int64 `json:"output_tokens"`
+	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     *int64 `json:"cache_read_input_tokens"`
+}
+
+type apiError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// contentBlock is the start of a block.
+type contentBlock struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Thinking string `json:"thinking"`
+}
+
+// blockState accumulates one content block.
+type blockState struct {
+	kind      string
+	text      strings.Builder // text or thinking
+	signature strings.Builder
+	id, name  string
+	input     strings.Builder
+	// raw is the start of a redacted_thinking block, kept as received.
+	raw jsontext.Value
+}
+
+// decoder turns the events of one reply into a Response.
+type decoder struct {
+	apiKey  string
+	onDelta func(provider.Delta)
+	started bool // message_start seen
+	// content is set once a content event arrived: an error after it is
+	// never retried (the reply had begun).
+	content  bool
+	stopped  bool // message_stop seen
+	stop     string
+	model    string
+	blocks   map[int]*blockState
+	in       usage
+	outputTk int64
+}
+
+func newDecoder(apiKey string, onDelta func(provider.Delta)) *decoder {
+	return &decoder{apiKey: apiKey, onDelta: onDelta, blocks: make(map[int]*blockState)}
+}
+
+// readStream reads an SSE reply up to message_stop.
+func readStream(r io.Reader, apiKey string, onDelta func(provider.Delta)) (provider.Response, error) {
+	d := newDecoder(apiKey, onDelta)
+	s := provider.NewSSEReader(r)
+	for {
+		data, err := s.Next()
+		if err == io.EOF {
+			return provider.Response{}, cut()
+		}
+		if err != nil {
+			return provider.Response{}, err
+		}
+		data = bytes.TrimSpace(data)
+		if len(data) == 0 {
+			continue
+		}
+		if err := d.event(data); err != nil {
+			var pe *provider.Error
+			if s.Partial() && errors.As(err, &pe) && pe.Kind == provider.KindMalformedResponse {
+				return provider.Response{}, cut()
+			}
+			return provider.Response{}, err
+		}
+		if d.stopped {
+			return d.result()
+		}
+	}
+}
+
+func cut() *provider.Error {
+	return &provider.Error{Kind: provider.KindConnectionFailed, Message: "provider stream ended before the reply finished"}
+}
+
+func malformed(what string) *provider.Error {
+	return &provider.Error{Kind: provider.KindMalformedResponse, Message: "provider sent " + what}
+}
+
+// event applies one event.
+func (d *decoder) event(data []byte) error {
+	var ev event
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return malformed("an invalid stream event")
+	}
+	switch ev.Type {
+	case "ping":
+	case "message_start":
+		if ev.Message == nil {
+			return malformed("message_start without a message")
+		}
+		d.started = true
+		d.model = ev.Message.Model
+		d.addUsage(ev.Message.Usage)
+	case "content_block_start":
+		d.content = true
+		return d.blockStart(ev)
+	case "content_block_delta":
+		d.content = true
+		return d.blockDelta(ev)
+	case "content_block_stop":
+		d.content = true
+	case "message_delta":
+		if ev.Delta != nil && ev.Delta.StopReason != nil {
+			d.stop = *ev.Delta.StopReason
+		}
+		d.addUsage(ev.Usage)
+	case "message_stop":
+		if !d.started {
+			return malformed("message_stop before message_start")
+		}
+		d.stopped = true
+	case "error":
+		return d.streamError(ev.Error)
+	default:
+		// New event types are ignored, as the API's versioning policy asks.
+	}
+	return nil
+}
+
+func (d *decoder) block(ev event) (*blockState, error) {
+	if ev.Index == nil || *ev.Index < 0 {
+		return nil, malformed("a content event without an index")
+	}
+	b, ok := d.blocks[*ev.Index]
+	if !ok {
+		return nil, malformed("a delta for a block that did not start")
+	}
+	return b, nil
+}
+
+func (d *decoder) blockStart(ev event) error {
+	if ev.Index == nil || *ev.Index < 0 {
+		return malformed("a content event without an index")
+	}
+	if _, dup := d.blocks[*ev.Index]; dup {
+		return malformed("two content blocks with one index")
+	}
+	var cb contentBlock
+	if err := json.Unmarshal(ev.ContentBlock, &cb); err != nil {
+		return malformed("an invalid content block")
+	}
+	b := &blockState{kind: cb.Type, id: cb.ID, name: cb.Name}
+	switch cb.Type {
+	case "text":
+		b.text.WriteString(cb.Text)
+		d.show(provider.Delta{Content: cb.Text})
+	case "thinking":
+		b.text.WriteString(cb.Thinking)
+		d.show(provider.Delta{Reasoning: cb.Thinking})
+	case "redacted_thinking":
+		b.raw = bytes.Clone(ev.ContentBlock)
+	}
+	d.blocks[*ev.Index] = b
+	return nil
+}
+
+func (d *decoder) blockDelta(ev event) error {
+	b, err := d.block(ev)
+	if err != nil {
+		return err
+	}
+	if ev.Delta == nil {
+		return malformed("a content delta without a delta")
+	}
+	switch ev.Delta.Type {
+	case "text_delta":
+		b.text.WriteString(ev.Delta.Text)
+		d.show(provider.Delta{Content: ev.Delta.Text})
+	case "input_json_delta":
+		b.input.WriteString(ev.Delta.PartialJSON)
+	case "thinking_delta":
+		b.text.WriteString(ev.Delta.Thinking)
+		d.show(provider.Delta{Reasoning: ev.Delta.Thinking})
+	case "signature_delta":
+		b.signature.WriteString(ev.Delta.Signature)
+	}
+	return nil
+}
+
+func (d *decoder) show(delta provider.Delta) {
+	if d.onDelta != nil && (delta.Content != "" || delta.Reasoning != "") {
+		d.onDelta(delta)
+	}
+}
+
+func (d *decoder) addUsage(u *usage) {
+	if u == nil {
+		return
+	}
+	set := func(dst *usage, src *usage) {
+		if src.InputTokens != nil {
+			dst.InputTokens = src.InputTokens
+		}
+		if src.CacheCreationInputTokens != nil {
+			dst.CacheCreationInputTokens = src.CacheCreationInputTokens
+		}
+		if src.CacheReadInputTokens != nil {
+			dst.CacheReadInputTokens = src.CacheReadInputTokens
+		}
+	}
+	set(&d.in, u)
+	if u.OutputTokens != nil {
+		d.outputTk = *u.OutputTokens // cumulative
+	}
+}
+
+// streamError classifies an error event (convention 1): an overload, a
+// rate limit or an internal error before any content may be sent again; a
+// prompt that is too long compacts.
+func (d *decoder) streamError(e *apiError) error {
+	if e == nil {
+		return &provider.Error{Kind: provider.KindProviderError, Message: "provider reported an error"}
+	}
+	pe := &provider.Error{Kind: provider.KindProviderError, Message: "provider reported an error"}
+	if t := provider.Sanitize(e.Type, d.apiKey, 40); t != "" {
+		pe.Message += " (" + t + ")"
+	}
+	if msg := provider.Sanitize(e.Message, d.apiKey, 200); msg != "" {
+		pe.Message += ": " + msg
+	}
+	switch e.Type {
+	case "overloaded_error":
+		pe.Status = 529
+	case "rate_limit_error":
+		pe.Kind, pe.Status = provider.KindRateLimited, http.StatusTooManyRequests
+	case "api_error":
+		pe.Status = http.StatusInternalServerError
+	case "timeout_error":
+		pe.Status = http.StatusGatewayTimeout
+	case "invalid_request_error", "request_too_large":
+		if strings.Contains(strings.ToLower(e.Message), "prompt is too long") || e.Type == "request_too_large" {
+			pe.Kind = provider.KindContextOverflow
+		}
+	}
+	pe.Retryable = pe.Status != 0 && !d.content
+	return pe
+}
+
+// result settles the reply.
+func (d *decoder) result() (provider.Response, error) {
+	var r provider.Response
+	switch d.stop {
+	case "end_turn", "stop_sequence":
+		r.FinishReason = provider.FinishStop
+	case "tool_use":
+		r.FinishReason = provider.FinishToolUse
+	case "max_tokens":
+		r.FinishReason = provider.FinishLength
+	case "":
+		return provider.Response{}, malformed("a reply without a stop reason")
+	default:
+		return provider.Response{}, &provider.Error{
+			Kind:    provider.KindUnsupportedFinishReason,
+			Message: fmt.Sprintf("provider finished with unsupported reason %q", provider.Sanitize(d.stop, d.apiKey, 40)),
+		}
+	}
+	indices := make([]int, 0, len(d.blocks))
+	for i := range d.blocks {
+		indices = append(indices, i)
+	}
+	sort.Ints(indices)
+	var text strings.Builder
+	var details []byte
+	addDetail := func(v []byte) {
+		if details == nil {
+			details = []byte{'['}
+		} else {
+			details = append(details, ',')
+		}
+		details = append(details, v...)
+	}
+	for _, i := range indices {
+		b := d.blocks[i]
+		switch b.kind {
+		case "text":
+			text.WriteString(b.text.String())
+		case "tool_use":
+			if b.name == "" || b.id == "" {
+				return provider.Response{}, malformed("a tool call without an id or a name")
+			}
+			args := b.input.String()
+			if strings.TrimSpace(args) == "" {
+				args = "{}" // a call without parameters streams no input
+			}
+			r.ToolCalls = append(r.ToolCalls, provider.ToolCall{ID: b.id, Name: b.name, Arguments: args})
+		case "thinking":
+			v, err := json.Marshal(struct {
+				Type      string `json:"type"`
+				Thinking  string `json:"thinking"`
+				Signature string `json:"signature"`
+			}{"thinking", b.text.String(), b.signature.String()})
+			if err != nil {
+				return provider.Response{}, malformed("an invalid thinking block")
+			}
+			addDetail(v)
+		case "redacted_thinking":
+			addDetail(b.raw)
+		}
+	}
+	if details != nil {
+		r.ReasoningDetails = append(details, ']')
+	}
+	if text.Len() > 0 {
+		s := text.String()
+		r.Content = &s
+	}
+	r.Usage = d.usage()
+	return r, nil
+}
+
+// usage normalizes as runtime.md §1 means it: Anthropic's input_tokens
+// already exclude the cached prefix.
+func (d *decoder) usage() provider.Usage {
+	val := func(p *int64) int64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	u := provider.Usage{
+		Input:      val(d.in.InputTokens),
+		Output:     d.outputTk,
+		CacheRead:  val(d.in.CacheReadInputTokens),
+		CacheWrite: val(d.in.CacheCreationInputTokens),
+	}
+	u.PromptTokens = u.Input + u.CacheRead + u.CacheWrite
+	u.Cost = Price(d.model, u)
+	return u
+}
