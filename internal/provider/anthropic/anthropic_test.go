@@ -273,3 +273,38 @@ func TestEndpointAndPrices(t *testing.T) {
 		t.Errorf("unknown model priced %v", *p)
 	}
 }
+
+// An overloaded_error before any content is sent again by provider.Retry
+// inside the one logical request (runtime.md §1); after content it is not.
+func TestRetryOfOverloaded(t *testing.T) {
+	srv := providertest.New(t,
+		providertest.Reply{StreamError: "Overloaded"},
+		providertest.Reply{Status: 529},
+		providertest.Reply{Text: "fine"},
+	)
+	var waits []string
+	p := provider.Retry(newClient(t, srv, ""), provider.RetryConfig{
+		Sleep:  func(context.Context, time.Duration) error { return nil },
+		Jitter: func() float64 { return 0 },
+	})
+	r, err := p.Stream(t.Context(), provider.Request{Model: "claude-sonnet-4", Messages: base()}, func(d provider.Delta) {
+		if d.Retry != nil {
+			waits = append(waits, d.Retry.String())
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Content == nil || *r.Content != "fine" || len(srv.Requests()) != 3 {
+		t.Fatalf("reply %+v after %d requests", r, len(srv.Requests()))
+	}
+	if len(waits) != 2 || !strings.Contains(waits[0], "HTTP 529") {
+		t.Errorf("waits = %q", waits)
+	}
+
+	srv = providertest.New(t, providertest.Reply{Text: "partial", StreamError: "Overloaded"}, providertest.Reply{Text: "never"})
+	p = provider.Retry(newClient(t, srv, ""), provider.RetryConfig{Sleep: func(context.Context, time.Duration) error { return nil }})
+	if _, err := p.Stream(t.Context(), provider.Request{Model: "claude-sonnet-4", Messages: base()}, nil); err == nil || len(srv.Requests()) != 1 {
+		t.Fatalf("error %v after %d requests: a begun reply must not be sent again", err, len(srv.Requests()))
+	}
+}
