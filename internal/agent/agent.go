@@ -47,6 +47,10 @@ type Config struct {
 	// request's prompt exceeded the configured share of the window.
 	AutoCompact *AutoCompact
 
+	// BeforeEffect, when set, runs between a tool call's durable intent
+	// and its effect (checkpoints); see effect.go.
+	BeforeEffect BeforeEffect
+
 	// hooks are test seams; see hooks.go.
 	hooks *hooks
 }

@@ -72,8 +72,10 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 		return nil // abort is durable; the planner writes the aborted result
 	}
 	r.ownTools[p.ToolStartedID] = info
+	afterEffect := a.beforeEffect(pctx, p.ToolStartedID, p.ToolName, started.Arguments)
 	begin := a.cfg.Now()
 	res := runTool(pctx, tool, started.Arguments)
+	afterEffect()
 	done()
 	dur := a.cfg.Now().Sub(begin)
 

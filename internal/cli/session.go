@@ -37,6 +37,7 @@ without running anything.`,
 		newSessionPlanCommand(a),
 		newSessionVerifyCommand(a),
 		newSessionAbortCommand(a),
+		newSessionForkCommand(a),
 	)
 	return cmd
 }

@@ -38,7 +38,8 @@ and the last prompt.`,
 			}
 			check := &resumeCheck{cwd: cwd, getenv: a.getenv}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTARTED\tMODEL\tSTATE\tSIZE\tLAST PROMPT")
+			forks := forkColumn(sums)
+			fmt.Fprintln(tw, "ID\tSTARTED\tMODEL\tSTATE\tSIZE\tLAST PROMPT"+forks.header())
 			for _, s := range sums {
 				state := string(s.State)
 				if s.Corruption != nil {
@@ -47,8 +48,8 @@ and the last prompt.`,
 				if reason := check.blocked(s); reason != "" {
 					state = "blocked (" + reason + ")"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n",
-					s.ID, s.Started.UTC().Format(time.DateTime), dash(s.Model), state, formatSize(s.Size), dash(s.LastPrompt))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n",
+					s.ID, s.Started.UTC().Format(time.DateTime), dash(s.Model), state, formatSize(s.Size), dash(s.LastPrompt), forks.cell(s.ID))
 			}
 			return tw.Flush()
 		},

@@ -1,0 +1,25 @@
+package agent
+
+import (
+	"context"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// BeforeEffect is called after a tool call's toolStarted fact is durable
+// and before its effect starts (checkpoints are keyed by that durable
+// intent). It may block, bounded by ctx, which the tool phase's abort
+// cancels. The returned func, when not nil, is called once the effect has
+// ended, whatever its outcome.
+type BeforeEffect func(ctx context.Context, toolStartedID, toolName string, arguments jsontext.Value) (after func())
+
+// beforeEffect runs the configured hook; its after func is never nil.
+func (a *Agent) beforeEffect(ctx context.Context, toolStartedID, toolName string, arguments jsontext.Value) func() {
+	if a.cfg.BeforeEffect == nil {
+		return func() {}
+	}
+	if after := a.cfg.BeforeEffect(ctx, toolStartedID, toolName, arguments); after != nil {
+		return after
+	}
+	return func() {}
+}

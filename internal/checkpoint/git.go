@@ -1,0 +1,237 @@
+package checkpoint
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// gitRepo snapshots a git work tree through a private index and a private
+// object directory; the repository's own objects are borrowed read-only as
+// alternates.
+type gitRepo struct {
+	cwd    string // the working directory (inside the work tree)
+	prefix string // cwd relative to the top of the work tree, "" or "sub/dir/"
+	format string // object format: sha1 or sha256
+	env    []string
+	index  string
+	seeded bool // the private index exists (seeded from HEAD)
+	// stateIgnored: .tiny-agent is ignored by the user's rules.
+	stateIgnored bool
+}
+
+// gitConfig keeps git from doing anything but hashing files into the
+// private store: no conversions, no fsmonitor daemon, no automatic gc.
+var gitConfig = []string{
+	"-c", "core.autocrlf=false", "-c", "core.safecrlf=false", "-c", "core.fsmonitor=false",
+	"-c", "core.splitIndex=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false",
+	"-c", "core.hooksPath=/dev/null",
+}
+
+// detectGit returns the git mode of cwd, or nil when cwd is not inside a
+// git work tree (or git is not installed).
+func detectGit(cwd, root string) (*gitRepo, error) {
+	if _, err := exec.LookPath("git"); err != nil {
+		return nil, nil
+	}
+	cmd := exec.Command("git", "rev-parse", "--is-inside-work-tree", "--show-prefix", "--git-path", "objects", "--show-object-format")
+	cmd.Dir = cwd
+	cmd.Env = cleanGitEnv()
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, nil // not a work tree
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) != 4 || lines[0] != "true" {
+		return nil, nil
+	}
+	objects := lines[2]
+	if !filepath.IsAbs(objects) {
+		objects = filepath.Join(cwd, objects)
+	}
+	g := &gitRepo{cwd: cwd, prefix: lines[1], format: lines[3]}
+	gitDir, err := ensureDirs(root, "git")
+	if err != nil {
+		return nil, err
+	}
+	own, err := ensureDirs(gitDir, "objects")
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range []string{"info", "pack"} {
+		if _, err := ensureDirs(own, d); err != nil {
+			return nil, err
+		}
+	}
+	g.index = filepath.Join(gitDir, "index")
+	_, statErr := os.Lstat(g.index)
+	g.seeded = statErr == nil
+	g.env = append(cleanGitEnv(),
+		"GIT_INDEX_FILE="+g.index,
+		"GIT_OBJECT_DIRECTORY="+own,
+		"GIT_ALTERNATE_OBJECT_DIRECTORIES="+objects,
+		"GIT_OPTIONAL_LOCKS=0",
+		"GIT_TERMINAL_PROMPT=0",
+	)
+	return g, nil
+}
+
+// cleanGitEnv is the environment without variables that would point git
+// at another repository, index or object store.
+func cleanGitEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+			"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_PREFIX":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+func (g *gitRepo) run(ctx context.Context, stdin []byte, args ...string) ([]byte, []byte, error) {
+	cmd := exec.CommandContext(ctx, "git", append(append([]string{}, gitConfig...), args...)...)
+	cmd.Dir = g.cwd
+	cmd.Env = g.env
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
+			msg = msg[i+1:]
+		}
+		return stdout.Bytes(), stderr.Bytes(), fmt.Errorf("git %s: %w: %s", args[0], err, msg)
+	}
+	return stdout.Bytes(), stderr.Bytes(), nil
+}
+
+// snapshot writes a tree of the working directory's tracked and
+// untracked-not-ignored files (the store's own directory excluded) and
+// returns its oid and the files git could not read.
+func (g *gitRepo) snapshot(ctx context.Context) (string, []File, error) {
+	if !g.seeded {
+		// Tracked files that match an ignore rule are still part of the
+		// tree: start from HEAD's index entries. A repository without a
+		// commit starts empty.
+		if _, _, err := g.run(ctx, nil, "read-tree", "HEAD"); err != nil {
+			os.Remove(g.index)
+		}
+		g.seeded = true
+	}
+	// The store's own directory is left out by a pathspec, unless an
+	// ignore rule already leaves it out (git then refuses the pathspec).
+	add := []string{"add", "-A", "--ignore-errors", "--", "."}
+	if !g.stateIgnored {
+		add = append(add, ":(exclude)"+stateDirName)
+	}
+	_, stderr, err := g.run(ctx, nil, add...)
+	if err != nil && !g.stateIgnored && bytes.Contains(stderr, []byte("ignored by one of your .gitignore files")) {
+		g.stateIgnored = true
+		_, stderr, err = g.run(ctx, nil, add[:len(add)-1]...)
+	}
+	var unreadable []File
+	for _, line := range strings.Split(string(stderr), "\n") {
+		if p, ok := strings.CutPrefix(line, "error: unable to index file '"); ok {
+			p = strings.TrimSuffix(p, "'")
+			unreadable = append(unreadable, File{Path: strings.TrimPrefix(p, g.prefix), Missing: "unreadable"})
+		}
+	}
+	if err != nil && len(unreadable) == 0 {
+		return "", nil, err
+	}
+	args := []string{"write-tree"}
+	if g.prefix != "" {
+		args = append(args, "--prefix="+g.prefix)
+	}
+	out, _, err := g.run(ctx, nil, args...)
+	if err != nil {
+		// An empty directory has no subtree in the index.
+		out, _, err = g.run(ctx, []byte{}, "mktree")
+		if err != nil {
+			return "", nil, err
+		}
+	}
+	return strings.TrimSpace(string(out)), unreadable, nil
+}
+
+// files lists the blobs of a tree, with paths relative to the tree.
+func (g *gitRepo) files(oid string) (map[string]File, error) {
+	out, _, err := g.run(context.Background(), nil, "ls-tree", "-r", "-z", "--full-tree", oid)
+	if err != nil {
+		return nil, err
+	}
+	files := make(map[string]File)
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		if len(rec) == 0 {
+			continue
+		}
+		meta, path, ok := bytes.Cut(rec, []byte{'\t'})
+		fields := strings.Fields(string(meta))
+		if !ok || len(fields) != 3 || fields[1] != "blob" {
+			continue // submodules (commit entries) are not restored
+		}
+		f := File{Path: string(path), Hash: schemeGit + fields[2], Mode: 0o644}
+		switch fields[0] {
+		case "100755":
+			f.Mode = 0o755
+		case "120000":
+			f.Link = true
+			f.Mode = 0o777
+		}
+		files[f.Path] = f
+	}
+	return files, nil
+}
+
+// catBlob reads one blob from the private store or the repository's.
+func (g *gitRepo) catBlob(oid string) ([]byte, error) {
+	out, _, err := g.run(context.Background(), nil, "cat-file", "blob", oid)
+	return out, err
+}
+
+// blobOID hashes data the way git names a blob of this repository's
+// object format, without running git.
+func (g *gitRepo) blobOID(data []byte) string {
+	var h hash.Hash
+	if g.format == "sha256" {
+		h = sha256.New()
+	} else {
+		h = sha1.New()
+	}
+	h.Write([]byte("blob " + strconv.Itoa(len(data)) + "\x00"))
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// objectsSize is the size of the private object directory.
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}

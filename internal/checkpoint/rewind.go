@@ -1,0 +1,494 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Operations of a rewind action.
+const (
+	OpRestore = "restore" // put earlier content back
+	OpCreate  = "create"  // the file was deleted since; bring it back
+	OpDelete  = "delete"  // the file did not exist before
+)
+
+// Action puts one path back.
+type Action struct {
+	Path string `json:"path"`
+	Op   string `json:"op"`
+	// From is the path's state when the rewind was planned (its content
+	// is stored, so the rewind itself can be undone); To is the state it
+	// is put back to.
+	From File `json:"from"`
+	To   File `json:"to"`
+}
+
+// Skip is a path the rewind leaves alone, and why.
+type Skip struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// Plan is what a rewind will do.
+type Plan struct {
+	Actions  []Action `json:"actions"`
+	Skipped  []Skip   `json:"skipped,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// view is what one record says about paths.
+type view struct {
+	tree    bool            // covers every (non-ignored) path of the working directory
+	files   map[string]File // the paths it knows
+	missing string          // the snapshot could not be taken
+}
+
+func (s *Store) view(rec Record) (*view, error) {
+	v := &view{files: map[string]File{}}
+	switch {
+	case rec.Missing != "":
+		v.tree, v.missing = true, rec.Missing
+		return v, nil
+	case rec.Tree != "":
+		v.tree = true
+		t, err := s.treeFiles(rec.Tree)
+		if err != nil {
+			return nil, err
+		}
+		for p, f := range t {
+			v.files[p] = f
+		}
+	}
+	for _, f := range rec.Files {
+		v.files[f.Path] = f
+	}
+	return v, nil
+}
+
+// treeFiles lists a snapshot's files; parsed trees are cached.
+func (s *Store) treeFiles(ref string) (map[string]File, error) {
+	if t, ok := s.trees.Load(ref); ok {
+		return t.(map[string]File), nil
+	}
+	var files map[string]File
+	switch {
+	case strings.HasPrefix(ref, schemeGit):
+		if s.git == nil {
+			return nil, fmt.Errorf("snapshot %s was taken in a git work tree; %s is not one now", ref, s.cwd)
+		}
+		t, err := s.git.files(strings.TrimPrefix(ref, schemeGit))
+		if err != nil {
+			return nil, err
+		}
+		files = t
+	case strings.HasPrefix(ref, "plain:"):
+		m, err := s.readManifest(strings.TrimPrefix(ref, "plain:"))
+		if err != nil {
+			return nil, err
+		}
+		files = make(map[string]File, len(m.Files))
+		for _, f := range m.Files {
+			files[f.Path] = f.File
+		}
+	default:
+		return nil, fmt.Errorf("unknown snapshot %q", ref)
+	}
+	s.trees.Store(ref, files)
+	return files, nil
+}
+
+// pair is one effect: the state before it and after it (nil when the
+// process died before the after record).
+type pair struct {
+	label         string
+	before, after *view
+}
+
+// planner carries the caches of one plan.
+type planner struct {
+	s       *Store
+	ctx     context.Context
+	ignored map[string]bool
+	current *view // a fresh snapshot, taken when an effect has no after record
+}
+
+// coveredBy returns what v says about path, or ok=false when v does not
+// know it. A tree knows every path inside the working directory that git
+// does not ignore.
+func (p *planner) coveredBy(v *view, path string) (File, bool) {
+	if f, ok := v.files[path]; ok {
+		if v.missing != "" {
+			f.Missing = v.missing
+		}
+		return f, true
+	}
+	if !v.tree || filepath.IsAbs(path) || p.isIgnored(path) {
+		return File{}, false
+	}
+	if v.missing != "" {
+		return File{Path: path, Missing: v.missing}, true
+	}
+	return File{Path: path, Absent: true}, true
+}
+
+func (p *planner) isIgnored(path string) bool {
+	if p.s.git == nil {
+		return path == stateDirName || strings.HasPrefix(path, stateDirName+"/")
+	}
+	if v, ok := p.ignored[path]; ok {
+		return v
+	}
+	cmd := exec.Command("git", "check-ignore", "-q", "--no-index", "--", path)
+	cmd.Dir, cmd.Env = p.s.cwd, p.s.git.env
+	ign := cmd.Run() == nil || strings.HasPrefix(path, stateDirName+"/")
+	p.ignored[path] = ign
+	return ign
+}
+
+// PlanRewind plans putting back every file that the effects of recs (a
+// session's records from the first effect of the turn being rewound, in
+// order) changed: each to its state before the first of those effects
+// that knew it. A file whose current state is not the one the agent left
+// is skipped unless force.
+func (s *Store) PlanRewind(ctx context.Context, recs []Record, force bool) (*Plan, error) {
+	p := &planner{s: s, ctx: ctx, ignored: map[string]bool{}}
+	plan := &Plan{}
+	var pairs []*pair
+	byKey := map[string]*pair{}
+	for _, rec := range s.applyCutoff(recs) {
+		v, err := s.view(rec)
+		if err != nil {
+			return nil, err
+		}
+		switch rec.Phase {
+		case PhaseBefore:
+			pr := &pair{label: describeRecord(rec), before: v}
+			pairs = append(pairs, pr)
+			byKey[rec.Key()] = pr
+		case PhaseAfter:
+			if pr := byKey[rec.Key()]; pr != nil {
+				pr.after = v
+			}
+		}
+	}
+	lastAgent := map[string]File{}
+	var order []string
+	for _, pr := range pairs {
+		if pr.before.missing != "" {
+			plan.Warnings = append(plan.Warnings, fmt.Sprintf("no checkpoint before %s (%s): what it changed cannot be put back", pr.label, pr.before.missing))
+			continue
+		}
+		after := pr.after
+		if after == nil || after.missing != "" {
+			cur, err := p.currentView(pr.before)
+			if err != nil {
+				return nil, err
+			}
+			after = cur
+		}
+		for _, path := range changedPaths(p, pr.before, after) {
+			a, _ := p.coveredBy(after, path)
+			if _, seen := lastAgent[path]; !seen {
+				order = append(order, path)
+			}
+			lastAgent[path] = a
+		}
+	}
+	slices.Sort(order)
+	for _, path := range order {
+		var target File
+		found := false
+		for _, pr := range pairs {
+			if f, ok := p.coveredBy(pr.before, path); ok {
+				target, found = f, true
+				break
+			}
+		}
+		if !found {
+			continue
+		}
+		if target.Missing != "" {
+			plan.Skipped = append(plan.Skipped, Skip{path, "its earlier content was not kept (" + target.Missing + ")"})
+			continue
+		}
+		if !target.Absent && !s.hasBlob(target.Hash) {
+			plan.Skipped = append(plan.Skipped, Skip{path, "its earlier content is no longer in the checkpoint store"})
+			continue
+		}
+		cur, data, err := s.stat(path)
+		if err != nil {
+			return nil, err
+		}
+		if cur.Missing != "" {
+			plan.Skipped = append(plan.Skipped, Skip{path, cur.Missing})
+			continue
+		}
+		if !cur.Absent {
+			cur.Hash = sha256Hash(data)
+		}
+		if s.same(cur, target) {
+			continue // already as it was
+		}
+		if !s.same(cur, lastAgent[path]) && !force {
+			reason := "changed since tiny-go last changed it"
+			if cur.Absent {
+				reason = "deleted since tiny-go last changed it"
+			}
+			plan.Skipped = append(plan.Skipped, Skip{path, reason + " (--force overwrites)"})
+			continue
+		}
+		op := OpRestore
+		switch {
+		case target.Absent:
+			op = OpDelete
+		case cur.Absent:
+			op = OpCreate
+		}
+		if !cur.Absent {
+			// Keep what is overwritten: the rewind itself can be undone.
+			if _, _, err := s.putBlob(data); err != nil {
+				return nil, fmt.Errorf("keep %s before the rewind: %w", path, err)
+			}
+		}
+		plan.Actions = append(plan.Actions, Action{Path: path, Op: op, From: cur, To: target})
+	}
+	return plan, nil
+}
+
+// currentView is a fresh snapshot standing in for the missing after record
+// of an effect whose process died.
+func (p *planner) currentView(before *view) (*view, error) {
+	if !before.tree {
+		v := &view{files: map[string]File{}}
+		for path := range before.files {
+			f, data, err := p.s.stat(path)
+			if err != nil {
+				return nil, err
+			}
+			if !f.Absent && f.Missing == "" {
+				f.Hash = sha256Hash(data)
+			}
+			v.files[path] = f
+		}
+		return v, nil
+	}
+	if p.current == nil {
+		rec := p.s.Snapshot(p.ctx)
+		v, err := p.s.view(rec)
+		if err != nil {
+			return nil, err
+		}
+		p.current = v
+	}
+	return p.current, nil
+}
+
+// changedPaths lists the paths whose state differs between two views of
+// one effect.
+func changedPaths(p *planner, before, after *view) []string {
+	var out []string
+	seen := map[string]bool{}
+	check := func(path string) {
+		if seen[path] {
+			return
+		}
+		seen[path] = true
+		b, okb := p.coveredBy(before, path)
+		a, oka := p.coveredBy(after, path)
+		if !okb || !oka {
+			return
+		}
+		if !p.s.same(b, a) {
+			out = append(out, path)
+		}
+	}
+	for path := range before.files {
+		check(path)
+	}
+	if before.tree {
+		for path := range after.files {
+			check(path)
+		}
+	}
+	return out
+}
+
+// same reports whether two states are the same file: both absent, or the
+// same kind, executable bit and content. Hashes of different schemes are
+// compared by content.
+func (s *Store) same(a, b File) bool {
+	if a.Absent || b.Absent {
+		return a.Absent == b.Absent
+	}
+	if a.Missing != "" || b.Missing != "" || a.Hash == "" || b.Hash == "" {
+		return false
+	}
+	if a.Link != b.Link || (!a.Link && (a.Mode&0o111 != 0) != (b.Mode&0o111 != 0)) {
+		return false
+	}
+	if a.Hash == b.Hash {
+		return true
+	}
+	if strings.HasPrefix(a.Hash, schemeGit) == strings.HasPrefix(b.Hash, schemeGit) {
+		return false
+	}
+	data, err := s.readBlob(b.Hash)
+	if err != nil {
+		return false
+	}
+	return s.hashLike(a.Hash, data) == a.Hash
+}
+
+func describeRecord(r Record) string {
+	if r.Rewind != "" {
+		return "rewind " + r.Rewind
+	}
+	return r.Tool + " (" + r.ToolStartedID + ")"
+}
+
+// Summary is what a rewind did (or, for a plan, will do).
+type Summary struct {
+	Restored []string `json:"restored,omitempty"`
+	Created  []string `json:"created,omitempty"`
+	Deleted  []string `json:"deleted,omitempty"`
+	Skipped  []Skip   `json:"skipped,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Preview is the summary of a plan before it runs.
+func (p *Plan) Preview() Summary {
+	var s Summary
+	for _, a := range p.Actions {
+		s.add(a)
+	}
+	s.Skipped = append(s.Skipped, p.Skipped...)
+	s.Warnings = append(s.Warnings, p.Warnings...)
+	return s
+}
+
+func (s *Summary) add(a Action) {
+	switch a.Op {
+	case OpCreate:
+		s.Created = append(s.Created, a.Path)
+	case OpDelete:
+		s.Deleted = append(s.Deleted, a.Path)
+	default:
+		s.Restored = append(s.Restored, a.Path)
+	}
+}
+
+// Empty reports whether nothing is or was to be done or reported.
+func (s Summary) Empty() bool {
+	return len(s.Restored)+len(s.Created)+len(s.Deleted)+len(s.Skipped)+len(s.Warnings) == 0
+}
+
+// Apply carries out a plan, file by file: each file is written to a
+// temporary file beside it and renamed over it, so a crash leaves every
+// file either as it was or as it is to be. A path that is already in its
+// target state counts as done, which makes Apply safe to run again after
+// an interruption; a path that is in neither its planned state nor its
+// target is skipped unless force.
+func (s *Store) Apply(ctx context.Context, plan *Plan, force bool) (Summary, []Action, error) {
+	var sum Summary
+	var done []Action
+	for _, a := range plan.Actions {
+		if err := ctx.Err(); err != nil {
+			return sum, done, err
+		}
+		cur, data, err := s.stat(a.Path)
+		if err != nil {
+			return sum, done, err
+		}
+		if !cur.Absent && cur.Missing == "" {
+			cur.Hash = s.hashLike(a.To.Hash, data)
+		}
+		switch {
+		case s.same(cur, a.To):
+		case s.sameAsPlanned(cur, a.From, data) || force:
+			if err := s.put(a); err != nil {
+				return sum, done, fmt.Errorf("rewind %s: %w", a.Path, err)
+			}
+		default:
+			sum.Skipped = append(sum.Skipped, Skip{a.Path, "changed while the rewind was interrupted (--force overwrites)"})
+			continue
+		}
+		sum.add(a)
+		done = append(done, a)
+	}
+	sum.Skipped = append(sum.Skipped, plan.Skipped...)
+	sum.Warnings = append(sum.Warnings, plan.Warnings...)
+	return sum, done, nil
+}
+
+func (s *Store) sameAsPlanned(cur, from File, data []byte) bool {
+	if cur.Absent || from.Absent {
+		return cur.Absent == from.Absent
+	}
+	if cur.Missing != "" {
+		return false
+	}
+	cur.Hash = sha256Hash(data)
+	return s.same(cur, from)
+}
+
+// put makes one path what the action says.
+func (s *Store) put(a Action) error {
+	abs := s.Abs(a.Path)
+	if a.To.Absent {
+		err := os.Remove(abs)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	data, err := s.readBlob(a.To.Hash)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return err
+	}
+	if fi, err := os.Lstat(abs); err == nil && fi.IsDir() {
+		// A directory now stands where the file was: only an empty one
+		// is replaced.
+		if err := os.Remove(abs); err != nil {
+			return fmt.Errorf("a directory is in the way: %w", err)
+		}
+	}
+	if a.To.Link {
+		tmp := filepath.Join(filepath.Dir(abs), "."+filepath.Base(abs)+".tiny-tmp-link")
+		os.Remove(tmp)
+		if err := os.Symlink(string(data), tmp); err != nil {
+			return err
+		}
+		return os.Rename(tmp, abs)
+	}
+	mode := fs.FileMode(a.To.Mode).Perm()
+	if mode == 0 {
+		mode = 0o644
+	}
+	return writeAtomic(abs, data, mode, false)
+}
+
+// RewindRecords are the records of a rewind that changed done, to append
+// to the session's index: the rewind is then an effect like any other, so
+// a later rewind can undo it (and tells the user's later edits from it).
+func RewindRecords(id string, done []Action, atMillis int64) []Record {
+	if len(done) == 0 {
+		return nil
+	}
+	b := Record{Rewind: id, Phase: PhaseBefore, At: atMillis}
+	a := Record{Rewind: id, Phase: PhaseAfter, At: atMillis}
+	for _, x := range done {
+		b.Files = append(b.Files, x.From)
+		a.Files = append(a.Files, x.To)
+	}
+	return []Record{b, a}
+}

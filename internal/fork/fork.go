@@ -1,0 +1,331 @@
+// Package fork makes a new session from a prefix of another: the source's
+// committed lines up to a transaction boundary, byte for byte, under a new
+// header id. The source is only read. Where a fork came from is kept
+// beside the new session (fork.json in its sidecar directory), never in
+// the session file, whose format is shared with other runtimes.
+package fork
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"golang.org/x/sys/unix"
+
+	"github.com/tiny-agent/tiny-go/internal/checkpoint"
+	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/store"
+)
+
+// OriginFile is the name of a fork's origin in its sidecar directory.
+const OriginFile = "fork.json"
+
+// Origin says which session and point a fork came from.
+type Origin struct {
+	Source string `json:"source"` // the source session's id
+	At     int64  `json:"at"`     // the last seq the fork has (0: header only)
+	// Turn is set when a conversation rewind made the fork: it goes back
+	// to just before this user turn (1-based).
+	Turn      int   `json:"turn,omitempty"`
+	CreatedAt int64 `json:"createdAt"` // ms
+}
+
+// Boundaries returns the seqs at which the committed, valid part of a
+// session file can be cut: 0 (just the header) and the last seq of every
+// transaction. The file must have a valid header.
+func Boundaries(data []byte) ([]int64, error) {
+	lines, err := committedLines(data)
+	if err != nil {
+		return nil, err
+	}
+	out := []int64{0}
+	for _, l := range lines[1:] {
+		out = append(out, l.last)
+	}
+	return out, nil
+}
+
+type line struct {
+	end   int   // byte offset just after its LF
+	first int64 // seq of its first fact (0 for the header)
+	last  int64
+}
+
+// committedLines splits the committed prefix of data (up to the final LF)
+// into lines, stopping at the first line that does not decode: a fork
+// never reaches past a corruption.
+func committedLines(data []byte) ([]line, error) {
+	i := bytes.IndexByte(data, '\n')
+	if i < 0 {
+		return nil, errors.New("the session has no committed header")
+	}
+	if _, c := session.DecodeHeader(data[:i]); c != nil {
+		return nil, fmt.Errorf("the session header is invalid: %w", c)
+	}
+	lines := []line{{end: i + 1}}
+	off := i + 1
+	for {
+		j := bytes.IndexByte(data[off:], '\n')
+		if j < 0 {
+			return lines, nil // the torn tail is not committed
+		}
+		facts, c := session.DecodeTransaction(data[off : off+j])
+		if c != nil || len(facts) == 0 {
+			return lines, nil
+		}
+		lines = append(lines, line{end: off + j + 1, first: facts[0].Seq, last: facts[len(facts)-1].Seq})
+		off += j + 1
+	}
+}
+
+// Prefix returns the bytes of a fork of data at seq at (-1: every
+// committed fact): the header with its id replaced by newID, byte for
+// byte otherwise, and every committed line up to the transaction that ends
+// at at. A seq inside a transaction is refused (a transaction is atomic),
+// and so is a prefix that does not reduce.
+func Prefix(data []byte, at int64, newID string) ([]byte, error) {
+	if !store.ValidID(newID) {
+		return nil, fmt.Errorf("%q is not a session id", newID)
+	}
+	lines, err := committedLines(data)
+	if err != nil {
+		return nil, err
+	}
+	last := lines[len(lines)-1]
+	if at < 0 {
+		at = last.last
+	}
+	cut := -1
+	for _, l := range lines {
+		switch {
+		case l.last == at:
+			cut = l.end
+		case at >= l.first && at < l.last && l.first > 0:
+			return nil, fmt.Errorf("seq %d is inside a transaction (seqs %d-%d are committed together); fork at %d or %d", at, l.first, l.last, l.first-1, l.last)
+		}
+	}
+	if cut < 0 {
+		return nil, fmt.Errorf("seq %d is not in the session (its last committed seq is %d)", at, last.last)
+	}
+	header, err := replaceID(data[:lines[0].end-1], newID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(header)+1+cut-lines[0].end)
+	out = append(out, header...)
+	out = append(out, '\n')
+	out = append(out, data[lines[0].end:cut]...)
+	if _, c := session.Reduce(out); c != nil {
+		return nil, fmt.Errorf("the prefix up to seq %d does not reduce: %w", at, c)
+	}
+	return out, nil
+}
+
+// replaceID replaces the value of the header's top-level "id" member,
+// leaving every other byte as it is.
+func replaceID(header []byte, newID string) ([]byte, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(header))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, errors.New("the session header is not an object")
+	}
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil, fmt.Errorf("session header: %w", err)
+		}
+		name := tok.String()
+		start := dec.InputOffset()
+		val, err := dec.ReadValue()
+		if err != nil {
+			return nil, fmt.Errorf("session header: %w", err)
+		}
+		if name != "id" {
+			continue
+		}
+		// InputOffset is before any white space preceding the value.
+		start += int64(bytes.Index(header[start:], val))
+		quoted, _ := json.Marshal(newID)
+		out := append([]byte{}, header[:start]...)
+		out = append(out, quoted...)
+		return append(out, header[start+int64(len(val)):]...), nil
+	}
+	return nil, errors.New("the session header has no id")
+}
+
+// Result is a fork written to disk.
+type Result struct {
+	ID   string
+	Path string
+}
+
+// Write forks the session file at sourcePath at seq at into a new session
+// file in the same sessions directory, with id newID (a fresh one when
+// empty), and records its origin beside it. The new file is created with
+// O_EXCL and synced before its origin is written; the source is only read.
+// turn is recorded in the origin (0 when not a conversation rewind).
+func Write(sourcePath string, at int64, newID string, turn int, now time.Time) (Result, error) {
+	data, err := os.ReadFile(sourcePath)
+	if err != nil {
+		return Result{}, fmt.Errorf("fork: %w", err)
+	}
+	src, c := session.DecodeHeader(data[:max(0, bytes.IndexByte(data, '\n'))])
+	if c != nil {
+		return Result{}, fmt.Errorf("fork: the session header is invalid: %w", c)
+	}
+	if newID == "" {
+		if newID, err = store.NewID(); err != nil {
+			return Result{}, err
+		}
+	}
+	out, err := Prefix(data, at, newID)
+	if err != nil {
+		return Result{}, fmt.Errorf("fork %s: %w", src.ID, err)
+	}
+	if at < 0 {
+		b, _ := Boundaries(data)
+		at = b[len(b)-1]
+	}
+	path := filepath.Join(filepath.Dir(sourcePath), store.FileName(now, newID))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return Result{}, fmt.Errorf("fork: %w", err)
+	}
+	_, err = f.Write(out)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return Result{}, fmt.Errorf("fork: %w", err)
+	}
+	res := Result{ID: newID, Path: path}
+	if err := WriteOrigin(path, Origin{Source: src.ID, At: at, Turn: turn, CreatedAt: now.UnixMilli()}); err != nil {
+		return res, err
+	}
+	if err := inheritCheckpoints(sourcePath, path, out); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// inheritCheckpoints copies the source's checkpoint index up to the first
+// record of a tool call that the fork does not have, so the fork can
+// rewind the turns it shares with its source.
+func inheritCheckpoints(sourcePath, forkPath string, forkData []byte) error {
+	srcDir, err := store.SidecarDir(sourcePath, false)
+	if err != nil {
+		return nil // no sidecar: no checkpoints
+	}
+	f, err := store.OpenSidecarFile(srcDir, checkpoint.IndexFile, os.O_RDONLY)
+	if err != nil {
+		return nil
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("fork: read checkpoints: %w", err)
+	}
+	ids := map[string]bool{}
+	lines, _ := committedLines(forkData)
+	off := lines[0].end
+	for _, l := range lines[1:] {
+		facts, _ := session.DecodeTransaction(forkData[off : l.end-1])
+		for _, f := range facts {
+			ids[f.ID] = true
+		}
+		off = l.end
+	}
+	keep := 0
+	for rest := data; ; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			break
+		}
+		recs, err := checkpoint.ReadIndex(bytes.NewReader(rest[:i+1]))
+		if err != nil || len(recs) != 1 || (recs[0].ToolStartedID != "" && !ids[recs[0].ToolStartedID]) {
+			break
+		}
+		keep += i + 1
+		rest = rest[i+1:]
+	}
+	if keep == 0 {
+		return nil
+	}
+	dir, err := store.SidecarDir(forkPath, true)
+	if err != nil {
+		return fmt.Errorf("fork: %w", err)
+	}
+	out, err := store.OpenSidecarFile(dir, checkpoint.IndexFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+	if err != nil {
+		return fmt.Errorf("fork: checkpoints: %w", err)
+	}
+	_, err = out.Write(data[:keep])
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("fork: checkpoints: %w", err)
+	}
+	return nil
+}
+
+// WriteOrigin records a fork's origin in its sidecar directory.
+func WriteOrigin(sessionPath string, o Origin) error {
+	dir, err := store.SidecarDir(sessionPath, true)
+	if err != nil {
+		return fmt.Errorf("fork origin: %w", err)
+	}
+	data, _ := json.Marshal(o)
+	tmp := fmt.Sprintf(".%s.tmp-%d", OriginFile, os.Getpid())
+	f, err := store.OpenSidecarFile(dir, tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
+		return fmt.Errorf("fork origin: %w", err)
+	}
+	_, err = f.Write(append(data, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(filepath.Join(dir, tmp), filepath.Join(dir, OriginFile))
+	}
+	if err != nil {
+		os.Remove(filepath.Join(dir, tmp))
+		return fmt.Errorf("fork origin: %w", err)
+	}
+	return nil
+}
+
+// ReadOrigin returns the origin of the session at sessionPath, or nil when
+// it is not a fork.
+func ReadOrigin(sessionPath string) (*Origin, error) {
+	dir, err := store.SidecarDir(sessionPath, false)
+	if err != nil {
+		return nil, nil // no sidecar directory: not a fork
+	}
+	f, err := store.OpenSidecarFile(dir, OriginFile, os.O_RDONLY)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 1<<16))
+	if err != nil {
+		return nil, err
+	}
+	var o Origin
+	if err := json.Unmarshal(bytes.TrimSpace(data), &o); err != nil {
+		return nil, fmt.Errorf("%s: %w", OriginFile, err)
+	}
+	return &o, nil
+}

@@ -1,0 +1,176 @@
+package fork
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/recovery"
+	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/store"
+)
+
+// sessionFiles are valid multi-transaction sessions written by runtimes:
+// the reducer's scenario fixtures.
+func sessionFiles(t *testing.T) []string {
+	files, err := filepath.Glob("../session/testdata/scenarios/*.jsonl")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenario sessions: %v", err)
+	}
+	return files
+}
+
+// prefixAt is the source's committed bytes up to the transaction ending at
+// seq at, found independently of Prefix: by reducing growing prefixes.
+func prefixAt(t *testing.T, data []byte, at int64) []byte {
+	t.Helper()
+	off := 0
+	for {
+		i := bytes.IndexByte(data[off:], '\n')
+		if i < 0 {
+			t.Fatalf("seq %d not found", at)
+		}
+		off += i + 1
+		st, c := session.Reduce(data[:off])
+		if c == nil && st.Facts == at {
+			return data[:off]
+		}
+	}
+}
+
+// CheckForkAtEverySeq forks data at every seq and checks that each fork
+// reduces and plans like the source's prefix, and that seqs inside a
+// transaction are refused.
+func CheckForkAtEverySeq(t *testing.T, data []byte) {
+	t.Helper()
+	src, c := session.Reduce(data)
+	if c != nil {
+		t.Fatalf("source corrupt: %v", c)
+	}
+	bounds, err := Boundaries(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	isBound := map[int64]bool{}
+	for _, b := range bounds {
+		isBound[b] = true
+	}
+	newID, _ := store.NewID()
+	current := recovery.Current{EnvironmentIdentity: src.Header.EnvironmentIdentity}
+	for at := int64(0); at <= src.Facts; at++ {
+		out, err := Prefix(data, at, newID)
+		if !isBound[at] {
+			if err == nil || !strings.Contains(err.Error(), "inside a transaction") {
+				t.Fatalf("seq %d inside a transaction: err %v", at, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("fork at %d: %v", at, err)
+		}
+		want := prefixAt(t, data, at)
+		got, c := session.Reduce(out)
+		if c != nil {
+			t.Fatalf("fork at %d does not reduce: %v", at, c)
+		}
+		ref, _ := session.Reduce(want)
+		if got.Header.ID != newID {
+			t.Fatalf("fork header id %s", got.Header.ID)
+		}
+		got.Header.ID = ref.Header.ID
+		got.RepairedLength = ref.RepairedLength + int64(len(want)-len(out)) // the id may differ in length only if escaped
+		if !reflect.DeepEqual(got, ref) {
+			t.Fatalf("fork at %d reduces differently", at)
+		}
+		gotPlan, refPlan := recovery.Plan(got, current), recovery.Plan(ref, current)
+		if !reflect.DeepEqual(gotPlan, refPlan) {
+			t.Fatalf("fork at %d plans %#v, the prefix %#v", at, gotPlan, refPlan)
+		}
+		// Everything but the id is byte-identical.
+		if !bytes.Equal(bytes.Replace(out, []byte(newID), []byte(src.Header.ID), 1), want) {
+			t.Fatalf("fork at %d is not byte-identical to the prefix", at)
+		}
+	}
+}
+
+func TestForkAtEverySeqOfScenarios(t *testing.T) {
+	for _, f := range sessionFiles(t) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, c := session.Reduce(data); c != nil {
+			continue // a corruption scenario
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) { CheckForkAtEverySeq(t, data) })
+	}
+}
+
+func TestForkRefusesBadPoints(t *testing.T) {
+	data, err := os.ReadFile(sessionFiles(t)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := session.Reduce(data)
+	id, _ := store.NewID()
+	if _, err := Prefix(data, st.Facts+1, id); err == nil || !strings.Contains(err.Error(), "not in the session") {
+		t.Fatalf("past the end: %v", err)
+	}
+	if _, err := Prefix(data, -1, "not-an-id"); err == nil {
+		t.Fatal("bad id accepted")
+	}
+	// A torn tail is not part of a fork.
+	torn := append(append([]byte{}, data...), `{"kind":"record"`...)
+	out, err := Prefix(torn, -1, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(out, []byte(`{"kind":"record"`+"\n")) || !bytes.HasSuffix(out, []byte("\n")) {
+		t.Fatal("torn tail copied")
+	}
+}
+
+func TestWriteLeavesSourceAndRecordsOrigin(t *testing.T) {
+	cwd := t.TempDir()
+	data, err := os.ReadFile(sessionFiles(t)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, _ := session.Reduce(data)
+	dir := store.SessionsDir(cwd)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(cwd, ".tiny-agent"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	srcPath := filepath.Join(dir, store.FileName(time.UnixMilli(src.Header.CreatedAt), src.Header.ID))
+	if err := os.WriteFile(srcPath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Write(srcPath, -1, "", 0, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := os.ReadFile(srcPath); !bytes.Equal(again, data) {
+		t.Fatal("source changed")
+	}
+	o, err := ReadOrigin(res.Path)
+	if err != nil || o == nil || o.Source != src.Header.ID || o.At != src.Facts {
+		t.Fatalf("origin %+v %v", o, err)
+	}
+	if _, fdata, err := store.ReadByID(cwd, res.ID); err != nil || !bytes.HasSuffix(fdata, data[bytes.IndexByte(data, '\n'):]) {
+		t.Fatalf("fork not readable by id: %v", err)
+	}
+	if o, _ := ReadOrigin(srcPath); o != nil {
+		t.Fatal("source has an origin")
+	}
+	fi, _ := os.Stat(res.Path)
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v", fi.Mode())
+	}
+}
