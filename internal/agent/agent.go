@@ -15,6 +15,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/provider"
 	"github.com/tiny-agent/tiny-go/internal/recovery"
+	"github.com/tiny-agent/tiny-go/internal/secrets"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/tools"
 )
@@ -50,6 +51,10 @@ type Config struct {
 	// BeforeEffect, when set, runs between a tool call's durable intent
 	// and its effect (checkpoints); see effect.go.
 	BeforeEffect BeforeEffect
+	// Scrub masks the secret values tiny-go knows in every tool result
+	// before it is committed (and so before it is shown or sent); nil
+	// masks nothing.
+	Scrub *secrets.Scrubber
 
 	// hooks are test seams; see hooks.go.
 	hooks *hooks

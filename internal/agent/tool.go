@@ -75,6 +75,7 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 	afterEffect := a.beforeEffect(pctx, p.ToolStartedID, p.ToolName, started.Arguments)
 	begin := a.cfg.Now()
 	res := runTool(pctx, tool, started.Arguments)
+	res.Content = a.cfg.Scrub.Scrub(res.Content) // before it is committed, shown or sent
 	afterEffect()
 	done()
 	dur := a.cfg.Now().Sub(begin)

@@ -362,13 +362,13 @@ func (a *runner) buildAgent(envID string) error {
 		return err
 	}
 	a.bg = bg
-	secrets := []string{openRouterKeyVar, endpointKeyVar}
+	secretVars := []string{openRouterKeyVar, endpointKeyVar}
 	for _, sv := range a.servers {
 		if sv.TokenEnv != "" {
-			secrets = append(secrets, sv.TokenEnv)
+			secretVars = append(secretVars, sv.TokenEnv)
 		}
 	}
-	builtins, err := tools.Builtins(tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secrets), Sandbox: a.sandbox})
+	builtins, err := tools.Builtins(tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.sandbox})
 	if err != nil {
 		return err
 	}
@@ -420,6 +420,7 @@ func (a *runner) buildAgent(envID string) error {
 		NewID:               func() string { return uuid.Must(uuid.NewV7()).String() },
 		Events:              agent.Fanout(sinks...),
 		AutoCompact:         a.autoCompact(client),
+		Scrub:               a.scrubber(secretVars),
 	})
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
+	"github.com/tiny-agent/tiny-go/internal/secrets"
 )
 
 // sandboxFlags are --sandbox, --writable and --network (tools.md,
@@ -51,4 +52,15 @@ func (a *runner) newSandbox() error {
 	}
 	a.sandbox = sb
 	return nil
+}
+
+// scrubber masks the values of the secret variables in tool results: a
+// second line of defence behind secrets.Conceal and the commands'
+// environment without them.
+func (a *runner) scrubber(vars []string) *secrets.Scrubber {
+	s := secrets.NewScrubber()
+	for _, v := range vars {
+		s.Add(a.io.getenv(v))
+	}
+	return s
 }
