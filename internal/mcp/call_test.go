@@ -103,7 +103,7 @@ func TestCallServerErrorIsSanitized(t *testing.T) {
 	})
 	c := connect(t, catalogServer(t, "l", entry{URL: srv.URL, AllowedTools: []string{"leaky"}}))
 	res := c.Tools()[0].Run(context.Background(), []byte(`{}`))
-	if !res.IsError || !strings.HasPrefix(res.Content, "MCP tool call failed: server error ") {
+	if !res.IsError || res.Content != "MCP l: calling leaky: the server answered tools/call with an error: failed with Bearer [redacted] second line" {
 		t.Fatalf("got %+v", res)
 	}
 	assertNoToken(t, "result", res.Content)
@@ -174,7 +174,7 @@ func TestCallTimeout(t *testing.T) {
 	start := time.Now()
 	res := c.Tools()[0].Run(context.Background(), []byte(`{}`))
 	waitFor(t, started, "the call to start")
-	if !res.IsError || res.Content != "MCP tool call timed out after 300ms" {
+	if !res.IsError || res.Content != "MCP b: calling wait: no reply within 300ms" {
 		t.Errorf("got %+v", res)
 	}
 	if d := time.Since(start); d < 300*time.Millisecond || d > 5*time.Second {
@@ -209,7 +209,7 @@ func TestCallOversizeResponseRefused(t *testing.T) {
 			})
 			c := connect(t, catalogServer(t, "o", entry{URL: srv.URL, AllowedTools: []string{"huge", "small"}}))
 			res := toolByDisplay(t, c, "mcp:o/huge").Run(context.Background(), []byte(`{}`))
-			if !res.IsError || res.Content != "MCP tool call failed: response body exceeds 10 MB" {
+			if !res.IsError || res.Content != "MCP o: calling huge: the reply to tools/call was larger than 10 MB" {
 				t.Errorf("huge: %+v", res.Content)
 			}
 			// The client recovers: with JSON responses the SDK drops the

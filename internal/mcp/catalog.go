@@ -11,9 +11,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -41,13 +43,25 @@ type Catalog struct {
 	Servers []Server // sorted by alias
 }
 
+// Transports of a catalog server.
+const (
+	TransportHTTP  = "http"  // Streamable HTTP at a URL
+	TransportStdio = "stdio" // a local program spoken to over stdin/stdout
+)
+
 // Server is one validated catalog entry. Its token was read from the
 // environment when the catalog was loaded.
 type Server struct {
 	Alias string
 	// Endpoint is the canonical URL: lower-case scheme and host, default
-	// port dropped.
+	// port dropped. Empty for a stdio server.
 	Endpoint string
+	// Command, Args and PassEnv describe a stdio server: the program (an
+	// absolute path or a name looked up on PATH), its arguments, and the
+	// names of the variables it gets besides the minimal environment.
+	Command string
+	Args    []string
+	PassEnv []string
 	// TokenEnv names the variable holding the bearer token; empty when the
 	// server takes no token.
 	TokenEnv     string
@@ -61,8 +75,37 @@ type Server struct {
 
 // Format prints the public fields only.
 func (s Server) Format(f fmt.State, _ rune) {
+	if s.Command != "" {
+		fmt.Fprintf(f, "{Alias:%s Command:%s Args:%q PassEnv:%q AllowedTools:%q CallTimeout:%s}",
+			s.Alias, s.Command, s.Args, s.PassEnv, s.AllowedTools, s.CallTimeout)
+		return
+	}
 	fmt.Fprintf(f, "{Alias:%s Endpoint:%s TokenEnv:%s AllowedTools:%q CallTimeout:%s}",
 		s.Alias, s.Endpoint, s.TokenEnv, s.AllowedTools, s.CallTimeout)
+}
+
+// Transport is TransportStdio or TransportHTTP.
+func (s Server) Transport() string {
+	if s.Command != "" {
+		return TransportStdio
+	}
+	return TransportHTTP
+}
+
+// Target is what the server is reached at, for people: the URL, or the
+// command line of a stdio server.
+func (s Server) Target() string {
+	if s.Command == "" {
+		return s.Endpoint
+	}
+	parts := make([]string, 0, 1+len(s.Args))
+	for _, a := range append([]string{s.Command}, s.Args...) {
+		if a == "" || strings.ContainsFunc(a, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune(`"'\$`+"`", r) }) {
+			a = strconv.Quote(a)
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
 }
 
 // bearer returns the token, or "" when the server takes none.
@@ -89,6 +132,9 @@ type catalogFile struct {
 type serverFile struct {
 	URL           *string   `json:"url"`
 	TokenEnv      *string   `json:"tokenEnv"`
+	Command       *string   `json:"command"`
+	Args          *[]string `json:"args"`
+	PassEnv       *[]string `json:"passEnv"`
 	AllowedTools  *[]string `json:"allowedTools"`
 	CallTimeoutMs *int64    `json:"callTimeoutMs"`
 }
@@ -152,14 +198,25 @@ func parseServer(alias string, f serverFile, env func(string) (string, bool)) (S
 	}
 	s := Server{Alias: alias, CallTimeout: DefaultCallTimeout}
 
-	if f.URL == nil {
-		return Server{}, errors.New(`"url" is required`)
+	switch {
+	case f.URL == nil && f.Command == nil:
+		return Server{}, errors.New(`either "url" (a remote server) or "command" (a stdio server) is required`)
+	case f.URL != nil && f.Command != nil:
+		return Server{}, errors.New(`"url" and "command" exclude each other`)
+	case f.Command != nil:
+		if err := parseStdio(&s, f); err != nil {
+			return Server{}, err
+		}
+	default:
+		if f.Args != nil || f.PassEnv != nil {
+			return Server{}, errors.New(`"args" and "passEnv" belong to a stdio server ("command")`)
+		}
+		endpoint, err := CanonicalEndpoint(*f.URL)
+		if err != nil {
+			return Server{}, err
+		}
+		s.Endpoint = endpoint
 	}
-	endpoint, err := CanonicalEndpoint(*f.URL)
-	if err != nil {
-		return Server{}, err
-	}
-	s.Endpoint = endpoint
 
 	if f.TokenEnv != nil {
 		name := *f.TokenEnv
@@ -210,6 +267,46 @@ func parseServer(alias string, f serverFile, env func(string) (string, bool)) (S
 		s.CallTimeout = time.Duration(ms) * time.Millisecond
 	}
 	return s, nil
+}
+
+// parseStdio validates the members of a stdio server. A token travels in
+// an HTTP header only; a stdio server gets its variables through passEnv.
+func parseStdio(s *Server, f serverFile) error {
+	if f.TokenEnv != nil {
+		return errors.New(`"tokenEnv" belongs to a remote server ("url"); a stdio server gets variables through "passEnv"`)
+	}
+	cmd := *f.Command
+	switch {
+	case cmd == "":
+		return errors.New(`"command" must not be empty`)
+	case strings.ContainsFunc(cmd, unicode.IsControl):
+		return errors.New(`"command" has control characters`)
+	case strings.Contains(cmd, "/") && !filepath.IsAbs(cmd):
+		return fmt.Errorf(`"command" %q must be an absolute path or a name looked up on PATH`, cmd)
+	}
+	s.Command = cmd
+	if f.Args != nil {
+		for _, a := range *f.Args {
+			if strings.ContainsRune(a, 0) {
+				return errors.New(`"args" has an argument with a NUL byte`)
+			}
+		}
+		s.Args = slices.Clone(*f.Args)
+	}
+	if f.PassEnv != nil {
+		seen := make(map[string]bool, len(*f.PassEnv))
+		for _, name := range *f.PassEnv {
+			if !envNamePattern.MatchString(name) {
+				return fmt.Errorf(`"passEnv" entry %q must match %s`, name, envNamePattern)
+			}
+			if seen[name] {
+				return fmt.Errorf(`"passEnv" lists %q twice`, name)
+			}
+			seen[name] = true
+		}
+		s.PassEnv = slices.Clone(*f.PassEnv)
+	}
+	return nil
 }
 
 // checkAlias keeps aliases usable in "--mcp a,b" and printable in logs.

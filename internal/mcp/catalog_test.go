@@ -68,7 +68,7 @@ func TestParseCatalogRejects(t *testing.T) {
 		{"duplicate top-level", `{"servers":{},"servers":{}}`, `duplicate object member name "servers"`},
 		{"trailing data", `{"servers":{}} {}`, "invalid JSON"},
 		{"invalid UTF-8", "{\"servers\":{\"s\xff\":{}}}", "invalid UTF-8"},
-		{"url missing", srv(`"allowedTools":["t"]`), `server "s": "url" is required`},
+		{"url missing", srv(`"allowedTools":["t"]`), `server "s": either "url" (a remote server) or "command" (a stdio server) is required`},
 		{"url wrong type", srv(`"url":5,"allowedTools":["t"]`), "invalid JSON at /servers/s/url: expected a string"},
 		{"http remote", srv(`"url":"http://example.com","allowedTools":["t"]`), "http is allowed only for loopback"},
 		{"ftp", srv(`"url":"ftp://h","allowedTools":["t"]`), "must use https"},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,6 +38,20 @@ type Options struct {
 	// Transport carries the HTTP requests; nil means a clone of
 	// http.DefaultTransport. Tests use it to trust a TLS test server.
 	Transport http.RoundTripper
+
+	// WorkDir is where a stdio server starts and where its log and process
+	// record live (.tiny-agent/mcp); default: the process's directory.
+	WorkDir string
+	// LookupEnv reads tiny-go's environment, from which a stdio server
+	// gets PATH, HOME, LANG, TMPDIR and its passEnv variables; default
+	// os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// Secrets are values that must never reach a stdio server: the model's
+	// API key, MCP tokens. A passEnv variable holding one is refused.
+	Secrets []string
+	// Notice receives one line when a server goes away mid-session, once
+	// per server. nil drops it.
+	Notice func(string)
 }
 
 func (o Options) connectTimeout() time.Duration {
@@ -48,72 +63,109 @@ func (o Options) connectTimeout() time.Duration {
 
 // Client is a connected MCP server and the tools it offers.
 type Client struct {
-	server Server
-	opts   Options
-	http   *http.Client
-	tools  []*Tool
+	server  Server
+	opts    Options
+	http    *http.Client            // remote servers
+	proc    *stdioProcess           // stdio servers
+	version *atomic.Pointer[string] // see handshake.version
+	tools   []*Tool
 
 	mu       sync.Mutex
 	session  *sdk.ClientSession
+	hs       *handshake // the watcher of session's connection
 	dead     <-chan struct{} // closed when session's connection has ended
 	broken   bool            // a call saw the session fail
 	protocol string
 	closed   bool
 }
 
-// Connect opens a session with s, lists its tools and builds the adapters
-// of the allowlisted ones. A failure is a *ConnectError naming the alias.
+// Connect opens a session with s (starting its program first for a stdio
+// server), lists its tools and builds the adapters of the allowlisted ones.
+// A failure is a *ConnectError naming the alias, the step and the cause;
+// nothing is left running after one.
 func Connect(ctx context.Context, s Server, opts Options) (*Client, error) {
-	invalid := func(msg string) error {
-		return &ConnectError{Alias: s.Alias, Type: ErrorConnectionFailed, Cause: clean(msg, s.bearer())}
+	c := &Client{server: s, opts: opts, version: new(atomic.Pointer[string])}
+	invalid := func(doing, msg string) error {
+		return &ConnectError{Alias: s.Alias, Type: ErrorConnectionFailed, Doing: doing, Cause: clean(msg, s.bearer())}
 	}
-	httpClient, err := newHTTPClient(s, opts.Transport)
-	if err != nil {
-		return nil, invalid(err.Error())
+	if s.Command != "" {
+		proc, err := startStdio(s, opts)
+		if err != nil {
+			return nil, invalid("starting "+s.Command, err.Error())
+		}
+		c.proc = proc
+	} else {
+		httpClient, err := newHTTPClient(s, opts.Transport, c.version)
+		if err != nil {
+			return nil, invalid(doingConnecting, err.Error())
+		}
+		c.http = httpClient
 	}
-	c := &Client{server: s, opts: opts, http: httpClient}
 
 	ctx, cancel := context.WithTimeout(ctx, opts.connectTimeout())
 	defer cancel()
 	ctx, obs, stop := observe(ctx)
 	defer stop()
 
-	session, err := c.dial(ctx)
+	hs := c.newHandshake()
+	session, err := c.dial(ctx, hs)
 	if err != nil {
-		return nil, c.connectError(err, obs)
+		ce := c.connectError(doingConnecting, err, hs.lastMethod(), hs, obs)
+		c.Close()
+		return nil, ce
 	}
-	c.adopt(session)
+	c.adopt(session, hs)
 
 	listed, err := listTools(ctx, session)
 	if err != nil {
-		c.Close()
+		var ce error
 		var bad *listError
 		if errors.As(err, &bad) {
-			return nil, invalid(bad.msg)
+			ce = invalid(doingListing, bad.msg)
+		} else {
+			ce = c.connectError(doingListing, err, methodListTools, hs, obs)
 		}
-		return nil, c.connectError(err, obs)
+		c.Close()
+		return nil, ce
 	}
 	c.tools, err = c.offered(listed)
 	if err != nil {
 		c.Close()
-		return nil, invalid(err.Error())
+		return nil, invalid(doingListing, err.Error())
+	}
+	if c.proc != nil {
+		go c.watchStdio(session)
 	}
 	return c, nil
 }
 
-func (c *Client) connectError(err error, obs *observation) *ConnectError {
+func (c *Client) newHandshake() *handshake {
+	return &handshake{version: c.version, stream: c.proc != nil}
+}
+
+// connectError describes a failed handshake or listing. A refused fallback
+// is described by server/discover's own failure, the real cause.
+func (c *Client) connectError(doing string, err error, step string, hs *handshake, obs *observation) *ConnectError {
+	if refused := hs.refusal(); refused != nil {
+		err, step = refused, methodDiscover
+	}
 	kind := ErrorConnectionFailed
 	if errors.Is(err, context.DeadlineExceeded) {
 		kind = ErrorTimeout
 	}
-	return &ConnectError{Alias: c.server.Alias, Type: kind, Cause: describe(err, obs, c.opts.connectTimeout(), c.server.bearer())}
+	if c.proc != nil && !errors.Is(err, context.DeadlineExceeded) {
+		// The connection ends a moment before the exit is collected.
+		c.proc.waitExit(time.Second)
+	}
+	f := failure{obs: obs, hs: hs, proc: c.proc, step: step, timeout: c.opts.connectTimeout(), token: c.server.bearer()}
+	return &ConnectError{Alias: c.server.Alias, Type: kind, Doing: doing, Cause: describe(err, f)}
 }
 
 // dial runs the SDK handshake but returns as soon as ctx is done: on a
 // failed handshake the SDK closes its half-open session, which waits up to
 // 5 s for a cancellation notice to an unresponsive server. That wait
 // finishes in the background, and a session that arrives late is closed.
-func (c *Client) dial(ctx context.Context) (*sdk.ClientSession, error) {
+func (c *Client) dial(ctx context.Context, hs *handshake) (*sdk.ClientSession, error) {
 	name, version := c.opts.ClientName, c.opts.ClientVersion
 	if name == "" {
 		name = "tiny-go"
@@ -125,13 +177,19 @@ func (c *Client) dial(ctx context.Context) (*sdk.ClientSession, error) {
 		// No roots, sampling or elicitation: tiny-go only calls tools.
 		Capabilities: &sdk.ClientCapabilities{},
 	})
-	transport := &sdk.StreamableClientTransport{
-		Endpoint:   c.server.Endpoint,
-		HTTPClient: c.http,
-		// Server-initiated messages are not used; a standing GET stream
-		// would only be one more long-lived body.
-		DisableStandaloneSSE: true,
+	var transport sdk.Transport
+	if c.proc != nil {
+		transport = &sdk.IOTransport{Reader: c.proc.stdout, Writer: c.proc.stdin}
+	} else {
+		transport = &sdk.StreamableClientTransport{
+			Endpoint:   c.server.Endpoint,
+			HTTPClient: c.http,
+			// Server-initiated messages are not used; a standing GET stream
+			// would only be one more long-lived body.
+			DisableStandaloneSSE: true,
+		}
 	}
+	transport = &handshakeTransport{inner: transport, hs: hs}
 	type result struct {
 		session *sdk.ClientSession
 		err     error
@@ -155,17 +213,18 @@ func (c *Client) dial(ctx context.Context) (*sdk.ClientSession, error) {
 }
 
 // adopt makes session the current one.
-func (c *Client) adopt(session *sdk.ClientSession) {
+func (c *Client) adopt(session *sdk.ClientSession, hs *handshake) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.session, c.dead = session, watch(session)
+	c.session, c.hs, c.dead = session, hs, watch(session)
 	c.protocol = session.InitializeResult().ProtocolVersion
 }
 
-// current returns a live session. A connection that failed (for instance
-// after refusing an oversized JSON response, or when a server forgot its
-// session) is replaced by a new handshake; the tool list is not fetched
-// again. The call that broke it is never retried.
+// current returns a live session. A remote connection that failed (for
+// instance after refusing an oversized JSON response, or when a server
+// forgot its session) is replaced by a new handshake; the tool list is not
+// fetched again. The call that broke it is never retried. A stdio server
+// whose connection ended is gone for the rest of the run.
 func (c *Client) current(ctx context.Context) (*sdk.ClientSession, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -179,16 +238,24 @@ func (c *Client) current(ctx context.Context) (*sdk.ClientSession, error) {
 			return c.session, nil
 		}
 	}
+	if c.proc != nil {
+		return nil, c.proc.gone()
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.connectTimeout())
 	defer cancel()
 	ctx, obs, stop := observe(ctx)
 	defer stop()
-	session, err := c.dial(ctx)
+	hs := c.newHandshake()
+	session, err := c.dial(ctx, hs)
 	if err != nil {
-		return nil, fmt.Errorf("reconnecting: %s", describe(err, obs, c.opts.connectTimeout(), c.server.bearer()))
+		step := hs.lastMethod()
+		if refused := hs.refusal(); refused != nil {
+			err, step = refused, methodDiscover
+		}
+		return nil, fmt.Errorf("reconnecting: %s", describe(err, failure{obs: obs, hs: hs, step: step, timeout: c.opts.connectTimeout(), token: c.server.bearer()}))
 	}
 	go c.session.Close() // broken; only its bookkeeping is left
-	c.session, c.dead, c.broken = session, watch(session), false
+	c.session, c.hs, c.dead, c.broken = session, hs, watch(session), false
 	c.protocol = session.InitializeResult().ProtocolVersion
 	return session, nil
 }
@@ -212,6 +279,34 @@ func watch(session *sdk.ClientSession) <-chan struct{} {
 		close(dead)
 	}()
 	return dead
+}
+
+// watchStdio waits for a stdio server to exit or its connection to end
+// mid-session, stops what is left of it and reports it once. Close, which
+// ends both on purpose, reports nothing.
+func (c *Client) watchStdio(session *sdk.ClientSession) {
+	c.mu.Lock()
+	dead := c.dead
+	c.mu.Unlock()
+	select {
+	case <-dead:
+	case <-c.proc.done:
+	}
+	c.mu.Lock()
+	closed := c.closed
+	if !closed {
+		c.broken = true
+	}
+	c.mu.Unlock()
+	if closed {
+		return
+	}
+	c.proc.waitExit(time.Second)
+	c.proc.stop()
+	session.Close()
+	if c.opts.Notice != nil {
+		c.opts.Notice(fmt.Sprintf("MCP %s: %s; its tools fail from now on", c.server.Alias, c.proc.endText()))
+	}
 }
 
 // listError is a tools/list answer that breaks the rules of mcp.md.
@@ -323,11 +418,21 @@ func (c *Client) Close() error {
 	c.closed = true
 	session := c.session
 	c.mu.Unlock()
-	if session == nil {
+	var err error
+	if session != nil {
+		err = session.Close()
+	}
+	if c.proc != nil {
+		// Closing the session closed the server's stdin, which asks it to
+		// exit; stop waits a moment, then ends its whole process group.
+		c.proc.stop()
 		return nil
 	}
-	if err := session.Close(); err != nil {
-		return fmt.Errorf("MCP %s: close: %s", c.server.Alias, clean(err.Error(), c.server.bearer()))
+	if err != nil {
+		return fmt.Errorf("MCP %s: close: %s", c.server.Alias, clean(innermost(err).Error(), c.server.bearer()))
 	}
 	return nil
 }
+
+// Transport is TransportStdio or TransportHTTP.
+func (c *Client) Transport() string { return c.server.Transport() }

@@ -108,7 +108,7 @@ func TestConnectMissingAllowlistedTool(t *testing.T) {
 		addTool(s, "present", objectSchema, nil)
 	})
 	_, err := Connect(context.Background(), catalogServer(t, "docs", entry{URL: srv.URL, AllowedTools: []string{"present", "absent"}}), Options{})
-	assertConnectError(t, err, ErrorConnectionFailed, "MCP docs: MCP allowlisted tool is missing: absent")
+	assertConnectError(t, err, ErrorConnectionFailed, "MCP docs: listing tools: MCP allowlisted tool is missing: absent")
 }
 
 func TestConnectTooManyTools(t *testing.T) {
@@ -118,7 +118,7 @@ func TestConnectTooManyTools(t *testing.T) {
 		}
 	})
 	_, err := Connect(context.Background(), catalogServer(t, "big", entry{URL: srv.URL, AllowedTools: []string{"t00"}}), Options{})
-	assertConnectError(t, err, ErrorConnectionFailed, "MCP big: tools/list has more than 64 tools")
+	assertConnectError(t, err, ErrorConnectionFailed, "MCP big: listing tools: tools/list has more than 64 tools")
 }
 
 func TestConnectExactlyMaxTools(t *testing.T) {
@@ -142,7 +142,7 @@ func TestConnectRefused(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Type != ErrorConnectionFailed || ce.Alias != "gone" {
 		t.Fatalf("err = %#v", err)
 	}
-	if !strings.HasPrefix(err.Error(), "MCP gone: cannot connect: ") || !strings.Contains(err.Error(), "refused") {
+	if !strings.HasPrefix(err.Error(), "MCP gone: connecting: cannot connect: ") || !strings.Contains(err.Error(), "refused") {
 		t.Errorf("err = %q", err)
 	}
 	assertNoToken(t, "error", err.Error())
@@ -160,7 +160,7 @@ func TestConnectTimeout(t *testing.T) {
 	defer close(release)
 	start := time.Now()
 	_, err := Connect(context.Background(), catalogServer(t, "slow", entry{URL: srv.URL, AllowedTools: []string{"x"}}), Options{ConnectTimeout: 300 * time.Millisecond})
-	assertConnectError(t, err, ErrorTimeout, "MCP slow: timed out after 300ms")
+	assertConnectError(t, err, ErrorTimeout, "MCP slow: connecting: no reply to server/discover within 300ms")
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("connect took %v", d)
 	}
@@ -182,7 +182,7 @@ func TestConnectUnauthorizedIsSanitized(t *testing.T) {
 	}))
 	defer srv.Close()
 	_, err := Connect(context.Background(), catalogServer(t, "auth", entry{URL: srv.URL, AllowedTools: []string{"x"}}), Options{})
-	assertConnectError(t, err, ErrorConnectionFailed, "MCP auth: HTTP 401 Unauthorized")
+	assertConnectError(t, err, ErrorConnectionFailed, "MCP auth: connecting: the server answered server/discover with HTTP 401 Unauthorized")
 }
 
 func TestConnectRefusesRedirect(t *testing.T) {
@@ -198,7 +198,7 @@ func TestConnectRefusesRedirect(t *testing.T) {
 	}))
 	defer srv.Close()
 	_, err := Connect(context.Background(), catalogServer(t, "r", entry{URL: srv.URL, AllowedTools: []string{"x"}}), Options{})
-	assertConnectError(t, err, ErrorConnectionFailed, "MCP r: HTTP 307 Temporary Redirect")
+	assertConnectError(t, err, ErrorConnectionFailed, "MCP r: connecting: the server answered server/discover with HTTP 307 Temporary Redirect")
 	if leaked.Load() {
 		t.Error("the token followed a redirect")
 	}
@@ -219,7 +219,7 @@ func TestCloseIsIdempotentAndEndsCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := tool.Run(context.Background(), []byte(`{}`))
-	if !res.IsError || !strings.HasPrefix(res.Content, "MCP tool call failed: ") {
+	if !res.IsError || res.Content != "MCP c: calling echo: the MCP client is closed" {
 		t.Errorf("call after close: %+v", res)
 	}
 }
@@ -242,7 +242,7 @@ func TestConnectAllClosesOnFailure(t *testing.T) {
 		catalogServer(t, "bad", entry{URL: bad.URL, AllowedTools: []string{"x"}}),
 	}
 	cs, err := ConnectAll(context.Background(), servers, Options{})
-	if cs != nil || err == nil || !strings.HasPrefix(err.Error(), "MCP bad: HTTP 404") {
+	if cs != nil || err == nil || !strings.HasPrefix(err.Error(), "MCP bad: connecting: the server answered server/discover with HTTP 404 Not Found") {
 		t.Fatalf("ConnectAll = %v, %v", cs, err)
 	}
 	// The stateful good server got its session deleted: it was closed.
@@ -301,7 +301,7 @@ func TestCallReconnectsAfterServerForgetsSession(t *testing.T) {
 	restarted := newHandler() // a restart: the old session id is unknown
 	current.Store(&restarted)
 	res := tool.Run(context.Background(), []byte(`{}`))
-	if !res.IsError || res.Content != "MCP tool call failed: HTTP 404 Not Found" {
+	if !res.IsError || res.Content != "MCP st: calling echo: the server answered tools/call with HTTP 404 Not Found" {
 		t.Errorf("call into the lost session: %+v", res)
 	}
 	if res := tool.Run(context.Background(), []byte(`{}`)); res.IsError || res.Content != "ok" {
@@ -319,7 +319,7 @@ func TestConnectHTTPS(t *testing.T) {
 	s := catalogServer(t, "tls", entry{URL: srv.URL, AllowedTools: []string{"echo"}})
 
 	_, err := Connect(context.Background(), s, Options{})
-	assertConnectError(t, err, ErrorConnectionFailed, "MCP tls: TLS certificate not trusted")
+	assertConnectError(t, err, ErrorConnectionFailed, "MCP tls: connecting: TLS certificate not trusted")
 
 	c, err := Connect(context.Background(), s, Options{Transport: srv.Client().Transport})
 	if err != nil {

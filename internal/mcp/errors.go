@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Error types of a failed connect, as the mcp.completed event names them.
@@ -23,24 +24,52 @@ const (
 	ErrorConnectionFailed = "connection_failed"
 )
 
+// What tiny-go was doing when a server failed, as messages name it.
+const (
+	doingConnecting = "connecting"
+	doingListing    = "listing tools"
+)
+
 // ConnectError is a failed connect to one server. Cause is already
 // sanitized: it never holds the token or a response body.
 type ConnectError struct {
 	Alias string
 	Type  string // ErrorTimeout or ErrorConnectionFailed
+	// Doing is what tiny-go was doing: "starting <command>", "connecting"
+	// or "listing tools".
+	Doing string
 	Cause string
 }
 
-func (e *ConnectError) Error() string { return "MCP " + e.Alias + ": " + e.Cause }
+func (e *ConnectError) Error() string {
+	return "MCP " + e.Alias + ": " + e.Doing + ": " + e.Cause
+}
 
 // maxCauseLen bounds the part of a cause that comes from elsewhere.
 const maxCauseLen = 200
 
-// describe turns a failure into a short, safe cause. It prefers what the
-// transport observed (status, oversize) over SDK error text, and scrubs the
-// token from anything it does quote.
-func describe(err error, obs *observation, timeout time.Duration, token string) string {
-	status, tooLarge := obs.snapshot()
+// failure is what describe needs to know about a failed operation besides
+// its error. Every field may be zero.
+type failure struct {
+	obs     *observation  // what the HTTP transport saw
+	hs      *handshake    // what the connection saw
+	proc    *stdioProcess // a stdio server's process
+	step    string        // the JSON-RPC method whose reply was awaited
+	timeout time.Duration
+	token   string
+}
+
+// describe turns a failure into a short cause in plain words: what the
+// transport or process observed (status, content type, oversize, exit)
+// before anything from the SDK's error text, which reads as a chain of
+// internal steps and may quote a server's response. The token is scrubbed
+// from anything it does quote.
+func describe(err error, f failure) string {
+	seen := f.obs.snapshot()
+	step := f.step
+	if step == "" {
+		step = "the request"
+	}
 	var dnsErr *net.DNSError
 	var opErr *net.OpError
 	var certErr *tls.CertificateVerificationError
@@ -48,26 +77,60 @@ func describe(err error, obs *observation, timeout time.Duration, token string) 
 	var hostErr x509.HostnameError
 	var urlErr *url.Error
 	switch {
-	case tooLarge:
-		return errResponseTooLarge.Error()
+	case seen.tooLarge:
+		return fmt.Sprintf("the reply to %s was larger than %d MB", step, MaxResponseBytes>>20)
+	case seen.badType != nil:
+		if *seen.badType == "" {
+			return fmt.Sprintf("not an MCP server: the reply to %s had no content type", step)
+		}
+		return fmt.Sprintf("not an MCP server: the reply to %s was %s", step, clean(*seen.badType, f.token))
+	case f.hs.sawGarbage():
+		return "not an MCP server: it wrote something other than JSON-RPC to its stdout" + f.proc.seeLog()
+	case f.proc.exited():
+		return fmt.Sprintf("the server exited (%s) before answering %s", f.proc.exitText(), step) + f.proc.seeLog()
 	case errors.Is(err, context.DeadlineExceeded):
-		return "timed out after " + timeout.String()
-	case status != 0:
-		return fmt.Sprintf("HTTP %d %s", status, http.StatusText(status))
+		return fmt.Sprintf("no reply to %s within %s", step, f.timeout)
+	case seen.status != 0:
+		return fmt.Sprintf("the server answered %s with HTTP %d %s", step, seen.status, http.StatusText(seen.status))
 	case errors.As(err, &dnsErr):
-		return "cannot resolve host " + clean(dnsErr.Name, token)
+		return "cannot resolve host " + clean(dnsErr.Name, f.token)
 	case errors.As(err, &certErr), errors.As(err, &authorityErr), errors.As(err, &hostErr):
 		return "TLS certificate not trusted"
 	case errors.As(err, &opErr):
-		return "cannot connect: " + clean(opErr.Err.Error(), token)
+		return "cannot connect: " + clean(innermost(opErr.Err).Error(), f.token)
+	case errors.Is(err, sdk.ErrConnectionClosed) && f.proc != nil:
+		return fmt.Sprintf("the server closed its stdout before answering %s", step) + f.proc.seeLog()
 	}
 	if rpcErr := serverError(err); rpcErr != nil {
-		return fmt.Sprintf("server error %d: %s", rpcErr.Code, clean(rpcErr.Message, token))
+		if rpcErr.Code == 0 {
+			return fmt.Sprintf("the server answered %s with an error: %s", step, clean(rpcErr.Message, f.token))
+		}
+		return fmt.Sprintf("the server answered %s with error %d: %s", step, rpcErr.Code, clean(rpcErr.Message, f.token))
 	}
 	if errors.As(err, &urlErr) {
-		return clean(urlErr.Err.Error(), token)
+		return clean(urlErr.Err.Error(), f.token)
 	}
-	return clean(err.Error(), token)
+	return clean(innermost(err).Error(), f.token)
+}
+
+// innermost is the error at the bottom of err's first chain: the cause
+// itself, without the steps the SDK wrapped around it.
+func innermost(err error) error {
+	for {
+		var next error
+		switch e := err.(type) {
+		case interface{ Unwrap() error }:
+			next = e.Unwrap()
+		case interface{ Unwrap() []error }:
+			if inner := e.Unwrap(); len(inner) > 0 {
+				next = inner[0]
+			}
+		}
+		if next == nil {
+			return err
+		}
+		err = next
+	}
 }
 
 // clean makes foreign text safe for one line: the token is redacted,

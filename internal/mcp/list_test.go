@@ -127,7 +127,7 @@ func TestListRules(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			url := listServer(t, tt.pages)
 			_, err := Connect(context.Background(), catalogServer(t, "srv", entry{URL: url, AllowedTools: tt.allowed}), Options{})
-			assertConnectError(t, err, ErrorConnectionFailed, "MCP srv: "+tt.want)
+			assertConnectError(t, err, ErrorConnectionFailed, "MCP srv: listing tools: "+tt.want)
 		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -35,7 +36,11 @@ func newTool(c *Client, name, description string, params jsontext.Value) (*Tool,
 	if err != nil {
 		return nil, err
 	}
-	id, err := json.Marshal(identity{Kind: "mcp", Endpoint: c.server.Endpoint, AuthHeader: c.server.AuthHeader(), Tool: name})
+	endpoint := c.server.Endpoint
+	if c.server.Command != "" {
+		endpoint = "stdio:" + c.server.Target()
+	}
+	id, err := json.Marshal(identity{Kind: "mcp", Endpoint: endpoint, AuthHeader: c.server.AuthHeader(), Tool: name})
 	if err != nil {
 		return nil, err
 	}
@@ -79,11 +84,15 @@ func (t *Tool) Run(ctx context.Context, args jsontext.Value) tools.Result {
 	}
 	session, err := t.client.current(callCtx)
 	if err != nil {
-		return t.failed(ctx, timeoutCtx, err, obs)
+		if ctx.Err() != nil {
+			return cancelledResult()
+		}
+		// Already in plain words: closed, gone, or why reconnecting failed.
+		return tools.Result{Content: t.failurePrefix() + err.Error(), IsError: true}
 	}
 	res, err := session.CallTool(callCtx, &sdk.CallToolParams{Name: t.name, Arguments: rawJSON(args)})
 	if err != nil {
-		if _, tooLarge := obs.snapshot(); tooLarge || errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, sdk.ErrSessionMissing) {
+		if obs.snapshot().tooLarge || errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, sdk.ErrSessionMissing) {
 			t.client.markBroken(session)
 		}
 		return t.failed(ctx, timeoutCtx, err, obs)
@@ -103,18 +112,28 @@ func cancelledResult() tools.Result {
 	return tools.Result{Content: "MCP tool call cancelled", IsError: true}
 }
 
+// failurePrefix names the server and the call: "MCP <alias>: calling <tool>: ".
+func (t *Tool) failurePrefix() string {
+	return "MCP " + t.client.server.Alias + ": calling " + t.name + ": "
+}
+
 func (t *Tool) failed(ctx, timeoutCtx context.Context, err error, obs *observation) tools.Result {
 	s := t.client.server
-	_, tooLarge := obs.snapshot()
+	proc := t.client.proc
 	switch {
 	case ctx.Err() != nil:
 		return cancelledResult()
-	case !tooLarge && errors.Is(timeoutCtx.Err(), context.DeadlineExceeded):
-		return tools.Result{Content: fmt.Sprintf("MCP tool call timed out after %s", s.CallTimeout), IsError: true}
-	case errors.Is(err, errClosed):
-		return tools.Result{Content: "MCP tool call failed: " + err.Error(), IsError: true}
+	case !obs.snapshot().tooLarge && errors.Is(timeoutCtx.Err(), context.DeadlineExceeded):
+		return tools.Result{Content: fmt.Sprintf("%sno reply within %s", t.failurePrefix(), s.CallTimeout), IsError: true}
+	case proc != nil:
+		// The connection ends a moment before the exit is collected.
+		proc.waitExit(time.Second)
 	}
-	return tools.Result{Content: "MCP tool call failed: " + describe(err, obs, s.CallTimeout, s.bearer()), IsError: true}
+	t.client.mu.Lock()
+	hs := t.client.hs
+	t.client.mu.Unlock()
+	cause := describe(err, failure{obs: obs, hs: hs, proc: proc, step: "tools/call", timeout: s.CallTimeout, token: s.bearer()})
+	return tools.Result{Content: t.failurePrefix() + cause, IsError: true}
 }
 
 // rawJSON hands already-encoded arguments to the SDK's encoder unchanged.

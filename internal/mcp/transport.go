@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 )
 
 // MaxResponseBytes bounds every response body from an MCP server.
@@ -22,16 +24,32 @@ var errResponseTooLarge = fmt.Errorf("response body exceeds %d MB", MaxResponseB
 type observation struct {
 	abort context.CancelCauseFunc // ends the operation early
 
-	mu       sync.Mutex
-	status   int // first HTTP error status
-	tooLarge bool
+	mu   sync.Mutex
+	seen seen
+}
+
+// seen is what an observation recorded.
+type seen struct {
+	status   int     // first HTTP error status
+	tooLarge bool    // a body went past MaxResponseBytes
+	badType  *string // the content type of a 2xx reply that is not MCP's
 }
 
 func (o *observation) sawStatus(code int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.status == 0 {
-		o.status = code
+	if o.seen.status == 0 {
+		o.seen.status = code
+	}
+}
+
+// sawContentType records a successful reply that is neither JSON nor an
+// event stream: whatever answered is not an MCP server.
+func (o *observation) sawContentType(ct string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.seen.badType == nil {
+		o.seen.badType = &ct
 	}
 }
 
@@ -39,15 +57,19 @@ func (o *observation) sawStatus(code int) {
 // cut stream as a dropped connection and spend seconds reconnecting.
 func (o *observation) sawTooLarge() {
 	o.mu.Lock()
-	o.tooLarge = true
+	o.seen.tooLarge = true
 	o.mu.Unlock()
 	o.abort(errResponseTooLarge)
 }
 
-func (o *observation) snapshot() (status int, tooLarge bool) {
+// snapshot returns what was seen so far; a nil observation saw nothing.
+func (o *observation) snapshot() seen {
+	if o == nil {
+		return seen{}
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.status, o.tooLarge
+	return o.seen
 }
 
 type observationKey struct{}
@@ -72,13 +94,23 @@ type authTransport struct {
 	base   http.RoundTripper
 	origin *url.URL
 	token  string // "" sends no Authorization header
+	// version is the protocol an initialize negotiated, sent as
+	// Mcp-Protocol-Version when the SDK did not set it (see handshake).
+	version *atomic.Pointer[string]
 }
 
 func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	obs := observationFrom(req.Context())
-	if t.token != "" && sameOrigin(req.URL, t.origin) {
+	ours := sameOrigin(req.URL, t.origin)
+	version := t.version.Load()
+	if ours && (t.token != "" || version != nil && req.Header.Get("Mcp-Protocol-Version") == "") {
 		req = req.Clone(req.Context()) // a RoundTripper must not modify its request
-		req.Header.Set("Authorization", "Bearer "+t.token)
+		if t.token != "" {
+			req.Header.Set("Authorization", "Bearer "+t.token)
+		}
+		if version != nil && req.Header.Get("Mcp-Protocol-Version") == "" {
+			req.Header.Set("Mcp-Protocol-Version", *version)
+		}
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
@@ -86,6 +118,11 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if resp.StatusCode >= 300 && obs != nil {
 		obs.sawStatus(resp.StatusCode)
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 && resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusNoContent && resp.ContentLength != 0 && obs != nil && req.Method == http.MethodPost {
+		if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct != "application/json" && ct != "text/event-stream" {
+			obs.sawContentType(ct)
+		}
 	}
 	if resp.ContentLength > MaxResponseBytes {
 		resp.Body.Close()
@@ -136,7 +173,7 @@ func (b *limitedBody) Close() error { return b.body.Close() }
 // newHTTPClient builds the client for one server: no redirects (the token
 // must not follow one), bearer auth, bounded bodies. No overall timeout:
 // calls are bounded by their contexts.
-func newHTTPClient(s Server, base http.RoundTripper) (*http.Client, error) {
+func newHTTPClient(s Server, base http.RoundTripper, version *atomic.Pointer[string]) (*http.Client, error) {
 	origin, err := url.Parse(s.Endpoint)
 	if err != nil {
 		return nil, err
@@ -148,8 +185,11 @@ func newHTTPClient(s Server, base http.RoundTripper) (*http.Client, error) {
 		}
 		base = dt.Clone()
 	}
+	if version == nil {
+		version = new(atomic.Pointer[string])
+	}
 	return &http.Client{
-		Transport: &authTransport{base: base, origin: origin, token: s.bearer()},
+		Transport: &authTransport{base: base, origin: origin, token: s.bearer(), version: version},
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},

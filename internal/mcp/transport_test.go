@@ -33,7 +33,7 @@ func TestResponseLimit(t *testing.T) {
 			}))
 			defer srv.Close()
 			s := catalogServer(t, "l", entry{URL: srv.URL, AllowedTools: []string{"x"}})
-			client, err := newHTTPClient(s, nil)
+			client, err := newHTTPClient(s, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,7 +48,7 @@ func TestResponseLimit(t *testing.T) {
 				n = len(data)
 				resp.Body.Close()
 			}
-			_, tooLarge := obs.snapshot()
+			tooLarge := obs.snapshot().tooLarge
 			if tt.wantErr != (err != nil) || tt.wantErr != tooLarge {
 				t.Fatalf("read %d bytes, err %v, tooLarge %v", n, err, tooLarge)
 			}
@@ -69,7 +69,7 @@ func TestTokenOnlyForTheServerOrigin(t *testing.T) {
 	}))
 	defer srv.Close()
 	s := catalogServer(t, "o", entry{URL: srv.URL + "/mcp", AllowedTools: []string{"x"}})
-	client, err := newHTTPClient(s, nil)
+	client, err := newHTTPClient(s, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestNoTokenWithoutTokenEnv(t *testing.T) {
 	if s.AuthHeader() != "" || s.TokenEnv != "" {
 		t.Fatalf("server %+v", s)
 	}
-	client, _ := newHTTPClient(s, nil)
+	client, _ := newHTTPClient(s, nil, nil)
 	resp, err := client.Get(srv.URL)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,60 @@
+"""A minimal MCP server over stdio without any SDK, for the tests.
+
+It speaks only the older protocol: server/discover gets "method not found".
+The first argument picks a misbehaviour: "normal", "silent" (never answers
+anything), "silent-initialize" (answers server/discover, never initialize),
+"garbage" (writes a line that is not JSON-RPC to stdout).
+"""
+import json
+import os
+import sys
+
+mode = sys.argv[1] if len(sys.argv) > 1 else "normal"
+d = os.environ.get("MCP_TEST_DIR")
+if d:
+    with open(os.path.join(d, "server.pid"), "w") as f:
+        f.write(str(os.getpid()))
+sys.stderr.write("pyserver: starting in mode %s\n" % mode)
+sys.stderr.flush()
+
+TOOLS = [
+    {"name": "echo", "description": "echoes its text",
+     "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}},
+    {"name": "crash", "description": "exits in the middle of the call",
+     "inputSchema": {"type": "object"}},
+]
+
+
+def send(msg):
+    sys.stdout.write(json.dumps(msg) + "\n")
+    sys.stdout.flush()
+
+
+if mode == "garbage":
+    sys.stdout.write("Hello! I am not an MCP server.\n")
+    sys.stdout.flush()
+
+for line in sys.stdin:
+    msg = json.loads(line)
+    method, mid = msg.get("method"), msg.get("id")
+    if mid is None or mode == "silent":
+        continue
+    if method == "server/discover":
+        send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "Method not found"}})
+    elif method == "initialize":
+        if mode == "silent-initialize":
+            continue
+        send({"jsonrpc": "2.0", "id": mid, "result": {
+            "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "pyserver", "version": "1"}}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": mid, "result": {"tools": TOOLS}})
+    elif method == "tools/call":
+        name, args = msg["params"]["name"], msg["params"].get("arguments") or {}
+        if name == "crash":
+            sys.stderr.write("pyserver: crashing\n")
+            sys.stderr.flush()
+            os._exit(3)
+        send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "py: " + args.get("text", "")}]}})
+    else:
+        send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "Method not found"}})
