@@ -101,6 +101,7 @@ Without a prompt it is interactive; with one it runs it and exits.`,
 	root.SetHelpCommand(&cobra.Command{Use: "no-help-command", Hidden: true})
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newSessionCommand(a))
+	root.AddCommand(newMCPCommand(a))
 	configureRun(a, root)
 	return root
 }

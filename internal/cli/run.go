@@ -283,10 +283,14 @@ func (a *runner) start(ctx context.Context) error {
 	startupStarted = true
 	a.sink.Emit(lifecycle.SessionAttached(a.store.ID(), a.resumed))
 
+	reapMCPOrphans(a.cwd, a.io)
+	mcpCtx, stopMCPSignals := interruptible(ctx)
+	defer stopMCPSignals()
+	mcpOpts := mcpOptions(a.cwd, a.io, a.servers)
 	for _, s := range a.servers {
 		a.sink.Emit(lifecycle.MCPStarted(s.Alias))
 		t0 := time.Now()
-		c, err := mcp.Connect(ctx, s, mcp.Options{ClientName: "tiny-go", ClientVersion: version})
+		c, err := mcp.Connect(mcpCtx, s, mcpOpts)
 		if err != nil {
 			kind := "connection_failed"
 			var ce *mcp.ConnectError

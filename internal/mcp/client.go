@@ -72,7 +72,7 @@ type Client struct {
 
 	mu       sync.Mutex
 	session  *sdk.ClientSession
-	hs       *handshake // the watcher of session's connection
+	hs       *handshake      // the watcher of session's connection
 	dead     <-chan struct{} // closed when session's connection has ended
 	broken   bool            // a call saw the session fail
 	protocol string
@@ -153,7 +153,7 @@ func (c *Client) connectError(doing string, err error, step string, hs *handshak
 	if errors.Is(err, context.DeadlineExceeded) {
 		kind = ErrorTimeout
 	}
-	if c.proc != nil && !errors.Is(err, context.DeadlineExceeded) {
+	if c.proc != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
 		// The connection ends a moment before the exit is collected.
 		c.proc.waitExit(time.Second)
 	}

@@ -86,10 +86,12 @@ func describe(err error, f failure) string {
 		return fmt.Sprintf("not an MCP server: the reply to %s was %s", step, clean(*seen.badType, f.token))
 	case f.hs.sawGarbage():
 		return "not an MCP server: it wrote something other than JSON-RPC to its stdout" + f.proc.seeLog()
-	case f.proc.exited():
-		return fmt.Sprintf("the server exited (%s) before answering %s", f.proc.exitText(), step) + f.proc.seeLog()
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Sprintf("no reply to %s within %s", step, f.timeout)
+	case errors.Is(err, context.Canceled):
+		return "interrupted"
+	case f.proc.exited():
+		return fmt.Sprintf("the server exited (%s) before answering %s", f.proc.exitText(), step) + f.proc.seeLog()
 	case seen.status != 0:
 		return fmt.Sprintf("the server answered %s with HTTP %d %s", step, seen.status, http.StatusText(seen.status))
 	case errors.As(err, &dnsErr):

@@ -3,7 +3,6 @@ package mcp
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +10,8 @@ import (
 	"syscall"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
 // A process record lets a later run of tiny-go kill a stdio server that
@@ -63,11 +64,14 @@ func writeProcRecord(dir, alias string, pid int) (string, error) {
 // records. Servers of a tiny-go that still runs are left alone. It returns
 // how many process groups it killed.
 func ReapOrphans(workDir string) (int, error) {
-	dir := filepath.Join(workDir, ".tiny-agent", "mcp")
-	entries, err := os.ReadDir(dir)
+	dir, err := store.StateDir(workDir, "mcp", false)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil
 	}
+	if err != nil {
+		return 0, err
+	}
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return 0, err
 	}
@@ -139,30 +143,8 @@ func startTicks(pid int) (uint64, error) {
 	return strconv.ParseUint(fields[startField], 10, 64)
 }
 
-// dataDir creates <workDir>/.tiny-agent/<name>/ (0700), refusing a symlink
-// or a directory of another user at either level.
-func dataDir(workDir, name string) (string, error) {
-	dir := workDir
-	for _, part := range []string{".tiny-agent", name} {
-		dir = filepath.Join(dir, part)
-		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-			return "", err
-		}
-		fi, err := os.Lstat(dir)
-		if err != nil {
-			return "", err
-		}
-		if !fi.IsDir() {
-			return "", fmt.Errorf("%s is not a directory (a symlink is refused)", dir)
-		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
-			return "", fmt.Errorf("%s belongs to another user", dir)
-		}
-	}
-	return dir, nil
-}
-
-// openNoFollow opens path (0600 when created) without following a symlink.
+// openNoFollow opens path (0600 when created) without following a symlink;
+// only a regular file is opened.
 func openNoFollow(path string, flag int) (*os.File, error) {
-	return os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	return store.OpenSidecarFile(filepath.Dir(path), filepath.Base(path), flag)
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
 // The minimal environment of a stdio server (mcp.md), besides passEnv.
@@ -64,7 +66,7 @@ func startStdio(s Server, opts Options) (*stdioProcess, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := dataDir(workDir, "mcp")
+	dir, err := store.StateDir(workDir, "mcp", true)
 	if err != nil {
 		return nil, err
 	}

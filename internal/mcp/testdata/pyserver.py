@@ -3,10 +3,12 @@
 It speaks only the older protocol: server/discover gets "method not found".
 The first argument picks a misbehaviour: "normal", "silent" (never answers
 anything), "silent-initialize" (answers server/discover, never initialize),
-"garbage" (writes a line that is not JSON-RPC to stdout).
+"garbage" (writes a line that is not JSON-RPC to stdout), "spawn" (starts a
+long sleep in its process group, its pid in $MCP_TEST_DIR/child.pid).
 """
 import json
 import os
+import subprocess
 import sys
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "normal"
@@ -22,6 +24,8 @@ TOOLS = [
      "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}},
     {"name": "crash", "description": "exits in the middle of the call",
      "inputSchema": {"type": "object"}},
+    {"name": "env", "description": "returns its environment",
+     "inputSchema": {"type": "object"}},
 ]
 
 
@@ -29,6 +33,11 @@ def send(msg):
     sys.stdout.write(json.dumps(msg) + "\n")
     sys.stdout.flush()
 
+
+if mode == "spawn":
+    child = subprocess.Popen(["sleep", "300"])
+    with open(os.path.join(d, "child.pid"), "w") as f:
+        f.write(str(child.pid))
 
 if mode == "garbage":
     sys.stdout.write("Hello! I am not an MCP server.\n")
@@ -55,6 +64,9 @@ for line in sys.stdin:
             sys.stderr.write("pyserver: crashing\n")
             sys.stderr.flush()
             os._exit(3)
-        send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "py: " + args.get("text", "")}]}})
+        text = "py: " + args.get("text", "")
+        if name == "env":
+            text = "\n".join(k + "=" + v for k, v in sorted(os.environ.items()))
+        send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": text}]}})
     else:
         send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "Method not found"}})

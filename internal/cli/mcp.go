@@ -1,0 +1,220 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/spf13/cobra"
+
+	"github.com/tiny-agent/tiny-go/internal/mcp"
+)
+
+// mcpOptions are the options of every MCP connection of this run: stdio
+// servers start in the working directory with a minimal environment that
+// never holds a secret tiny-go knows, and a server that goes away
+// mid-session is reported on stderr once.
+func mcpOptions(cwd string, io stdio, servers []mcp.Server) mcp.Options {
+	var mu sync.Mutex
+	return mcp.Options{
+		ClientName:    "tiny-go",
+		ClientVersion: version,
+		WorkDir:       cwd,
+		LookupEnv:     io.lookupEnv,
+		Secrets:       secretValues(io, servers),
+		Notice: func(line string) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintln(io.stderr, line)
+		},
+	}
+}
+
+// secretValues are the values of the model's key variables and of the MCP
+// token variables: no stdio server may get them.
+func secretValues(io stdio, servers []mcp.Server) []string {
+	names := []string{openRouterKeyVar, endpointKeyVar}
+	for _, s := range servers {
+		if s.TokenEnv != "" {
+			names = append(names, s.TokenEnv)
+		}
+	}
+	var values []string
+	for _, name := range names {
+		if v := io.getenv(name); v != "" {
+			values = append(values, v)
+		}
+	}
+	return values
+}
+
+// interruptible is ctx cancelled by Ctrl+C (or SIGTERM, SIGHUP) while MCP
+// servers connect, so a slow server is given up, and every server already
+// started is stopped, instead of the signal killing tiny-go outright.
+func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+}
+
+// reapMCPOrphans ends the stdio servers a tiny-go killed earlier in cwd
+// left behind; it never fails a start.
+func reapMCPOrphans(cwd string, io stdio) {
+	if n, err := mcp.ReapOrphans(cwd); err != nil {
+		fmt.Fprintf(io.stderr, "tiny-go: looking for MCP servers left running: %v\n", err)
+	} else if n > 0 {
+		fmt.Fprintf(io.stderr, "tiny-go: stopped %d MCP server(s) left running by an earlier tiny-go\n", n)
+	}
+}
+
+func newMCPCommand(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Check the MCP servers of $TINY_MCP_CONFIG",
+		Args:  noSubcommandArgs,
+	}
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "Connect to every catalog server and show its transport, result, protocol and allowed tools",
+		Example: `  tiny-go mcp list
+  tiny-go mcp list --json`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cwd, err := a.workDir()
+			if err != nil {
+				return err
+			}
+			io := stdio{stdin: a.stdin, stdout: a.stdout, stderr: a.stderr, getenv: a.getenv}
+			ctx, stop := interruptible(cmdContext(cmd))
+			defer stop()
+			return mcpList(ctx, io, cwd, asJSON)
+		},
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	cmd.AddCommand(list)
+	return cmd
+}
+
+// noSubcommandArgs makes a group command without a subcommand a usage
+// error that lists what it has.
+func noSubcommandArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return usageErrorf("%s needs a subcommand (see '%s --help')", cmd.CommandPath(), cmd.CommandPath())
+	}
+	return usageErrorf("unknown command %q for %q%s", args[0], cmd.CommandPath(), suggestion(cmd, args[0]))
+}
+
+func cmdContext(cmd *cobra.Command) context.Context {
+	if ctx := cmd.Context(); ctx != nil {
+		return ctx
+	}
+	return context.Background()
+}
+
+// mcpListEntry is one server of `mcp list --json`.
+type mcpListEntry struct {
+	Alias        string   `json:"alias"`
+	Transport    string   `json:"transport"`
+	Endpoint     string   `json:"endpoint,omitzero"`
+	Command      string   `json:"command,omitzero"`
+	Args         []string `json:"args,omitzero"`
+	Status       string   `json:"status"` // "connected" or "failed"
+	Protocol     string   `json:"protocol,omitzero"`
+	AllowedTools []string `json:"allowedTools"`
+	Error        *mcpErr  `json:"error,omitzero"`
+}
+
+type mcpErr struct {
+	Type    string `json:"type"` // timeout or connection_failed
+	Message string `json:"message"`
+}
+
+// mcpList connects to every catalog server at once and reports each; it
+// fails (exit 1) when any server does.
+func mcpList(ctx context.Context, io stdio, cwd string, asJSON bool) error {
+	path := io.getenv(mcp.ConfigEnv)
+	if path == "" {
+		return usageErrorf("%s is not set: point it at your MCP catalog (see README, \"MCP servers\")", mcp.ConfigEnv)
+	}
+	catalog, err := mcp.LoadCatalog(path, io.lookupEnv)
+	if err != nil {
+		return err
+	}
+	reapMCPOrphans(cwd, io)
+	opts := mcpOptions(cwd, io, catalog.Servers)
+	entries := make([]mcpListEntry, len(catalog.Servers))
+	var wg sync.WaitGroup
+	for i, s := range catalog.Servers {
+		entries[i] = mcpListEntry{Alias: s.Alias, Transport: s.Transport(), Endpoint: s.Endpoint, Command: s.Command, Args: s.Args, AllowedTools: s.AllowedTools}
+		wg.Go(func() {
+			c, err := mcp.Connect(ctx, s, opts)
+			if err != nil {
+				e := &mcpErr{Type: mcp.ErrorConnectionFailed, Message: err.Error()}
+				var ce *mcp.ConnectError
+				if errors.As(err, &ce) {
+					e.Type = ce.Type
+				}
+				entries[i].Status, entries[i].Error = "failed", e
+				return
+			}
+			entries[i].Status, entries[i].Protocol = "connected", c.Protocol()
+			c.Close()
+		})
+	}
+	wg.Wait()
+
+	failed := 0
+	for _, e := range entries {
+		if e.Error != nil {
+			failed++
+		}
+	}
+	if asJSON {
+		out := struct {
+			Catalog string         `json:"catalog"`
+			Servers []mcpListEntry `json:"servers"`
+		}{catalog.Path, entries}
+		if err := json.MarshalWrite(io.stdout, out, jsontext.Multiline(true)); err != nil {
+			return err
+		}
+		fmt.Fprintln(io.stdout)
+	} else {
+		printMCPList(io, catalog.Path, entries)
+	}
+	if failed > 0 {
+		return exitError{exitFailed}
+	}
+	return nil
+}
+
+func printMCPList(io stdio, path string, entries []mcpListEntry) {
+	if len(entries) == 0 {
+		fmt.Fprintf(io.stdout, "%s has no servers.\n", path)
+		return
+	}
+	w := tabwriter.NewWriter(io.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "ALIAS\tTRANSPORT\tTARGET\tRESULT\tALLOWED TOOLS")
+	for _, e := range entries {
+		target := e.Endpoint
+		if e.Transport == mcp.TransportStdio {
+			target = mcp.Server{Command: e.Command, Args: e.Args}.Target()
+		}
+		result := "connected (" + e.Protocol + ")"
+		if e.Error != nil {
+			result = "failed"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", e.Alias, e.Transport, target, result, strings.Join(e.AllowedTools, ", "))
+	}
+	w.Flush()
+	for _, e := range entries {
+		if e.Error != nil {
+			fmt.Fprintln(io.stdout, e.Error.Message)
+		}
+	}
+}
