@@ -56,6 +56,11 @@ type Config struct {
 	// masks nothing.
 	Scrub *secrets.Scrubber
 
+	// Approve, when non-nil, decides every tool call that is about to
+	// start (not the replay of a safe call, and never the built-in read)
+	// before anything about it is committed; see approve.go.
+	Approve ApproveFunc
+
 	// hooks are test seams; see hooks.go.
 	hooks *hooks
 }

@@ -64,7 +64,12 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 		evs = append(evs, ToolAdmitted{Tool: info})
 	}
 	evs = append(evs, ToolStarted{Tool: info})
-	pctx, done, ok, err := a.beginPhase(ctx, session.PhaseTool, call.ID, intent, evs...)
+	var ask *ApprovalRequest
+	if p.Mode != recovery.ModeReplay && rp.Policy != tools.ReplaySafe {
+		ask = &ApprovalRequest{OperationID: op.OperationID, ToolCallID: call.ID, Tool: p.ToolName, Display: info.Display,
+			Builtin: def.DefinitionIdentity == "", Arguments: started.Arguments, Recovery: r.recovery}
+	}
+	pctx, done, ok, err := a.beginToolPhase(ctx, ask, &started, intent, evs...)
 	if err != nil {
 		return fmt.Errorf("commit tool start: %w", err)
 	}

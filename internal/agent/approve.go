@@ -1,0 +1,129 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tiny-agent/tiny-go/internal/session"
+)
+
+// ApprovalRequest is a tool call that waits for the user's decision before
+// anything about it is committed.
+type ApprovalRequest struct {
+	OperationID string
+	ToolCallID  string
+	Tool        string // model-facing name
+	Display     string // human name ("mcp:alias/tool" for MCP tools)
+	// Builtin is false for tools of MCP servers.
+	Builtin bool
+	// Arguments is the parsed argument object the call would run with.
+	Arguments jsontext.Value
+	// Recovery is set when an earlier process asked and died waiting.
+	Recovery bool
+}
+
+// Approval is the user's decision on one call.
+type Approval struct {
+	Allow bool
+	// Reason is the user's optional explanation of a denial; the model
+	// sees it in the call's result.
+	Reason string
+}
+
+// ApproveFunc decides a call. It may block until the user answers; ctx
+// ends when the operation is aborted (the wait is the tool phase) or the
+// process stops, and then the answer is ignored. An error stops the run
+// with nothing committed for the call, so the next resume asks again.
+type ApproveFunc func(ctx context.Context, req ApprovalRequest) (Approval, error)
+
+// DeniedContent is the result content of a call the user denied.
+func DeniedContent(reason string) string {
+	const denied = "Error: The user denied this tool call; it was not executed."
+	if reason = strings.TrimSpace(reason); reason != "" {
+		return denied + "\nReason given by the user: " + reason
+	}
+	return denied
+}
+
+// beginToolPhase opens the tool phase of a call that starts now. Without
+// an approval hook (or for a replay) that is committing the intent. With
+// one, the phase opens first with nothing committed, so an Esc while the
+// user decides is an abort of this call in phase tool and the call ends as
+// never started ("aborted"); an allowed call then commits its intent within
+// the same phase, and a denied one commits the intent together with an
+// error result saying so, and no effect runs. A crash while waiting leaves
+// nothing behind: the planner starts the same call again and the user is
+// asked again.
+//
+// ok is false when there is nothing left to run: the abort won, or the call
+// was denied and settled.
+func (a *Agent) beginToolPhase(ctx context.Context, req *ApprovalRequest, started *session.ToolStarted, intent []session.Fact, evs ...Event) (pctx context.Context, done func(), ok bool, err error) {
+	if req == nil || a.cfg.Approve == nil {
+		return a.beginPhase(ctx, session.PhaseTool, started.ToolCallID, intent, evs...)
+	}
+	pctx, done, ok, err = a.beginPhase(ctx, session.PhaseTool, started.ToolCallID, nil)
+	if err != nil || !ok {
+		return nil, nil, ok, err
+	}
+	ans, aerr := a.cfg.Approve(pctx, *req)
+	switch {
+	case a.abortDurable():
+		done()
+		return nil, nil, false, nil // the planner writes the aborted result
+	case ctx.Err() != nil:
+		done()
+		return nil, nil, false, ctx.Err() // hard stop: nothing committed
+	case aerr != nil:
+		done()
+		return nil, nil, false, fmt.Errorf("approval of %s: %w", req.Display, aerr)
+	case !ans.Allow:
+		done()
+		return nil, nil, false, a.commitDenial(ctx, started, intent, ans.Reason, evs...)
+	}
+	aborted, err := a.commitInPhase(ctx, intent, evs...)
+	if err != nil || aborted {
+		done()
+		return nil, nil, false, err
+	}
+	return pctx, done, true, nil
+}
+
+// commitInPhase commits facts while the phase already opened stays active,
+// unless an abort is durable (then nothing is committed).
+func (a *Agent) commitInPhase(ctx context.Context, facts []session.Fact, evs ...Event) (aborted bool, err error) {
+	a.lockYieldingToAbort()
+	defer a.events.drain(a.sink)
+	defer a.mu.Unlock()
+	if op := a.cfg.Log.State().Operation; op != nil && op.AbortRequested {
+		return true, nil
+	}
+	if _, err := a.cfg.Log.Commit(ctx, facts); err != nil {
+		return false, err
+	}
+	a.events.push(evs...)
+	return false, nil
+}
+
+// commitDenial settles a denied call in one transaction: its intent and an
+// error result that tells the model the user said no. The projections see a
+// tool that failed at once.
+func (a *Agent) commitDenial(ctx context.Context, started *session.ToolStarted, intent []session.Fact, reason string, evs ...Event) error {
+	content := DeniedContent(reason)
+	facts := append(intent[:len(intent):len(intent)], session.Fact{ID: started.ResultEntryID, Entry: &session.ToolResultEntry{
+		StepID: started.StepID, ToolCallID: started.ToolCallID, Content: content,
+		ToolName: started.ToolName, ToolStartedID: intent[0].ID, Result: session.ResultError,
+	}})
+	for _, ev := range evs {
+		if s, ok := ev.(ToolStarted); ok {
+			evs = append(evs, ToolCompleted{Tool: s.Tool, Outcome: ToolOutcome{Outcome: "failed", Content: content}})
+			break
+		}
+	}
+	if _, err := a.commitUnlessAborted(ctx, facts, evs...); err != nil {
+		return fmt.Errorf("commit denied tool call: %w", err)
+	}
+	return nil
+}
