@@ -30,7 +30,7 @@ func RunLines(ctx context.Context, opts Options) error {
 }
 
 func runLines(ctx context.Context, opts Options) error {
-	pr := &linePrinter{w: opts.out(), started: make(chan struct{}, 1)}
+	pr := &linePrinter{w: opts.out(), started: make(chan struct{}, 1), approvals: make(chan approvalMsg, 1)}
 	detach := opts.Observer.attach(pr.handle)
 	defer detach()
 
@@ -45,6 +45,7 @@ func runLines(ctx context.Context, opts Options) error {
 	readCtx, stopReading := context.WithCancel(ctx)
 	defer stopReading()
 	inputs := readLines(readCtx, opts.in())
+	r.inputs = inputs
 	for {
 		select {
 		case <-ctx.Done():
@@ -110,6 +111,9 @@ type lineRunner struct {
 	pr    *linePrinter
 	sigs  <-chan os.Signal
 	calls sync.WaitGroup // abort calls in flight
+	// inputs are the lines of In; while an operation runs they answer
+	// approval questions (approve_line.go).
+	inputs <-chan input
 }
 
 // submit runs one input and reports whether to exit.
@@ -172,10 +176,22 @@ func (r *lineRunner) operate(ctx context.Context, op func(context.Context) []str
 	opCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	drainStarted(r.pr.started)
+	drainApprovals(r.pr.approvals)
 	done := make(chan []string, 1)
 	go func() { done <- op(opCtx) }()
+	var asked *approvalMsg // the question waiting for a line
 	for {
 		select {
+		case msg := <-r.pr.approvals:
+			asked = &msg
+		case in, ok := <-r.answers(asked):
+			if r.answerLine(opCtx, asked, in, ok) {
+				asked = nil
+			}
+			if !ok {
+				exit = true // EOF: like a signal, abort and exit
+				r.inputs = nil
+			}
 		case lines := <-done:
 			r.pr.endLine()
 			for _, l := range lines {
@@ -226,6 +242,8 @@ type linePrinter struct {
 	lastStep string          // text of the last completed model step
 	usage    session.Usage   // of the agent operations of this input
 	started  chan struct{}   // an agent operation started
+	// approvals are the questions the agent asks (approve_line.go).
+	approvals chan approvalMsg
 }
 
 func (p *linePrinter) handle(msg any) {
@@ -260,6 +278,8 @@ func (p *linePrinter) handle(msg any) {
 		p.println(toolResultLine(msg.info, msg.outcome))
 	case retryMsg:
 		p.println(msg.text)
+	case approvalMsg:
+		p.printQuestion(msg)
 	case opDoneMsg:
 		p.mu.Lock()
 		p.usage = addUsage(p.usage, msg.outcome.Usage)

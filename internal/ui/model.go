@@ -66,6 +66,8 @@ type model struct {
 
 	notice string // one transient line under the input
 
+	approval *pendingApproval // the tool call waiting for the user (approve.go)
+
 	outbox   []string
 	printing bool
 	// printCmd hands text to the terminal and then reports printedMsg.
@@ -131,6 +133,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 func (m *model) update(msg tea.Msg) tea.Cmd {
+	if cmd, handled := m.approvalUpdate(msg); handled {
+		return cmd
+	}
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 10), max(msg.Height, 4)

@@ -22,6 +22,7 @@ func (m *model) View() tea.View {
 	if m.op != opNone {
 		lines = append(lines, truncate(m.statusLine(), m.width))
 	}
+	lines = append(lines, m.approvalView()...)
 	if m.notice != "" {
 		lines = append(lines, faint.Render(truncate(m.notice, m.width)))
 	}

@@ -1,0 +1,187 @@
+// Package approval decides, in `--approval ask` mode, whether a tool call
+// may run: it shows the user what the call will do (the command, a diff of
+// the file, the MCP tool and its arguments), asks, and remembers the "allow
+// for the rest of the session" answers. It is the agent's Approve hook;
+// how the question is put (terminal UI, line prompt) is the caller's.
+package approval
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/tiny-agent/tiny-go/internal/agent"
+)
+
+// Mode is the --approval setting.
+type Mode string
+
+const (
+	// Ask shows every call that changes something and waits for the user.
+	Ask Mode = "ask"
+	// Auto runs every call at once.
+	Auto Mode = "auto"
+)
+
+// ParseMode validates a --approval value.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(strings.TrimSpace(s)); m {
+	case Ask, Auto:
+		return m, nil
+	}
+	return "", fmt.Errorf("--approval must be ask or auto, not %q", s)
+}
+
+// Choice is the user's answer to one prompt.
+type Choice int
+
+const (
+	// Once allows this call (y).
+	Once Choice = iota + 1
+	// Always allows this call and, for the rest of the session, the calls
+	// the prompt's Always describes (a).
+	Always
+	// Deny refuses the call (n); the optional reason goes to the model.
+	Deny
+)
+
+// Answer is what the user chose.
+type Answer struct {
+	Choice Choice
+	Reason string // for Deny
+}
+
+// Prompt is what the user is shown about one call. Texts are raw (as the
+// model wrote them): whoever displays them must neutralize control
+// characters.
+type Prompt struct {
+	Tool   string   // display name: "bash", "mcp:files/delete"
+	Action string   // one line: "Run a command", "Edit notes.txt", ...
+	Detail []string // the command, a unified diff, the arguments
+	// Always is what "a" would allow from now on, e.g. "`go` commands";
+	// empty when "a" is not offered (it then counts as "y").
+	Always string
+	// Recovery is set when an earlier process asked and died waiting.
+	Recovery bool
+}
+
+// AskFunc puts a prompt to the user and waits for the answer. It returns
+// ctx's error when ctx ends first (the operation was aborted: the user
+// pressed Esc or Ctrl+C).
+type AskFunc func(ctx context.Context, p Prompt) (Answer, error)
+
+// maxDetailLines bounds a prompt's detail; the rest is summarized.
+const maxDetailLines = 400
+
+// Gate is the Approve hook of one session: it asks about each call that
+// no earlier "always" answer covers.
+type Gate struct {
+	workDir string
+	ask     AskFunc
+
+	mu    sync.Mutex
+	tools map[string]bool // tool names allowed for the session
+	words map[string]bool // tool + "\x00" + first word allowed (bash, bg)
+}
+
+// NewGate returns a Gate for a session in workDir that asks with ask.
+func NewGate(workDir string, ask AskFunc) *Gate {
+	return &Gate{workDir: workDir, ask: ask, tools: map[string]bool{}, words: map[string]bool{}}
+}
+
+// Approve implements agent.ApproveFunc.
+func (g *Gate) Approve(ctx context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
+	c := classify(req, g.workDir)
+	if c.harmless || g.allowed(req.Tool, c.words) {
+		return agent.Approval{Allow: true}, nil
+	}
+	c.prompt.Recovery = req.Recovery
+	ans, err := g.ask(ctx, c.prompt)
+	if err != nil {
+		return agent.Approval{}, err
+	}
+	switch ans.Choice {
+	case Once:
+		return agent.Approval{Allow: true}, nil
+	case Always:
+		g.remember(req.Tool, c)
+		return agent.Approval{Allow: true}, nil
+	case Deny:
+		return agent.Approval{Reason: ans.Reason}, nil
+	}
+	return agent.Approval{}, fmt.Errorf("unknown answer %d", ans.Choice)
+}
+
+func (g *Gate) allowed(tool string, words []string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.tools[tool] {
+		return true
+	}
+	if len(words) == 0 {
+		return false
+	}
+	for _, w := range words {
+		if !g.words[tool+"\x00"+w] {
+			return false
+		}
+	}
+	return true
+}
+
+func (g *Gate) remember(tool string, c call) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case c.prompt.Always == "":
+	case c.byWord:
+		for _, w := range c.words {
+			g.words[tool+"\x00"+w] = true
+		}
+	default:
+		g.tools[tool] = true
+	}
+}
+
+// call is what the gate knows about one request.
+type call struct {
+	prompt   Prompt
+	harmless bool     // reads only: never asked
+	byWord   bool     // "always" is per first word of a command
+	words    []string // the command's first words (byWord)
+}
+
+func quoteWords(ws []string) string {
+	q := make([]string, len(ws))
+	for i, w := range ws {
+		q[i] = "`" + w + "`"
+	}
+	switch len(q) {
+	case 1:
+		return q[0]
+	case 2:
+		return q[0] + " and " + q[1]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+}
+
+// commandCall describes a shell command (bash, bg start): "always" allows
+// commands whose every first word was allowed.
+func commandCall(tool, action, command string) call {
+	c := call{prompt: Prompt{Tool: tool, Action: action, Detail: limitLines(strings.Split(command, "\n"))}, byWord: true}
+	if words, ok := CommandWords(command); ok && len(words) > 0 {
+		c.words = words
+		c.prompt.Always = quoteWords(slices.Compact(slices.Sorted(slices.Values(words)))) + " commands"
+	}
+	return c
+}
+
+func limitLines(lines []string) []string {
+	if len(lines) <= maxDetailLines {
+		return lines
+	}
+	rest := len(lines) - maxDetailLines
+	return append(lines[:maxDetailLines:maxDetailLines], fmt.Sprintf("… %d more lines", rest))
+}

@@ -1,0 +1,105 @@
+package approval
+
+import (
+	"strings"
+
+	"github.com/aymanbagabas/go-udiff"
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/tools"
+)
+
+// classify turns a request into what the user is asked, or marks it
+// harmless.
+func classify(req agent.ApprovalRequest, workDir string) call {
+	if !req.Builtin {
+		return call{prompt: Prompt{Tool: req.Display, Action: "Call the MCP tool " + req.Display,
+			Detail: limitLines(argumentLines(req.Arguments)), Always: "every call of " + req.Display}}
+	}
+	switch req.Tool {
+	case "read":
+		return call{harmless: true}
+	case "bash":
+		cmd, _ := stringField(req.Arguments, "command")
+		return commandCall(req.Display, "Run a command", cmd)
+	case "bg":
+		action, _ := stringField(req.Arguments, "action")
+		switch action {
+		case "start":
+			cmd, _ := stringField(req.Arguments, "command")
+			return commandCall(req.Display, "Start a background command", cmd)
+		case "stop":
+			id, _ := stringField(req.Arguments, "id")
+			return call{prompt: Prompt{Tool: req.Display, Action: "Stop the background process " + id,
+				Always: "stopping background processes"}}
+		}
+		// list, status, logs and invalid calls change nothing.
+		return call{harmless: true}
+	case "write", "edit":
+		return fileCall(req, workDir)
+	}
+	return call{prompt: Prompt{Tool: req.Display, Action: "Run " + req.Display,
+		Detail: limitLines(argumentLines(req.Arguments)), Always: "every call of " + req.Display}}
+}
+
+// fileCall shows the diff a write or edit would make; a call that would
+// fail shows why (approving it changes nothing).
+func fileCall(req agent.ApprovalRequest, workDir string) call {
+	c := call{prompt: Prompt{Tool: req.Display, Always: "every " + req.Display + " call"}}
+	change, err := tools.PreviewChange(workDir, req.Tool, req.Arguments)
+	path := change.Path
+	if path == "" {
+		path = "a file"
+	}
+	switch {
+	case req.Tool == "write" && !change.Exists:
+		c.prompt.Action = "Create " + path
+	case req.Tool == "write":
+		c.prompt.Action = "Overwrite " + path
+	default:
+		c.prompt.Action = "Edit " + path
+	}
+	if err != nil {
+		c.prompt.Detail = []string{"This call will fail: " + err.Error()}
+		return c
+	}
+	c.prompt.Detail = limitLines(diffLines(change))
+	return c
+}
+
+// diffLines is the unified diff of a change, without the trailing newline
+// notes a terminal does not need.
+func diffLines(c tools.FileChange) []string {
+	from := "a/" + strings.TrimPrefix(c.Path, "/")
+	if !c.Exists {
+		from = "/dev/null"
+	}
+	d := udiff.Unified(from, "b/"+strings.TrimPrefix(c.Path, "/"), c.Old, c.New)
+	if d == "" {
+		return []string{"(no change)"}
+	}
+	return strings.Split(strings.TrimSuffix(d, "\n"), "\n")
+}
+
+// argumentLines is the arguments object, indented, one line per line.
+func argumentLines(args jsontext.Value) []string {
+	v := jsontext.Value(append([]byte(nil), args...))
+	if err := v.Indent(jsontext.WithIndent("  ")); err != nil {
+		return []string{string(args)}
+	}
+	return strings.Split(string(v), "\n")
+}
+
+func stringField(args jsontext.Value, name string) (string, bool) {
+	var m map[string]jsontext.Value
+	if json.Unmarshal(args, &m) != nil {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(m[name], &s) != nil {
+		return "", false
+	}
+	return s, true
+}
