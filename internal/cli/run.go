@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/prompt"
@@ -55,6 +56,7 @@ type runFlags struct {
 	// requestTimeout bounds each model request as a whole.
 	requestTimeout time.Duration
 	sandbox        sandboxFlags
+	approval       string
 }
 
 // stdio is the process's standard streams and environment.
@@ -109,6 +111,8 @@ type runner struct {
 	preUI *gatedObserver
 	// sandbox confines commands and file writes; closed last.
 	sandbox *sandbox.Sandbox
+	// approval is the --approval mode in effect.
+	approval approval.Mode
 }
 
 // configureRun makes the root command run prompts: its flags, and the
@@ -125,6 +129,7 @@ func configureRun(a *app, root *cobra.Command) {
 	fl.StringArrayVar(&f.mcp, "mcp", nil, "MCP server aliases from $TINY_MCP_CONFIG, comma-separated (repeatable)")
 	fl.BoolVar(&f.json, "json", false, "print lifecycle events as JSON Lines on stdout (one-shot only)")
 	fl.BoolVar(&f.fsync, "fsync", false, "sync every commit to disk (power-loss durable)")
+	fl.StringVar(&f.approval, "approval", "", "ask before bash, bg, write, edit and MCP calls run (ask), or run them at once (auto); default ask in interactive mode, auto in one-shot and --json mode")
 	fl.Int64Var(&f.contextWindow, "context-window", 0, "the model's context window in tokens, for automatic compaction (default $TINY_CONTEXT_WINDOW, else the endpoint's model list, else 128000)")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 0, "fail a model request that sends nothing for this long (default $TINY_IDLE_TIMEOUT or 120s)")
 	fl.DurationVar(&f.requestTimeout, "request-timeout", 0, "fail a model request that takes longer than this in total (default $TINY_REQUEST_TIMEOUT or 10m)")
@@ -196,6 +201,9 @@ func (a *runner) configure() error {
 		return usageErrorf("--cwd: %s is not a directory", abs)
 	}
 	a.cwd = abs
+	if err := a.configureApproval(); err != nil {
+		return err
+	}
 	if a.tools, err = tools.Select(a.flags.plugins); err != nil {
 		return usageError{err}
 	}
@@ -425,6 +433,7 @@ func (a *runner) buildAgent(envID string) error {
 		Events:              agent.Fanout(sinks...),
 		AutoCompact:         a.autoCompact(client),
 		Scrub:               a.scrubber(secretVars),
+		Approve:             a.approver(),
 	})
 	return err
 }

@@ -84,7 +84,7 @@ func TestInteractiveTerminal(t *testing.T) {
 	dir := t.TempDir()
 	bin := programAs(t, "tiny-go")
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-cli-%d", os.Getpid())}
-	script := fmt.Sprintf(`cd %s && TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s; echo EXIT=$?; sleep 60`, dir, srv.URL(), bin)
+	script := fmt.Sprintf(`cd %s && TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s --approval auto; echo EXIT=$?; sleep 60`, dir, srv.URL(), bin)
 	p.tmux("new-session", "-d", "-x", "110", "-y", "40", "-s", "s", "sh", "-c", script)
 	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
 

@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"context"
+	"errors"
+
+	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/approval"
+	"github.com/tiny-agent/tiny-go/internal/ui"
+)
+
+// configureApproval resolves --approval: ask by default in interactive
+// mode (no prompt), auto in one-shot and --json mode.
+func (a *runner) configureApproval() error {
+	a.approval = approval.Auto
+	if a.uiObserver != nil && !a.flags.json {
+		a.approval = approval.Ask
+	}
+	if a.flags.approval == "" {
+		return nil
+	}
+	m, err := approval.ParseMode(a.flags.approval)
+	if err != nil {
+		return usageError{err}
+	}
+	a.approval = m
+	return nil
+}
+
+// approver is the agent's Approve hook for the mode in effect: nil in auto
+// mode. Questions go to the interactive UI while it runs, and otherwise
+// (recovery before the UI starts, one-shot mode) to stderr, answered on
+// stdin.
+func (a *runner) approver() agent.ApproveFunc {
+	if a.approval != approval.Ask {
+		return nil
+	}
+	ask := func(ctx context.Context, p approval.Prompt) (approval.Answer, error) {
+		ans, err := a.uiObserver.Ask(ctx, p)
+		if !errors.Is(err, ui.ErrNotAttached) {
+			return ans, err
+		}
+		ans, err = ui.AskLine(ctx, a.io.stdin, a.io.stderr, p)
+		if errors.Is(err, ui.ErrAborted) {
+			// Esc: abort the operation the usual way; that ends ctx,
+			// which is the wait's phase.
+			if _, aerr := a.agent.Abort(context.WithoutCancel(ctx)); aerr != nil {
+				return approval.Answer{}, aerr
+			}
+			return approval.Answer{}, context.Cause(ctx)
+		}
+		return ans, err
+	}
+	return approval.NewGate(a.cwd, ask).Approve
+}
