@@ -15,13 +15,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tiny-agent/tiny-go/internal/mcp"
+	"github.com/tiny-agent/tiny-go/internal/sandbox"
 )
 
 // mcpOptions are the options of every MCP connection of this run: stdio
 // servers start in the working directory with a minimal environment that
 // never holds a secret tiny-go knows, and a server that goes away
 // mid-session is reported on stderr once.
-func mcpOptions(cwd string, io stdio, servers []mcp.Server) mcp.Options {
+func mcpOptions(cwd string, io stdio, servers []mcp.Server, sb *sandbox.Sandbox) mcp.Options {
 	var mu sync.Mutex
 	return mcp.Options{
 		ClientName:    "tiny-go",
@@ -29,6 +30,7 @@ func mcpOptions(cwd string, io stdio, servers []mcp.Server) mcp.Options {
 		WorkDir:       cwd,
 		LookupEnv:     io.lookupEnv,
 		Secrets:       secretValues(io, servers),
+		Sandbox:       sb,
 		Notice: func(line string) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -147,7 +149,16 @@ func mcpList(ctx context.Context, io stdio, cwd string, asJSON bool) error {
 		return err
 	}
 	reapMCPOrphans(cwd, io)
-	opts := mcpOptions(cwd, io, catalog.Servers)
+	// The servers run confined as in a run with the default --sandbox.
+	sb, warning, err := sandbox.New(sandbox.Policy{Mode: sandbox.Workspace, WorkDir: cwd, Getenv: io.getenv})
+	if err != nil {
+		return err
+	}
+	defer sb.Close()
+	if warning != "" {
+		fmt.Fprintln(io.stderr, warning)
+	}
+	opts := mcpOptions(cwd, io, catalog.Servers, sb)
 	entries := make([]mcpListEntry, len(catalog.Servers))
 	var wg sync.WaitGroup
 	for i, s := range catalog.Servers {

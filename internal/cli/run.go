@@ -294,7 +294,7 @@ func (a *runner) start(ctx context.Context) error {
 	reapMCPOrphans(a.cwd, a.io)
 	mcpCtx, stopMCPSignals := interruptible(ctx)
 	defer stopMCPSignals()
-	mcpOpts := mcpOptions(a.cwd, a.io, a.servers)
+	mcpOpts := mcpOptions(a.cwd, a.io, a.servers, a.sandbox)
 	for _, s := range a.servers {
 		a.sink.Emit(lifecycle.MCPStarted(s.Alias))
 		t0 := time.Now()

@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tiny-agent/tiny-go/internal/sandbox"
 	"github.com/tiny-agent/tiny-go/internal/tools"
 )
 
@@ -49,6 +50,9 @@ type Options struct {
 	// Secrets are values that must never reach a stdio server: the model's
 	// API key, MCP tokens. A passEnv variable holding one is refused.
 	Secrets []string
+	// Sandbox confines a stdio server like the commands the model runs
+	// (tools.md); nil starts it unconfined.
+	Sandbox *sandbox.Sandbox
 	// Notice receives one line when a server goes away mid-session, once
 	// per server. nil drops it.
 	Notice func(string)

@@ -99,9 +99,11 @@ func startStdio(s Server, opts Options) (*stdioProcess, error) {
 	// Its own session and group: signals for the terminal's foreground
 	// group never reach it, and the whole group can be killed at once.
 	// Pdeathsig ends the leader at once if tiny-go is killed; the process
-	// record lets the next run end what the leader started.
+	// record lets the next run end what the leader started. The sandbox
+	// confines it like bash (mcp.md); its confining thread lives as long
+	// as tiny-go, so the Pdeathsig fires only when tiny-go ends.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
-	err = startConfined(cmd)
+	err = opts.Sandbox.Start(cmd)
 	childIn.Close()
 	childOut.Close()
 	if err != nil {
@@ -126,12 +128,6 @@ func startStdio(s Server, opts Options) (*stdioProcess, error) {
 	go p.reap()
 	return p, nil
 }
-
-// startConfined starts cmd. mcp.md confines a stdio server by the sandbox
-// of bash (tools.md); until tiny-go has that sandbox, the server starts
-// unconfined, like every bash command today. This is the one place to
-// apply it.
-func startConfined(cmd *exec.Cmd) error { return cmd.Start() }
 
 // serverEnv is the minimal environment: PATH, HOME, LANG, TMPDIR and the
 // passEnv variables that are set. A variable holding a secret tiny-go

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
+
+	"github.com/tiny-agent/tiny-go/internal/sandbox"
 )
 
 // The official SDK's stdio server (testdata/stdioserver), built once.
@@ -450,5 +452,42 @@ func helperConnectAndWait() {
 	var forever atomic.Bool
 	for !forever.Load() {
 		time.Sleep(time.Hour)
+	}
+}
+
+// The sandbox of bash confines a stdio server: it may write in the working
+// directory, not elsewhere.
+func TestStdioServerIsConfined(t *testing.T) {
+	if sandbox.ABI() == 0 {
+		t.Skip("this kernel has no Landlock")
+	}
+	py, script := pyServer(t)
+	r := newStdioRun(t)
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Skip(err)
+	}
+	outside, err := os.MkdirTemp(home, "mcp-sandbox-test-")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer os.RemoveAll(outside)
+	sb, _, err := sandbox.New(sandbox.Policy{Mode: sandbox.Workspace, WorkDir: r.dir, Getenv: func(k string) string { v, _ := r.opts.LookupEnv(k); return v }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	r.opts.Sandbox = sb
+	c, err := Connect(context.Background(), stdioCatalogServer(t, "py", stdioEntry{Command: py, Args: []string{script}, PassEnv: []string{"MCP_TEST_DIR"}, AllowedTools: []string{"touch"}}), r.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	touch := c.Tools()[0]
+	if res := touch.Run(context.Background(), []byte(`{"path":`+strconv.Quote(filepath.Join(r.dir, "inside"))+`}`)); res.Content != "created" {
+		t.Errorf("inside the working directory: %+v", res)
+	}
+	if res := touch.Run(context.Background(), []byte(`{"path":`+strconv.Quote(filepath.Join(outside, "f"))+`}`)); res.Content != "refused: Permission denied" {
+		t.Errorf("outside the writable roots: %+v", res)
 	}
 }

@@ -26,6 +26,8 @@ TOOLS = [
      "inputSchema": {"type": "object"}},
     {"name": "env", "description": "returns its environment",
      "inputSchema": {"type": "object"}},
+    {"name": "touch", "description": "creates the file at path",
+     "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}},
 ]
 
 
@@ -65,6 +67,12 @@ for line in sys.stdin:
             sys.stderr.flush()
             os._exit(3)
         text = "py: " + args.get("text", "")
+        if name == "touch":
+            try:
+                open(args["path"], "w").close()
+                text = "created"
+            except OSError as e:
+                text = "refused: " + e.strerror
         if name == "env":
             text = "\n".join(k + "=" + v for k, v in sorted(os.environ.items()))
         send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": text}]}})
