@@ -398,6 +398,7 @@ func (s Summary) Empty() bool {
 func (s *Store) Apply(ctx context.Context, plan *Plan, force bool) (Summary, []Action, error) {
 	var sum Summary
 	var done []Action
+	s.removeStaleTemps(plan.Actions)
 	for _, a := range plan.Actions {
 		if err := ctx.Err(); err != nil {
 			return sum, done, err
@@ -491,4 +492,32 @@ func RewindRecords(id string, done []Action, atMillis int64) []Record {
 		a.Files = append(a.Files, x.To)
 	}
 	return []Record{b, a}
+}
+
+// removeStaleTemps removes the temporary files that an interrupted Apply
+// left beside the files it was putting back.
+func (s *Store) removeStaleTemps(actions []Action) {
+	bases := map[string]map[string]bool{} // dir -> base names
+	for _, a := range actions {
+		abs := s.Abs(a.Path)
+		dir := filepath.Dir(abs)
+		if bases[dir] == nil {
+			bases[dir] = map[string]bool{}
+		}
+		bases[dir][filepath.Base(abs)] = true
+	}
+	for dir, names := range bases {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			n := e.Name()
+			i := strings.LastIndex(n, ".tiny-tmp-")
+			if i <= 1 || n[0] != '.' || !names[n[1:i]] {
+				continue
+			}
+			os.Remove(filepath.Join(dir, n))
+		}
+	}
 }

@@ -434,6 +434,7 @@ func (a *runner) buildAgent(envID string) error {
 		AutoCompact:         a.autoCompact(client),
 		Scrub:               a.scrubber(secretVars),
 		Approve:             a.approver(),
+		BeforeEffect:        a.checkpointHook(),
 	})
 	return err
 }

@@ -38,6 +38,7 @@ without running anything.`,
 		newSessionVerifyCommand(a),
 		newSessionAbortCommand(a),
 		newSessionForkCommand(a),
+		newSessionRewindCommand(a),
 	)
 	return cmd
 }

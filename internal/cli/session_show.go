@@ -30,7 +30,7 @@ Exit status 0 when valid, 1 when corrupt (the valid prefix is shown).`,
 			}
 			st, c := session.Reduce(data)
 			writeShow(a.stdout, path, data, st, c)
-			writeUndoInfo(a.stdout, path, st)
+			writeUndoInfo(a.stdout, path, st, a.getenv)
 			if c != nil {
 				return exitError{exitFailed}
 			}

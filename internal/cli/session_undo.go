@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
 	"github.com/tiny-agent/tiny-go/internal/fork"
@@ -41,7 +42,7 @@ func (f forkOrigins) cell(id string) string {
 
 // writeUndoInfo ends `session show`: where a fork came from, and the
 // session's checkpoints with the store's cap and eviction rule.
-func writeUndoInfo(w io.Writer, path string, st *session.State) {
+func writeUndoInfo(w io.Writer, path string, st *session.State, getenv func(string) string) {
 	if o, err := fork.ReadOrigin(path); err != nil {
 		fmt.Fprintf(w, "fork origin unreadable: %v\n", err)
 	} else if o != nil {
@@ -54,6 +55,14 @@ func writeUndoInfo(w io.Writer, path string, st *session.State) {
 	dir, err := store.SidecarDir(path, false)
 	if err != nil {
 		return
+	}
+	if data, err := os.ReadFile(path); err == nil {
+		if turns, _ := sessionTurns(data); len(turns) > 0 {
+			fmt.Fprintln(w, "user turns (tiny-go session rewind <id> --turn N):")
+			for _, t := range turns {
+				fmt.Fprintf(w, "  %d  #%d  %s\n", t.N, t.Seq, store.OneLine(t.Prompt, 60))
+			}
+		}
 	}
 	recs, err := checkpoint.ReadIndexFile(dir + "/" + checkpoint.IndexFile)
 	if err != nil {
@@ -83,11 +92,16 @@ func writeUndoInfo(w io.Writer, path string, st *session.State) {
 	fmt.Fprintf(w, "checkpoints: %d effects (%d without a snapshot), %d rewinds, %s added to the store\n",
 		effects, missing, rewinds, formatSize(bytes))
 	if st != nil {
-		if info, err := checkpoint.Stat(st.Header.Cwd, 0); err == nil {
+		if info, err := checkpoint.Stat(sessionCwd(path), capOrDefault(getenv)); err == nil {
 			fmt.Fprintf(w, "checkpoint store %s: %s of %s cap (%s); %s\n", info.Dir, formatSize(info.Size), formatSize(info.Cap), info.Mode, checkpoint.EvictionRule)
 			if info.DroppedBefore > 0 {
 				fmt.Fprintf(w, "checkpoints taken before %s were dropped to stay under the cap\n", formatMillis(info.DroppedBefore))
 			}
 		}
 	}
+}
+
+func capOrDefault(getenv func(string) string) int64 {
+	n, _ := checkpointCap(getenv)
+	return n
 }

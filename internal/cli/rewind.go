@@ -1,0 +1,358 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"golang.org/x/sys/unix"
+
+	"github.com/tiny-agent/tiny-go/internal/checkpoint"
+	"github.com/tiny-agent/tiny-go/internal/fork"
+	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/store"
+)
+
+// userTurn is one user message of a session: what `/rewind` lists and
+// `session rewind --turn N` counts (1-based, in commit order).
+type userTurn struct {
+	N        int
+	Seq      int64 // the user entry's seq
+	Boundary int64 // the last seq before its transaction: a conversation rewind forks there
+	Prompt   string
+	At       int64 // ms
+}
+
+// sessionTurns lists the user turns of a session and the seq of every
+// toolStarted fact (checkpoints are keyed by its id).
+func sessionTurns(data []byte) ([]userTurn, map[string]int64) {
+	var turns []userTurn
+	seqs := map[string]int64{}
+	for _, tx := range committedTransactions(data, 0) {
+		for _, f := range tx.facts {
+			if u, ok := f.Entry.(*session.UserEntry); ok {
+				turns = append(turns, userTurn{N: len(turns) + 1, Seq: f.Seq, Boundary: tx.facts[0].Seq - 1, Prompt: u.Content, At: f.Timestamp})
+			}
+			if _, ok := f.Record.(*session.ToolStarted); ok {
+				seqs[f.ID] = f.Seq
+			}
+		}
+	}
+	return turns, seqs
+}
+
+// rewindRequest is one rewind of a session to before user turn Turn.
+type rewindRequest struct {
+	Path  string `json:"path"` // the session file
+	Turn  int    `json:"turn"`
+	Force bool   `json:"force"`
+	// Files and Conversation say which halves to do.
+	Files        bool `json:"files"`
+	Conversation bool `json:"conversation"`
+}
+
+// rewindJournal is written (synced, by rename) before a rewind changes
+// anything and removed when it is complete; a rewind that finds one
+// finishes it first. It holds the plan, so rerunning applies the same
+// decisions, and the fork's id, so the conversation half forks once.
+type rewindJournal struct {
+	ID      string           `json:"id"`
+	Request rewindRequest    `json:"request"`
+	Turn    userTurnJSON     `json:"turnInfo"`
+	Plan    *checkpoint.Plan `json:"plan,omitempty"`
+	ForkID  string           `json:"forkId,omitempty"`
+}
+
+type userTurnJSON struct {
+	N        int    `json:"n"`
+	Boundary int64  `json:"boundary"`
+	Prompt   string `json:"prompt"`
+}
+
+const rewindJournalFile = "rewind.json"
+
+// rewindOutcome is what a rewind did.
+type rewindOutcome struct {
+	Turn     userTurnJSON
+	Finished bool // an interrupted rewind was finished
+	Files    *checkpoint.Summary
+	Fork     *fork.Result
+}
+
+// sessionCwd is the working directory a canonical session file belongs
+// to: <cwd>/.tiny-agent/sessions/<file>.
+func sessionCwd(path string) string {
+	return filepath.Dir(filepath.Dir(filepath.Dir(path)))
+}
+
+// planRewind plans a rewind without changing anything.
+func planRewind(ctx context.Context, req rewindRequest, capBytes int64) (*rewindJournal, error) {
+	data, err := os.ReadFile(req.Path)
+	if err != nil {
+		return nil, err
+	}
+	turns, seqs := sessionTurns(data)
+	if len(turns) == 0 {
+		return nil, errors.New("the session has no user turn to rewind to")
+	}
+	if req.Turn < 1 || req.Turn > len(turns) {
+		return nil, usageErrorf("--turn must be between 1 and %d (the session's user turns)", len(turns))
+	}
+	t := turns[req.Turn-1]
+	id, err := store.NewID()
+	if err != nil {
+		return nil, err
+	}
+	j := &rewindJournal{ID: id, Request: req, Turn: userTurnJSON{N: t.N, Boundary: t.Boundary, Prompt: t.Prompt}}
+	if req.Conversation {
+		if j.ForkID, err = store.NewID(); err != nil {
+			return nil, err
+		}
+	}
+	if !req.Files {
+		return j, nil
+	}
+	cs, err := checkpoint.Open(sessionCwd(req.Path), checkpoint.Options{Cap: capBytes})
+	if err != nil {
+		return nil, err
+	}
+	recs, err := readCheckpoints(req.Path)
+	if err != nil {
+		return nil, err
+	}
+	start := len(recs)
+	for i, r := range recs {
+		if seq, ok := seqs[r.ToolStartedID]; ok && seq >= t.Seq {
+			start = i
+			break
+		}
+	}
+	plan, err := cs.PlanRewind(ctx, recs[start:], req.Force)
+	if err != nil {
+		return nil, fmt.Errorf("plan the rewind: %w", err)
+	}
+	j.Plan = plan
+	return j, nil
+}
+
+func readCheckpoints(sessionPath string) ([]checkpoint.Record, error) {
+	dir, err := store.SidecarDir(sessionPath, false)
+	if err != nil {
+		return nil, nil // no sidecar: no checkpoints
+	}
+	f, err := store.OpenSidecarFile(dir, checkpoint.IndexFile, os.O_RDONLY)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return checkpoint.ReadIndex(f)
+}
+
+// pendingRewind returns the journal of an interrupted rewind of the
+// session, or nil.
+func pendingRewind(sessionPath string) (*rewindJournal, error) {
+	dir, err := store.SidecarDir(sessionPath, false)
+	if err != nil {
+		return nil, nil
+	}
+	f, err := store.OpenSidecarFile(dir, rewindJournalFile, os.O_RDONLY)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	var j rewindJournal
+	if err := json.Unmarshal(data, &j); err != nil {
+		return nil, fmt.Errorf("the journal of an interrupted rewind (%s) is damaged: %w", filepath.Join(dir, rewindJournalFile), err)
+	}
+	j.Request.Path = sessionPath
+	return &j, nil
+}
+
+func writeJournal(sessionPath string, j *rewindJournal) error {
+	dir, err := store.SidecarDir(sessionPath, true)
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	tmp := "." + rewindJournalFile + ".tmp"
+	f, err := store.OpenSidecarFile(dir, tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(filepath.Join(dir, tmp), filepath.Join(dir, rewindJournalFile))
+	}
+	if err == nil {
+		err = syncDir(dir)
+	}
+	return err
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// executeRewind carries out a journaled rewind: the journal is made
+// durable, the files are put back (each by rename), the rewind is recorded
+// as a checkpoint of its own (so it can be undone), the conversation is
+// forked, and the journal is removed. Every step is safe to repeat, so a
+// rewind killed anywhere is finished by running it again.
+func executeRewind(ctx context.Context, j *rewindJournal, capBytes int64, finished bool) (*rewindOutcome, error) {
+	path := j.Request.Path
+	if err := writeJournal(path, j); err != nil {
+		return nil, fmt.Errorf("rewind journal: %w", err)
+	}
+	out := &rewindOutcome{Turn: j.Turn, Finished: finished}
+	if j.Request.Files && j.Plan != nil {
+		cs, err := checkpoint.Open(sessionCwd(path), checkpoint.Options{Cap: capBytes})
+		if err != nil {
+			return nil, err
+		}
+		sum, done, err := cs.Apply(ctx, j.Plan, j.Request.Force)
+		if err != nil {
+			return nil, fmt.Errorf("rewind stopped (run it again to finish): %w", err)
+		}
+		out.Files = &sum
+		if err := recordRewind(path, j.ID, done); err != nil {
+			return nil, err
+		}
+	}
+	if j.Request.Conversation {
+		res, err := forkOnce(path, j)
+		if err != nil {
+			return nil, err
+		}
+		out.Fork = res
+	}
+	dir, err := store.SidecarDir(path, false)
+	if err == nil {
+		if err := os.Remove(filepath.Join(dir, rewindJournalFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// recordRewind appends the rewind's checkpoint records unless a run that
+// was interrupted already did.
+func recordRewind(sessionPath, id string, done []checkpoint.Action) error {
+	recs, err := readCheckpoints(sessionPath)
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if r.Rewind == id {
+			return nil
+		}
+	}
+	return checkpoint.AppendRecords(sidecarAppender{sessionPath: sessionPath, name: checkpoint.IndexFile},
+		checkpoint.RewindRecords(id, done, time.Now().UnixMilli())...)
+}
+
+// forkOnce writes the conversation fork under the journal's id, or finds
+// it written by an interrupted run.
+func forkOnce(sourcePath string, j *rewindJournal) (*fork.Result, error) {
+	cwd := sessionCwd(sourcePath)
+	if p, _, err := store.ReadByID(cwd, j.ForkID); err == nil {
+		if o, _ := fork.ReadOrigin(p); o == nil {
+			data, _ := os.ReadFile(sourcePath)
+			src, _ := session.DecodeHeader(data[:max(0, bytes.IndexByte(data, '\n'))])
+			_ = fork.WriteOrigin(p, fork.Origin{Source: src.ID, At: j.Turn.Boundary, Turn: j.Turn.N, CreatedAt: time.Now().UnixMilli()})
+		}
+		return &fork.Result{ID: j.ForkID, Path: p}, nil
+	}
+	res, err := fork.Write(sourcePath, j.Turn.Boundary, j.ForkID, j.Turn.N, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// checkNotOpen refuses to rewind a session that another process is
+// running: its agent could be changing the same files.
+func checkNotOpen(path, id string) error {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return fmt.Errorf("session %s is open in another process; end it (or use /rewind there) before rewinding", id)
+		}
+		return err
+	}
+	return nil
+}
+
+// writeRewindSummary prints what a rewind will do (preview) or did.
+func writeRewindSummary(w io.Writer, turn userTurnJSON, sum *checkpoint.Summary, preview bool) {
+	verb := map[bool][3]string{false: {"restored", "created", "deleted"}, true: {"restore", "create", "delete"}}[preview]
+	head := "Files put back to before turn %d (%s):"
+	if preview {
+		head = "Rewinding files to before turn %d (%s) will:"
+	}
+	fmt.Fprintf(w, head+"\n", turn.N, store.OneLine(turn.Prompt, 60))
+	if sum == nil || sum.Empty() {
+		fmt.Fprintln(w, "  nothing to change: no file the agent changed since differs from then")
+		return
+	}
+	for i, list := range [][]string{sum.Restored, sum.Created, sum.Deleted} {
+		for _, p := range list {
+			fmt.Fprintf(w, "  %-9s %s\n", verb[i], p)
+		}
+	}
+	for _, s := range sum.Skipped {
+		fmt.Fprintf(w, "  %-9s %s: %s\n", "skip", s.Path, s.Reason)
+	}
+	for _, warn := range sum.Warnings {
+		fmt.Fprintf(w, "  warning   %s\n", warn)
+	}
+	if !preview {
+		fmt.Fprintf(w, "%d restored, %d created, %d deleted, %d skipped\n", len(sum.Restored), len(sum.Created), len(sum.Deleted), len(sum.Skipped))
+	}
+}
+
+func writeRewindOutcome(w io.Writer, out *rewindOutcome) {
+	if out.Finished {
+		fmt.Fprintf(w, "Finished an interrupted rewind to before turn %d.\n", out.Turn.N)
+	}
+	if out.Files != nil {
+		writeRewindSummary(w, out.Turn, out.Files, false)
+	}
+	if out.Fork != nil {
+		fmt.Fprintf(w, "Conversation rewound to before turn %d in a new session %s (the original is unchanged).\nContinue it with: tiny-go --session %s\n", out.Turn.N, out.Fork.ID, out.Fork.ID)
+	}
+}

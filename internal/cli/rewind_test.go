@@ -1,0 +1,379 @@
+package cli
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/fork"
+	"github.com/tiny-agent/tiny-go/internal/providertest"
+	"github.com/tiny-agent/tiny-go/internal/recovery"
+	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/store"
+)
+
+// treeDigests is every file under dir but .tiny-agent and .git, with a
+// digest of its kind, executable bit and content.
+func treeDigests(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		if d.IsDir() {
+			if rel == ".tiny-agent" || d.Name() == ".git" {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		fi, _ := d.Info()
+		var data []byte
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			s, _ := os.Readlink(path)
+			data = []byte("symlink:" + s)
+		} else if data, err = os.ReadFile(path); err != nil {
+			return err
+		}
+		sum := sha256.Sum256(data)
+		out[filepath.ToSlash(rel)] = hex.EncodeToString(sum[:8]) + strconv.FormatBool(fi.Mode()&0o111 != 0)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func gitIn(t *testing.T, dir, script string) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, out)
+	}
+}
+
+func sessionID(t *testing.T, c *cliRun) string {
+	t.Helper()
+	files := c.sessions()
+	if len(files) == 0 {
+		t.Fatal("no session")
+	}
+	name := filepath.Base(files[0])
+	return strings.TrimSuffix(name[strings.IndexByte(name, '_')+1:], ".jsonl")
+}
+
+// threeTurns plays a scripted task over three user turns in a git work
+// tree: write, edit, then sed -i, mkdir and git mv through bash, then rm
+// and a write. It returns the tree before each turn and after the last.
+func threeTurns(t *testing.T) (c *cliRun, id string, trees []map[string]string) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	bash := func(id, cmd string) providertest.Reply {
+		return providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall(id, "bash", `{"command":"`+cmd+`"}`)}}
+	}
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "write", `{"path":"notes.txt","content":"one\n"}`)}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c2", "edit", `{"path":"src/main.go","edits":[{"oldText":"package main","newText":"package main // edited"}]}`)}},
+		providertest.Reply{Text: "turn 1 done"},
+		bash("c3", "sed -i s/old/new/ doc.md && mkdir -p gen/deep && echo x > gen/deep/out.txt && git mv src/main.go src/app.go"),
+		providertest.Reply{Text: "turn 2 done"},
+		bash("c4", "rm doc.md && echo y >> gen/deep/out.txt && chmod +x run.sh"),
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c5", "write", `{"path":"notes.txt","content":"three\n"}`)}},
+		providertest.Reply{Text: "turn 3 done"},
+	)
+	c = newCLI(t, srv)
+	c.write("doc.md", "an old doc\n")
+	c.write("src/main.go", "package main\n")
+	c.write("run.sh", "echo run\n")
+	c.write(".gitignore", ".tiny-agent/\n")
+	gitIn(t, c.dir, "git init -q && git add -A && git commit -qm init")
+	for i, prompt := range []string{"turn one", "turn two", "turn three"} {
+		trees = append(trees, treeDigests(t, c.dir))
+		args := []string{prompt}
+		if i > 0 {
+			args = []string{"--session", id, prompt}
+		}
+		if code, _, stderr := c.main("", args...); code != 0 {
+			t.Fatalf("turn %d: exit %d: %s", i+1, code, stderr)
+		}
+		if i == 0 {
+			id = sessionID(t, c)
+		}
+	}
+	trees = append(trees, treeDigests(t, c.dir))
+	return c, id, trees
+}
+
+func (c *cliRun) rewind(id string, args ...string) string {
+	c.t.Helper()
+	code, stdout, stderr := c.main("", append([]string{"session", "rewind", id}, args...)...)
+	if code != 0 {
+		c.t.Fatalf("rewind %v: exit %d: %s", args, code, stderr)
+	}
+	return stdout
+}
+
+func TestRewindEveryTurnOfAScriptedTask(t *testing.T) {
+	c, id, trees := threeTurns(t)
+	if trees[3]["src/app.go"] == "" || trees[3]["doc.md"] != "" {
+		t.Fatalf("the task did not run as scripted: %v", trees[3])
+	}
+	// Back to each turn, in an order that also undoes rewinds.
+	for _, turn := range []int{3, 1, 2, 1, 3} {
+		out := c.rewind(id, "--turn", strconv.Itoa(turn), "--files-only")
+		if got := treeDigests(t, c.dir); !maps.Equal(got, trees[turn-1]) {
+			t.Fatalf("rewind to turn %d:\n%v\nwant\n%v\noutput:\n%s", turn, got, trees[turn-1], out)
+		}
+		if strings.Contains(out, "  skip ") || strings.Contains(out, "warning") {
+			t.Fatalf("rewind to turn %d skipped something:\n%s", turn, out)
+		}
+	}
+
+	// A file the user edits in between is skipped and reported; --force
+	// overwrites it.
+	c.write("notes.txt", "my own notes\n")
+	out := c.rewind(id, "--turn", "1", "--files-only")
+	if !strings.Contains(out, "skip      notes.txt: changed since tiny-go last changed it") {
+		t.Fatalf("user edit not reported:\n%s", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(c.dir, "notes.txt")); string(b) != "my own notes\n" {
+		t.Fatalf("user edit overwritten: %q", b)
+	}
+	want := maps.Clone(trees[0])
+	got := treeDigests(t, c.dir)
+	delete(got, "notes.txt")
+	if !maps.Equal(got, want) {
+		t.Fatalf("the other files were not put back: %v want %v", got, want)
+	}
+	out = c.rewind(id, "--turn", "1", "--files-only", "--force")
+	if !strings.Contains(out, "deleted   notes.txt") {
+		t.Fatalf("--force did not overwrite:\n%s", out)
+	}
+	if got := treeDigests(t, c.dir); !maps.Equal(got, trees[0]) {
+		t.Fatalf("forced rewind: %v want %v", got, trees[0])
+	}
+
+	// The conversation half is a fork at the turn's boundary.
+	out = c.rewind(id, "--turn", "2", "--conversation-only")
+	forkID := strings.TrimSpace(out[strings.LastIndex(out, "--session ")+len("--session "):])
+	srcPath, src, err := store.ReadByID(c.dir, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fpath, fdata, err := store.ReadByID(c.dir, forkID)
+	if err != nil {
+		t.Fatalf("fork %q: %v\n%s", forkID, err, out)
+	}
+	turns, _ := sessionTurns(src)
+	st, corrupt := session.Reduce(fdata)
+	if corrupt != nil || st.Facts != turns[1].Boundary || len(st.Transcript) == 0 {
+		t.Fatalf("fork state: %v facts %d, want %d", corrupt, st.Facts, turns[1].Boundary)
+	}
+	if o, _ := fork.ReadOrigin(fpath); o == nil || o.Source != id || o.Turn != 2 {
+		t.Fatalf("origin %+v", o)
+	}
+	if again, _ := os.ReadFile(srcPath); string(again) != string(src) {
+		t.Fatal("the source changed")
+	}
+	code, list, _ := c.main("", "session", "list")
+	if code != 0 || !strings.Contains(list, "FORK OF") || !strings.Contains(list, id+"@"+strconv.FormatInt(turns[1].Boundary, 10)) {
+		t.Fatalf("session list:\n%s", list)
+	}
+	code, show, _ := c.main("", "session", "show", forkID)
+	if code != 0 || !strings.Contains(show, "forked from session "+id) {
+		t.Fatalf("session show of the fork:\n%s", show)
+	}
+	code, show, _ = c.main("", "session", "show", id)
+	if code != 0 || !strings.Contains(show, "checkpoints: 5 effects") || !strings.Contains(show, "cap") {
+		t.Fatalf("session show of the source:\n%s", show)
+	}
+}
+
+// Fork at every seq of a real session: each fork reduces and plans like
+// the source's prefix; a seq inside a transaction is refused.
+func TestForkAtEverySeqOfARealSession(t *testing.T) {
+	c, id, _ := threeTurns(t)
+	_, src, err := store.ReadByID(c.dir, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, _ := session.Reduce(src)
+	bounds, err := fork.Boundaries(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	isBound := map[int64]bool{}
+	for _, b := range bounds {
+		isBound[b] = true
+	}
+	current := recovery.Current{EnvironmentIdentity: full.Header.EnvironmentIdentity}
+	for at := int64(0); at <= full.Facts; at++ {
+		code, out, stderr := c.main("", "session", "fork", id, "--at", strconv.FormatInt(at, 10))
+		if !isBound[at] {
+			if code == 0 || !strings.Contains(stderr, "inside a transaction") {
+				t.Fatalf("fork at %d inside a transaction: exit %d %s", at, code, stderr)
+			}
+			continue
+		}
+		if code != 0 {
+			t.Fatalf("fork at %d: %s", at, stderr)
+		}
+		forkID := strings.TrimSpace(out[strings.LastIndex(out, "--session ")+len("--session "):])
+		_, fdata, err := store.ReadByID(c.dir, forkID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The source's prefix, cut independently of the fork code.
+		var prefix []byte
+		for off := 0; ; {
+			i := strings.IndexByte(string(src[off:]), '\n')
+			off += i + 1
+			if st, c := session.Reduce(src[:off]); c == nil && st.Facts == at {
+				prefix = src[:off]
+				break
+			}
+		}
+		got, corrupt := session.Reduce(fdata)
+		if corrupt != nil {
+			t.Fatalf("fork at %d: %v", at, corrupt)
+		}
+		want, _ := session.Reduce(prefix)
+		if got.Header.ID != forkID {
+			t.Fatalf("fork header id %s, want %s", got.Header.ID, forkID)
+		}
+		got.Header.ID = want.Header.ID
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("fork at %d reduces differently from the prefix", at)
+		}
+		if !reflect.DeepEqual(recovery.Plan(got, current), recovery.Plan(want, current)) {
+			t.Fatalf("fork at %d plans differently from the prefix", at)
+		}
+		if strings.Replace(string(fdata), forkID, id, 1) != string(prefix) {
+			t.Fatalf("fork at %d is not byte-identical to the prefix but for the id", at)
+		}
+	}
+}
+
+// SIGKILL at random points of a rewind (a real process), then the same
+// command again: every file is at all times either put back or untouched,
+// and the rerun finishes the job.
+func TestRewindSurvivesSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and kills many processes")
+	}
+	const n = 300
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash",
+			`{"command":"for f in seed/*; do echo changed >> $f; done; mkdir -p new; for i in $(seq `+strconv.Itoa(n)+`); do echo $i > new/n$i; done"}`)}},
+		providertest.Reply{Text: "done"},
+	)
+	c := newCLI(t, srv)
+	for i := 0; i < n; i++ {
+		c.write("seed/f"+strconv.Itoa(i), "seed "+strconv.Itoa(i)+"\n")
+	}
+	before := treeDigests(t, c.dir)
+	if code, _, stderr := c.main("", "change everything"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	after := treeDigests(t, c.dir)
+	id := sessionID(t, c)
+	dir := c.dir
+	index := filepath.Join(strings.TrimSuffix(c.sessions()[0], ".jsonl")+".d", "checkpoints.jsonl")
+	// The state to start each kill from: the files as the task left them
+	// and the checkpoint index before any rewind was recorded in it.
+	afterFiles := map[string][]byte{}
+	for p := range after {
+		afterFiles[p], _ = os.ReadFile(filepath.Join(dir, p))
+	}
+	indexBytes, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reset := func() {
+		for p, b := range afterFiles {
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, p), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(index, indexBytes, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	prog := programAs(t, "tiny-go")
+	rewind := func() *exec.Cmd {
+		cmd := exec.Command(prog, "--cwd", dir, "session", "rewind", id, "--turn", "1", "--files-only")
+		cmd.Env = append(os.Environ(), childEnv+"=1", "OTEL_SDK_DISABLED=true")
+		return cmd
+	}
+	// An uninterrupted rewind gives the time scale of the kills.
+	began := time.Now()
+	if out, err := rewind().CombinedOutput(); err != nil {
+		t.Fatalf("rewind: %v\n%s", err, out)
+	}
+	full := time.Since(began)
+	if got := treeDigests(t, dir); !maps.Equal(got, before) {
+		t.Fatal("uninterrupted rewind did not restore the tree")
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	midway := 0
+	for iter := 0; iter < 6; iter++ {
+		reset()
+		if got := treeDigests(t, dir); !maps.Equal(got, after) {
+			t.Fatal("reset failed")
+		}
+		cmd := rewind()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rng.Int64N(int64(full))))
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+		got := treeDigests(t, dir)
+		restored, untouched := 0, 0
+		for p, d := range got {
+			switch {
+			case strings.Contains(p, ".tiny-tmp-"):
+			case d == before[p] && d == after[p]:
+			case d == before[p]:
+				restored++
+			case d == after[p]:
+				untouched++
+			default:
+				t.Fatalf("iteration %d: %s is neither restored nor untouched", iter, p)
+			}
+		}
+		if restored > 0 && untouched > 0 {
+			midway++
+		}
+		if out, err := rewind().CombinedOutput(); err != nil {
+			t.Fatalf("rerun: %v\n%s", err, out)
+		}
+		if got := treeDigests(t, dir); !maps.Equal(got, before) {
+			t.Fatalf("iteration %d: the rerun did not finish the rewind", iter)
+		}
+		if _, err := os.Stat(filepath.Join(filepath.Dir(index), rewindJournalFile)); err == nil {
+			t.Fatalf("iteration %d: the journal is left behind", iter)
+		}
+	}
+	t.Logf("full rewind %v; %d of 6 kills landed midway", full, midway)
+}

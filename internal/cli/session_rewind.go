@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tiny-agent/tiny-go/internal/store"
+)
+
+// newSessionRewindCommand is `tiny-go session rewind <id> --turn N`.
+func newSessionRewindCommand(a *app) *cobra.Command {
+	var turn int
+	var force, filesOnly, conversationOnly bool
+	cmd := &cobra.Command{
+		Use:   "rewind <id> --turn N",
+		Short: "Put files (and the conversation) back to before a user turn",
+		Long: `Put the working directory's files back to how they were before user turn N
+(1 is the first prompt; session show lists them), file by file, from the
+checkpoints taken before every write, edit and command, and fork the
+conversation at that turn into a new session (the original is unchanged).
+
+A file that changed since tiny-go last changed it (by you, or outside
+tiny-go) is not overwritten unless --force; it is listed as skipped. What a
+checkpoint could not keep (too large, unreadable, dropped under the store's
+cap) is said, never silently skipped. The rewind is itself a checkpoint, so
+a later rewind can undo it. Interrupted (even by kill -9), it leaves every
+file either put back or untouched; running it again finishes it.`,
+		Args: exactArgs(1, "a session id"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if filesOnly && conversationOnly {
+				return usageErrorf("--files-only and --conversation-only exclude each other")
+			}
+			if !store.ValidID(args[0]) {
+				return usageErrorf("%q is not a session id", args[0])
+			}
+			path, _, err := a.readSession(args[0])
+			if err != nil {
+				return err
+			}
+			if err := checkNotOpen(path, args[0]); err != nil {
+				return err
+			}
+			capBytes, err := checkpointCap(a.getenv)
+			if err != nil {
+				return usageError{err}
+			}
+			j, err := pendingRewind(path)
+			if err != nil {
+				return err
+			}
+			finished := j != nil
+			if j == nil {
+				if !cmd.Flags().Changed("turn") {
+					return usageErrorf("--turn N is required (session show %s lists the turns)", args[0])
+				}
+				req := rewindRequest{Path: path, Turn: turn, Force: force, Files: !conversationOnly, Conversation: !filesOnly}
+				if j, err = planRewind(cmd.Context(), req, capBytes); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(a.stderr, "Finishing the interrupted rewind to before turn %d first.\n", j.Turn.N)
+			}
+			out, err := executeRewind(cmd.Context(), j, capBytes, finished)
+			if err != nil {
+				return err
+			}
+			writeRewindOutcome(a.stdout, out)
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&turn, "turn", 0, "the user turn to go back to before (1 = the first prompt)")
+	cmd.Flags().BoolVar(&force, "force", false, "also overwrite files changed since tiny-go last changed them")
+	cmd.Flags().BoolVar(&filesOnly, "files-only", false, "put files back; keep the conversation")
+	cmd.Flags().BoolVar(&conversationOnly, "conversation-only", false, "fork the conversation; leave the files")
+	return cmd
+}
