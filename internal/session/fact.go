@@ -257,6 +257,9 @@ const (
 	CodeModelError        = "model_error"
 	CodeAborted           = "aborted"
 	CodeAttemptsExhausted = "attempts_exhausted"
+	// CodeContextLimit ends a run whose context is full; a compaction and
+	// a continuation run follow (runtime.md §4).
+	CodeContextLimit = "context_limit"
 )
 
 // ErrorInfo is a persisted {code, message}.

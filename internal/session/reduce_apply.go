@@ -171,6 +171,9 @@ func (r *Reducer) mutTools() *Operation {
 
 // setOp installs a new (or no) open operation.
 func (r *Reducer) setOp(op *Operation) {
+	if op != nil {
+		r.st.ContinuationOwed = false
+	}
 	r.st.Operation = op
 	r.tx.fresh = freshParts{op: true, step: true, assistant: true, tools: true}
 }

@@ -195,18 +195,20 @@ func (r *Reducer) applySynthetic(id string, e *SyntheticEntry) *Corruption {
 	case cs.Answered:
 		return corrupt(CorruptInvalidTransition, 0, "call %d already has a result", e.ToolIndex)
 	}
-	// A length reply's calls are truncated, never run or judged; other
-	// replies' calls are never truncated. Abort beats both.
+	// The fixed content is checked first (as the reference runtimes do):
+	// a result with the wrong text is not a legal transcript, whatever its
+	// reason. Then: a length reply's calls are truncated, never run or
+	// judged; other replies' calls are never truncated. Abort beats both.
 	truncated := a.StopReason == StopReasonLength
 	switch {
+	case e.Content != content:
+		return corrupt(CorruptInvalidTranscript, 0, "a %s result has the fixed content", e.Reason)
 	case op.AbortRequested && e.Reason != ReasonAborted:
 		return corrupt(CorruptInvalidTransition, 0, "operation %s is aborting; unanswered calls are aborted", op.OperationID)
 	case e.Reason == ReasonTruncated && !truncated:
 		return corrupt(CorruptInvalidTransition, 0, "only the calls of a length reply are truncated")
 	case truncated && e.Reason != ReasonTruncated && e.Reason != ReasonAborted:
 		return corrupt(CorruptInvalidTransition, 0, "the calls of a length reply are truncated")
-	case e.Content != content:
-		return corrupt(CorruptInvalidTranscript, 0, "a %s result has the fixed content", e.Reason)
 	}
 
 	op = r.mutAssistant()

@@ -201,6 +201,16 @@ func TestInvariantViolations(t *testing.T) {
 			r.b.Commit(st.Synthetic(r.step, asst, 0, call1, s.ReasonTruncated))
 			return r.b
 		}},
+		{"truncated result with wrong content for a toolUse reply", s.CorruptInvalidTranscript, func() *st.Builder {
+			// Both the content and the reason are wrong: the content check
+			// comes first, as in the reference runtimes.
+			r := startRun("hi")
+			asst := r.reply(s.StopReasonToolUse, "", call1)
+			f := st.Synthetic(r.step, asst, 0, call1, s.ReasonTruncated)
+			f.Entry.(*s.SyntheticEntry).Content = "not the fixed text"
+			r.b.Commit(f)
+			return r.b
+		}},
 		{"unknownTool result for a length reply", s.CorruptInvalidTransition, func() *st.Builder {
 			r := startRun("hi")
 			asst := r.reply(s.StopReasonLength, "", call1)

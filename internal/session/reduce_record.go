@@ -350,8 +350,22 @@ func (r *Reducer) applyFinished(rec *OperationFinished) *Corruption {
 	default:
 		return corrupt(CorruptInvalidFact, 0, "unknown outcome %q", rec.Outcome)
 	}
+	r.finished(op, rec)
 	r.setOp(nil)
 	return nil
+}
+
+// finished records the terminal for the compaction chain: a completed
+// compaction right after a run that hit the context limit owes the
+// continuation run.
+func (r *Reducer) finished(op *Operation, rec *OperationFinished) {
+	prev := r.st.LastFinished
+	r.st.LastFinished = FinishedOperation{Kind: op.Kind, Outcome: rec.Outcome}
+	if rec.Error != nil {
+		r.st.LastFinished.ErrorCode = rec.Error.Code
+	}
+	r.st.ContinuationOwed = op.Kind == OperationCompaction && rec.Outcome == OutcomeCompleted &&
+		prev == FinishedOperation{Kind: OperationRun, Outcome: OutcomeFailed, ErrorCode: CodeContextLimit}
 }
 
 func (r *Reducer) checkCompleted(op *Operation, rec *OperationFinished) *Corruption {

@@ -24,6 +24,22 @@ type State struct {
 	// attempt whose usage fact names the open step (automatic compaction
 	// compares its prompt size with the context window); zero if none.
 	LastAssistantUsage Usage
+	// LastFinished is the terminal of the latest finished operation, the
+	// zero value before any.
+	LastFinished FinishedOperation
+	// ContinuationOwed is set when the last two operations are a run that
+	// failed with context_limit and a completed compaction, with no
+	// operation started since: the task goes on with a continuation run
+	// (runtime.md §4).
+	ContinuationOwed bool
+}
+
+// FinishedOperation is what the chain of runtime.md §4 needs to know of a
+// finished operation.
+type FinishedOperation struct {
+	Kind      OperationKind
+	Outcome   Outcome
+	ErrorCode string
 }
 
 // Operation is the open (unfinished) operation.
