@@ -86,10 +86,20 @@ type Agent struct {
 	// first" and "abort first" are decided at one point.
 	mu     sync.Mutex
 	active *activePhase // the phase in progress, nil between phases
-	// abortsWaiting counts Abort calls waiting for mu; a new phase does not
-	// start while one waits, so an Esc that arrives during a commit is
-	// never overtaken by the next effect.
+	// abortsWaiting counts Abort calls waiting for mu; no commit goes
+	// ahead of one (abortDone, on mu, wakes commits when one got through),
+	// so an Esc that arrives during a commit is never overtaken by the next
+	// effect.
 	abortsWaiting atomic.Int32
+	abortDone     *sync.Cond
+	// chainGap is set (under mu) between a compaction of the chain of
+	// runtime.md §4 and its continuation run, when no operation is open;
+	// chainStopped is set by an Abort during the task, which then starts
+	// no further operation. Both are reset by each task.
+	chainGap, chainStopped bool
+	// declinedContinuation is set when an Esc stopped the chain before its
+	// continuation run: this process does not start it on its own again.
+	declinedContinuation bool
 
 	events *eventQueue
 	wire   wireCache // the converted active context (driving goroutine only)
@@ -131,6 +141,7 @@ func New(cfg Config) (*Agent, error) {
 		cfg.hooks = &hooks{}
 	}
 	a := &Agent{cfg: cfg, conf: conf, sink: sink, events: newEventQueue()}
+	a.abortDone = sync.NewCond(&a.mu)
 	// A new process continues the automatic-compaction decision from the
 	// session: the prompt size of its last assistant request.
 	u := cfg.Log.State().LastAssistantUsage
@@ -172,6 +183,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) (Result, error) {
 	if prompt == "" {
 		return Result{}, errors.New("empty prompt")
 	}
+	a.beginTask()
 	if res, err := a.settleOpen(ctx); err != nil || res != nil {
 		return derefResult(res), err
 	}
@@ -191,10 +203,14 @@ func (a *Agent) Run(ctx context.Context, prompt string) (Result, error) {
 		{Record: &session.RunStarted{OperationID: opID, InputEntryID: entryID}},
 	}
 	started := OperationStarted{OperationID: opID, Kind: session.OperationRun}
-	if err := a.commit(ctx, facts, started); err != nil {
+	if _, err := a.commit(ctx, commitReq{facts: facts, events: []Event{started}}); err != nil {
 		return Result{}, fmt.Errorf("accept prompt: %w", err)
 	}
-	return a.drive(ctx, false)
+	res, err := a.drive(ctx, false)
+	if err != nil {
+		return res, err
+	}
+	return a.continueTask(ctx, res)
 }
 
 // settleOpen resumes an operation that an earlier error or process left
@@ -202,7 +218,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) (Result, error) {
 // off. It returns a Result only when the open operation cannot be finished
 // (blocked), and then nothing new may start.
 func (a *Agent) settleOpen(ctx context.Context) (*Result, error) {
-	if a.cfg.Log.State().Idle() {
+	if !a.Pending() {
 		return nil, nil
 	}
 	res, err := a.resume(ctx)
@@ -230,96 +246,135 @@ func (a *Agent) Resume(ctx context.Context) (Result, error) {
 		return Result{}, ErrBusy
 	}
 	defer a.busy.Store(false)
+	a.beginTask()
 	return a.resume(ctx)
 }
 
+// Pending reports whether Resume has work to do: an open operation, or
+// the continuation run that a context_limit run and its compaction owe
+// (runtime.md §4). A continuation the user stopped with Esc in this
+// process is not owed again by it.
+func (a *Agent) Pending() bool {
+	st := a.cfg.Log.State()
+	if !st.Idle() {
+		return true
+	}
+	a.mu.Lock()
+	declined := a.declinedContinuation
+	a.mu.Unlock()
+	return st.ContinuationOwed && !declined
+}
+
+// resume finishes the task a crash or an error left unfinished: the open
+// operation through the recovery planner, then the rest of the chain.
 func (a *Agent) resume(ctx context.Context) (Result, error) {
 	st := a.cfg.Log.State()
-	if st.Idle() {
-		return Result{Outcome: session.OutcomeCompleted}, nil
+	res := Result{Outcome: session.OutcomeCompleted}
+	if !st.Idle() {
+		op := st.Operation
+		a.emit(OperationStarted{OperationID: op.OperationID, Kind: op.Kind, Recovery: true})
+		var err error
+		if res, err = a.drive(ctx, true); err != nil {
+			return res, err
+		}
+	} else if !a.Pending() {
+		return res, nil
 	}
-	op := st.Operation
-	a.emit(OperationStarted{OperationID: op.OperationID, Kind: op.Kind, Recovery: true})
-	return a.drive(ctx, true)
+	return a.continueTask(ctx, res)
 }
 
 // Current returns the planner's view of this agent's configuration.
 func (a *Agent) Current() recovery.Current { return a.conf.current }
 
-// commit appends facts under the agent lock; evs are the events the
-// commit settles, delivered in commit order.
-func (a *Agent) commit(ctx context.Context, facts []session.Fact, evs ...Event) error {
-	a.mu.Lock()
-	_, err := a.cfg.Log.Commit(ctx, facts)
-	if err == nil {
-		a.events.push(evs...)
-	}
-	a.mu.Unlock()
-	a.events.drain(a.sink)
-	return err
+// commitReq is one transaction through the agent's single commit path.
+type commitReq struct {
+	facts  []session.Fact
+	events []Event // delivered after the commit, in commit order
+	// reconcile marks facts that carry out a durable abort (its stepFailed,
+	// synthetic results, aborted terminal): they commit although the abort
+	// is durable. Any other commit is dropped when an abort became durable
+	// first: the serialization point of the abort race (runtime.md §3).
+	reconcile bool
+	// settles marks a settlement (a reply, a tool result, a failure), for
+	// the BeforeSettle test seam.
+	settles bool
+	// phase, when set, becomes the active phase once the facts are durable,
+	// so an Abort from then on cancels it.
+	phase *activePhase
+	// continues marks the acceptance of a continuation run: an Esc that
+	// found no open operation between the compaction and it stops it.
+	continues bool
 }
 
-// commitUnlessAborted appends facts unless an abort is already durable for
-// the open operation; then it appends nothing and reports aborted. This is
-// the serialization point of the abort race (runtime.md §3).
-func (a *Agent) commitUnlessAborted(ctx context.Context, facts []session.Fact, evs ...Event) (aborted bool, err error) {
-	a.cfg.hooks.beforeSettle()
+// commit is the one way facts reach the session. Under mu it lets any
+// Abort that is already waiting go first, drops the commit when an abort
+// won (aborted), appends the facts, and makes req.phase active. Events go
+// out after mu is released, so no sink runs under the commit lock.
+func (a *Agent) commit(ctx context.Context, req commitReq) (aborted bool, err error) {
+	if req.settles {
+		a.cfg.hooks.beforeSettle()
+	}
 	a.mu.Lock()
-	if op := a.cfg.Log.State().Operation; op != nil && op.AbortRequested {
+	for a.abortsWaiting.Load() > 0 {
+		a.abortDone.Wait()
+	}
+	op := a.cfg.Log.State().Operation
+	switch {
+	case !req.reconcile && op != nil && op.AbortRequested,
+		req.continues && a.chainStopped:
 		a.mu.Unlock()
 		return true, nil
 	}
-	_, err = a.cfg.Log.Commit(ctx, facts)
-	if err == nil {
-		a.events.push(evs...)
+	if len(req.facts) > 0 {
+		if _, err := a.cfg.Log.Commit(ctx, req.facts); err != nil {
+			a.mu.Unlock()
+			return false, err
+		}
+	}
+	a.events.push(req.events...)
+	if req.phase != nil {
+		a.active = req.phase
 	}
 	a.mu.Unlock()
 	a.events.drain(a.sink)
-	return false, err
+	return false, nil
 }
 
-// beginPhase commits facts that open an effect (a stepAttempt or a
-// toolStarted) and marks the phase active, atomically with respect to
-// Abort. It returns a context that Abort cancels. If an abort is already
-// durable, nothing is committed and ok is false.
-func (a *Agent) beginPhase(ctx context.Context, phase session.Phase, toolCallID string, facts []session.Fact, evs ...Event) (phaseCtx context.Context, done func(), ok bool, err error) {
-	a.lockYieldingToAbort()
-	defer a.events.drain(a.sink)
-	defer a.mu.Unlock()
-	if op := a.cfg.Log.State().Operation; op != nil && op.AbortRequested {
-		return nil, nil, false, nil
-	}
-	if len(facts) > 0 {
-		if _, err := a.cfg.Log.Commit(ctx, facts); err != nil {
-			return nil, nil, false, err
-		}
-	}
-	a.events.push(evs...)
+// newPhase returns a phase whose context Abort cancels; pass it in a
+// commitReq to make it active, and end it with endPhase.
+func newPhase(ctx context.Context, phase session.Phase, toolCallID string) (*activePhase, context.Context) {
 	pctx, cancel := context.WithCancel(ctx)
-	ap := &activePhase{phase: phase, toolCallID: toolCallID, cancel: cancel}
-	a.active = ap
-	done = func() {
-		a.mu.Lock()
-		if a.active == ap {
-			a.active = nil
-		}
-		a.mu.Unlock()
-		cancel()
+	return &activePhase{phase: phase, toolCallID: toolCallID, cancel: cancel}, pctx
+}
+
+// endPhase ends the effect of ap: nothing is active any more.
+func (a *Agent) endPhase(ap *activePhase) {
+	a.mu.Lock()
+	if a.active == ap {
+		a.active = nil
 	}
-	return pctx, done, true, nil
+	a.mu.Unlock()
+	ap.cancel()
 }
 
 // Abort requests an abort of the open operation: it commits abortRequested
 // (waiting for the append), then signals the active phase. Reconciliation
 // is done by the goroutine driving the operation. Abort returns false when
 // there is nothing to abort, or an abort is already durable (a second Esc is
-// harmless).
+// harmless). Between a compaction of the chain and its continuation run
+// there is no open operation; an Esc there stops the chain.
 func (a *Agent) Abort(ctx context.Context) (bool, error) {
 	a.abortsWaiting.Add(1)
 	a.mu.Lock()
 	a.abortsWaiting.Add(-1)
+	a.abortDone.Broadcast()
 	st := a.cfg.Log.State()
 	op := st.Operation
+	if op == nil && a.chainGap && !a.chainStopped {
+		a.chainStopped = true
+		a.mu.Unlock()
+		return true, nil
+	}
 	if op == nil || op.AbortRequested {
 		a.mu.Unlock()
 		return false, nil
@@ -340,6 +395,7 @@ func (a *Agent) Abort(ctx context.Context) (bool, error) {
 		a.mu.Unlock()
 		return false, fmt.Errorf("commit abort: %w", err)
 	}
+	a.chainStopped = true
 	a.events.push(CancelRequested{OperationID: op.OperationID, Kind: op.Kind, Phase: rec.Phase, ToolCallID: rec.ToolCallID})
 	active := a.active
 	a.mu.Unlock()
@@ -349,19 +405,6 @@ func (a *Agent) Abort(ctx context.Context) (bool, error) {
 		active.cancel()
 	}
 	return true, nil
-}
-
-// lockYieldingToAbort takes mu, letting any Abort that is already waiting
-// for it go first.
-func (a *Agent) lockYieldingToAbort() {
-	for {
-		a.mu.Lock()
-		if a.abortsWaiting.Load() == 0 {
-			return
-		}
-		a.mu.Unlock()
-		time.Sleep(time.Millisecond)
-	}
 }
 
 func pendingToolCall(op *session.Operation) string {

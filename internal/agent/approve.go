@@ -59,52 +59,43 @@ func DeniedContent(reason string) string {
 // asked again.
 //
 // ok is false when there is nothing left to run: the abort won, or the call
-// was denied and settled.
-func (a *Agent) beginToolPhase(ctx context.Context, req *ApprovalRequest, started *session.ToolStarted, intent []session.Fact, evs ...Event) (pctx context.Context, done func(), ok bool, err error) {
+// was denied and settled. Otherwise ap is the active tool phase, to be
+// ended with endPhase once the effect is over.
+func (a *Agent) beginToolPhase(ctx context.Context, req *ApprovalRequest, started *session.ToolStarted, intent []session.Fact, evs ...Event) (ap *activePhase, pctx context.Context, ok bool, err error) {
+	ap, pctx = newPhase(ctx, session.PhaseTool, started.ToolCallID)
 	if req == nil || a.cfg.Approve == nil {
-		return a.beginPhase(ctx, session.PhaseTool, started.ToolCallID, intent, evs...)
+		aborted, err := a.commit(ctx, commitReq{facts: intent, events: evs, phase: ap})
+		if err != nil || aborted {
+			ap.cancel()
+			return nil, nil, false, err
+		}
+		return ap, pctx, true, nil
 	}
-	pctx, done, ok, err = a.beginPhase(ctx, session.PhaseTool, started.ToolCallID, nil)
-	if err != nil || !ok {
-		return nil, nil, ok, err
+	if aborted, err := a.commit(ctx, commitReq{phase: ap}); err != nil || aborted {
+		ap.cancel()
+		return nil, nil, false, err
 	}
 	ans, aerr := a.cfg.Approve(pctx, *req)
 	switch {
 	case a.abortDurable():
-		done()
+		a.endPhase(ap)
 		return nil, nil, false, nil // the planner writes the aborted result
 	case ctx.Err() != nil:
-		done()
+		a.endPhase(ap)
 		return nil, nil, false, ctx.Err() // hard stop: nothing committed
 	case aerr != nil:
-		done()
+		a.endPhase(ap)
 		return nil, nil, false, fmt.Errorf("approval of %s: %w", req.Display, aerr)
 	case !ans.Allow:
-		done()
+		a.endPhase(ap)
 		return nil, nil, false, a.commitDenial(ctx, started, intent, ans.Reason, evs...)
 	}
-	aborted, err := a.commitInPhase(ctx, intent, evs...)
-	if err != nil || aborted {
-		done()
+	// The phase opened above stays active while the intent commits.
+	if aborted, err := a.commit(ctx, commitReq{facts: intent, events: evs}); err != nil || aborted {
+		a.endPhase(ap)
 		return nil, nil, false, err
 	}
-	return pctx, done, true, nil
-}
-
-// commitInPhase commits facts while the phase already opened stays active,
-// unless an abort is durable (then nothing is committed).
-func (a *Agent) commitInPhase(ctx context.Context, facts []session.Fact, evs ...Event) (aborted bool, err error) {
-	a.lockYieldingToAbort()
-	defer a.events.drain(a.sink)
-	defer a.mu.Unlock()
-	if op := a.cfg.Log.State().Operation; op != nil && op.AbortRequested {
-		return true, nil
-	}
-	if _, err := a.cfg.Log.Commit(ctx, facts); err != nil {
-		return false, err
-	}
-	a.events.push(evs...)
-	return false, nil
+	return ap, pctx, true, nil
 }
 
 // commitDenial settles a denied call in one transaction: its intent and an
@@ -122,7 +113,7 @@ func (a *Agent) commitDenial(ctx context.Context, started *session.ToolStarted, 
 			break
 		}
 	}
-	if _, err := a.commitUnlessAborted(ctx, facts, evs...); err != nil {
+	if _, err := a.commit(ctx, commitReq{facts: facts, events: evs, settles: true}); err != nil {
 		return fmt.Errorf("commit denied tool call: %w", err)
 	}
 	return nil

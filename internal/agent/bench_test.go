@@ -332,10 +332,7 @@ func BenchmarkStream(b *testing.B) {
 			srv := newCannedServer(b)
 			client := newClient(b, srv.URL)
 			st, a := openHistory(b, n, client)
-			req, err := a.request(st, session.StepAssistant)
-			if err != nil {
-				b.Fatal(err)
-			}
+			req := a.assistantRequest(st)
 			ctx := context.Background()
 			if _, err := client.Stream(ctx, req, nil); err != nil {
 				b.Fatal(err)
@@ -361,9 +358,7 @@ func BenchmarkRequest(b *testing.B) {
 			st, a := openHistory(b, n, instantProvider{})
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := a.request(st, session.StepAssistant); err != nil {
-					b.Fatal(err)
-				}
+				_ = a.assistantRequest(st)
 			}
 		})
 	}

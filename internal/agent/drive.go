@@ -57,7 +57,7 @@ func (a *Agent) drive(ctx context.Context, recovering bool) (Result, error) {
 		case recovery.Finish:
 			res, err = a.finish(ctx, r, op, p)
 		case recovery.StartStep:
-			res, err = a.modelStep(ctx, r, st, p)
+			res, err = a.step(ctx, r, st, p)
 		case recovery.StartTool:
 			err = a.toolStep(ctx, r, op, p)
 		case recovery.AppendSynthetic:
@@ -107,10 +107,20 @@ func (a *Agent) finish(ctx context.Context, r *run, op *session.Operation, p rec
 // abort check, so an Esc that lands between planning and committing is
 // never dropped (aborted reports that it won, and nothing was written).
 func (a *Agent) commitPlanned(ctx context.Context, op *session.Operation, facts []session.Fact, evs ...Event) (aborted bool, err error) {
-	if op.AbortRequested {
-		return false, a.commit(ctx, facts, evs...)
+	return a.commit(ctx, commitReq{facts: facts, events: evs, reconcile: op.AbortRequested, settles: !op.AbortRequested})
+}
+
+// step runs a planned step with its executor: a compaction's summary
+// request, or a run's model request unless the run ends here for a
+// compaction (between steps, past the share of the window).
+func (a *Agent) step(ctx context.Context, r *run, st *session.State, p recovery.StartStep) (*Result, error) {
+	if p.StepKind == session.StepCompaction {
+		return a.compactionStep(ctx, r, st, p)
 	}
-	return a.commitUnlessAborted(ctx, facts, evs...)
+	if res, handled, err := a.compactBetweenSteps(ctx, r, st, p); handled || err != nil {
+		return res, err
+	}
+	return a.assistantStep(ctx, r, st, p)
 }
 
 // finished reports a committed terminal and builds the Result.
@@ -175,7 +185,7 @@ func (a *Agent) closeAttempt(ctx context.Context, r *run, op *session.Operation,
 		return fmt.Errorf("close attempt: operation %s has no step", op.OperationID)
 	}
 	rec := &session.StepFailed{OperationID: op.OperationID, StepID: op.Step.StepID, AttemptID: op.Step.AttemptID, Error: p.Error}
-	if err := a.commit(ctx, []session.Fact{{Record: rec}}); err != nil {
+	if _, err := a.commit(ctx, commitReq{facts: []session.Fact{{Record: rec}}, reconcile: true}); err != nil {
 		return fmt.Errorf("commit closed attempt: %w", err)
 	}
 	a.reportAttemptClosed(r, op, "cancelled", p.Error.Code)

@@ -240,6 +240,10 @@ func (r *recorder) add(s string) {
 
 func (r *recorder) record(ev Event) {
 	switch ev := ev.(type) {
+	case OperationStarted:
+		r.add("operation.started:" + string(ev.Kind))
+	case OperationCompleted:
+		r.add("operation.completed:" + string(ev.Result.Kind) + ":" + string(ev.Result.Outcome))
 	case ModelStarted:
 		r.add("model.started")
 	case ModelCompleted:

@@ -1,10 +1,6 @@
 package agent
 
 import (
-	"fmt"
-
-	"github.com/go-json-experiment/json"
-
 	"github.com/tiny-agent/tiny-go/internal/provider"
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
@@ -16,29 +12,6 @@ const SummarySystemPrompt = "Summarize this coding session compactly. Preserve d
 // CompactedHistoryPrefix starts the user message that stands for compacted
 // history in the active context.
 const CompactedHistoryPrefix = "[Compacted history]\n"
-
-// request builds the physical request of a step from the durable state.
-func (a *Agent) request(st *session.State, kind session.StepKind) (provider.Request, error) {
-	if kind == session.StepCompaction {
-		cut, err := operationCut(st)
-		if err != nil {
-			return provider.Request{}, err
-		}
-		body, err := json.Marshal(st.ActiveContext[:cut.index], json.Deterministic(true))
-		if err != nil {
-			return provider.Request{}, fmt.Errorf("encode summary input: %w", err)
-		}
-		user := string(body)
-		return provider.Request{
-			Model: a.cfg.Model,
-			Messages: []provider.Message{
-				{Role: provider.RoleSystem, Content: strPtr(SummarySystemPrompt)},
-				{Role: provider.RoleUser, Content: &user},
-			},
-		}, nil
-	}
-	return provider.Request{Model: a.cfg.Model, Messages: a.wire.messages(a.cfg.SystemPrompt, st.ActiveContext), Tools: a.conf.wire}, nil
-}
 
 // wireCache keeps the wire form of the active context between steps, so
 // a step converts only the messages appended since the last one.
@@ -82,3 +55,9 @@ func wireMessage(m session.Message) provider.Message {
 }
 
 func strPtr(s string) *string { return &s }
+
+// assistantRequest is the physical request of a run's step: the system
+// prompt, the active context and the offered tools.
+func (a *Agent) assistantRequest(st *session.State) provider.Request {
+	return provider.Request{Model: a.cfg.Model, Messages: a.wire.messages(a.cfg.SystemPrompt, st.ActiveContext), Tools: a.conf.wire}
+}

@@ -12,16 +12,25 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
-// modelStep runs one physical model request for a planned step: it commits
-// the stepAttempt, streams the reply, and settles it as one transaction
-// (entry + usage, plus the terminal when the reply is final).
-func (a *Agent) modelStep(ctx context.Context, r *run, st *session.State, p recovery.StartStep) (*Result, error) {
-	op := st.Operation
+// sent is a physical model request of a planned step that came back with
+// a reply (or a provider error) while its attempt is still open.
+type sent struct {
+	info ModelInfo
+	dur  time.Duration
+	resp provider.Response
+	err  error // a provider error; the attempt still needs settling
+}
+
+// send commits the stepAttempt of a planned step and performs its request.
+// It returns nil when nothing is left to settle here: an abort is durable
+// (the planner closes the attempt), or this process is stopping (err is
+// ctx.Err(); the attempt stays open for the next resume).
+func (a *Agent) send(ctx context.Context, r *run, op *session.Operation, p recovery.StartStep, req provider.Request) (*sent, error) {
 	stepID := p.StepID
 	if stepID == "" {
 		stepID = a.cfg.NewID()
 	}
-	attempt := &session.StepAttempt{
+	rec := &session.StepAttempt{
 		OperationID:           op.OperationID,
 		StepID:                stepID,
 		AttemptID:             a.cfg.NewID(),
@@ -31,25 +40,22 @@ func (a *Agent) modelStep(ctx context.Context, r *run, st *session.State, p reco
 		ConfigurationSnapshot: a.conf.snapshot,
 		ConfigurationDigest:   a.conf.digest,
 	}
-	req, err := a.request(st, p.StepKind)
-	if err != nil {
-		return nil, err
-	}
 	phase := session.PhaseModel
 	if p.StepKind == session.StepCompaction {
 		phase = session.PhaseCompact
 	}
-	info := ModelInfo{OperationID: op.OperationID, Kind: op.Kind, StepID: stepID, AttemptID: attempt.AttemptID, Attempt: p.Attempt, Recovery: r.recovery}
-	pctx, done, ok, err := a.beginPhase(ctx, phase, "", []session.Fact{{Record: attempt}}, ModelStarted{Model: info})
-	if err != nil {
-		return nil, fmt.Errorf("commit step attempt: %w", err)
-	}
-	if !ok {
+	info := ModelInfo{OperationID: op.OperationID, Kind: op.Kind, StepID: stepID, AttemptID: rec.AttemptID, Attempt: p.Attempt, Recovery: r.recovery}
+	ap, pctx := newPhase(ctx, phase, "")
+	aborted, err := a.commit(ctx, commitReq{facts: []session.Fact{{Record: rec}}, events: []Event{ModelStarted{Model: info}}, phase: ap})
+	if err != nil || aborted {
+		ap.cancel()
+		if err != nil {
+			return nil, fmt.Errorf("commit step attempt: %w", err)
+		}
 		return nil, nil // an abort is durable; the planner reconciles it
 	}
-	r.ownAttempts[attempt.AttemptID] = info
+	r.ownAttempts[rec.AttemptID] = info
 	started := a.cfg.Now()
-
 	onDelta := func(d provider.Delta) {
 		switch {
 		case d.Retry != nil:
@@ -60,9 +66,8 @@ func (a *Agent) modelStep(ctx context.Context, r *run, st *session.State, p reco
 		}
 	}
 	resp, err := a.cfg.Provider.Stream(pctx, req, onDelta)
-	done()
-	dur := a.cfg.Now().Sub(started)
-
+	a.endPhase(ap)
+	s := &sent{info: info, dur: a.cfg.Now().Sub(started), resp: resp, err: err}
 	if err != nil {
 		if a.abortDurable() {
 			return nil, nil // closeAttempt(aborted) comes from the planner
@@ -72,46 +77,55 @@ func (a *Agent) modelStep(ctx context.Context, r *run, st *session.State, p reco
 			// open; the next resume decides (retry once).
 			return nil, ctx.Err()
 		}
-		return a.failStep(ctx, r, op, info, dur, failureReason(err), errorType(err))
 	}
-	if reason := invalidReply(resp, p.StepKind); reason != "" {
-		return a.failStep(ctx, r, op, info, dur, reason, "invalid_response")
-	}
-	if p.StepKind == session.StepAssistant {
-		// Only assistant requests measure the context; a summary request
-		// carries the old history it replaces.
-		a.lastPromptTokens = resp.Usage.PromptTokens
-	}
-	usage := session.Usage{Input: resp.Usage.Input, Output: resp.Usage.Output, CacheRead: resp.Usage.CacheRead, CacheWrite: resp.Usage.CacheWrite}
-	usageFact := session.Fact{Usage: &session.UsageFact{OperationID: op.OperationID, AttemptID: attempt.AttemptID, Usage: usage}}
+	return s, nil
+}
 
-	var facts []session.Fact
+// assistantStep is the step executor of a run: one model request, settled
+// as one transaction (entry + usage, plus the terminal when the reply is
+// final). A context-overflow rejection hands the run to the compaction
+// chain instead of failing it.
+func (a *Agent) assistantStep(ctx context.Context, r *run, st *session.State, p recovery.StartStep) (*Result, error) {
+	op := st.Operation
+	s, err := a.send(ctx, r, op, p, a.assistantRequest(st))
+	if s == nil {
+		return nil, err
+	}
+	if s.err != nil {
+		var pe *provider.Error
+		if errors.As(s.err, &pe) && pe.Kind == provider.KindContextOverflow {
+			if res, handled, err := a.endForCompaction(ctx, r, st, s); handled || err != nil {
+				return res, err
+			}
+		}
+		return a.failStep(ctx, r, op, s, failureReason(s.err), errorType(s.err))
+	}
+	resp := s.resp
+	if reason := invalidReply(resp, p.StepKind); reason != "" {
+		return a.failStep(ctx, r, op, s, reason, "invalid_response")
+	}
+	a.lastPromptTokens = resp.Usage.PromptTokens
+	usage := sessionUsage(resp.Usage)
+	entryID := a.cfg.NewID()
+	entry := assistantEntry(s.info.StepID, s.info.AttemptID, resp)
+	facts := []session.Fact{{ID: entryID, Entry: entry}, {Usage: &session.UsageFact{OperationID: op.OperationID, AttemptID: s.info.AttemptID, Usage: usage}}}
 	var fin *session.OperationFinished
-	if p.StepKind == session.StepCompaction {
-		entry, err := a.compactionEntry(st, resp)
-		if err != nil {
-			return a.failStep(ctx, r, op, info, dur, err.Error(), "invalid_response")
-		}
-		facts = []session.Fact{usageFact, {ID: op.ResultEntryID, Entry: entry}}
-	} else {
-		entryID := a.cfg.NewID()
-		entry := assistantEntry(stepID, attempt.AttemptID, resp)
-		facts = []session.Fact{{ID: entryID, Entry: entry}, usageFact}
-		if entry.StopReason == session.StopReasonStop {
-			fin = &session.OperationFinished{OperationID: op.OperationID, OperationKind: op.Kind, Outcome: session.OutcomeCompleted, Completion: session.CompletionNormal, FinalEntryID: entryID}
-			facts = append(facts, session.Fact{Record: fin})
-		}
+	if entry.StopReason == session.StopReasonStop {
+		fin = &session.OperationFinished{OperationID: op.OperationID, OperationKind: op.Kind, Outcome: session.OutcomeCompleted, Completion: session.CompletionNormal, FinalEntryID: entryID}
+		facts = append(facts, session.Fact{Record: fin})
 	}
-	completed := ModelOutcome{Outcome: "succeeded", Duration: dur, Usage: &usage, PromptTokens: resp.Usage.PromptTokens}
-	if p.StepKind == session.StepAssistant {
-		completed.ContextWindow = a.contextWindow(ctx)
-	}
-	aborted, err := a.commitUnlessAborted(ctx, facts, ModelCompleted{Model: info, Outcome: completed})
+	completed := ModelOutcome{Outcome: "succeeded", Duration: s.dur, Usage: &usage, PromptTokens: resp.Usage.PromptTokens, ContextWindow: a.contextWindow(ctx)}
+	return a.settleReply(ctx, r, op, s, facts, fin, completed)
+}
+
+// settleReply commits a reply's facts, unless an abort won the race.
+func (a *Agent) settleReply(ctx context.Context, r *run, op *session.Operation, s *sent, facts []session.Fact, fin *session.OperationFinished, completed ModelOutcome) (*Result, error) {
+	aborted, err := a.commit(ctx, commitReq{facts: facts, settles: true, events: []Event{ModelCompleted{Model: s.info, Outcome: completed}}})
 	var rejected *store.RejectedError
 	if errors.As(err, &rejected) {
 		// The reply is not a legal transcript message (say, numbers past
 		// 2^53): a failed step, not an attempt left open for a retry.
-		return a.failStep(ctx, r, op, info, dur, "the model reply could not be recorded: "+rejected.Corruption.Detail, "invalid_response")
+		return a.failStep(ctx, r, op, s, "the model reply could not be recorded: "+rejected.Corruption.Detail, "invalid_response")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("commit model reply: %w", err)
@@ -119,32 +133,31 @@ func (a *Agent) modelStep(ctx context.Context, r *run, st *session.State, p reco
 	if aborted {
 		return nil, nil // the late reply is discarded; the abort wins
 	}
-	r.usage = addUsage(r.usage, usage)
-	delete(r.ownAttempts, attempt.AttemptID)
+	r.usage = addUsage(r.usage, *completed.Usage)
+	delete(r.ownAttempts, s.info.AttemptID)
 	if fin != nil {
 		return a.finished(r, fin), nil
 	}
 	return nil, nil
 }
 
-// failStep commits stepFailed and the failed terminal in one transaction: a
-// live provider error is never retried automatically.
-func (a *Agent) failStep(ctx context.Context, r *run, op *session.Operation, info ModelInfo, dur time.Duration, reason, errType string) (*Result, error) {
+// failStep commits stepFailed and the failed terminal in one transaction.
+func (a *Agent) failStep(ctx context.Context, r *run, op *session.Operation, s *sent, reason, errType string) (*Result, error) {
 	e := session.ErrorInfo{Code: session.CodeModelError, Message: reason}
 	fin := &session.OperationFinished{OperationID: op.OperationID, OperationKind: op.Kind, Outcome: session.OutcomeFailed, Error: &e}
 	facts := []session.Fact{
-		{Record: &session.StepFailed{OperationID: op.OperationID, StepID: info.StepID, AttemptID: info.AttemptID, Error: e}},
+		{Record: &session.StepFailed{OperationID: op.OperationID, StepID: s.info.StepID, AttemptID: s.info.AttemptID, Error: e}},
 		{Record: fin},
 	}
-	failed := ModelOutcome{Outcome: "failed", Duration: dur, ErrorType: errType}
-	aborted, err := a.commitUnlessAborted(ctx, facts, ModelCompleted{Model: info, Outcome: failed})
+	failed := ModelOutcome{Outcome: "failed", Duration: s.dur, ErrorType: errType}
+	aborted, err := a.commit(ctx, commitReq{facts: facts, settles: true, events: []Event{ModelCompleted{Model: s.info, Outcome: failed}}})
 	if err != nil {
 		return nil, fmt.Errorf("commit step failure: %w", err)
 	}
 	if aborted {
 		return nil, nil
 	}
-	delete(r.ownAttempts, info.AttemptID)
+	delete(r.ownAttempts, s.info.AttemptID)
 	return a.finished(r, fin), nil
 }
 
@@ -235,6 +248,10 @@ func errorType(err error) string {
 		return pe.Kind
 	}
 	return "provider_error"
+}
+
+func sessionUsage(u provider.Usage) session.Usage {
+	return session.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}
 }
 
 func addUsage(a, b session.Usage) session.Usage {

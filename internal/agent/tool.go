@@ -69,7 +69,7 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 		ask = &ApprovalRequest{OperationID: op.OperationID, ToolCallID: call.ID, Tool: p.ToolName, Display: info.Display,
 			Builtin: def.DefinitionIdentity == "", Arguments: started.Arguments, Recovery: r.recovery}
 	}
-	pctx, done, ok, err := a.beginToolPhase(ctx, ask, &started, intent, evs...)
+	ap, pctx, ok, err := a.beginToolPhase(ctx, ask, &started, intent, evs...)
 	if err != nil {
 		return fmt.Errorf("commit tool start: %w", err)
 	}
@@ -82,7 +82,7 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 	res := runTool(pctx, tool, started.Arguments)
 	res.Content = a.cfg.Scrub.Scrub(res.Content) // before it is committed, shown or sent
 	afterEffect()
-	done()
+	a.endPhase(ap)
 	dur := a.cfg.Now().Sub(begin)
 
 	if a.abortDurable() {
@@ -101,7 +101,7 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 		ToolName: started.ToolName, ToolStartedID: p.ToolStartedID, Result: result,
 	}}
 	completed := ToolOutcome{Outcome: outcome, Duration: dur, Content: res.Content}
-	aborted, err := a.commitUnlessAborted(ctx, []session.Fact{entry}, ToolCompleted{Tool: info, Outcome: completed})
+	aborted, err := a.commit(ctx, commitReq{facts: []session.Fact{entry}, settles: true, events: []Event{ToolCompleted{Tool: info, Outcome: completed}}})
 	if err != nil {
 		return fmt.Errorf("commit tool result: %w", err)
 	}

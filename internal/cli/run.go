@@ -452,7 +452,7 @@ func (a *runner) operate(ctx context.Context, promptText string) error {
 		}
 	}()
 
-	if !a.store.State().Idle() {
+	if a.agent.Pending() {
 		res, err := a.agent.Resume(ctx)
 		if errors.Is(err, context.Canceled) {
 			return fmt.Errorf("stopped before the recovery finished; resume with: tiny-go --session %s", a.store.ID())

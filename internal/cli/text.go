@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/ui"
 )
 
@@ -31,6 +32,12 @@ func (o *textObserver) event(ev agent.Event) {
 		o.mu.Lock()
 		defer o.mu.Unlock()
 		fmt.Fprintln(o.w, ui.ToolResultLine(ev.Tool, ev.Outcome))
+	case agent.OperationStarted:
+		if ev.Kind == session.OperationCompaction {
+			o.mu.Lock()
+			defer o.mu.Unlock()
+			fmt.Fprintln(o.w, "compacting…")
+		}
 	case agent.ModelRetrying:
 		o.mu.Lock()
 		defer o.mu.Unlock()

@@ -48,6 +48,8 @@ type Server struct {
 	// counts those requests, which are not recorded in requests.
 	models     []byte
 	modelLists int
+	// respond answers when no scripted reply is pending (see Respond).
+	respond func(Request) Reply
 }
 
 // New starts a server on 127.0.0.1 with an initial script and closes it
@@ -208,7 +210,14 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case len(s.replies) > 0:
 		reply, ok, s.replies = s.replies[0], true, s.replies[1:]
 	}
+	respond := s.respond
 	s.mu.Unlock()
+	if !ok && respond != nil && r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		reply, ok = respond(rec), true
+		if err := reply.validate(); err != nil {
+			reply = Reply{Status: http.StatusInternalServerError, Body: "invalid responder reply: " + err.Error(), ContentType: "text/plain"}
+		}
+	}
 
 	switch {
 	case r.Method != http.MethodPost:
@@ -345,4 +354,14 @@ func (s *Server) serveModels(w http.ResponseWriter) {
 // Anthropic's Messages API.
 func isModelPath(path string) bool {
 	return strings.HasSuffix(path, "/chat/completions") || strings.HasSuffix(path, "/messages")
+}
+
+// Respond makes the server compute the reply of every request that finds
+// no scripted reply pending, from the request itself (a long task whose
+// number of requests is not known in advance). It is called from the
+// server's goroutines, one request at a time per connection.
+func (s *Server) Respond(f func(Request) Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.respond = f
 }
