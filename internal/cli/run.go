@@ -396,12 +396,17 @@ func (a *runner) buildAgent(envID string) error {
 	}
 	a.skills = skills
 
+	httpClient, err := evalHTTPClient(a.io.getenv, secretVars)
+	if err != nil {
+		return err
+	}
 	client, err := provider.New(provider.Config{
 		Endpoint:       a.endpoint,
 		APIKey:         a.access.key,
 		KeyVariable:    a.access.keyVar,
 		IdleTimeout:    a.flags.idleTimeout,
 		RequestTimeout: a.flags.requestTimeout,
+		HTTPClient:     httpClient,
 	})
 	if err != nil {
 		return fmt.Errorf("TINY_ENDPOINT: %w", err)

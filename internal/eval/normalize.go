@@ -1,0 +1,122 @@
+package eval
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Placeholders that stand for what legitimately differs between two runs
+// of the same task. Recorded replies carry them too and get the current
+// values back when they are replayed.
+const (
+	rootPlaceholder = "@@EVAL_ROOT@@"
+	homePlaceholder = "@@HOME@@"
+	redacted        = "[REDACTED]"
+)
+
+// Patterns of tool output that differ from run to run without meaning
+// anything: elapsed times (go test's "0.004s" or "(cached)"), wall-clock
+// timestamps and UUIDs. They are replaced only inside the messages of a
+// request, never in tool definitions or the model's own words.
+var (
+	durationPattern  = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|us|ms|s|m|h)\b|\(cached\)`)
+	timestampPattern = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?\b`)
+	uuidPattern      = regexp.MustCompile(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`)
+)
+
+// normalizer turns what differs between runs of one task into stable
+// placeholders, and takes secrets out.
+type normalizer struct {
+	// paths maps each spelling of a run-specific path (as is and
+	// symlink-resolved) to its placeholder, longest first.
+	paths   []pathRule
+	secrets []string
+}
+
+type pathRule struct{ value, placeholder string }
+
+// newNormalizer normalizes the task's root directory and the home
+// directory, and redacts secrets (values shorter than 8 bytes are not
+// treated as secrets: they would redact ordinary words).
+func newNormalizer(roots []string, home string, secrets []string) *normalizer {
+	n := &normalizer{}
+	for _, r := range roots {
+		if len(r) > 1 {
+			n.paths = append(n.paths, pathRule{r, rootPlaceholder})
+		}
+	}
+	if len(home) > 1 {
+		n.paths = append(n.paths, pathRule{home, homePlaceholder})
+	}
+	// Longest first, so a root inside the home directory is the root.
+	slices.SortStableFunc(n.paths, func(a, b pathRule) int { return len(b.value) - len(a.value) })
+	for _, s := range secrets {
+		if len(s) >= 8 {
+			n.secrets = append(n.secrets, s)
+		}
+	}
+	return n
+}
+
+// text normalizes paths and secrets in any text.
+func (n *normalizer) text(s string) string {
+	for _, sec := range n.secrets {
+		s = strings.ReplaceAll(s, sec, redacted)
+	}
+	for _, p := range n.paths {
+		s = strings.ReplaceAll(s, p.value, p.placeholder)
+	}
+	return s
+}
+
+// scrub only redacts secrets (recorded replies keep their meaning).
+func (n *normalizer) scrub(s string) string {
+	for _, sec := range n.secrets {
+		s = strings.ReplaceAll(s, sec, redacted)
+	}
+	return s
+}
+
+// request normalizes a request body: paths and secrets everywhere, and in
+// the messages also elapsed times, timestamps and UUIDs. The result keeps
+// the member order of the request.
+func (n *normalizer) request(body []byte) (*node, error) {
+	tree, err := parseTree(body)
+	if err != nil {
+		return nil, err
+	}
+	tree.mapStrings(nil, func(path []string, s string) string {
+		s = n.text(s)
+		if len(path) > 0 && path[0] == "messages" {
+			s = durationPattern.ReplaceAllString(s, "<duration>")
+			s = timestampPattern.ReplaceAllString(s, "<timestamp>")
+			s = uuidPattern.ReplaceAllString(s, "<uuid>")
+		}
+		return s
+	})
+	return tree, nil
+}
+
+// restore puts the current run's values back into recorded text: the
+// inverse of the path rules (secrets stay redacted). jsonEscaped is set
+// when s is JSON text, so a path is inserted in its escaped form.
+func restore(s, root, home string, jsonEscaped bool) string {
+	esc := func(v string) string {
+		if !jsonEscaped {
+			return v
+		}
+		b, err := jsontext.AppendQuote(nil, v)
+		if err != nil {
+			return v // invalid UTF-8 in a path: inserted as is
+		}
+		return string(b[1 : len(b)-1])
+	}
+	s = strings.ReplaceAll(s, rootPlaceholder, esc(root))
+	if home != "" {
+		s = strings.ReplaceAll(s, homePlaceholder, esc(home))
+	}
+	return s
+}
