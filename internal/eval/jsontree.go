@@ -48,11 +48,12 @@ func readNode(dec *jsontext.Decoder) (*node, error) {
 			if err != nil {
 				return nil, err
 			}
+			key := k.String() // before the next read voids the token
 			v, err := readNode(dec)
 			if err != nil {
 				return nil, err
 			}
-			n.keys = append(n.keys, k.String())
+			n.keys = append(n.keys, key)
 			n.vals = append(n.vals, v)
 		}
 		if _, err := dec.ReadToken(); err != nil {

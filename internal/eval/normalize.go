@@ -72,14 +72,6 @@ func (n *normalizer) text(s string) string {
 	return s
 }
 
-// scrub only redacts secrets (recorded replies keep their meaning).
-func (n *normalizer) scrub(s string) string {
-	for _, sec := range n.secrets {
-		s = strings.ReplaceAll(s, sec, redacted)
-	}
-	return s
-}
-
 // request normalizes a request body: paths and secrets everywhere, and in
 // the messages also elapsed times, timestamps and UUIDs. The result keeps
 // the member order of the request.

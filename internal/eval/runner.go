@@ -483,6 +483,11 @@ func (cfg *Config) runAgent(ctx context.Context, t Task, in taskInput, rec *Reco
 		return run, err
 	}
 	defer stdout.Close()
+	stderrFile, err := os.Create(filepath.Join(root, "agent.log"))
+	if err != nil {
+		return run, err
+	}
+	defer stderrFile.Close()
 	var stderr bytes.Buffer
 	actx, cancel := context.WithTimeout(ctx, cfg.AgentTimeout)
 	defer cancel()
@@ -491,7 +496,7 @@ func (cfg *Config) runAgent(ctx context.Context, t Task, in taskInput, rec *Reco
 	cmd.Env = env
 	cmd.Stdin = nil
 	cmd.Stdout = stdout
-	cmd.Stderr = &limitedTail{buf: &stderr}
+	cmd.Stderr = io.MultiWriter(stderrFile, &limitedTail{buf: &stderr})
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// Out of time: SIGTERM lets tiny-go abort durably (the session then
 	// says what was cut short); the group is killed if it does not end.
@@ -597,6 +602,14 @@ func endpointOf(env []string) string {
 		return ""
 	}
 	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	// A loopback server's port changes from run to run; a replay never
+	// contacts it, so the recording keeps only the host.
+	if h := u.Hostname(); h == "127.0.0.1" || h == "localhost" || h == "::1" {
+		u.Host = h
+		if strings.Contains(h, ":") {
+			u.Host = "[" + h + "]"
+		}
+	}
 	return u.String()
 }
 

@@ -132,6 +132,9 @@ type recorder struct {
 }
 
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodPost {
+		return notModelRequest(req), nil
+	}
 	r.mu.Lock()
 	fmt.Fprintln(r.log, "sent")
 	r.mu.Unlock()
@@ -215,6 +218,9 @@ type replayer struct {
 const errReplayStopped = `{"error":{"message":"eval replay: the request differs from the recording","code":400}}`
 
 func (r *replayer) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodPost {
+		return notModelRequest(req), nil
+	}
 	body, err := readBody(req)
 	if err != nil {
 		return nil, err
@@ -262,6 +268,18 @@ func (r *replayer) diverge(req *http.Request, msg string) *http.Response {
 	r.diverged = true
 	fmt.Fprintf(r.log, "diverged: %s\n", strings.ReplaceAll(msg, "\n", " "))
 	return refused(req)
+}
+
+// notModelRequest answers what is not a model request (a GET of the
+// endpoint's model list, asked for the context window) with 404 in every
+// eval mode: its answer could differ between a recording and its replay,
+// and so would compaction. The window comes from flags or the default.
+func notModelRequest(req *http.Request) *http.Response {
+	return &http.Response{
+		Status: "404 Not Found", StatusCode: http.StatusNotFound, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {"text/plain"}}, Body: io.NopCloser(strings.NewReader("not served during an eval")),
+		ContentLength: 25, Request: req,
+	}
 }
 
 func refused(req *http.Request) *http.Response {

@@ -1,0 +1,183 @@
+package eval_test
+
+import (
+	"bytes"
+	"context"
+	"maps"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/tiny-agent/tiny-go/internal/cli"
+	"github.com/tiny-agent/tiny-go/internal/eval"
+	"github.com/tiny-agent/tiny-go/internal/providertest"
+)
+
+// starterReplies are the model's replies for each task of the starter
+// suite (evals/), authored by hand: there is no model here. They are what
+// a careful model does: look before changing, change the least, check the
+// result, and say what it did. TestRerecordStarterSuite serves them from
+// the loopback server and records evals/recorded/ from them.
+var starterReplies = map[string][]providertest.Reply{
+	"fix-go-test": {
+		calls("I'll run the tests and look at the code.", usage(1890, 0, 61),
+			call("call_1", "bash", map[string]any{"command": "go test ./..."}),
+			call("call_2", "read", map[string]any{"path": "calc.go"})),
+		calls("The loop in `Sum` starts at index 1, so it skips the first element. I'll range over all of them.", usage(2410, 1792, 118),
+			call("call_3", "edit", map[string]any{"path": "calc.go", "edits": []any{map[string]any{
+				"oldText": "\tfor i := 1; i < len(xs); i++ {\n\t\ttotal += xs[i]\n\t}",
+				"newText": "\tfor _, x := range xs {\n\t\ttotal += x\n\t}",
+			}}})),
+		calls("", usage(2560, 2304, 24),
+			call("call_4", "bash", map[string]any{"command": "go test ./..."})),
+		answer("Fixed `Sum` in calc.go: its loop started at index 1 and skipped the first value, which also made `Mean` wrong. "+
+			"It now ranges over every value; `go test ./...` passes and the tests are unchanged.", usage(2630, 2560, 52)),
+	},
+	"follow-agents-md": {
+		calls("I'll look at the package and the changelog first.", usage(2105, 0, 58),
+			call("call_1", "read", map[string]any{"path": "strutil/strutil.go"}),
+			call("call_2", "read", map[string]any{"path": "strutil/strutil_test.go"})),
+		calls("Adding `Reverse` with a doc comment, a test, and a changelog line as AGENTS.md asks.", usage(2540, 2048, 412),
+			call("call_3", "edit", map[string]any{"path": "strutil/strutil.go", "edits": []any{map[string]any{
+				"oldText": "\treturn string(unicode.ToUpper(r)) + s[size:]\n}\n",
+				"newText": "\treturn string(unicode.ToUpper(r)) + s[size:]\n}\n\n" +
+					"// Reverse returns s with its runes in reverse order.\n" +
+					"func Reverse(s string) string {\n\trs := []rune(s)\n" +
+					"\tfor i, j := 0, len(rs)-1; i < j; i, j = i+1, j-1 {\n\t\trs[i], rs[j] = rs[j], rs[i]\n\t}\n\treturn string(rs)\n}\n",
+			}}}),
+			call("call_4", "edit", map[string]any{"path": "strutil/strutil_test.go", "edits": []any{map[string]any{
+				"oldText": "\t\t\tt.Errorf(\"Capitalize(%q) = %q, want %q\", in, got, want)\n\t\t}\n\t}\n}\n",
+				"newText": "\t\t\tt.Errorf(\"Capitalize(%q) = %q, want %q\", in, got, want)\n\t\t}\n\t}\n}\n\n" +
+					"func TestReverse(t *testing.T) {\n" +
+					"\tfor in, want := range map[string]string{\"\": \"\", \"ab\": \"ba\", \"héllo\": \"olléh\"} {\n" +
+					"\t\tif got := Reverse(in); got != want {\n" +
+					"\t\t\tt.Errorf(\"Reverse(%q) = %q, want %q\", in, got, want)\n\t\t}\n\t}\n}\n",
+			}}}),
+			call("call_5", "edit", map[string]any{"path": "CHANGELOG.md", "edits": []any{map[string]any{
+				"oldText": "## Unreleased\n",
+				"newText": "## Unreleased\n\n- Reverse reverses a string rune by rune.\n",
+			}}})),
+		calls("Now the checks AGENTS.md asks for.", usage(2790, 2560, 31),
+			call("call_6", "bash", map[string]any{"command": "gofmt -l . && go test ./..."})),
+		answer("Added `strutil.Reverse` (reverses by rune, so multi-byte characters stay intact) with a doc comment and `TestReverse`, "+
+			"and a line under \"## Unreleased\" in CHANGELOG.md. `gofmt -l .` prints nothing and `go test ./...` passes.", usage(2870, 2790, 64)),
+	},
+}
+
+// recordTask records one task against a loopback server that serves
+// replies, into dir.
+func recordTask(t *testing.T, name string, replies []providertest.Reply, dir string, extraEnv ...string) *eval.Report {
+	t.Helper()
+	srv := providertest.New(t, replies...)
+	env := childEnviron(append([]string{"TINY_ENDPOINT=" + srv.URL(), "OPENROUTER_API_KEY=sk-or-test-secret-0123456789", "TINY_MODEL=openai/gpt-5.6-luna"}, extraEnv...)...)
+	var progress bytes.Buffer
+	rep, err := eval.Run(context.Background(), eval.Config{
+		Tasks: []eval.Task{task(t, name)}, Command: self(t), Env: env, Record: dir,
+		Model: "openai/gpt-5.6-luna", AgentTimeout: 2 * time.Minute, Progress: &progress,
+		Keep: os.Getenv("TINY_EVAL_KEEP") != "",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.Pending(); n != 0 {
+		t.Errorf("%s: %d authored replies were not asked for\n%s", name, n, progress.String())
+	}
+	return rep
+}
+
+// TestRerecordStarterSuite writes evals/recorded/ from starterReplies:
+//
+//	TINY_EVAL_RERECORD=1 go test ./internal/eval -run TestRerecordStarterSuite
+//
+// Re-record after a deliberate change to prompts, tools or compaction
+// (the replay tests then fail at the first differing request).
+func TestRerecordStarterSuite(t *testing.T) {
+	if os.Getenv("TINY_EVAL_RERECORD") == "" {
+		t.Skip("set TINY_EVAL_RERECORD=1 to re-record evals/recorded/ from the authored replies")
+	}
+	for name, replies := range starterReplies {
+		if only := os.Getenv("TINY_EVAL_RERECORD"); only != "1" && !strings.Contains(","+only+",", ","+name+",") {
+			continue
+		}
+		rep := recordTask(t, name, replies, recordedDir(t))
+		if !rep.AllPassed() {
+			var b bytes.Buffer
+			rep.WriteTable(&b)
+			t.Errorf("%s does not pass when recorded:\n%s", name, b.String())
+		}
+	}
+}
+
+// runCLI runs `tiny-go args...` in-process the way the binary does; the
+// agents it starts are this test binary acting as tiny-go.
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	for _, kv := range childEnviron() {
+		name, value, _ := cutEq(kv)
+		t.Setenv(name, value)
+	}
+	for _, name := range []string{"TINY_ENDPOINT", "OPENROUTER_API_KEY", "TINY_API_KEY", "ANTHROPIC_API_KEY", "TINY_MODEL"} {
+		t.Setenv(name, "")
+		os.Unsetenv(name)
+	}
+	var out, errOut bytes.Buffer
+	code = cli.Main(args, strings.NewReader(""), &out, &errOut, os.Getenv)
+	return code, out.String(), errOut.String()
+}
+
+// TestStarterSuiteReplay is the starter suite as CI runs it: every task
+// of evals/ replayed offline from evals/recorded/, two at a time.
+func TestStarterSuiteReplay(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "eval", "--json", "--parallel", "2", "--replay", recordedDir(t), evalsDir(t))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var rep eval.Report
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("--json output: %v\n%s", err, stdout)
+	}
+	if len(rep.Tasks) < len(starterReplies) || rep.Mode != eval.ModeReplay {
+		t.Fatalf("report has %d tasks in mode %s, want %d in replay:\n%s", len(rep.Tasks), rep.Mode, len(starterReplies), stderr)
+	}
+	for _, task := range rep.Tasks {
+		run := task.Runs[0]
+		if want := len(starterReplies[task.Name]); run.Requests != want {
+			t.Errorf("%s: %d requests, want %d", task.Name, run.Requests, want)
+		}
+		if run.Tokens.Input == 0 || run.Tokens.Output == 0 || run.ToolCallCount() == 0 {
+			t.Errorf("%s: no tokens or tool calls counted: %+v", task.Name, run.Metrics)
+		}
+	}
+	if !strings.Contains(stderr, "passed (100%)") {
+		t.Errorf("table has no summary line:\n%s", stderr)
+	}
+
+	// One at a time gives the same results.
+	serial, err := eval.Run(context.Background(), eval.Config{Tasks: mustLoad(t, evalsDir(t)), Command: self(t), Env: childEnviron(), Replay: recordedDir(t), Parallel: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(serial.Tasks) != len(rep.Tasks) {
+		t.Fatalf("%d tasks one at a time, %d two at a time", len(serial.Tasks), len(rep.Tasks))
+	}
+	for i, s := range serial.Tasks {
+		a, b := s.Runs[0], rep.Tasks[i].Runs[0]
+		if a.Task != b.Task || a.Status != b.Status || a.Requests != b.Requests || a.Tokens != b.Tokens ||
+			!maps.Equal(a.ToolCalls, b.ToolCalls) || a.ToolErrors != b.ToolErrors || a.Compactions != b.Compactions ||
+			a.Aborts != b.Aborts || a.Retries != b.Retries || a.TestExit != b.TestExit {
+			t.Errorf("--parallel 1 and 2 differ:\n%+v\n%+v", a, b)
+		}
+	}
+}
+
+func mustLoad(t *testing.T, dirs ...string) []eval.Task {
+	t.Helper()
+	tasks, err := eval.LoadTasks(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tasks
+}
