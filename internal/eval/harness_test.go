@@ -84,7 +84,7 @@ func TestRecordAgainstLoopbackThenReplay(t *testing.T) {
 	})
 	recorded := t.TempDir()
 	srv := providertest.New(t, helloReplies...)
-	env := childEnviron("TINY_ENDPOINT="+srv.URL(), "OPENROUTER_API_KEY="+secret)
+	env := childEnviron("TINY_ENDPOINT="+srv.URL(), "TINY_API_KEY="+secret)
 	rep, err := eval.Run(context.Background(), eval.Config{Tasks: []eval.Task{tk}, Command: self(t), Env: env, Record: recorded, Model: "test/model"})
 	if err != nil {
 		t.Fatal(err)
