@@ -95,16 +95,12 @@ Without a prompt it is interactive; with one it runs it and exits.`,
 		Args: cobra.ArbitraryArgs,
 	}
 	root.PersistentFlags().StringVar(&a.cwd, "cwd", "", "working directory (default: the current directory)")
-	// Only `session`, `mcp` and `eval` are commands: "tiny-go help me fix this",
-	// "tiny-go completion ..." and "tiny-go 'eval this'" are prompts
-	// (--help still prints help).
-	root.CompletionOptions.DisableDefaultCmd = true
-	root.SetHelpCommand(&cobra.Command{Use: "no-help-command", Hidden: true})
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newSessionCommand(a))
 	root.AddCommand(newMCPCommand(a))
 	root.AddCommand(newEvalCommand(a))
 	configureRun(a, root)
+	configureManners(a, root)
 	return root
 }
 

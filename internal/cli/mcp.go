@@ -78,7 +78,14 @@ func newMCPCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Check the MCP servers of $TINY_MCP_CONFIG",
-		Args:  noSubcommandArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := groupArgs(cmd, args); err != nil {
+				return err
+			}
+			cmd.SetOut(a.stderr)
+			cmd.Help()
+			return exitError{exitUsage}
+		},
 	}
 	var asJSON bool
 	list := &cobra.Command{
@@ -101,15 +108,6 @@ func newMCPCommand(a *app) *cobra.Command {
 	list.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	cmd.AddCommand(list)
 	return cmd
-}
-
-// noSubcommandArgs makes a group command without a subcommand a usage
-// error that lists what it has.
-func noSubcommandArgs(cmd *cobra.Command, args []string) error {
-	if len(args) == 0 {
-		return usageErrorf("%s needs a subcommand (see '%s --help')", cmd.CommandPath(), cmd.CommandPath())
-	}
-	return usageErrorf("unknown command %q for %q%s", args[0], cmd.CommandPath(), suggestion(cmd, args[0]))
 }
 
 func cmdContext(cmd *cobra.Command) context.Context {
@@ -191,7 +189,7 @@ func mcpList(ctx context.Context, io stdio, cwd string, asJSON bool) error {
 			Catalog string         `json:"catalog"`
 			Servers []mcpListEntry `json:"servers"`
 		}{catalog.Path, entries}
-		if err := json.MarshalWrite(io.stdout, out, jsontext.Multiline(true)); err != nil {
+		if err := json.MarshalWrite(io.stdout, out, jsontext.WithIndent("  ")); err != nil {
 			return err
 		}
 		fmt.Fprintln(io.stdout)

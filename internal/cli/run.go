@@ -338,7 +338,7 @@ func (a *runner) attach(envID string) error {
 		}
 		var id string
 		for _, s := range list {
-			if s.State != store.SummaryCorrupt {
+			if s.State != store.SummaryCorrupt && !headerOnly(s) {
 				id = s.ID
 				break
 			}
@@ -567,7 +567,7 @@ func (a *runner) onSignals(hardStop context.CancelFunc) (stop func()) {
 }
 
 func (a *runner) printResume() {
-	if a.store != nil {
+	if a.resumable() {
 		fmt.Fprintf(a.io.stderr, "Resume: tiny-go --session %s\n", a.store.ID())
 	}
 }
@@ -587,6 +587,7 @@ func (a *runner) close() {
 	if a.mcp != nil {
 		_ = a.mcp.Close()
 	}
+	a.discardCreated()
 	if a.store != nil {
 		_ = a.store.Close()
 	}

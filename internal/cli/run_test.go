@@ -526,10 +526,12 @@ func TestResumeKeepsTheSessionModel(t *testing.T) {
 }
 
 // "help" and "completion" at the start of a prompt are words of the prompt.
+// help and completion are commands (cli_manners.txtar); after -- they
+// start a prompt.
 func TestPromptsThatLookLikeCommands(t *testing.T) {
 	srv := providertest.New(t, providertest.Reply{Text: "a"}, providertest.Reply{Text: "b"})
 	c := newCLI(t, srv)
-	for _, words := range [][]string{{"help", "me", "fix", "this"}, {"completion", "of", "the", "task"}} {
+	for _, words := range [][]string{{"--", "help", "me", "fix", "this"}, {"--", "completion", "of", "the", "task"}} {
 		if code, _, stderr := c.main("", words...); code != 0 {
 			t.Fatalf("%v: exit %d: %s", words, code, stderr)
 		}

@@ -22,8 +22,8 @@ func newSessionCommand(a *app) *cobra.Command {
 torn tail or take the session lock. abort ends an open operation durably,
 without running anything.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usageErrorf("unknown command %q for %q (see '%s --help')", args[0], cmd.CommandPath(), cmd.CommandPath())
+			if err := groupArgs(cmd, args); err != nil {
+				return err
 			}
 			cmd.SetOut(a.stderr)
 			cmd.Help()

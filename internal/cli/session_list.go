@@ -15,13 +15,16 @@ import (
 )
 
 func newSessionListCommand(a *app) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the sessions of the working directory, newest first",
 		Long: `List the sessions of the working directory (--cwd), newest first: id, start
 time, model, state (idle, open run, open compaction, blocked (reason) when a
 resume here with the default configuration would be blocked, corrupt), size
-and the last prompt.`,
+and the last prompt. --json prints one JSON object instead.`,
+		Example: `  tiny-go session list
+  tiny-go session list --json | jq -r '.sessions[0].id'`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cwd, err := a.workDir()
@@ -32,11 +35,14 @@ and the last prompt.`,
 			if err != nil {
 				return fmt.Errorf("list sessions: %w", err)
 			}
+			check := &resumeCheck{cwd: cwd, getenv: a.getenv}
+			if asJSON {
+				return printSessionListJSON(a, cwd, sums, check)
+			}
 			if len(sums) == 0 {
 				fmt.Fprintf(a.stdout, "no sessions in %s\n", store.SessionsDir(cwd))
 				return nil
 			}
-			check := &resumeCheck{cwd: cwd, getenv: a.getenv}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			forks := forkColumn(sums)
 			fmt.Fprintln(tw, "ID\tSTARTED\tMODEL\tSTATE\tSIZE\tLAST PROMPT"+forks.header())
@@ -54,6 +60,8 @@ and the last prompt.`,
 			return tw.Flush()
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	return cmd
 }
 
 func dash(s string) string {

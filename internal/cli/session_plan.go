@@ -14,8 +14,8 @@ import (
 func newSessionPlanCommand(a *app) *cobra.Command {
 	var currentPath string
 	cmd := &cobra.Command{
-		Use:   "plan <file> --current <current.json>",
-		Short: "Print the recovery plan of a session file as JSON",
+		Use:   "plan <id|file> --current <current.json>",
+		Short: "Print the recovery plan of a session as JSON",
 		Long: `Print the next recovery step for a session file, given the configuration the
 process would resume with (a JSON object in the shape of
 current-configuration.schema.json), as one JSON object in the shape of
@@ -23,12 +23,12 @@ recovery-plan.schema.json.
 
 Exit status 0 when a plan was printed (a "blocked" plan included), 1 when the
 session is corrupt, 2 when the file or the configuration cannot be used.`,
-		Args: exactArgs(1, "a session file"),
+		Args: exactArgs(1, "a session id or file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if currentPath == "" {
 				return usageErrorf("%s needs --current <current.json>", cmd.CommandPath())
 			}
-			data, err := readSessionFile(args[0])
+			_, data, err := a.readSession(args[0])
 			if err != nil {
 				return err
 			}

@@ -99,3 +99,9 @@ func cmdJSONEq(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%s and %s differ:\n%s\n%s", args[0], args[1], ts.ReadFile(args[0]), ts.ReadFile(args[1]))
 	}
 }
+
+// TestCLIScripts runs testdata/script/cli_*.txtar: help, completion,
+// --version and typos.
+func TestCLIScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{Files: globScripts(t, "cli_*.txtar")})
+}

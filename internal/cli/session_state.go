@@ -10,17 +10,18 @@ import (
 
 func newSessionStateCommand(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "state <file>",
-		Short: "Print the reduced state of a session file as JSON",
-		Long: `Print the reduced state of a session file as one JSON object in the shape of
+		Use:   "state <id|file>",
+		Short: "Print the reduced state of a session as JSON",
+		Long: `Print the reduced state of a session (an id of the working directory, or a
+file) as one JSON object in the shape of
 expected-state.schema.json: {"ok":true,"state":{...}} or
 {"ok":false,"error":{"code":...,"line":...}}.
 
 Exit status 0 when the session is valid, 1 when it is corrupt. The file is
 only read: a torn tail is reported through repairedLength, never cut.`,
-		Args: exactArgs(1, "a session file"),
+		Args: exactArgs(1, "a session id or file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			data, err := readSessionFile(args[0])
+			_, data, err := a.readSession(args[0])
 			if err != nil {
 				return err
 			}

@@ -67,6 +67,7 @@ func (a *runner) interactive(ctx context.Context) error {
 			Restored:    a.resumed,
 		},
 		ExpandSkill: func(input string) (string, error) { return a.expand(input) },
+		Resumable:   a.resumable,
 	})
 }
 

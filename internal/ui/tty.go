@@ -110,7 +110,7 @@ func finish(opts Options) {
 	if opts.OnExit != nil {
 		opts.OnExit()
 	}
-	if opts.Banner.SessionID != "" {
+	if opts.Banner.SessionID != "" && (opts.Resumable == nil || opts.Resumable()) {
 		fmt.Fprintln(opts.out(), ResumeHint(opts.Banner.SessionID))
 	}
 }

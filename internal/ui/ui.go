@@ -57,6 +57,11 @@ type Options struct {
 	// (on every exit path, a crash of the program included) and before
 	// the resume hint is printed.
 	OnExit func()
+
+	// Resumable, when set, tells at exit whether the session holds
+	// anything to resume; the resume hint is printed only then (a session
+	// that never got a prompt is removed on exit).
+	Resumable func() bool
 }
 
 func (o Options) in() io.Reader {

@@ -1,0 +1,175 @@
+package cli
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tiny-agent/tiny-go/internal/store"
+)
+
+// rootExamples are the Examples of `tiny-go --help`.
+const rootExamples = `  tiny-go                                   interactive
+  tiny-go "fix the failing test"            one shot: the answer on stdout, the tool log on stderr
+  tiny-go --json "summarize README.md"      one shot: lifecycle events as JSON Lines
+  tiny-go --continue                        resume the newest session of this directory
+  tiny-go --session <id> "and now the docs"
+  tiny-go --mcp fs,git "what changed?"      with MCP servers from $TINY_MCP_CONFIG
+  tiny-go -- help                           a one-word prompt that is also a command
+  tiny-go session list --json
+  tiny-go mcp list
+  tiny-go completion bash > /etc/bash_completion.d/tiny-go`
+
+// environmentHelp is the Environment section of `tiny-go --help`.
+const environmentHelp = `
+Environment:
+  OPENROUTER_API_KEY     the OpenRouter key (required for the default endpoint)
+  TINY_ENDPOINT          an OpenAI-compatible base URL (default https://openrouter.ai/api/v1)
+  TINY_API_KEY           the bearer token of another endpoint, when it needs one
+  TINY_MODEL             the model id (default ` + DefaultModel + `)
+  TINY_MCP_CONFIG        the MCP server catalog used by --mcp and 'tiny-go mcp list'
+  TINY_CONTEXT_WINDOW, TINY_COMPACT_SHARE, TINY_IDLE_TIMEOUT, TINY_REQUEST_TIMEOUT
+                         defaults of the flags of the same name
+  TINY_AGENT_ENVIRONMENT_IDENTITY, OTEL_*
+                         the environment identity of new sessions; OpenTelemetry export
+  NO_COLOR               no colours
+`
+
+// configureManners makes help and completion commands (never prompts),
+// adds Examples and an Environment section to --help, prints the commit
+// with --version and answers a mistyped command with "did you mean".
+func configureManners(a *app, root *cobra.Command) {
+	root.Example = rootExamples
+	root.SetHelpTemplate(root.HelpTemplate() + `{{if not .HasParent}}` + environmentHelp + `{{end}}`)
+	root.Version = versionString()
+	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
+	root.SetHelpCommand(newHelpCommand(a))
+	root.CompletionOptions.HiddenDefaultCmd = false
+	root.CompletionOptions.DisableDefaultCmd = false
+	root.SuggestionsMinimumDistance = 2
+
+	run := root.RunE
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		// A word before -- that is a near miss of a command is a typo,
+		// not a prompt; after -- everything is the prompt.
+		if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
+			if s := typoOfCommand(cmd, args[0]); s != "" {
+				return usageErrorf("unknown command %q (did you mean %s?); to send it as a prompt, put it after --: tiny-go -- %s",
+					args[0], s, strings.Join(args, " "))
+			}
+		}
+		return run(cmd, args)
+	}
+}
+
+// typoOfCommand names the command that word misspells, or "". Only the
+// long names count: a prompt's first word is often one edit away from a
+// short one ("map" and "mcp").
+func typoOfCommand(root *cobra.Command, word string) string {
+	if len(word) < 5 || strings.ContainsAny(word, " \t\n./") {
+		return ""
+	}
+	for _, c := range root.Commands() {
+		if c.Hidden || len(c.Name()) < 5 || c.Name() == word {
+			continue
+		}
+		if levenshtein(strings.ToLower(word), c.Name()) <= 1 {
+			return c.Name()
+		}
+	}
+	return ""
+}
+
+func levenshtein(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur := make([]int, len(rb)+1)
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(rb)]
+}
+
+// newHelpCommand is `tiny-go help [command]`. An unknown topic is a usage
+// error that says how to send a prompt starting with "help".
+func newHelpCommand(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root := cmd.Root()
+			target, rest, err := root.Find(args)
+			if err != nil || target == nil || len(rest) > 0 {
+				return usageErrorf("unknown help topic %q; to send a prompt that starts with \"help\", put it after --: tiny-go -- help %s",
+					strings.Join(args, " "), strings.Join(args, " "))
+			}
+			target.SetOut(a.stdout)
+			return target.Help()
+		},
+	}
+}
+
+// versionString is the version and, when the binary was built from a
+// repository, the commit: "0.1.0-dev (commit 1a2b3c4d5e6f, modified)".
+func versionString() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return version
+	}
+	var commit string
+	var modified bool
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			commit = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if commit == "" {
+		return version + " (commit unknown)"
+	}
+	if len(commit) > 12 {
+		commit = commit[:12]
+	}
+	if modified {
+		return fmt.Sprintf("%s (commit %s, modified)", version, commit)
+	}
+	return fmt.Sprintf("%s (commit %s)", version, commit)
+}
+
+// groupArgs rejects what follows a command group that is not one of its
+// subcommands, with "did you mean".
+func groupArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	return usageErrorf("unknown command %q for %q%s (see '%s --help')", args[0], cmd.CommandPath(), suggestion(cmd, args[0]), cmd.CommandPath())
+}
+
+// resumable reports whether the session holds anything to resume: a
+// session this process created that never got a prompt is removed on exit
+// (discardCreated), so no resume hint names it.
+func (a *runner) resumable() bool {
+	return a.store != nil && (!a.created || a.store.State().Facts > 0)
+}
+
+// headerOnly reports whether s holds nothing but its header (a session
+// left by a start that never got a prompt): --continue passes it by.
+func headerOnly(s store.Summary) bool {
+	return s.State == store.SummaryIdle && s.Open == nil && s.LastPrompt == ""
+}

@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tiny-agent/tiny-go/internal/store"
+)
+
+// sessionListJSON is `session list --json`: the rows of the table, typed.
+type sessionListJSON struct {
+	Directory string            `json:"directory"` // the sessions directory
+	Sessions  []sessionListItem `json:"sessions"`  // newest first
+}
+
+type sessionListItem struct {
+	ID      string `json:"id"`
+	Path    string `json:"path"`
+	Started string `json:"started"` // RFC 3339, UTC
+	Model   string `json:"model,omitzero"`
+	// State is idle, open run, open compaction or corrupt.
+	State string `json:"state"`
+	// Blocked is why a resume here with the default configuration would be
+	// blocked; empty when it would not.
+	Blocked    string `json:"blocked,omitzero"`
+	Corruption string `json:"corruption,omitzero"` // the corruption code
+	Size       int64  `json:"size"`                // bytes
+	LastPrompt string `json:"lastPrompt,omitzero"`
+	ForkOf     string `json:"forkOf,omitzero"` // "<source id>@<fact>" for a fork
+}
+
+func printSessionListJSON(a *app, cwd string, sums []store.Summary, check *resumeCheck) error {
+	forks := forkColumn(sums)
+	out := sessionListJSON{Directory: store.SessionsDir(cwd), Sessions: make([]sessionListItem, 0, len(sums))}
+	for _, s := range sums {
+		item := sessionListItem{
+			ID:         s.ID,
+			Path:       s.Path,
+			Started:    s.Started.UTC().Format(time.RFC3339),
+			Model:      s.Model,
+			State:      string(s.State),
+			Blocked:    check.blocked(s),
+			Size:       s.Size,
+			LastPrompt: s.LastPrompt,
+			ForkOf:     forks[s.ID],
+		}
+		if s.Corruption != nil {
+			item.Corruption = s.Corruption.Code
+		}
+		out.Sessions = append(out.Sessions, item)
+	}
+	if err := json.MarshalWrite(a.stdout, out, jsontext.WithIndent("  ")); err != nil {
+		return fmt.Errorf("list sessions: %w", err)
+	}
+	fmt.Fprintln(a.stdout)
+	return nil
+}
