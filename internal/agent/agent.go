@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/tiny-agent/tiny-go/internal/provider"
 	"github.com/tiny-agent/tiny-go/internal/recovery"
 	"github.com/tiny-agent/tiny-go/internal/secrets"
@@ -47,6 +49,12 @@ type Config struct {
 	// AutoCompact, when non-nil, compacts before a run whose previous
 	// request's prompt exceeded the configured share of the window.
 	AutoCompact *AutoCompact
+	// Identity is the wire adapter's identity in the configuration
+	// snapshot; the zero value is OpenRouter's Chat Completions.
+	Identity Identity
+	// Reasoning keeps the reasoning details of assistant entries beside
+	// the session; nil keeps them in memory for this agent only.
+	Reasoning ReasoningLog
 
 	// BeforeEffect, when set, runs between a tool call's durable intent
 	// and its effect (checkpoints); see effect.go.
@@ -129,7 +137,10 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	conf, err := newConfiguration(cfg.Model, cfg.SystemPrompt, cfg.EnvironmentIdentity, cfg.Tools)
+	if cfg.Reasoning == nil {
+		cfg.Reasoning = &memoryReasoning{details: make(map[string]jsontext.Value)}
+	}
+	conf, err := newConfiguration(cfg.Identity, cfg.Model, cfg.SystemPrompt, cfg.EnvironmentIdentity, cfg.Tools)
 	if err != nil {
 		return nil, err
 	}

@@ -11,11 +11,29 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/tools"
 )
 
-// Identities of the one adapter this runtime speaks (session.md §4).
+// Identities of the default adapter, OpenRouter's Chat Completions
+// (session.md §4).
 const (
 	AdapterIdentity = "openrouter:chat-completions:v1"
 	routingPrefix   = "openrouter:"
 )
+
+// Identity is the adapter a model request goes through, as the
+// configuration snapshot records it: adapterIdentity, and the prefix of
+// routingIdentity (followed by the model). A session resumes only under
+// the identity its open step was started with (configuration_changed).
+type Identity struct {
+	Adapter       string
+	RoutingPrefix string
+}
+
+// Resolved is id, or the default identity when id is zero.
+func (id Identity) Resolved() Identity {
+	if id.Adapter == "" {
+		return Identity{Adapter: AdapterIdentity, RoutingPrefix: routingPrefix}
+	}
+	return id
+}
 
 // configuration is everything a model attempt is configured with, computed
 // once per agent: the snapshot and digest recorded in every stepAttempt,
@@ -28,7 +46,8 @@ type configuration struct {
 	byName   map[string]tools.Tool
 }
 
-func newConfiguration(model, systemPrompt, environmentIdentity string, ts []tools.Tool) (*configuration, error) {
+func newConfiguration(id Identity, model, systemPrompt, environmentIdentity string, ts []tools.Tool) (*configuration, error) {
+	id = id.Resolved()
 	c := &configuration{byName: make(map[string]tools.Tool, len(ts))}
 	snapTools := make([]session.ConfigurationTool, 0, len(ts))
 	curTools := make([]recovery.CurrentTool, 0, len(ts))
@@ -53,11 +72,15 @@ func newConfiguration(model, systemPrompt, environmentIdentity string, ts []tool
 	}
 	promptDigest := session.StringDigest(systemPrompt)
 	c.snapshot = session.ConfigurationSnapshot{
-		Model:               model,
-		SystemPromptDigest:  promptDigest,
-		Tools:               snapTools,
-		AdapterIdentity:     AdapterIdentity,
-		RoutingIdentity:     routingPrefix + model,
+		Model:              model,
+		SystemPromptDigest: promptDigest,
+		Tools:              snapTools,
+		AdapterIdentity:    id.Adapter,
+		RoutingIdentity:    id.RoutingPrefix + model,
+		// Reasoning effort is deliberately not an output option here: the
+		// snapshot's shape is shared with the other runtimes (digest({})),
+		// and a different effort does not change what a recorded reply
+		// means, so it must not block a resume.
 		OutputOptionsDigest: session.EmptyObjectDigest,
 	}
 	c.digest = session.ConfigurationDigest(c.snapshot)
@@ -68,8 +91,8 @@ func newConfiguration(model, systemPrompt, environmentIdentity string, ts []tool
 // CurrentConfiguration is the planner's view of an agent with this
 // configuration, without building one: `session list` uses it to tell
 // whether an open session would resume or be blocked.
-func CurrentConfiguration(model, systemPrompt, environmentIdentity string, ts []tools.Tool) (recovery.Current, error) {
-	c, err := newConfiguration(model, systemPrompt, environmentIdentity, ts)
+func CurrentConfiguration(id Identity, model, systemPrompt, environmentIdentity string, ts []tools.Tool) (recovery.Current, error) {
+	c, err := newConfiguration(id, model, systemPrompt, environmentIdentity, ts)
 	if err != nil {
 		return recovery.Current{}, err
 	}

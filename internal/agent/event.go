@@ -28,6 +28,9 @@ type (
 	ModelStarted struct{ Model ModelInfo }
 	// ModelDelta is streamed answer text, for display only.
 	ModelDelta struct{ Text string }
+	// ModelReasoningDelta is streamed reasoning (thinking) text, for
+	// display only: never part of the answer.
+	ModelReasoningDelta struct{ Text string }
 	// ModelRetrying: the request of the open attempt brought back no reply
 	// and is sent again after Wait.Delay (runtime.md §1). Display only: the
 	// wait is part of the model phase, and Esc ends it.
@@ -69,17 +72,18 @@ type (
 	}
 )
 
-func (OperationStarted) agentEvent()   {}
-func (ModelStarted) agentEvent()       {}
-func (ModelDelta) agentEvent()         {}
-func (ModelRetrying) agentEvent()      {}
-func (ModelCompleted) agentEvent()     {}
-func (ModelReconciled) agentEvent()    {}
-func (ToolAdmitted) agentEvent()       {}
-func (ToolStarted) agentEvent()        {}
-func (ToolCompleted) agentEvent()      {}
-func (CancelRequested) agentEvent()    {}
-func (OperationCompleted) agentEvent() {}
+func (OperationStarted) agentEvent()    {}
+func (ModelStarted) agentEvent()        {}
+func (ModelDelta) agentEvent()          {}
+func (ModelReasoningDelta) agentEvent() {}
+func (ModelRetrying) agentEvent()       {}
+func (ModelCompleted) agentEvent()      {}
+func (ModelReconciled) agentEvent()     {}
+func (ToolAdmitted) agentEvent()        {}
+func (ToolStarted) agentEvent()         {}
+func (ToolCompleted) agentEvent()       {}
+func (CancelRequested) agentEvent()     {}
+func (OperationCompleted) agentEvent()  {}
 
 // Fanout returns a sink that hands every event to each non-nil sink, in
 // order.
@@ -116,6 +120,9 @@ type ModelOutcome struct {
 	ErrorType string
 	// PromptTokens of the request, when known.
 	PromptTokens int64
+	// Cost of the request in US dollars when the provider reported it or
+	// a price table knows it; display data only, never a fact.
+	Cost *float64
 	// ContextWindow of the model, set with PromptTokens on an assistant
 	// step, so a display can show the share of the window in use.
 	ContextWindow int64

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/tiny-agent/tiny-go/internal/provider"
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
@@ -26,15 +28,23 @@ type wireCache struct {
 	msgs []provider.Message
 }
 
-// messages returns the system message followed by the active context. The
+// messages returns the system message followed by the active context,
+// each assistant message with the reasoning details recorded for its entry
+// (ids are aligned with active). Details are recorded before their entry
+// commits and never change, so a cached message stays right; messages a
+// compaction summarized are no longer active, so theirs are not sent. The
 // result is capped, so nobody can append into the cache's array.
-func (c *wireCache) messages(systemPrompt string, active []session.Message) []provider.Message {
+func (c *wireCache) messages(systemPrompt string, active []session.Message, ids []string, details func(string) jsontext.Value) []provider.Message {
 	if len(active) == 0 || c.base != &active[0] || len(active) < c.n || len(c.msgs) == 0 || *c.msgs[0].Content != systemPrompt {
 		c.msgs = append(c.msgs[:0:0], provider.Message{Role: provider.RoleSystem, Content: &systemPrompt})
 		c.n = 0
 	}
-	for _, m := range active[c.n:] {
-		c.msgs = append(c.msgs, wireMessage(m))
+	for i, m := range active[c.n:] {
+		w := wireMessage(m)
+		if j := c.n + i; m.Role == session.RoleAssistant && j < len(ids) && ids[j] != "" {
+			w.ReasoningDetails = details(ids[j])
+		}
+		c.msgs = append(c.msgs, w)
 	}
 	c.n = len(active)
 	if len(active) > 0 {
@@ -59,5 +69,6 @@ func strPtr(s string) *string { return &s }
 // assistantRequest is the physical request of a run's step: the system
 // prompt, the active context and the offered tools.
 func (a *Agent) assistantRequest(st *session.State) provider.Request {
-	return provider.Request{Model: a.cfg.Model, Messages: a.wire.messages(a.cfg.SystemPrompt, st.ActiveContext), Tools: a.conf.wire}
+	msgs := a.wire.messages(a.cfg.SystemPrompt, st.ActiveContext, st.ActiveEntryIDs, a.cfg.Reasoning.Details)
+	return provider.Request{Model: a.cfg.Model, Messages: msgs, Tools: a.conf.wire}
 }

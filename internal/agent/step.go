@@ -60,8 +60,11 @@ func (a *Agent) send(ctx context.Context, r *run, op *session.Operation, p recov
 		switch {
 		case d.Retry != nil:
 			a.emit(ModelRetrying{Model: info, Wait: *d.Retry})
-		case p.StepKind == session.StepAssistant && d.Content != "":
+		case p.StepKind != session.StepAssistant:
 			// A summary is not shown as it streams.
+		case d.Reasoning != "":
+			a.emit(ModelReasoningDelta{Text: d.Reasoning})
+		case d.Content != "":
 			a.emit(ModelDelta{Text: d.Content})
 		}
 	}
@@ -107,6 +110,10 @@ func (a *Agent) assistantStep(ctx context.Context, r *run, st *session.State, p 
 	a.lastPromptTokens = resp.Usage.PromptTokens
 	usage := sessionUsage(resp.Usage)
 	entryID := a.cfg.NewID()
+	// Durable before the entry: a committed entry always finds them.
+	if err := a.cfg.Reasoning.Put(entryID, resp.ReasoningDetails); err != nil {
+		return nil, fmt.Errorf("record reasoning details: %w", err)
+	}
 	entry := assistantEntry(s.info.StepID, s.info.AttemptID, resp)
 	facts := []session.Fact{{ID: entryID, Entry: entry}, {Usage: &session.UsageFact{OperationID: op.OperationID, AttemptID: s.info.AttemptID, Usage: usage}}}
 	var fin *session.OperationFinished
@@ -114,7 +121,7 @@ func (a *Agent) assistantStep(ctx context.Context, r *run, st *session.State, p 
 		fin = &session.OperationFinished{OperationID: op.OperationID, OperationKind: op.Kind, Outcome: session.OutcomeCompleted, Completion: session.CompletionNormal, FinalEntryID: entryID}
 		facts = append(facts, session.Fact{Record: fin})
 	}
-	completed := ModelOutcome{Outcome: "succeeded", Duration: s.dur, Usage: &usage, PromptTokens: resp.Usage.PromptTokens, ContextWindow: a.contextWindow(ctx)}
+	completed := ModelOutcome{Outcome: "succeeded", Duration: s.dur, Usage: &usage, PromptTokens: resp.Usage.PromptTokens, ContextWindow: a.contextWindow(ctx), Cost: resp.Usage.Cost}
 	return a.settleReply(ctx, r, op, s, facts, fin, completed)
 }
 

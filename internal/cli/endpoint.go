@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"net/url"
 	"strings"
 	"time"
@@ -79,14 +78,7 @@ func (a *runner) configureRequestTimeout() error {
 func (a *runner) autoCompact(client *provider.Client) *agent.AutoCompact {
 	ac := &agent.AutoCompact{ContextWindow: a.flags.contextWindow, Share: a.flags.compactShare}
 	if ac.ContextWindow == 0 {
-		model := a.model
-		ac.Lookup = func(ctx context.Context) int64 {
-			n, err := client.ContextWindow(ctx, model)
-			if err != nil {
-				return 0
-			}
-			return n
-		}
+		ac.Lookup = a.contextWindowLookup(client)
 	}
 	return ac
 }

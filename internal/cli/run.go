@@ -23,6 +23,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/prompt"
 	"github.com/tiny-agent/tiny-go/internal/provider"
+	"github.com/tiny-agent/tiny-go/internal/reasoning"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
@@ -57,6 +58,7 @@ type runFlags struct {
 	requestTimeout time.Duration
 	sandbox        sandboxFlags
 	approval       string
+	providerFlags
 }
 
 // stdio is the process's standard streams and environment.
@@ -86,6 +88,10 @@ type runner struct {
 	model    string
 	endpoint string
 	access   endpointAccess
+	// wire is the chosen protocol; reasoning the details beside the
+	// session.
+	wire      wireChoice
+	reasoning *reasoning.Store
 
 	sink      *lifecycle.Tracker
 	store     *store.Store
@@ -132,6 +138,7 @@ func configureRun(a *app, root *cobra.Command) {
 	fl.StringVar(&f.approval, "approval", "", "ask before bash, bg, write, edit and MCP calls run (ask), or run them at once (auto); default ask in interactive mode, auto in one-shot and --json mode")
 	fl.Int64Var(&f.contextWindow, "context-window", 0, "the model's context window in tokens, for automatic compaction (default $TINY_CONTEXT_WINDOW, else the endpoint's model list, else 128000)")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 0, "fail a model request that sends nothing for this long (default $TINY_IDLE_TIMEOUT or 120s)")
+	f.providerFlags.register(fl)
 	fl.DurationVar(&f.requestTimeout, "request-timeout", 0, "fail a model request that takes longer than this in total (default $TINY_REQUEST_TIMEOUT or 10m)")
 	addSandboxFlags(fl, &f.sandbox)
 	fl.Float64Var(&f.compactShare, "compact-share", 0, "compact before a run when the last prompt exceeded this share of the window (default $TINY_COMPACT_SHARE or 0.85)")
@@ -214,12 +221,9 @@ func (a *runner) configure() error {
 		a.mcpAliases = append(a.mcpAliases, sv.Alias)
 	}
 	a.model = firstNonEmpty(a.flags.model, a.io.getenv("TINY_MODEL"), DefaultModel)
-	a.endpoint = firstNonEmpty(a.io.getenv("TINY_ENDPOINT"), DefaultEndpoint)
-	acc, ok := resolveEndpoint(a.endpoint, a.io.getenv)
-	if !ok {
-		return usageErrorf("OPENROUTER_API_KEY is not set: export your OpenRouter key, or set TINY_ENDPOINT to another OpenAI-compatible server (its key, if it needs one, goes in TINY_API_KEY).")
+	if err := a.configureProvider(); err != nil {
+		return err
 	}
-	a.access = acc
 	if a.flags.contextWindow == 0 {
 		if v := a.io.getenv("TINY_CONTEXT_WINDOW"); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
@@ -374,7 +378,7 @@ func (a *runner) buildAgent(envID string) error {
 		return err
 	}
 	a.bg = bg
-	secretVars := []string{openRouterKeyVar, endpointKeyVar}
+	secretVars := []string{openRouterKeyVar, endpointKeyVar, anthropicKeyVar}
 	for _, sv := range a.servers {
 		if sv.TokenEnv != "" {
 			secretVars = append(secretVars, sv.TokenEnv)
@@ -400,18 +404,14 @@ func (a *runner) buildAgent(envID string) error {
 	if err != nil {
 		return err
 	}
-	client, err := provider.New(provider.Config{
-		Endpoint:       a.endpoint,
-		APIKey:         a.access.key,
-		KeyVariable:    a.access.keyVar,
-		IdleTimeout:    a.flags.idleTimeout,
-		RequestTimeout: a.flags.requestTimeout,
-		HTTPClient:     httpClient,
-	})
+	client, err := a.newClient(httpClient)
 	if err != nil {
 		return fmt.Errorf("TINY_ENDPOINT: %w", err)
 	}
 	a.endpointShown = client.URL()
+	if a.reasoning, err = a.openReasoning(); err != nil {
+		return err
+	}
 	var log agent.Log = a.store
 	if a.hooks != nil && a.hooks.wrapLog != nil {
 		log = a.hooks.wrapLog(log)
@@ -440,6 +440,8 @@ func (a *runner) buildAgent(envID string) error {
 		Scrub:               a.scrubber(secretVars),
 		Approve:             a.approver(),
 		BeforeEffect:        a.checkpointHook(),
+		Identity:            a.wire.identity(),
+		Reasoning:           a.reasoning,
 	})
 	return err
 }
@@ -578,6 +580,9 @@ func (a *runner) printResume() {
 func (a *runner) close() {
 	if a.sink != nil {
 		a.sink.Shutdown()
+	}
+	if a.reasoning != nil {
+		_ = a.reasoning.Close()
 	}
 	if a.bg != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -122,7 +122,7 @@ func (c *resumeCheck) blocked(s store.Summary) string {
 		return ""
 	}
 	model := resumeModel(s.Open, strings.TrimSpace(c.getenv("TINY_MODEL")))
-	current, err := agent.CurrentConfiguration(model, c.system, c.envID, c.tools)
+	current, err := agent.CurrentConfiguration(identityFromEnv(c.getenv), model, c.system, c.envID, c.tools)
 	if err != nil {
 		return ""
 	}

@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/provider"
+	"github.com/tiny-agent/tiny-go/internal/provider/anthropic"
+	"github.com/tiny-agent/tiny-go/internal/reasoning"
+)
+
+// anthropicKeyVar holds the key of Anthropic's own API.
+const anthropicKeyVar = "ANTHROPIC_API_KEY"
+
+// anthropicContextWindow is the window of the Claude models the Messages
+// API serves (its model list does not say).
+const anthropicContextWindow = 200000
+
+// providerFlags are the flags of the provider choice.
+type providerFlags struct {
+	reasoning string
+}
+
+func (f *providerFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&f.reasoning, "reasoning", "", "reasoning effort: off, low, medium or high (default $TINY_REASONING, else the model's default)")
+}
+
+// wireChoice is the wire protocol of this process: OpenAI-compatible Chat
+// Completions, or Anthropic's Messages API when TINY_PROVIDER=anthropic or
+// the endpoint is Anthropic's.
+type wireChoice struct {
+	anthropic bool
+	effort    string
+}
+
+// identity is the adapter identity recorded in configuration snapshots.
+func (w wireChoice) identity() agent.Identity {
+	if w.anthropic {
+		return agent.Identity{Adapter: anthropic.AdapterIdentity, RoutingPrefix: anthropic.RoutingPrefix}
+	}
+	return agent.Identity{}
+}
+
+// chooseWire reads TINY_PROVIDER and the endpoint.
+func chooseWire(getenv func(string) string) (wireChoice, error) {
+	var w wireChoice
+	switch p := strings.ToLower(strings.TrimSpace(getenv("TINY_PROVIDER"))); p {
+	case "anthropic":
+		w.anthropic = true
+	case "", "openrouter", "openai":
+		w.anthropic = anthropic.IsEndpoint(getenv("TINY_ENDPOINT"))
+	default:
+		return w, usageErrorf("TINY_PROVIDER must be openrouter, openai or anthropic, not %q", p)
+	}
+	return w, nil
+}
+
+// configureProvider resolves the wire, the endpoint and its key, and the
+// reasoning effort.
+func (a *runner) configureProvider() error {
+	w, err := chooseWire(a.io.getenv)
+	if err != nil {
+		return err
+	}
+	w.effort = strings.ToLower(firstNonEmpty(a.flags.providerFlags.reasoning, a.io.getenv("TINY_REASONING")))
+	if !provider.ValidReasoning(w.effort) {
+		return usageErrorf("--reasoning (or TINY_REASONING) must be off, low, medium or high")
+	}
+	a.wire = w
+	if !w.anthropic {
+		a.endpoint = firstNonEmpty(a.io.getenv("TINY_ENDPOINT"), DefaultEndpoint)
+		acc, ok := resolveEndpoint(a.endpoint, a.io.getenv)
+		if !ok {
+			return usageErrorf("OPENROUTER_API_KEY is not set: export your OpenRouter key, or set TINY_ENDPOINT to another OpenAI-compatible server (its key, if it needs one, goes in TINY_API_KEY), or TINY_PROVIDER=anthropic with ANTHROPIC_API_KEY.")
+		}
+		a.access = acc
+		return nil
+	}
+	a.endpoint = firstNonEmpty(a.io.getenv("TINY_ENDPOINT"), anthropic.DefaultEndpoint)
+	a.access = endpointAccess{name: "anthropic", keyVar: anthropicKeyVar, key: strings.TrimSpace(a.io.getenv(anthropicKeyVar))}
+	if a.access.key == "" && anthropic.IsEndpoint(a.endpoint) {
+		return usageErrorf("ANTHROPIC_API_KEY is not set: export your Anthropic key to use TINY_PROVIDER=anthropic.")
+	}
+	return nil
+}
+
+// newClient builds the provider client of the chosen wire.
+func (a *runner) newClient(httpClient *http.Client) (*provider.Client, error) {
+	cfg := provider.Config{
+		Endpoint:        a.endpoint,
+		APIKey:          a.access.key,
+		KeyVariable:     a.access.keyVar,
+		IdleTimeout:     a.flags.idleTimeout,
+		RequestTimeout:  a.flags.requestTimeout,
+		Reasoning:       a.wire.effort,
+		UsageAccounting: provider.IsOpenRouter(a.endpoint),
+		HTTPClient:      httpClient,
+	}
+	if a.wire.anthropic {
+		return anthropic.New(anthropic.Config{Transport: cfg})
+	}
+	return provider.New(cfg)
+}
+
+// contextWindowLookup finds the model's window the first time it is
+// needed: from the endpoint's model list, or Claude's for Anthropic.
+func (a *runner) contextWindowLookup(client *provider.Client) func(context.Context) int64 {
+	if a.wire.anthropic {
+		return func(context.Context) int64 { return anthropicContextWindow }
+	}
+	model := a.model
+	return func(ctx context.Context) int64 {
+		n, err := client.ContextWindow(ctx, model)
+		if err != nil {
+			return 0
+		}
+		return n
+	}
+}
+
+// openReasoning opens the reasoning details beside the session.
+func (a *runner) openReasoning() (*reasoning.Store, error) {
+	return reasoning.Open(a.store.Path(), a.wire.identity().Resolved().Adapter, a.model, a.flags.fsync)
+}
+
+// identityFromEnv is the identity a process started with this
+// environment would record (for `session list`).
+func identityFromEnv(getenv func(string) string) agent.Identity {
+	w, err := chooseWire(getenv)
+	if err != nil {
+		return agent.Identity{}
+	}
+	return w.identity()
+}
