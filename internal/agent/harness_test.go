@@ -23,7 +23,7 @@ import (
 // harness is a real session store in a temporary directory, a scripted
 // provider on loopback, the real built-in tools and an agent over them.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string
 	store  *store.Store
 	server *providertest.Server
@@ -40,7 +40,7 @@ func withAutoCompact(window int64, share float64) harnessOption {
 	return func(c *Config) { c.AutoCompact = &AutoCompact{ContextWindow: window, Share: share} }
 }
 
-func newHarness(t *testing.T, replies []providertest.Reply, opts ...harnessOption) *harness {
+func newHarness(t testing.TB, replies []providertest.Reply, opts ...harnessOption) *harness {
 	t.Helper()
 	dir := t.TempDir()
 	store, err := store.Create(dir, store.NewHeader{Provider: "openrouter", Model: "test/model", EnvironmentIdentity: "test-env"}, store.Options{})

@@ -159,7 +159,7 @@ func (r *lineRunner) run(ctx context.Context, prompt string) bool {
 			lines = append(lines, answer)
 		}
 		if u := r.pr.opUsage(); !zeroUsage(u) {
-			lines = append(lines, usageLine(u))
+			lines = append(lines, usageLine(u)+r.pr.contextSuffix())
 		}
 		if l := runOutcomeLine(res, r.opts.Banner.SessionID); l != "" {
 			lines = append(lines, l)
@@ -241,6 +241,7 @@ type linePrinter struct {
 	step     strings.Builder // text of the model step being streamed
 	lastStep string          // text of the last completed model step
 	usage    session.Usage   // of the agent operations of this input
+	context  contextUse      // share of the window at the last request
 	started  chan struct{}   // an agent operation started
 	// approvals are the questions the agent asks (approve_line.go).
 	approvals chan approvalMsg
@@ -266,6 +267,7 @@ func (p *linePrinter) handle(msg any) {
 		p.mu.Unlock()
 	case modelDoneMsg:
 		p.mu.Lock()
+		p.context.note(msg.outcome)
 		p.endLineLocked()
 		if msg.outcome.Outcome == "succeeded" {
 			p.lastStep = p.step.String()
@@ -302,6 +304,12 @@ func (p *linePrinter) unstreamedAnswer(answer string) string {
 		return ""
 	}
 	return strings.TrimRight(sanitize(answer), "\n")
+}
+
+func (p *linePrinter) contextSuffix() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.context.suffix()
 }
 
 func (p *linePrinter) opUsage() session.Usage {

@@ -61,6 +61,7 @@ type model struct {
 	stream        strings.Builder // text of the model step being streamed
 	lastStepText  string          // text of the last completed model step
 	usage         session.Usage   // of the agent operations within op
+	context       contextUse      // share of the window at the last request
 	tickGen       int
 	frame         int
 

@@ -169,6 +169,7 @@ func (m *model) exit() tea.Cmd {
 }
 
 func (m *model) modelDone(msg modelDoneMsg) {
+	m.context.note(msg.outcome)
 	text := m.stream.String()
 	m.stream.Reset()
 	m.setPhase("Working")
@@ -196,7 +197,7 @@ func (m *model) runDone(msg runDoneMsg) {
 			m.print(m.md.render(res.Answer, m.width)) // nothing was streamed
 		}
 		if !zeroUsage(m.usage) {
-			m.print(faint.Render(usageLine(m.usage)))
+			m.print(faint.Render(usageLine(m.usage) + m.context.suffix()))
 		}
 		if line := runOutcomeLine(res, m.banner.SessionID); line != "" {
 			m.print(errStyle.Render(line))
