@@ -23,3 +23,8 @@ func (a *Agent) beforeEffect(ctx context.Context, toolStartedID, toolName string
 	}
 	return func() {}
 }
+
+// Config returns the configuration the agent was built with, so that an
+// agent like it can be built on another session (a conversation rewind
+// continues in a fork).
+func (a *Agent) Config() Config { return a.cfg }

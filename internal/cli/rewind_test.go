@@ -377,3 +377,59 @@ func TestRewindSurvivesSIGKILL(t *testing.T) {
 	}
 	t.Logf("full rewind %v; %d of 6 kills landed midway", full, midway)
 }
+
+// /rewind in interactive (line) mode: the list of turns, the preview and
+// the confirmation, then the files are back, the conversation continues in
+// the fork, and the resume hint names the fork.
+func TestRewindCommandInLineMode(t *testing.T) {
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "write", `{"path":"a.txt","content":"first\n"}`)}},
+		providertest.Reply{Text: "wrote a"},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c2", "bash", `{"command":"echo second > a.txt; echo new > b.txt"}`)}},
+		providertest.Reply{Text: "changed a, made b"},
+		providertest.Reply{Text: "continuing in the fork"},
+	)
+	c := newCLI(t, srv)
+	c.write("a.txt", "original\n")
+	before := treeDigests(t, c.dir)
+	stdin := "write a\nchange a\n/rewind\n/rewind 2 files force\nno\n/rewind 2\ny\nagain from turn 2\n"
+	code, stdout, stderr := c.main(stdin, "--approval", "auto")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+	for _, want := range []string{
+		"Earlier turns", "   1  ", "write a", "   2  ", "change a",
+		"Rewinding files to before turn 2 (change a) will:", "restore   a.txt", "delete    b.txt", "Rewind? y",
+		"Rewind cancelled; nothing changed.",
+		"The conversation goes back to before turn 2 in a new session",
+		"Files put back to before turn 2", "Now in session ", "continuing in the fork",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Fatalf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(c.dir, "a.txt")); string(b) != "first\n" {
+		t.Fatalf("a.txt = %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(c.dir, "b.txt")); err == nil {
+		t.Fatal("b.txt is still there")
+	}
+	_ = before
+	i := strings.Index(stdout, "Now in session ")
+	forkID := strings.Fields(stdout[i+len("Now in session "):])[0]
+	forkID = strings.TrimSuffix(forkID, ":")
+	if !strings.Contains(stdout, "Resume: tiny-go --session "+forkID) {
+		t.Fatalf("resume hint does not name the fork %s:\n%s", forkID, stdout)
+	}
+	_, data, err := store.ReadByID(c.dir, forkID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns, _ := sessionTurns(data)
+	if len(turns) != 2 || turns[0].Prompt != "write a" || turns[1].Prompt != "again from turn 2" {
+		t.Fatalf("fork turns %+v", turns)
+	}
+}

@@ -54,7 +54,8 @@ func (a *runner) interactive(ctx context.Context) error {
 	return ui.Run(ctx, ui.Options{
 		In:       a.io.stdin,
 		Out:      a.io.stdout,
-		Engine:   a.agent,
+		Engine:   currentEngine{a},
+		Rewinder: &interactiveRewinder{a: a},
 		Observer: a.uiObserver,
 		Banner: ui.Banner{
 			Provider:    a.access.name,

@@ -14,6 +14,7 @@ const (
 	cmdCompact                    // /compact
 	cmdSkill                      // /skill:name [text]
 	cmdInvalid                    // a command that cannot run; text says why
+	cmdRewind                     // /rewind [args]; text holds the args (rewind.go)
 )
 
 // command is a parsed input.
@@ -47,6 +48,8 @@ func parseCommand(input string) command {
 			return command{kind: cmdExit}
 		}
 		return command{kind: cmdCompact}
+	case word == "/rewind":
+		return command{kind: cmdRewind, text: rest}
 	case strings.HasPrefix(word, "/skill:") && len(word) > len("/skill:"):
 		return command{kind: cmdSkill, text: t}
 	case word == "/skill" || word == "/skill:":

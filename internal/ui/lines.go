@@ -114,10 +114,15 @@ type lineRunner struct {
 	// inputs are the lines of In; while an operation runs they answer
 	// approval questions (approve_line.go).
 	inputs <-chan input
+	// pendingRewind waits for the y that confirms it (rewind.go).
+	pendingRewind *RewindPlan
 }
 
 // submit runs one input and reports whether to exit.
 func (r *lineRunner) submit(ctx context.Context, line string) (exit bool) {
+	if r.confirmRewind(ctx, line) {
+		return false
+	}
 	c := parseCommand(line)
 	switch c.kind {
 	case cmdNone:
@@ -126,6 +131,9 @@ func (r *lineRunner) submit(ctx context.Context, line string) (exit bool) {
 		return true
 	case cmdInvalid:
 		r.pr.println(c.text)
+		return false
+	case cmdRewind:
+		r.rewindLine(ctx, c.text)
 		return false
 	case cmdCompact:
 		return r.operate(ctx, func(ctx context.Context) []string {

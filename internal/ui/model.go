@@ -69,6 +69,9 @@ type model struct {
 
 	approval *pendingApproval // the tool call waiting for the user (approve.go)
 
+	rewinder Rewinder     // /rewind (rewind.go)
+	rewind   *rewindState // a rewind being planned, confirmed or applied
+
 	outbox   []string
 	printing bool
 	// printCmd hands text to the terminal and then reports printedMsg.
@@ -135,6 +138,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m *model) update(msg tea.Msg) tea.Cmd {
 	if cmd, handled := m.approvalUpdate(msg); handled {
+		return cmd
+	}
+	if cmd, handled := m.rewindUpdate(msg); handled {
 		return cmd
 	}
 	switch msg := msg.(type) {
@@ -274,6 +280,9 @@ func (m *model) submit() tea.Cmd {
 		m.notice = "An operation is running; Esc aborts it."
 		return nil
 	}
+	if cmd, handled := m.rewindSubmit(value); handled {
+		return cmd
+	}
 	m.notice = ""
 	m.hist.add(value)
 	m.input.Reset()
@@ -297,6 +306,8 @@ func (m *model) submit() tea.Cmd {
 	case cmdInvalid:
 		m.print(errStyle.Render(c.text))
 		return nil
+	case cmdRewind:
+		return m.rewindCommand(c.text)
 	}
 	return m.startRun(c.text)
 }

@@ -39,6 +39,7 @@ func Run(ctx context.Context, opts Options) error {
 
 func runTTY(ctx context.Context, opts Options) (err error) {
 	m := newModel(ctx, opts.Engine, opts.Banner, opts.ExpandSkill)
+	m.rewinder = opts.Rewinder
 	p := tea.NewProgram(m,
 		tea.WithContext(ctx),
 		tea.WithInput(opts.in()),
@@ -110,7 +111,11 @@ func finish(opts Options) {
 	if opts.OnExit != nil {
 		opts.OnExit()
 	}
-	if opts.Banner.SessionID != "" && (opts.Resumable == nil || opts.Resumable()) {
-		fmt.Fprintln(opts.out(), ResumeHint(opts.Banner.SessionID))
+	id := opts.Banner.SessionID
+	if cur, ok := opts.Rewinder.(interface{ SessionID() string }); ok && cur.SessionID() != "" {
+		id = cur.SessionID() // a conversation rewind moved to a fork
+	}
+	if id != "" && (opts.Resumable == nil || opts.Resumable()) {
+		fmt.Fprintln(opts.out(), ResumeHint(id))
 	}
 }

@@ -53,6 +53,9 @@ type Options struct {
 	// Nil means skills are unavailable.
 	ExpandSkill func(input string) (string, error)
 
+	// Rewinder carries out /rewind (rewind.go); nil means unavailable.
+	Rewinder Rewinder
+
 	// OnExit, when set, runs once after the terminal has been restored
 	// (on every exit path, a crash of the program included) and before
 	// the resume hint is printed.

@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/store"
+	"github.com/tiny-agent/tiny-go/internal/ui"
+)
+
+// currentEngine is the engine of the interactive UI: the runner's agent of
+// the moment, which a conversation rewind replaces by the fork's. The UI
+// calls it only between operations when it switches.
+type currentEngine struct{ a *runner }
+
+func (e currentEngine) Run(ctx context.Context, prompt string) (agent.Result, error) {
+	return e.a.agent.Run(ctx, prompt)
+}
+
+func (e currentEngine) Compact(ctx context.Context) (agent.Result, agent.CompactStats, error) {
+	return e.a.agent.Compact(ctx)
+}
+
+func (e currentEngine) Abort(ctx context.Context) (bool, error) { return e.a.agent.Abort(ctx) }
+
+// interactiveRewinder is /rewind: the same plan, journal and fork as
+// `session rewind`; a conversation rewind continues in the fork.
+type interactiveRewinder struct {
+	a *runner
+}
+
+// SessionID is the session the UI is on now (for the resume hint).
+func (r *interactiveRewinder) SessionID() string { return r.a.store.ID() }
+
+func (r *interactiveRewinder) Turns() ([]ui.RewindTurn, error) {
+	data, err := os.ReadFile(r.a.store.Path())
+	if err != nil {
+		return nil, err
+	}
+	turns, _ := sessionTurns(data)
+	out := make([]ui.RewindTurn, len(turns))
+	for i, t := range turns {
+		out[i] = ui.RewindTurn{N: t.N, Prompt: t.Prompt, At: time.UnixMilli(t.At)}
+	}
+	return out, nil
+}
+
+func (r *interactiveRewinder) Plan(ctx context.Context, req ui.RewindRequest) (*ui.RewindPlan, error) {
+	capBytes, err := checkpointCap(r.a.io.getenv)
+	if err != nil {
+		return nil, err
+	}
+	path := r.a.store.Path()
+	var buf bytes.Buffer
+	j, err := pendingRewind(path)
+	if err != nil {
+		return nil, err
+	}
+	if j != nil {
+		fmt.Fprintf(&buf, "An interrupted rewind to before turn %d is finished first:\n", j.Turn.N)
+	} else {
+		j, err = planRewind(ctx, rewindRequest{Path: path, Turn: req.Turn, Force: req.Force, Files: req.Files, Conversation: req.Conversation}, capBytes)
+		var ue usageError
+		if errors.As(err, &ue) {
+			return nil, errors.New(strings.Replace(ue.Error(), "--turn must", "N must", 1))
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if j.Request.Files {
+		sum := j.Plan.Preview()
+		writeRewindSummary(&buf, j.Turn, &sum, true)
+	}
+	if j.Request.Conversation {
+		fmt.Fprintf(&buf, "The conversation goes back to before turn %d in a new session; this one is kept as it is.\n", j.Turn.N)
+	}
+	return &ui.RewindPlan{Request: req, Preview: strings.Split(strings.TrimRight(buf.String(), "\n"), "\n"), State: j}, nil
+}
+
+func (r *interactiveRewinder) Apply(ctx context.Context, plan *ui.RewindPlan) (ui.RewindResult, error) {
+	j, ok := plan.State.(*rewindJournal)
+	if !ok {
+		return ui.RewindResult{}, errors.New("not a rewind plan")
+	}
+	capBytes, _ := checkpointCap(r.a.io.getenv)
+	out, err := executeRewind(ctx, j, capBytes, false)
+	if err != nil {
+		return ui.RewindResult{}, err
+	}
+	var buf bytes.Buffer
+	if out.Files != nil {
+		writeRewindSummary(&buf, out.Turn, out.Files, false)
+	}
+	res := ui.RewindResult{}
+	if out.Fork != nil {
+		old := r.a.store.ID()
+		if err := r.a.switchSession(out.Fork.ID); err != nil {
+			fmt.Fprintf(&buf, "The conversation was forked into %s, but switching to it failed: %v\nContinue it with: tiny-go --session %s\n", out.Fork.ID, err, out.Fork.ID)
+		} else {
+			fmt.Fprintf(&buf, "Now in session %s: the conversation before turn %d. The previous session %s is kept (tiny-go --session %s).\n", out.Fork.ID, out.Turn.N, old, old)
+			res.SessionID, res.Prompt = out.Fork.ID, out.Turn.Prompt
+		}
+	}
+	res.Lines = strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
+	return res, nil
+}
+
+// switchSession moves the runner to session id (a fork just written): its
+// store is opened for writing, an agent like the current one is built on
+// it, and the previous session is closed.
+func (a *runner) switchSession(id string) error {
+	st, err := store.Open(a.cwd, id, store.Options{Fsync: a.flags.fsync})
+	if err != nil {
+		return err
+	}
+	prev := a.store
+	a.store = st
+	cfg := a.agent.Config()
+	cfg.Log = st
+	if a.hooks != nil && a.hooks.wrapLog != nil {
+		cfg.Log = a.hooks.wrapLog(st)
+	}
+	cfg.BeforeEffect = a.checkpointHook()
+	ag, err := agent.New(cfg)
+	if err != nil {
+		a.store = prev
+		st.Close()
+		return err
+	}
+	a.agent = ag
+	_ = prev.Close()
+	return nil
+}
