@@ -635,7 +635,7 @@ func describeOutcome(res agent.Result) string {
 // blockedMessage explains a blocked resume and the ways out.
 func blockedMessage(id, reason string) string {
 	why := map[string]string{
-		"configuration_changed":      "the model, system prompt or tools differ from those the open step was started with",
+		"configuration_changed":      "the provider, model, system prompt or tools differ from those the open step was started with",
 		"environment_changed":        "a started tool ran in another environment (TINY_AGENT_ENVIRONMENT_IDENTITY or working directory)",
 		"replay_declaration_changed": "a started tool was declared safe to replay but no longer is",
 		"attempts_exhausted":         "the model request was already retried once",

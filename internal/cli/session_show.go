@@ -56,6 +56,7 @@ func writeShow(w io.Writer, path string, data []byte, st *session.State, c *sess
 	} else {
 		fmt.Fprintf(w, "session file %s\n", path)
 	}
+	var perOperation operationUsage
 	for _, tx := range committedTransactions(data, stop) {
 		for _, f := range tx.facts {
 			prefix := fmt.Sprintf("#%-4d %s  ", f.Seq, time.UnixMilli(f.Timestamp).UTC().Format("15:04:05.000"))
@@ -66,10 +67,14 @@ func writeShow(w io.Writer, path string, data []byte, st *session.State, c *sess
 				fmt.Fprintf(w, "%s%s\n", prefix, line)
 			}
 		}
+		perOperation.add(tx.facts)
 	}
 	if st != nil {
 		u := st.Usage
-		fmt.Fprintf(w, "usage: input %d, output %d, cacheRead %d, cacheWrite %d\n", u.Input, u.Output, u.CacheRead, u.CacheWrite)
+		fmt.Fprintf(w, "usage: input %d, output %d, cacheRead %d, cacheWrite %d, cache hit %s\n", u.Input, u.Output, u.CacheRead, u.CacheWrite, cacheHit(u))
+		for _, line := range perOperation.lines() {
+			fmt.Fprintln(w, line)
+		}
 		fmt.Fprintf(w, "open operation: %s\n", describeOperation(st.Operation))
 		if int64(len(data)) > st.RepairedLength {
 			fmt.Fprintf(w, "torn tail: %d uncommitted bytes after byte %d\n", int64(len(data))-st.RepairedLength, st.RepairedLength)
@@ -93,8 +98,12 @@ func describeFact(f session.Fact) []string {
 		if u.ToolStartedID != "" {
 			owner = "tool " + u.ToolStartedID
 		}
-		return []string{fmt.Sprintf("usage of %s: input %d, output %d, cacheRead %d, cacheWrite %d",
-			owner, u.Usage.Input, u.Usage.Output, u.Usage.CacheRead, u.Usage.CacheWrite)}
+		line := fmt.Sprintf("usage of %s: input %d, output %d, cacheRead %d, cacheWrite %d",
+			owner, u.Usage.Input, u.Usage.Output, u.Usage.CacheRead, u.Usage.CacheWrite)
+		if u.ToolStartedID == "" {
+			line += ", cache hit " + cacheHit(u.Usage)
+		}
+		return []string{line}
 	}
 	return []string{"(empty fact)"}
 }
@@ -158,4 +167,49 @@ func describeRecord(r session.Record) []string {
 		return []string{s}
 	}
 	return []string{fmt.Sprintf("record of operation %s", r.Operation())}
+}
+
+// cacheHit is the cache hit rate of runtime.md §1,
+// cacheRead / (input + cacheRead + cacheWrite), or "n/a" without input.
+func cacheHit(u session.Usage) string {
+	total := u.Input + u.CacheRead + u.CacheWrite
+	if total == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", float64(u.CacheRead)*100/float64(total))
+}
+
+// operationUsage sums the model usage of each operation, in the order the
+// operations appear, for its cache hit rate (usage facts of an operation
+// may follow its terminal).
+type operationUsage struct {
+	order []string
+	sums  map[string]session.Usage
+}
+
+func (o *operationUsage) add(facts []session.Fact) {
+	for _, f := range facts {
+		if f.Usage == nil || f.Usage.AttemptID == "" {
+			continue
+		}
+		if o.sums == nil {
+			o.sums = make(map[string]session.Usage)
+		}
+		id := f.Usage.OperationID
+		s, seen := o.sums[id]
+		if !seen {
+			o.order = append(o.order, id)
+		}
+		u := f.Usage.Usage
+		o.sums[id] = session.Usage{Input: s.Input + u.Input, Output: s.Output + u.Output, CacheRead: s.CacheRead + u.CacheRead, CacheWrite: s.CacheWrite + u.CacheWrite}
+	}
+}
+
+func (o *operationUsage) lines() []string {
+	var out []string
+	for _, id := range o.order {
+		u := o.sums[id]
+		out = append(out, fmt.Sprintf("model usage of operation %s: input %d, output %d, cacheRead %d, cacheWrite %d, cache hit %s", id, u.Input, u.Output, u.CacheRead, u.CacheWrite, cacheHit(u)))
+	}
+	return out
 }
