@@ -69,8 +69,9 @@ func ValidID(id string) bool {
 
 // openSessionsDir opens <cwd>/.tiny-agent/sessions one component at a
 // time with O_NOFOLLOW, so neither component may be a symlink (cwd
-// itself may). With create, missing components are made with mode 0700
-// and created reports whether the sessions directory is new.
+// itself may), and refuses either when another user owns it or can write
+// it. With create, missing components are made with mode 0700 and created
+// reports whether the sessions directory is new.
 func openSessionsDir(cwd string, create bool) (dir *os.File, created bool, err error) {
 	fd, err := unix.Open(cwd, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -91,6 +92,12 @@ func openSessionsDir(cwd string, create bool) (dir *os.File, created bool, err e
 			return nil, false, dirError(path, err)
 		}
 		fd = next
+		// A directory another user owns or can write could have its
+		// entries swapped under tiny-go: refuse it.
+		if err := checkPrivate(fd, path); err != nil {
+			unix.Close(fd)
+			return nil, false, err
+		}
 	}
 	return os.NewFile(uintptr(fd), path), created, nil
 }

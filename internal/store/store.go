@@ -390,6 +390,10 @@ func (s *Store) Commit(ctx context.Context, facts []session.Fact) ([]session.Fac
 		return nil, fmt.Errorf("session %s: %w", s.id, os.ErrClosed)
 	}
 	if s.broken != nil {
+		var te *TamperedError
+		if errors.As(s.broken, &te) {
+			return nil, te
+		}
 		return nil, fmt.Errorf("session %s: an earlier failed append could not be undone: %w", s.id, s.broken)
 	}
 	tx := make([]session.Fact, len(facts))
@@ -417,6 +421,13 @@ func (s *Store) Commit(ctx context.Context, facts []session.Fact) ([]session.Fac
 	line, err := session.EncodeTransaction(tx)
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", s.id, err)
+	}
+	if err := s.checkFile(); err != nil {
+		// Another program changed the file: whatever is appended now
+		// would land in a file that is not the session this store
+		// reduced. Stop for good.
+		s.broken = err
+		return nil, err
 	}
 	if err := s.write(line, s.size); err != nil {
 		return nil, fmt.Errorf("session %s: append: %w", s.id, err)

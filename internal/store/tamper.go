@@ -1,0 +1,55 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrTampered is matched (errors.Is) by the error of a commit refused
+// because another program changed the session file.
+var ErrTampered = errors.New("the session file was changed by another program")
+
+// TamperedError reports that the open session file is no longer what this
+// store committed: it was truncated, appended to, replaced or removed by
+// another program. Nothing more is written to it.
+type TamperedError struct {
+	Path   string
+	Reason string // what happened, in a few words
+}
+
+func (e *TamperedError) Error() string {
+	return fmt.Sprintf("session file %s %s; stopping without writing more to it", e.Path, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrTampered) true.
+func (e *TamperedError) Is(target error) bool { return target == ErrTampered }
+
+// checkFile verifies, before an append, that the open file is still the
+// file at the session's path (same device and inode; the path is no
+// symlink) and still has exactly the committed length. The flock keeps
+// other tiny-go processes out, but not other programs.
+func (s *Store) checkFile() error {
+	var open, named unix.Stat_t
+	if err := unix.Fstat(int(s.file.Fd()), &open); err != nil {
+		return fmt.Errorf("session %s: stat %s: %w", s.id, s.path, err)
+	}
+	tampered := func(format string, a ...any) error {
+		return &TamperedError{Path: s.path, Reason: fmt.Sprintf(format, a...)}
+	}
+	err := unix.Lstat(s.path, &named)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return tampered("was removed or renamed")
+	case err != nil:
+		return fmt.Errorf("session %s: stat %s: %w", s.id, s.path, err)
+	case named.Dev != open.Dev || named.Ino != open.Ino:
+		return tampered("was replaced by another file")
+	case open.Size < s.size:
+		return tampered("was truncated to %d bytes (%d were committed)", open.Size, s.size)
+	case open.Size > s.size:
+		return tampered("was appended to (%d bytes, %d were committed)", open.Size, s.size)
+	}
+	return nil
+}
