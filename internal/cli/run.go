@@ -340,16 +340,22 @@ func (a *runner) attach(envID string) error {
 		if lerr != nil {
 			return fmt.Errorf("--continue: %w", lerr)
 		}
-		var id string
-		for _, s := range list {
-			if s.State != store.SummaryCorrupt && !headerOnly(s) {
-				id = s.ID
+		// Header-only files (a start that failed before its first
+		// prompt) are passed by; the newest real session must be usable.
+		var newest *store.Summary
+		for i := range list {
+			if !headerOnly(list[i]) {
+				newest = &list[i]
 				break
 			}
 		}
-		if id == "" {
+		if newest == nil {
 			return fmt.Errorf("--continue: no session in %s to continue", a.cwd)
 		}
+		if err := newestUsable(*newest); err != nil {
+			return err
+		}
+		id := newest.ID
 		a.store, err = store.Open(a.cwd, id, opts)
 		a.resumed = true
 	default:

@@ -156,3 +156,14 @@ func TestSessionsDirMustBePrivate(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCheckFile is the cost the check adds to every commit (an fstat
+// and an lstat).
+func BenchmarkCheckFile(b *testing.B) {
+	s := createStore(b, b.TempDir(), Options{})
+	for b.Loop() {
+		if err := s.checkFile(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

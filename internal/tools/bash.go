@@ -16,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
+	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
 // bash limits and timings (tools.md, runtime.md section 3).
@@ -361,19 +362,19 @@ func (c *bashCapture) openLog() {
 		c.logErr = err
 		return
 	}
-	dir := resolvePath(c.workDir, ".tiny-agent/tool-output")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		c.logErr = err
-		return
-	}
-	path := dir + string(os.PathSeparator) + id + ".log"
-	// The output may contain secrets; keep it private to the user.
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	// The output may contain secrets: a private directory (0700, no
+	// symlinks, this user's) and a private file (0600, not a symlink).
+	dir, err := store.StateDir(c.workDir, "tool-output", true)
 	if err != nil {
 		c.logErr = err
 		return
 	}
-	c.log, c.logPath = f, path
+	f, err := store.OpenSidecarFile(dir, id+".log", os.O_CREATE|os.O_EXCL|os.O_WRONLY)
+	if err != nil {
+		c.logErr = err
+		return
+	}
+	c.log, c.logPath = f, f.Name()
 }
 
 // closeLog closes the log file. Called with c.mu held.

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -20,6 +21,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
+	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
 // Background process states as the bg tool reports them.
@@ -102,7 +104,7 @@ func NewManager(workDir string) (*Manager, error) {
 // start launches command detached (new session, so its own process group,
 // stdin from /dev/null, stdout and stderr appended to its log).
 func (m *Manager) start(command string) (bgRecord, error) {
-	if err := os.MkdirAll(m.dir, 0o755); err != nil {
+	if _, err := m.stateDir(true); err != nil {
 		return bgRecord{}, err
 	}
 	id, logFile, err := m.newLog()
@@ -160,7 +162,7 @@ func (m *Manager) newLog() (string, *os.File, error) {
 		var b [4]byte
 		rand.Read(b[:])
 		id := hex.EncodeToString(b[:])
-		f, err := os.OpenFile(filepath.Join(m.dir, id+".log"), os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
+		f, err := store.OpenSidecarFile(m.dir, id+".log", os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -192,7 +194,37 @@ func (m *Manager) save(rec bgRecord) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(m.dir, rec.ID+".json"), append(data, '\n'))
+	return m.writeRecord(rec.ID+".json", append(data, '\n'))
+}
+
+// stateDir checks (and with create makes) the private directory of the
+// records and logs: 0700, this user's, no symlinks on the way, so nothing
+// planted there redirects a log or a record.
+func (m *Manager) stateDir(create bool) (string, error) {
+	return store.StateDir(m.workDir, "bg", create)
+}
+
+// writeRecord replaces a record atomically with a private (0600) file.
+func (m *Manager) writeRecord(name string, data []byte) error {
+	if _, err := m.stateDir(true); err != nil {
+		return err
+	}
+	tmp := "." + name + ".tmp"
+	f, err := store.OpenSidecarFile(m.dir, tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(filepath.Join(m.dir, tmp), filepath.Join(m.dir, name))
+	}
+	if err != nil {
+		os.Remove(filepath.Join(m.dir, tmp))
+	}
+	return err
 }
 
 // errNoProcess is returned for an id without a record.
@@ -230,10 +262,20 @@ func (m *Manager) load(id string) (bgRecord, error) {
 	if ok {
 		return rec, nil
 	}
-	data, err := os.ReadFile(filepath.Join(m.dir, id+".json"))
+	if _, err := m.stateDir(false); errors.Is(err, fs.ErrNotExist) {
+		return bgRecord{}, errNoProcess(id)
+	} else if err != nil {
+		return bgRecord{}, err
+	}
+	f, err := store.OpenSidecarFile(m.dir, id+".json", os.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
 		return bgRecord{}, errNoProcess(id)
 	}
+	if err != nil {
+		return bgRecord{}, err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	f.Close()
 	if err != nil {
 		return bgRecord{}, err
 	}
@@ -246,6 +288,11 @@ func (m *Manager) load(id string) (bgRecord, error) {
 // records returns every readable record, oldest first, and how many record
 // files could not be read.
 func (m *Manager) records() ([]bgRecord, int, error) {
+	if _, err := m.stateDir(false); errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	} else if err != nil {
+		return nil, 0, err
+	}
 	entries, err := os.ReadDir(m.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
