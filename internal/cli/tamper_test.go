@@ -147,12 +147,3 @@ func TestContinueNamesACorruptNewestSession(t *testing.T) {
 		t.Fatal("a model request was made")
 	}
 }
-
-func mustRead(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
