@@ -82,19 +82,18 @@ type Gate struct {
 	ask     AskFunc
 
 	mu    sync.Mutex
-	tools map[string]bool // tool names allowed for the session
-	words map[string]bool // tool + "\x00" + first word allowed (bash, bg)
+	rules map[string]bool // what "a" allowed for the session (see call.rules)
 }
 
 // NewGate returns a Gate for a session in workDir that asks with ask.
 func NewGate(workDir string, ask AskFunc) *Gate {
-	return &Gate{workDir: workDir, ask: ask, tools: map[string]bool{}, words: map[string]bool{}}
+	return &Gate{workDir: workDir, ask: ask, rules: map[string]bool{}}
 }
 
 // Approve implements agent.ApproveFunc.
 func (g *Gate) Approve(ctx context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
 	c := classify(req, g.workDir)
-	if c.harmless || g.allowed(req.Tool, c.words) {
+	if c.harmless || g.allowed(c.rules) {
 		return agent.Approval{Allow: true}, nil
 	}
 	c.prompt.Recovery = req.Recovery
@@ -106,7 +105,7 @@ func (g *Gate) Approve(ctx context.Context, req agent.ApprovalRequest) (agent.Ap
 	case Once:
 		return agent.Approval{Allow: true}, nil
 	case Always:
-		g.remember(req.Tool, c)
+		g.remember(c)
 		return agent.Approval{Allow: true}, nil
 	case Deny:
 		return agent.Approval{Reason: ans.Reason}, nil
@@ -114,44 +113,42 @@ func (g *Gate) Approve(ctx context.Context, req agent.ApprovalRequest) (agent.Ap
 	return agent.Approval{}, fmt.Errorf("unknown answer %d", ans.Choice)
 }
 
-func (g *Gate) allowed(tool string, words []string) bool {
+// allowed reports whether earlier "always" answers cover every rule of a
+// call; a call without rules is never covered.
+func (g *Gate) allowed(rules []string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.tools[tool] {
-		return true
-	}
-	if len(words) == 0 {
-		return false
-	}
-	for _, w := range words {
-		if !g.words[tool+"\x00"+w] {
+	for _, r := range rules {
+		if !g.rules[r] {
 			return false
 		}
 	}
-	return true
+	return len(rules) > 0
 }
 
-func (g *Gate) remember(tool string, c call) {
+func (g *Gate) remember(c call) {
+	if c.prompt.Always == "" {
+		return
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	switch {
-	case c.prompt.Always == "":
-	case c.byWord:
-		for _, w := range c.words {
-			g.words[tool+"\x00"+w] = true
-		}
-	default:
-		g.tools[tool] = true
+	for _, r := range c.rules {
+		g.rules[r] = true
 	}
 }
 
 // call is what the gate knows about one request.
 type call struct {
 	prompt   Prompt
-	harmless bool     // reads only: never asked
-	byWord   bool     // "always" is per first word of a command
-	words    []string // the command's first words (byWord)
+	harmless bool // reads only: never asked
+	// rules name what an "always" answer allows: the tool
+	// ("tool\x00write"), a command word of a tool ("bash\x00cmd\x00go"),
+	// an action of a tool ("bg\x00stop"). A call is covered when all of
+	// its rules were allowed.
+	rules []string
 }
+
+func toolRule(tool string) []string { return []string{tool + "\x00tool"} }
 
 func quoteWords(ws []string) string {
 	q := make([]string, len(ws))
@@ -170,9 +167,11 @@ func quoteWords(ws []string) string {
 // commandCall describes a shell command (bash, bg start): "always" allows
 // commands whose every first word was allowed.
 func commandCall(tool, action, command string) call {
-	c := call{prompt: Prompt{Tool: tool, Action: action, Detail: limitLines(strings.Split(command, "\n"))}, byWord: true}
+	c := call{prompt: Prompt{Tool: tool, Action: action, Detail: limitLines(strings.Split(command, "\n"))}}
 	if words, ok := CommandWords(command); ok && len(words) > 0 {
-		c.words = words
+		for _, w := range words {
+			c.rules = append(c.rules, tool+"\x00cmd\x00"+w)
+		}
 		c.prompt.Always = quoteWords(slices.Compact(slices.Sorted(slices.Values(words)))) + " commands"
 	}
 	return c

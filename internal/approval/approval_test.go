@@ -220,3 +220,33 @@ func TestParseMode(t *testing.T) {
 		t.Error("yolo accepted")
 	}
 }
+
+// TestGateAlwaysCoversOnlyWhatItSaid: "a" on bg stop does not cover bg
+// start, and "a" on write does not cover edit or bash.
+func TestGateAlwaysCoversOnlyWhatItSaid(t *testing.T) {
+	dir := t.TempDir()
+	s := &script{answers: []Answer{{Choice: Always}, {Choice: Always}, {Choice: Once}, {Choice: Once}, {Choice: Once}}}
+	g := NewGate(dir, s.ask)
+	reqs := []agent.ApprovalRequest{
+		{Tool: "bg", Display: "bg", Builtin: true, Arguments: jsontext.Value(`{"action":"stop","id":"b1"}`)},
+		{Tool: "write", Display: "write", Builtin: true, Arguments: jsontext.Value(`{"path":"a.txt","content":"x"}`)},
+		{Tool: "bg", Display: "bg", Builtin: true, Arguments: jsontext.Value(`{"action":"start","command":"sleep 1"}`)},
+		{Tool: "edit", Display: "edit", Builtin: true, Arguments: jsontext.Value(`{"path":"a.txt","edits":[{"oldText":"x","newText":"y"}]}`)},
+		bash("write x"),
+		{Tool: "bg", Display: "bg", Builtin: true, Arguments: jsontext.Value(`{"action":"stop","id":"b2"}`)},
+		{Tool: "write", Display: "write", Builtin: true, Arguments: jsontext.Value(`{"path":"b.txt","content":"y"}`)},
+	}
+	for _, req := range reqs {
+		if a, err := g.Approve(context.Background(), req); err != nil || !a.Allow {
+			t.Fatalf("%s: %+v, %v", req.Arguments, a, err)
+		}
+	}
+	var asked []string
+	for _, p := range s.prompts {
+		asked = append(asked, p.Action)
+	}
+	want := "Stop the background process b1|Create a.txt|Start a background command|Edit a.txt|Run a command"
+	if got := strings.Join(asked, "|"); got != want {
+		t.Fatalf("asked %s\nwant  %s", got, want)
+	}
+}

@@ -16,7 +16,7 @@ import (
 func classify(req agent.ApprovalRequest, workDir string) call {
 	if !req.Builtin {
 		return call{prompt: Prompt{Tool: req.Display, Action: "Call the MCP tool " + req.Display,
-			Detail: limitLines(argumentLines(req.Arguments)), Always: "every call of " + req.Display}}
+			Detail: limitLines(argumentLines(req.Arguments)), Always: "every call of " + req.Display}, rules: toolRule(req.Tool)}
 	}
 	switch req.Tool {
 	case "read":
@@ -33,7 +33,7 @@ func classify(req agent.ApprovalRequest, workDir string) call {
 		case "stop":
 			id, _ := stringField(req.Arguments, "id")
 			return call{prompt: Prompt{Tool: req.Display, Action: "Stop the background process " + id,
-				Always: "stopping background processes"}}
+				Always: "stopping background processes"}, rules: []string{req.Tool + "\x00stop"}}
 		}
 		// list, status, logs and invalid calls change nothing.
 		return call{harmless: true}
@@ -41,13 +41,13 @@ func classify(req agent.ApprovalRequest, workDir string) call {
 		return fileCall(req, workDir)
 	}
 	return call{prompt: Prompt{Tool: req.Display, Action: "Run " + req.Display,
-		Detail: limitLines(argumentLines(req.Arguments)), Always: "every call of " + req.Display}}
+		Detail: limitLines(argumentLines(req.Arguments)), Always: "every call of " + req.Display}, rules: toolRule(req.Tool)}
 }
 
 // fileCall shows the diff a write or edit would make; a call that would
 // fail shows why (approving it changes nothing).
 func fileCall(req agent.ApprovalRequest, workDir string) call {
-	c := call{prompt: Prompt{Tool: req.Display, Always: "every " + req.Display + " call"}}
+	c := call{prompt: Prompt{Tool: req.Display, Always: "every " + req.Display + " call"}, rules: toolRule(req.Tool)}
 	change, err := tools.PreviewChange(workDir, req.Tool, req.Arguments)
 	path := change.Path
 	if path == "" {
