@@ -171,7 +171,11 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	case opStartedMsg:
 		return m.opStarted(msg)
 	case modelStartedMsg:
-		m.setPhase("Thinking")
+		if msg.compaction {
+			m.setPhase("Compacting")
+		} else {
+			m.setPhase("Thinking")
+		}
 		m.stream.Reset()
 		return nil
 	case deltaMsg:

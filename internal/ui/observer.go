@@ -53,7 +53,9 @@ type (
 	opStartedMsg struct {
 		kind session.OperationKind
 	}
-	modelStartedMsg struct{}
+	// modelStartedMsg: a model request; compaction is set for a summary
+	// request.
+	modelStartedMsg struct{ compaction bool }
 	deltaMsg        struct{ text string }
 	modelDoneMsg    struct{ outcome agent.ModelOutcome }
 	toolStartedMsg  struct{ info agent.ToolInfo }
@@ -78,7 +80,7 @@ func (o *Observer) Event(ev agent.Event) {
 	case agent.OperationStarted:
 		o.send(opStartedMsg{kind: ev.Kind})
 	case agent.ModelStarted:
-		o.send(modelStartedMsg{})
+		o.send(modelStartedMsg{compaction: ev.Model.Kind == session.OperationCompaction})
 	case agent.ModelDelta:
 		if ev.Text != "" {
 			o.send(deltaMsg{text: ev.Text})
