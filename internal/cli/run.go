@@ -431,7 +431,7 @@ func (a *runner) buildAgent(envID string) error {
 		a.preUI.on.Store(true)
 		sinks = append(sinks, a.uiObserver.Event, a.preUI.event)
 	case !a.flags.json:
-		sinks = append(sinks, newTextObserver(a.io.stderr).event)
+		sinks = append(sinks, newTextObserver(a.io.stderr).event, newCostLog(a.io.stderr).event)
 	}
 	a.agent, err = agent.New(agent.Config{
 		Log:                 log,

@@ -59,9 +59,12 @@ type model struct {
 	phase         string
 	phaseStart    time.Time
 	stream        strings.Builder // text of the model step being streamed
-	lastStepText  string          // text of the last completed model step
-	usage         session.Usage   // of the agent operations within op
-	context       contextUse      // share of the window at the last request
+	thinking      thinking        // its reasoning, shown dimmed while it streams
+	cost          float64         // of the model requests within op, when known
+	costKnown     bool
+	lastStepText  string        // text of the last completed model step
+	usage         session.Usage // of the agent operations within op
+	context       contextUse    // share of the window at the last request
 	tickGen       int
 	frame         int
 
@@ -178,13 +181,21 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		}
 		m.stream.Reset()
 		return nil
+	case reasoningMsg:
+		m.reasoningUpdate(msg)
+		return nil
 	case deltaMsg:
+		m.reasoningUpdate(msg)
 		if m.stream.Len() == 0 {
 			m.setPhase("Writing")
 		}
 		m.stream.WriteString(sanitize(msg.text))
 		return nil
 	case modelDoneMsg:
+		m.reasoningUpdate(msg)
+		if c := msg.outcome.Cost; c != nil {
+			m.cost, m.costKnown = m.cost+*c, true
+		}
 		m.modelDone(msg)
 		return nil
 	case toolStartedMsg:

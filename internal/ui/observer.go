@@ -85,6 +85,10 @@ func (o *Observer) Event(ev agent.Event) {
 		if ev.Text != "" {
 			o.send(deltaMsg{text: ev.Text})
 		}
+	case agent.ModelReasoningDelta:
+		if ev.Text != "" {
+			o.send(reasoningMsg{text: ev.Text})
+		}
 	case agent.ModelCompleted:
 		o.send(modelDoneMsg{outcome: ev.Outcome})
 	case agent.ToolStarted:

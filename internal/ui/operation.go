@@ -62,6 +62,7 @@ func (m *model) beginOp(k opKind, phase string) {
 	m.op, m.opSeq, m.aborting, m.abortInFlight = k, 0, false, false
 	m.stream.Reset()
 	m.lastStepText, m.usage = "", session.Usage{}
+	m.cost, m.costKnown = 0, false
 	m.tickGen++
 	m.setPhase(phase)
 }
@@ -197,7 +198,7 @@ func (m *model) runDone(msg runDoneMsg) {
 			m.print(m.md.render(res.Answer, m.width)) // nothing was streamed
 		}
 		if !zeroUsage(m.usage) {
-			m.print(faint.Render(usageLine(m.usage) + m.context.suffix()))
+			m.print(faint.Render(usageLine(m.usage) + m.context.suffix() + costText(m.cost, m.costKnown)))
 		}
 		if line := runOutcomeLine(res, m.banner.SessionID); line != "" {
 			m.print(errStyle.Render(line))

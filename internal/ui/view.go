@@ -15,7 +15,7 @@ func (m *model) View() tea.View {
 	if m.quit {
 		return tea.NewView("") // the last frame leaves nothing behind
 	}
-	var lines []string
+	lines := m.thinking.view(m.width)
 	if m.stream.Len() > 0 {
 		lines = append(lines, streamTail(m.stream.String(), m.width, m.streamRoom())...)
 	}
