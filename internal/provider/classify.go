@@ -82,10 +82,13 @@ func retryAfter(v string, now time.Time) time.Duration {
 		return 0
 	}
 	if n, err := strconv.ParseFloat(v, 64); err == nil {
-		if n <= 0 {
+		switch {
+		case !(n > 0): // NaN too
 			return 0
+		case n >= 24*3600: // Inf too; no server means a day
+			return 24 * time.Hour
 		}
-		return min(time.Duration(n*float64(time.Second)), 24*time.Hour)
+		return time.Duration(n * float64(time.Second))
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
 		return t.Sub(now)
