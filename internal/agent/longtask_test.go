@@ -42,9 +42,6 @@ const longWindow = 8000
 // repeated compactions; every request fits the window; the session file is
 // valid line by line and reduces.
 func TestLongTaskCompactsRepeatedly(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long task")
-	}
 	h := newHarness(t, nil, withAutoCompact(longWindow, 0.85))
 	longTask(t, h, 60)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
