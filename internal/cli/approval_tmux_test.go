@@ -25,6 +25,11 @@ func TestApprovalsInATerminal(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed")
 	}
+	var long strings.Builder
+	for i := 1; i <= 60; i++ {
+		fmt.Fprintf(&long, "line %d of the new file\n", i)
+	}
+	longContent := long.String()
 	bash := func(id, cmd string) providertest.Reply {
 		return providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall(id, "bash", fmt.Sprintf(`{"command":%q}`, cmd))}}
 	}
@@ -34,7 +39,7 @@ func TestApprovalsInATerminal(t *testing.T) {
 		bash("c2", "echo a1 > a1.txt"),
 		bash("c3", "echo a2 > a2.txt"),
 		providertest.Reply{Text: "done two"},
-		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c4", "write", `{"path":"w.txt","content":"hello\nworld\n"}`)}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c4", "write", fmt.Sprintf(`{"path":"w.txt","content":%q}`, longContent))}},
 		providertest.Reply{Text: "understood three"},
 		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c5", "edit", `{"path":"notes.txt","edits":[{"oldText":"beta","newText":"BETA"}]}`)}},
 		bash("c6", "touch killed.txt"),
@@ -84,8 +89,16 @@ func TestApprovalsInATerminal(t *testing.T) {
 	// n with a reason: a diff is shown, the write is denied, the model is told.
 	p.text("three")
 	p.keys("Enter")
+	// The diff is longer than the screen: all of it is in the scrollback,
+	// and the question stays on screen, also after a resize.
 	p.waitText("◆ write wants to: Create w.txt")
-	p.waitText("+world")
+	p.waitText("+line 60 of the new file")
+	p.waitText("+line 1 of the new file")
+	p.tmux("resize-window", "-t", "s", "-x", "60", "-y", "20")
+	p.wait("the question after the resize", func(string) bool {
+		visible := p.tmux("capture-pane", "-p", "-t", "s")
+		return strings.Contains(visible, "Allow write? y allow once") && strings.Contains(visible, "Waiting for your approval")
+	})
 	p.keys("n")
 	p.waitText("Why not? Optional; Enter denies, Esc aborts.")
 	p.text("not in this repo")
