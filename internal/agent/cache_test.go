@@ -147,6 +147,11 @@ func TestRequestPrefixIsStable(t *testing.T) {
 	if restarts != 1 {
 		t.Fatalf("the prefix restarted %d times, want once (the compaction)", restarts)
 	}
+	// The compaction summarized the long task: its details are no longer
+	// sent.
+	if after := reqs[beforeCompaction].Messages; bytes.Contains(after, []byte("reasoning_details")) {
+		t.Fatalf("details of summarized messages are still sent: %s", after)
+	}
 	// Details of the last step before the crash were read back by the new
 	// process, byte for byte.
 	if !bytes.Contains(reqs[10].Messages, []byte(`"reasoning_details":[{"type":"reasoning.encrypted","data":"step\/9","index":0}]`)) {

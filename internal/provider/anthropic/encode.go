@@ -16,7 +16,7 @@ import (
 var thinkingBudget = map[string]int{
 	provider.ReasoningLow:    4096,
 	provider.ReasoningMedium: 12000,
-	provider.ReasoningHigh:   24000,
+	provider.ReasoningHigh:   20000, // + DefaultMaxTokens stays under Opus 4's 32000 output limit
 }
 
 // request is the Messages API body. Members are in the order of
