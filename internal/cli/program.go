@@ -4,17 +4,21 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/secrets"
 )
 
 // Program runs tiny-go as the process it is (cmd/tiny-go): before
 // anything else it takes the secrets out of its environment, so no command
 // can read them from /proc/<pid>/environ of tiny-go nor inherit them, then
-// runs Main with the process's arguments and streams.
+// becomes the subreaper of the commands it starts, then runs Main with the
+// process's arguments and streams.
 func Program() int {
 	getenv, err := secrets.Conceal(secrets.Names(os.Getenv))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: warning: %v\n", programName, err)
 	}
+	// Orphans of commands become tiny-go's children, so they die with it.
+	_ = procs.BecomeSubreaper()
 	return Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, getenv)
 }

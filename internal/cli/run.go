@@ -21,6 +21,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
+	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/prompt"
 	"github.com/tiny-agent/tiny-go/internal/provider"
 	"github.com/tiny-agent/tiny-go/internal/reasoning"
@@ -119,6 +120,8 @@ type runner struct {
 	sandbox *sandbox.Sandbox
 	// approval is the --approval mode in effect.
 	approval approval.Mode
+	// procs records this run's command processes; Close kills leftovers.
+	procs *procs.Tracker
 }
 
 // configureRun makes the root command run prompts: its flags, and the
@@ -379,6 +382,9 @@ func (a *runner) discardCreated() {
 }
 
 func (a *runner) buildAgent(envID string) error {
+	if err := a.trackProcesses(); err != nil {
+		return err
+	}
 	bg, err := tools.NewManager(a.cwd)
 	if err != nil {
 		return err
@@ -390,7 +396,7 @@ func (a *runner) buildAgent(envID string) error {
 			secretVars = append(secretVars, sv.TokenEnv)
 		}
 	}
-	builtins, err := tools.Builtins(tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.sandbox})
+	builtins, err := tools.Builtins(tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.sandbox, Procs: a.procs})
 	if err != nil {
 		return err
 	}
@@ -595,6 +601,7 @@ func (a *runner) close() {
 		_ = a.bg.StopAll(ctx)
 		cancel()
 	}
+	a.procs.Close()
 	if a.mcp != nil {
 		_ = a.mcp.Close()
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
 	"github.com/tiny-agent/tiny-go/internal/secrets"
 )
@@ -63,4 +64,18 @@ func (a *runner) scrubber(vars []string) *secrets.Scrubber {
 		s.Add(a.io.getenv(v))
 	}
 	return s
+}
+
+// trackProcesses kills what an earlier run in this directory left behind
+// when it was killed, then starts this run's process record.
+func (a *runner) trackProcesses() error {
+	n, err := procs.ReapStale(a.cwd)
+	if err != nil {
+		fmt.Fprintf(a.io.stderr, "%s: warning: %v\n", programName, err)
+	}
+	if n > 0 {
+		fmt.Fprintf(a.io.stderr, "%s: stopped %d process(es) left running by an earlier tiny-go in this directory that was killed\n", programName, n)
+	}
+	a.procs, err = procs.Open(a.cwd)
+	return err
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
@@ -43,6 +44,7 @@ type bashTool struct {
 	newID   func() (string, error)
 	env     []string // nil: the process environment
 	sandbox *sandbox.Sandbox
+	procs   *procs.Tracker
 }
 
 func (bashTool) Definition() Definition {
@@ -86,7 +88,7 @@ func (t bashTool) Run(ctx context.Context, args jsontext.Value) Result {
 	}
 	capture := newBashCapture(t.workDir, t.newID)
 	defer capture.close()
-	end, err := runShell(ctx, t.sandbox, t.workDir, t.env, command, timeout, capture)
+	end, err := runShell(ctx, t.sandbox, t.procs, t.workDir, t.env, command, timeout, capture)
 	if err != nil {
 		return Result{Content: fmt.Sprintf("Cannot run sh: %v", err), IsError: true}
 	}
@@ -128,7 +130,11 @@ type shellEnd struct {
 // stdout and stderr to capture, and returns once the command is done. It
 // never waits unboundedly after a kill, nor on pipes held open by a process
 // that left the group.
-func runShell(ctx context.Context, sb *sandbox.Sandbox, dir string, env []string, command string, timeout time.Duration, capture *bashCapture) (shellEnd, error) {
+//
+// Every process of the command carries a marker of tr in its environment;
+// when the command is killed (timeout, cap, abort), what it started outside
+// its process group (setsid, nohup, double forks) is killed with it.
+func runShell(ctx context.Context, sb *sandbox.Sandbox, tr *procs.Tracker, dir string, env []string, command string, timeout time.Duration, capture *bashCapture) (shellEnd, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return shellEnd{}, err
@@ -141,7 +147,8 @@ func runShell(ctx context.Context, sb *sandbox.Sandbox, dir string, env []string
 	}
 	cmd := exec.Command("sh", "-c", command)
 	cmd.Dir = dir
-	cmd.Env = env
+	marker := tr.NewMarker()
+	cmd.Env = withMarker(env, marker)
 	// *os.File outputs are handed to the child directly, so cmd.Wait does
 	// not wait for copying goroutines (which a grandchild could block).
 	cmd.Stdout, cmd.Stderr = outW, errW
@@ -157,6 +164,7 @@ func runShell(ctx context.Context, sb *sandbox.Sandbox, dir string, env []string
 		return shellEnd{}, err
 	}
 	pgid := cmd.Process.Pid
+	tr.Started(pgid, command)
 
 	var waitErr error
 	exited := make(chan struct{})
@@ -227,6 +235,7 @@ wait:
 			// is what was cancelled.
 			terminateGroup(context.Background(), pgid, killGrace)
 		}
+		tr.KillMarked(marker)
 		bound := time.NewTimer(drainWait)
 		for exitedC != nil || drainedC != nil {
 			select {
@@ -246,6 +255,9 @@ wait:
 	errR.Close()
 	readers.Wait()
 
+	if !groupAlive(pgid) {
+		tr.Ended(pgid)
+	}
 	end := shellEnd{reason: reason}
 	if reason == endExited && capture.capped() {
 		end.reason = endCapped
@@ -255,6 +267,17 @@ wait:
 		end.code = exitCode(waitErr)
 	}
 	return end, nil
+}
+
+// withMarker is env (nil: the process environment) with marker added.
+func withMarker(env []string, marker string) []string {
+	if marker == "" {
+		return env
+	}
+	if env == nil {
+		env = os.Environ()
+	}
+	return append(env[:len(env):len(env)], marker)
 }
 
 // exitCode converts a cmd.Wait error into a shell-style exit code.

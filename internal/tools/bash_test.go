@@ -188,7 +188,7 @@ func pidIn(t *testing.T, path string) int {
 // this container's init does not reap them).
 func processGone(pid int) bool {
 	st, err := readProcStat(pid)
-	return err != nil || st.dead()
+	return err != nil || st.Dead()
 }
 
 // runCancelled starts command, cancels it once ready exists, and returns

@@ -20,6 +20,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
@@ -56,6 +57,7 @@ type bgRecord struct {
 // bgProc is a process started by this Manager.
 type bgProc struct {
 	rec      bgRecord
+	marker   string        // in the environment of all its processes
 	done     chan struct{} // closed once the exit is recorded
 	stopping bool          // set before stop signals it, so the exit reads "stopped"
 }
@@ -73,6 +75,14 @@ type Manager struct {
 	owned   map[string]*bgProc
 	env     []string // nil: the process environment
 	sandbox *sandbox.Sandbox
+	procs   *procs.Tracker
+}
+
+// setProcs sets the tracker of the processes started from now on.
+func (m *Manager) setProcs(t *procs.Tracker) {
+	m.mu.Lock()
+	m.procs = t
+	m.mu.Unlock()
 }
 
 // setSandbox sets the sandbox of the processes started from now on.
@@ -115,7 +125,8 @@ func (m *Manager) start(command string) (bgRecord, error) {
 	cmd := exec.Command("sh", "-c", command)
 	cmd.Dir = m.workDir
 	m.mu.Lock()
-	cmd.Env = m.env
+	marker := m.procs.NewMarker()
+	cmd.Env = withMarker(m.env, marker)
 	m.mu.Unlock()
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Pdeathsig: the process dies with tiny-go even when tiny-go is
@@ -150,7 +161,8 @@ func (m *Manager) start(command string) (bgRecord, error) {
 		cmd.Wait()
 		return bgRecord{}, err
 	}
-	p := &bgProc{rec: rec, done: make(chan struct{})}
+	m.procs.Started(rec.PID, command)
+	p := &bgProc{rec: rec, marker: marker, done: make(chan struct{})}
 	m.owned[id] = p
 	go m.reap(p, cmd)
 	return rec, nil
@@ -333,7 +345,7 @@ func (m *Manager) liveState(rec bgRecord) (bgRecord, string) {
 	m.mu.Unlock()
 	st, err := readProcStat(rec.PID)
 	switch {
-	case p != nil && (err != nil || st.dead()):
+	case p != nil && (err != nil || st.Dead()):
 		// Ours and exited, but maybe not reaped yet. Until it is, its pid
 		// cannot be reused.
 		select {
@@ -349,7 +361,7 @@ func (m *Manager) liveState(rec bgRecord) (bgRecord, string) {
 		return rec, rec.State
 	case err != nil || st.StartTicks != rec.StartTicks:
 		return rec, BgStale
-	case st.dead():
+	case st.Dead():
 		// A zombie of an earlier run (some inits never reap): its exit
 		// code is lost.
 		return rec, BgStale
@@ -384,6 +396,7 @@ func (m *Manager) stop(ctx context.Context, rec bgRecord) (bgRecord, string, sto
 	rec, state := m.liveState(rec)
 	m.mu.Lock()
 	p := m.owned[rec.ID]
+	tracker := m.procs
 	if p != nil && state == BgRunning {
 		p.stopping = true
 	}
@@ -400,6 +413,11 @@ func (m *Manager) stop(ctx context.Context, rec bgRecord) (bgRecord, string, sto
 		outcome = stopKilled
 	}
 	if p != nil {
+		// What it started outside its group goes with it.
+		tracker.KillMarked(p.marker)
+		if !sessionLeaderGroupAlive(rec.PID) {
+			tracker.Ended(rec.PID)
+		}
 		// The reaper records the end; after SIGKILL this is quick.
 		select {
 		case <-p.done:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
 )
 
@@ -89,6 +90,10 @@ type Config struct {
 	// Sandbox confines bash and bg commands and the writes of write and
 	// edit (tools.md, "Sandbox"); nil confines nothing.
 	Sandbox *sandbox.Sandbox
+	// Procs marks and records the processes of bash and bg commands, so
+	// that those that leave their process group are killed with them (and
+	// by the next start after a crash); nil tracks nothing.
+	Procs *procs.Tracker
 }
 
 // Builtins constructs the selected built-in tools in the order of
@@ -110,7 +115,7 @@ func Builtins(cfg Config) ([]Tool, error) {
 	for _, name := range names {
 		switch name {
 		case PluginBash:
-			tools = append(tools, bashTool{workDir: workDir, newID: newID, env: cfg.Env, sandbox: cfg.Sandbox})
+			tools = append(tools, bashTool{workDir: workDir, newID: newID, env: cfg.Env, sandbox: cfg.Sandbox, procs: cfg.Procs})
 		case PluginRead:
 			tools = append(tools, readTool{workDir: workDir})
 		case PluginWrite:
@@ -123,6 +128,7 @@ func Builtins(cfg Config) ([]Tool, error) {
 			}
 			cfg.Background.setEnv(cfg.Env)
 			cfg.Background.setSandbox(cfg.Sandbox)
+			cfg.Background.setProcs(cfg.Procs)
 			tools = append(tools, bgTool{m: cfg.Background})
 		default:
 			return nil, fmt.Errorf("tools: unknown plugin %q", name)

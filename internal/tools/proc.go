@@ -1,105 +1,25 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/procs"
 )
 
 // Process-group helpers for bash and bg (runtime.md section 3). They read
 // /proc, so the tools are Linux-only.
 
-// procStat holds the fields of /proc/<pid>/stat that the tools use.
-type procStat struct {
-	State      byte   // field 3: R, S, D, Z, ...
-	PGRP       int    // field 5
-	Session    int    // field 6
-	StartTicks uint64 // field 22: start time in clock ticks after boot
-}
+// procStat is a process's /proc/<pid>/stat.
+type procStat = procs.Stat
 
-// readProcStat reads /proc/<pid>/stat. It reads into a stack buffer and
-// parses in place: scanning every process of a busy machine after a kill
-// must not allocate per process.
-func readProcStat(pid int) (procStat, error) {
-	fd, err := syscall.Open("/proc/"+strconv.Itoa(pid)+"/stat", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return procStat{}, err
-	}
-	defer syscall.Close(fd)
-	var buf [2048]byte
-	n := 0
-	for n < len(buf) {
-		m, err := syscall.Read(fd, buf[n:])
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return procStat{}, err
-		}
-		if m == 0 {
-			break
-		}
-		n += m
-	}
-	return parseProcStat(buf[:n])
-}
+func readProcStat(pid int) (procStat, error) { return procs.ReadStat(pid) }
 
-// parseProcStat parses the text of /proc/<pid>/stat. The command name in
-// field 2 is parenthesized and may itself contain spaces and parentheses,
-// so the fields are counted from the last ')'.
-func parseProcStat(data []byte) (procStat, error) {
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return procStat{}, errors.New("malformed /proc stat: no command name")
-	}
-	// fields[k] is field k+3 of proc(5); only 3, 5, 6 and 22 are needed.
-	var fields [20][]byte
-	k := 0
-	for rest := data[i+1:]; k < len(fields); k++ {
-		rest = bytes.TrimLeft(rest, " \n")
-		if len(rest) == 0 {
-			break
-		}
-		end := bytes.IndexAny(rest, " \n")
-		if end < 0 {
-			end = len(rest)
-		}
-		fields[k], rest = rest[:end], rest[end:]
-	}
-	if k < len(fields) || len(fields[0]) != 1 {
-		return procStat{}, errors.New("malformed /proc stat: too few fields")
-	}
-	pgrp, ok1 := parseDecimal(fields[2])
-	sid, ok2 := parseDecimal(fields[3])
-	start, ok3 := parseDecimal(fields[19])
-	if !ok1 || !ok2 || !ok3 {
-		return procStat{}, errors.New("malformed /proc stat: a number field is not a number")
-	}
-	return procStat{State: fields[0][0], PGRP: int(pgrp), Session: int(sid), StartTicks: start}, nil
-}
-
-// parseDecimal parses a non-negative decimal without allocating.
-func parseDecimal(b []byte) (uint64, bool) {
-	if len(b) == 0 || len(b) > 19 {
-		return 0, false
-	}
-	var v uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		v = v*10 + uint64(c-'0')
-	}
-	return v, true
-}
-
-// dead reports whether a process state means it no longer runs. Zombies
-// count as dead: the init of some containers never reaps them.
-func (s procStat) dead() bool { return s.State == 'Z' || s.State == 'X' || s.State == 'x' }
+func parseProcStat(data []byte) (procStat, error) { return procs.ParseStat(data) }
 
 // groupAlive reports whether any live (non-zombie) process is in group pgid.
 func groupAlive(pgid int) bool { return liveMember(pgid, false) }
@@ -125,7 +45,7 @@ func liveMember(pgid int, session bool) bool {
 		if err != nil {
 			continue
 		}
-		if st, err := readProcStat(pid); err == nil && st.PGRP == pgid && (!session || st.Session == pgid) && !st.dead() {
+		if st, err := readProcStat(pid); err == nil && st.PGRP == pgid && (!session || st.Session == pgid) && !st.Dead() {
 			return true
 		}
 	}

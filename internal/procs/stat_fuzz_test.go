@@ -1,4 +1,4 @@
-package tools
+package procs
 
 import (
 	"bytes"
@@ -6,14 +6,14 @@ import (
 	"testing"
 )
 
-// FuzzParseProcStat checks the allocation-free parser against the obvious
+// FuzzParseStat checks the allocation-free parser against the obvious
 // bytes.Fields one.
-func FuzzParseProcStat(f *testing.F) {
+func FuzzParseStat(f *testing.F) {
 	f.Add([]byte("1234 (sleep) S 1 1234 1234 0 -1 4194560 95 0 0 0 0 0 0 0 20 0 1 0 98765 2277376 128 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n"))
 	f.Add([]byte("7 (a (weird) name) R 7 8 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 42 0 0"))
 	f.Add([]byte("1 () Z"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := parseProcStat(data)
+		got, err := ParseStat(data)
 		i := bytes.LastIndexByte(data, ')')
 		if i < 0 {
 			if err == nil {
@@ -23,8 +23,8 @@ func FuzzParseProcStat(f *testing.F) {
 		}
 		fields := bytes.Fields(data[i+1:])
 		ok := len(fields) >= 20 && len(fields[0]) == 1
-		var pgrp, sid, start uint64
-		for j, dst := range map[int]*uint64{2: &pgrp, 3: &sid, 19: &start} {
+		var ppid, pgrp, sid, start uint64
+		for j, dst := range map[int]*uint64{1: &ppid, 2: &pgrp, 3: &sid, 19: &start} {
 			if !ok {
 				break
 			}
@@ -43,7 +43,7 @@ func FuzzParseProcStat(f *testing.F) {
 		if ok != (err == nil) {
 			t.Fatalf("reference ok=%v, parser err=%v", ok, err)
 		}
-		if ok && (got.PGRP != int(pgrp) || got.Session != int(sid) || got.StartTicks != start || got.State != fields[0][0]) {
+		if ok && (got.PPID != int(ppid) || got.PGRP != int(pgrp) || got.Session != int(sid) || got.StartTicks != start || got.State != fields[0][0]) {
 			t.Fatalf("got %+v, want pgrp %d sid %d start %d", got, pgrp, sid, start)
 		}
 	})
