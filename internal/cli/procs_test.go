@@ -1,0 +1,180 @@
+package cli
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/providertest"
+)
+
+// escapee is a `setsid sleep N &` a bash command leaves behind, N unique
+// so the test can tell its process by command line.
+type escapee struct{ secs string }
+
+func newEscapee() escapee { return escapee{strconv.Itoa(200000 + rand.IntN(700000))} }
+
+// script starts the escapee in a new session, writes its pid to file and
+// then runs rest.
+func (e escapee) script(file, rest string) string {
+	return "setsid sleep " + e.secs + " >/dev/null 2>&1 & echo $! > " + file + "; " + rest
+}
+
+// alive reports whether a live (non-zombie) process runs `sleep N`.
+func (e escapee) alive() bool {
+	want := []byte("sleep\x00" + e.secs + "\x00")
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		if _, err := strconv.Atoi(d.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil || !bytes.Equal(b, want) {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		s := string(stat)
+		if i := strings.LastIndexByte(s, ')'); i > 0 && !strings.HasPrefix(s[i+1:], " Z") {
+			return true
+		}
+	}
+	return false
+}
+
+// goneWithin waits for the escapee to be gone.
+func (e escapee) goneWithin(d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if !e.alive() {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
+// kill cleans up after a failed test.
+func (e escapee) kill(t *testing.T, pidFile string) {
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && e.alive() {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+}
+
+// program is tiny-go as cmd/tiny-go runs it, in dir, against srv.
+func program(t *testing.T, dir string, srv *providertest.Server, args ...string) *exec.Cmd {
+	cmd := exec.Command(programAs(t, "tiny-go-program"), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), childEnv+"=1", "OPENROUTER_API_KEY=test-key",
+		"TINY_ENDPOINT="+srv.URL(), "OTEL_SDK_DISABLED=true")
+	return cmd
+}
+
+// waitFile waits for file to hold a line.
+func waitFile(t *testing.T, file string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if b, err := os.ReadFile(file); err == nil && bytes.HasSuffix(b, []byte("\n")) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never written", file)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func bashCall(t *testing.T, command string) providertest.Reply {
+	return providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", mustJSON(t, map[string]string{"command": command}))}}
+}
+
+// `setsid sleep N &` is gone after an abort (the path Esc and SIGTERM
+// take), after a normal exit, and after a SIGKILL of tiny-go followed by a
+// resume in that directory.
+func TestProcessesStayDead(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs tiny-go as a real process")
+	}
+	t.Run("abort", func(t *testing.T) {
+		dir, e := t.TempDir(), newEscapee()
+		pidFile := filepath.Join(dir, "escapee.pid")
+		e.kill(t, pidFile)
+		srv := providertest.New(t, bashCall(t, e.script(pidFile, "sleep 60")))
+		cmd := program(t, dir, srv, "start it")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitFile(t, pidFile)
+		if !e.alive() {
+			t.Fatal("the escapee did not start")
+		}
+		cmd.Process.Signal(syscall.SIGTERM)
+		if err := cmd.Wait(); err == nil {
+			t.Fatalf("an aborted run exited 0: %s", stderr.String())
+		}
+		if !e.goneWithin(5 * time.Second) {
+			t.Fatalf("`setsid sleep %s &` survived the abort", e.secs)
+		}
+	})
+	t.Run("exit", func(t *testing.T) {
+		dir, e := t.TempDir(), newEscapee()
+		pidFile := filepath.Join(dir, "escapee.pid")
+		e.kill(t, pidFile)
+		srv := providertest.New(t, bashCall(t, e.script(pidFile, "true")), providertest.Reply{Text: "started"})
+		cmd := program(t, dir, srv, "start it")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("tiny-go: %v: %s", err, out)
+		}
+		if !e.goneWithin(5 * time.Second) {
+			t.Fatalf("`setsid sleep %s &` survived the exit of tiny-go", e.secs)
+		}
+	})
+	t.Run("sigkill then resume", func(t *testing.T) {
+		dir, e := t.TempDir(), newEscapee()
+		pidFile := filepath.Join(dir, "escapee.pid")
+		e.kill(t, pidFile)
+		srv := providertest.New(t, bashCall(t, e.script(pidFile, "sleep 60")), providertest.Reply{Text: "recovered"})
+		cmd := program(t, dir, srv, "start it")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitFile(t, pidFile)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		time.Sleep(100 * time.Millisecond)
+		if !e.alive() {
+			t.Skip("the escapee died with tiny-go: nothing left for the resume to find")
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, ".tiny-agent", "sessions", "*.jsonl"))
+		if len(files) != 1 {
+			t.Fatalf("%d session files", len(files))
+		}
+		id := strings.TrimSuffix(filepath.Base(files[0]), ".jsonl")
+		id = id[strings.LastIndexByte(id, '_')+1:]
+		resume := program(t, dir, srv, "--json", "--session", id)
+		out, err := resume.CombinedOutput()
+		if !e.goneWithin(5 * time.Second) {
+			t.Fatalf("`setsid sleep %s &` survived the SIGKILL and the resume (%v: %s)", e.secs, err, out)
+		}
+		if !strings.Contains(string(out), "stopped 1 process") && !strings.Contains(string(out), "process(es) left running") {
+			t.Errorf("the resume did not say what it stopped: %s", out)
+		}
+		if entries, _ := os.ReadDir(filepath.Join(dir, ".tiny-agent", "procs")); len(entries) != 0 {
+			t.Errorf("process records left after the resume: %v", entries)
+		}
+	})
+}
+
