@@ -60,6 +60,19 @@ func (e escapee) goneWithin(d time.Duration) bool {
 	return false
 }
 
+// appeared waits for the escapee to run (its pid is printed when it is
+// forked, maybe before sleep is exec'd).
+func (e escapee) appeared() bool {
+	deadline := time.Now().Add(5 * time.Second)
+	for !e.alive() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
 // kill cleans up after a failed test.
 func (e escapee) kill(t *testing.T, pidFile string) {
 	t.Cleanup(func() {
@@ -118,7 +131,7 @@ func TestProcessesStayDead(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitFile(t, pidFile)
-		if !e.alive() {
+		if !e.appeared() {
 			t.Fatal("the escapee did not start")
 		}
 		cmd.Process.Signal(syscall.SIGTERM)
@@ -152,6 +165,9 @@ func TestProcessesStayDead(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitFile(t, pidFile)
+		if !e.appeared() {
+			t.Fatal("the escapee did not start")
+		}
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
 		time.Sleep(100 * time.Millisecond)
@@ -177,4 +193,3 @@ func TestProcessesStayDead(t *testing.T) {
 		}
 	})
 }
-

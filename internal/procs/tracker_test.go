@@ -90,8 +90,13 @@ func TestKillMarkedKillsWhatLeftTheGroup(t *testing.T) {
 	// A setsid grandchild and a double-forked one, both outside the group.
 	startShell(t, marker, "setsid sleep "+secs+" >/dev/null 2>&1 & echo $!")
 	startShell(t, marker, "(sh -c 'sleep "+secs+"1 >/dev/null 2>&1 & echo $!' &) | head -1")
-	if !liveCmdline("sleep "+secs) || !liveCmdline("sleep "+secs+"1") {
-		t.Fatal("the escapees did not start")
+	// The pids are printed when forked, maybe before sleep is exec'd.
+	deadline := time.Now().Add(5 * time.Second)
+	for !(liveCmdline("sleep "+secs) && liveCmdline("sleep "+secs+"1")) {
+		if time.Now().After(deadline) {
+			t.Fatal("the escapees did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	_, other := sleeper(t, []string{tr.NewMarker()}, &syscall.SysProcAttr{Setsid: true}) // another command
 	_, unrelated := sleeper(t, nil, nil)

@@ -106,6 +106,10 @@ func TestKilledCommandsTakeTheirEscapees(t *testing.T) {
 	if res := call(t, tools["bash"], map[string]any{"command": "setsid sleep " + left + " >/dev/null 2>&1 &"}); res.IsError {
 		t.Fatalf("bash: %+v", res)
 	}
+	deadline = time.Now().Add(5 * time.Second)
+	for !sleepAlive(left) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
 	time.Sleep(50 * time.Millisecond)
 	if !sleepAlive(left) {
 		t.Fatal("the escapee of a finished command was killed early")
