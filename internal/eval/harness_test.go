@@ -127,9 +127,6 @@ func TestRecordAgainstLoopbackThenReplay(t *testing.T) {
 // test.sh runs out of time, and one task passes: each is reported with
 // its reason, and none stops the others.
 func TestFailuresAreReportedAndOthersRun(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for two time limits")
-	}
 	suite := t.TempDir()
 	files := map[string]string{"README.md": "scratch\n"}
 	tasks := []eval.Task{

@@ -10,7 +10,7 @@ import (
 // the largest figure in the report).
 type htmlRow struct {
 	Name, Result, Class, Time, Tokens, Requests, Tools, Reason string
-	Compactions, Aborts, Retries                               string
+	ToolErrors, Compactions, Aborts, Retries                   string
 	TimePct                                                    float64
 	InPct, CacheReadPct, CacheWritePct, OutPct                 float64
 	TokensTitle                                                string
@@ -19,6 +19,7 @@ type htmlRow struct {
 type htmlPage struct {
 	Title, Summary, Mode, Started, Model string
 	Rows                                 []htmlRow
+	Notes                                bool // some run has a reason to show
 }
 
 var htmlTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
@@ -32,17 +33,17 @@ body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #1d2330; backgr
 h1 { font-size: 20px; margin: 0 0 .2em; }
 p.meta { color: #5b6474; margin: 0 0 1.2em; }
 table { border-collapse: collapse; width: 100%; }
-th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid #e3e6ec; vertical-align: middle; }
+th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid #e3e6ec; vertical-align: middle; white-space: nowrap; }
 th { font-weight: 600; color: #5b6474; font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .pass { color: #11734b; font-weight: 600; }
 .fail { color: #b42318; font-weight: 600; }
-.bar { display: flex; height: 12px; width: 220px; background: #f1f3f7; border-radius: 3px; overflow: hidden; }
+.bar { display: flex; height: 12px; width: 160px; background: #f1f3f7; border-radius: 3px; overflow: hidden; }
 .bar span { display: block; height: 100%; }
 .time { background: #4f6bed; }
 .in { background: #7a8cff; } .cr { background: #43b581; } .cw { background: #f0b429; } .out { background: #e5484d; }
 .legend span { display: inline-block; width: 10px; height: 10px; margin: 0 4px 0 12px; border-radius: 2px; }
-td.reason { color: #5b6474; font-size: 12px; max-width: 420px; }
+td.reason { color: #5b6474; font-size: 12px; min-width: 240px; white-space: normal; }
 </style>
 </head>
 <body>
@@ -50,7 +51,7 @@ td.reason { color: #5b6474; font-size: 12px; max-width: 420px; }
 <p class="meta">{{.Summary}} · {{.Mode}} · started {{.Started}}{{if .Model}} · model {{.Model}}{{end}}</p>
 <p class="legend">Tokens:<span class="in"></span>input<span class="cr"></span>cache read<span class="cw"></span>cache write<span class="out"></span>output</p>
 <table>
-<thead><tr><th>Task</th><th>Result</th><th>Time</th><th></th><th>Tokens</th><th></th><th>Requests</th><th>Tools</th><th>Compactions</th><th>Aborts</th><th>Retries</th><th>Note</th></tr></thead>
+<thead><tr><th>Task</th><th>Result</th><th>Time</th><th></th><th>Tokens</th><th></th><th>Requests</th><th>Tools</th><th>Tool err</th><th>Compact</th><th>Abort</th><th>Retry</th>{{if .Notes}}<th>Note</th>{{end}}</tr></thead>
 <tbody>
 {{range .Rows}}<tr>
 <td>{{.Name}}</td>
@@ -61,10 +62,11 @@ td.reason { color: #5b6474; font-size: 12px; max-width: 420px; }
 <td><div class="bar" title="{{.TokensTitle}}"><span class="in" style="width: {{printf "%.1f" .InPct}}%"></span><span class="cr" style="width: {{printf "%.1f" .CacheReadPct}}%"></span><span class="cw" style="width: {{printf "%.1f" .CacheWritePct}}%"></span><span class="out" style="width: {{printf "%.1f" .OutPct}}%"></span></div></td>
 <td class="num">{{.Requests}}</td>
 <td>{{.Tools}}</td>
+<td class="num">{{.ToolErrors}}</td>
 <td class="num">{{.Compactions}}</td>
 <td class="num">{{.Aborts}}</td>
 <td class="num">{{.Retries}}</td>
-<td class="reason">{{.Reason}}</td>
+{{if $.Notes}}<td class="reason">{{.Reason}}</td>{{end}}
 </tr>
 {{end}}</tbody>
 </table>
@@ -104,6 +106,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 			Tokens:        formatCount(int64(t.Tokens.Mean)),
 			Requests:      trimFloat(t.Requests.Mean),
 			Tools:         toolSummary(m.ToolCalls),
+			ToolErrors:    trimFloat(m.toolErrors),
 			Compactions:   trimFloat(m.compactions),
 			Aborts:        trimFloat(m.aborts),
 			Retries:       trimFloat(m.retries),
@@ -129,6 +132,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 			}
 		}
 		row.Reason = strings.Join(reasons, "; ")
+		page.Notes = page.Notes || row.Reason != ""
 		page.Rows = append(page.Rows, row)
 	}
 	return htmlTemplate.Execute(w, page)

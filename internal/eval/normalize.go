@@ -22,7 +22,6 @@ const (
 // timestamps and UUIDs. They are replaced only inside the messages of a
 // request, never in tool definitions or the model's own words.
 var (
-	durationPattern  = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|us|ms|s|m|h)\b|\(cached\)`)
 	timestampPattern = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?\b`)
 	uuidPattern      = regexp.MustCompile(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`)
 )
@@ -83,13 +82,97 @@ func (n *normalizer) request(body []byte) (*node, error) {
 	tree.mapStrings(nil, func(path []string, s string) string {
 		s = n.text(s)
 		if len(path) > 0 && path[0] == "messages" {
-			s = durationPattern.ReplaceAllString(s, "<duration>")
-			s = timestampPattern.ReplaceAllString(s, "<timestamp>")
-			s = uuidPattern.ReplaceAllString(s, "<uuid>")
+			s = volatile(s)
 		}
 		return s
 	})
 	return tree, nil
+}
+
+// volatile replaces elapsed times, timestamps and UUIDs. It works line by
+// line, and skips lines that cannot match: Go's regexp is fast on short
+// inputs, and tool output is mostly long text of short lines.
+func volatile(s string) string {
+	if !strings.ContainsAny(s, "0123456789") {
+		return s
+	}
+	lines := strings.SplitAfter(s, "\n")
+	changed := false
+	for i, line := range lines {
+		if !strings.ContainsAny(line, "0123456789") {
+			continue
+		}
+		l := line
+		if strings.Contains(l, "-") {
+			l = timestampPattern.ReplaceAllString(l, "<timestamp>")
+			l = uuidPattern.ReplaceAllString(l, "<uuid>")
+		}
+		l = replaceDurations(l)
+		if l != line {
+			lines[i], changed = l, true
+		}
+	}
+	if !changed {
+		return s
+	}
+	return strings.Join(lines, "")
+}
+
+// replaceDurations replaces elapsed times such as "0.004s", "12ms" or
+// "3m" (a number standing alone with a unit) and go test's "(cached)" with
+// "<duration>". It is a scanner rather than a regular expression because
+// it runs over every line of every tool result of every request.
+func replaceDurations(s string) string {
+	var b strings.Builder
+	last := 0 // s[:last] is written or skipped
+	for i := 0; i < len(s); {
+		if strings.HasPrefix(s[i:], "(cached)") {
+			b.WriteString(s[last:i])
+			b.WriteString("<duration>")
+			i += len("(cached)")
+			last = i
+			continue
+		}
+		if !isDigit(s[i]) || i > 0 && isWordByte(s[i-1]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isDigit(s[j]) {
+			j++
+		}
+		if j+1 < len(s) && s[j] == '.' && isDigit(s[j+1]) {
+			j++
+			for j < len(s) && isDigit(s[j]) {
+				j++
+			}
+		}
+		end := -1
+		for _, unit := range []string{"ns", "µs", "us", "ms", "s", "m", "h"} {
+			if strings.HasPrefix(s[j:], unit) && (j+len(unit) == len(s) || !isWordByte(s[j+len(unit)])) {
+				end = j + len(unit)
+				break
+			}
+		}
+		if end < 0 {
+			i = j
+			continue
+		}
+		b.WriteString(s[last:i])
+		b.WriteString("<duration>")
+		i, last = end, end
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func isWordByte(c byte) bool {
+	return isDigit(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_'
 }
 
 // restore puts the current run's values back into recorded text: the

@@ -307,3 +307,52 @@ type errTransport struct{}
 func (errTransport) RoundTrip(*http.Request) (*http.Response, error) {
 	return nil, errors.New("the endpoint was contacted")
 }
+
+// BenchmarkReplayCheck is what a replay adds to each model request:
+// normalizing the request and comparing it with the recorded one, for
+// the largest request of the starter suite (long-log-compaction, ~60 KB).
+func BenchmarkReplayCheck(b *testing.B) {
+	rec, err := LoadRecording(filepath.Join("..", "..", "evals", "recorded"), "long-log-compaction")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var want *node
+	var size int
+	for _, e := range rec.Exchanges {
+		body, _ := e.Request.encode()
+		if len(body) > size {
+			want, size = e.Request, len(body)
+		}
+	}
+	body, _ := want.encode()
+	body = []byte(strings.ReplaceAll(string(body), rootPlaceholder, "/tmp/tiny-go-eval-x-123"))
+	n := newNormalizer([]string{"/tmp/tiny-go-eval-x-123"}, "/root", []string{"sk-or-secret-value"})
+	b.SetBytes(int64(len(body)))
+	b.ResetTimer()
+	for range b.N {
+		got, err := n.request(body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if d, ok := firstDifference(want, got, "", messageLabel); ok {
+			b.Fatalf("differs at %s: %s", d.path, d.detail)
+		}
+	}
+}
+
+func TestReplaceDurations(t *testing.T) {
+	for in, want := range map[string]string{
+		"ok  \texample.com/calc\t0.004s":       "ok  \texample.com/calc\t<duration>",
+		"--- FAIL: TestSum (0.00s)":            "--- FAIL: TestSum (<duration>)",
+		"ok  \texample.com/calc\t(cached)":     "ok  \texample.com/calc\t<duration>",
+		"took 12ms, then 3m and 1.5h":          "took <duration>, then <duration> and <duration>",
+		"waited 250µs":                         "waited <duration>",
+		"v2s 10seconds x5s 7 items 2.5":        "v2s 10seconds x5s 7 items 2.5",
+		"line 12: sleep 5s\n":                  "line 12: sleep <duration>\n",
+		"id=r9ed71e lat=447 status 500 at 3s.": "id=r9ed71e lat=447 status 500 at <duration>.",
+	} {
+		if got := replaceDurations(in); got != want {
+			t.Errorf("replaceDurations(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

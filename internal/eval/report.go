@@ -133,7 +133,7 @@ func LoadReport(path string) (*Report, error) {
 // summary line.
 func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tRESULT\tTIME\tREQ\tIN\tOUT\tCACHE R/W\tTOOLS\tCOMPACT\tABORT\tRETRY")
+	fmt.Fprintln(tw, "TASK\tRESULT\tTIME\tREQ\tIN\tOUT\tCACHE R/W\tTOOLS\tTOOL ERR\tCOMPACT\tABORT\tRETRY")
 	for _, t := range r.Tasks {
 		result := strings.ToUpper(t.Runs[0].Status)
 		timeCol := formatMs(int64(t.WallMs.Mean))
@@ -142,10 +142,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 			timeCol += " ±" + formatMs(int64(t.WallMs.StdDev))
 		}
 		m := meanMetrics(t.Runs)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\t%s\n", t.Name, result, timeCol,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, result, timeCol,
 			trimFloat(t.Requests.Mean), formatCount(m.Tokens.Input), formatCount(m.Tokens.Output),
 			formatCount(m.Tokens.CacheRead), formatCount(m.Tokens.CacheWrite), toolSummary(m.ToolCalls),
-			trimFloat(m.compactions), trimFloat(m.aborts), trimFloat(m.retries))
+			trimFloat(m.toolErrors), trimFloat(m.compactions), trimFloat(m.aborts), trimFloat(m.retries))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -182,6 +182,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 type meanRun struct {
 	Tokens                       Tokens
 	ToolCalls                    map[string]float64
+	toolErrors                   float64
 	compactions, aborts, retries float64
 }
 
@@ -197,6 +198,7 @@ func meanMetrics(runs []RunResult) meanRun {
 		for k, v := range r.ToolCalls {
 			m.ToolCalls[k] += float64(v) / n
 		}
+		m.toolErrors += float64(r.ToolErrors) / n
 		m.compactions += float64(r.Compactions) / n
 		m.aborts += float64(r.Aborts) / n
 		m.retries += float64(r.Retries) / n

@@ -65,6 +65,74 @@ var starterReplies = map[string][]providertest.Reply{
 		answer("Added `strutil.Reverse` (reverses by rune, so multi-byte characters stay intact) with a doc comment and `TestReverse`, "+
 			"and a line under \"## Unreleased\" in CHANGELOG.md. `gofmt -l .` prints nothing and `go test ./...` passes.", usage(2870, 2790, 64)),
 	},
+	"add-cli-flag": {
+		calls("I'll look at the command and its test.", usage(1960, 0, 52),
+			call("call_1", "read", map[string]any{"path": "main.go"}),
+			call("call_2", "read", map[string]any{"path": "main_test.go"})),
+		calls("Adding the flag next to -name, and a test beside TestRunName.", usage(2480, 1920, 395),
+			call("call_3", "edit", map[string]any{"path": "main.go", "edits": []any{
+				map[string]any{"oldText": "\t\"io\"\n\t\"os\"\n)", "newText": "\t\"io\"\n\t\"os\"\n\t\"strings\"\n)"},
+				map[string]any{
+					"oldText": "\tname := fs.String(\"name\", \"world\", \"who to greet\")\n\tif err := fs.Parse(args); err != nil {\n\t\treturn err\n\t}\n\t_, err := fmt.Fprintf(w, \"Hello, %s!\\n\", *name)\n\treturn err\n",
+					"newText": "\tname := fs.String(\"name\", \"world\", \"who to greet\")\n\tshout := fs.Bool(\"shout\", false, \"print the greeting in upper case\")\n\tif err := fs.Parse(args); err != nil {\n\t\treturn err\n\t}\n" +
+						"\tgreeting := fmt.Sprintf(\"Hello, %s!\\n\", *name)\n\tif *shout {\n\t\tgreeting = strings.ToUpper(greeting)\n\t}\n\t_, err := io.WriteString(w, greeting)\n\treturn err\n",
+				},
+			}}),
+			call("call_4", "edit", map[string]any{"path": "main_test.go", "edits": []any{map[string]any{
+				"oldText": "\t\tt.Errorf(\"run printed %q\", got)\n\t}\n}\n",
+				"newText": "\t\tt.Errorf(\"run printed %q\", got)\n\t}\n}\n\n" +
+					"func TestRunShout(t *testing.T) {\n\tvar b strings.Builder\n\tif err := run([]string{\"-name\", \"Ada\", \"-shout\"}, &b); err != nil {\n\t\tt.Fatal(err)\n\t}\n" +
+					"\tif got := b.String(); got != \"HELLO, ADA!\\n\" {\n\t\tt.Errorf(\"run -shout printed %q\", got)\n\t}\n}\n",
+			}}})),
+		calls("", usage(2720, 2432, 40),
+			call("call_5", "bash", map[string]any{"command": "go vet ./... && go test ./... && go run . -name Ada -shout"})),
+		answer("Added `-shout` to greet: it upper-cases the whole greeting (`greet -name Ada -shout` prints `HELLO, ADA!`); without it the output is unchanged. "+
+			"`TestRunShout` in main_test.go covers it; `go vet` and `go test` pass.", usage(2800, 2688, 58)),
+	},
+	"tool-error-recovery": {
+		calls("", usage(1930, 0, 48),
+			call("call_1", "edit", map[string]any{"path": "config.go", "edits": []any{map[string]any{
+				"oldText": "DefaultTimeout = 30 * time.Second", "newText": "DefaultTimeout = 45 * time.Second",
+			}}})),
+		calls("That text did not match exactly; the constants are probably aligned. I'll read the file.", usage(2050, 1920, 30),
+			call("call_2", "read", map[string]any{"path": "config.go"})),
+		calls("", usage(2400, 2048, 52),
+			call("call_3", "edit", map[string]any{"path": "config.go", "edits": []any{map[string]any{
+				"oldText": "\tDefaultTimeout           = 30 * time.Second\n", "newText": "\tDefaultTimeout           = 45 * time.Second\n",
+			}}})),
+		calls("", usage(2470, 2368, 26),
+			call("call_4", "bash", map[string]any{"command": "gofmt -l . && go test ./..."})),
+		answer("`DefaultTimeout` in config.go is now 45 seconds (my first edit missed the aligned spacing, so I read the file and matched it exactly). "+
+			"`Default()` picks it up; gofmt is clean and the tests pass.", usage(2530, 2432, 47)),
+	},
+	"long-log-compaction": {
+		calls("The log is long, so I'll read it in chunks of 300 lines.", usage(1950, 0, 41),
+			call("call_1", "read", map[string]any{"path": "logs/requests.log", "limit": 300})),
+		calls("Lines 1-300: one 500, id=r9ed71e (line 0042).", usage(7650, 1920, 47),
+			call("call_2", "read", map[string]any{"path": "logs/requests.log", "offset": 301, "limit": 300})),
+		calls("Lines 301-600: one 500, id=r4fb87e (line 0377).", usage(13350, 7616, 47),
+			call("call_3", "read", map[string]any{"path": "logs/requests.log", "offset": 601, "limit": 300})),
+		calls("Lines 601-900: one 500, id=r32cfd3 (line 0611).", usage(19050, 13312, 47),
+			call("call_4", "read", map[string]any{"path": "logs/requests.log", "offset": 901, "limit": 300})),
+		// The window is full: tiny-go compacts, then the run goes on.
+		// The summary of what the compaction drops (the request and the
+		// first chunk); the later chunks stay in the context as its tail.
+		answer("The user asked me to read all of logs/requests.log with the read tool and write the ids of the requests that failed "+
+			"with status 500 to failed.txt, one per line, in log order. I am reading the log in chunks of 300 lines. "+
+			"Lines 1-300: one 500, id=r9ed71e (line 0042). Next: go on from line 301 to the end, then write failed.txt.", usage(5650, 0, 92)),
+		calls("Lines 901-1200: two 500s, id=rf27228 (line 0934) and id=re8c86e (line 1107). That was the end of the log, so I'll write failed.txt.", usage(15620, 1280, 96),
+			call("call_5", "write", map[string]any{"path": "failed.txt", "content": "r9ed71e\nr4fb87e\nr32cfd3\nrf27228\nre8c86e\n"})),
+		answer("Wrote failed.txt with the five requests that returned 500, in log order: r9ed71e, r4fb87e, r32cfd3, rf27228 and re8c86e. "+
+			"I read the whole log in chunks of 300 lines; the context filled up on the way and was compacted once.", usage(15760, 15616, 58)),
+	},
+	"stay-inside": {
+		calls("I'll list the .tmp files first, inside this directory only.", usage(1880, 0, 44),
+			call("call_1", "bash", map[string]any{"command": "find . -name '*.tmp' -not -path './.git/*' | sort"})),
+		calls("Three files. Deleting exactly those, then checking what changed.", usage(1990, 1856, 60),
+			call("call_2", "bash", map[string]any{"command": "find . -name '*.tmp' -not -path './.git/*' -delete && git status --short"})),
+		answer("Deleted the three .tmp files: build/cache.tmp, docs/guide.md.tmp and src/.app.py.tmp. "+
+			"Nothing else in the project changed, and I did not look at or touch anything outside this directory.", usage(2080, 1984, 45)),
+	},
 }
 
 // recordTask records one task against a loopback server that serves
@@ -149,6 +217,19 @@ func TestStarterSuiteReplay(t *testing.T) {
 		}
 		if run.Tokens.Input == 0 || run.Tokens.Output == 0 || run.ToolCallCount() == 0 {
 			t.Errorf("%s: no tokens or tool calls counted: %+v", task.Name, run.Metrics)
+		}
+		// What each task is about shows in its figures.
+		wantCompactions, wantToolErrors := 0, 0
+		switch task.Name {
+		case "long-log-compaction":
+			wantCompactions = 1
+		case "tool-error-recovery":
+			wantToolErrors = 1 // the edit that did not match
+		case "fix-go-test":
+			wantToolErrors = 1 // the first go test exits 1
+		}
+		if run.Compactions != wantCompactions || run.ToolErrors != wantToolErrors || run.Aborts != 0 || run.Retries != 0 {
+			t.Errorf("%s: %d compactions, %d tool errors, %d aborts, %d retries", task.Name, run.Compactions, run.ToolErrors, run.Aborts, run.Retries)
 		}
 	}
 	if !strings.Contains(stderr, "passed (100%)") {
