@@ -51,7 +51,7 @@ func childEnviron(extra ...string) []string {
 	env := []string{childEnv + "=1"}
 	for _, kv := range os.Environ() {
 		switch name, _, _ := cutEq(kv); name {
-		case "TINY_ENDPOINT", "OPENROUTER_API_KEY", "TINY_API_KEY", "ANTHROPIC_API_KEY", "TINY_MODEL",
+		case "TINY_ENDPOINT", "OPENROUTER_API_KEY", "TINY_API_KEY", "ANTHROPIC_API_KEY", "TINY_MODEL", "TINY_PROVIDER", "TINY_REASONING",
 			"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", childEnv:
 			continue
 		}

@@ -25,7 +25,10 @@ type Recording struct {
 	// Endpoint is the base URL the exchange was recorded against (no
 	// credentials); a replay configures it so that tiny-go builds the same
 	// kind of request, but never contacts it.
-	Endpoint  string     `json:"endpoint,omitzero"`
+	Endpoint string `json:"endpoint,omitzero"`
+	// Provider is TINY_PROVIDER of the recording ("" for the default),
+	// which a replay sets as well.
+	Provider  string     `json:"provider,omitzero"`
 	Exchanges []Exchange `json:"exchanges"`
 }
 

@@ -117,6 +117,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	for i := range done {
 		done[i] = make([]bool, cfg.Repeat)
 	}
+	runs := ""
+	if cfg.Repeat > 1 {
+		runs = fmt.Sprintf(" × %d", cfg.Repeat)
+	}
+	fmt.Fprintf(cfg.Progress, "eval: %d tasks%s, %d at a time, %s\n", len(cfg.Tasks), runs, cfg.Parallel, cfg.mode())
 	var mu sync.Mutex
 	finished := 0
 	next := make(chan job)
@@ -309,7 +314,7 @@ func (cfg *Config) runOne(ctx context.Context, t Task, rep int) (res RunResult) 
 		if err != nil {
 			return fail(StatusError, "recording: %v", err)
 		}
-		if err := WriteRecording(cfg.Record, &Recording{Version: RecordingVersion, Task: t.Name, Endpoint: endpointOf(cfg.Env), Exchanges: exchanges}); err != nil {
+		if err := WriteRecording(cfg.Record, &Recording{Version: RecordingVersion, Task: t.Name, Endpoint: endpointOf(cfg.Env), Provider: envValue(cfg.Env, "TINY_PROVIDER"), Exchanges: exchanges}); err != nil {
 			return fail(StatusError, "recording: %v", err)
 		}
 	}
@@ -475,7 +480,7 @@ func (cfg *Config) runAgent(ctx context.Context, t Task, in taskInput, rec *Reco
 	case rec != nil:
 		env = append(env, EnvReplay+"="+filepath.Join(cfg.Replay, t.Name+".json"),
 			"OPENROUTER_API_KEY="+replayKey, "TINY_API_KEY="+replayKey, "ANTHROPIC_API_KEY="+replayKey,
-			"TINY_ENDPOINT="+replayEndpoint(rec))
+			"TINY_ENDPOINT="+replayEndpoint(rec), "TINY_PROVIDER="+rec.Provider)
 	}
 
 	stdout, err := os.Create(filepath.Join(root, "agent.jsonl"))
@@ -588,12 +593,7 @@ func (l *limitedTail) Write(p []byte) (int, error) {
 // a recording; a replay points tiny-go at it (it is never contacted) so
 // that it picks the same kind of provider.
 func endpointOf(env []string) string {
-	var ep string
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "TINY_ENDPOINT="); ok {
-			ep = v
-		}
-	}
+	ep := envValue(env, "TINY_ENDPOINT")
 	if ep == "" {
 		ep = provider.DefaultEndpoint
 	}
@@ -611,6 +611,17 @@ func endpointOf(env []string) string {
 		}
 	}
 	return u.String()
+}
+
+// envValue is the last value of name in env.
+func envValue(env []string, name string) string {
+	var v string
+	for _, kv := range env {
+		if val, ok := strings.CutPrefix(kv, name+"="); ok {
+			v = val
+		}
+	}
+	return v
 }
 
 func replayEndpoint(rec *Recording) string {

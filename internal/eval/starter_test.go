@@ -187,7 +187,7 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 		name, value, _ := cutEq(kv)
 		t.Setenv(name, value)
 	}
-	for _, name := range []string{"TINY_ENDPOINT", "OPENROUTER_API_KEY", "TINY_API_KEY", "ANTHROPIC_API_KEY", "TINY_MODEL"} {
+	for _, name := range []string{"TINY_ENDPOINT", "OPENROUTER_API_KEY", "TINY_API_KEY", "ANTHROPIC_API_KEY", "TINY_MODEL", "TINY_PROVIDER", "TINY_REASONING"} {
 		t.Setenv(name, "")
 		os.Unsetenv(name)
 	}
