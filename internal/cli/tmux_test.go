@@ -131,7 +131,7 @@ func TestInteractiveTerminal(t *testing.T) {
 	p.text("fourth")
 	p.keys("Enter")
 	p.waitText("fourth answer")
-	p.waitText("↑200 ↓9")
+	p.waitText("200 in · 9 out")
 
 	p.text("/compact")
 	p.keys("Enter")

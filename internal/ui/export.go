@@ -13,6 +13,8 @@ func ToolStartLine(t agent.ToolInfo, width int) string { return toolStartLine(t,
 // error>".
 func ToolResultLine(t agent.ToolInfo, o agent.ToolOutcome) string { return toolResultLine(t, o) }
 
-// UsageLine is the usage line "↑in ↓out R<cacheRead> W<cacheWrite>
-// CH<rate>%" (↑ is the whole prompt: input + cache reads + cache writes).
-func UsageLine(u session.Usage) string { return usageLine(u) }
+// UsageLine is the usage line of one operation, e.g. "12.3k in · 850 out ·
+// 83% cached · 41% of window" (window 0: unknown, not shown).
+func UsageLine(u session.Usage, lastPrompt, window int64) string {
+	return usageMeter{total: u, lastPrompt: lastPrompt, window: window}.line()
+}

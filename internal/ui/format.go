@@ -90,24 +90,6 @@ func toolResultSummary(tool string, o agent.ToolOutcome) string {
 	}
 }
 
-// usageLine is "↑in ↓out R<cacheRead> W<cacheWrite> CH<rate>%": ↑ is the
-// uncached input (runtime.md's normalized input), so ↑, R and W add up to
-// the whole prompt and nothing is counted twice; CH is the cache hit rate
-// of runtime.md §1, R/(↑+R+W), floored so 100% means all of it.
-func usageLine(u session.Usage) string {
-	return fmt.Sprintf("↑%d ↓%d R%d W%d CH%d%%", u.Input, u.Output, u.CacheRead, u.CacheWrite, cacheRate(u))
-}
-
-func promptTokens(u session.Usage) int64 { return u.Input + u.CacheRead + u.CacheWrite }
-
-func cacheRate(u session.Usage) int64 {
-	total := promptTokens(u)
-	if total <= 0 {
-		return 0
-	}
-	return u.CacheRead * 100 / total
-}
-
 func zeroUsage(u session.Usage) bool { return u == session.Usage{} }
 
 // runOutcomeLine is the line after a run ends, "" for a normal completion.

@@ -107,16 +107,19 @@ func TestToolResultLine(t *testing.T) {
 
 func TestUsageLine(t *testing.T) {
 	tests := []struct {
-		u    session.Usage
-		want string
+		u         session.Usage
+		last, win int64
+		want      string
 	}{
-		{session.Usage{Input: 100, Output: 50, CacheRead: 850, CacheWrite: 50}, "↑100 ↓50 R850 W50 CH85%"},
-		{session.Usage{Input: 1, Output: 2, CacheRead: 998, CacheWrite: 1}, "↑1 ↓2 R998 W1 CH99%"}, // floored
-		{session.Usage{Input: 0, Output: 7, CacheRead: 64}, "↑0 ↓7 R64 W0 CH100%"},
-		{session.Usage{}, "↑0 ↓0 R0 W0 CH0%"},
+		{session.Usage{Input: 100, Output: 50, CacheRead: 850, CacheWrite: 50}, 0, 0, "1k in · 50 out · 85% cached"},
+		{session.Usage{Input: 1, Output: 2, CacheRead: 998, CacheWrite: 1}, 0, 0, "1k in · 2 out · 99% cached"}, // floored
+		{session.Usage{Input: 0, Output: 7, CacheRead: 64}, 0, 0, "64 in · 7 out · 100% cached"},
+		{session.Usage{Input: 2300, Output: 850, CacheRead: 10000}, 5000, 12000, "12.3k in · 850 out · 81% cached · 42% of window"},
+		{session.Usage{Input: 1_234_567, Output: 999_999}, 0, 200000, "1.2M in · 1M out"},
+		{session.Usage{}, 0, 0, "0 in · 0 out"},
 	}
 	for _, tt := range tests {
-		if got := usageLine(tt.u); got != tt.want {
+		if got := (usageMeter{total: tt.u, lastPrompt: tt.last, window: tt.win}).line(); got != tt.want {
 			t.Errorf("%+v: got %q, want %q", tt.u, got, tt.want)
 		}
 	}
@@ -195,26 +198,6 @@ func TestTruncateCountsCells(t *testing.T) {
 		}
 		if w := ansi.StringWidth(got); w > tt.width {
 			t.Errorf("truncate(%q, %d) is %d cells", tt.in, tt.width, w)
-		}
-	}
-}
-
-func TestStreamTailWrapsByCells(t *testing.T) {
-	text := strings.Repeat("漢字かな e\u0301 ", 100) + "\nlast line"
-	lines := streamTail(text, 15, 4)
-	if len(lines) != 4 || lines[3] != "last line" {
-		t.Fatalf("tail = %q", lines)
-	}
-	for _, l := range lines {
-		if w := ansi.StringWidth(l); w > 15 {
-			t.Errorf("line %q is %d cells", l, w)
-		}
-	}
-	// A long stream is cut before wrapping, at a rune boundary.
-	long := strings.Repeat("漢", 100000)
-	for _, l := range streamTail(long, 10, 3) {
-		if !strings.HasPrefix(l, "漢") || ansi.StringWidth(l) > 10 {
-			t.Errorf("bad line %q", l)
 		}
 	}
 }

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-
-	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
 // RunLines is interactive mode without a terminal: every line of In is one
@@ -166,8 +164,8 @@ func (r *lineRunner) run(ctx context.Context, prompt string) bool {
 		if answer := r.pr.unstreamedAnswer(res.Answer); answer != "" {
 			lines = append(lines, answer)
 		}
-		if u := r.pr.opUsage(); !zeroUsage(u) {
-			lines = append(lines, usageLine(u)+r.pr.contextSuffix())
+		if u := r.pr.opUsage(); !u.zero() {
+			lines = append(lines, u.line())
 		}
 		if l := runOutcomeLine(res, r.opts.Banner.SessionID); l != "" {
 			lines = append(lines, l)
@@ -248,8 +246,7 @@ type linePrinter struct {
 	midLine  bool            // streamed text not yet ended by a newline
 	step     strings.Builder // text of the model step being streamed
 	lastStep string          // text of the last completed model step
-	usage    session.Usage   // of the agent operations of this input
-	context  contextUse      // share of the window at the last request
+	usage    usageMeter      // of the agent operations of this input
 	started  chan struct{}   // an agent operation started
 	// approvals are the questions the agent asks (approve_line.go).
 	approvals chan approvalMsg
@@ -275,7 +272,7 @@ func (p *linePrinter) handle(msg any) {
 		p.mu.Unlock()
 	case modelDoneMsg:
 		p.mu.Lock()
-		p.context.note(msg.outcome)
+		p.usage.step(msg.outcome)
 		p.endLineLocked()
 		if msg.outcome.Outcome == "succeeded" {
 			p.lastStep = p.step.String()
@@ -292,7 +289,7 @@ func (p *linePrinter) handle(msg any) {
 		p.printQuestion(msg)
 	case opDoneMsg:
 		p.mu.Lock()
-		p.usage = addUsage(p.usage, msg.outcome.Usage)
+		p.usage.operation(msg.outcome.Usage)
 		p.mu.Unlock()
 	}
 }
@@ -301,7 +298,8 @@ func (p *linePrinter) beginOp() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.step.Reset()
-	p.lastStep, p.usage = "", session.Usage{}
+	p.lastStep = ""
+	p.usage.reset()
 }
 
 // unstreamedAnswer is the final answer when its step streamed nothing.
@@ -314,13 +312,7 @@ func (p *linePrinter) unstreamedAnswer(answer string) string {
 	return strings.TrimRight(sanitize(answer), "\n")
 }
 
-func (p *linePrinter) contextSuffix() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.context.suffix()
-}
-
-func (p *linePrinter) opUsage() session.Usage {
+func (p *linePrinter) opUsage() usageMeter {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.usage

@@ -9,8 +9,6 @@ import (
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
-
-	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
 // opKind is the user-level operation in progress: one Run or Compact call
@@ -25,6 +23,10 @@ const (
 
 // tickEvery is the spinner's frame interval.
 const tickEvery = 100 * time.Millisecond
+
+// frameEvery is the shortest interval between two renderings of the
+// streamed text.
+const frameEvery = 40 * time.Millisecond
 
 var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
@@ -58,13 +60,11 @@ type model struct {
 	abortInFlight bool
 	phase         string
 	phaseStart    time.Time
-	stream        strings.Builder // text of the model step being streamed
-	thinking      thinking        // its reasoning, shown dimmed while it streams
-	cost          float64         // of the model requests within op, when known
-	costKnown     bool
-	lastStepText  string        // text of the last completed model step
-	usage         session.Usage // of the agent operations within op
-	context       contextUse    // share of the window at the last request
+	st            *streamer  // the model step being streamed
+	thinking      thinking   // its reasoning, shown dimmed while it streams
+	lastRender    time.Time  // when st last rendered
+	lastStepText  string     // text of the last completed model step
+	usage         usageMeter // of the agent operations within op
 	tickGen       int
 	frame         int
 
@@ -79,6 +79,16 @@ type model struct {
 	printing bool
 	// printCmd hands text to the terminal and then reports printedMsg.
 	printCmd func(string) tea.Cmd
+
+	// lastView is the last view handed to Bubble Tea; while resizing it
+	// stays on the screen unchanged.
+	lastView *tea.View
+	reflows  bool // the terminal re-wraps lines when it gets narrower
+	// ready is set once the first frame is on the screen: Bubble Tea
+	// inserts lines above a frame, and loses some without one.
+	ready    bool
+	sized    bool // a WindowSizeMsg arrived
+	resizing bool // a reflowMsg is being handled
 
 	quitting bool // exit once op has ended and the output is flushed
 	forced   bool // a second Ctrl+C: the engine context is cancelled
@@ -122,6 +132,7 @@ func newModel(ctx context.Context, eng Engine, banner Banner, expand func(string
 		width:  80,
 		height: 24,
 	}
+	m.st = newStreamer(&m.md, m.width-1, m.liveRoom())
 	m.printCmd = func(text string) tea.Cmd {
 		return tea.Sequence(tea.Println(text), func() tea.Msg { return printedMsg{} })
 	}
@@ -147,9 +158,22 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return cmd
 	}
 	switch msg := msg.(type) {
+	case reflowMsg:
+		return m.reflow(msg)
+	case readyMsg:
+		m.ready = true
+		return nil
 	case tea.WindowSizeMsg:
+		m.resizing = false
 		m.width, m.height = max(msg.Width, 10), max(msg.Height, 4)
 		m.input.SetWidth(m.width)
+		m.st.setWidth(m.width - 1)
+		m.st.chunk = max(m.liveRoom(), 4)
+		if !m.sized {
+			// Output waits until the first frame has been drawn.
+			m.sized = true
+			return tea.Tick(3*frameEvery, func(time.Time) tea.Msg { return readyMsg{} })
+		}
 		return nil
 	case tea.BackgroundColorMsg:
 		m.md.setLight(!msg.IsDark())
@@ -169,6 +193,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		m.frame++
+		m.renderStream(false)
 		return m.tick()
 
 	case opStartedMsg:
@@ -179,23 +204,22 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		} else {
 			m.setPhase("Thinking")
 		}
-		m.stream.Reset()
+		m.st.reset()
 		return nil
 	case reasoningMsg:
 		m.reasoningUpdate(msg)
 		return nil
 	case deltaMsg:
 		m.reasoningUpdate(msg)
-		if m.stream.Len() == 0 {
+		if m.st.empty() {
 			m.setPhase("Writing")
 		}
-		m.stream.WriteString(sanitize(msg.text))
+		m.st.write(sanitize(msg.text))
+		m.renderStream(false)
 		return nil
 	case modelDoneMsg:
 		m.reasoningUpdate(msg)
-		if c := msg.outcome.Cost; c != nil {
-			m.cost, m.costKnown = m.cost+*c, true
-		}
+		m.usage.step(msg.outcome)
 		m.modelDone(msg)
 		return nil
 	case toolStartedMsg:
@@ -219,7 +243,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		}
 		return nil
 	case opDoneMsg:
-		m.usage = addUsage(m.usage, msg.outcome.Usage)
+		m.usage.operation(msg.outcome.Usage)
 		return nil
 
 	case runDoneMsg:

@@ -32,6 +32,7 @@ type (
 	// output cannot overtake it.
 	printedMsg struct{}
 	tickMsg    struct{ gen int }
+	readyMsg   struct{}
 	// interruptMsg is SIGINT, SIGTERM or SIGHUP: the Ctrl+C path.
 	interruptMsg struct{}
 )
@@ -60,9 +61,9 @@ func (m *model) startCompact() tea.Cmd {
 
 func (m *model) beginOp(k opKind, phase string) {
 	m.op, m.opSeq, m.aborting, m.abortInFlight = k, 0, false, false
-	m.stream.Reset()
-	m.lastStepText, m.usage = "", session.Usage{}
-	m.cost, m.costKnown = 0, false
+	m.st.reset()
+	m.lastStepText = ""
+	m.usage.reset()
 	m.tickGen++
 	m.setPhase(phase)
 }
@@ -70,7 +71,7 @@ func (m *model) beginOp(k opKind, phase string) {
 func (m *model) endOp() {
 	m.op = opNone
 	m.aborting, m.abortInFlight = false, false
-	m.stream.Reset()
+	m.st.reset()
 	m.phase = ""
 	if !m.quitting {
 		m.notice = ""
@@ -170,19 +171,14 @@ func (m *model) exit() tea.Cmd {
 }
 
 func (m *model) modelDone(msg modelDoneMsg) {
-	m.context.note(msg.outcome)
-	text := m.stream.String()
-	m.stream.Reset()
+	text := m.st.src
+	// Everything streamed is committed, also what arrived before an
+	// attempt failed or was cancelled: it was on the screen.
+	m.renderStream(true)
+	m.st.reset()
 	m.setPhase("Working")
-	switch {
-	case msg.outcome.Outcome == "succeeded":
+	if msg.outcome.Outcome == "succeeded" {
 		m.lastStepText = text
-		if strings.TrimSpace(text) != "" {
-			m.print(m.md.render(text, m.width))
-		}
-	case strings.TrimSpace(text) != "":
-		// What arrived before the attempt failed or was cancelled.
-		m.print(faint.Render(strings.TrimRight(text, "\n")))
 	}
 }
 
@@ -197,8 +193,8 @@ func (m *model) runDone(msg runDoneMsg) {
 		if res.Answer != "" && strings.TrimSpace(m.lastStepText) == "" {
 			m.print(m.md.render(res.Answer, m.width)) // nothing was streamed
 		}
-		if !zeroUsage(m.usage) {
-			m.print(faint.Render(usageLine(m.usage) + m.context.suffix() + costText(m.cost, m.costKnown)))
+		if !m.usage.zero() {
+			m.print(faint.Render(m.usage.line()))
 		}
 		if line := runOutcomeLine(res, m.banner.SessionID); line != "" {
 			m.print(errStyle.Render(line))

@@ -10,20 +10,50 @@ import (
 )
 
 // print queues text for the scrollback above the live area, wrapped to
-// the terminal's width (the terminal would cut words apart).
+// less than the terminal's width (the terminal would cut words apart, and
+// a full-width line is counted as two by Bubble Tea's insertion).
 func (m *model) print(text string) {
-	m.outbox = append(m.outbox, ansi.Wrap(text, m.width, ""))
+	m.outbox = append(m.outbox, strings.Split(ansi.Wrap(text, m.width-1, ""), "\n")...)
 }
 
-// flush hands the queued output to the terminal, one batch at a time so
-// it keeps its order, and quits once everything is out and nothing runs.
+// printLines queues lines that are already at most the terminal's width.
+func (m *model) printLines(lines []string) {
+	for _, l := range lines {
+		m.print(l)
+	}
+}
+
+// renderStream moves the streamed text forward: final lines go to the
+// scrollback, the rest stays in the live area. Rendering is skipped while
+// the last one is recent (deltas can arrive by the hundred per second);
+// the spinner's tick catches up.
+func (m *model) renderStream(final bool) {
+	now := m.now()
+	if !final && now.Sub(m.lastRender) < frameEvery {
+		return
+	}
+	m.lastRender = now
+	m.printLines(m.st.advance(final))
+}
+
+// printChunk is how many lines one insertion above the live area may
+// carry: Bubble Tea scrolls the screen by the inserted height and then
+// moves up over it, so an insertion taller than the room above the live
+// area would push the live area itself into the scrollback. Half of that
+// room leaves a margin for a terminal that shrinks before Bubble Tea
+// learns its new size.
+func (m *model) printChunk() int { return max((m.height-m.liveCap())/2, 1) }
+
+// flush hands the queued output to the terminal, one insertion at a time
+// so it keeps its order, and quits once everything is out and nothing runs.
 func (m *model) flush() tea.Cmd {
-	if m.printing {
-		return nil
+	if m.printing || m.resizing || !m.ready {
+		return nil // the next insertion needs the size the screen has now
 	}
 	if len(m.outbox) > 0 {
-		text := strings.Join(m.outbox, "\n")
-		m.outbox, m.printing = nil, true
+		n := min(len(m.outbox), m.printChunk())
+		text := strings.Join(m.outbox[:n], "\n")
+		m.outbox, m.printing = m.outbox[n:], true
 		return m.printCmd(text)
 	}
 	if m.quitting && m.op == opNone && !m.quit {

@@ -58,11 +58,3 @@ func (m *model) reasoningUpdate(msg any) {
 		}
 	}
 }
-
-// costText is " · $0.0123" for a known cost, "" otherwise.
-func costText(cost float64, known bool) string {
-	if !known {
-		return ""
-	}
-	return fmt.Sprintf(" · $%.4f", cost)
-}

@@ -66,11 +66,16 @@ var buildFakeagent = sync.OnceValues(func() (string, error) {
 type pane struct {
 	t      *testing.T
 	socket string
+	conf   string // tmux configuration file; "" for none
 }
 
 func (p *pane) tmux(args ...string) string {
 	p.t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-L", p.socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
+	conf := p.conf
+	if conf == "" {
+		conf = "/dev/null"
+	}
+	out, err := exec.Command("tmux", append([]string{"-L", p.socket, "-f", conf}, args...)...).CombinedOutput()
 	if err != nil {
 		p.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
@@ -117,7 +122,7 @@ func (p *pane) text(s string)       { p.tmux("send-keys", "-t", "s", "-l", s) }
 
 func tmuxSession(t *testing.T, bin, term string) {
 	p := &pane{t: t, socket: fmt.Sprintf("tinygo-ui-%d-%s", os.Getpid(), term)}
-	script := fmt.Sprintf(`TERM=%s %s -session test-123; echo EXIT=$?; stty -a | tr ' ;' '\n\n' | grep -x -e icanon -e echo | tr '\n' ' '; echo STTY; sleep 60`, term, bin)
+	script := fmt.Sprintf(`TERM=%s %s -session test-123 ; echo EXIT=$?; stty -a | tr ' ;' '\n\n' | grep -x -e icanon -e echo | tr '\n' ' '; echo STTY; sleep 60`, term, bin)
 	p.tmux("new-session", "-d", "-x", "100", "-y", "30", "-s", "s", "sh", "-c", script)
 	t.Cleanup(func() { exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
 
@@ -127,7 +132,7 @@ func tmuxSession(t *testing.T, bin, term string) {
 	p.text("hello tmux")
 	p.keys("Enter")
 	p.waitText("You said: hello tmux")
-	p.waitText("CH85%")
+	p.waitText("85% cached")
 
 	p.text("tell a long story")
 	p.keys("Enter")
@@ -152,6 +157,7 @@ func tmuxSession(t *testing.T, bin, term string) {
 	}
 	p.keys("Enter")
 	p.waitText("You said: pasted one pasted two")
+	p.waitText("12 out") // the run has ended
 
 	p.text("run the tool")
 	p.keys("Enter")

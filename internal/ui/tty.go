@@ -40,12 +40,14 @@ func Run(ctx context.Context, opts Options) error {
 func runTTY(ctx context.Context, opts Options) (err error) {
 	m := newModel(ctx, opts.Engine, opts.Banner, opts.ExpandSkill)
 	m.rewinder = opts.Rewinder
+	m.reflows = terminalReflows(os.Getenv)
 	p := tea.NewProgram(m,
 		tea.WithContext(ctx),
 		tea.WithInput(opts.in()),
 		tea.WithOutput(opts.out()),
 		// Signals are handled below so that they abort before exiting.
 		tea.WithoutSignalHandler(),
+		tea.WithFilter(resizeFilter),
 	)
 	detach := opts.Observer.attach(func(msg any) { p.Send(msg) })
 	defer detach()

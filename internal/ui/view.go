@@ -15,9 +15,18 @@ func (m *model) View() tea.View {
 	if m.quit {
 		return tea.NewView("") // the last frame leaves nothing behind
 	}
+	if m.resizing && m.lastView != nil {
+		return *m.lastView
+	}
+	v := m.view()
+	m.lastView = &v
+	return v
+}
+
+func (m *model) view() tea.View {
 	lines := m.thinking.view(m.width)
-	if m.stream.Len() > 0 {
-		lines = append(lines, streamTail(m.stream.String(), m.width, m.streamRoom())...)
+	if len(m.st.live) > 0 {
+		lines = append(lines, liveLines(m.st.live, m.width, max(m.liveRoom()-len(lines), 1))...)
 	}
 	if m.op != opNone {
 		lines = append(lines, truncate(m.statusLine(), m.width))
@@ -48,14 +57,36 @@ func (m *model) statusLine() string {
 	return fmt.Sprintf("%s %s… %ds%s", frame, m.phase, secs, faint.Render(hint))
 }
 
-// streamRoom is how many lines of streaming text fit above the status line
-// and the input in the terminal.
-func (m *model) streamRoom() int {
-	return max(m.height-m.input.Height()-3, 1)
+// liveCap is the most lines the live area may take: a third of the
+// screen, so the scrollback can take the rest in one insertion, and the
+// live area still fits on the screen when a narrower terminal re-wraps
+// each of its lines into two.
+func (m *model) liveCap() int { return max(m.height/3, 4) }
+
+// liveRoom is how many lines of streaming text fit in the live area above
+// the status line and the input.
+func (m *model) liveRoom() int {
+	return max(m.liveCap()-m.input.Height()-2, 1)
+}
+
+// liveLines are the streamed lines still in progress, wrapped to the
+// terminal (a block keeps the width it started with) and cut to the last n.
+func liveLines(lines []string, width, n int) []string {
+	if len(lines) > n {
+		lines = lines[len(lines)-n:] // wrapping only adds lines
+	}
+	var out []string
+	for _, l := range lines {
+		out = append(out, strings.Split(ansi.Wrap(l, width-1, ""), "\n")...)
+	}
+	if len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return out
 }
 
 // streamTail wraps text to width and returns its last n lines. Only the
-// end of a long reply is wrapped, so a long stream costs the same per
+// end of a long text is wrapped, so a long stream costs the same per
 // frame as a short one.
 func streamTail(text string, width, n int) []string {
 	if budget := 4 * width * (n + 1); len(text) > budget {

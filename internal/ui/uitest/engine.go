@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/session"
@@ -20,6 +21,9 @@ import (
 //     then the answer;
 //   - containing "fail": the model request fails;
 //   - containing "long": a long answer (LongWords words);
+//   - "reply <shape> <n> <fast|slow>": Reply(shape, n), streamed in
+//     64-byte pieces 2 ms apart (fast) or 16-byte pieces over about three
+//     seconds (slow);
 //   - exactly "panic now": Run panics (to test that the terminal is
 //     restored);
 //   - anything else: a short markdown answer quoting the prompt.
@@ -146,6 +150,32 @@ func (e *Engine) Run(ctx context.Context, prompt string) (agent.Result, error) {
 		return true
 	}
 
+	if shape, n, speed, ok := parseReply(prompt); ok {
+		text := Reply(shape, n)
+		size, delay := 64, 2*time.Millisecond
+		if speed == "slow" {
+			size = 16
+			delay = 3 * time.Second / time.Duration(len(text)/size+1)
+		}
+		e.emit(agent.ModelStarted{Model: agent.ModelInfo{OperationID: opID}})
+		for rest := text; rest != ""; {
+			k := min(size, len(rest))
+			for k < len(rest) && !utf8.RuneStart(rest[k]) {
+				k++
+			}
+			if e.abortRequested() || !sleep(opCtx, delay) {
+				e.emit(agent.ModelCompleted{Model: agent.ModelInfo{OperationID: opID}, Outcome: agent.ModelOutcome{Outcome: "cancelled"}})
+				return aborted()
+			}
+			e.emit(agent.ModelDelta{Text: rest[:k]})
+			rest = rest[k:]
+		}
+		u := session.Usage{Input: 12300, Output: 850, CacheRead: 61000}
+		usage = u
+		e.emit(agent.ModelCompleted{Model: agent.ModelInfo{OperationID: opID}, Outcome: agent.ModelOutcome{Outcome: "succeeded", Usage: &u}})
+		return finish(agent.Result{Outcome: session.OutcomeCompleted, Completion: session.CompletionNormal, Answer: text})
+	}
+
 	switch {
 	case strings.Contains(prompt, "fail"):
 		e.emit(agent.ModelStarted{Model: agent.ModelInfo{OperationID: opID}})
@@ -233,6 +263,18 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// parseReply reads "reply <shape> <n> <speed>".
+func parseReply(prompt string) (shape string, n int, speed string, ok bool) {
+	f := strings.Fields(prompt)
+	if len(f) != 4 || f[0] != "reply" {
+		return "", 0, "", false
+	}
+	if _, err := fmt.Sscan(f[2], &n); err != nil || n <= 0 {
+		return "", 0, "", false
+	}
+	return f[1], n, f[3], true
 }
 
 func longText(words int) string {
