@@ -118,6 +118,14 @@ func TestUsageLine(t *testing.T) {
 		{session.Usage{Input: 1_234_567, Output: 999_999}, 0, 200000, "1.2M in · 1M out"},
 		{session.Usage{}, 0, 0, "0 in · 0 out"},
 	}
+	m := usageMeter{}
+	cost := 0.0123
+	m.step(agent.ModelOutcome{PromptTokens: 41000, ContextWindow: 100000, Cost: &cost})
+	m.step(agent.ModelOutcome{Cost: &cost})
+	m.operation(session.Usage{Input: 1000, Output: 20, CacheRead: 40000})
+	if got, want := m.line(), "41k in · 20 out · 97% cached · 41% of window · $0.025"; got != want {
+		t.Errorf("with cost: got %q, want %q", got, want)
+	}
 	for _, tt := range tests {
 		if got := (usageMeter{total: tt.u, lastPrompt: tt.last, window: tt.win}).line(); got != tt.want {
 			t.Errorf("%+v: got %q, want %q", tt.u, got, tt.want)
