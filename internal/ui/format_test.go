@@ -114,14 +114,16 @@ func TestUsageLine(t *testing.T) {
 		{session.Usage{Input: 100, Output: 50, CacheRead: 850, CacheWrite: 50}, 0, 0, "1k in · 50 out · 85% cached"},
 		{session.Usage{Input: 1, Output: 2, CacheRead: 998, CacheWrite: 1}, 0, 0, "1k in · 2 out · 99% cached"}, // floored
 		{session.Usage{Input: 0, Output: 7, CacheRead: 64}, 0, 0, "64 in · 7 out · 100% cached"},
-		{session.Usage{Input: 2300, Output: 850, CacheRead: 10000}, 5000, 12000, "12.3k in · 850 out · 81% cached · 42% of window"},
+		{session.Usage{Input: 2300, Output: 850, CacheRead: 10000}, 5000, 12000, "12.3k in · 850 out · 81% cached · 41% of window"},
 		{session.Usage{Input: 1_234_567, Output: 999_999}, 0, 200000, "1.2M in · 1M out"},
 		{session.Usage{}, 0, 0, "0 in · 0 out"},
 	}
 	m := usageMeter{}
 	cost := 0.0123
-	m.step(agent.ModelOutcome{PromptTokens: 41000, ContextWindow: 100000, Cost: &cost})
-	m.step(agent.ModelOutcome{Cost: &cost})
+	m.step(agent.ModelOutcome{Outcome: "succeeded", PromptTokens: 41000, ContextWindow: 100000, Cost: &cost})
+	// A failed attempt or a summary request (no window) leaves the share.
+	m.step(agent.ModelOutcome{Outcome: "failed", Cost: &cost})
+	m.step(agent.ModelOutcome{Outcome: "succeeded", PromptTokens: 900000})
 	m.operation(session.Usage{Input: 1000, Output: 20, CacheRead: 40000})
 	if got, want := m.line(), "41k in · 20 out · 97% cached · 41% of window · $0.025"; got != want {
 		t.Errorf("with cost: got %q, want %q", got, want)
