@@ -12,7 +12,7 @@ import (
 // costLog writes, in one-shot mode, the price of each model request and of
 // each operation on stderr when the provider reports one (OpenRouter's
 // usage accounting) or a price table knows it (Anthropic's list prices):
-// "  $0.0041 ↑1200 ↓40 R1000 W150 CH83%" per request and "cost $0.0123 for
+// "  $0.0041 2.4k in · 40 out · 42% cached" per request and "cost $0.0123 for
 // 3 requests" per operation. Cost is display data: it is never a fact.
 type costLog struct {
 	mu       sync.Mutex
@@ -40,7 +40,7 @@ func (c *costLog) event(ev agent.Event) {
 		}
 		c.sum += *ev.Outcome.Cost
 		c.priced++
-		fmt.Fprintf(c.w, "  $%.4f %s\n", *ev.Outcome.Cost, ui.UsageLine(*ev.Outcome.Usage))
+		fmt.Fprintf(c.w, "  $%.4f %s\n", *ev.Outcome.Cost, ui.UsageLine(*ev.Outcome.Usage, 0, 0))
 	case agent.OperationCompleted:
 		if c.priced > 0 {
 			fmt.Fprintf(c.w, "cost $%.4f for %d request(s)%s\n", c.sum, c.requests, unpriced(c.requests-c.priced))

@@ -19,7 +19,7 @@ func TestOneShotShowsCost(t *testing.T) {
 	if code != 0 || stdout != "done\n" {
 		t.Fatalf("exit %d, stdout %q, stderr %s", code, stdout, stderr)
 	}
-	for _, want := range []string{"  $0.0010 ↑200 ↓10 R800 W0 CH80%", "  $0.0020 ↑100 ↓5 R1000 W0 CH90%", "cost $0.0030 for 2 request(s)"} {
+	for _, want := range []string{"  $0.0010 1k in · 10 out · 80% cached", "  $0.0020 1.1k in · 5 out · 90% cached", "cost $0.0030 for 2 request(s)"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}

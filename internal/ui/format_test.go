@@ -125,7 +125,7 @@ func TestUsageLine(t *testing.T) {
 	m.step(agent.ModelOutcome{Outcome: "failed", Cost: &cost})
 	m.step(agent.ModelOutcome{Outcome: "succeeded", PromptTokens: 900000})
 	m.operation(session.Usage{Input: 1000, Output: 20, CacheRead: 40000})
-	if got, want := m.line(), "41k in · 20 out · 97% cached · 41% of window · $0.025"; got != want {
+	if got, want := m.line(), "41k in · 20 out · 97% cached · 41% of window · $0.0246"; got != want {
 		t.Errorf("with cost: got %q, want %q", got, want)
 	}
 	for _, tt := range tests {
