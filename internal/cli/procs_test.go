@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -192,4 +193,36 @@ func TestProcessesStayDead(t *testing.T) {
 			t.Errorf("process records left after the resume: %v", entries)
 		}
 	})
+}
+
+// Esc in a real terminal while a bash command runs kills what the command
+// started outside its process group, not only the group.
+func TestEscKillsWhatTheCommandStarted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	dir, e := t.TempDir(), newEscapee()
+	pidFile := filepath.Join(dir, "escapee.pid")
+	e.kill(t, pidFile)
+	srv := providertest.New(t, bashCall(t, e.script(pidFile, "sleep 60")))
+	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-procs-%d", os.Getpid())}
+	script := fmt.Sprintf(`cd %s && TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s=1 %s --approval auto; echo EXIT=$?; sleep 60`,
+		dir, srv.URL(), childEnv, programAs(t, "tiny-go-program"))
+	p.tmux("new-session", "-d", "-x", "110", "-y", "40", "-s", "s", "sh", "-c", script)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+
+	p.waitText("Esc aborts the active operation; Ctrl+C exits.")
+	p.text("start the server")
+	p.keys("Enter")
+	p.wait("the escapee to start", func(string) bool { return e.alive() })
+	p.keys("Escape")
+	p.waitText("Aborted.")
+	if !e.goneWithin(5 * time.Second) {
+		t.Fatalf("`setsid sleep %s &` survived Esc", e.secs)
+	}
+	p.keys("C-c")
+	p.waitText("EXIT=0")
 }

@@ -60,7 +60,8 @@ func (a *runner) newSandbox() error {
 // environment without them.
 func (a *runner) scrubber(vars []string) *secrets.Scrubber {
 	s := secrets.NewScrubber()
-	for _, v := range vars {
+	// Every token of the catalog, not only those of the servers in use.
+	for _, v := range append(vars, secrets.Names(a.io.getenv)...) {
 		s.Add(a.io.getenv(v))
 	}
 	return s

@@ -211,9 +211,6 @@ func TestCheckWrite(t *testing.T) {
 
 func TestGoBuildWorksInWorkspaceMode(t *testing.T) {
 	requireLandlock(t)
-	if testing.Short() {
-		t.Skip("builds a module")
-	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command")
@@ -236,6 +233,34 @@ func TestGoBuildWorksInWorkspaceMode(t *testing.T) {
 	out, err := run(t, s, work, goBin+" build -o hello . && ./hello")
 	if err != nil || !strings.Contains(out, "hello from the sandbox") {
 		t.Fatalf("go build in workspace mode: %v\n%s", err, out)
+	}
+}
+
+// git commit and npm install in the working directory keep working in
+// workspace mode with the real home, cache and temporary directories.
+func TestGitCommitAndNpmInstallWorkInWorkspaceMode(t *testing.T) {
+	requireLandlock(t)
+	work, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSandbox(t, Policy{Mode: Workspace, WorkDir: work})
+	if _, err := exec.LookPath("git"); err == nil {
+		script := "git init -q . && echo hi > f && git add f && " +
+			"git -c user.name=t -c user.email=t@example.com commit -qm first && git log --oneline | wc -l"
+		if out, err := run(t, s, work, script); err != nil || strings.TrimSpace(out) != "1" {
+			t.Errorf("git commit in workspace mode: %v\n%s", err, out)
+		}
+	}
+	// npm takes seconds to start on a loaded machine.
+	if _, err := exec.LookPath("npm"); err == nil && !testing.Short() {
+		if err := os.WriteFile(filepath.Join(work, "package.json"), []byte(`{"name":"x","version":"1.0.0","private":true}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := run(t, s, work, "npm install --offline --no-audit --no-fund 2>&1 && test -f package-lock.json")
+		if err != nil {
+			t.Errorf("npm install in workspace mode: %v\n%s", err, out)
+		}
 	}
 }
 
