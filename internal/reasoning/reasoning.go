@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/go-json-experiment/json"
@@ -161,10 +162,13 @@ func (s *Store) openLocked() error {
 		return fmt.Errorf("reasoning details: %w", err)
 	}
 	if s.fsync {
-		// The new file's directory entry must survive a power loss too.
-		if d, err := os.Open(dir); err == nil {
-			_ = d.Sync()
-			d.Close()
+		// The file's entry in the sidecar directory, and that directory's
+		// in the sessions directory, must survive a power loss too.
+		for _, d := range []string{dir, filepath.Dir(dir)} {
+			if err := syncDir(d); err != nil {
+				f.Close()
+				return fmt.Errorf("reasoning details: %w", err)
+			}
 		}
 	}
 	s.f = f
@@ -193,4 +197,13 @@ func (s *Store) Close() error {
 	err := s.f.Close()
 	s.f = nil
 	return err
+}
+
+func syncDir(path string) error {
+	d, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
