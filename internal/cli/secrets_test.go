@@ -30,6 +30,7 @@ func TestSecretsStaySecret(t *testing.T) {
 	}
 	const key = "sk-or-v1-0123456789abcdef-the-real-key"
 	const token = "mcp-token-fedcba9876543210"
+	const anthropic = "sk-ant-api03-not-used-here-but-known"
 	hunt := []string{
 		`cat /proc/$PPID/environ | tr '\0' '\n'`,
 		`cat /proc/*/environ 2>/dev/null | tr '\0' '\n'`,
@@ -51,7 +52,7 @@ func TestSecretsStaySecret(t *testing.T) {
 			}
 			cmd := exec.Command(programAs(t, "tiny-go-program"), "--json", "--sandbox", mode, "find the key")
 			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), childEnv+"=1", "OPENROUTER_API_KEY="+key, "DOCS_TOKEN="+token,
+			cmd.Env = append(os.Environ(), childEnv+"=1", "OPENROUTER_API_KEY="+key, "DOCS_TOKEN="+token, "ANTHROPIC_API_KEY="+anthropic,
 				"TINY_MCP_CONFIG="+catalog, "TINY_ENDPOINT="+srv.URL(), "OTEL_SDK_DISABLED=true")
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -78,7 +79,7 @@ func TestSecretsStaySecret(t *testing.T) {
 				t.Fatal(err)
 			}
 			for where, b := range places {
-				for _, s := range []string{key, token} {
+				for _, s := range []string{key, token, anthropic} {
 					if bytes.Contains(b, []byte(s)) {
 						t.Errorf("a secret is in %s", where)
 					}
