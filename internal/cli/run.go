@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
+	"github.com/tiny-agent/tiny-go/internal/interrupt"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/procs"
@@ -533,49 +532,41 @@ func (a *runner) expand(text string) (string, error) {
 	return text, nil
 }
 
-// abortGrace is how long further signals wait for a durable abort to be
-// reconciled before they stop the process outright.
-const abortGrace = 3 * time.Second
-
-// onSignals routes SIGINT, SIGTERM and SIGHUP into the abort path: the
-// abort intent is made durable, the active phase is signalled, and the
-// driving goroutine reconciles and returns. A signal with nothing to abort,
-// or a second one while the abort is under way, stops the process at once
-// (hardStop); whatever was in flight stays open for the next resume.
+// onSignals routes SIGINT, SIGTERM and SIGHUP into the abort path, by the
+// interrupt policy: the abort intent is made durable, the active phase is
+// signalled, and the driving goroutine reconciles and returns. A signal
+// with nothing to abort, or one after the policy's grace while the abort
+// is under way, stops the process at once (hardStop); whatever was in
+// flight stays open for the next resume.
 func (a *runner) onSignals(hardStop context.CancelFunc) (stop func()) {
-	ch := make(chan os.Signal, 4)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	sigs, stopNotify := interrupt.Notify()
 	done := make(chan struct{})
 	go func() {
-		var abortedAt time.Time
+		var policy interrupt.Policy
 		for {
 			select {
-			case <-ch:
-				if !abortedAt.IsZero() {
-					// The abort is durable and its reconciliation is local
-					// and bounded: give it time before giving up on it.
-					if time.Since(abortedAt) < abortGrace {
-						fmt.Fprintln(a.io.stderr, "Aborting; signal again to stop at once.")
-						continue
+			case <-sigs:
+				switch policy.Interrupt(true) {
+				case interrupt.Abort:
+					ok, err := a.agent.Abort(context.Background())
+					if err != nil {
+						fmt.Fprintf(a.io.stderr, "tiny-go: abort: %v\n", err)
 					}
-					hardStop()
-					continue
-				}
-				ok, err := a.agent.Abort(context.Background())
-				if err != nil {
-					fmt.Fprintf(a.io.stderr, "tiny-go: abort: %v\n", err)
-				}
-				if !ok {
+					if !ok {
+						hardStop()
+					}
+				case interrupt.Hold:
+					fmt.Fprintln(a.io.stderr, interrupt.HoldHint)
+				default:
 					hardStop()
 				}
-				abortedAt = time.Now()
 			case <-done:
 				return
 			}
 		}
 	}()
 	return func() {
-		signal.Stop(ch)
+		stopNotify()
 		close(done)
 	}
 }

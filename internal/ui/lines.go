@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
+
+	"github.com/tiny-agent/tiny-go/internal/interrupt"
 )
 
 // RunLines is interactive mode without a terminal: every line of In is one
@@ -32,9 +32,8 @@ func runLines(ctx context.Context, opts Options) error {
 	detach := opts.Observer.attach(pr.handle)
 	defer detach()
 
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
+	sigs, stopSignals := interrupt.Notify()
+	defer stopSignals()
 
 	r := &lineRunner{opts: opts, pr: pr, sigs: sigs}
 	defer r.calls.Wait()
@@ -105,10 +104,11 @@ func readLines(ctx context.Context, r io.Reader) <-chan input {
 
 // lineRunner executes the inputs of line mode one at a time.
 type lineRunner struct {
-	opts  Options
-	pr    *linePrinter
-	sigs  <-chan os.Signal
-	calls sync.WaitGroup // abort calls in flight
+	opts   Options
+	pr     *linePrinter
+	sigs   <-chan os.Signal
+	policy interrupt.Policy
+	calls  sync.WaitGroup // abort calls in flight
 	// inputs are the lines of In; while an operation runs they answer
 	// approval questions (approve_line.go).
 	inputs <-chan input
@@ -174,10 +174,11 @@ func (r *lineRunner) run(ctx context.Context, prompt string) bool {
 	})
 }
 
-// operate runs op and prints the lines it returns. A signal meanwhile
-// aborts it (again for every agent operation that starts afterwards, such
-// as a run after an automatic compaction) and makes operate report exit; a
-// second signal cancels op's context.
+// operate runs op and prints the lines it returns. A signal (or EOF)
+// meanwhile is an interrupt: by the interrupt policy it aborts op (again
+// for every agent operation that starts afterwards, such as a run after an
+// automatic compaction) and makes operate report exit, or later cancels
+// op's context.
 func (r *lineRunner) operate(ctx context.Context, op func(context.Context) []string) (exit bool) {
 	opCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -191,31 +192,39 @@ func (r *lineRunner) operate(ctx context.Context, op func(context.Context) []str
 		case msg := <-r.pr.approvals:
 			asked = &msg
 		case in, ok := <-r.answers(asked):
+			if !ok {
+				r.interrupt(opCtx, cancel) // EOF: like a signal, abort and exit
+				r.inputs, asked = nil, nil
+				continue
+			}
 			if r.answerLine(opCtx, asked, in, ok) {
 				asked = nil
-			}
-			if !ok {
-				exit = true // EOF: like a signal, abort and exit
-				r.inputs = nil
 			}
 		case lines := <-done:
 			r.pr.endLine()
 			for _, l := range lines {
 				r.pr.println(l)
 			}
-			return exit
+			return r.policy.Aborting()
 		case <-r.sigs:
-			if exit {
-				cancel()
-				continue
-			}
-			exit = true
-			r.abort(opCtx)
+			r.interrupt(opCtx, cancel)
 		case <-r.pr.started:
-			if exit {
+			if r.policy.Aborting() {
 				r.abort(opCtx)
 			}
 		}
+	}
+}
+
+// interrupt applies the interrupt policy to the operation in progress.
+func (r *lineRunner) interrupt(ctx context.Context, cancel context.CancelFunc) {
+	switch r.policy.Interrupt(true) {
+	case interrupt.Abort:
+		r.abort(ctx)
+	case interrupt.Hold:
+		r.pr.println(interrupt.HoldHint)
+	default:
+		cancel()
 	}
 }
 

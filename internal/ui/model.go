@@ -9,6 +9,7 @@ import (
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/tiny-agent/tiny-go/internal/interrupt"
 )
 
 // opKind is the user-level operation in progress: one Run or Compact call
@@ -90,9 +91,10 @@ type model struct {
 	sized    bool // a WindowSizeMsg arrived
 	resizing bool // a reflowMsg is being handled
 
-	quitting bool // exit once op has ended and the output is flushed
-	forced   bool // a second Ctrl+C: the engine context is cancelled
-	quit     bool // tea.Quit was returned
+	interrupts interrupt.Policy // what Ctrl+C and signals do
+	quitting   bool             // exit once op has ended and the output is flushed
+	forced     bool             // a second Ctrl+C: the engine context is cancelled
+	quit       bool             // tea.Quit was returned
 }
 
 func newModel(ctx context.Context, eng Engine, banner Banner, expand func(string) (string, error)) *model {
@@ -132,6 +134,7 @@ func newModel(ctx context.Context, eng Engine, banner Banner, expand func(string
 		width:  80,
 		height: 24,
 	}
+	m.interrupts.Now = func() time.Time { return m.now() }
 	m.st = newStreamer(&m.md, m.width-1, m.liveRoom())
 	m.printCmd = func(text string) tea.Cmd {
 		return tea.Sequence(tea.Println(text), func() tea.Msg { return printedMsg{} })

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/interrupt"
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
@@ -182,6 +183,14 @@ func TestSecondCtrlCStopsAnOperationThatDoesNotEnd(t *testing.T) {
 	if v := stripANSI(h.m.View().Content); !strings.Contains(v, "Aborting…") {
 		t.Errorf("status line after the abort:\n%s", v)
 	}
+	// Within the grace another Ctrl+C only says how to force.
+	h.press(keyCtrlC)
+	h.settle(50 * time.Millisecond)
+	if h.quit || !strings.Contains(stripANSI(h.m.View().Content), "Ctrl+C again to stop at once") {
+		t.Fatalf("a second Ctrl+C within the grace:\n%s", stripANSI(h.m.View().Content))
+	}
+	later := time.Now().Add(interrupt.Grace)
+	h.m.now = func() time.Time { return later }
 	h.press(keyCtrlC)
 	h.until("quit", func() bool { return h.quit })
 	if eng.isRunning() {

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/interrupt"
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
@@ -148,21 +149,27 @@ func (m *model) abortDone(msg abortDoneMsg) tea.Cmd {
 	return nil
 }
 
-// interrupt is Ctrl+C (or a signal): abort what is active, then exit when
-// it has ended; a second one while waiting cancels the engine's context.
+// interrupt is Ctrl+C (or a signal), by the interrupt policy: abort what
+// is active, then exit when it has ended; past the policy's grace another
+// one cancels the engine's context.
 func (m *model) interrupt() tea.Cmd {
-	if m.op == opNone {
+	switch m.interrupts.Interrupt(m.op != opNone) {
+	case interrupt.Exit:
 		return m.exit()
+	case interrupt.Abort:
+		m.quitting = true
+		m.notice = "Exiting once the operation has stopped."
+		return m.abort()
+	case interrupt.Hold:
+		m.notice = "Aborting; Ctrl+C again to stop at once."
+		return nil
 	}
-	if m.quitting && !m.forced {
+	if !m.forced {
 		m.forced = true
 		m.notice = "Stopping now."
 		m.force()
-		return nil
 	}
-	m.quitting = true
-	m.notice = "Exiting once the operation has stopped (Ctrl+C again to force)."
-	return m.abort()
+	return nil
 }
 
 func (m *model) exit() tea.Cmd {

@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/tiny-agent/tiny-go/internal/interrupt"
 )
 
 // unwindWait bounds how long Run waits, after the program was killed, for
@@ -52,9 +51,8 @@ func runTTY(ctx context.Context, opts Options) (err error) {
 	detach := opts.Observer.attach(func(msg any) { p.Send(msg) })
 	defer detach()
 
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
+	sigs, stopSignals := interrupt.Notify()
+	defer stopSignals()
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
