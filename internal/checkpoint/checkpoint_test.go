@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -362,5 +363,52 @@ func TestEvictionDropsOldestFirst(t *testing.T) {
 	}
 	if len(plan.Actions) != 1 || len(plan.Warnings) != 0 {
 		t.Fatalf("rewind of the newest turn: %+v", plan)
+	}
+}
+
+// Plain snapshots are stored as changes against a base manifest; every
+// one of a long chain (past maxChain, with removals) reads back as the
+// full tree, also in a new process.
+func TestManifestChain(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{DisableGit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refs []string
+	var wants []map[string]string
+	for i := 0; i < maxChain+10; i++ {
+		writeFile(t, dir, "f"+strconv.Itoa(i%5), strconv.Itoa(i))
+		if i%7 == 3 {
+			os.Remove(filepath.Join(dir, "f"+strconv.Itoa((i+1)%5)))
+		}
+		rec := s.Snapshot(context.Background())
+		if rec.Missing != "" {
+			t.Fatal(rec.Missing)
+		}
+		want := map[string]string{}
+		for j := 0; j < 5; j++ {
+			if data, err := os.ReadFile(filepath.Join(dir, "f"+strconv.Itoa(j))); err == nil {
+				want["f"+strconv.Itoa(j)] = sha256Hash(data)
+			}
+		}
+		refs, wants = append(refs, rec.Tree), append(wants, want)
+	}
+	fresh, err := Open(dir, Options{DisableGit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ref := range refs {
+		files, err := fresh.treeFiles(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for p, f := range files {
+			got[p] = f.Hash
+		}
+		if !maps.Equal(got, wants[i]) {
+			t.Fatalf("snapshot %d: %v want %v", i, got, wants[i])
+		}
 	}
 }

@@ -198,14 +198,27 @@ func (s *Store) sweep(ctx context.Context, recs []Record, cut int64) error {
 }
 
 func (s *Store) markManifest(h string, live map[string]bool) {
-	live[h] = true
+	if live["files:"+h] {
+		return
+	}
+	live["files:"+h] = true
 	m, err := s.readManifest(h)
 	if err != nil {
 		return
 	}
-	for _, f := range m.Files {
+	for _, f := range m.full {
 		live[f.Hash] = true
 	}
+	// The chain of manifests it is stored against (their blobs only).
+	for base := m; base.Base != "" && !live[base.Base]; {
+		live[base.Base] = true
+		next, err := s.readManifest(base.Base)
+		if err != nil {
+			return
+		}
+		base = next
+	}
+	live[h] = true
 }
 
 // sweepDir removes the loose objects (xx/yyyy...) of dir whose name

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha1"
@@ -8,11 +9,13 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // gitRepo snapshots a git work tree through a private index and a private
@@ -27,6 +30,17 @@ type gitRepo struct {
 	seeded bool // the private index exists (seeded from HEAD)
 	// stateIgnored: .tiny-agent is ignored by the user's rules.
 	stateIgnored bool
+
+	batchMu sync.Mutex
+	batch   *catBatch // a running git cat-file --batch, started on first use
+}
+
+// catBatch is one git cat-file --batch process: reading many blobs costs
+// one process, not one each.
+type catBatch struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
 }
 
 // gitConfig keeps git from doing anything but hashing files into the
@@ -34,7 +48,7 @@ type gitRepo struct {
 var gitConfig = []string{
 	"-c", "core.autocrlf=false", "-c", "core.safecrlf=false", "-c", "core.fsmonitor=false",
 	"-c", "core.splitIndex=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false",
-	"-c", "core.hooksPath=/dev/null",
+	"-c", "core.hooksPath=/dev/null", "-c", "core.untrackedCache=true",
 }
 
 // detectGit returns the git mode of cwd, or nil when cwd is not inside a
@@ -201,8 +215,76 @@ func (g *gitRepo) files(oid string) (map[string]File, error) {
 
 // catBlob reads one blob from the private store or the repository's.
 func (g *gitRepo) catBlob(oid string) ([]byte, error) {
-	out, _, err := g.run(context.Background(), nil, "cat-file", "blob", oid)
-	return out, err
+	data, ok, err := g.cat(oid)
+	if err == nil && !ok {
+		err = fmt.Errorf("git object %s is missing", oid)
+	}
+	return data, err
+}
+
+// cat asks the batch process for one object; ok is false when it is
+// missing.
+func (g *gitRepo) cat(oid string) (data []byte, ok bool, err error) {
+	g.batchMu.Lock()
+	defer g.batchMu.Unlock()
+	if g.batch == nil {
+		cmd := exec.Command("git", append(append([]string{}, gitConfig...), "cat-file", "--batch")...)
+		cmd.Dir, cmd.Env = g.cwd, g.env
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			return nil, false, err
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return nil, false, err
+		}
+		if err := cmd.Start(); err != nil {
+			return nil, false, fmt.Errorf("git cat-file: %w", err)
+		}
+		g.batch = &catBatch{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 64<<10)}
+	}
+	b := g.batch
+	fail := func(err error) ([]byte, bool, error) {
+		g.closeBatchLocked()
+		return nil, false, fmt.Errorf("git cat-file: %w", err)
+	}
+	if _, err := io.WriteString(b.in, oid+"\n"); err != nil {
+		return fail(err)
+	}
+	head, err := b.out.ReadString('\n')
+	if err != nil {
+		return fail(err)
+	}
+	fields := strings.Fields(head)
+	if len(fields) == 2 && fields[1] == "missing" {
+		return nil, false, nil
+	}
+	if len(fields) != 3 {
+		return fail(fmt.Errorf("unexpected reply %q", head))
+	}
+	size, err := strconv.Atoi(fields[2])
+	if err != nil {
+		return fail(err)
+	}
+	data = make([]byte, size+1)
+	if _, err := io.ReadFull(b.out, data); err != nil {
+		return fail(err)
+	}
+	return data[:size], true, nil
+}
+
+func (g *gitRepo) closeBatchLocked() {
+	if g.batch != nil {
+		g.batch.in.Close()
+		_ = g.batch.cmd.Wait()
+		g.batch = nil
+	}
+}
+
+func (g *gitRepo) close() {
+	g.batchMu.Lock()
+	defer g.batchMu.Unlock()
+	g.closeBatchLocked()
 }
 
 // blobOID hashes data the way git names a blob of this repository's

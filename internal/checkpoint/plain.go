@@ -9,18 +9,36 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-json-experiment/json"
 )
 
 // manifest is a plain snapshot: every regular file and symlink under the
 // working directory with the stat data that tells the next snapshot
-// whether it changed. It is stored as a blob; the record names its hash.
+// whether it changed. It is stored as a blob, the record names its hash.
+// To keep a snapshot of a big tree small on disk, a manifest usually
+// stores only what changed since a base manifest (at most maxChain deep);
+// in memory it is always resolved to the full list.
 type manifest struct {
-	Files []manifestFile `json:"files"`
+	Base    string         `json:"base,omitempty"`
+	Depth   int            `json:"depth,omitempty"`
+	Files   []manifestFile `json:"files"` // all files, or (with Base) those added or changed
+	Removed []string       `json:"removed,omitempty"`
+	// Taken is when the walk started (ns). A file modified less than
+	// racyWindow before it may change again within the same mtime tick,
+	// so the next snapshot hashes it again instead of trusting its stat.
+	Taken int64 `json:"taken"`
 
-	byPath map[string]int
+	full   []manifestFile // resolved, sorted by path
+	byPath map[string]int // index into full
 }
+
+// racyWindow covers coarse file system timestamps.
+const racyWindow = int64(50 * time.Millisecond)
+
+// maxChain bounds how many delta manifests stand on a full one.
+const maxChain = 64
 
 type manifestFile struct {
 	File
@@ -29,9 +47,29 @@ type manifestFile struct {
 }
 
 func (m *manifest) index() {
-	m.byPath = make(map[string]int, len(m.Files))
-	for i, f := range m.Files {
+	m.byPath = make(map[string]int, len(m.full))
+	for i, f := range m.full {
 		m.byPath[f.Path] = i
+	}
+}
+
+// delta fills m's stored form from its full list: the changes since prev
+// (the manifest stored as prevHash), or everything.
+func (m *manifest) delta(prev *manifest, prevHash string) {
+	if prev == nil || prevHash == "" || prev.Depth >= maxChain {
+		m.Base, m.Depth, m.Files, m.Removed = "", 0, m.full, nil
+		return
+	}
+	m.Base, m.Depth, m.Files, m.Removed = prevHash, prev.Depth+1, nil, nil
+	for _, f := range m.full {
+		if i, ok := prev.byPath[f.Path]; !ok || prev.full[i] != f {
+			m.Files = append(m.Files, f)
+		}
+	}
+	for _, f := range prev.full {
+		if _, ok := m.byPath[f.Path]; !ok {
+			m.Removed = append(m.Removed, f.Path)
+		}
 	}
 }
 
@@ -43,12 +81,12 @@ const lastManifestFile = "plain-last"
 // size, mtime or mode changed since the previous snapshot. It returns the
 // manifest's hash and the bytes added.
 func (s *Store) plainSnapshot(ctx context.Context) (string, int64, error) {
-	prev := s.last
+	prev, prevHash := s.last, s.lastHash
 	if prev == nil {
-		prev = s.loadLastManifest()
+		prev, prevHash = s.loadLastManifest()
 	}
 	var added int64
-	m := &manifest{}
+	m := &manifest{Taken: time.Now().UnixNano()}
 	err := filepath.WalkDir(s.cwd, func(path string, d fs.DirEntry, err error) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -57,7 +95,7 @@ func (s *Store) plainSnapshot(ctx context.Context) (string, int64, error) {
 		rel = filepath.ToSlash(rel)
 		if err != nil {
 			if rel != "." {
-				m.Files = append(m.Files, manifestFile{File: File{Path: rel, Missing: "unreadable: " + rootCause(err)}})
+				m.full = append(m.full, manifestFile{File: File{Path: rel, Missing: "unreadable: " + rootCause(err)}})
 				if d != nil && d.IsDir() {
 					return fs.SkipDir
 				}
@@ -81,10 +119,10 @@ func (s *Store) plainSnapshot(ctx context.Context) (string, int64, error) {
 		mf := manifestFile{File: File{Path: rel, Mode: uint32(fi.Mode().Perm()), Link: fi.Mode()&fs.ModeSymlink != 0}, Size: fi.Size(), Mtime: fi.ModTime().UnixNano()}
 		if prev != nil {
 			if i, ok := prev.byPath[rel]; ok {
-				p := prev.Files[i]
-				if p.Size == mf.Size && p.Mtime == mf.Mtime && p.Mode == mf.Mode && p.Link == mf.Link && p.Missing == "" {
+				p := prev.full[i]
+				if p.Size == mf.Size && p.Mtime == mf.Mtime && p.Mode == mf.Mode && p.Link == mf.Link && p.Missing == "" && p.Mtime < prev.Taken-racyWindow {
 					mf.Hash = p.Hash
-					m.Files = append(m.Files, mf)
+					m.full = append(m.full, mf)
 					return nil
 				}
 			}
@@ -113,13 +151,15 @@ func (s *Store) plainSnapshot(ctx context.Context) (string, int64, error) {
 			mf.Hash = h
 			added += n
 		}
-		m.Files = append(m.Files, mf)
+		m.full = append(m.full, mf)
 		return nil
 	})
 	if err != nil {
 		return "", added, err
 	}
-	slices.SortFunc(m.Files, func(a, b manifestFile) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(m.full, func(a, b manifestFile) int { return strings.Compare(a.Path, b.Path) })
+	m.index()
+	m.delta(prev, prevHash)
 	data, err := json.Marshal(m)
 	if err != nil {
 		return "", added, err
@@ -129,8 +169,7 @@ func (s *Store) plainSnapshot(ctx context.Context) (string, int64, error) {
 		return "", added, err
 	}
 	added += n
-	m.index()
-	s.last = m
+	s.last, s.lastHash = m, h
 	if err := writeAtomic(filepath.Join(s.root, lastManifestFile), []byte(h), fileMode, false); err != nil {
 		return "", added, err
 	}
@@ -140,19 +179,31 @@ func (s *Store) plainSnapshot(ctx context.Context) (string, int64, error) {
 // loadLastManifest reads the manifest of the newest snapshot of any process;
 // nil when there is none or it cannot be read (the next snapshot then
 // hashes every file).
-func (s *Store) loadLastManifest() *manifest {
+func (s *Store) loadLastManifest() (*manifest, string) {
 	h, err := os.ReadFile(filepath.Join(s.root, lastManifestFile))
 	if err != nil {
-		return nil
+		return nil, ""
 	}
-	m, err := s.readManifest(strings.TrimSpace(string(h)))
+	hash := strings.TrimSpace(string(h))
+	m, err := s.readManifest(hash)
 	if err != nil {
-		return nil
+		return nil, ""
 	}
-	return m
+	return m, hash
 }
 
+// readManifest loads a manifest resolved to its full list.
 func (s *Store) readManifest(h string) (*manifest, error) {
+	return s.readManifestDepth(h, 0)
+}
+
+func (s *Store) readManifestDepth(h string, depth int) (*manifest, error) {
+	if m, ok := s.manifests.Load(h); ok {
+		return m.(*manifest), nil
+	}
+	if depth > maxChain {
+		return nil, fmt.Errorf("manifest %s: chain too long", h)
+	}
 	data, err := s.readBlob(h)
 	if err != nil {
 		return nil, err
@@ -161,7 +212,30 @@ func (s *Store) readManifest(h string) (*manifest, error) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", h, err)
 	}
+	if m.Base == "" {
+		m.full = m.Files
+	} else {
+		base, err := s.readManifestDepth(m.Base, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		gone := make(map[string]bool, len(m.Removed)+len(m.Files))
+		for _, p := range m.Removed {
+			gone[p] = true
+		}
+		for _, f := range m.Files {
+			gone[f.Path] = true
+		}
+		for _, f := range base.full {
+			if !gone[f.Path] {
+				m.full = append(m.full, f)
+			}
+		}
+		m.full = append(m.full, m.Files...)
+		slices.SortFunc(m.full, func(a, b manifestFile) int { return strings.Compare(a.Path, b.Path) })
+	}
 	m.index()
+	s.manifests.Store(h, &m)
 	return &m, nil
 }
 

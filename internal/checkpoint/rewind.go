@@ -93,8 +93,8 @@ func (s *Store) treeFiles(ref string) (map[string]File, error) {
 		if err != nil {
 			return nil, err
 		}
-		files = make(map[string]File, len(m.Files))
-		for _, f := range m.Files {
+		files = make(map[string]File, len(m.full))
+		for _, f := range m.full {
 			files[f.Path] = f.File
 		}
 	default:
@@ -116,7 +116,10 @@ type planner struct {
 	s       *Store
 	ctx     context.Context
 	ignored map[string]bool
-	current *view // a fresh snapshot, taken when an effect has no after record
+	// inSomeTree holds the paths of every tree in the plan: git does not
+	// ignore them, so no tree needs to ask.
+	inSomeTree map[string]bool
+	current    *view // a fresh snapshot, taken when an effect has no after record
 }
 
 // coveredBy returns what v says about path, or ok=false when v does not
@@ -129,7 +132,7 @@ func (p *planner) coveredBy(v *view, path string) (File, bool) {
 		}
 		return f, true
 	}
-	if !v.tree || filepath.IsAbs(path) || p.isIgnored(path) {
+	if !v.tree || filepath.IsAbs(path) || (!p.inSomeTree[path] && p.isIgnored(path)) {
 		return File{}, false
 	}
 	if v.missing != "" {
@@ -158,7 +161,7 @@ func (p *planner) isIgnored(path string) bool {
 // that knew it. A file whose current state is not the one the agent left
 // is skipped unless force.
 func (s *Store) PlanRewind(ctx context.Context, recs []Record, force bool) (*Plan, error) {
-	p := &planner{s: s, ctx: ctx, ignored: map[string]bool{}}
+	p := &planner{s: s, ctx: ctx, ignored: map[string]bool{}, inSomeTree: map[string]bool{}}
 	plan := &Plan{}
 	var pairs []*pair
 	byKey := map[string]*pair{}
@@ -166,6 +169,11 @@ func (s *Store) PlanRewind(ctx context.Context, recs []Record, force bool) (*Pla
 		v, err := s.view(rec)
 		if err != nil {
 			return nil, err
+		}
+		if v.tree {
+			for path := range v.files {
+				p.inSomeTree[path] = true
+			}
 		}
 		switch rec.Phase {
 		case PhaseBefore:

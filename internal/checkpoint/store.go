@@ -78,8 +78,11 @@ type Store struct {
 	opts Options
 
 	mu   sync.Mutex
-	git  *gitRepo // nil in plain mode
-	last *manifest
+	git      *gitRepo // nil in plain mode
+	last     *manifest
+	lastHash string
+
+	manifests sync.Map // manifest hash -> *manifest, resolved
 
 	trees sync.Map // tree ref -> Tree, parsed snapshots are immutable
 
@@ -311,8 +314,8 @@ func (s *Store) hasBlob(h string) bool {
 		if s.git == nil {
 			return false
 		}
-		_, _, err := s.git.run(context.Background(), nil, "cat-file", "-e", oid)
-		return err == nil
+		_, ok, err := s.git.cat(oid)
+		return err == nil && ok
 	}
 	p, err := s.blobPath(h)
 	if err != nil {
@@ -320,4 +323,12 @@ func (s *Store) hasBlob(h string) bool {
 	}
 	_, err = os.Lstat(p)
 	return err == nil
+}
+
+// Close ends the helper process a git store may have started.
+func (s *Store) Close() error {
+	if s.git != nil {
+		s.git.close()
+	}
+	return nil
 }

@@ -123,6 +123,7 @@ func planRewind(ctx context.Context, req rewindRequest, capBytes int64) (*rewind
 	if err != nil {
 		return nil, err
 	}
+	defer cs.Close()
 	recs, err := readCheckpoints(req.Path)
 	if err != nil {
 		return nil, err
@@ -240,6 +241,7 @@ func executeRewind(ctx context.Context, j *rewindJournal, capBytes int64, finish
 		if err != nil {
 			return nil, err
 		}
+		defer cs.Close()
 		sum, done, err := cs.Apply(ctx, j.Plan, j.Request.Force)
 		if err != nil {
 			return nil, fmt.Errorf("rewind stopped (run it again to finish): %w", err)

@@ -174,3 +174,26 @@ func TestWriteLeavesSourceAndRecordsOrigin(t *testing.T) {
 		t.Fatalf("mode %v", fi.Mode())
 	}
 }
+
+// FuzzPrefix: whatever the bytes, Prefix either refuses or returns a
+// session that reduces, whose header id is the new one.
+func FuzzPrefix(f *testing.F) {
+	for _, p := range []string{"completed-tool-run.jsonl", "parallel-tool-calls.jsonl"} {
+		if data, err := os.ReadFile(filepath.Join("../session/testdata/scenarios", p)); err == nil {
+			f.Add(data, int64(-1))
+			f.Add(data, int64(3))
+		}
+	}
+	f.Add([]byte(`{"kind":"header","version":2,"id":"x"}`+"\n"), int64(0))
+	id := "01900000-0000-7000-8000-000000000000"
+	f.Fuzz(func(t *testing.T, data []byte, at int64) {
+		out, err := Prefix(data, at, id)
+		if err != nil {
+			return
+		}
+		st, c := session.Reduce(out)
+		if c != nil || st.Header.ID != id {
+			t.Fatalf("fork does not reduce or keeps the old id: %v", c)
+		}
+	})
+}
