@@ -77,7 +77,7 @@ type Store struct {
 	root string // <cwd>/.tiny-agent/checkpoints
 	opts Options
 
-	mu   sync.Mutex
+	mu       sync.Mutex
 	git      *gitRepo // nil in plain mode
 	last     *manifest
 	lastHash string
