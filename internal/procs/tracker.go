@@ -137,7 +137,9 @@ func (t *Tracker) KillMarked(marker string) int {
 		return 0
 	}
 	_, value, _ := strings.Cut(marker, "=")
-	return killMarked(func(v string) bool { return v == value }, 0, t.self)
+	// Only processes started since this run can carry its marker: the
+	// environment of older ones is not even read.
+	return killMarked(func(v string) bool { return v == value }, t.rec.StartTicks, t.self)
 }
 
 // Close kills what is left of the run, its recorded groups and every
@@ -149,9 +151,12 @@ func (t *Tracker) Close() int {
 		return 0
 	}
 	t.mu.Lock()
-	rec := t.rec
+	rec, started := t.rec, t.seq > 0
 	t.mu.Unlock()
-	n := killRun(rec, t.self)
+	n := 0
+	if started { // no command, no marker to look for
+		n = killRun(rec, t.self)
+	}
 	if isSubreaper() {
 		// Adopted orphans that shed the marker are still descendants.
 		n += killDescendants(t.self)
