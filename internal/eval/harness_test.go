@@ -3,6 +3,7 @@ package eval_test
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,7 +91,9 @@ func TestRecordAgainstLoopbackThenReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	live := runResult(t, rep, "hello")
-	if !live.Passed || live.Requests != 2 || live.ToolCalls["write"] != 1 || live.Tokens.Input == 0 {
+	// usage(1500, 0, 30) and usage(1580, 1500, 14): the prices they report.
+	wantCost := (1500*1.25 + 30*10 + 80*1.25 + 1500*0.125 + 14*10) / 1e6
+	if !live.Passed || live.Requests != 2 || live.ToolCalls["write"] != 1 || live.Tokens.Input == 0 || math.Abs(live.CostUSD-wantCost) > 1e-9 {
 		t.Fatalf("recorded run: %+v", live)
 	}
 	if got := srv.Requests(); len(got) != 2 || got[0].Header.Get("Authorization") != "Bearer "+secret {
@@ -117,7 +120,7 @@ func TestRecordAgainstLoopbackThenReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	replayed := runResult(t, rep, "hello")
-	if !replayed.Passed || replayed.Requests != live.Requests || replayed.Tokens != live.Tokens || replayed.ToolCalls["write"] != 1 {
+	if !replayed.Passed || replayed.Requests != live.Requests || replayed.Tokens != live.Tokens || replayed.ToolCalls["write"] != 1 || replayed.CostUSD != live.CostUSD {
 		t.Errorf("replay: %+v\nlive: %+v", replayed, live)
 	}
 }
@@ -145,7 +148,7 @@ func TestFailuresAreReportedAndOthersRun(t *testing.T) {
 	)
 	rep, err := eval.Run(context.Background(), eval.Config{
 		Tasks: tasks, Command: self(t), Env: childEnviron("TINY_ENDPOINT="+srv.URL(), "OPENROUTER_API_KEY=k"),
-		AgentTimeout: 4 * time.Second, TestTimeout: 2 * time.Second,
+		AgentTimeout: 8 * time.Second, TestTimeout: 2 * time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +158,7 @@ func TestFailuresAreReportedAndOthersRun(t *testing.T) {
 	t.Log("\n" + table.String())
 	for name, want := range map[string]struct{ status, reason string }{
 		"a-test-fails": {eval.StatusFail, "test.sh exited 3: expected hello.txt"},
-		"b-agent-slow": {eval.StatusTimeout, "the agent ran out of time (4s)"},
+		"b-agent-slow": {eval.StatusTimeout, "the agent ran out of time (8s)"},
 		"c-no-fixture": {eval.StatusError, "task folder has no fixture/"},
 		"d-test-hangs": {eval.StatusTimeout, "test.sh ran out of time (2s)"},
 		"e-passes":     {eval.StatusPass, ""},

@@ -10,7 +10,7 @@ import (
 // the largest figure in the report).
 type htmlRow struct {
 	Name, Result, Class, Time, Tokens, Requests, Tools, Reason string
-	ToolErrors, Compactions, Aborts, Retries                   string
+	Cost, ToolErrors, Compactions, Aborts, Retries             string
 	TimePct                                                    float64
 	InPct, CacheReadPct, CacheWritePct, OutPct                 float64
 	TokensTitle                                                string
@@ -51,7 +51,7 @@ td.reason { color: #5b6474; font-size: 12px; min-width: 240px; white-space: norm
 <p class="meta">{{.Summary}} · {{.Mode}} · started {{.Started}}{{if .Model}} · model {{.Model}}{{end}}</p>
 <p class="legend">Tokens:<span class="in"></span>input<span class="cr"></span>cache read<span class="cw"></span>cache write<span class="out"></span>output</p>
 <table>
-<thead><tr><th>Task</th><th>Result</th><th>Time</th><th></th><th>Tokens</th><th></th><th>Requests</th><th>Tools</th><th>Tool err</th><th>Compact</th><th>Abort</th><th>Retry</th>{{if .Notes}}<th>Note</th>{{end}}</tr></thead>
+<thead><tr><th>Task</th><th>Result</th><th>Time</th><th></th><th>Tokens</th><th></th><th>Cost</th><th>Requests</th><th>Tools</th><th>Tool err</th><th>Compact</th><th>Abort</th><th>Retry</th>{{if .Notes}}<th>Note</th>{{end}}</tr></thead>
 <tbody>
 {{range .Rows}}<tr>
 <td>{{.Name}}</td>
@@ -60,6 +60,7 @@ td.reason { color: #5b6474; font-size: 12px; min-width: 240px; white-space: norm
 <td><div class="bar"><span class="time" style="width: {{printf "%.1f" .TimePct}}%"></span></div></td>
 <td class="num">{{.Tokens}}</td>
 <td><div class="bar" title="{{.TokensTitle}}"><span class="in" style="width: {{printf "%.1f" .InPct}}%"></span><span class="cr" style="width: {{printf "%.1f" .CacheReadPct}}%"></span><span class="cw" style="width: {{printf "%.1f" .CacheWritePct}}%"></span><span class="out" style="width: {{printf "%.1f" .OutPct}}%"></span></div></td>
+<td class="num">{{.Cost}}</td>
 <td class="num">{{.Requests}}</td>
 <td>{{.Tools}}</td>
 <td class="num">{{.ToolErrors}}</td>
@@ -106,6 +107,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 			Tokens:        formatCount(int64(t.Tokens.Mean)),
 			Requests:      trimFloat(t.Requests.Mean),
 			Tools:         toolSummary(m.ToolCalls),
+			Cost:          formatCost(m.cost),
 			ToolErrors:    trimFloat(m.toolErrors),
 			Compactions:   trimFloat(m.compactions),
 			Aborts:        trimFloat(m.aborts),

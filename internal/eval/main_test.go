@@ -73,9 +73,12 @@ func cutEq(kv string) (string, string, bool) {
 func tokens(n int64) *int64 { return &n }
 
 // usage is a plausible usage object: prompt tokens, of which cached were
-// read from the cache, and completion tokens.
+// read from the cache, completion tokens and the price.
 func usage(prompt, cached, completion int64) *providertest.Usage {
-	u := &providertest.Usage{PromptTokens: prompt, CompletionTokens: completion}
+	// OpenRouter reports the price too; these are gpt-5-class prices per
+	// million tokens: $1.25 input, $0.125 cached input, $10 output.
+	cost := (float64(prompt-cached)*1.25 + float64(cached)*0.125 + float64(completion)*10) / 1e6
+	u := &providertest.Usage{PromptTokens: prompt, CompletionTokens: completion, Cost: &cost}
 	if cached > 0 {
 		u.CachedTokens = tokens(cached)
 	}

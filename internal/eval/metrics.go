@@ -38,6 +38,9 @@ type Metrics struct {
 	// Outcome is how the last operation ended (completed, aborted,
 	// failed), "open" when it did not finish, "" without any.
 	Outcome string `json:"outcome,omitzero"`
+	// CostUSD is what the replies said the requests cost (OpenRouter
+	// reports it); 0 when no reply did.
+	CostUSD float64 `json:"costUSD,omitzero"`
 	// Answer is the run's last assistant text, for the report.
 	Answer string `json:"-"`
 }

@@ -356,3 +356,17 @@ func TestReplaceDurations(t *testing.T) {
 		}
 	}
 }
+
+func TestCostOf(t *testing.T) {
+	for body, want := range map[string]float64{
+		"data: {\"choices\":[]}\n\ndata: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"cost\":0.0025}}\n\ndata: [DONE]\n\n": 0.0025,
+		`{"choices":[],"usage":{"cost":0.5}}`:                                              0.5,
+		"data: {\"usage\":{\"prompt_tokens\":5}}\n\n":                                      0,
+		"data: {\"choices\":[{\"delta\":{\"content\":\"the \\\"cost\\\" is high\"}}]}\n\n": 0,
+		"data: {\"usage\":{\"cost\":\"free\"}}\n\n":                                        0,
+	} {
+		if got := costOf([]byte(body)); got != want {
+			t.Errorf("costOf(%q) = %v, want %v", body, got, want)
+		}
+	}
+}

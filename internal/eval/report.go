@@ -133,7 +133,7 @@ func LoadReport(path string) (*Report, error) {
 // summary line.
 func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tRESULT\tTIME\tREQ\tIN\tOUT\tCACHE R/W\tTOOLS\tTOOL ERR\tCOMPACT\tABORT\tRETRY")
+	fmt.Fprintln(tw, "TASK\tRESULT\tTIME\tREQ\tIN\tOUT\tCACHE R/W\tCOST\tTOOLS\tTOOL ERR\tCOMPACT\tABORT\tRETRY")
 	for _, t := range r.Tasks {
 		result := strings.ToUpper(t.Runs[0].Status)
 		timeCol := formatMs(int64(t.WallMs.Mean))
@@ -142,9 +142,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 			timeCol += " ±" + formatMs(int64(t.WallMs.StdDev))
 		}
 		m := meanMetrics(t.Runs)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, result, timeCol,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, result, timeCol,
 			trimFloat(t.Requests.Mean), formatCount(m.Tokens.Input), formatCount(m.Tokens.Output),
-			formatCount(m.Tokens.CacheRead), formatCount(m.Tokens.CacheWrite), toolSummary(m.ToolCalls),
+			formatCount(m.Tokens.CacheRead), formatCount(m.Tokens.CacheWrite), formatCost(m.cost), toolSummary(m.ToolCalls),
 			trimFloat(m.toolErrors), trimFloat(m.compactions), trimFloat(m.aborts), trimFloat(m.retries))
 	}
 	if err := tw.Flush(); err != nil {
@@ -160,8 +160,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 				name = fmt.Sprintf("%s #%d", run.Task, run.Rep)
 			}
 			fmt.Fprintf(w, "%s: %s\n", name, run.Reason)
-			if run.Dir != "" && !run.Passed {
-				fmt.Fprintf(w, "  kept in %s\n", run.Dir)
+		}
+	}
+	for _, t := range r.Tasks {
+		for _, run := range t.Runs {
+			if run.Dir != "" {
+				fmt.Fprintf(w, "%s #%d kept in %s\n", run.Task, run.Rep, run.Dir)
 			}
 		}
 	}
@@ -182,7 +186,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 type meanRun struct {
 	Tokens                       Tokens
 	ToolCalls                    map[string]float64
-	toolErrors                   float64
+	toolErrors, cost             float64
 	compactions, aborts, retries float64
 }
 
@@ -199,6 +203,7 @@ func meanMetrics(runs []RunResult) meanRun {
 			m.ToolCalls[k] += float64(v) / n
 		}
 		m.toolErrors += float64(r.ToolErrors) / n
+		m.cost += r.CostUSD / n
 		m.compactions += float64(r.Compactions) / n
 		m.aborts += float64(r.Aborts) / n
 		m.retries += float64(r.Retries) / n
@@ -234,6 +239,18 @@ func formatMs(ms int64) string {
 		return fmt.Sprintf("%.1fs", float64(ms)/1000)
 	}
 	return fmt.Sprintf("%dm%02ds", ms/60_000, ms%60_000/1000)
+}
+
+// formatCost shows dollars with enough digits for a cheap request; "-"
+// when no reply reported a cost.
+func formatCost(usd float64) string {
+	switch {
+	case usd <= 0:
+		return "-"
+	case usd < 1:
+		return fmt.Sprintf("$%.4f", usd)
+	}
+	return fmt.Sprintf("$%.2f", usd)
 }
 
 func formatCount(n int64) string {

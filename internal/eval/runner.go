@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -305,6 +306,7 @@ func (cfg *Config) runOne(ctx context.Context, t Task, rep int) (res RunResult) 
 		}
 		res.Metrics = m
 	}
+	res.CostUSD = agent.cost
 	// HTTP sends beyond the attempts are the provider's own retries.
 	if extra := agent.sent - res.Requests; extra > 0 {
 		res.Retries += extra
@@ -440,9 +442,10 @@ func copyTree(src, dst string) error {
 type agentRun struct {
 	exit     int
 	timedOut bool
-	sent     int    // HTTP requests, from the eval log
-	diverged string // the replay's first difference
-	stderr   string // the end of its stderr
+	sent     int     // HTTP requests, from the eval log
+	cost     float64 // US dollars the replies reported
+	diverged string  // the replay's first difference
+	stderr   string  // the end of its stderr
 }
 
 // why is the agent's last stderr line, for a reason.
@@ -529,6 +532,10 @@ func (cfg *Config) runAgent(ctx context.Context, t Task, in taskInput, rec *Reco
 	for _, line := range strings.Split(string(log), "\n") {
 		if line == "sent" {
 			run.sent++
+		} else if c, ok := strings.CutPrefix(line, "cost "); ok {
+			if v, err := strconv.ParseFloat(c, 64); err == nil {
+				run.cost += v
+			}
 		} else if d, ok := strings.CutPrefix(line, "diverged: "); ok && run.diverged == "" {
 			run.diverged = d
 		}

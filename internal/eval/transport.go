@@ -138,24 +138,68 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	r.mu.Lock()
 	fmt.Fprintln(r.log, "sent")
 	r.mu.Unlock()
-	if r.out == nil {
-		return r.base.RoundTrip(req)
+	var request *node
+	if r.out != nil {
+		body, err := readBody(req)
+		if err != nil {
+			return nil, err
+		}
+		request = normalizedRequest(r.norm, body)
 	}
-	body, err := readBody(req)
-	if err != nil {
-		return nil, err
-	}
-	request := normalizedRequest(r.norm, body)
 	resp, err := r.base.RoundTrip(req)
 	if err != nil {
-		r.write(Exchange{Request: request, TransportError: r.norm.text(err.Error())})
+		if r.out != nil {
+			r.write(Exchange{Request: request, TransportError: r.norm.text(err.Error())})
+		}
 		return nil, err
 	}
 	status, ct := resp.StatusCode, resp.Header.Get("Content-Type")
 	resp.Body = &teeBody{rc: resp.Body, done: func(data []byte, readErr error) {
-		r.write(Exchange{Request: request, Response: recordResponse(status, ct, data, readErr, r.norm)})
+		r.logCost(costOf(data))
+		if r.out != nil {
+			r.write(Exchange{Request: request, Response: recordResponse(status, ct, data, readErr, r.norm)})
+		}
 	}}
 	return resp, nil
+}
+
+func (r *recorder) logCost(cost float64) {
+	if cost > 0 {
+		r.mu.Lock()
+		fmt.Fprintf(r.log, "cost %g\n", cost)
+		r.mu.Unlock()
+	}
+}
+
+// costOf is the price a reply reports (OpenRouter's usage.cost, in US
+// dollars), 0 when it reports none.
+func costOf(body []byte) float64 {
+	if !bytes.Contains(body, []byte(`"cost"`)) {
+		return 0
+	}
+	var total float64
+	for _, line := range bytes.Split(body, []byte("\n")) {
+		data, ok := bytes.CutPrefix(line, []byte("data:"))
+		if !ok {
+			if !bytes.HasPrefix(bytes.TrimSpace(line), []byte("{")) {
+				continue
+			}
+			data = line // a JSON reply
+		}
+		if !bytes.Contains(data, []byte(`"cost"`)) {
+			continue
+		}
+		t, err := parseTree(bytes.TrimSpace(data))
+		if err != nil {
+			continue
+		}
+		if c := t.get("usage").get("cost"); c != nil && c.kind == '0' {
+			if v, err := strconv.ParseFloat(c.text, 64); err == nil && v > 0 {
+				total += v
+			}
+		}
+	}
+	return total
 }
 
 func (r *recorder) write(e Exchange) {
@@ -247,6 +291,9 @@ func (r *replayer) RoundTrip(req *http.Request) (*http.Response, error) {
 	data, err := ex.Response.body(r.root, r.home)
 	if err != nil {
 		return nil, fmt.Errorf("eval replay: recorded reply %d: %w", i+1, err)
+	}
+	if c := costOf(data); c > 0 {
+		fmt.Fprintf(r.log, "cost %g\n", c)
 	}
 	var end error
 	if ex.Response.Error != "" {
