@@ -71,7 +71,10 @@ type Sandbox struct {
 // New prepares p. Its warning, when not empty, is the one line to show the
 // user (a kernel without Landlock, or without network rules when
 // --network off was asked for). Commands are confined from the first Start.
-func New(p Policy) (*Sandbox, string, error) {
+func New(p Policy) (*Sandbox, string, error) { return newWithABI(p, ABI()) }
+
+// newWithABI is New on a kernel with Landlock ABI abi (0: none).
+func newWithABI(p Policy, abi int) (*Sandbox, string, error) {
 	if p.Mode == "" {
 		p.Mode = Workspace
 	}
@@ -84,7 +87,6 @@ func New(p Policy) (*Sandbox, string, error) {
 	if p.Getenv == nil {
 		p.Getenv = os.Getenv
 	}
-	abi := ABI()
 	var warnings []string
 	if p.Mode == Off {
 		if p.NetworkOff && abi < 4 {
@@ -99,7 +101,7 @@ func New(p Policy) (*Sandbox, string, error) {
 			}
 			s.spawner = sp
 		}
-		return s, strings.Join(warnings, " "), nil
+		return s, warningLine(warnings), nil
 	}
 	for i, w := range p.Writable {
 		if !filepath.IsAbs(w) {
@@ -115,7 +117,7 @@ func New(p Policy) (*Sandbox, string, error) {
 	s := &Sandbox{mode: p.Mode, roots: roots, abi: abi}
 	if abi == 0 {
 		warnings = append(warnings, fmt.Sprintf("this kernel has no Landlock: --sandbox %s applies to write and edit only; bash, bg and MCP commands can write anywhere", p.Mode))
-		return s, "tiny-go: warning: " + strings.Join(warnings, " "), nil
+		return s, warningLine(warnings), nil
 	}
 	net := p.NetworkOff && abi >= 4
 	if p.NetworkOff && !net {
@@ -126,11 +128,15 @@ func New(p Policy) (*Sandbox, string, error) {
 		return nil, "", fmt.Errorf("sandbox: %w", err)
 	}
 	s.spawner, s.networkOff = sp, net
-	warning := ""
-	if len(warnings) > 0 {
-		warning = "tiny-go: warning: " + strings.Join(warnings, " ")
+	return s, warningLine(warnings), nil
+}
+
+// warningLine joins warnings into the one line shown to the user.
+func warningLine(warnings []string) string {
+	if len(warnings) == 0 {
+		return ""
 	}
-	return s, warning, nil
+	return "tiny-go: warning: " + strings.Join(warnings, "; ")
 }
 
 func networkWarning(abi int) string {

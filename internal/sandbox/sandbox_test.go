@@ -316,6 +316,40 @@ func TestNetworkOffRefusesLoopbackConnect(t *testing.T) {
 	c.Close()
 }
 
+// Without Landlock: one warning line, commands run unconfined, and write
+// and edit are still held to the roots.
+func TestWithoutLandlock(t *testing.T) {
+	l := newLayout(t)
+	s, warning, err := newWithABI(Policy{Mode: Workspace, WorkDir: l.work, NetworkOff: true, Getenv: l.getenv}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if warning == "" || strings.Contains(warning, "\n") || !strings.Contains(warning, "write and edit only") {
+		t.Fatalf("warning = %q, want one line saying what still applies", warning)
+	}
+	if s.Confined() || s.NetworkOff() {
+		t.Fatal("commands claim to be confined without Landlock")
+	}
+	if out, err := run(t, s, l.work, "echo x > "+filepath.Join(l.outside, "f")); err != nil {
+		t.Fatalf("an unconfined command failed: %v: %s", err, out)
+	}
+	if err := s.CheckWrite("f", filepath.Join(l.outside, "g")); err == nil {
+		t.Fatal("write and edit are not held to the roots without Landlock")
+	}
+	// ABI 3: no network rules, one warning, the file system still confined.
+	if ABI() >= 3 {
+		s3, warning, err := newWithABI(Policy{Mode: Workspace, WorkDir: l.work, NetworkOff: true, Getenv: l.getenv}, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s3.Close()
+		if s3.NetworkOff() || !strings.Contains(warning, "--network off needs Landlock ABI 4") {
+			t.Fatalf("ABI 3: networkOff=%v warning %q", s3.NetworkOff(), warning)
+		}
+	}
+}
+
 func TestParseMode(t *testing.T) {
 	for _, s := range []string{"workspace", "read-only", "off"} {
 		if m, err := ParseMode(s); err != nil || string(m) != s {
