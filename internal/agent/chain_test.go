@@ -269,3 +269,39 @@ func waitRequest(srv *providertest.Server, i int) <-chan struct{} {
 	}()
 	return c
 }
+
+// A process that stops before the run's end for a compaction is committed
+// leaves a run whose next step is due; the next process sees the share
+// passed (from the last usage in the file) and takes the chain from there.
+func TestShareTriggerSurvivesRestart(t *testing.T) {
+	endForCompaction := func(facts []session.Fact) bool {
+		for _, f := range facts {
+			if _, ok := f.Record.(*session.CompactionStarted); ok {
+				return true
+			}
+		}
+		return false
+	}
+	h := newHarness(t, nil, withAutoCompact(1000, 0.85), withLog(func(l Log) Log { return &failingLog{Log: l, fail: endForCompaction} }))
+	if err := os.WriteFile(h.path("a.txt"), []byte("alpha\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, prompt := range []int64{300, 500, 700, 900} {
+		h.server.Enqueue(providertest.Reply{ToolCalls: []providertest.ToolCall{readCall(i + 1)}, Usage: usage(prompt, 5)})
+	}
+	if _, err := h.agent.Run(context.Background(), "do the task"); err == nil {
+		t.Fatal("Run: want the injected commit failure")
+	}
+	if st := h.reduce(); st.Operation == nil || st.Operation.Kind != session.OperationRun {
+		t.Fatal("the run is not open")
+	}
+	h.reopen(withAutoCompact(1000, 0.85))
+	h.server.Enqueue(text("SUMMARY"), text("all done"))
+	res, err := h.agent.Resume(context.Background())
+	if err != nil || res.Answer != "all done" {
+		t.Fatalf("Resume = %+v, %v", res, err)
+	}
+	if !strings.HasSuffix(h.labels(), "tool:success "+chainTail+" stepAttempt:assistant assistant:stop usage operationFinished:completed") {
+		t.Fatalf("facts %s", h.labels())
+	}
+}
