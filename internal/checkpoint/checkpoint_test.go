@@ -412,3 +412,17 @@ func TestManifestChain(t *testing.T) {
 		}
 	}
 }
+
+func TestTooManyFilesIsMissing(t *testing.T) {
+	dir := t.TempDir()
+	for i := 0; i < 12; i++ {
+		writeFile(t, dir, "f"+strconv.Itoa(i), "x")
+	}
+	s, err := Open(dir, Options{DisableGit: true, MaxFiles: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec := s.Snapshot(context.Background()); !strings.Contains(rec.Missing, "more than 10 files") {
+		t.Fatalf("record %+v", rec)
+	}
+}

@@ -85,6 +85,10 @@ func (s *Store) plainSnapshot(ctx context.Context) (string, int64, error) {
 	if prev == nil {
 		prev, prevHash = s.loadLastManifest()
 	}
+	if s.tooBig != "" {
+		// Walking it again before every command would cost as much.
+		return "", 0, errors.New(s.tooBig)
+	}
 	var added int64
 	m := &manifest{Taken: time.Now().UnixNano()}
 	err := filepath.WalkDir(s.cwd, func(path string, d fs.DirEntry, err error) error {
@@ -111,6 +115,10 @@ func (s *Store) plainSnapshot(ctx context.Context) (string, int64, error) {
 		}
 		if !d.Type().IsRegular() && d.Type()&fs.ModeSymlink == 0 {
 			return nil // sockets, fifos, devices are not content
+		}
+		if len(m.full) >= s.opts.MaxFiles {
+			s.tooBig = fmt.Sprintf("the working directory has more than %d files; too many to snapshot without git", s.opts.MaxFiles)
+			return errors.New(s.tooBig)
 		}
 		fi, err := d.Info()
 		if err != nil {
@@ -144,6 +152,9 @@ func (s *Store) plainSnapshot(ctx context.Context) (string, int64, error) {
 		case err != nil:
 			mf.Missing = "unreadable: " + rootCause(err)
 		default:
+			if added+int64(len(data)) > s.opts.Cap/2 {
+				return fmt.Errorf("the changed files take more than half the checkpoint store's cap (%s)", formatBytes(s.opts.Cap))
+			}
 			h, n, err := s.putBlob(data)
 			if err != nil {
 				return fmt.Errorf("store %s: %w", rel, err)

@@ -149,7 +149,7 @@ func (s *Store) Snapshot(ctx context.Context) Record {
 	h, added, err := s.plainSnapshot(ctx)
 	s.accountLocked(ctx, added)
 	if err != nil {
-		return Record{Missing: "snapshot failed: " + rootCause(err), Bytes: added}
+		return Record{Missing: rootCause(err), Bytes: added}
 	}
 	return Record{Tree: "plain:" + h, Bytes: added}
 }

@@ -44,6 +44,7 @@ const (
 const (
 	DefaultCap         int64 = 2 << 30  // 2 GiB for the whole store
 	DefaultMaxFileSize int64 = 64 << 20 // a bigger file is recorded as missing
+	DefaultMaxFiles          = 100000   // a plain snapshot of more files is recorded as missing
 )
 
 // Options configure a Store. The zero value means the defaults.
@@ -57,6 +58,10 @@ type Options struct {
 	MaxFileSize int64
 	// DisableGit forces the plain snapshot mode even in a git work tree.
 	DisableGit bool
+	// MaxFiles bounds the files of a plain snapshot; a bigger working
+	// directory (a home directory, say) is recorded as missing instead of
+	// being copied.
+	MaxFiles int
 }
 
 func (o Options) withDefaults() Options {
@@ -65,6 +70,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxFileSize <= 0 {
 		o.MaxFileSize = DefaultMaxFileSize
+	}
+	if o.MaxFiles <= 0 {
+		o.MaxFiles = DefaultMaxFiles
 	}
 	return o
 }
@@ -81,6 +89,7 @@ type Store struct {
 	git      *gitRepo // nil in plain mode
 	last     *manifest
 	lastHash string
+	tooBig   string // why plain snapshots are off in this process
 
 	manifests sync.Map // manifest hash -> *manifest, resolved
 
