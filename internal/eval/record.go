@@ -104,7 +104,9 @@ func recordResponse(status int, contentType string, body []byte, readErr error, 
 
 // splitEvents cuts an SSE body into events.
 func splitEvents(body []byte, norm *normalizer) []*Event {
-	text := strings.ReplaceAll(string(body), "\r\n", "\n")
+	// SSE ends a line at CRLF, LF or a lone CR; one form keeps the
+	// canonical stream stable when it is split again.
+	text := strings.ReplaceAll(strings.ReplaceAll(string(body), "\r\n", "\n"), "\r", "\n")
 	var events []*Event
 	for text != "" {
 		block, rest, complete := strings.Cut(text, "\n\n")
