@@ -115,6 +115,8 @@ type runner struct {
 	uiObserver *ui.Observer
 	// preUI shows interactive-mode progress until the UI starts.
 	preUI *gatedObserver
+	// oneShot shows a one-shot run (not with --json).
+	oneShot *ui.OneShot
 	// sandbox confines commands and file writes; closed last.
 	sandbox *sandbox.Sandbox
 	// approval is the --approval mode in effect.
@@ -172,7 +174,7 @@ func runRoot(ctx context.Context, io stdio, cwd string, f runFlags, args []strin
 	}
 	a := &runner{io: io, flags: f, cwd: cwd, hooks: hooks}
 	if strings.TrimSpace(promptText) == "" {
-		a.uiObserver = ui.NewObserver()
+		a.uiObserver = ui.NewObserver(cwd)
 	}
 	if err := a.configure(); err != nil {
 		return err
@@ -432,11 +434,12 @@ func (a *runner) buildAgent(envID string) error {
 	case a.uiObserver != nil:
 		// Recovery runs before the terminal UI starts; until then its tool
 		// lines go to stderr.
-		a.preUI = &gatedObserver{inner: newTextObserver(a.io.stderr)}
+		a.preUI = &gatedObserver{inner: ui.NewOneShot(ui.OneShotOptions{Stdout: a.io.stderr, Stderr: a.io.stderr, WorkDir: a.cwd, Getenv: a.io.getenv})}
 		a.preUI.on.Store(true)
 		sinks = append(sinks, a.uiObserver.Event, a.preUI.event)
 	case !a.flags.json:
-		sinks = append(sinks, newTextObserver(a.io.stderr).event, newCostLog(a.io.stderr).event)
+		a.oneShot = ui.NewOneShot(ui.OneShotOptions{Stdout: a.io.stdout, Stderr: a.io.stderr, WorkDir: a.cwd, Getenv: a.io.getenv})
+		sinks = append(sinks, a.oneShot.Event, newCostLog(a.oneShot.Stderr()).event)
 	}
 	a.agent, err = agent.New(agent.Config{
 		Log:                 log,
@@ -462,6 +465,9 @@ func (a *runner) buildAgent(envID string) error {
 func (a *runner) operate(ctx context.Context, promptText string) error {
 	ctx, hardStop := context.WithCancel(ctx)
 	defer hardStop()
+	if a.oneShot != nil {
+		defer a.oneShot.Close()
+	}
 	stop := a.onSignals(hardStop)
 	stopped := false
 	defer func() {
@@ -508,10 +514,10 @@ func (a *runner) operate(ctx context.Context, promptText string) error {
 	if err != nil {
 		return err
 	}
+	if a.oneShot != nil {
+		a.oneShot.Finish(res)
+	}
 	if !a.flags.json {
-		if res.Answer != "" {
-			fmt.Fprintln(a.io.stdout, res.Answer)
-		}
 		if res.Outcome != session.OutcomeCompleted {
 			fmt.Fprintln(a.io.stderr, describeOutcome(res))
 		}

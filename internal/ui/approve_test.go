@@ -58,7 +58,7 @@ func (e *askingEngine) Abort(context.Context) (bool, error) {
 }
 
 func TestLineModeApprovals(t *testing.T) {
-	obs := NewObserver()
+	obs := NewObserver("")
 	eng := &askingEngine{obs: obs}
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -158,7 +158,7 @@ func TestAskLine(t *testing.T) {
 }
 
 func TestTerminalApprovalKeys(t *testing.T) {
-	obs := NewObserver()
+	obs := NewObserver("")
 	eng := &askingEngine{obs: obs}
 	h := newHarness(t, eng, obs)
 	h.typeText("go")

@@ -9,10 +9,6 @@ import (
 // cells (0 means the default width). One-shot mode prints it on stderr.
 func ToolStartLine(t agent.ToolInfo, width int) string { return toolStartLine(t, width) }
 
-// ToolResultLine is the tool log line "  └ <N chars | ok | (no output) |
-// error>".
-func ToolResultLine(t agent.ToolInfo, o agent.ToolOutcome) string { return toolResultLine(t, o) }
-
 // UsageLine is the usage line of one operation, e.g. "12.3k in · 850 out ·
 // 83% cached · 41% of window" (window 0: unknown, not shown).
 func UsageLine(u session.Usage, lastPrompt, window int64) string {

@@ -69,27 +69,6 @@ func toolStartLine(t agent.ToolInfo, width int) string {
 	return head + " " + args
 }
 
-// toolResultLine is "  └ " followed by error (failed or cancelled: the
-// model sees an error result), "(no output)" (the content is exactly that),
-// ok (a successful write or edit, whose message only repeats the path), or
-// "N chars" (the content length in characters).
-func toolResultLine(t agent.ToolInfo, o agent.ToolOutcome) string {
-	return "  └ " + toolResultSummary(t.Tool, o)
-}
-
-func toolResultSummary(tool string, o agent.ToolOutcome) string {
-	switch {
-	case o.Outcome != "succeeded":
-		return "error"
-	case o.Content == "(no output)":
-		return "(no output)"
-	case tool == "write" || tool == "edit":
-		return "ok"
-	default:
-		return fmt.Sprintf("%d chars", utf8.RuneCountInString(o.Content))
-	}
-}
-
 func zeroUsage(u session.Usage) bool { return u == session.Usage{} }
 
 // runOutcomeLine is the line after a run ends, "" for a normal completion.

@@ -2,8 +2,11 @@ package ui
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -82,26 +85,67 @@ func TestToolStartLineWidth(t *testing.T) {
 	}
 }
 
-func TestToolResultLine(t *testing.T) {
+func TestToolReports(t *testing.T) {
+	tenLines := "l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\nl10\n"
 	tests := []struct {
 		tool    string
 		outcome agent.ToolOutcome
-		want    string
+		want    string // the report's lines, plain
 	}{
-		{"bash", agent.ToolOutcome{Outcome: "succeeded", Content: "hello\n"}, "  └ 6 chars"},
-		{"read", agent.ToolOutcome{Outcome: "succeeded", Content: "漢字e\u0301"}, "  └ 4 chars"},
+		{"bash", agent.ToolOutcome{Outcome: "succeeded", Content: "hello\n"}, "  └ 6 chars\n    hello"},
+		{"read", agent.ToolOutcome{Outcome: "succeeded", Content: "漢字e\u0301"}, "  └ 4 chars\n    漢字e\u0301"},
+		{"read", agent.ToolOutcome{Outcome: "succeeded", Content: tenLines}, "  └ 31 chars\n    l1\n    l2\n    … 6 more lines\n    l9\n    l10"},
 		{"bash", agent.ToolOutcome{Outcome: "succeeded", Content: "(no output)"}, "  └ (no output)"},
-		{"bash", agent.ToolOutcome{Outcome: "failed", Content: "boom"}, "  └ error"},
-		{"bash", agent.ToolOutcome{Outcome: "cancelled", Content: "interrupted"}, "  └ error"},
+		{"bash", agent.ToolOutcome{Outcome: "failed", Content: "boom\n\nCommand exited with code 2"}, "  └ exit code 2\n    boom"},
+		{"bash", agent.ToolOutcome{Outcome: "cancelled", Content: "interrupted"}, "  └ interrupted"},
+		{"bash", agent.ToolOutcome{Outcome: "failed", Content: agent.DeniedContent("too risky")}, "  └ denied: too risky"},
+		{"bash", agent.ToolOutcome{Outcome: "failed", Content: agent.DeniedContent("")}, "  └ denied"},
 		{"write", agent.ToolOutcome{Outcome: "succeeded", Content: "Successfully wrote 3 bytes to a."}, "  └ ok"},
-		{"edit", agent.ToolOutcome{Outcome: "succeeded", Content: "Successfully replaced 1 block(s) in a."}, "  └ ok"},
-		{"edit", agent.ToolOutcome{Outcome: "failed", Content: "edits[0].oldText was not found in a."}, "  └ error"},
+		{"edit", agent.ToolOutcome{Outcome: "failed", Content: "edits[0].oldText was not found in a.\nmore"}, "  └ error: edits[0].oldText was not found in a."},
+		{"read", agent.ToolOutcome{Outcome: "failed", Content: "Error: no such file\n"}, "  └ error: no such file"},
 		{"read", agent.ToolOutcome{Outcome: "succeeded", Content: ""}, "  └ 0 chars"},
+		{"bash", agent.ToolOutcome{Outcome: "succeeded", Content: "(no output)", Duration: 2345 * time.Millisecond}, "  └ (no output) · 2.3s"},
+		{"bash", agent.ToolOutcome{Outcome: "succeeded", Content: "(no output)", Duration: 999 * time.Millisecond}, "  └ (no output)"},
 	}
 	for _, tt := range tests {
-		if got := toolResultLine(agent.ToolInfo{Tool: tt.tool}, tt.outcome); got != tt.want {
-			t.Errorf("%s %+v: got %q, want %q", tt.tool, tt.outcome, got, tt.want)
+		r := buildReport(agent.ToolInfo{Tool: tt.tool}, tt.outcome, nil)
+		if got := strings.Join(r.lines(80, plainStyles()), "\n"); got != tt.want {
+			t.Errorf("%s %+v:\ngot  %q\nwant %q", tt.tool, tt.outcome, got, tt.want)
 		}
+	}
+}
+
+// A write or edit shows the diff of the file as it was when the call
+// started against what the call wrote.
+func TestToolLogDiff(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "main.go")
+	if err := os.WriteFile(path, []byte("package main\n\nfunc main() {\n\treturn nil\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	log := &toolLog{workDir: dir}
+	info := agent.ToolInfo{Tool: "edit", ExecutionID: "x1", Arguments: `{"path":"main.go","edits":[{"oldText":"\treturn nil","newText":"\tlog.Print()\n\treturn err"}]}`}
+	log.started(info)
+	// The effect happens after started.
+	if err := os.WriteFile(path, []byte("package main\n\nfunc main() {\n\tlog.Print()\n\treturn err\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := log.report(info, agent.ToolOutcome{Outcome: "succeeded", Content: "Successfully replaced 1 block(s) in main.go.", Duration: 1500 * time.Millisecond})
+	got := strings.Join(r.lines(80, plainStyles()), "\n")
+	want := "  └ ok +2 -1 · 1.5s\n    @@ -1,5 +1,6 @@\n     package main\n\n     func main() {\n    -    return nil\n    +    log.Print()\n    +    return err\n     }"
+	if got != want {
+		t.Errorf("edit report:\n%s\nwant:\n%s", got, want)
+	}
+	colored := strings.Join(r.lines(80, colorStyles()), "\n")
+	if !strings.Contains(colored, colorStyles().add.Render("    +    return err")) {
+		t.Errorf("added lines are not coloured:\n%q", colored)
+	}
+	// A new file: everything is added.
+	info = agent.ToolInfo{Tool: "write", ExecutionID: "x2", Arguments: `{"path":"new.txt","content":"a\nb\n"}`}
+	log.started(info)
+	r = log.report(info, agent.ToolOutcome{Outcome: "succeeded", Content: "Successfully wrote 4 bytes to new.txt."})
+	if got := strings.Join(r.lines(80, plainStyles()), "\n"); got != "  └ ok +2 -0\n    @@ -0,0 +1,2 @@\n    +a\n    +b" {
+		t.Errorf("write report:\n%s", got)
 	}
 }
 

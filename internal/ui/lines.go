@@ -291,7 +291,10 @@ func (p *linePrinter) handle(msg any) {
 	case toolStartedMsg:
 		p.println(toolStartLine(msg.info, 0))
 	case toolDoneMsg:
-		p.println(toolResultLine(msg.info, msg.outcome))
+		if msg.report.summary == "" {
+			msg.report = buildReport(msg.info, msg.outcome, nil)
+		}
+		p.println(strings.Join(msg.report.lines(0, plainStyles()), "\n"))
 	case retryMsg:
 		p.println(msg.text)
 	case approvalMsg:

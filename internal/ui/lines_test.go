@@ -50,7 +50,7 @@ func wait(t *testing.T, done chan error) error {
 }
 
 func TestRunLinesOverPipes(t *testing.T) {
-	obs := NewObserver()
+	obs := NewObserver("")
 	eng := &uitest.Engine{Events: obs.Event, Delay: time.Millisecond, ToolTime: 10 * time.Millisecond}
 	in, out, done, exited := runLinesAsync(t, eng, obs)
 	io.WriteString(in, "/compact\nhello there\r\nrun the tool\n/bogus\n/skill:nope x\n/skill:demo\nplease fail\n/compact\n\n")
@@ -65,7 +65,7 @@ func TestRunLinesOverPipes(t *testing.T) {
 		helpKeys + "\n" + helpCommands + "\n",
 		"Nothing to compact.\n",
 		"You said: hello there\n\n- first point\n- second point\n1.1k in · 10 out · 85% cached\n",
-		"Let me look.\n◆ bash sleep 30 && ls -la\n  └ 8 chars\nYou said: run the tool\n",
+		"Let me look.\n◆ bash sleep 30 && ls -la\n  └ 8 chars\n    total 0\nYou said: run the tool\n",
 		"2.1k in · 14 out · 85% cached\n",
 		"Unknown command: /bogus. Commands: /compact  /skill:name  /exit\n",
 		"Unknown skill: nope x\n",
@@ -96,7 +96,7 @@ func TestRunLinesOverPipes(t *testing.T) {
 }
 
 func TestRunLinesExitCommandStopsReading(t *testing.T) {
-	obs := NewObserver()
+	obs := NewObserver("")
 	eng := &uitest.Engine{Events: obs.Event, Delay: time.Millisecond}
 	in, out, done, _ := runLinesAsync(t, eng, obs)
 	io.WriteString(in, "/exit\nnot sent\n")
@@ -113,7 +113,7 @@ func TestRunLinesExitCommandStopsReading(t *testing.T) {
 
 // A signal during a run aborts it and exits once it has ended.
 func TestRunLinesSignalAbortsThenExits(t *testing.T) {
-	obs := NewObserver()
+	obs := NewObserver("")
 	eng := &uitest.Engine{Events: obs.Event, Delay: time.Millisecond, ToolTime: time.Minute}
 	in, out, done, _ := runLinesAsync(t, eng, obs)
 	io.WriteString(in, "run the tool\n")
@@ -125,7 +125,7 @@ func TestRunLinesSignalAbortsThenExits(t *testing.T) {
 		t.Fatalf("RunLines: %v", err)
 	}
 	got := out.String()
-	if !strings.Contains(got, "◆ bash sleep 30 && ls -la\n  └ error\n") || !strings.Contains(got, "\nAborted.\n") {
+	if !strings.Contains(got, "◆ bash sleep 30 && ls -la\n  └ interrupted\n") || !strings.Contains(got, "\nAborted.\n") {
 		t.Errorf("output:\n%s", got)
 	}
 	if aborted, _ := eng.Aborts(); aborted != 1 {

@@ -230,11 +230,10 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		m.setPhase("Running " + sanitizeLine(msg.info.Display))
 		return nil
 	case toolDoneMsg:
-		line := toolResultLine(msg.info, msg.outcome)
-		if msg.outcome.Outcome != "succeeded" {
-			line = errStyle.Render(line)
+		if msg.report.summary == "" {
+			msg.report = buildReport(msg.info, msg.outcome, nil)
 		}
-		m.print(line)
+		m.printLines(msg.report.lines(m.width-1, colorStyles()))
 		m.setPhase("Working")
 		return nil
 	case retryMsg:

@@ -17,7 +17,7 @@ import (
 
 func startedRun(t *testing.T) (*harness, *stubEngine) {
 	t.Helper()
-	obs := NewObserver()
+	obs := NewObserver("")
 	eng := newStub(obs)
 	h := newHarness(t, eng, obs)
 	h.typeText("hello")
@@ -104,7 +104,7 @@ func TestArrowAndOtherKeysNeverAbort(t *testing.T) {
 
 // An Esc before the agent accepted the prompt must still abort it.
 func TestEscBeforeTheOperationStartedAbortsIt(t *testing.T) {
-	obs := NewObserver()
+	obs := NewObserver("")
 	eng := newStub(obs)
 	eng.withhold = true
 	h := newHarness(t, eng, obs)
@@ -232,7 +232,7 @@ func TestEnterWhileBusyKeepsTheInput(t *testing.T) {
 }
 
 func TestHistory(t *testing.T) {
-	obs := NewObserver()
+	obs := NewObserver("")
 	eng := newStub(obs)
 	h := newHarness(t, eng, obs)
 	for _, p := range []string{"one", "two"} {
@@ -258,7 +258,7 @@ func TestHistory(t *testing.T) {
 }
 
 func TestUpInsideMultilineInputMovesTheCursor(t *testing.T) {
-	obs := NewObserver()
+	obs := NewObserver("")
 	eng := newStub(obs)
 	h := newHarness(t, eng, obs)
 	h.typeText("old")
@@ -336,7 +336,7 @@ func TestFailureAndErrorLines(t *testing.T) {
 }
 
 func TestCommands(t *testing.T) {
-	obs := NewObserver()
+	obs := NewObserver("")
 	eng := newStub(obs)
 	h := newHarness(t, eng, obs)
 
@@ -378,7 +378,7 @@ func TestCommands(t *testing.T) {
 }
 
 func TestRunErrorIsOneLine(t *testing.T) {
-	obs := NewObserver()
+	obs := NewObserver("")
 	eng := &errEngine{err: errors.New("an operation is already open\nin this session")}
 	h := newHarness(t, eng, obs)
 	h.typeText("x")

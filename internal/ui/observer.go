@@ -15,11 +15,13 @@ import (
 type Observer struct {
 	mu   sync.Mutex
 	sink func(any)
+	log  toolLog
 }
 
-// NewObserver returns a detached Observer. A nil *Observer is valid and
-// ignores everything.
-func NewObserver() *Observer { return &Observer{} }
+// NewObserver returns a detached Observer; the paths of write and edit
+// calls, whose diffs the tool log shows, are relative to workDir. A nil
+// *Observer is valid and ignores everything.
+func NewObserver(workDir string) *Observer { return &Observer{log: toolLog{workDir: workDir}} }
 
 // attach routes events to sink until the returned detach is called.
 func (o *Observer) attach(sink func(any)) (detach func()) {
@@ -62,6 +64,7 @@ type (
 	toolDoneMsg     struct {
 		info    agent.ToolInfo
 		outcome agent.ToolOutcome
+		report  toolReport
 	}
 	cancelRequestedMsg struct{}
 	// retryMsg is "retrying in 4s: HTTP 429" while a request waits to be
@@ -92,9 +95,16 @@ func (o *Observer) Event(ev agent.Event) {
 	case agent.ModelCompleted:
 		o.send(modelDoneMsg{outcome: ev.Outcome})
 	case agent.ToolStarted:
+		if o != nil {
+			o.log.started(ev.Tool)
+		}
 		o.send(toolStartedMsg{info: ev.Tool})
 	case agent.ToolCompleted:
-		o.send(toolDoneMsg{info: ev.Tool, outcome: ev.Outcome})
+		var r toolReport
+		if o != nil {
+			r = o.log.report(ev.Tool, ev.Outcome)
+		}
+		o.send(toolDoneMsg{info: ev.Tool, outcome: ev.Outcome, report: r})
 	case agent.CancelRequested:
 		o.send(cancelRequestedMsg{})
 	case agent.ModelRetrying:

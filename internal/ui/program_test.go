@@ -49,7 +49,7 @@ func TestProgramTellsLoneEscFromEscapeSequences(t *testing.T) {
 	defer inR.Close()
 	defer inW.Close()
 	out := &syncBuffer{}
-	obs := NewObserver()
+	obs := NewObserver("")
 	eng := newStub(obs)
 	done := make(chan error, 1)
 	go func() {

@@ -175,7 +175,7 @@ func tmuxSession(t *testing.T, bin, term string) {
 
 	p.keys("C-c")
 	screen = p.waitText("STTY")
-	for _, want := range []string{"  └ error", "Resume: tiny-go --session test-123", "EXIT=0", "icanon echo STTY"} {
+	for _, want := range []string{"  └ interrupted", "Resume: tiny-go --session test-123", "EXIT=0", "icanon echo STTY"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("after Ctrl+C the screen lacks %q:\n%s", want, screen)
 		}

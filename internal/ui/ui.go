@@ -97,3 +97,5 @@ func isTTY(v any) bool {
 func ResumeHint(sessionID string) string {
 	return "Resume: tiny-go --session " + sessionID
 }
+
+func termSize(fd int) (width, height int, err error) { return term.GetSize(fd) }

@@ -20,7 +20,7 @@ func main() {
 	session := flag.String("session", "0197a5d2-0000-7000-8000-000000000001", "session id shown")
 	flag.Parse()
 
-	obs := ui.NewObserver()
+	obs := ui.NewObserver("")
 	eng := &uitest.Engine{Events: obs.Event, Delay: *delay, ToolTime: *toolTime, LongWords: 400}
 	err := ui.Run(context.Background(), ui.Options{
 		Engine:   eng,

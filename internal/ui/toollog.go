@@ -1,0 +1,241 @@
+package ui
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"charm.land/lipgloss/v2"
+	"github.com/aymanbagabas/go-udiff"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/tools"
+)
+
+// The tool log, the same in every mode:
+//
+//	◆ edit main.go
+//	  └ ok +2 -1 · 1.4s
+//	    @@ -10,3 +10,4 @@
+//	    -	return nil
+//	    +	return err
+//
+// A failed call says why (the error's first line), a successful one shows
+// a dimmed preview of its result (first and last lines), a write or edit
+// its unified diff; interrupted and denied calls are named as such, and a
+// call that took a second or more says how long.
+
+// Limits of the detail under a result line.
+const (
+	previewHead = 2  // first lines of a result preview
+	previewTail = 2  // last lines
+	diffLimit   = 40 // lines of a diff
+)
+
+// toolLog remembers, for each write or edit call that starts, the change
+// it is about to make, so that its diff can be shown once it succeeds.
+// started is called before the call's effect begins (the agent delivers
+// ToolStarted first), so the file is read as it was.
+type toolLog struct {
+	workDir string
+	mu      sync.Mutex
+	changes map[string]tools.FileChange // by execution id
+}
+
+func (l *toolLog) started(t agent.ToolInfo) {
+	if l == nil || (t.Tool != "write" && t.Tool != "edit") {
+		return
+	}
+	change, err := tools.PreviewChange(l.workDir, t.Tool, jsontext.Value(t.Arguments))
+	if err != nil {
+		return // the call will fail and say why
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.changes == nil {
+		l.changes = map[string]tools.FileChange{}
+	}
+	l.changes[t.ExecutionID] = change
+}
+
+// report is the result line and its detail for a call that ended.
+func (l *toolLog) report(t agent.ToolInfo, o agent.ToolOutcome) toolReport {
+	var change *tools.FileChange
+	if l != nil {
+		l.mu.Lock()
+		if c, ok := l.changes[t.ExecutionID]; ok {
+			change = &c
+			delete(l.changes, t.ExecutionID)
+		}
+		l.mu.Unlock()
+	}
+	return buildReport(t, o, change)
+}
+
+// reportKind decides the result line's colour.
+type reportKind int
+
+const (
+	reportOK reportKind = iota
+	reportFailed
+	reportStopped // interrupted or denied: the call did not (fully) run
+)
+
+// toolReport is what the tool log shows when a call ends.
+type toolReport struct {
+	kind    reportKind
+	summary string   // after "  └ "
+	preview []string // dimmed result lines
+	diff    []string // unified diff lines, without the file header
+	more    int      // detail lines left out
+}
+
+var exitCodeRE = regexp.MustCompile(`\n*Command exited with code (-?\d+)\s*$`)
+
+func buildReport(t agent.ToolInfo, o agent.ToolOutcome, change *tools.FileChange) toolReport {
+	content := sanitize(o.Content)
+	var r toolReport
+	denied := agent.DeniedContent("")
+	switch {
+	case o.Outcome == "cancelled":
+		r.kind, r.summary = reportStopped, "interrupted"
+	case strings.HasPrefix(content, denied):
+		r.kind, r.summary = reportStopped, "denied"
+		if reason, ok := strings.CutPrefix(content, denied+"\nReason given by the user: "); ok {
+			r.summary += ": " + sanitizeLine(reason)
+		}
+	case o.Outcome != "succeeded":
+		r.kind = reportFailed
+		if m := exitCodeRE.FindStringSubmatch(content); m != nil && t.Tool == "bash" {
+			r.summary = "exit code " + m[1]
+			r.preview, r.more = preview(strings.TrimSuffix(content, m[0]))
+		} else {
+			r.summary = "error: " + strings.TrimPrefix(firstLine(content), "Error: ")
+		}
+	case content == "(no output)":
+		r.summary = "(no output)"
+	case t.Tool == "write" || t.Tool == "edit":
+		r.summary = "ok"
+		if change != nil {
+			var add, del int
+			r.diff, add, del = diffOf(*change)
+			r.summary = fmt.Sprintf("ok +%d -%d", add, del)
+			if len(r.diff) > diffLimit {
+				r.more = len(r.diff) - diffLimit
+				r.diff = r.diff[:diffLimit]
+			}
+		}
+	default:
+		r.summary = fmt.Sprintf("%d chars", utf8.RuneCountInString(o.Content))
+		r.preview, r.more = preview(content)
+	}
+	if o.Duration >= time.Second {
+		r.summary += " · " + o.Duration.Round(100*time.Millisecond).String()
+	}
+	return r
+}
+
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return sanitizeLine(l)
+		}
+	}
+	return "(no message)"
+}
+
+// preview is the first and last lines of a result, and how many lines
+// are left out between them.
+func preview(s string) ([]string, int) {
+	lines := strings.Split(strings.Trim(s, "\n"), "\n")
+	if len(lines) == 1 && strings.TrimSpace(lines[0]) == "" {
+		return nil, 0
+	}
+	if len(lines) <= previewHead+previewTail+1 {
+		return lines, 0
+	}
+	out := append(append([]string{}, lines[:previewHead]...), lines[len(lines)-previewTail:]...)
+	return out, len(lines) - len(out)
+}
+
+// diffOf is a change's unified diff (hunks only) and its added and
+// removed line counts.
+func diffOf(c tools.FileChange) (lines []string, add, del int) {
+	d := udiff.Unified("a", "b", c.Old, c.New)
+	for _, l := range strings.Split(strings.TrimSuffix(d, "\n"), "\n") {
+		switch {
+		case l == "", strings.HasPrefix(l, "--- "), strings.HasPrefix(l, "+++ "), strings.HasPrefix(l, `\ No newline`):
+			continue
+		case strings.HasPrefix(l, "+"):
+			add++
+		case strings.HasPrefix(l, "-"):
+			del++
+		}
+		lines = append(lines, l)
+	}
+	return lines, add, del
+}
+
+// logStyles colour the tool log; the zero value is plain text.
+type logStyles struct {
+	tool, failed, stopped, dim, add, del, hunk lipgloss.Style
+}
+
+func plainStyles() logStyles { return logStyles{} }
+
+func colorStyles() logStyles {
+	return logStyles{
+		tool:    toolStyle,
+		failed:  errStyle,
+		stopped: lipgloss.NewStyle().Foreground(lipgloss.Color("3")),
+		dim:     faint,
+		add:     lipgloss.NewStyle().Foreground(lipgloss.Color("2")),
+		del:     lipgloss.NewStyle().Foreground(lipgloss.Color("1")),
+		hunk:    lipgloss.NewStyle().Foreground(lipgloss.Color("6")),
+	}
+}
+
+// lines renders the report for a terminal width cells wide (0: the
+// default width); detail lines are cut, never wrapped.
+func (r toolReport) lines(width int, st logStyles) []string {
+	if width <= 0 {
+		width = lineWidth
+	}
+	head := truncate("  └ "+r.summary, width)
+	switch r.kind {
+	case reportFailed:
+		head = st.failed.Render(head)
+	case reportStopped:
+		head = st.stopped.Render(head)
+	}
+	out := []string{head}
+	cut := func(l string) string {
+		return truncate(strings.TrimRight("    "+strings.ReplaceAll(l, "\t", "    "), " \r"), width)
+	}
+	for i, l := range r.preview {
+		if r.more > 0 && i == previewHead {
+			out = append(out, st.dim.Render(cut(fmt.Sprintf("… %d more lines", r.more))))
+		}
+		out = append(out, st.dim.Render(cut(l)))
+	}
+	for _, l := range r.diff {
+		s := st.dim
+		switch {
+		case strings.HasPrefix(l, "@@"):
+			s = st.hunk
+		case strings.HasPrefix(l, "+"):
+			s = st.add
+		case strings.HasPrefix(l, "-"):
+			s = st.del
+		}
+		out = append(out, s.Render(cut(l)))
+	}
+	if len(r.diff) > 0 && r.more > 0 {
+		out = append(out, st.dim.Render(cut(fmt.Sprintf("… %d more lines", r.more))))
+	}
+	return out
+}
