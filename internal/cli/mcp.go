@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tiny-agent/tiny-go/internal/mcp"
+	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
 )
 
@@ -22,7 +23,7 @@ import (
 // servers start in the working directory with a minimal environment that
 // never holds a secret tiny-go knows, and a server that goes away
 // mid-session is reported on stderr once.
-func mcpOptions(cwd string, io stdio, servers []mcp.Server, sb *sandbox.Sandbox) mcp.Options {
+func mcpOptions(cwd string, io stdio, servers []mcp.Server, sb *sandbox.Sandbox, tr *procs.Tracker) mcp.Options {
 	var mu sync.Mutex
 	return mcp.Options{
 		ClientName:    "tiny-go",
@@ -31,6 +32,7 @@ func mcpOptions(cwd string, io stdio, servers []mcp.Server, sb *sandbox.Sandbox)
 		LookupEnv:     io.lookupEnv,
 		Secrets:       secretValues(io, servers),
 		Sandbox:       sb,
+		Procs:         tr,
 		Notice: func(line string) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -62,16 +64,6 @@ func secretValues(io stdio, servers []mcp.Server) []string {
 // started is stopped, instead of the signal killing tiny-go outright.
 func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-}
-
-// reapMCPOrphans ends the stdio servers a tiny-go killed earlier in cwd
-// left behind; it never fails a start.
-func reapMCPOrphans(cwd string, io stdio) {
-	if n, err := mcp.ReapOrphans(cwd); err != nil {
-		fmt.Fprintf(io.stderr, "tiny-go: looking for MCP servers left running: %v\n", err)
-	} else if n > 0 {
-		fmt.Fprintf(io.stderr, "tiny-go: stopped %d MCP server(s) left running by an earlier tiny-go\n", n)
-	}
 }
 
 func newMCPCommand(a *app) *cobra.Command {
@@ -146,7 +138,13 @@ func mcpList(ctx context.Context, io stdio, cwd string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	reapMCPOrphans(cwd, io)
+	// What a killed tiny-go left running here is stopped first; the
+	// servers started now are recorded like a run's commands.
+	r := &runner{io: io, cwd: cwd}
+	if err := r.trackProcesses(); err != nil {
+		return err
+	}
+	defer r.procs.Close()
 	// The servers run confined as in a run with the default --sandbox.
 	sb, warning, err := sandbox.New(sandbox.Policy{Mode: sandbox.Workspace, WorkDir: cwd, Getenv: io.getenv})
 	if err != nil {
@@ -156,7 +154,7 @@ func mcpList(ctx context.Context, io stdio, cwd string, asJSON bool) error {
 	if warning != "" {
 		fmt.Fprintln(io.stderr, warning)
 	}
-	opts := mcpOptions(cwd, io, catalog.Servers, sb)
+	opts := mcpOptions(cwd, io, catalog.Servers, sb, r.procs)
 	entries := make([]mcpListEntry, len(catalog.Servers))
 	var wg sync.WaitGroup
 	for i, s := range catalog.Servers {

@@ -135,7 +135,7 @@ func TestMCPStdioSIGKILLAndResume(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("resume: exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stderr, "stopped 1 MCP server(s) left running by an earlier tiny-go") {
+	if !strings.Contains(stderr, "left running by an earlier tiny-go in this directory that was killed") {
 		t.Errorf("stderr %q", stderr)
 	}
 	waitGone(t, "the orphaned child", child)

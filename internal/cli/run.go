@@ -299,10 +299,14 @@ func (a *runner) start(ctx context.Context) error {
 	startupStarted = true
 	a.sink.Emit(lifecycle.SessionAttached(a.store.ID(), a.resumed))
 
-	reapMCPOrphans(a.cwd, a.io)
+	// Before the first stdio MCP server starts: its process group is
+	// recorded there.
+	if err := a.trackProcesses(); err != nil {
+		return fail("startup_setup_error", err)
+	}
 	mcpCtx, stopMCPSignals := interruptible(ctx)
 	defer stopMCPSignals()
-	mcpOpts := mcpOptions(a.cwd, a.io, a.servers, a.sandbox)
+	mcpOpts := mcpOptions(a.cwd, a.io, a.servers, a.sandbox, a.procs)
 	for _, s := range a.servers {
 		a.sink.Emit(lifecycle.MCPStarted(s.Alias))
 		t0 := time.Now()
@@ -598,10 +602,10 @@ func (a *runner) close() {
 		_ = a.bg.StopAll(ctx)
 		cancel()
 	}
-	a.procs.Close()
 	if a.mcp != nil {
-		_ = a.mcp.Close()
+		_ = a.mcp.Close() // stdio servers are stopped politely first
 	}
+	a.procs.Close()
 	a.discardCreated()
 	if a.store != nil {
 		_ = a.store.Close()

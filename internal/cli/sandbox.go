@@ -70,6 +70,9 @@ func (a *runner) scrubber(vars []string) *secrets.Scrubber {
 // trackProcesses kills what an earlier run in this directory left behind
 // when it was killed, then starts this run's process record.
 func (a *runner) trackProcesses() error {
+	if a.procs != nil {
+		return nil // already, before the MCP servers started
+	}
 	n, err := procs.ReapStale(a.cwd)
 	if err != nil {
 		fmt.Fprintf(a.io.stderr, "%s: warning: %v\n", programName, err)

@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
 	"github.com/tiny-agent/tiny-go/internal/tools"
 )
@@ -53,6 +54,10 @@ type Options struct {
 	// Sandbox confines a stdio server like the commands the model runs
 	// (tools.md); nil starts it unconfined.
 	Sandbox *sandbox.Sandbox
+	// Procs records a stdio server's process group, so that the next
+	// tiny-go in the directory kills what is left if this one is killed;
+	// nil records nothing.
+	Procs *procs.Tracker
 	// Notice receives one line when a server goes away mid-session, once
 	// per server. nil drops it.
 	Notice func(string)

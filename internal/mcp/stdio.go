@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
@@ -32,7 +33,7 @@ type stdioProcess struct {
 	stdin  *os.File // our ends of its pipes
 	stdout *os.File
 	log    string // the log path, relative to the working directory when inside it
-	record string // the process record, removed once the group is gone
+	procs  *procs.Tracker
 
 	done     chan struct{} // closed once the exit is collected
 	mu       sync.Mutex
@@ -98,8 +99,9 @@ func startStdio(s Server, opts Options) (*stdioProcess, error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = childIn, childOut, logFile
 	// Its own session and group: signals for the terminal's foreground
 	// group never reach it, and the whole group can be killed at once.
-	// Pdeathsig ends the leader at once if tiny-go is killed; the process
-	// record lets the next run end what the leader started. The sandbox
+	// Pdeathsig ends the leader at once if tiny-go is killed; the run's
+	// process record (procs) lets the next start end what the leader
+	// started. The sandbox
 	// confines it like bash (mcp.md); its confining thread lives as long
 	// as tiny-go, so the Pdeathsig fires only when tiny-go ends.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
@@ -118,13 +120,10 @@ func startStdio(s Server, opts Options) (*stdioProcess, error) {
 		stdin:  stdin,
 		stdout: stdout,
 		log:    displayPath(workDir, filepath.Join(dir, logName)),
+		procs:  opts.Procs,
 		done:   make(chan struct{}),
 	}
-	p.record, err = writeProcRecord(dir, s.Alias, cmd.Process.Pid)
-	if err != nil {
-		p.stop()
-		return nil, fmt.Errorf("recording its process: %w", err)
-	}
+	opts.Procs.Started(p.pgid, "MCP "+s.Alias+": "+s.Target())
 	go p.reap()
 	return p, nil
 }
@@ -302,8 +301,6 @@ func (p *stdioProcess) stop() {
 		// Children that outlived the leader stay in its group.
 		syscall.Kill(-p.pgid, syscall.SIGKILL)
 		p.stdout.Close()
-		if p.record != "" {
-			os.Remove(p.record)
-		}
+		p.procs.Ended(p.pgid)
 	})
 }

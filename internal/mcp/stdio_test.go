@@ -14,6 +14,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 
+	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
 )
 
@@ -109,12 +110,18 @@ type stdioRun struct {
 
 func newStdioRun(t *testing.T) *stdioRun {
 	r := &stdioRun{dir: t.TempDir()}
+	tr, err := procs.Open(r.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
 	env := stdioEnv(r.dir)
 	r.opts = Options{
 		WorkDir:        r.dir,
 		LookupEnv:      testEnv(env),
 		Secrets:        []string{testAPIKey},
 		ConnectTimeout: 10 * time.Second,
+		Procs:          tr,
 		Notice: func(line string) {
 			r.mu.Lock()
 			r.notices = append(r.notices, line)
@@ -239,8 +246,10 @@ func TestStdioSDKServer(t *testing.T) {
 	if n := len(r.noticesSeen()); n != 0 {
 		t.Errorf("a closed server was reported: %q", r.noticesSeen())
 	}
-	if records, _ := filepath.Glob(filepath.Join(r.dir, ".tiny-agent", "mcp", "pid-*")); len(records) != 0 {
-		t.Errorf("process records left: %q", records)
+	if tr := r.opts.Procs; tr != nil {
+		if n := tr.Close(); n != 0 {
+			t.Errorf("the process record still held %d live processes", n)
+		}
 	}
 }
 
@@ -397,8 +406,9 @@ func TestStdioLogRefusesSymlink(t *testing.T) {
 }
 
 // A tiny-go killed with SIGKILL leaves a server's children running (the
-// leader dies with it through Pdeathsig); the next run's ReapOrphans ends
-// them, but never the servers of a tiny-go that still runs.
+// leader dies with it through Pdeathsig); the server's process group is in
+// the run's process record, so the next start's procs.ReapStale ends them,
+// but never the servers of a tiny-go that still runs.
 func TestStdioOrphansReapedAfterSIGKILL(t *testing.T) {
 	if os.Getenv("MCP_TEST_HELPER_DIR") != "" {
 		helperConnectAndWait()
@@ -415,7 +425,7 @@ func TestStdioOrphansReapedAfterSIGKILL(t *testing.T) {
 	serverPid := r.pid(t, "server.pid")
 	child := r.pid(t, "child.pid")
 	// The helper still runs: its server is not an orphan.
-	if n, err := ReapOrphans(dir); n != 0 || err != nil {
+	if n, err := procs.ReapStale(dir); n != 0 || err != nil {
 		t.Fatalf("reaped %d (%v) while the owner runs", n, err)
 	}
 	if processGone(child) {
@@ -427,11 +437,11 @@ func TestStdioOrphansReapedAfterSIGKILL(t *testing.T) {
 	if processGone(child) {
 		t.Fatal("the child died with tiny-go: the test proves nothing")
 	}
-	if n, err := ReapOrphans(dir); n != 1 || err != nil {
-		t.Fatalf("reaped %d (%v), want 1", n, err)
+	if n, err := procs.ReapStale(dir); n < 1 || err != nil {
+		t.Fatalf("reaped %d (%v), want the orphaned child", n, err)
 	}
 	waitGone(t, "the orphaned child", child)
-	if records, _ := filepath.Glob(filepath.Join(dir, ".tiny-agent", "mcp", "pid-*")); len(records) != 0 {
+	if records, _ := filepath.Glob(filepath.Join(dir, ".tiny-agent", "procs", "*.json")); len(records) != 0 {
 		t.Errorf("process records left: %q", records)
 	}
 }
@@ -444,7 +454,11 @@ func helperConnectAndWait() {
 	if err != nil {
 		panic(err)
 	}
-	c, err := Connect(context.Background(), cat.Servers[0], Options{WorkDir: dir})
+	tr, err := procs.Open(dir)
+	if err != nil {
+		panic(err)
+	}
+	c, err := Connect(context.Background(), cat.Servers[0], Options{WorkDir: dir, Procs: tr})
 	if err != nil {
 		panic(err)
 	}

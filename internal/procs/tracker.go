@@ -284,7 +284,14 @@ func killRun(rec record, self int) int {
 // so it cannot have been recycled).
 func groupIsOurs(g group) bool {
 	if st, err := ReadStat(g.PGID); err == nil {
-		return st.StartTicks == g.StartTicks && !st.Dead()
+		if st.StartTicks != g.StartTicks {
+			return false // the pid was recycled: the recorded group had ended
+		}
+		if !st.Dead() {
+			return true
+		}
+		// A zombie leader (no one reaps it once tiny-go is gone) still
+		// holds its pid: its live members are the recorded group's.
 	}
 	found := false
 	eachProcess(func(pid int, st Stat) {
