@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-json-experiment/json"
+
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
@@ -210,13 +212,19 @@ func (s *Store) markManifest(h string, live map[string]bool) {
 		live[f.Hash] = true
 	}
 	// The chain of manifests it is stored against (their blobs only).
-	for base := m; base.Base != "" && !live[base.Base]; {
-		live[base.Base] = true
-		next, err := s.readManifest(base.Base)
+	for base := m.Base; base != "" && !live[base]; {
+		live[base] = true
+		data, err := s.readBlob(base)
 		if err != nil {
 			return
 		}
-		base = next
+		var stored struct {
+			Base string `json:"base"`
+		}
+		if json.Unmarshal(data, &stored) != nil {
+			return
+		}
+		base = stored.Base
 	}
 	live[h] = true
 }

@@ -38,7 +38,7 @@ type manifest struct {
 const racyWindow = int64(50 * time.Millisecond)
 
 // maxChain bounds how many delta manifests stand on a full one.
-const maxChain = 64
+const maxChain = 256
 
 type manifestFile struct {
 	File
@@ -203,51 +203,51 @@ func (s *Store) loadLastManifest() (*manifest, string) {
 	return m, hash
 }
 
-// readManifest loads a manifest resolved to its full list.
+// readManifest loads a manifest resolved to its full list: the chain of
+// stored manifests back to a full one is read, then the changes are
+// applied forward. Only the requested result is cached (a chain's
+// intermediate lists would multiply the memory).
 func (s *Store) readManifest(h string) (*manifest, error) {
-	return s.readManifestDepth(h, 0)
-}
-
-func (s *Store) readManifestDepth(h string, depth int) (*manifest, error) {
 	if m, ok := s.manifests.Load(h); ok {
 		return m.(*manifest), nil
 	}
-	if depth > maxChain {
-		return nil, fmt.Errorf("manifest %s: chain too long", h)
-	}
-	data, err := s.readBlob(h)
-	if err != nil {
-		return nil, err
-	}
-	var m manifest
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("manifest %s: %w", h, err)
-	}
-	if m.Base == "" {
-		m.full = m.Files
-	} else {
-		base, err := s.readManifestDepth(m.Base, depth+1)
+	var chain []*manifest
+	for next := h; ; {
+		if len(chain) > maxChain {
+			return nil, fmt.Errorf("manifest %s: chain too long", h)
+		}
+		data, err := s.readBlob(next)
 		if err != nil {
 			return nil, err
 		}
-		gone := make(map[string]bool, len(m.Removed)+len(m.Files))
-		for _, p := range m.Removed {
-			gone[p] = true
+		var m manifest
+		if err := json.Unmarshal(data, &m); err != nil {
+			return nil, fmt.Errorf("manifest %s: %w", next, err)
 		}
-		for _, f := range m.Files {
-			gone[f.Path] = true
+		chain = append(chain, &m)
+		if m.Base == "" {
+			break
 		}
-		for _, f := range base.full {
-			if !gone[f.Path] {
-				m.full = append(m.full, f)
-			}
-		}
-		m.full = append(m.full, m.Files...)
-		slices.SortFunc(m.full, func(a, b manifestFile) int { return strings.Compare(a.Path, b.Path) })
+		next = m.Base
 	}
+	byPath := make(map[string]manifestFile, len(chain[len(chain)-1].Files))
+	for i := len(chain) - 1; i >= 0; i-- {
+		for _, p := range chain[i].Removed {
+			delete(byPath, p)
+		}
+		for _, f := range chain[i].Files {
+			byPath[f.Path] = f
+		}
+	}
+	m := chain[0]
+	m.full = make([]manifestFile, 0, len(byPath))
+	for _, f := range byPath {
+		m.full = append(m.full, f)
+	}
+	slices.SortFunc(m.full, func(a, b manifestFile) int { return strings.Compare(a.Path, b.Path) })
 	m.index()
-	s.manifests.Store(h, &m)
-	return &m, nil
+	s.manifests.Store(h, m)
+	return m, nil
 }
 
 // rootCause is the innermost error text (no "open /x/y:" prefix).
