@@ -433,3 +433,55 @@ func TestRewindCommandInLineMode(t *testing.T) {
 		t.Fatalf("fork turns %+v", turns)
 	}
 }
+
+// A fork taken inside an open operation (after a tool call's intent, before
+// its result) is recovered like any open session when resumed.
+func TestForkInsideAnOpenOperationResumes(t *testing.T) {
+	c, id, _ := threeTurns(t)
+	_, src, err := store.ReadByID(c.dir, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at int64
+	for _, tx := range committedTransactions(src, 0) {
+		if _, ok := tx.facts[0].Record.(*session.ToolStarted); ok && at == 0 {
+			at = tx.facts[len(tx.facts)-1].Seq // the first tool call's intent
+		}
+	}
+	code, out, stderr := c.main("", "session", "fork", id, "--at", strconv.FormatInt(at, 10))
+	if code != 0 {
+		t.Fatalf("fork: %s", stderr)
+	}
+	forkID := strings.TrimSpace(out[strings.LastIndex(out, "--session ")+len("--session "):])
+	_, fdata, _ := store.ReadByID(c.dir, forkID)
+	if st, _ := session.Reduce(fdata); st.Operation == nil {
+		t.Fatal("the fork has no open operation")
+	}
+	srv := providertest.New(t, providertest.Reply{Text: "recovered"}, providertest.Reply{Text: "and went on"})
+	c.env["TINY_ENDPOINT"] = srv.URL()
+	code, out, stderr = c.main("", "--session", forkID, "go on")
+	if code != 0 || !strings.Contains(stderr, "Recovered the open run") || !strings.Contains(out, "and went on") {
+		t.Fatalf("resume of the fork: exit %d\n%s\n%s", code, out, stderr)
+	}
+	_, fdata, _ = store.ReadByID(c.dir, forkID)
+	st, corrupt := session.Reduce(fdata)
+	if corrupt != nil || st.Operation != nil {
+		t.Fatalf("fork after resume: %v, open %v", corrupt, st.Operation)
+	}
+	if again, _ := os.ReadFile(c.sessions()[0]); len(again) == 0 {
+		t.Fatal("source gone")
+	}
+}
+
+func TestRewindRefusesASessionOpenElsewhere(t *testing.T) {
+	c, id, _ := threeTurns(t)
+	st, err := store.Open(c.dir, id, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	code, _, stderr := c.main("", "session", "rewind", id, "--turn", "1")
+	if code == 0 || !strings.Contains(stderr, "is open in another process") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}
