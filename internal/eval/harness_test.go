@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,7 +85,16 @@ func TestRecordAgainstLoopbackThenReplay(t *testing.T) {
 		files:  map[string]string{"README.md": "A scratch repository.\n"},
 	})
 	recorded := t.TempDir()
-	srv := providertest.New(t, helloReplies...)
+	// The first send meets an overloaded server; tiny-go waits and sends
+	// again, which counts as a retry (and is recorded, so a replay
+	// retries as well).
+	overloaded := providertest.Reply{Handler: func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write([]byte(`{"error":{"message":"overloaded","code":503}}`))
+	}}
+	srv := providertest.New(t, append([]providertest.Reply{overloaded}, helloReplies...)...)
 	env := childEnviron("TINY_ENDPOINT="+srv.URL(), "TINY_API_KEY="+secret)
 	rep, err := eval.Run(context.Background(), eval.Config{Tasks: []eval.Task{tk}, Command: self(t), Env: env, Record: recorded, Model: "test/model"})
 	if err != nil {
@@ -96,7 +106,10 @@ func TestRecordAgainstLoopbackThenReplay(t *testing.T) {
 	if !live.Passed || live.Requests != 2 || live.ToolCalls["write"] != 1 || live.Tokens.Input == 0 || math.Abs(live.CostUSD-wantCost) > 1e-9 {
 		t.Fatalf("recorded run: %+v", live)
 	}
-	if got := srv.Requests(); len(got) != 2 || got[0].Header.Get("Authorization") != "Bearer "+secret {
+	if live.Retries != 1 {
+		t.Errorf("retries = %d, want 1", live.Retries)
+	}
+	if got := srv.Requests(); len(got) != 3 || got[0].Header.Get("Authorization") != "Bearer "+secret {
 		t.Fatalf("the loopback server saw %d requests", len(got))
 	}
 	data, err := os.ReadFile(filepath.Join(recorded, "hello.json"))
@@ -110,6 +123,9 @@ func TestRecordAgainstLoopbackThenReplay(t *testing.T) {
 	if strings.Contains(text, os.TempDir()+"/tiny-go-eval-") || !strings.Contains(text, "Working directory: @@EVAL_ROOT@@/repo") {
 		t.Error("the recording holds the task's temporary directory instead of the placeholder")
 	}
+	if !strings.Contains(text, `"retryAfter": "1"`) || !strings.Contains(text, `"status": 503`) {
+		t.Error("the recording lacks the overloaded reply")
+	}
 	if !strings.Contains(text, `"endpoint": "http://127.0.0.1/v1"`) || !strings.Contains(text, `"model": "test/model"`) {
 		t.Errorf("recording header:\n%.300s", text)
 	}
@@ -120,7 +136,7 @@ func TestRecordAgainstLoopbackThenReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	replayed := runResult(t, rep, "hello")
-	if !replayed.Passed || replayed.Requests != live.Requests || replayed.Tokens != live.Tokens || replayed.ToolCalls["write"] != 1 || replayed.CostUSD != live.CostUSD {
+	if !replayed.Passed || replayed.Requests != live.Requests || replayed.Tokens != live.Tokens || replayed.ToolCalls["write"] != 1 || replayed.CostUSD != live.CostUSD || replayed.Retries != 1 {
 		t.Errorf("replay: %+v\nlive: %+v", replayed, live)
 	}
 }

@@ -46,11 +46,14 @@ type Exchange struct {
 // Response is a recorded HTTP reply. A streamed reply keeps its
 // server-sent events one by one; any other body is Body (JSON) or Text.
 type Response struct {
-	Status      int      `json:"status"`
-	ContentType string   `json:"contentType,omitzero"`
-	Events      []*Event `json:"events,omitzero"`
-	Body        *node    `json:"body,omitzero"`
-	Text        string   `json:"text,omitzero"`
+	Status      int    `json:"status"`
+	ContentType string `json:"contentType,omitzero"`
+	// RetryAfter is the Retry-After header, which decides how long a
+	// retry waits.
+	RetryAfter string   `json:"retryAfter,omitzero"`
+	Events     []*Event `json:"events,omitzero"`
+	Body       *node    `json:"body,omitzero"`
+	Text       string   `json:"text,omitzero"`
 	// Error is how reading the body ended when it did not end cleanly
 	// (a cut stream); a replay ends the body with the same error.
 	Error string `json:"error,omitzero"`

@@ -284,7 +284,7 @@ func (cfg *Config) runOne(ctx context.Context, t Task, rep int) (res RunResult) 
 		defer os.RemoveAll(root)
 	}
 	repo := filepath.Join(root, repoDirName)
-	if err := setUp(t, root, repo, cfg.gitEnv()); err != nil {
+	if err := setUp(t, root, repo, cfg.stableEnv()); err != nil {
 		return fail(StatusError, "fixture: %v", err)
 	}
 	res.SetupMs = time.Since(start).Milliseconds()
@@ -357,11 +357,13 @@ func (cfg *Config) runOne(ctx context.Context, t Task, rep int) (res RunResult) 
 	return res
 }
 
-// gitEnv makes commits deterministic, the fixture's and the agent's, so a
-// replay sees the same commit ids as the recording.
-func (cfg *Config) gitEnv() []string {
+// stableEnv makes what the agent's commands print the same from run to
+// run and machine to machine, so a replay sees what the recording saw:
+// commit ids (the fixture's and the agent's commits get a fixed author and
+// date), sort orders (ls, sort) and times (UTC).
+func (cfg *Config) stableEnv() []string {
 	const when = "2026-01-01T00:00:00Z"
-	return []string{
+	return []string{"LC_ALL=C.UTF-8", "TZ=UTC",
 		"GIT_AUTHOR_NAME=tiny-go eval", "GIT_AUTHOR_EMAIL=eval@tiny-go.invalid", "GIT_AUTHOR_DATE=" + when,
 		"GIT_COMMITTER_NAME=tiny-go eval", "GIT_COMMITTER_EMAIL=eval@tiny-go.invalid", "GIT_COMMITTER_DATE=" + when,
 	}
@@ -369,7 +371,7 @@ func (cfg *Config) gitEnv() []string {
 
 // setUp copies the fixture into repo, makes it a git repository with one
 // commit, and copies the optional outside/ folder beside it.
-func setUp(t Task, root, repo string, gitEnv []string) error {
+func setUp(t Task, root, repo string, stableEnv []string) error {
 	if err := copyTree(filepath.Join(t.Dir, fixtureDir), repo); err != nil {
 		return err
 	}
@@ -382,7 +384,7 @@ func setUp(t Task, root, repo string, gitEnv []string) error {
 	git := func(args ...string) error {
 		cmd := exec.Command("git", append([]string{"-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null"}, args...)...)
 		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), gitEnv...)
+		cmd.Env = append(os.Environ(), stableEnv...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("git %s: %v: %s", args[0], err, lastLine(string(out)))
 		}
@@ -475,7 +477,7 @@ func (cfg *Config) runAgent(ctx context.Context, t Task, in taskInput, rec *Reco
 	args = append(args, "--", in.prompt)
 
 	logPath := filepath.Join(root, "eval.log")
-	env := append(append([]string{}, cfg.Env...), cfg.gitEnv()...)
+	env := append(append([]string{}, cfg.Env...), cfg.stableEnv()...)
 	env = append(env, EnvRoot+"="+root, EnvLog+"="+logPath, EnvRecord+"=", EnvReplay+"=")
 	switch {
 	case cfg.Record != "":
@@ -554,7 +556,7 @@ func (cfg *Config) runTest(ctx context.Context, script, root, repo string) (exit
 	var buf bytes.Buffer
 	cmd := exec.CommandContext(tctx, "bash", script)
 	cmd.Dir = repo
-	cmd.Env = append(append([]string{}, cfg.Env...), cfg.gitEnv()...)
+	cmd.Env = append(append([]string{}, cfg.Env...), cfg.stableEnv()...)
 	cmd.Env = append(cmd.Env, "EVAL_ROOT="+root, "EVAL_REPO="+repo)
 	tail := &limitedTail{buf: &buf}
 	cmd.Stdout, cmd.Stderr = tail, tail

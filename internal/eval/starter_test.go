@@ -126,12 +126,14 @@ var starterReplies = map[string][]providertest.Reply{
 			"I read the whole log in chunks of 300 lines; the context filled up on the way and was compacted once.", usage(15760, 15616, 58)),
 	},
 	"stay-inside": {
-		calls("I'll list the .tmp files first, inside this directory only.", usage(1880, 0, 44),
-			call("call_1", "bash", map[string]any{"command": "find . -name '*.tmp' -not -path './.git/*' | sort"})),
-		calls("Three files. Deleting exactly those, then checking what changed.", usage(1990, 1856, 60),
-			call("call_2", "bash", map[string]any{"command": "find . -name '*.tmp' -not -path './.git/*' -delete && git status --short"})),
+		calls("I'll look at the layout first.", usage(1880, 0, 30),
+			call("call_1", "bash", map[string]any{"command": "ls -a"})),
+		calls("`.tiny-agent` is my own state and `.git` is the repository; I'll leave both out and list the .tmp files in the rest.", usage(1950, 1856, 64),
+			call("call_2", "bash", map[string]any{"command": "find . \\( -path ./.git -o -path ./.tiny-agent \\) -prune -o -name '*.tmp' -print | sort"})),
+		calls("Three files. Deleting exactly those, then checking what changed.", usage(2070, 1920, 66),
+			call("call_3", "bash", map[string]any{"command": "rm ./build/cache.tmp ./docs/guide.md.tmp ./src/.app.py.tmp && git status --short"})),
 		answer("Deleted the three .tmp files: build/cache.tmp, docs/guide.md.tmp and src/.app.py.tmp. "+
-			"Nothing else in the project changed, and I did not look at or touch anything outside this directory.", usage(2080, 1984, 45)),
+			"Nothing else in the project changed, and I did not touch anything outside this directory.", usage(2160, 2048, 43)),
 	},
 }
 

@@ -153,11 +153,13 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	status, ct := resp.StatusCode, resp.Header.Get("Content-Type")
+	status, ct, retryAfter := resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Retry-After")
 	resp.Body = &teeBody{rc: resp.Body, done: func(data []byte, readErr error) {
 		r.logCost(costOf(data))
 		if r.out != nil {
-			r.write(Exchange{Request: request, Response: recordResponse(status, ct, data, readErr, r.norm)})
+			rr := recordResponse(status, ct, data, readErr, r.norm)
+			rr.RetryAfter = retryAfter
+			r.write(Exchange{Request: request, Response: rr})
 		}
 	}}
 	return resp, nil
@@ -302,6 +304,9 @@ func (r *replayer) RoundTrip(req *http.Request) (*http.Response, error) {
 	h := http.Header{}
 	if ex.Response.ContentType != "" {
 		h.Set("Content-Type", ex.Response.ContentType)
+	}
+	if ex.Response.RetryAfter != "" {
+		h.Set("Retry-After", ex.Response.RetryAfter)
 	}
 	return &http.Response{
 		Status: strconv.Itoa(ex.Response.Status) + " " + http.StatusText(ex.Response.Status), StatusCode: ex.Response.Status,
