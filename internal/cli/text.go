@@ -21,6 +21,7 @@ func (a *runner) interactive(ctx context.Context) error {
 		Engine:   currentEngine{a},
 		Rewinder: &interactiveRewinder{a: a},
 		Observer: a.uiObserver,
+		History:  ui.NewHistory(a.cwd),
 		Banner: ui.Banner{
 			Provider:    a.access.name,
 			Endpoint:    a.endpointShown,

@@ -132,6 +132,7 @@ var (
 	keyCtrlJ    = tea.KeyPressMsg{Code: 'j', Mod: tea.ModCtrl}
 	keyEsc      = tea.KeyPressMsg{Code: tea.KeyEscape}
 	keyCtrlC    = tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+	keyCtrlR    = tea.KeyPressMsg{Code: 'r', Mod: tea.ModCtrl}
 	keyUp       = tea.KeyPressMsg{Code: tea.KeyUp}
 	keyDown     = tea.KeyPressMsg{Code: tea.KeyDown}
 )

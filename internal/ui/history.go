@@ -1,5 +1,7 @@
 package ui
 
+import "strings"
+
 // history is the list of submitted inputs, browsed with Up and Down. While
 // browsing, the unsent draft is kept and comes back past the newest entry.
 type history struct {
@@ -47,4 +49,25 @@ func (h *history) next() (string, bool) {
 		return h.draft, true
 	}
 	return h.entries[h.pos], true
+}
+
+// find is the index of the newest entry before index before that contains
+// query (ignoring case), or -1.
+func (h *history) find(query string, before int) int {
+	q := strings.ToLower(query)
+	for i := min(before, len(h.entries)) - 1; i >= 0; i-- {
+		if strings.Contains(strings.ToLower(h.entries[i]), q) {
+			return i
+		}
+	}
+	return -1
+}
+
+// historySearch is a reverse incremental search of the history (Ctrl+R),
+// as in a shell: typing narrows it, Ctrl+R goes to an older match, Enter
+// keeps the match in the input, Esc puts the draft back.
+type historySearch struct {
+	query string
+	match int // index of the match shown, -1 for none
+	draft string
 }

@@ -122,6 +122,11 @@ func (r *lineRunner) submit(ctx context.Context, line string) (exit bool) {
 		return false
 	}
 	c := parseCommand(line)
+	if c.kind != cmdNone && r.opts.History != nil {
+		if err := r.opts.History.Append(line); err != nil {
+			r.pr.println(sanitizeLine(err.Error()))
+		}
+	}
 	switch c.kind {
 	case cmdNone:
 		return false

@@ -51,6 +51,8 @@ type model struct {
 
 	input  textarea.Model
 	hist   history
+	search *historySearch // a Ctrl+R search in progress
+	store  *History       // where submitted inputs are kept; nil: nowhere
 	width  int
 	height int
 	md     markdown
@@ -263,7 +265,16 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 // key handles a key press. Only a lone Esc aborts: arrows and other
 // sequences arrive as their own keys, parsed by Bubble Tea.
 func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
+	if m.search != nil {
+		if done := m.searchKey(k); done {
+			return nil
+		}
+	}
 	switch k.String() {
+	case "ctrl+r":
+		m.search = &historySearch{match: -1, draft: m.input.Value()}
+		m.showSearch()
+		return nil
 	case "ctrl+c":
 		return m.interrupt()
 	case "esc":
@@ -325,7 +336,7 @@ func (m *model) submit() tea.Cmd {
 		return cmd
 	}
 	m.notice = ""
-	m.hist.add(value)
+	m.remember(value)
 	m.input.Reset()
 	m.print(bold.Render(echoLines(strings.TrimSpace(value))))
 	switch c.kind {

@@ -96,3 +96,41 @@ func TestTmuxLongReplies(t *testing.T) {
 func (p *pane) captureAll() string {
 	return p.tmux("capture-pane", "-p", "-J", "-S", "-", "-E", "-", "-t", "s")
 }
+
+// The input history outlives the process: after a restart in the same
+// directory, Up recalls the last input and Ctrl+R finds older ones.
+func TestTmuxHistoryAcrossRestarts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	bin := fakeagent(t)
+	dir := t.TempDir()
+	p := &pane{t: t, socket: fmt.Sprintf("tinygo-hist-%d", os.Getpid())}
+	run := fmt.Sprintf("TERM=tmux-256color %s -session hist-1 -dir %s", bin, dir)
+	p.tmux("new-session", "-d", "-x", "100", "-y", "30", "-s", "s", "sh", "-c", run+"; echo FIRST-EXIT; "+run+"; sleep 60")
+	t.Cleanup(func() { exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	p.waitText("/compact  /skill:name  /exit")
+	for _, prompt := range []string{"fix the parser", "add a test"} {
+		p.text(prompt)
+		p.keys("Enter")
+		p.waitText("You said: " + prompt)
+		p.waitFor("the run to end", func(s string) bool { return strings.Count(s, "% cached") >= 1 && !strings.Contains(s, "Esc aborts ·") })
+	}
+	p.waitFor("both runs to end", func(s string) bool { return strings.Count(s, "% cached") == 2 })
+	p.keys("C-c")
+	p.waitText("FIRST-EXIT")
+	p.waitFor("the second start", func(s string) bool { return strings.Count(s, "/compact  /skill:name  /exit") == 2 })
+
+	p.keys("Up")
+	p.waitFor("Up to recall the last input", func(string) bool { return strings.TrimSpace(p.cursorLine()) == "> add a test" })
+	p.keys("C-u")
+	p.keys("C-r")
+	p.text("pars")
+	p.waitFor("Ctrl+R to find the older input", func(string) bool { return strings.TrimSpace(p.cursorLine()) == "> fix the parser" })
+	p.waitText("search history: pars")
+	p.keys("Enter", "Enter")
+	p.waitFor("the recalled input to run", func(s string) bool { return strings.Count(s, "You said: fix the parser") == 2 })
+}

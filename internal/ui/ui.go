@@ -47,6 +47,9 @@ type Options struct {
 	// the session. Nil means no progress is shown, only results.
 	Observer *Observer
 	Banner   Banner
+	// History keeps the inputs of the working directory across runs
+	// (Up, Down and Ctrl+R browse it); nil keeps them in memory only.
+	History *History
 
 	// ExpandSkill turns a whole "/skill:name [text]" input into the user
 	// message to send. Its error is shown as is (e.g. "Unknown skill: x").

@@ -18,12 +18,14 @@ func main() {
 	delay := flag.Duration("delay", 60*time.Millisecond, "time between streamed words")
 	toolTime := flag.Duration("tool", 30*time.Second, "duration of the fake tool")
 	session := flag.String("session", "0197a5d2-0000-7000-8000-000000000001", "session id shown")
+	dir := flag.String("dir", "", "working directory whose input history is kept (none if empty)")
 	flag.Parse()
 
 	obs := ui.NewObserver("")
 	eng := &uitest.Engine{Events: obs.Event, Delay: *delay, ToolTime: *toolTime, LongWords: 400}
 	err := ui.Run(context.Background(), ui.Options{
 		Engine:   eng,
+		History:  history(*dir),
 		Observer: obs,
 		Banner: ui.Banner{
 			Provider:    "fake",
@@ -45,6 +47,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "fakeagent:", err)
 		os.Exit(1)
 	}
+}
+
+func history(dir string) *ui.History {
+	if dir == "" {
+		return nil
+	}
+	return ui.NewHistory(dir)
 }
 
 // unknownSkill is the error of an unknown /skill: name.
