@@ -42,6 +42,11 @@ extra tiny-go flags, one per line.
 --record DIR stores each task's model exchange (secrets redacted);
 --replay DIR answers from those recordings without any network, and fails a
 task at the first request that differs from its recording.`,
+		Example: `  tiny-go eval evals/                                  # against $TINY_ENDPOINT / OpenRouter
+  tiny-go eval evals/ --repeat 3 --parallel 2 --json > run.json
+  tiny-go eval evals/ --replay evals/recorded/         # offline, deterministic
+  tiny-go eval evals/ --record my-recordings/ --html report.html
+  tiny-go eval compare before.json after.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErrorf("%s needs at least one task folder (see '%s --help')", cmd.CommandPath(), cmd.CommandPath())
