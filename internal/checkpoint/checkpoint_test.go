@@ -426,3 +426,49 @@ func TestTooManyFilesIsMissing(t *testing.T) {
 		t.Fatalf("record %+v", rec)
 	}
 }
+
+// The working directory may be a subdirectory of the work tree: snapshots
+// cover it alone, with paths relative to it.
+func TestRewindInGitSubdirectory(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	top := t.TempDir()
+	sh(t, top, "git init -q && mkdir -p app && echo outside > outside.txt")
+	dir := filepath.Join(top, "app")
+	seed(t, dir)
+	sh(t, top, "git add -A && git commit -qm init")
+	k := newTask(t, dir, Options{})
+	if k.store.Mode() != "git" {
+		t.Fatalf("mode %s", k.store.Mode())
+	}
+	trees, starts := playThreeTurns(t, k)
+	sum := k.rewind(starts[0], false)
+	if got := digests(t, dir); !maps.Equal(got, trees[0]) {
+		t.Fatalf("tree after rewind\n%v\nwant\n%v\nsummary %+v", got, trees[0], sum)
+	}
+	if b, _ := os.ReadFile(filepath.Join(top, "outside.txt")); string(b) != "outside\n" {
+		t.Fatal("a file outside the working directory changed")
+	}
+}
+
+// A repository without a commit yet, and an empty working directory.
+func TestGitWithoutCommitsAndEmptyDirectory(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	dir := t.TempDir()
+	sh(t, dir, "git init -q")
+	k := newTask(t, dir, Options{})
+	before := digests(t, dir)
+	k.effect("bash", `{}`, func() { writeFile(t, dir, "new.txt", "hello\n") })
+	for _, r := range k.records() {
+		if r.Missing != "" {
+			t.Fatalf("snapshot missing: %s", r.Missing)
+		}
+	}
+	k.rewind(0, false)
+	if got := digests(t, dir); !maps.Equal(got, before) {
+		t.Fatalf("got %v want %v", got, before)
+	}
+}
