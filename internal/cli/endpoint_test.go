@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"net/url"
 	"strings"
 	"testing"
@@ -93,9 +94,15 @@ func TestOneShotRetriesAndShowsTheWait(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
 	}
-	// One attempt: the re-sends are one logical request.
+	// --json shows the waits on stderr too (stdout carries the events).
+	srv.Enqueue(providertest.Reply{Status: 429, RetryAfter: "1"}, providertest.Reply{Text: "again"})
+	code, _, stderr = c.main("", "--json", "--session", c.state().Header.ID, "more")
+	if code != 0 || !strings.Contains(stderr, "retrying in 1s: HTTP 429\n") {
+		t.Fatalf("--json: exit %d, stderr %q", code, stderr)
+	}
+	// One attempt per run: the re-sends are one logical request.
 	st := c.state()
-	if st.Operation != nil || len(st.Transcript) != 2 {
+	if st.Operation != nil || len(st.Transcript) != 4 || bytes.Count(mustRead(t, c.sessions()[0]), []byte(`"type":"stepAttempt"`)) != 2 {
 		t.Fatalf("state: operation %v, %d messages", st.Operation, len(st.Transcript))
 	}
 }

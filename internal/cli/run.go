@@ -444,6 +444,9 @@ func (a *runner) buildAgent(envID string) error {
 	case !a.flags.json:
 		a.oneShot = ui.NewOneShot(ui.OneShotOptions{Stdout: a.io.stdout, Stderr: a.io.stderr, WorkDir: a.cwd, Getenv: a.io.getenv})
 		sinks = append(sinks, a.oneShot.Event, newCostLog(a.oneShot.Stderr()).event)
+	default:
+		// stdout carries the events; a wait for a retry still shows.
+		sinks = append(sinks, retryLines(a.io.stderr))
 	}
 	a.agent, err = agent.New(agent.Config{
 		Log:                 log,

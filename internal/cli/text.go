@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"sync/atomic"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
@@ -46,5 +48,15 @@ type gatedObserver struct {
 func (g *gatedObserver) event(ev agent.Event) {
 	if g.on.Load() {
 		g.inner.Event(ev)
+	}
+}
+
+// retryLines writes only the retry waits ("retrying in 4s: HTTP 429") to
+// w: the one line --json mode shows besides its events.
+func retryLines(w io.Writer) func(agent.Event) {
+	return func(ev agent.Event) {
+		if r, ok := ev.(agent.ModelRetrying); ok {
+			fmt.Fprintln(w, r.Wait.String())
+		}
 	}
 }
