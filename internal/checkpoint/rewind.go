@@ -431,9 +431,26 @@ func (s *Store) Apply(ctx context.Context, plan *Plan, force bool) (Summary, []A
 		sum.add(a)
 		done = append(done, a)
 	}
+	s.pruneEmptied(done)
 	sum.Skipped = append(sum.Skipped, plan.Skipped...)
 	sum.Warnings = append(sum.Warnings, plan.Warnings...)
 	return sum, done, nil
+}
+
+// pruneEmptied removes the directories inside the working directory that
+// deleting files left empty (a mkdir -p of the rewound turn): they held no
+// file before, or the rewind would have put one back.
+func (s *Store) pruneEmptied(done []Action) {
+	for _, a := range done {
+		if a.Op != OpDelete || filepath.IsAbs(a.Path) {
+			continue
+		}
+		for dir := filepath.Dir(s.Abs(a.Path)); dir != s.cwd && strings.HasPrefix(dir, s.cwd+string(filepath.Separator)); dir = filepath.Dir(dir) {
+			if os.Remove(dir) != nil {
+				break // not empty (or gone already)
+			}
+		}
+	}
 }
 
 func (s *Store) sameAsPlanned(cur, from File, data []byte) bool {

@@ -168,6 +168,9 @@ func TestRewindEveryTurnOfAScriptedTask(t *testing.T) {
 	if got := treeDigests(t, c.dir); !maps.Equal(got, trees[0]) {
 		t.Fatalf("forced rewind: %v want %v", got, trees[0])
 	}
+	if _, err := os.Stat(filepath.Join(c.dir, "gen")); err == nil {
+		t.Fatal("the directories made in turn 2 are left behind, empty")
+	}
 
 	// The conversation half is a fork at the turn's boundary.
 	out = c.rewind(id, "--turn", "2", "--conversation-only")
