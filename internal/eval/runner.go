@@ -124,12 +124,20 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	fmt.Fprintf(cfg.Progress, "eval: %d tasks%s, %d at a time, %s\n", len(cfg.Tasks), runs, cfg.Parallel, cfg.mode())
 	var mu sync.Mutex
-	finished := 0
+	begun, finished := 0, 0
 	next := make(chan job)
 	var wg sync.WaitGroup
 	for range cfg.Parallel {
 		wg.Go(func() {
 			for j := range next {
+				mu.Lock()
+				begun++
+				name := cfg.Tasks[j.task].Name
+				if cfg.Repeat > 1 {
+					name = fmt.Sprintf("%s #%d", name, j.rep)
+				}
+				fmt.Fprintf(cfg.Progress, "[%d/%d] start    %s\n", begun, len(jobs), name)
+				mu.Unlock()
 				res := cfg.runOne(ctx, cfg.Tasks[j.task], j.rep)
 				mu.Lock()
 				results[j.task][j.rep-1] = res
