@@ -131,6 +131,17 @@ func TestCrashMatrixCompactionChain(t *testing.T) {
 	data, _ := os.ReadFile(dry.sessionFile())
 	checkChainOutcome(t, dry, data)
 	validateSessionFile(t, data)
+	// session show tells the chain as it happened.
+	dst, _ := session.Reduce(data)
+	show, _, err := dry.run("", "session", "show", dst.Header.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"finished: failed: context_limit: context window full; continuing after compaction", "compaction summary", agentContinuePrompt, "chain done"} {
+		if !strings.Contains(show, want) {
+			t.Errorf("session show lacks %q:\n%s", want, show)
+		}
+	}
 	n, err := strconv.Atoi(readFile(t, filepath.Join(dry.dir, "commits")))
 	if err != nil || n < 25 {
 		t.Fatalf("dry run made %d commits (%v)", n, err)
