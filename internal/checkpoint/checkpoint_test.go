@@ -472,3 +472,19 @@ func TestGitWithoutCommitsAndEmptyDirectory(t *testing.T) {
 		t.Fatalf("got %v want %v", got, before)
 	}
 }
+
+// What a background process changes after its call returned, until the
+// next snapshot, is rewound with it.
+func TestRewindCoversBackgroundChanges(t *testing.T) {
+	dir := t.TempDir()
+	seed(t, dir)
+	k := newTask(t, dir, Options{DisableGit: true})
+	before := digests(t, dir)
+	k.effect("bg", `{"command":"serve"}`, func() {})
+	writeFile(t, dir, "served.log", "written later by the background process\n")
+	k.effect("bash", `{"command":"true"}`, func() {})
+	sum := k.rewind(0, false)
+	if got := digests(t, dir); !maps.Equal(got, before) {
+		t.Fatalf("got %v want %v (%+v)", got, before, sum)
+	}
+}

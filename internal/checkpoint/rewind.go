@@ -108,6 +108,7 @@ func (s *Store) treeFiles(ref string) (map[string]File, error) {
 // process died before the after record).
 type pair struct {
 	label         string
+	tool          string
 	before, after *view
 }
 
@@ -177,7 +178,7 @@ func (s *Store) PlanRewind(ctx context.Context, recs []Record, force bool) (*Pla
 		}
 		switch rec.Phase {
 		case PhaseBefore:
-			pr := &pair{label: describeRecord(rec), before: v}
+			pr := &pair{label: describeRecord(rec), tool: rec.Tool, before: v}
 			pairs = append(pairs, pr)
 			byKey[rec.Key()] = pr
 		case PhaseAfter:
@@ -188,7 +189,18 @@ func (s *Store) PlanRewind(ctx context.Context, recs []Record, force bool) (*Pla
 	}
 	lastAgent := map[string]File{}
 	var order []string
-	for _, pr := range pairs {
+	for i, pr := range pairs {
+		if pr.tool == "bg" {
+			// A background process goes on changing files after its call
+			// returned: what changed until the next snapshot is its doing.
+			pr.after = nil
+			for _, next := range pairs[i+1:] {
+				if next.before.tree && next.before.missing == "" {
+					pr.after = next.before
+					break
+				}
+			}
+		}
 		if pr.before.missing != "" {
 			plan.Warnings = append(plan.Warnings, fmt.Sprintf("no checkpoint before %s (%s): what it changed cannot be put back", pr.label, pr.before.missing))
 			continue

@@ -60,6 +60,9 @@ file either put back or untouched; running it again finishes it.`,
 				}
 			} else {
 				fmt.Fprintf(a.stderr, "Finishing the interrupted rewind to before turn %d first.\n", j.Turn.N)
+				if cmd.Flags().Changed("turn") && turn != j.Turn.N {
+					defer fmt.Fprintf(a.stderr, "Run the command again to rewind to before turn %d.\n", turn)
+				}
 			}
 			out, err := executeRewind(cmd.Context(), j, capBytes, finished)
 			if err != nil {
