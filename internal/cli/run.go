@@ -45,6 +45,7 @@ const (
 type runFlags struct {
 	session       string
 	cont          bool
+	resume        bool // pick the session (resume_picker.go)
 	model         string
 	skills        []string
 	plugins       []string
@@ -133,6 +134,7 @@ func configureRun(a *app, root *cobra.Command) {
 	fl.SetInterspersed(false)
 	fl.StringVar(&f.session, "session", "", "resume the session with this id")
 	fl.BoolVar(&f.cont, "continue", false, "resume the newest session of this directory")
+	addResumeFlag(root, &f)
 	fl.StringVar(&f.model, "model", "", "model id (default $TINY_MODEL or "+DefaultModel+")")
 	fl.StringArrayVar(&f.skills, "skill", nil, "a SKILL.md file to offer (repeatable)")
 	fl.StringArrayVar(&f.plugins, "plugin", nil, "built-in tools to enable, comma-separated (repeatable; default all: bash, read, write, edit, bg)")
@@ -164,6 +166,13 @@ func configureRun(a *app, root *cobra.Command) {
 // interactive otherwise.
 func runRoot(ctx context.Context, io stdio, cwd string, f runFlags, args []string, hooks *testHooks) error {
 	promptText := strings.Join(args, " ")
+	if f.resume {
+		id, ok, err := pickSession(ctx, io, cwd, f, strings.TrimSpace(promptText))
+		if err != nil || !ok {
+			return err
+		}
+		f.session, f.resume = id, false
+	}
 	// --json never goes interactive; without a prompt it is allowed only to
 	// recover an open operation of a resumed session, then exit.
 	if f.json && strings.TrimSpace(promptText) == "" && f.session == "" && !f.cont {

@@ -24,6 +24,7 @@ func (a *runner) interactive(ctx context.Context) error {
 		Rewinder: &interactiveRewinder{a: a},
 		Observer: a.uiObserver,
 		History:  ui.NewHistory(a.cwd),
+		Recap:    a.recap(),
 		Banner: ui.Banner{
 			Provider:    a.access.name,
 			Endpoint:    a.endpointShown,

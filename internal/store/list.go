@@ -33,9 +33,11 @@ type Summary struct {
 	Started    time.Time // header createdAt; the file name stamp if corrupt
 	Model      string    // empty if the header is unreadable
 	LastPrompt string    // the last user message on one line, trimmed
-	State      SummaryState
-	Corruption *session.Corruption // set when State is SummaryCorrupt
-	Size       int64               // bytes on disk, torn tail included
+	// FirstPrompt is the first user message on one line, trimmed.
+	FirstPrompt string
+	State       SummaryState
+	Corruption  *session.Corruption // set when State is SummaryCorrupt
+	Size        int64               // bytes on disk, torn tail included
 	// Open is the reduced state when an operation is open (State is
 	// SummaryOpenRun or SummaryOpenCompaction), for callers that ask the
 	// planner whether it would resume; nil otherwise.
@@ -99,6 +101,12 @@ func summarize(path, id string, stamp time.Time, data []byte) Summary {
 	}
 	sum.Started = time.UnixMilli(st.Header.CreatedAt).UTC()
 	sum.Model = st.Header.Model
+	for _, m := range st.Transcript {
+		if m.Role == session.RoleUser && m.Content != nil {
+			sum.FirstPrompt = OneLine(*m.Content, lastPromptRunes)
+			break
+		}
+	}
 	for i := len(st.Transcript) - 1; i >= 0; i-- {
 		if m := st.Transcript[i]; m.Role == session.RoleUser && m.Content != nil {
 			sum.LastPrompt = OneLine(*m.Content, lastPromptRunes)

@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/tiny-agent/tiny-go/internal/interrupt"
+	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
 // opKind is the user-level operation in progress: one Run or Compact call
@@ -53,6 +54,7 @@ type model struct {
 	hist   history
 	search *historySearch // a Ctrl+R search in progress
 	store  *History       // where submitted inputs are kept; nil: nowhere
+	recap  []session.Message
 	width  int
 	height int
 	md     markdown
@@ -175,8 +177,10 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		m.st.setWidth(m.width - 1)
 		m.st.chunk = max(m.liveRoom(), 4)
 		if !m.sized {
-			// Output waits until the first frame has been drawn.
+			// Output waits until the first frame has been drawn; the
+			// recap is rendered at the terminal's width.
 			m.sized = true
+			m.printLines(recapLines(m.recap, m.width-1, &m.md, colorStyles(), func(s string) string { return bold.Render(s) }))
 			return tea.Tick(3*frameEvery, func(time.Time) tea.Msg { return readyMsg{} })
 		}
 		return nil

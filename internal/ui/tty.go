@@ -40,6 +40,7 @@ func runTTY(ctx context.Context, opts Options) (err error) {
 	m := newModel(ctx, opts.Engine, opts.Banner, opts.ExpandSkill)
 	m.rewinder = opts.Rewinder
 	m.reflows = terminalReflows(os.Getenv)
+	m.recap = opts.Recap
 	if m.store = opts.History; m.store != nil {
 		if entries, err := m.store.Load(); err == nil {
 			m.hist.entries, m.hist.pos = entries, len(entries)

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
 // Engine is what the UI drives; *agent.Agent implements it. Run and Compact
@@ -47,6 +48,9 @@ type Options struct {
 	// the session. Nil means no progress is shown, only results.
 	Observer *Observer
 	Banner   Banner
+	// Recap is the transcript of a resumed session: its last turns are
+	// shown after the banner, before the first prompt.
+	Recap []session.Message
 	// History keeps the inputs of the working directory across runs
 	// (Up, Down and Ctrl+R browse it); nil keeps them in memory only.
 	History *History

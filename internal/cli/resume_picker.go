@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/store"
+	"github.com/tiny-agent/tiny-go/internal/ui"
+)
+
+// addResumeFlag adds --resume: pick the session to resume from a list.
+func addResumeFlag(root *cobra.Command, f *runFlags) {
+	root.Flags().BoolVar(&f.resume, "resume", false, "pick a session of this directory to resume (interactive)")
+}
+
+// pickSession resolves --resume into a session id: the user picks one of
+// cwd's sessions, newest first. ok is false when the user left the
+// picker without choosing.
+func pickSession(ctx context.Context, io stdio, cwd string, f runFlags, prompt string) (id string, ok bool, err error) {
+	switch {
+	case f.session != "" || f.cont:
+		return "", false, usageErrorf("--resume cannot be used with --session or --continue.")
+	case prompt != "" || f.json:
+		return "", false, usageErrorf("--resume opens interactive mode: give the prompt after choosing, or use --session <id> with a prompt.")
+	case !ui.IsTerminal(io.stdin, io.stdout):
+		return "", false, usageErrorf("--resume needs a terminal; list the sessions with `tiny-go session list` and resume one with --session <id>.")
+	}
+	list, err := store.List(cwd)
+	if err != nil {
+		return "", false, fmt.Errorf("--resume: %w", err)
+	}
+	var choices []ui.SessionChoice
+	for _, s := range list {
+		if s.State == store.SummaryCorrupt {
+			continue
+		}
+		choices = append(choices, ui.SessionChoice{ID: s.ID, FirstPrompt: s.FirstPrompt, LastPrompt: s.LastPrompt, State: string(s.State), Started: s.Started})
+	}
+	if len(choices) == 0 {
+		return "", false, fmt.Errorf("--resume: no session in %s to resume", cwd)
+	}
+	id, err = ui.PickSession(ctx, io.stdin, io.stdout, choices)
+	if errors.Is(err, ui.ErrNoChoice) {
+		return "", false, nil
+	}
+	return id, err == nil, err
+}
+
+// recap is the transcript a resumed session shows its last turns of.
+func (a *runner) recap() []session.Message {
+	if !a.resumed || a.store == nil {
+		return nil
+	}
+	return a.store.State().Transcript
+}

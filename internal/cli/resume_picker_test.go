@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/tiny-agent/tiny-go/internal/providertest"
+)
+
+// tiny-go --resume in a real terminal: the picker lists this directory's
+// sessions, newest first, by first prompt; typing / filters; Enter resumes
+// the chosen one, whose last turns are shown before the prompt.
+func TestResumePickerInATerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	srv := providertest.New(t,
+		providertest.Reply{Text: "The **parser** is fixed."},
+		providertest.Reply{Text: "Tests added."},
+	)
+	c := newCLI(t, srv)
+	for _, prompt := range []string{"fix the parser", "add the tests"} {
+		if code, _, stderr := c.main("", prompt); code != 0 {
+			t.Fatalf("one-shot %q: %d %s", prompt, code, stderr)
+		}
+	}
+	bin := programAs(t, "tiny-go")
+	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-resume-%d", os.Getpid())}
+	script := fmt.Sprintf(`cd %s && TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s --resume; echo EXIT=$?; sleep 60`, c.dir, srv.URL(), bin)
+	p.tmux("new-session", "-d", "-x", "100", "-y", "30", "-s", "s", "sh", "-c", script)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+
+	p.waitText("Resume a session of this directory")
+	p.waitText("fix the parser")
+	p.waitText("add the tests")
+	screen := p.screen()
+	if strings.Index(screen, "add the tests") > strings.Index(screen, "fix the parser") {
+		t.Fatalf("not newest first:\n%s", screen)
+	}
+	p.keys("/")
+	p.text("parser")
+	p.wait("the filter to hide the other session", func(s string) bool { return !strings.Contains(s, "add the tests") })
+	p.keys("Enter") // ends the filter
+	p.keys("Enter") // resumes the session
+	p.waitText("restored: yes")
+	p.waitText("> fix the parser")
+	p.waitText("The parser is fixed.")
+	p.waitText("── resumed ──")
+	p.keys("C-c")
+	p.waitText("EXIT=0")
+}
