@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -148,6 +149,12 @@ func Connect(ctx context.Context, s Server, opts Options) (*Client, error) {
 	return c, nil
 }
 
+// connectionEnded reports whether err says the connection itself ended (a
+// stdio server that exited, say), rather than a request failing on it.
+func connectionEnded(err error) bool {
+	return errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
 func (c *Client) newHandshake() *handshake {
 	return &handshake{version: c.version, stream: c.proc != nil}
 }
@@ -162,7 +169,7 @@ func (c *Client) connectError(doing string, err error, step string, hs *handshak
 	if errors.Is(err, context.DeadlineExceeded) {
 		kind = ErrorTimeout
 	}
-	if c.proc != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+	if c.proc != nil && connectionEnded(err) {
 		// The connection ends a moment before the exit is collected.
 		c.proc.waitExit(time.Second)
 	}

@@ -61,18 +61,15 @@ func (h *handshake) lastMethod() string {
 	return h.last
 }
 
-// refusal is the discover failure that ended the handshake, or nil when the
-// handshake did not fail there (or an older protocol was allowed).
+// refusal is why server/discover failed when that failure ended the
+// handshake (no older protocol was allowed), or nil: it did not fail, an
+// older protocol was allowed, or no reply came (the caller's own error,
+// a timeout, says why).
 func (h *handshake) refusal() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.discovering && !h.mayFallBack {
-		if h.discoverErr != nil {
-			return h.discoverErr
-		}
-		if !h.answered {
-			return nil // still waiting: the caller's own error says why (timeout)
-		}
+		return h.discoverErr
 	}
 	return nil
 }

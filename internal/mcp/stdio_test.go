@@ -265,7 +265,7 @@ func contains(list []string, s string) bool {
 func TestStdioPythonServer(t *testing.T) {
 	py, script := pyServer(t)
 	r := newStdioRun(t)
-	s := stdioCatalogServer(t, "py", stdioEntry{Command: py, Args: []string{script}, PassEnv: []string{"MCP_TEST_DIR"}, AllowedTools: []string{"echo"}})
+	s := stdioCatalogServer(t, "py", stdioEntry{Command: py, Args: []string{script}, PassEnv: []string{"MCP_TEST_DIR"}, AllowedTools: []string{"echo", "fail"}})
 	c, err := Connect(context.Background(), s, r.opts)
 	if err != nil {
 		t.Fatal(err)
@@ -273,11 +273,19 @@ func TestStdioPythonServer(t *testing.T) {
 	defer c.Close()
 	// It answered server/discover with "method not found": the older
 	// handshake followed.
-	if got := c.StartupLine(); got != "MCP py: connected (2025-06-18, 1 tools)" {
+	if got := c.StartupLine(); got != "MCP py: connected (2025-06-18, 2 tools)" {
 		t.Errorf("startup line %q", got)
 	}
 	if res := c.Tools()[0].Run(context.Background(), []byte(`{"text":"hi"}`)); res.IsError || res.Content != "py: hi" {
 		t.Errorf("echo: %+v", res)
+	}
+	// A call that fails on the server leaves the server usable.
+	res := c.Tools()[1].Run(context.Background(), []byte(`{}`))
+	if want := "MCP py: calling fail: the server answered tools/call with error -32603: deliberate failure"; !res.IsError || res.Content != want {
+		t.Errorf("fail: %q, want %q", res.Content, want)
+	}
+	if res := c.Tools()[0].Run(context.Background(), []byte(`{"text":"again"}`)); res.IsError || res.Content != "py: again" {
+		t.Errorf("echo after a failed call: %+v", res)
 	}
 	server := r.pid(t, "server.pid")
 	c.Close()

@@ -125,7 +125,7 @@ func (t *Tool) failed(ctx, timeoutCtx context.Context, err error, obs *observati
 		return cancelledResult()
 	case !obs.snapshot().tooLarge && errors.Is(timeoutCtx.Err(), context.DeadlineExceeded):
 		return tools.Result{Content: fmt.Sprintf("%sno reply within %s", t.failurePrefix(), s.CallTimeout), IsError: true}
-	case proc != nil:
+	case proc != nil && connectionEnded(err):
 		// The connection ends a moment before the exit is collected.
 		proc.waitExit(time.Second)
 	}

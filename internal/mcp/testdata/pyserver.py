@@ -26,6 +26,8 @@ TOOLS = [
      "inputSchema": {"type": "object"}},
     {"name": "env", "description": "returns its environment",
      "inputSchema": {"type": "object"}},
+    {"name": "fail", "description": "answers with a JSON-RPC error",
+     "inputSchema": {"type": "object"}},
     {"name": "touch", "description": "creates the file at path",
      "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}},
 ]
@@ -62,6 +64,9 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "id": mid, "result": {"tools": TOOLS}})
     elif method == "tools/call":
         name, args = msg["params"]["name"], msg["params"].get("arguments") or {}
+        if name == "fail":
+            send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32603, "message": "deliberate failure"}})
+            continue
         if name == "crash":
             sys.stderr.write("pyserver: crashing\n")
             sys.stderr.flush()
