@@ -664,8 +664,13 @@ func lastLine(s string) string {
 
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:300] + "…"
+	// Long enough for a replay's first difference with both excerpts.
+	if len(s) > 600 {
+		end := 600
+		for end > 0 && !isRuneStart(s[end]) {
+			end--
+		}
+		s = s[:end] + "…"
 	}
 	return s
 }
