@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 )
 
 var tokenEnv = testEnv(map[string]string{"TOK": testToken, "EMPTY": "", "SPACED": "a b", "NEWLINE": "a\nb"})
@@ -96,6 +97,17 @@ func TestParseCatalogRejects(t *testing.T) {
 		{"alias empty", `{"servers":{"":{` + ok + `}}}`, "the alias must not be empty"},
 		{"alias comma", `{"servers":{"a,b":{` + ok + `}}}`, "must not contain a comma"},
 		{"alias space", `{"servers":{"a b":{` + ok + `}}}`, "must not contain spaces"},
+		{"url and command", srv(ok + `,"command":"npx"`), `"url" and "command" exclude each other`},
+		{"args on a remote server", srv(ok + `,"args":["x"]`), `"args" and "passEnv" belong to a stdio server`},
+		{"passEnv on a remote server", srv(ok + `,"passEnv":["X"]`), `"args" and "passEnv" belong to a stdio server`},
+		{"command empty", srv(`"command":"","allowedTools":["t"]`), `"command" must not be empty`},
+		{"command relative path", srv(`"command":"./server","allowedTools":["t"]`), `must be an absolute path or a name looked up on PATH`},
+		{"command control", srv(`"command":"a\u0000b","allowedTools":["t"]`), `"command" has control characters`},
+		{"tokenEnv on a stdio server", srv(`"command":"npx","tokenEnv":"TOK","allowedTools":["t"]`), `"tokenEnv" belongs to a remote server`},
+		{"passEnv pattern", srv(`"command":"npx","passEnv":["A-B"],"allowedTools":["t"]`), `"passEnv" entry "A-B" must match`},
+		{"passEnv twice", srv(`"command":"npx","passEnv":["A","A"],"allowedTools":["t"]`), `"passEnv" lists "A" twice`},
+		{"args NUL", srv(`"command":"npx","args":["a\u0000"],"allowedTools":["t"]`), `"args" has an argument with a NUL byte`},
+		{"stdio allowedTools missing", srv(`"command":"npx"`), `"allowedTools" is required`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -216,6 +228,8 @@ func FuzzParseCatalog(f *testing.F) {
 		`{"servers":{"b":{"url":"http://[::1]:80/","allowedTools":["z"]}}}`,
 		`{"servers":{"c":{"url":"https://u@h#f","allowedTools":[]}}}`,
 		`{"servers":{}}`,
+		`{"servers":{"fs":{"command":"npx","args":["-y","server","."],"passEnv":["HOME_DIR"],"allowedTools":["read"]}}}`,
+		`{"servers":{"fs":{"command":"/usr/bin/srv","url":"https://h","allowedTools":["read"]}}}`,
 		`{"servers":{"a":{}},"servers":{}}`,
 		`{"servers":{"a":{"url":"HTTPS://H:0443","allowedTools":["x"],"extra":true}}}`,
 		`[]`,
@@ -236,9 +250,16 @@ func FuzzParseCatalog(f *testing.F) {
 			if i > 0 && c.Servers[i-1].Alias >= s.Alias {
 				t.Fatalf("servers not sorted: %q then %q", c.Servers[i-1].Alias, s.Alias)
 			}
-			again, err := CanonicalEndpoint(s.Endpoint)
-			if err != nil || again != s.Endpoint {
-				t.Fatalf("endpoint %q not canonical: %q, %v", s.Endpoint, again, err)
+			switch s.Transport() {
+			case TransportStdio:
+				if s.Endpoint != "" || s.TokenEnv != "" || s.Command == "" || strings.ContainsFunc(s.Command, unicode.IsControl) {
+					t.Fatalf("invalid stdio server accepted: %+v", s)
+				}
+			default:
+				again, err := CanonicalEndpoint(s.Endpoint)
+				if err != nil || again != s.Endpoint || s.Args != nil || s.PassEnv != nil {
+					t.Fatalf("endpoint %q not canonical: %q, %v", s.Endpoint, again, err)
+				}
 			}
 			if len(s.AllowedTools) == 0 || s.CallTimeout <= 0 || s.CallTimeout > MaxCallTimeout {
 				t.Fatalf("invalid server accepted: %+v", s)
@@ -250,4 +271,28 @@ func FuzzParseCatalog(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestParseCatalogStdio(t *testing.T) {
+	c, err := ParseCatalog([]byte(`{"servers":{
+		"fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "my dir"], "passEnv": ["GIT_AUTHOR_NAME"], "allowedTools": ["read_text_file"], "callTimeoutMs": 60000},
+		"git": {"command": "/usr/local/bin/mcp-server-git", "allowedTools": ["git_status"]}
+	}}`), tokenEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, git := c.Servers[0], c.Servers[1]
+	if fs.Transport() != TransportStdio || fs.Command != "npx" || strings.Join(fs.Args, "|") != "-y|@modelcontextprotocol/server-filesystem|my dir" ||
+		strings.Join(fs.PassEnv, ",") != "GIT_AUTHOR_NAME" || fs.CallTimeout != time.Minute || fs.Endpoint != "" || fs.AuthHeader() != "" {
+		t.Errorf("fs = %+v", fs)
+	}
+	if got := fs.Target(); got != `npx -y @modelcontextprotocol/server-filesystem "my dir"` {
+		t.Errorf("target %s", got)
+	}
+	if git.Transport() != TransportStdio || git.Args != nil || git.Target() != "/usr/local/bin/mcp-server-git" {
+		t.Errorf("git = %+v", git)
+	}
+	if got := fmt.Sprint(fs); !strings.Contains(got, "Command:npx") {
+		t.Errorf("printed %s", got)
+	}
 }
