@@ -17,6 +17,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
+	"github.com/tiny-agent/tiny-go/internal/secrets"
 )
 
 // mcpOptions are the options of every MCP connection of this run: stdio
@@ -44,7 +45,9 @@ func mcpOptions(cwd string, io stdio, servers []mcp.Server, sb *sandbox.Sandbox,
 // secretValues are the values of the model's key variables and of the MCP
 // token variables: no stdio server may get them.
 func secretValues(io stdio, servers []mcp.Server) []string {
-	names := []string{openRouterKeyVar, endpointKeyVar}
+	// Every key variable (OpenRouter, endpoint, Anthropic) and every
+	// token of the catalog.
+	names := secrets.Names(io.getenv)
 	for _, s := range servers {
 		if s.TokenEnv != "" {
 			names = append(names, s.TokenEnv)
