@@ -317,3 +317,45 @@ func dirSize(dir string) int64 {
 	})
 	return n
 }
+
+// fanSizer measures a loose-object directory (objects/xx/...) again
+// cheaply: only the fan-out directories whose mtime changed since the last
+// measure are walked, so the cost before every command does not grow with
+// the store.
+type fanSizer struct {
+	fans map[string]fanSize
+}
+
+type fanSize struct {
+	mtime int64
+	bytes int64
+}
+
+func (f *fanSizer) size(dir string) int64 {
+	if f.fans == nil {
+		f.fans = map[string]fanSize{}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var total int64
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue
+		}
+		mt := fi.ModTime().UnixNano()
+		if prev, ok := f.fans[e.Name()]; ok && prev.mtime == mt {
+			total += prev.bytes
+			continue
+		}
+		n := dirSize(filepath.Join(dir, e.Name()))
+		f.fans[e.Name()] = fanSize{mtime: mt, bytes: n}
+		total += n
+	}
+	return total
+}

@@ -137,12 +137,13 @@ func (s *Store) Snapshot(ctx context.Context) Record {
 	}
 	defer unlock()
 	if s.git != nil {
-		before := dirSize(filepath.Join(s.root, "git", "objects"))
+		objects := filepath.Join(s.root, "git", "objects")
+		before := s.gitSizer.size(objects)
 		oid, unreadable, err := s.git.snapshot(ctx)
 		if err != nil {
 			return Record{Missing: "git snapshot failed: " + err.Error()}
 		}
-		rec := Record{Tree: schemeGit + oid, Files: unreadable, Bytes: max(0, dirSize(filepath.Join(s.root, "git", "objects"))-before)}
+		rec := Record{Tree: schemeGit + oid, Files: unreadable, Bytes: max(0, s.gitSizer.size(objects)-before)}
 		s.accountLocked(ctx, rec.Bytes)
 		return rec
 	}

@@ -90,6 +90,7 @@ type Store struct {
 	last     *manifest
 	lastHash string
 	tooBig   string // why plain snapshots are off in this process
+	gitSizer fanSizer
 
 	manifests sync.Map // manifest hash -> *manifest, resolved
 
