@@ -18,6 +18,8 @@ func Program() int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: warning: %v\n", programName, err)
 	}
+	// After Conceal, which writes /proc/self/mem: the keys stay in memory.
+	_ = secrets.ProtectMemory()
 	// Orphans of commands become tiny-go's children, so they die with it.
 	_ = procs.BecomeSubreaper()
 	return Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, getenv)

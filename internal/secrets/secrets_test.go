@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 const secret = "sk-test-0123456789abcdef"
@@ -30,6 +32,14 @@ func TestMain(m *testing.M) {
 		other, err := exec.Command("cat", fmt.Sprintf("/proc/%d/environ", os.Getpid())).Output()
 		if err != nil {
 			fmt.Println("cat:", err)
+			os.Exit(3)
+		}
+		if err := ProtectMemory(); err != nil {
+			fmt.Println("protect:", err)
+			os.Exit(3)
+		}
+		if d, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0); err != nil || d != 0 {
+			fmt.Println("still dumpable:", d, err)
 			os.Exit(3)
 		}
 		child, _ := exec.Command("env").Output()
