@@ -9,12 +9,12 @@ import (
 // eventObserver projects the agent's progress into lifecycle events. The
 // agent calls it only after the settling fact is committed.
 type eventObserver struct {
-	sessionID string
+	sessionID func() string // the runner's session of the moment (a /rewind may switch it)
 	sink      lifecycle.Sink
 }
 
 func (o *eventObserver) op(opID string, kind session.OperationKind, recovery bool) lifecycle.Op {
-	return lifecycle.Op{SessionID: o.sessionID, OperationID: opID, Kind: kind, Recovery: recovery}
+	return lifecycle.Op{SessionID: o.sessionID(), OperationID: opID, Kind: kind, Recovery: recovery}
 }
 
 func (o *eventObserver) attempt(m agent.ModelInfo) lifecycle.ModelAttempt {

@@ -442,7 +442,7 @@ func (a *runner) buildAgent(envID string) error {
 	if a.hooks != nil && a.hooks.wrapLog != nil {
 		log = a.hooks.wrapLog(log)
 	}
-	sinks := []func(agent.Event){(&eventObserver{sessionID: a.store.ID(), sink: a.sink}).event}
+	sinks := []func(agent.Event){(&eventObserver{sessionID: func() string { return a.store.ID() }, sink: a.sink}).event}
 	switch {
 	case a.uiObserver != nil:
 		// Recovery runs before the terminal UI starts; until then its tool
