@@ -2,7 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -82,5 +85,37 @@ func TestOneShotStreamsTheAnswer(t *testing.T) {
 	}
 	if strings.Contains(errOut, "Let me look") || strings.ContainsAny(errOut, "⠋⠙⠹\x1b") {
 		t.Errorf("stderr holds answer text, a spinner or colour though it is not a terminal:\n%q", errOut)
+	}
+}
+
+// With stderr on a terminal, one-shot mode animates a spinner with the
+// elapsed time while it waits, and leaves nothing of it behind.
+func TestOneShotSpinnerInATerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"sleep 2; echo slept"}`)}},
+		providertest.Reply{Text: "All done.", Delay: 1500 * time.Millisecond},
+	)
+	dir := t.TempDir()
+	bin := programAs(t, "tiny-go")
+	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-spin-%d", os.Getpid())}
+	script := fmt.Sprintf(`cd %s && TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s "sleep a bit"; echo EXIT=$?; sleep 60`, dir, srv.URL(), bin)
+	p.tmux("new-session", "-d", "-x", "100", "-y", "30", "-s", "s", "sh", "-c", script)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	p.waitText("Running bash… 1s")
+	p.waitText("  └ 6 chars · 2")
+	p.waitText("Thinking… 1s")
+	p.waitText("EXIT=0")
+	screen := p.screen()
+	if !strings.Contains(screen, "All done.") {
+		t.Fatalf("no answer:\n%s", screen)
+	}
+	if strings.Contains(screen, "…") && strings.Contains(screen, "Thinking") {
+		t.Fatalf("a spinner frame was left behind:\n%s", screen)
 	}
 }
