@@ -395,7 +395,7 @@ func TestRewindCommandInLineMode(t *testing.T) {
 	c := newCLI(t, srv)
 	c.write("a.txt", "original\n")
 	before := treeDigests(t, c.dir)
-	stdin := "write a\nchange a\n/rewind\n/rewind 2 files force\nno\n/rewind 2\ny\nagain from turn 2\n"
+	stdin := "write a\nchange a\n/rewind\n2 files force\nno\n/rewind 2\ny\nagain from turn 2\n"
 	code, stdout, stderr := c.main(stdin, "--approval", "auto")
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)

@@ -115,8 +115,10 @@ type lineRunner struct {
 	// inputs are the lines of In; while an operation runs they answer
 	// approval questions (approve_line.go).
 	inputs <-chan input
-	// pendingRewind waits for the y that confirms it (rewind.go).
-	pendingRewind *RewindPlan
+	// pendingRewind waits for the y that confirms it; choosingRewind for
+	// a turn number after /rewind listed them (rewind.go).
+	pendingRewind  *RewindPlan
+	choosingRewind bool
 }
 
 // submit runs one input and reports whether to exit.

@@ -98,13 +98,14 @@ func turnLines(turns []RewindTurn) []string {
 	for _, t := range turns {
 		lines = append(lines, fmt.Sprintf("  %2d  %s  %s", t.N, t.At.Local().Format("15:04"), truncate(sanitizeLine(t.Prompt), 70)))
 	}
-	return append(lines, "/rewind N rewinds both; /rewind N files or /rewind N conversation does half; add force to overwrite files you changed since.")
+	return append(lines, "Type a turn number to rewind files and conversation (N files or N conversation does half; add force to overwrite files you changed since); anything else cancels.")
 }
 
 // rewindState is the TUI's rewind in progress.
 type rewindState struct {
-	plan *RewindPlan // planned, waiting for y
-	busy bool        // planning or applying
+	choosing bool        // the turns are listed, waiting for a number
+	plan     *RewindPlan // planned, waiting for y
+	busy     bool        // planning or applying
 }
 
 type (
@@ -128,10 +129,17 @@ func (m *model) rewindSubmit(value string) (tea.Cmd, bool) {
 		m.notice = "A rewind is in progress."
 		return nil, true
 	}
-	plan := m.rewind.plan
+	plan, choosing := m.rewind.plan, m.rewind.choosing
 	m.rewind = nil
 	m.input.Reset()
 	m.print(bold.Render(echoLines(strings.TrimSpace(value))))
+	if choosing {
+		if req, list, err := parseRewind(value); err == nil && !list {
+			return m.planRewind(req), true
+		}
+		m.print(faint.Render("Rewind cancelled; nothing changed."))
+		return nil, true
+	}
 	if a := strings.ToLower(strings.TrimSpace(value)); a != "y" && a != "yes" {
 		m.print(faint.Render("Rewind cancelled; nothing changed."))
 		return nil, true
@@ -165,8 +173,15 @@ func (m *model) rewindCommand(args string) tea.Cmd {
 			return nil
 		}
 		m.print(strings.Join(turnLines(turns), "\n"))
+		if len(turns) > 0 {
+			m.rewind = &rewindState{choosing: true}
+		}
 		return nil
 	}
+	return m.planRewind(req)
+}
+
+func (m *model) planRewind(req RewindRequest) tea.Cmd {
 	m.rewind = &rewindState{busy: true}
 	m.setPhase("Planning the rewind")
 	rw, ctx, calls := m.rewinder, m.ctx, m.calls
@@ -239,9 +254,14 @@ func (r *lineRunner) rewindLine(ctx context.Context, args string) {
 		for _, l := range turnLines(turns) {
 			r.pr.println(l)
 		}
+		r.choosingRewind = len(turns) > 0
 		return
 	}
-	plan, err := rw.Plan(ctx, req)
+	r.planRewind(ctx, req)
+}
+
+func (r *lineRunner) planRewind(ctx context.Context, req RewindRequest) {
+	plan, err := r.opts.Rewinder.Plan(ctx, req)
 	if err != nil {
 		r.pr.println(sanitizeLine(err.Error()))
 		return
@@ -256,6 +276,15 @@ func (r *lineRunner) rewindLine(ctx context.Context, args string) {
 // confirmRewind answers a pending rewind with the next input line;
 // handled is false when none is pending.
 func (r *lineRunner) confirmRewind(ctx context.Context, line string) bool {
+	if r.choosingRewind {
+		r.choosingRewind = false
+		if req, list, err := parseRewind(line); err == nil && !list {
+			r.planRewind(ctx, req)
+		} else {
+			r.pr.println("Rewind cancelled; nothing changed.")
+		}
+		return true
+	}
 	plan := r.pendingRewind
 	if plan == nil {
 		return false

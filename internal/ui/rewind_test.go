@@ -85,7 +85,7 @@ func TestRewindInTerminalUI(t *testing.T) {
 	h.typeText("/rewind")
 	h.press(keyEnter)
 	h.until("the list of turns", h.printedLine("second prompt"))
-	h.typeText("/rewind 2 files")
+	h.typeText("2 files")
 	h.press(keyEnter)
 	h.until("the preview", h.printedLine("Rewind? y to do it"))
 	h.typeText("n")
@@ -102,6 +102,16 @@ func TestRewindInTerminalUI(t *testing.T) {
 	h.until("the result", h.printedLine("Now in session fork-1"))
 	if rw.applied != 1 || h.m.banner.SessionID != "fork-1" || h.m.input.Value() != "second prompt" {
 		t.Fatalf("applied %d, session %s, input %q", rw.applied, h.m.banner.SessionID, h.m.input.Value())
+	}
+	// After the list, anything but a turn cancels.
+	h.m.input.Reset()
+	h.typeText("/rewind")
+	h.press(keyEnter)
+	h.typeText("never mind")
+	h.press(keyEnter)
+	h.until("the second cancel", func() bool { return strings.Count(stripANSI(h.output()), "Rewind cancelled") == 2 })
+	if len(rw.planned) != 2 {
+		t.Fatalf("planned %+v", rw.planned)
 	}
 	if !strings.Contains(stripANSI(h.output()), "  restore   a.txt") {
 		t.Fatalf("preview columns lost:\n%s", h.output())
