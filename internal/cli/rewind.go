@@ -140,6 +140,19 @@ func planRewind(ctx context.Context, req rewindRequest, capBytes int64) (*rewind
 		return nil, fmt.Errorf("plan the rewind: %w", err)
 	}
 	j.Plan = plan
+	// A call with no checkpoint at all (checkpoints were off, or its index
+	// line was lost) changed what no rewind can see: say so.
+	recorded := map[string]bool{}
+	for _, r := range recs {
+		recorded[r.ToolStartedID] = true
+	}
+	for _, tx := range committedTransactions(data, 0) {
+		for _, f := range tx.facts {
+			if ts, ok := f.Record.(*session.ToolStarted); ok && f.Seq >= t.Seq && ts.ToolName != "read" && !recorded[f.ID] {
+				plan.Warnings = append(plan.Warnings, fmt.Sprintf("no checkpoint was recorded for %s (%s, seq %d): what it changed cannot be put back", ts.ToolName, ts.ToolCallID, f.Seq))
+			}
+		}
+	}
 	return j, nil
 }
 

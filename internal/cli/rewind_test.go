@@ -488,3 +488,23 @@ func TestRewindRefusesASessionOpenElsewhere(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 }
+
+// Calls that ran with checkpoints off are named at rewind time.
+func TestRewindNamesCallsWithoutCheckpoints(t *testing.T) {
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"echo x > x.txt"}`)}},
+		providertest.Reply{Text: "done"},
+	)
+	c := newCLI(t, srv)
+	c.env["TINY_CHECKPOINTS"] = "off"
+	if code, _, stderr := c.main("", "make x"); code != 0 {
+		t.Fatal(stderr)
+	}
+	out := c.rewind(sessionID(t, c), "--turn", "1", "--files-only")
+	if !strings.Contains(out, "warning   no checkpoint was recorded for bash (c1, seq ") {
+		t.Fatalf("output:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(c.dir, "x.txt")); err != nil {
+		t.Fatal("x.txt was touched")
+	}
+}
