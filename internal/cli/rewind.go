@@ -315,21 +315,23 @@ func forkOnce(sourcePath string, j *rewindJournal) (*fork.Result, error) {
 	return &res, nil
 }
 
-// checkNotOpen refuses to rewind a session that another process is
-// running: its agent could be changing the same files.
-func checkNotOpen(path, id string) error {
+// lockForRewind refuses to rewind a session that another process is
+// running (its agent could be changing the same files) and, until release
+// is called, keeps any from opening it for writing: it holds a shared lock
+// on the session file, which the writer's exclusive lock conflicts with.
+func lockForRewind(path, id string) (release func(), err error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer f.Close()
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
+		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return fmt.Errorf("session %s is open in another process; end it (or use /rewind there) before rewinding", id)
+			return nil, fmt.Errorf("session %s is open in another process; end it (or use /rewind there) before rewinding", id)
 		}
-		return err
+		return nil, err
 	}
-	return nil
+	return func() { f.Close() }, nil
 }
 
 // writeRewindSummary prints what a rewind will do (preview) or did.

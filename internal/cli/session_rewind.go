@@ -38,9 +38,11 @@ file either put back or untouched; running it again finishes it.`,
 			if err != nil {
 				return err
 			}
-			if err := checkNotOpen(path, args[0]); err != nil {
+			release, err := lockForRewind(path, args[0])
+			if err != nil {
 				return err
 			}
+			defer release()
 			capBytes, err := checkpointCap(a.getenv)
 			if err != nil {
 				return usageError{err}
