@@ -488,3 +488,30 @@ func TestRewindCoversBackgroundChanges(t *testing.T) {
 		t.Fatalf("got %v want %v (%+v)", got, before, sum)
 	}
 }
+
+// A snapshot cancelled mid-way (Esc during the checkpoint) is recorded as
+// missing and does not break the next one.
+func TestCancelledGitSnapshotLeavesNoLock(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	dir := t.TempDir()
+	sh(t, dir, "git init -q")
+	seed(t, dir)
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if rec := s.Snapshot(ctx); rec.Missing == "" {
+		t.Fatal("a cancelled snapshot was taken")
+	}
+	// As if git had been killed while writing the index.
+	if err := os.WriteFile(filepath.Join(s.Dir(), "git", "index.lock"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if rec := s.Snapshot(context.Background()); rec.Missing != "" {
+		t.Fatalf("the next snapshot failed: %s", rec.Missing)
+	}
+}

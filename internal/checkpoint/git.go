@@ -139,6 +139,9 @@ func (g *gitRepo) run(ctx context.Context, stdin []byte, args ...string) ([]byte
 // untracked-not-ignored files (the store's own directory excluded) and
 // returns its oid and the files git could not read.
 func (g *gitRepo) snapshot(ctx context.Context) (string, []File, error) {
+	// A git killed mid-write (an Esc cancels the snapshot) leaves its
+	// lock file; the store's own lock is held, so no git of ours is running.
+	os.Remove(g.index + ".lock")
 	if !g.seeded {
 		// Tracked files that match an ignore rule are still part of the
 		// tree: start from HEAD's index entries. A repository without a
