@@ -130,10 +130,15 @@ func TestRecordAgainstLoopbackThenReplay(t *testing.T) {
 		t.Errorf("recording header:\n%.300s", text)
 	}
 
-	// Offline: no endpoint, no key; the recorded model is used.
-	rep, err = eval.Run(context.Background(), eval.Config{Tasks: []eval.Task{tk}, Command: self(t), Env: childEnviron(), Replay: recorded})
+	// Offline: no endpoint, no key; the recorded model is used. Twice,
+	// two at a time: a replay is deterministic, so the spread is only time.
+	rep, err = eval.Run(context.Background(), eval.Config{Tasks: []eval.Task{tk}, Command: self(t), Env: childEnviron(), Replay: recorded, Repeat: 2, Parallel: 2})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if tr := rep.Tasks[0]; tr.Count != 2 || tr.Passed != 2 || tr.PassRate != 1 || tr.Runs[0].Rep != 1 || tr.Runs[1].Rep != 2 ||
+		tr.Tokens.StdDev != 0 || tr.Requests.Mean != 2 || tr.Runs[1].Tokens != tr.Runs[0].Tokens {
+		t.Errorf("--repeat 2: %+v", tr)
 	}
 	replayed := runResult(t, rep, "hello")
 	if !replayed.Passed || replayed.Requests != live.Requests || replayed.Tokens != live.Tokens || replayed.ToolCalls["write"] != 1 || replayed.CostUSD != live.CostUSD || replayed.Retries != 1 {
