@@ -93,6 +93,7 @@ type model struct {
 	// inserts lines above a frame, and loses some without one.
 	ready    bool
 	sized    bool // a WindowSizeMsg arrived
+	readyGen int  // of the last WindowSizeMsg: only its readyMsg counts
 	resizing bool // a reflowMsg is being handled
 
 	interrupts interrupt.Policy // what Ctrl+C and signals do
@@ -168,7 +169,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	case reflowMsg:
 		return m.reflow(msg)
 	case readyMsg:
-		m.ready = true
+		m.ready = msg.gen == m.readyGen
 		return nil
 	case tea.WindowSizeMsg:
 		m.resizing = false
@@ -176,14 +177,17 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		m.input.SetWidth(m.width)
 		m.st.setWidth(m.width - 1)
 		m.st.chunk = max(m.liveRoom(), 4)
+		// Output waits until a frame has been drawn at this size: Bubble
+		// Tea inserts lines relative to the frame on the screen.
+		m.ready = false
 		if !m.sized {
-			// Output waits until the first frame has been drawn; the
-			// recap is rendered at the terminal's width.
+			// The recap is rendered at the terminal's width.
 			m.sized = true
 			m.printLines(recapLines(m.recap, m.width-1, &m.md, colorStyles(), func(s string) string { return bold.Render(s) }))
-			return tea.Tick(3*frameEvery, func(time.Time) tea.Msg { return readyMsg{} })
 		}
-		return nil
+		m.readyGen++
+		gen := m.readyGen
+		return tea.Tick(3*frameEvery, func(time.Time) tea.Msg { return readyMsg{gen: gen} })
 	case tea.BackgroundColorMsg:
 		m.md.setLight(!msg.IsDark())
 		return nil

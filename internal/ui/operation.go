@@ -33,7 +33,7 @@ type (
 	// output cannot overtake it.
 	printedMsg struct{}
 	tickMsg    struct{ gen int }
-	readyMsg   struct{}
+	readyMsg   struct{ gen int }
 	// interruptMsg is SIGINT, SIGTERM or SIGHUP: the Ctrl+C path.
 	interruptMsg struct{}
 )
