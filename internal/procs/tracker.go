@@ -151,10 +151,11 @@ func (t *Tracker) Close() int {
 		return 0
 	}
 	t.mu.Lock()
-	rec, started := t.rec, t.seq > 0
+	rec, started := t.rec, t.seq > 0 || len(t.rec.Groups) > 0
+	rec.Groups = append([]group(nil), rec.Groups...)
 	t.mu.Unlock()
 	n := 0
-	if started { // no command, no marker to look for
+	if started { // nothing started, nothing to look for
 		n = killRun(rec, t.self)
 	}
 	if isSubreaper() {
