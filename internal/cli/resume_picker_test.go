@@ -55,3 +55,16 @@ func TestResumePickerInATerminal(t *testing.T) {
 	p.keys("C-c")
 	p.waitText("EXIT=0")
 }
+
+// Without a terminal --resume says how to resume instead.
+func TestResumeWithoutATerminal(t *testing.T) {
+	c := newCLI(t, nil)
+	code, _, stderr := c.main("", "--resume")
+	if code == 0 || !strings.Contains(stderr, "--resume needs a terminal") || !strings.Contains(stderr, "--session <id>") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = c.main("", "--resume", "--continue")
+	if code == 0 || !strings.Contains(stderr, "--resume cannot be used with --session or --continue") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
