@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"io/fs"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -513,5 +514,94 @@ func TestCancelledGitSnapshotLeavesNoLock(t *testing.T) {
 	}
 	if rec := s.Snapshot(context.Background()); rec.Missing != "" {
 		t.Fatalf("the next snapshot failed: %s", rec.Missing)
+	}
+}
+
+// In git mode a huge untracked file is not kept in the store: the snapshot
+// records it as missing and a rewind says so, while the rest rewinds.
+func TestGitHugeFileIsMissing(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	dir := t.TempDir()
+	sh(t, dir, "git init -q")
+	seed(t, dir)
+	sh(t, dir, "git add -A && git commit -qm init")
+	k := newTask(t, dir, Options{MaxFileSize: 1024})
+	big := make([]byte, 64<<10)
+	for i := range big {
+		big[i] = byte(i*7919 + i/13) // poorly compressible
+	}
+	if err := os.WriteFile(filepath.Join(dir, "data.bin"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k.effect("bash", `{}`, func() {
+		os.WriteFile(filepath.Join(dir, "data.bin"), []byte("small"), 0o644)
+		writeFile(t, dir, "doc.md", "changed\n")
+	})
+	recs := k.records()
+	if recs[0].Missing != "" || len(recs[0].Files) != 1 || recs[0].Files[0].Path != "data.bin" || !strings.Contains(recs[0].Files[0].Missing, "larger than 1.0 KiB") {
+		t.Fatalf("before record %+v", recs[0])
+	}
+	sum := k.rewind(0, false)
+	if len(sum.Restored) != 1 || sum.Restored[0] != "doc.md" || len(sum.Skipped) != 1 || sum.Skipped[0].Path != "data.bin" {
+		t.Fatalf("summary %+v", sum)
+	}
+}
+
+// Eviction in git mode keeps what the newer snapshots and the private
+// index need: after it, the newest turn still rewinds.
+func TestGitEvictionKeepsTheNewest(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	dir := t.TempDir()
+	sh(t, dir, "git init -q")
+	if err := os.MkdirAll(filepath.Join(dir, ".tiny-agent", "sessions", "s.d"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	idx, err := os.OpenFile(filepath.Join(dir, ".tiny-agent", "sessions", "s.d", IndexFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	s, err := Open(dir, Options{Cap: 48 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewRecorder(s, idx)
+	clock := int64(1000)
+	r.now = func() time.Time { clock++; return time.UnixMilli(clock) }
+	noise := func(seed int) string {
+		rng := rand.New(rand.NewPCG(uint64(seed), 1))
+		b := make([]byte, 20<<10)
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		return string(b)
+	}
+	var last int
+	for i := 0; i < 6; i++ {
+		recs, _ := ReadIndexFile(idx.Name())
+		last = len(recs)
+		after := r.BeforeEffect(context.Background(), "call"+strconv.Itoa(i), "bash", jsontext.Value(`{}`))
+		writeFile(t, dir, "blob.bin", noise(i))
+		after()
+	}
+	if info, _ := Stat(dir, 48<<10); info.DroppedBefore == 0 {
+		t.Fatalf("nothing dropped: %+v", info)
+	}
+	recs, _ := ReadIndexFile(idx.Name())
+	want, _ := os.ReadFile(filepath.Join(dir, "blob.bin"))
+	plan, err := s.PlanRewind(context.Background(), recs[last:], false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Apply(context.Background(), plan, false); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, "blob.bin"))
+	if len(plan.Actions) != 1 || string(got) == string(want) || string(got) != noise(4) {
+		t.Fatalf("newest turn did not rewind: %+v", plan)
 	}
 }

@@ -180,7 +180,7 @@ func (s *Store) sweep(ctx context.Context, recs []Record, cut int64) error {
 	// index names (the next snapshot reuses unchanged entries).
 	liveGit := map[string]bool{}
 	if len(trees) > 0 {
-		out, _, err := s.git.run(ctx, []byte(strings.Join(trees, "\n")+"\n"), "rev-list", "--objects", "--no-object-names", "--stdin")
+		out, _, err := s.git.run(ctx, []byte(strings.Join(trees, "\n")+"\n"), "rev-list", "--objects", "--no-object-names", "--missing=allow-any", "--stdin")
 		if err != nil {
 			return err
 		}

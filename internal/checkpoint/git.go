@@ -16,18 +16,20 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // gitRepo snapshots a git work tree through a private index and a private
 // object directory; the repository's own objects are borrowed read-only as
 // alternates.
 type gitRepo struct {
-	cwd    string // the working directory (inside the work tree)
-	prefix string // cwd relative to the top of the work tree, "" or "sub/dir/"
-	format string // object format: sha1 or sha256
-	env    []string
-	index  string
-	seeded bool // the private index exists (seeded from HEAD)
+	cwd     string // the working directory (inside the work tree)
+	prefix  string // cwd relative to the top of the work tree, "" or "sub/dir/"
+	format  string // object format: sha1 or sha256
+	env     []string
+	index   string
+	objects string // the private object directory
+	seeded  bool   // the private index exists (seeded from HEAD)
 	// stateIgnored: .tiny-agent is ignored by the user's rules.
 	stateIgnored bool
 
@@ -87,6 +89,7 @@ func detectGit(cwd, root string) (*gitRepo, error) {
 		}
 	}
 	g.index = filepath.Join(gitDir, "index")
+	g.objects = own
 	_, statErr := os.Lstat(g.index)
 	g.seeded = statErr == nil
 	g.env = append(cleanGitEnv(),
@@ -138,7 +141,8 @@ func (g *gitRepo) run(ctx context.Context, stdin []byte, args ...string) ([]byte
 // snapshot writes a tree of the working directory's tracked and
 // untracked-not-ignored files (the store's own directory excluded) and
 // returns its oid and the files git could not read.
-func (g *gitRepo) snapshot(ctx context.Context) (string, []File, error) {
+func (g *gitRepo) snapshot(ctx context.Context, maxObject int64) (string, []File, error) {
+	began := time.Now()
 	// A git killed mid-write (an Esc cancels the snapshot) leaves its
 	// lock file; the store's own lock is held, so no git of ours is running.
 	os.Remove(g.index + ".lock")
@@ -172,7 +176,22 @@ func (g *gitRepo) snapshot(ctx context.Context) (string, []File, error) {
 	if err != nil && len(unreadable) == 0 {
 		return "", nil, err
 	}
+	// A huge file (a data set nobody ignored) is not kept: its object is
+	// removed again and the file recorded as missing; the tree still
+	// names it.
 	args := []string{"write-tree"}
+	if big := g.dropBig(began, maxObject); len(big) > 0 {
+		args = append(args, "--missing-ok")
+		out, _, err := g.run(ctx, nil, "ls-files", "-s", "-z")
+		if err == nil {
+			for _, rec := range bytes.Split(out, []byte{0}) {
+				meta, path, ok := bytes.Cut(rec, []byte{'\t'})
+				if f := strings.Fields(string(meta)); ok && len(f) >= 2 && big[f[1]] && strings.HasPrefix(string(path), g.prefix) {
+					unreadable = append(unreadable, File{Path: strings.TrimPrefix(string(path), g.prefix), Missing: "larger than " + formatBytes(maxObject) + " compressed"})
+				}
+			}
+		}
+	}
 	if g.prefix != "" {
 		args = append(args, "--prefix="+g.prefix)
 	}
@@ -185,6 +204,40 @@ func (g *gitRepo) snapshot(ctx context.Context) (string, []File, error) {
 		}
 	}
 	return strings.TrimSpace(string(out)), unreadable, nil
+}
+
+// dropBig removes the loose objects written since began that are larger
+// than limit, and returns their ids.
+func (g *gitRepo) dropBig(began time.Time, limit int64) map[string]bool {
+	dir := g.objects
+	fans, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var big map[string]bool
+	for _, fan := range fans {
+		fi, err := fan.Info()
+		if err != nil || len(fan.Name()) != 2 || !fi.IsDir() || fi.ModTime().Before(began.Add(-time.Second)) {
+			continue
+		}
+		objs, err := os.ReadDir(filepath.Join(dir, fan.Name()))
+		if err != nil {
+			continue
+		}
+		for _, o := range objs {
+			oi, err := o.Info()
+			if err != nil || !oi.Mode().IsRegular() || oi.Size() <= limit {
+				continue
+			}
+			if os.Remove(filepath.Join(dir, fan.Name(), o.Name())) == nil {
+				if big == nil {
+					big = map[string]bool{}
+				}
+				big[fan.Name()+o.Name()] = true
+			}
+		}
+	}
+	return big
 }
 
 // files lists the blobs of a tree, with paths relative to the tree.

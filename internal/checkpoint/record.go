@@ -139,16 +139,16 @@ func (s *Store) Snapshot(ctx context.Context) Record {
 	if s.git != nil {
 		objects := filepath.Join(s.root, "git", "objects")
 		before := s.gitSizer.size(objects)
-		oid, unreadable, err := s.git.snapshot(ctx)
+		oid, unreadable, err := s.git.snapshot(ctx, s.opts.MaxFileSize)
 		if err != nil {
 			return Record{Missing: "git snapshot failed: " + err.Error()}
 		}
 		rec := Record{Tree: schemeGit + oid, Files: unreadable, Bytes: max(0, s.gitSizer.size(objects)-before)}
-		s.accountLocked(ctx, rec.Bytes)
+		s.accountLocked(rec.Bytes)
 		return rec
 	}
 	h, added, err := s.plainSnapshot(ctx)
-	s.accountLocked(ctx, added)
+	s.accountLocked(added)
 	if err != nil {
 		return Record{Missing: rootCause(err), Bytes: added}
 	}
@@ -179,7 +179,7 @@ func (s *Store) SnapshotFiles(paths ...string) Record {
 		}
 		rec.Files = append(rec.Files, f)
 	}
-	s.accountLocked(context.Background(), rec.Bytes)
+	s.accountLocked(rec.Bytes)
 	return rec
 }
 
@@ -301,4 +301,5 @@ func (r *Recorder) append(rec Record, id, tool, phase string) {
 	// A failed index write loses this checkpoint; the rewind then reports
 	// the call as having no checkpoint.
 	_ = AppendRecords(r.index, rec)
+	r.store.maybeEvict(context.Background())
 }

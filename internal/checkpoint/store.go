@@ -304,14 +304,25 @@ func readCapped(path string, limit int64) ([]byte, error) {
 
 var errTooLarge = errors.New("too large")
 
-// accountLocked adds a record's bytes to the size estimate and evicts when
-// the cap is passed. The caller holds the store lock.
-func (s *Store) accountLocked(ctx context.Context, added int64) {
+// accountLocked adds a record's bytes to the size estimate. The caller
+// holds the store lock.
+func (s *Store) accountLocked(added int64) {
 	if s.approx < 0 {
 		s.approx = s.size()
 	} else {
 		s.approx += added
 	}
+}
+
+// maybeEvict drops the oldest checkpoints when the store passed its cap.
+// It runs after a record is in its index, so the newest snapshot is
+// always among the live ones.
+func (s *Store) maybeEvict(ctx context.Context) {
+	unlock, err := s.lock()
+	if err != nil {
+		return
+	}
+	defer unlock()
 	if s.approx > s.opts.Cap {
 		_ = s.evictLocked(context.WithoutCancel(ctx))
 		s.approx = s.size()
