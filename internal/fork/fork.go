@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
+	"github.com/tiny-agent/tiny-go/internal/reasoning"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
@@ -211,16 +212,41 @@ func Write(sourcePath string, at int64, newID string, turn int, now time.Time) (
 	if err := WriteOrigin(path, Origin{Source: src.ID, At: at, Turn: turn, CreatedAt: now.UnixMilli()}); err != nil {
 		return res, err
 	}
-	if err := inheritCheckpoints(sourcePath, path, out); err != nil {
+	ids := factIDs(out)
+	if err := inheritCheckpoints(sourcePath, path, ids); err != nil {
 		return res, err
 	}
+	// The fork's assistant entries are the source's: their reasoning
+	// details go back to the provider from the fork as they would have
+	// from the source.
+	if err := reasoning.Inherit(sourcePath, path, func(id string) bool { return ids[id] }); err != nil {
+		return res, fmt.Errorf("fork: %w", err)
+	}
 	return res, nil
+}
+
+// factIDs returns the ids of every fact in a session file's bytes.
+func factIDs(data []byte) map[string]bool {
+	ids := map[string]bool{}
+	lines, _ := committedLines(data)
+	if len(lines) == 0 {
+		return ids
+	}
+	off := lines[0].end
+	for _, l := range lines[1:] {
+		facts, _ := session.DecodeTransaction(data[off : l.end-1])
+		for _, f := range facts {
+			ids[f.ID] = true
+		}
+		off = l.end
+	}
+	return ids
 }
 
 // inheritCheckpoints copies the source's checkpoint index up to the first
 // record of a tool call that the fork does not have, so the fork can
 // rewind the turns it shares with its source.
-func inheritCheckpoints(sourcePath, forkPath string, forkData []byte) error {
+func inheritCheckpoints(sourcePath, forkPath string, ids map[string]bool) error {
 	srcDir, err := store.SidecarDir(sourcePath, false)
 	if err != nil {
 		return nil // no sidecar: no checkpoints
@@ -233,16 +259,6 @@ func inheritCheckpoints(sourcePath, forkPath string, forkData []byte) error {
 	f.Close()
 	if err != nil {
 		return fmt.Errorf("fork: read checkpoints: %w", err)
-	}
-	ids := map[string]bool{}
-	lines, _ := committedLines(forkData)
-	off := lines[0].end
-	for _, l := range lines[1:] {
-		facts, _ := session.DecodeTransaction(forkData[off : l.end-1])
-		for _, f := range facts {
-			ids[f.ID] = true
-		}
-		off = l.end
 	}
 	keep := 0
 	for rest := data; ; {

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tiny-agent/tiny-go/internal/reasoning"
 	"github.com/tiny-agent/tiny-go/internal/recovery"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
@@ -196,4 +199,84 @@ func FuzzPrefix(f *testing.F) {
 			t.Fatalf("fork does not reduce or keeps the old id: %v", c)
 		}
 	})
+}
+
+// TestForkInheritsReasoningOfSharedEntries: a fork sends back the
+// reasoning details of the assistant entries it shares with its source,
+// and only those.
+func TestForkInheritsReasoningOfSharedEntries(t *testing.T) {
+	cwd := t.TempDir()
+	var data []byte
+	var assistants []session.Fact // with the seq of each
+	for _, p := range sessionFiles(t) {
+		d, _ := os.ReadFile(p)
+		assistants = assistants[:0]
+		for _, line := range bytes.Split(d, []byte("\n"))[1:] {
+			facts, _ := session.DecodeTransaction(line)
+			for _, f := range facts {
+				if _, ok := f.Entry.(*session.AssistantEntry); ok {
+					assistants = append(assistants, f)
+				}
+			}
+		}
+		if len(assistants) >= 2 {
+			data = d
+			break
+		}
+	}
+	if data == nil {
+		t.Skip("no scenario with two assistant entries")
+	}
+	src, _ := session.Reduce(data)
+	dir := store.SessionsDir(cwd)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(filepath.Join(cwd, ".tiny-agent"), 0o700)
+	srcPath := filepath.Join(dir, store.FileName(time.UnixMilli(src.Header.CreatedAt), src.Header.ID))
+	if err := os.WriteFile(srcPath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := reasoning.Open(srcPath, "a", "m", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := assistants[0], assistants[1]
+	for _, f := range []session.Fact{first, second} {
+		if err := rs.Put(f.ID, jsontext.Value(`[{"type":"reasoning.encrypted","data":"`+f.ID+`"}]`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs.Close()
+	// At the first assistant entry's seq: its details come along, the
+	// second's do not.
+	bounds, err := Boundaries(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := int64(-1)
+	for _, b := range bounds {
+		if b >= first.Seq {
+			at = b
+			break
+		}
+	}
+	if at < 0 || at >= second.Seq {
+		t.Skip("the two assistant entries are in one transaction")
+	}
+	res, err := Write(srcPath, at, "", 0, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := reasoning.Open(res.Path, "a", "m", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Close()
+	if d := got.Details(first.ID); !bytes.Contains(d, []byte(first.ID)) {
+		t.Fatalf("fork lost the details of a shared entry: %s", d)
+	}
+	if d := got.Details(second.ID); d != nil {
+		t.Fatalf("fork got details of an entry it does not have: %s", d)
+	}
 }

@@ -207,3 +207,52 @@ func syncDir(path string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// Inherit copies to the session at dstPath the details kept beside the
+// session at srcPath for the assistant entries keep accepts, line for
+// line, so a fork sends back the details of the turns it shares with its
+// source. It writes nothing when there is nothing to copy.
+func Inherit(srcPath, dstPath string, keep func(entryID string) bool) error {
+	src, err := Open(srcPath, "", "", false)
+	if err != nil {
+		return err
+	}
+	var out []byte
+	for id, r := range src.details {
+		if !keep(id) {
+			continue
+		}
+		line, err := json.Marshal(struct {
+			EntryID string `json:"entryId"`
+			Adapter string `json:"adapter"`
+			Model   string `json:"model"`
+		}{r.EntryID, r.Adapter, r.Model})
+		if err != nil {
+			return err
+		}
+		out = append(append(append(out, line[:len(line)-1]...), `,"details":`...), r.Details...)
+		out = append(out, "}\n"...)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	dir, err := store.SidecarDir(dstPath, true)
+	if err != nil {
+		return fmt.Errorf("reasoning details: %w", err)
+	}
+	f, err := store.OpenSidecarFile(dir, FileName, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+	if err != nil {
+		return fmt.Errorf("reasoning details: %w", err)
+	}
+	_, err = f.Write(out)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("reasoning details: %w", err)
+	}
+	return nil
+}
