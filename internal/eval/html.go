@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"fmt"
 	"html/template"
 	"io"
 	"strings"
@@ -22,7 +23,9 @@ type htmlPage struct {
 	Notes                                bool // some run has a reason to show
 }
 
-var htmlTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+// htmlPage is parsed when a report is written, not at package init: every
+// tiny-go start would pay for it.
+const htmlReportTemplate = `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -73,7 +76,7 @@ td.reason { color: #5b6474; font-size: 12px; min-width: 240px; white-space: norm
 </table>
 </body>
 </html>
-`))
+`
 
 // WriteHTML writes the report as one self-contained page: no scripts, no
 // fonts or styles from the network.
@@ -137,7 +140,11 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		page.Notes = page.Notes || row.Reason != ""
 		page.Rows = append(page.Rows, row)
 	}
-	return htmlTemplate.Execute(w, page)
+	tmpl, err := template.New("report").Parse(htmlReportTemplate)
+	if err != nil {
+		return fmt.Errorf("report template: %w", err)
+	}
+	return tmpl.Execute(w, page)
 }
 
 func safeRate(passed, runs int) float64 {

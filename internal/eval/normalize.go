@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -20,10 +21,15 @@ const (
 // Patterns of tool output that differ from run to run without meaning
 // anything: elapsed times (go test's "0.004s" or "(cached)"), wall-clock
 // timestamps and UUIDs. They are replaced only inside the messages of a
-// request, never in tool definitions or the model's own words.
+// request, never in tool definitions or the model's own words. They are
+// compiled on first use: every tiny-go start would pay for it at init.
 var (
-	timestampPattern = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?\b`)
-	uuidPattern      = regexp.MustCompile(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`)
+	timestampPattern = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?\b`)
+	})
+	uuidPattern = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`)
+	})
 )
 
 // normalizer turns what differs between runs of one task into stable
@@ -104,8 +110,8 @@ func volatile(s string) string {
 		}
 		l := line
 		if strings.Contains(l, "-") {
-			l = timestampPattern.ReplaceAllString(l, "<timestamp>")
-			l = uuidPattern.ReplaceAllString(l, "<uuid>")
+			l = timestampPattern().ReplaceAllString(l, "<timestamp>")
+			l = uuidPattern().ReplaceAllString(l, "<uuid>")
 		}
 		l = replaceDurations(l)
 		if l != line {

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -139,7 +140,7 @@ type serverFile struct {
 	CallTimeoutMs *int64    `json:"callTimeoutMs"`
 }
 
-var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // LoadCatalog reads and validates the catalog at path. env looks up
 // environment variables (os.LookupEnv in production); every tokenEnv must
@@ -220,8 +221,8 @@ func parseServer(alias string, f serverFile, env func(string) (string, bool)) (S
 
 	if f.TokenEnv != nil {
 		name := *f.TokenEnv
-		if !envNamePattern.MatchString(name) {
-			return Server{}, fmt.Errorf(`"tokenEnv" must match %s`, envNamePattern)
+		if !envNamePattern().MatchString(name) {
+			return Server{}, fmt.Errorf(`"tokenEnv" must match %s`, envNamePattern())
 		}
 		value, ok := env(name)
 		if !ok || value == "" {
@@ -296,8 +297,8 @@ func parseStdio(s *Server, f serverFile) error {
 	if f.PassEnv != nil {
 		seen := make(map[string]bool, len(*f.PassEnv))
 		for _, name := range *f.PassEnv {
-			if !envNamePattern.MatchString(name) {
-				return fmt.Errorf(`"passEnv" entry %q must match %s`, name, envNamePattern)
+			if !envNamePattern().MatchString(name) {
+				return fmt.Errorf(`"passEnv" entry %q must match %s`, name, envNamePattern())
 			}
 			if seen[name] {
 				return fmt.Errorf(`"passEnv" lists %q twice`, name)

@@ -185,12 +185,12 @@ func describeStartError(err error) error {
 	return err
 }
 
-var safeLogName = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]*$`)
+var safeLogName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]*$`) })
 
 // logFileName is <alias>.log, or an encoded alias when it could name
 // another path.
 func logFileName(alias string) string {
-	if safeLogName.MatchString(alias) {
+	if safeLogName().MatchString(alias) {
 		return alias + ".log"
 	}
 	return "alias-" + base64.RawURLEncoding.EncodeToString([]byte(alias)) + ".log"

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 )
@@ -41,7 +42,7 @@ func (c Current) tool(name string) (CurrentTool, bool) {
 	return CurrentTool{}, false
 }
 
-var digestPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+var digestPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^sha256:[0-9a-f]{64}$`) })
 
 // wireCurrent mirrors Current with pointers so that missing members are
 // told apart from empty ones.
@@ -117,7 +118,7 @@ func digestMember(name string, v *string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !digestPattern.MatchString(s) {
+	if !digestPattern().MatchString(s) {
 		return "", fmt.Errorf("current configuration: %s is not a sha256 digest", name)
 	}
 	return s, nil

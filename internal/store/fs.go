@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -29,7 +30,9 @@ const (
 
 // sessionNameRE matches <UTC stamp>_<uuid>.jsonl; group 1 is the stamp,
 // group 2 the id.
-var sessionNameRE = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z)_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$`)
+var sessionNameRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z)_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$`)
+})
 
 // SessionsDir returns the canonical sessions directory of cwd,
 // <cwd>/.tiny-agent/sessions.
@@ -47,7 +50,7 @@ func FileName(t time.Time, id string) string {
 // parseFileName splits a canonical session file name into its stamp time
 // and id; ok is false for any other name.
 func parseFileName(name string) (stamp time.Time, id string, ok bool) {
-	m := sessionNameRE.FindStringSubmatch(name)
+	m := sessionNameRE().FindStringSubmatch(name)
 	if m == nil {
 		return time.Time{}, "", false
 	}

@@ -94,7 +94,7 @@ type toolReport struct {
 	more    int      // detail lines left out
 }
 
-var exitCodeRE = regexp.MustCompile(`\n*Command exited with code (-?\d+)\s*$`)
+var exitCodeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\n*Command exited with code (-?\d+)\s*$`) })
 
 func buildReport(t agent.ToolInfo, o agent.ToolOutcome, change *tools.FileChange) toolReport {
 	content := sanitize(o.Content)
@@ -110,7 +110,7 @@ func buildReport(t agent.ToolInfo, o agent.ToolOutcome, change *tools.FileChange
 		}
 	case o.Outcome != "succeeded":
 		r.kind = reportFailed
-		if m := exitCodeRE.FindStringSubmatch(content); m != nil && t.Tool == "bash" {
+		if m := exitCodeRE().FindStringSubmatch(content); m != nil && t.Tool == "bash" {
 			r.summary = "exit code " + m[1]
 			r.preview, r.more = preview(strings.TrimSuffix(content, m[0]))
 		} else {
