@@ -8,6 +8,7 @@ package approval
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -81,11 +82,18 @@ type Gate struct {
 	workDir string
 	ask     AskFunc
 
+	// sessionPath, when set, is the session whose sidecar keeps the
+	// rules (see RulesFile); f is that file, opened on the first "a".
+	sessionPath string
+
 	mu    sync.Mutex
 	rules map[string]bool // what "a" allowed for the session (see call.rules)
+	f     *os.File
 }
 
-// NewGate returns a Gate for a session in workDir that asks with ask.
+// NewGate returns a Gate for a session in workDir that asks with ask; its
+// rules last as long as it does (NewSessionGate keeps them beside the
+// session).
 func NewGate(workDir string, ask AskFunc) *Gate {
 	return &Gate{workDir: workDir, ask: ask, rules: map[string]bool{}}
 }
@@ -105,7 +113,11 @@ func (g *Gate) Approve(ctx context.Context, req agent.ApprovalRequest) (agent.Ap
 	case Once:
 		return agent.Approval{Allow: true}, nil
 	case Always:
-		g.remember(c)
+		// The rule is durable before the call is: the agent commits
+		// toolStarted only after this returns.
+		if err := g.remember(c); err != nil {
+			return agent.Approval{}, err
+		}
 		return agent.Approval{Allow: true}, nil
 	case Deny:
 		return agent.Approval{Reason: ans.Reason}, nil
@@ -126,15 +138,19 @@ func (g *Gate) allowed(rules []string) bool {
 	return len(rules) > 0
 }
 
-func (g *Gate) remember(c call) {
-	if c.prompt.Always == "" {
-		return
+func (g *Gate) remember(c call) error {
+	if c.prompt.Always == "" || len(c.rules) == 0 {
+		return nil
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if err := g.persist(c.rules); err != nil {
+		return err
+	}
 	for _, r := range c.rules {
 		g.rules[r] = true
 	}
+	return nil
 }
 
 // call is what the gate knows about one request.

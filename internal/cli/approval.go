@@ -27,13 +27,15 @@ func (a *runner) configureApproval() error {
 	return nil
 }
 
-// approver is the agent's Approve hook for the mode in effect: nil in auto
-// mode. Questions go to the interactive UI while it runs, and otherwise
-// (recovery before the UI starts, one-shot mode) to stderr, answered on
-// stdin.
-func (a *runner) approver() agent.ApproveFunc {
+// newGate is the approval gate for the mode in effect and the current
+// session: nil in auto mode; its Approve method is the agent's hook. Its "always" rules are the session's,
+// kept beside it (approval.RulesFile), so a resume keeps them; a fork
+// starts without any. Questions go to the interactive UI while it runs,
+// and otherwise (recovery before the UI starts, one-shot mode) to stderr,
+// answered on stdin.
+func (a *runner) newGate() (*approval.Gate, error) {
 	if a.approval != approval.Ask {
-		return nil
+		return nil, nil
 	}
 	ask := func(ctx context.Context, p approval.Prompt) (approval.Answer, error) {
 		ans, err := a.uiObserver.Ask(ctx, p)
@@ -51,5 +53,13 @@ func (a *runner) approver() agent.ApproveFunc {
 		}
 		return ans, err
 	}
-	return approval.NewGate(a.cwd, ask).Approve
+	return approval.NewSessionGate(a.cwd, a.store.Path(), ask)
+}
+
+// approveHook is g's Approve method, or nil without a gate.
+func approveHook(g *approval.Gate) agent.ApproveFunc {
+	if g == nil {
+		return nil
+	}
+	return g.Approve
 }

@@ -128,6 +128,15 @@ func (a *runner) switchSession(id string) error {
 		cfg.Log = a.hooks.wrapLog(st)
 	}
 	cfg.BeforeEffect = a.checkpointHook()
+	// The fork's own approval rules (none yet): "always" answers belong
+	// to the session they were given in.
+	gate, err := a.newGate()
+	if err != nil {
+		a.store = prev
+		st.Close()
+		return err
+	}
+	cfg.Approve = approveHook(gate)
 	ag, err := agent.New(cfg)
 	if err != nil {
 		a.store = prev
@@ -135,6 +144,10 @@ func (a *runner) switchSession(id string) error {
 		return err
 	}
 	a.agent = ag
+	if a.gate != nil {
+		_ = a.gate.Close()
+	}
+	a.gate = gate
 	_ = prev.Close()
 	return nil
 }

@@ -120,8 +120,10 @@ type runner struct {
 	oneShot *ui.OneShot
 	// sandbox confines commands and file writes; closed last.
 	sandbox *sandbox.Sandbox
-	// approval is the --approval mode in effect.
+	// approval is the --approval mode in effect; gate the Approve hook of
+	// the current session in ask mode.
 	approval approval.Mode
+	gate     *approval.Gate
 	// procs records this run's command processes; Close kills leftovers.
 	procs *procs.Tracker
 }
@@ -438,6 +440,9 @@ func (a *runner) buildAgent(envID string) error {
 	if a.reasoning, err = a.openReasoning(); err != nil {
 		return err
 	}
+	if a.gate, err = a.newGate(); err != nil {
+		return err
+	}
 	var log agent.Log = a.store
 	if a.hooks != nil && a.hooks.wrapLog != nil {
 		log = a.hooks.wrapLog(log)
@@ -468,7 +473,7 @@ func (a *runner) buildAgent(envID string) error {
 		Events:              agent.Fanout(sinks...),
 		AutoCompact:         a.autoCompact(client),
 		Scrub:               a.scrubber(secretVars),
-		Approve:             a.approver(),
+		Approve:             approveHook(a.gate),
 		BeforeEffect:        a.checkpointHook(),
 		Identity:            a.wire.identity(),
 		Reasoning:           a.reasoning,
@@ -608,6 +613,9 @@ func (a *runner) close() {
 	}
 	if a.reasoning != nil {
 		_ = a.reasoning.Close()
+	}
+	if a.gate != nil {
+		_ = a.gate.Close()
 	}
 	if a.bg != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
