@@ -243,31 +243,90 @@ func TestGoBuildWorksInWorkspaceMode(t *testing.T) {
 	}
 }
 
-// git commit and npm install in the working directory keep working in
-// workspace mode with the real home, cache and temporary directories.
-func TestGitCommitAndNpmInstallWorkInWorkspaceMode(t *testing.T) {
+// git commit in the working directory keeps working in workspace mode
+// with the real home, cache and temporary directories.
+func TestGitCommitWorksInWorkspaceMode(t *testing.T) {
 	requireLandlock(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
 	work, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := newSandbox(t, Policy{Mode: Workspace, WorkDir: work})
-	if _, err := exec.LookPath("git"); err == nil {
-		script := "git init -q . && echo hi > f && git add f && " +
-			"git -c user.name=t -c user.email=t@example.com commit -qm first && git log --oneline | wc -l"
-		if out, err := run(t, s, work, script); err != nil || strings.TrimSpace(out) != "1" {
-			t.Errorf("git commit in workspace mode: %v\n%s", err, out)
-		}
+	script := "git init -q . && echo hi > f && git add f && " +
+		"git -c user.name=t -c user.email=t@example.com commit -qm first && git log --oneline | wc -l"
+	if out, err := run(t, s, work, script); err != nil || strings.TrimSpace(out) != "1" {
+		t.Errorf("git commit in workspace mode: %v\n%s", err, out)
 	}
-	// npm takes seconds to start on a loaded machine.
-	if _, err := exec.LookPath("npm"); err == nil && !testing.Short() {
-		if err := os.WriteFile(filepath.Join(work, "package.json"), []byte(`{"name":"x","version":"1.0.0","private":true}`), 0o644); err != nil {
+}
+
+// npm install in the working directory keeps working in workspace mode:
+// it writes node_modules and its package-lock in the workspace and its
+// cache under ~/.npm (a fresh home here, so the cache is really written;
+// tiny-go creates ~/.npm when npm is installed, since a confined npm
+// could not). The package is a tarball made with npm pack, so no network
+// is needed (--offline).
+func TestNpmInstallWorksInWorkspaceMode(t *testing.T) {
+	requireLandlock(t)
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("npm is not installed (CI installs it)")
+	}
+	l := newLayout(t)
+	env := []string{"PATH=" + l.env["PATH"], "HOME=" + l.home, "TMPDIR=" + l.tmp, "npm_config_update_notifier=false"}
+
+	// The package, packed outside the sandbox and outside the workspace.
+	pkg := filepath.Join(l.outside, "tiny-dep")
+	if err := os.Mkdir(pkg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{
+		"package.json": `{"name":"tiny-dep","version":"1.0.0","main":"index.js"}`,
+		"index.js":     "module.exports = 'tiny-dep works';\n",
+	} {
+		if err := os.WriteFile(filepath.Join(pkg, name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		out, err := run(t, s, work, "npm install --offline --no-audit --no-fund 2>&1 && test -f package-lock.json")
-		if err != nil {
-			t.Errorf("npm install in workspace mode: %v\n%s", err, out)
+	}
+	pack := exec.Command(npm, "pack", "--silent", "--pack-destination", l.outside)
+	pack.Dir, pack.Env = pkg, env
+	if out, err := pack.CombinedOutput(); err != nil {
+		t.Fatalf("npm pack: %v\n%s", err, out)
+	}
+	tarball := filepath.Join(l.outside, "tiny-dep-1.0.0.tgz")
+	// npm pack used the cache; the confined install must write it itself.
+	if err := os.RemoveAll(filepath.Join(l.home, ".npm")); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := os.WriteFile(filepath.Join(l.work, "package.json"), []byte(`{"name":"x","version":"1.0.0","private":true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newSandbox(t, Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv})
+	cmd := exec.Command("sh", "-c", "npm install --offline --no-audit --no-fund "+tarball+" 2>&1 && node -e 'console.log(require(\"tiny-dep\"))'")
+	cmd.Dir, cmd.Env = l.work, env
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := s.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil || !strings.Contains(out.String(), "tiny-dep works") {
+		t.Fatalf("npm install in workspace mode: %v\n%s", err, out.String())
+	}
+	for _, p := range []string{
+		filepath.Join(l.work, "package-lock.json"),
+		filepath.Join(l.work, "node_modules", "tiny-dep", "index.js"),
+		filepath.Join(l.home, ".npm", "_cacache", "index-v5"),
+	} {
+		if !exists(p) {
+			t.Errorf("npm install did not write %s", p)
 		}
+	}
+	// Outside the roots, npm could write nothing.
+	if entries, _ := os.ReadDir(l.outside); len(entries) != 2 {
+		t.Errorf("outside has %d entries, want the package and its tarball", len(entries))
 	}
 }
 
