@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -18,7 +17,7 @@ import (
 // TracerName is the instrumentation scope of every span.
 const TracerName = "tiny-agent"
 
-// DefaultOTelTimeout bounds tracer setup, each export and Close.
+// DefaultOTelTimeout bounds each export (retries included) and Close.
 const DefaultOTelTimeout = 5 * time.Second
 
 // OTelConfig configures NewOTel.
@@ -26,8 +25,8 @@ type OTelConfig struct {
 	// Getenv reads OTEL_* variables (os.Getenv in main). Nil means an
 	// empty environment, i.e. tracing off.
 	Getenv func(string) string
-	// Timeout bounds setup, each export request and Close; 0 means
-	// DefaultOTelTimeout.
+	// Timeout bounds each export request, the retries of one export
+	// together, and Close; 0 means DefaultOTelTimeout.
 	Timeout time.Duration
 }
 
@@ -55,20 +54,18 @@ func NewOTel(ctx context.Context, cfg OTelConfig) (Sink, error) {
 	if timeout <= 0 {
 		timeout = DefaultOTelTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	exp, err := newExporter(ctx, set, timeout)
+	// Setup does no I/O; ctx only stops it from starting.
+	if err := ctx.Err(); err != nil {
+		return Nop{}, fmt.Errorf("tracing disabled: %w", err)
+	}
+	exp, err := newExporter(set, timeout)
 	if err != nil {
 		return Nop{}, fmt.Errorf("tracing disabled: %w", err)
 	}
 	return newOTelSink(newTracerProvider(exp, set, timeout), exp, timeout), nil
 }
 
-func newExporter(ctx context.Context, set otelSettings, timeout time.Duration) (*countingExporter, error) {
-	compression := otlptracehttp.NoCompression
-	if set.gzip {
-		compression = otlptracehttp.GzipCompression
-	}
+func newExporter(set otelSettings, timeout time.Duration) (*countingExporter, error) {
 	transport := &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		ForceAttemptHTTP2:   true,
@@ -76,22 +73,13 @@ func newExporter(ctx context.Context, set otelSettings, timeout time.Duration) (
 		IdleConnTimeout:     30 * time.Second,
 		TLSHandshakeTimeout: timeout,
 	}
-	// Every option is explicit so the exporter's own reading of the process
-	// environment never decides anything.
-	exp, err := otlptracehttp.New(ctx,
-		otlptracehttp.WithEndpointURL(set.endpoint),
-		otlptracehttp.WithHeaders(set.headers),
-		otlptracehttp.WithCompression(compression),
-		otlptracehttp.WithHTTPClient(&http.Client{Transport: transport, Timeout: timeout}),
-		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{
-			Enabled:         true,
-			InitialInterval: 250 * time.Millisecond,
-			MaxInterval:     time.Second,
-			MaxElapsedTime:  timeout,
-		}),
-	)
+	exp, err := newOTLPExporter(set, &http.Client{Transport: transport, Timeout: timeout}, retryPolicy{
+		initial: 250 * time.Millisecond,
+		max:     time.Second,
+		budget:  timeout,
+	})
 	if err != nil {
-		// The exporter's error may quote the endpoint; do not pass it on.
+		// Not wrapped: keep the message the same whatever the cause.
 		return nil, errors.New("cannot create the OTLP/HTTP trace exporter")
 	}
 	return &countingExporter{SpanExporter: exp}, nil
