@@ -10,14 +10,13 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // Field numbers of the OTLP messages the exporter writes, from the
 // opentelemetry-proto definitions (collector/trace/v1/trace_service.proto,
 // trace/v1/trace.proto, common/v1/common.proto, resource/v1/resource.proto).
-// Only protowire is used to write them: the generated Go types would link
-// the protobuf registry and gRPC into the binary (see doc.go).
+// They are written with the helpers of otlpwire.go: the generated Go types
+// would link the protobuf registry and gRPC into the binary (see doc.go).
 const (
 	// ExportTraceServiceRequest
 	fRequestResourceSpans = 1
@@ -187,8 +186,8 @@ type pbEncoder struct {
 // begin starts the nested message field num and returns the offset of its
 // body for end. One byte is reserved for the length, enough for bodies
 // under 128 bytes; end makes room when a body is longer.
-func (e *pbEncoder) begin(num protowire.Number) int {
-	e.buf = protowire.AppendTag(e.buf, num, protowire.BytesType)
+func (e *pbEncoder) begin(num int) int {
+	e.buf = appendTag(e.buf, num, wireBytes)
 	e.buf = append(e.buf, 0)
 	return len(e.buf)
 }
@@ -196,52 +195,52 @@ func (e *pbEncoder) begin(num protowire.Number) int {
 // end writes the length of the message begun at body.
 func (e *pbEncoder) end(body int) {
 	n := len(e.buf) - body
-	size := protowire.SizeVarint(uint64(n))
+	size := varintSize(uint64(n))
 	if size > 1 {
 		e.buf = append(e.buf, make([]byte, size-1)...)
 		copy(e.buf[body+size-1:], e.buf[body:body+n])
 	}
 	// Writes the varint over the reserved byte (and the room made above);
 	// the slice has the capacity, so nothing is reallocated.
-	protowire.AppendVarint(e.buf[:body-1], uint64(n))
+	appendVarint(e.buf[:body-1], uint64(n))
 }
 
-func (e *pbEncoder) bytes(num protowire.Number, v []byte) {
+func (e *pbEncoder) bytes(num int, v []byte) {
 	if len(v) > 0 {
-		e.buf = protowire.AppendTag(e.buf, num, protowire.BytesType)
-		e.buf = protowire.AppendBytes(e.buf, v)
+		e.buf = appendTag(e.buf, num, wireBytes)
+		e.buf = appendBytes(e.buf, v)
 	}
 }
 
-func (e *pbEncoder) str(num protowire.Number, v string) {
+func (e *pbEncoder) str(num int, v string) {
 	if v != "" {
-		e.buf = protowire.AppendTag(e.buf, num, protowire.BytesType)
-		e.buf = protowire.AppendString(e.buf, v)
+		e.buf = appendTag(e.buf, num, wireBytes)
+		e.buf = appendString(e.buf, v)
 	}
 }
 
-func (e *pbEncoder) varint(num protowire.Number, v uint64) {
+func (e *pbEncoder) varint(num int, v uint64) {
 	if v != 0 {
-		e.buf = protowire.AppendTag(e.buf, num, protowire.VarintType)
-		e.buf = protowire.AppendVarint(e.buf, v)
+		e.buf = appendTag(e.buf, num, wireVarint)
+		e.buf = appendVarint(e.buf, v)
 	}
 }
 
-func (e *pbEncoder) fixed64(num protowire.Number, v uint64) {
+func (e *pbEncoder) fixed64(num int, v uint64) {
 	if v != 0 {
-		e.buf = protowire.AppendTag(e.buf, num, protowire.Fixed64Type)
-		e.buf = protowire.AppendFixed64(e.buf, v)
+		e.buf = appendTag(e.buf, num, wireFixed64)
+		e.buf = appendFixed64(e.buf, v)
 	}
 }
 
-func (e *pbEncoder) fixed32(num protowire.Number, v uint32) {
+func (e *pbEncoder) fixed32(num int, v uint32) {
 	if v != 0 {
-		e.buf = protowire.AppendTag(e.buf, num, protowire.Fixed32Type)
-		e.buf = protowire.AppendFixed32(e.buf, v)
+		e.buf = appendTag(e.buf, num, wireFixed32)
+		e.buf = appendFixed32(e.buf, v)
 	}
 }
 
-func (e *pbEncoder) span(num protowire.Number, s sdktrace.ReadOnlySpan) {
+func (e *pbEncoder) span(num int, s sdktrace.ReadOnlySpan) {
 	m := e.begin(num)
 	sc := s.SpanContext()
 	tid, sid := sc.TraceID(), sc.SpanID()
@@ -295,7 +294,7 @@ func (e *pbEncoder) span(num protowire.Number, s sdktrace.ReadOnlySpan) {
 	e.end(m)
 }
 
-func (e *pbEncoder) keyValue(num protowire.Number, kv attribute.KeyValue) {
+func (e *pbEncoder) keyValue(num int, kv attribute.KeyValue) {
 	m := e.begin(num)
 	e.str(fKeyValueKey, string(kv.Key))
 	e.anyValue(fKeyValueValue, kv.Value)
@@ -305,24 +304,24 @@ func (e *pbEncoder) keyValue(num protowire.Number, kv attribute.KeyValue) {
 // anyValue writes v as an AnyValue. Slices become an ArrayValue of one
 // AnyValue per element, maps a KeyValueList; an empty or unknown value is
 // an AnyValue with no member set.
-func (e *pbEncoder) anyValue(num protowire.Number, v attribute.Value) {
+func (e *pbEncoder) anyValue(num int, v attribute.Value) {
 	m := e.begin(num)
 	switch v.Type() {
 	case attribute.STRING:
-		e.buf = protowire.AppendTag(e.buf, fAnyString, protowire.BytesType)
-		e.buf = protowire.AppendString(e.buf, v.AsString())
+		e.buf = appendTag(e.buf, fAnyString, wireBytes)
+		e.buf = appendString(e.buf, v.AsString())
 	case attribute.BOOL:
-		e.buf = protowire.AppendTag(e.buf, fAnyBool, protowire.VarintType)
-		e.buf = protowire.AppendVarint(e.buf, protowire.EncodeBool(v.AsBool()))
+		e.buf = appendTag(e.buf, fAnyBool, wireVarint)
+		e.buf = appendVarint(e.buf, boolVarint(v.AsBool()))
 	case attribute.INT64:
-		e.buf = protowire.AppendTag(e.buf, fAnyInt, protowire.VarintType)
-		e.buf = protowire.AppendVarint(e.buf, uint64(v.AsInt64()))
+		e.buf = appendTag(e.buf, fAnyInt, wireVarint)
+		e.buf = appendVarint(e.buf, uint64(v.AsInt64()))
 	case attribute.FLOAT64:
-		e.buf = protowire.AppendTag(e.buf, fAnyDouble, protowire.Fixed64Type)
-		e.buf = protowire.AppendFixed64(e.buf, math.Float64bits(v.AsFloat64()))
+		e.buf = appendTag(e.buf, fAnyDouble, wireFixed64)
+		e.buf = appendFixed64(e.buf, math.Float64bits(v.AsFloat64()))
 	case attribute.BYTESLICE:
-		e.buf = protowire.AppendTag(e.buf, fAnyBytes, protowire.BytesType)
-		e.buf = protowire.AppendBytes(e.buf, v.AsByteSlice())
+		e.buf = appendTag(e.buf, fAnyBytes, wireBytes)
+		e.buf = appendBytes(e.buf, v.AsByteSlice())
 	case attribute.STRINGSLICE:
 		a := e.begin(fAnyArray)
 		for _, x := range v.AsStringSlice() {
@@ -370,6 +369,13 @@ func unixNano(t time.Time) uint64 {
 		return 0
 	}
 	return uint64(t.UnixNano())
+}
+
+func boolVarint(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // count clamps a dropped count to the uint32 of the wire format.

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // otlpExporter is a sdktrace.SpanExporter that POSTs each batch as an
@@ -243,48 +242,45 @@ func parsePartialSuccess(b []byte) (rejected int64, msg string, err error) {
 		fPartialErrorMessage    = 2
 	)
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return 0, "", fmt.Errorf("partial success: %w", protowire.ParseError(n))
+		num, typ, n, err := consumeTag(b)
+		if err != nil {
+			return 0, "", fmt.Errorf("partial success: %w", err)
 		}
 		b = b[n:]
-		if num != fResponsePartialSuccess || typ != protowire.BytesType {
-			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
-				return 0, "", fmt.Errorf("partial success: %w", protowire.ParseError(n))
+		if num != fResponsePartialSuccess || typ != wireBytes {
+			if n, err = skipValue(b, num, typ); err != nil {
+				return 0, "", fmt.Errorf("partial success: %w", err)
 			}
 			b = b[n:]
 			continue
 		}
-		ps, n := protowire.ConsumeBytes(b)
-		if n < 0 {
-			return 0, "", fmt.Errorf("partial success: %w", protowire.ParseError(n))
+		ps, n, err := consumeBytes(b)
+		if err != nil {
+			return 0, "", fmt.Errorf("partial success: %w", err)
 		}
 		b = b[n:]
 		for len(ps) > 0 {
-			num, typ, n := protowire.ConsumeTag(ps)
-			if n < 0 {
-				return 0, "", fmt.Errorf("partial success: %w", protowire.ParseError(n))
+			num, typ, n, err := consumeTag(ps)
+			if err != nil {
+				return 0, "", fmt.Errorf("partial success: %w", err)
 			}
 			ps = ps[n:]
 			switch {
-			case num == fPartialRejectedSpans && typ == protowire.VarintType:
-				v, n := protowire.ConsumeVarint(ps)
-				if n < 0 {
-					return 0, "", fmt.Errorf("partial success: %w", protowire.ParseError(n))
-				}
-				rejected, ps = int64(v), ps[n:]
-			case num == fPartialErrorMessage && typ == protowire.BytesType:
-				v, n := protowire.ConsumeString(ps)
-				if n < 0 {
-					return 0, "", fmt.Errorf("partial success: %w", protowire.ParseError(n))
-				}
-				msg, ps = v, ps[n:]
+			case num == fPartialRejectedSpans && typ == wireVarint:
+				var v uint64
+				v, n, err = consumeVarint(ps)
+				rejected = int64(v)
+			case num == fPartialErrorMessage && typ == wireBytes:
+				var v []byte
+				v, n, err = consumeBytes(ps)
+				msg = string(v)
 			default:
-				if n = protowire.ConsumeFieldValue(num, typ, ps); n < 0 {
-					return 0, "", fmt.Errorf("partial success: %w", protowire.ParseError(n))
-				}
-				ps = ps[n:]
+				n, err = skipValue(ps, num, typ)
 			}
+			if err != nil {
+				return 0, "", fmt.Errorf("partial success: %w", err)
+			}
+			ps = ps[n:]
 		}
 	}
 	return rejected, msg, nil
