@@ -1,0 +1,35 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+func TestBinaryDoesNotLinkStartupHeavyPackages(t *testing.T) {
+	// Import-path prefixes that must stay out of the binary, because Go
+	// runs the initialisation of every linked package at each start, even
+	// for --help (docs/performance.md §12).
+	notLinked := []struct{ prefix, why string }{
+		{"google.golang.org/grpc", "gRPC registers codecs, balancers and resolvers at init"},
+		{"google.golang.org/protobuf/", "the registry registers every generated type; internal/detrand hashes the executable (even protowire links it)"},
+		{"go.opentelemetry.io/proto/otlp", "generated OTLP types pull in the protobuf registry; internal/lifecycle encodes OTLP by hand"},
+		{"go.opentelemetry.io/otel/exporters/otlp", "the official OTLP exporters link the generated OTLP types"},
+		{"github.com/grpc-ecosystem/", "grpc-gateway comes with the OTLP exporters"},
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH")
+	}
+	out, err := exec.Command(gobin, "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		for _, n := range notLinked {
+			if strings.HasPrefix(pkg, n.prefix) {
+				t.Errorf("tiny-go links %s: %s", pkg, n.why)
+			}
+		}
+	}
+}
