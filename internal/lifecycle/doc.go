@@ -19,4 +19,18 @@
 //
 // Sinks never fail the caller: a failing writer or collector is remembered
 // or dropped, never returned into an operation's result.
+//
+// The OTLP/HTTP exporter (otlpexport.go, otlpencode.go, otlpwire.go) is
+// written here instead of using go.opentelemetry.io/otel/exporters/otlp/
+// otlptrace/otlptracehttp. The official exporter links about 120 packages
+// (gRPC, the protobuf registry, the generated OTLP types, grpc-gateway,
+// golang.org/x/net/trace), and Go initialises every linked package at each
+// start of tiny-go, --help included: about 1.4 ms of a 5.6 ms start
+// (docs/performance.md §12). Even protowire is avoided, as it links the
+// protobuf module's detrand, which hashes the executable at init. The
+// exporter sends protobuf only, which every OTLP/HTTP receiver accepts.
+// Should upstream ever offer an OTLP/HTTP exporter free of the protobuf
+// runtime and gRPC, go back to it: the tests here decode with the official
+// types and would carry over. cmd/tiny-go's linked_test.go keeps those
+// packages out of the binary.
 package lifecycle
