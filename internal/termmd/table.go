@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
-	east "github.com/yuin/goldmark/extension/ast"
 )
 
 // colGap separates table columns.
@@ -12,20 +11,21 @@ const colGap = " │ "
 
 // table renders a GitHub table: a bold header, a rule, the rows. When the
 // columns' natural widths do not fit, the widest columns shrink and their
-// cells wrap, so every word stays on the screen.
-func (r *renderer) table(t *east.Table, width int) []string {
+// cells wrap, so every word stays on the screen; when not even that fits
+// (many columns on a narrow screen), each row is shown as a record.
+func (r *renderer) table(t *node, width int) []string {
 	var rows [][]string
 	header := -1
-	for row := t.FirstChild(); row != nil; row = row.NextSibling() {
+	for row := t.firstChild; row != nil; row = row.next {
 		var cells []string
-		for c := row.FirstChild(); c != nil; c = c.NextSibling() {
+		for c := row.firstChild; c != nil; c = c.next {
 			style := []string{}
-			if _, ok := row.(*east.TableHeader); ok {
+			if row.header {
 				style = []string{"1"}
 			}
-			cells = append(cells, r.inline(c, style...))
+			cells = append(cells, r.inline(c, "", style...))
 		}
-		if _, ok := row.(*east.TableHeader); ok {
+		if row.header {
 			header = len(rows)
 		}
 		rows = append(rows, cells)
@@ -45,7 +45,15 @@ func (r *renderer) table(t *east.Table, width int) []string {
 			}
 		}
 	}
-	fit(widths, width-len([]rune(colGap))*(cols-1))
+	room := width - len([]rune(colGap))*(cols-1)
+	narrowest := 0
+	for _, w := range widths {
+		narrowest += min(w, 3)
+	}
+	if narrowest > room {
+		return r.tableRecords(rows, header, width)
+	}
+	fit(widths, room)
 
 	var out []string
 	for ri, row := range rows {
@@ -67,7 +75,7 @@ func (r *renderer) table(t *east.Table, width int) []string {
 				if h < len(cellLines[i]) {
 					cell = cellLines[i][h]
 				}
-				b.WriteString(align(cell, widths[i], alignment(t, i)))
+				b.WriteString(align(cell, widths[i], columnAlignment(t, i)))
 			}
 			out = append(out, strings.TrimRight(b.String(), " "))
 		}
@@ -104,21 +112,44 @@ func fit(widths []int, room int) {
 	}
 }
 
-func alignment(t *east.Table, col int) east.Alignment {
-	if col < len(t.Alignments) {
-		return t.Alignments[col]
+func columnAlignment(t *node, col int) alignment {
+	if col < len(t.aligns) {
+		return t.aligns[col]
 	}
-	return east.AlignNone
+	return alignNone
 }
 
 // align pads a styled cell to width cells.
-func align(cell string, width int, a east.Alignment) string {
+func align(cell string, width int, a alignment) string {
 	gap := max(width-ansi.StringWidth(cell), 0)
 	switch a {
-	case east.AlignRight:
+	case alignRight:
 		return strings.Repeat(" ", gap) + cell
-	case east.AlignCenter:
+	case alignCenter:
 		return strings.Repeat(" ", gap/2) + cell + strings.Repeat(" ", gap-gap/2)
 	}
 	return cell + strings.Repeat(" ", gap)
+}
+
+// tableRecords shows a table too wide for the screen as one record per
+// row: each cell on its own line after its column's header, the records
+// separated by blank lines.
+func (r *renderer) tableRecords(rows [][]string, header, width int) []string {
+	var out []string
+	for ri, row := range rows {
+		if ri == header && len(rows) > 1 {
+			continue
+		}
+		if len(out) > 0 {
+			out = append(out, "")
+		}
+		for i, cell := range row {
+			label := ""
+			if header >= 0 && ri != header && i < len(rows[header]) && rows[header][i] != "" {
+				label = rows[header][i] + ": "
+			}
+			out = append(out, wrap(label+cell, width)...)
+		}
+	}
+	return out
 }

@@ -3,10 +3,20 @@
 // fit a width: nothing is cut, a word wider than the line is broken, a
 // table too wide for the screen gets narrower columns whose cells wrap.
 //
-// It exists so that tiny-go starts fast: glamour links chroma, whose lexers
-// and styles are parsed in package initialisation (tens of milliseconds on
-// every start, even for --help). Code blocks are shown in one colour,
-// without syntax highlighting.
+// It exists so that tiny-go starts fast. Go initialises every linked
+// package on every start, --help included: glamour links chroma, whose
+// lexers and styles are parsed then (tens of milliseconds); goldmark
+// compiles its HTML and autolink regular expressions then (about a
+// millisecond of the 1.6 ms a hello world takes to start). So the parser
+// is this package's own (block.go, inline.go) and does nothing until it
+// is called: no regular expressions, no entity table (the few named
+// entities replies use are decoded in a switch). Code blocks are shown
+// in one colour, without syntax highlighting.
+//
+// Where it departs from CommonMark: a single '*' between letters or
+// digits is not emphasis ("2*3*4", "a*b*c": replies mean the
+// characters); unknown named entities stay as written; labels are
+// matched without full Unicode case folding; HTML is shown as text.
 package termmd
 
 import (
@@ -14,11 +24,6 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
-	east "github.com/yuin/goldmark/extension/ast"
-	"github.com/yuin/goldmark/text"
 )
 
 // margin is the left margin of a rendered document, as glamour's styles
@@ -29,15 +34,20 @@ const margin = 2
 // wider than asked (nothing sensible fits).
 const minWidth = 8
 
+// minNested is the narrowest column a quote or list gives its content: a
+// block nested deeper than the width allows is not indented any further,
+// so that every line still fits.
+const minNested = 4
+
 // Render returns src as terminal lines of at most width cells (when width
 // leaves room for minWidth), joined by "\n", without leading or trailing
 // blank lines. light picks colours for a light background.
 func Render(src string, width int, light bool) string {
-	r := renderer{src: []byte(src), pal: darkPalette}
+	r := renderer{pal: darkPalette}
 	if light {
 		r.pal = lightPalette
 	}
-	doc := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(text.NewReader(r.src))
+	doc := parse(src)
 	inner := max(width-2*margin, minWidth)
 	lines := r.blocks(doc, inner)
 	pad := strings.Repeat(" ", margin)
@@ -59,21 +69,15 @@ var darkPalette = palette{heading: "38;5;39", code: "38;5;203", codeBlock: "38;5
 var lightPalette = palette{heading: "38;5;27", code: "38;5;160", codeBlock: "38;5;238", link: "38;5;30", quote: "38;5;242", rule: "38;5;250", bullet: "38;5;242"}
 
 type renderer struct {
-	src []byte
 	pal palette
 }
 
 // blocks renders the block children of n, separated by blank lines (in
 // the item of a tight list, by nothing).
-func (r *renderer) blocks(n ast.Node, width int) []string {
-	tight := false
-	if n.Kind() == ast.KindListItem {
-		if l, ok := n.Parent().(*ast.List); ok && l.IsTight {
-			tight = true
-		}
-	}
+func (r *renderer) blocks(n *node, width int) []string {
+	tight := n.kind == kindListItem && n.parent.tight
 	var out []string
-	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+	for c := n.firstChild; c != nil; c = c.next {
 		lines := r.block(c, width)
 		if len(lines) == 0 {
 			continue
@@ -86,58 +90,41 @@ func (r *renderer) blocks(n ast.Node, width int) []string {
 	return out
 }
 
-func (r *renderer) block(n ast.Node, width int) []string {
-	switch n := n.(type) {
-	case *ast.Heading:
+func (r *renderer) block(n *node, width int) []string {
+	switch n.kind {
+	case kindHeading:
 		// The level's marks lead the text, as the source has them.
-		first := &ast.String{Value: []byte(strings.Repeat("#", n.Level) + " ")}
-		n.InsertBefore(n, n.FirstChild(), first)
-		return wrap(r.inline(n, "1", r.pal.heading), width)
-	case *ast.Paragraph, *ast.TextBlock:
-		return wrap(r.inline(n), width)
-	case *ast.ThematicBreak:
+		return wrap(r.inline(n, strings.Repeat("#", n.level)+" ", "1", r.pal.heading), width)
+	case kindParagraph:
+		return wrap(r.inline(n, ""), width)
+	case kindThematicBreak:
 		return []string{sgr(r.pal.rule, strings.Repeat("─", width))}
-	case *ast.Blockquote:
+	case kindBlockQuote:
+		if width-2 < minNested {
+			return r.blocks(n, width)
+		}
 		bar := sgr(r.pal.quote, "│") + " "
 		lines := r.blocks(n, width-2)
 		for i, l := range lines {
 			lines[i] = bar + l
 		}
 		return lines
-	case *ast.List:
+	case kindList:
 		return r.list(n, width)
-	case *ast.FencedCodeBlock, *ast.CodeBlock:
+	case kindCodeBlock:
 		return r.codeBlock(n, width)
-	case *ast.HTMLBlock:
-		var b strings.Builder
-		r.rawLines(&b, n.Lines())
-		if n.HasClosure() {
-			b.Write(n.ClosureLine.Value(r.src))
-		}
-		return wrapVerbatim(strings.TrimRight(b.String(), "\n"), width, "")
-	case *east.Table:
+	case kindHTMLBlock:
+		return wrapVerbatim(strings.TrimRight(n.literal, "\n"), width, "")
+	case kindTable:
 		return r.table(n, width)
 	}
-	// Anything else: its text, so no content is lost.
-	if n.Type() == ast.TypeBlock && n.HasChildren() {
-		return r.blocks(n, width)
-	}
-	return wrap(r.inline(n), width)
-}
-
-func (r *renderer) rawLines(b *strings.Builder, lines *text.Segments) {
-	for i := 0; i < lines.Len(); i++ {
-		seg := lines.At(i)
-		b.Write(seg.Value(r.src))
-	}
+	return nil
 }
 
 // codeBlock shows the code verbatim in one colour, indented by two cells;
 // a line wider than the screen continues on the next line.
-func (r *renderer) codeBlock(n ast.Node, width int) []string {
-	var b strings.Builder
-	r.rawLines(&b, n.Lines())
-	code := strings.ReplaceAll(strings.TrimRight(b.String(), "\n"), "\t", "    ")
+func (r *renderer) codeBlock(n *node, width int) []string {
+	code := strings.ReplaceAll(strings.TrimRight(n.literal, "\n"), "\t", "    ")
 	if code == "" {
 		return []string{""}
 	}
@@ -150,26 +137,33 @@ func (r *renderer) codeBlock(n ast.Node, width int) []string {
 
 // list renders the items with their markers; continuation lines and
 // nested blocks are indented under the item's text.
-func (r *renderer) list(n *ast.List, width int) []string {
+func (r *renderer) list(n *node, width int) []string {
 	var out []string
-	num := n.Start
+	num := n.start
 	markerWidth := 2
-	if n.IsOrdered() {
-		markerWidth = len(strconv.Itoa(num+n.ChildCount()-1)) + 2
+	if n.ordered {
+		markerWidth = len(strconv.Itoa(num+n.childCount()-1)) + 2
 	}
-	for item := n.FirstChild(); item != nil; item = item.NextSibling() {
+	for item := n.firstChild; item != nil; item = item.next {
 		marker := sgr(r.pal.bullet, "•") + " "
-		if n.IsOrdered() {
+		if n.ordered {
 			m := strconv.Itoa(num) + "."
 			marker = m + strings.Repeat(" ", markerWidth-len(m))
 			num++
 		}
+		if !n.tight && len(out) > 0 {
+			out = append(out, "")
+		}
+		if width-markerWidth < minNested {
+			// Too deep for the width: the marker on a line of its own,
+			// the item's blocks under it, not indented.
+			out = append(out, wrapVerbatim(strings.TrimRight(ansi.Strip(marker), " "), width, "")...)
+			out = append(out, r.blocks(item, width)...)
+			continue
+		}
 		body := r.blocks(item, width-markerWidth)
 		if len(body) == 0 {
 			body = []string{""}
-		}
-		if !n.IsTight && len(out) > 0 {
-			out = append(out, "")
 		}
 		indent := strings.Repeat(" ", markerWidth)
 		for i, l := range body {
@@ -186,11 +180,12 @@ func (r *renderer) list(n *ast.List, width int) []string {
 	return out
 }
 
-// inline renders the inline children of n as one styled string in which
-// every SGR sequence sets the whole state (so wrap can carry it across
-// lines); hard line breaks are "\n".
-func (r *renderer) inline(n ast.Node, style ...string) string {
+// inline renders the inline children of n, after prefix, as one styled
+// string in which every SGR sequence sets the whole state (so wrap can
+// carry it across lines); hard line breaks are "\n".
+func (r *renderer) inline(n *node, prefix string, style ...string) string {
 	in := inliner{r: r, stack: style}
+	in.emit(prefix)
 	in.children(n)
 	in.set("")
 	return in.b.String()
@@ -230,67 +225,50 @@ func (in *inliner) styled(params string, fn func()) {
 	in.stack = in.stack[:len(in.stack)-1]
 }
 
-func (in *inliner) children(n ast.Node) {
-	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+func (in *inliner) children(n *node) {
+	for c := n.firstChild; c != nil; c = c.next {
 		in.node(c)
 	}
 }
 
-func (in *inliner) node(n ast.Node) {
-	src, pal := in.r.src, in.r.pal
-	switch n := n.(type) {
-	case *ast.Text:
-		in.emit(clean(string(n.Segment.Value(src))))
-		switch {
-		case n.HardLineBreak():
-			in.b.WriteString("\n")
-		case n.SoftLineBreak():
-			in.emit(" ")
-		}
-	case *ast.String:
-		in.emit(clean(string(n.Value)))
-	case *ast.CodeSpan:
-		in.styled(pal.code, func() {
-			for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-				if t, ok := c.(*ast.Text); ok {
-					in.emit(clean(string(t.Segment.Value(src))))
-				} else {
-					in.node(c)
-				}
-			}
-		})
-	case *ast.Emphasis:
+func (in *inliner) node(n *node) {
+	pal := in.r.pal
+	switch n.kind {
+	case kindText, kindRawHTML:
+		in.emit(clean(n.literal))
+	case kindSoftBreak:
+		in.emit(" ")
+	case kindHardBreak:
+		in.b.WriteString("\n")
+	case kindCodeSpan:
+		in.styled(pal.code, func() { in.emit(clean(n.literal)) })
+	case kindEmphasis:
 		params := "3"
-		if n.Level >= 2 {
+		if n.level >= 2 {
 			params = "1"
 		}
 		in.styled(params, func() { in.children(n) })
-	case *east.Strikethrough:
+	case kindStrikethrough:
 		in.styled("9", func() { in.children(n) })
-	case *ast.Link:
+	case kindLink:
 		start := in.b.Len()
 		in.styled("4;"+pal.link, func() { in.children(n) })
 		label := ansi.Strip(in.b.String()[start:])
-		if dest := string(n.Destination); dest != "" && dest != label {
+		if n.dest != "" && n.dest != label {
 			in.emit(" ")
-			in.styled(pal.quote, func() { in.emit("(" + clean(dest) + ")") })
+			in.styled(pal.quote, func() { in.emit("(" + clean(n.dest) + ")") })
 		}
-	case *ast.AutoLink:
-		in.styled("4;"+pal.link, func() { in.emit(clean(string(n.Label(src)))) })
-	case *ast.Image:
+	case kindAutoLink:
+		in.styled("4;"+pal.link, func() { in.emit(clean(n.literal)) })
+	case kindImage:
 		in.emit("Image: ")
 		in.children(n)
-		if dest := string(n.Destination); dest != "" {
+		if n.dest != "" {
 			in.emit(" ")
-			in.styled(pal.quote, func() { in.emit("(" + clean(dest) + ")") })
+			in.styled(pal.quote, func() { in.emit("(" + clean(n.dest) + ")") })
 		}
-	case *ast.RawHTML:
-		for i := 0; i < n.Segments.Len(); i++ {
-			seg := n.Segments.At(i)
-			in.emit(clean(string(seg.Value(src))))
-		}
-	case *east.TaskCheckBox:
-		if n.IsChecked {
+	case kindTaskMarker:
+		if n.checked {
 			in.emit("[x] ")
 		} else {
 			in.emit("[ ] ")

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -132,18 +133,36 @@ func TestRenderDropsControlSequences(t *testing.T) {
 	}
 }
 
+// FuzzRender: no input makes Render panic, take long, leave control
+// characters, or (when the width leaves room for the narrowest column)
+// write a line wider than asked.
 func FuzzRender(f *testing.F) {
 	f.Add(sample, 40)
 	f.Add("| a |\n|---|\n| b |", 10)
 	f.Add("> > > - 1. ```\nx\n```", 12)
+	f.Add("- a\n  - b\n\n    ```\n    code\n    ```\n- [x] c *d* **e** ~~f~~ `g` [h](i) <j> www.k.l\n", 20)
+	f.Add("| a | b | c | d | e | f | g |\n|---|---|---|---|---|---|---|\n| 漢字 | 😀 | x | y | z | w | v |\n", 14)
+	f.Add("[a]: /u\n\n[a] *b _c_ d* &amp; &#x41; \\* <b>x</b> 2*3*4 snake_case_word", 30)
 	f.Fuzz(func(t *testing.T, src string, width int) {
 		if width < 0 || width > 400 || !utf8.ValidString(src) {
 			return
 		}
+		start := time.Now()
 		out := Render(src, width, false)
+		if d := time.Since(start); d > 2*time.Second+time.Duration(len(src))*time.Millisecond {
+			t.Errorf("rendering %d bytes took %v", len(src), d)
+		}
 		rest := sgrOrText.ReplaceAllString(out, "")
 		if strings.ContainsFunc(rest, func(r rune) bool { return r < 0x20 && r != '\n' || r == 0x7f }) {
 			t.Errorf("control characters left: %q", rest)
+		}
+		if width < minWidth+2*margin {
+			return
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if w := ansi.StringWidth(l); w > width {
+				t.Errorf("a line of %d cells at width %d: %q", w, width, l)
+			}
 		}
 	})
 }

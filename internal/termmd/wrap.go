@@ -14,7 +14,18 @@ func wrap(s string, width int) []string {
 	if s == "" {
 		return nil
 	}
-	return carryStyle(strings.Split(ansi.Wrap(s, width, ""), "\n"))
+	lines := strings.Split(ansi.Wrap(s, width, ""), "\n")
+	for i := 0; i < len(lines); i++ {
+		// ansi.Wrap can leave a line too wide (a hyphen after two
+		// spaces stays on the line: "word  -"); such a line is broken
+		// where the width ends.
+		if ansi.StringWidth(lines[i]) > width {
+			parts := strings.Split(ansi.Hardwrap(lines[i], width, false), "\n")
+			lines = append(lines[:i], append(parts, lines[i+1:]...)...)
+			i += len(parts) - 1
+		}
+	}
+	return carryStyle(lines)
 }
 
 // wrapVerbatim breaks each line of s that is wider than width, keeping its
