@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 )
 
@@ -29,11 +31,15 @@ func (e escapee) script(file, rest string) string {
 }
 
 // alive reports whether a live (non-zombie) process runs `sleep N`.
-func (e escapee) alive() bool {
+func (e escapee) alive() bool { return e.pid() != 0 }
+
+// pid is the live (non-zombie) process that runs `sleep N`, or 0.
+func (e escapee) pid() int {
 	want := []byte("sleep\x00" + e.secs + "\x00")
 	dirs, _ := os.ReadDir("/proc")
 	for _, d := range dirs {
-		if _, err := strconv.Atoi(d.Name()); err != nil {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
@@ -43,10 +49,10 @@ func (e escapee) alive() bool {
 		stat, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
 		s := string(stat)
 		if i := strings.LastIndexByte(s, ')'); i > 0 && !strings.HasPrefix(s[i+1:], " Z") {
-			return true
+			return pid
 		}
 	}
-	return false
+	return 0
 }
 
 // goneWithin waits for the escapee to be gone.
@@ -161,19 +167,32 @@ func TestProcessesStayDead(t *testing.T) {
 		pidFile := filepath.Join(dir, "escapee.pid")
 		e.kill(t, pidFile)
 		srv := providertest.New(t, bashCall(t, e.script(pidFile, "sleep 60")), providertest.Reply{Text: "recovered"})
-		cmd := program(t, dir, srv, "start it")
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		// tiny-go runs under a keeper, a child subreaper: whatever tiny-go
+		// leaves behind is reparented to the keeper, which keeps it (and
+		// reaps it), whatever the processes above this test do with
+		// orphans. So the escapee outlives the SIGKILL for certain.
+		k := startKeeper(t, program(t, dir, srv, "start it"))
 		waitFile(t, pidFile)
 		if !e.appeared() {
 			t.Fatal("the escapee did not start")
 		}
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
-		time.Sleep(100 * time.Millisecond)
-		if !e.alive() {
-			t.Skip("the escapee died with tiny-go: nothing left for the resume to find")
+		if err := syscall.Kill(k.child, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		k.waitGone(t, k.child)
+		// Its parent bash died with tiny-go (Pdeathsig); the escapee now
+		// belongs to the keeper.
+		pid := e.pid()
+		deadline := time.Now().Add(5 * time.Second)
+		for pid != 0 && parentOf(pid) != k.cmd.Process.Pid && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+			pid = e.pid()
+		}
+		if pid == 0 {
+			t.Fatal("the escapee died with tiny-go: nothing is left for the resume to find")
+		}
+		if ppid := parentOf(pid); ppid != k.cmd.Process.Pid {
+			t.Fatalf("the escapee's parent is %d, not the keeper %d", ppid, k.cmd.Process.Pid)
 		}
 		files, _ := filepath.Glob(filepath.Join(dir, ".tiny-agent", "sessions", "*.jsonl"))
 		if len(files) != 1 {
@@ -193,6 +212,103 @@ func TestProcessesStayDead(t *testing.T) {
 			t.Errorf("process records left after the resume: %v", entries)
 		}
 	})
+}
+
+func init() { scriptCommands["orphan-keeper"] = keeperMain }
+
+// keeperMain becomes a child subreaper, starts os.Args[1:] with its own
+// environment, prints the child's pid and then reaps every child,
+// adopted orphans included, until it is killed.
+func keeperMain() {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "keeper:", err)
+		os.Exit(3)
+	}
+	cmd := exec.Command(os.Args[1], os.Args[2:]...)
+	cmd.Dir = "."
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "keeper:", err)
+		os.Exit(3)
+	}
+	fmt.Printf("%d\n", cmd.Process.Pid)
+	for {
+		var ws unix.WaitStatus
+		if _, err := unix.Wait4(-1, &ws, 0, nil); err == unix.ECHILD {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+type keeper struct {
+	cmd   *exec.Cmd
+	child int
+}
+
+// startKeeper runs cmd (a prepared exec.Cmd: its path, arguments,
+// directory and environment are used) under an orphan keeper.
+func startKeeper(t *testing.T, cmd *exec.Cmd) *keeper {
+	t.Helper()
+	k := &keeper{cmd: exec.Command(programAs(t, "orphan-keeper"), cmd.Args...)}
+	k.cmd.Args[1] = cmd.Path
+	k.cmd.Dir, k.cmd.Env = cmd.Dir, append(cmd.Env, childEnv+"=1")
+	logFile, err := os.Create(filepath.Join(t.TempDir(), "keeper.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.cmd.Stderr = logFile
+	out, err := k.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		k.cmd.Process.Kill()
+		k.cmd.Wait()
+		logFile.Close()
+	})
+	var line [32]byte
+	n, _ := out.Read(line[:])
+	if k.child, err = strconv.Atoi(strings.TrimSpace(string(line[:n]))); err != nil {
+		t.Fatalf("keeper said %q", line[:n])
+	}
+	return k
+}
+
+// waitGone waits until pid (a child of the keeper) is reaped.
+func (k *keeper) waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid))); os.IsNotExist(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d was not reaped", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// parentOf is the parent pid of pid, or 0.
+func parentOf(pid int) int {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
 }
 
 // Esc in a real terminal while a bash command runs kills what the command
