@@ -442,6 +442,9 @@ func (s *Store) Apply(ctx context.Context, plan *Plan, force bool) (Summary, []A
 		}
 		sum.add(a)
 		done = append(done, a)
+		if s.opts.AfterApply != nil {
+			s.opts.AfterApply(len(done))
+		}
 	}
 	s.pruneEmptied(done)
 	sum.Skipped = append(sum.Skipped, plan.Skipped...)

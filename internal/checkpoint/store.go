@@ -62,6 +62,10 @@ type Options struct {
 	// directory (a home directory, say) is recorded as missing instead of
 	// being copied.
 	MaxFiles int
+	// AfterApply, when set, is called by Apply after each action is done
+	// (the path is in its target state), with the number done so far. A
+	// test seam: tests pause a rewind there to kill it midway.
+	AfterApply func(done int)
 }
 
 func (o Options) withDefaults() Options {

@@ -238,6 +238,10 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
+// rewindAfterApply is a test seam (nil in production): a test child sets
+// it to pause a rewind after some of its files are put back.
+var rewindAfterApply func(done int)
+
 // executeRewind carries out a journaled rewind: the journal is made
 // durable, the files are put back (each by rename), the rewind is recorded
 // as a checkpoint of its own (so it can be undone), the conversation is
@@ -250,7 +254,7 @@ func executeRewind(ctx context.Context, j *rewindJournal, capBytes int64, finish
 	}
 	out := &rewindOutcome{Turn: j.Turn, Finished: finished}
 	if j.Request.Files && j.Plan != nil {
-		cs, err := checkpoint.Open(sessionCwd(path), checkpoint.Options{Cap: capBytes})
+		cs, err := checkpoint.Open(sessionCwd(path), checkpoint.Options{Cap: capBytes, AfterApply: rewindAfterApply})
 		if err != nil {
 			return nil, err
 		}

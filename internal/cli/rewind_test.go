@@ -3,6 +3,7 @@ package cli
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"maps"
 	"math/rand/v2"
@@ -337,36 +338,70 @@ func TestRewindSurvivesSIGKILL(t *testing.T) {
 	if got := treeDigests(t, dir); !maps.Equal(got, before) {
 		t.Fatal("uninterrupted rewind did not restore the tree")
 	}
+	// The paths the rewind changes: seed files to restore, new files to
+	// delete.
+	total := 0
+	for p := range after {
+		if before[p] != after[p] {
+			total++
+		}
+	}
+	pauseFile := filepath.Join(t.TempDir(), "paused")
+	paused := programAs(t, "tiny-go-rewind-pause")
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
-	midway := 0
-	for iter := 0; iter < 6; iter++ {
+	// Kill 0 lands midway for certain: the rewind pauses (a test seam in
+	// checkpoint.Apply) after exactly half of its paths, with its journal
+	// written, and is killed there. Kills 1-6 land at random times.
+	for iter := 0; iter < 7; iter++ {
 		reset()
 		if got := treeDigests(t, dir); !maps.Equal(got, after) {
 			t.Fatal("reset failed")
 		}
 		cmd := rewind()
+		if iter == 0 {
+			os.Remove(pauseFile)
+			cmd.Path, cmd.Args[0] = paused, paused
+			cmd.Env = append(cmd.Env, rewindPauseEnv+"="+strconv.Itoa(total/2)+":"+pauseFile)
+		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(rng.Int64N(int64(full))))
+		if iter == 0 {
+			waitFile(t, pauseFile)
+		} else {
+			time.Sleep(time.Duration(rng.Int64N(int64(full))))
+		}
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		_ = cmd.Wait()
 		got := treeDigests(t, dir)
-		restored, untouched := 0, 0
+		done, untouched := 0, 0
 		for p, d := range got {
 			switch {
 			case strings.Contains(p, ".tiny-tmp-"):
 			case d == before[p] && d == after[p]:
 			case d == before[p]:
-				restored++
+				done++ // restored
 			case d == after[p]:
 				untouched++
 			default:
 				t.Fatalf("iteration %d: %s is neither restored nor untouched", iter, p)
 			}
 		}
-		if restored > 0 && untouched > 0 {
-			midway++
+		for p := range after {
+			if _, ok := got[p]; !ok && before[p] == "" {
+				done++ // deleted
+			}
+		}
+		if iter == 0 {
+			if done != total/2 || untouched != total-total/2 {
+				t.Fatalf("the paused kill: %d of %d paths done, %d untouched; want %d and %d", done, total, untouched, total/2, total-total/2)
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(index), rewindJournalFile)); err != nil {
+				t.Fatalf("the rewind killed midway left no journal: %v", err)
+			}
+		}
+		if done > 0 && untouched > 0 {
+			t.Logf("iteration %d: killed midway, %d of %d paths done", iter, done, total)
 		}
 		if out, err := rewind().CombinedOutput(); err != nil {
 			t.Fatalf("rerun: %v\n%s", err, out)
@@ -378,7 +413,29 @@ func TestRewindSurvivesSIGKILL(t *testing.T) {
 			t.Fatalf("iteration %d: the journal is left behind", iter)
 		}
 	}
-	t.Logf("full rewind %v; %d of 6 kills landed midway", full, midway)
+	t.Logf("full rewind %v", full)
+}
+
+// rewindPauseEnv is "<n>:<file>": the tiny-go-rewind-pause child writes
+// file and sleeps once its rewind has done n paths.
+const rewindPauseEnv = "TINY_TEST_REWIND_PAUSE"
+
+func init() {
+	scriptCommands["tiny-go-rewind-pause"] = func() {
+		at, file, _ := strings.Cut(os.Getenv(rewindPauseEnv), ":")
+		n, err := strconv.Atoi(at)
+		if err != nil || file == "" {
+			fmt.Fprintln(os.Stderr, "bad", rewindPauseEnv)
+			os.Exit(3)
+		}
+		rewindAfterApply = func(done int) {
+			if done == n {
+				_ = os.WriteFile(file, []byte("paused\n"), 0o600)
+				time.Sleep(time.Hour)
+			}
+		}
+		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+	}
 }
 
 // /rewind in interactive (line) mode: the list of turns, the preview and
