@@ -65,6 +65,7 @@ type model struct {
 	abortInFlight bool
 	phase         string
 	phaseStart    time.Time
+	retrying      bool       // phase is a retry wait: the reply replaces it
 	st            *streamer  // the model step being streamed
 	thinking      thinking   // its reasoning, shown dimmed while it streams
 	lastRender    time.Time  // when st last rendered
@@ -220,6 +221,9 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		m.st.reset()
 		return nil
 	case reasoningMsg:
+		if m.retrying {
+			m.setPhase("Thinking")
+		}
 		m.reasoningUpdate(msg)
 		return nil
 	case deltaMsg:
@@ -248,6 +252,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return nil
 	case retryMsg:
 		m.setPhase(sanitizeLine(msg.text))
+		m.retrying = true
 		return nil
 	case cancelRequestedMsg:
 		if m.op != opNone {

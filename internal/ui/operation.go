@@ -85,7 +85,7 @@ func (m *model) setPhase(p string) {
 	if m.aborting && m.phase == "Aborting" {
 		return
 	}
-	m.phase, m.phaseStart = p, m.now()
+	m.phase, m.phaseStart, m.retrying = p, m.now(), false
 }
 
 func (m *model) tick() tea.Cmd {
