@@ -237,3 +237,25 @@ func checkEventShape(t *testing.T, ev map[string]any) {
 		}
 	}
 }
+
+// TestOneShotCompactsOnOverflow: the same when the provider rejects a
+// request as too long for the window (OpenAI's 400): the rejection is not
+// shown, "compacting…" is, and the task finishes with its answer.
+func TestOneShotCompactsOnOverflow(t *testing.T) {
+	code, stdout, stderr, dir := runProgram(t, chainServer(t, nil), "do the long task")
+	if code != 0 || stdout != "chain done\n" {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+	if n := strings.Count(stderr, "compacting…\n"); n != 1 {
+		t.Fatalf("%d \"compacting…\" lines on stderr, want 1:\n%s", n, stderr)
+	}
+	for _, bad := range []string{"ailed", "400", "maximum context length", "context_limit", "Summary of the task"} {
+		if strings.Contains(stderr, bad) {
+			t.Errorf("stderr shows %q:\n%s", bad, stderr)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "effects")); string(b) != "1\n2\n3\n4\n5\n" {
+		t.Fatalf("effects %q: each step once, in order", b)
+	}
+	checkChained(t, dir)
+}
