@@ -9,7 +9,7 @@ import (
 // cell (link reference definitions anywhere in the document apply to all
 // of them).
 func parse(src string) *node {
-	p := blockParser{doc: &node{kind: kindDocument, open: true}}
+	p := blockParser{doc: &node{kind: kindDocument, blockState: &blockState{open: true}}}
 	p.tip = p.doc
 	for lineNo := 0; len(src) > 0; lineNo++ {
 		line := src
@@ -232,9 +232,11 @@ func (p *blockParser) peek(i int) byte {
 }
 
 // markEnd records that the line belongs to b and its ancestors (list
-// tightness looks at the blank lines between blocks).
+// tightness looks at the blank lines between blocks). The ancestors of a
+// block already marked for this line are marked too, so the walk stops
+// there: deep nesting stays linear.
 func (p *blockParser) markEnd(b *node) {
-	for ; b != nil; b = b.parent {
+	for ; b != nil && b.endLine != p.lineNo; b = b.parent {
 		b.endLine = p.lineNo
 	}
 }
@@ -334,7 +336,7 @@ func (p *blockParser) addChild(kind nodeKind) *node {
 	for !canContain(p.tip.kind, kind) {
 		p.finalize(p.tip)
 	}
-	n := &node{kind: kind, open: true, startLine: p.lineNo}
+	n := &node{kind: kind, blockState: &blockState{open: true, startLine: p.lineNo}}
 	p.tip.appendChild(n)
 	p.markEnd(n)
 	p.tip = n
@@ -412,7 +414,7 @@ func (p *blockParser) atxHeading() *node {
 	}
 	p.closeUnmatched()
 	n := p.addChild(kindHeading)
-	n.level = level
+	n.level = uint8(level)
 	n.literal = atxContent(s[level:])
 	p.offset = len(p.line)
 	return n

@@ -420,7 +420,7 @@ func (p *inlineParser) processEmphasis(bottom *delimiter) {
 		opener.node.literal = opener.node.literal[:opener.count]
 		closer.node.literal = closer.node.literal[:closer.count]
 
-		wrapper := &node{kind: kindEmphasis, level: use}
+		wrapper := &node{kind: kindEmphasis, level: uint8(use)}
 		if closer.char == '~' {
 			wrapper.kind = kindStrikethrough
 		}

@@ -30,7 +30,7 @@ func (p *blockParser) startTable(para *node) bool {
 	} else {
 		p.finalize(para)
 	}
-	table := &node{kind: kindTable, open: true, aligns: aligns, startLine: para.endLine}
+	table := &node{kind: kindTable, blockState: &blockState{aligns: aligns, open: true, startLine: para.endLine}}
 	parent.appendChild(table)
 	p.tip = table
 	p.addTableRow(table, headerLine).header = true
@@ -40,7 +40,7 @@ func (p *blockParser) startTable(para *node) bool {
 // addTableRow appends the row of cells in line to table.
 func (p *blockParser) addTableRow(table *node, line string) *node {
 	cells := splitTableRow(line)
-	row := &node{kind: kindTableRow}
+	row := &node{kind: kindTableRow, blockState: &blockState{}}
 	for i := range table.aligns {
 		cell := &node{kind: kindTableCell}
 		if i < len(cells) {

@@ -49,7 +49,7 @@ func Render(src string, width int, light bool) string {
 	}
 	doc := parse(src)
 	inner := max(width-2*margin, minWidth)
-	lines := r.blocks(doc, inner)
+	lines := r.blocks(nil, doc, inner)
 	pad := strings.Repeat(" ", margin)
 	for i, l := range lines {
 		if l != "" {
@@ -72,78 +72,84 @@ type renderer struct {
 	pal palette
 }
 
+// The block renderers append their lines to out and return it; a
+// container prefixes the lines its children appended (a quote's bar, an
+// item's indentation) in place, so deep nesting does not copy every line
+// once per level.
+
 // blocks renders the block children of n, separated by blank lines (in
 // the item of a tight list, by nothing).
-func (r *renderer) blocks(n *node, width int) []string {
+func (r *renderer) blocks(out []string, n *node, width int) []string {
 	tight := n.kind == kindListItem && n.parent.tight
-	var out []string
+	start := len(out)
 	for c := n.firstChild; c != nil; c = c.next {
-		lines := r.block(c, width)
-		if len(lines) == 0 {
-			continue
-		}
-		if len(out) > 0 && !tight {
+		separate := len(out) > start && !tight
+		if separate {
 			out = append(out, "")
 		}
-		out = append(out, lines...)
+		before := len(out)
+		out = r.block(out, c, width)
+		if separate && len(out) == before {
+			out = out[:before-1] // the block rendered nothing
+		}
 	}
 	return out
 }
 
-func (r *renderer) block(n *node, width int) []string {
+func (r *renderer) block(out []string, n *node, width int) []string {
 	switch n.kind {
 	case kindHeading:
 		// The level's marks lead the text, as the source has them.
-		return wrap(r.inline(n, strings.Repeat("#", n.level)+" ", "1", r.pal.heading), width)
+		return append(out, wrap(r.inline(n, strings.Repeat("#", int(n.level))+" ", "1", r.pal.heading), width)...)
 	case kindParagraph:
-		return wrap(r.inline(n, ""), width)
+		return append(out, wrap(r.inline(n, ""), width)...)
 	case kindThematicBreak:
-		return []string{sgr(r.pal.rule, strings.Repeat("─", width))}
+		return append(out, sgr(r.pal.rule, strings.Repeat("─", width)))
 	case kindBlockQuote:
 		if width-2 < minNested {
-			return r.blocks(n, width)
+			return r.blocks(out, n, width)
 		}
 		bar := sgr(r.pal.quote, "│") + " "
-		lines := r.blocks(n, width-2)
-		for i, l := range lines {
-			lines[i] = bar + l
+		start := len(out)
+		out = r.blocks(out, n, width-2)
+		for i := start; i < len(out); i++ {
+			out[i] = bar + out[i]
 		}
-		return lines
+		return out
 	case kindList:
-		return r.list(n, width)
+		return r.list(out, n, width)
 	case kindCodeBlock:
-		return r.codeBlock(n, width)
+		return r.codeBlock(out, n, width)
 	case kindHTMLBlock:
-		return wrapVerbatim(strings.TrimRight(n.literal, "\n"), width, "")
+		return append(out, wrapVerbatim(strings.TrimRight(n.literal, "\n"), width, "")...)
 	case kindTable:
-		return r.table(n, width)
+		return append(out, r.table(n, width)...)
 	}
-	return nil
+	return out
 }
 
 // codeBlock shows the code verbatim in one colour, indented by two cells;
 // a line wider than the screen continues on the next line.
-func (r *renderer) codeBlock(n *node, width int) []string {
+func (r *renderer) codeBlock(out []string, n *node, width int) []string {
 	code := strings.ReplaceAll(strings.TrimRight(n.literal, "\n"), "\t", "    ")
 	if code == "" {
-		return []string{""}
+		return append(out, "")
 	}
-	lines := wrapVerbatim(code, width-2, r.pal.codeBlock)
-	for i, l := range lines {
-		lines[i] = "  " + l
+	for _, l := range wrapVerbatim(code, width-2, r.pal.codeBlock) {
+		out = append(out, "  "+l)
 	}
-	return lines
+	return out
 }
 
 // list renders the items with their markers; continuation lines and
 // nested blocks are indented under the item's text.
-func (r *renderer) list(n *node, width int) []string {
-	var out []string
+func (r *renderer) list(out []string, n *node, width int) []string {
 	num := n.start
 	markerWidth := 2
 	if n.ordered {
 		markerWidth = len(strconv.Itoa(num+n.childCount()-1)) + 2
 	}
+	start := len(out)
 	for item := n.firstChild; item != nil; item = item.next {
 		marker := sgr(r.pal.bullet, "•") + " "
 		if n.ordered {
@@ -151,29 +157,26 @@ func (r *renderer) list(n *node, width int) []string {
 			marker = m + strings.Repeat(" ", markerWidth-len(m))
 			num++
 		}
-		if !n.tight && len(out) > 0 {
+		if !n.tight && len(out) > start {
 			out = append(out, "")
 		}
 		if width-markerWidth < minNested {
 			// Too deep for the width: the marker on a line of its own,
 			// the item's blocks under it, not indented.
 			out = append(out, wrapVerbatim(strings.TrimRight(ansi.Strip(marker), " "), width, "")...)
-			out = append(out, r.blocks(item, width)...)
+			out = r.blocks(out, item, width)
 			continue
 		}
-		body := r.blocks(item, width-markerWidth)
-		if len(body) == 0 {
-			body = []string{""}
+		first := len(out)
+		out = r.blocks(out, item, width-markerWidth)
+		if len(out) == first {
+			out = append(out, "")
 		}
+		out[first] = marker + out[first]
 		indent := strings.Repeat(" ", markerWidth)
-		for i, l := range body {
-			switch {
-			case i == 0:
-				out = append(out, marker+l)
-			case l == "":
-				out = append(out, "")
-			default:
-				out = append(out, indent+l)
+		for i := first + 1; i < len(out); i++ {
+			if out[i] != "" {
+				out[i] = indent + out[i]
 			}
 		}
 	}
