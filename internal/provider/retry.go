@@ -28,6 +28,9 @@ func (w RetryWait) String() string {
 	return fmt.Sprintf("retrying in %s: %s", waitText(w.Delay), w.Err.short())
 }
 
+// Cause names why the request is sent again: "HTTP 429".
+func (w RetryWait) Cause() string { return w.Err.short() }
+
 func waitText(d time.Duration) string {
 	return fmt.Sprintf("%ds", int64((d+time.Second-1)/time.Second))
 }

@@ -306,7 +306,7 @@ func (p *linePrinter) handle(msg any) {
 		}
 		p.println(strings.Join(msg.report.lines(0, plainStyles()), "\n"))
 	case retryMsg:
-		p.println(msg.text)
+		p.println(msg.wait.String())
 	case approvalMsg:
 		p.printQuestion(msg)
 	case opDoneMsg:

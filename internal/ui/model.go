@@ -66,6 +66,8 @@ type model struct {
 	phase         string
 	phaseStart    time.Time
 	retrying      bool       // phase is a retry wait: the reply replaces it
+	retryUntil    time.Time  // when the waiting request is sent again
+	retryCause    string     // why it is: "HTTP 429"
 	st            *streamer  // the model step being streamed
 	thinking      thinking   // its reasoning, shown dimmed while it streams
 	lastRender    time.Time  // when st last rendered
@@ -251,8 +253,10 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		m.setPhase("Working")
 		return nil
 	case retryMsg:
-		m.setPhase(sanitizeLine(msg.text))
+		m.setPhase("")
 		m.retrying = true
+		m.retryUntil = m.now().Add(msg.wait.Delay)
+		m.retryCause = sanitizeLine(msg.wait.Cause())
 		return nil
 	case cancelRequestedMsg:
 		if m.op != opNone {

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/provider"
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
@@ -67,9 +68,8 @@ type (
 		report  toolReport
 	}
 	cancelRequestedMsg struct{}
-	// retryMsg is "retrying in 4s: HTTP 429" while a request waits to be
-	// sent again.
-	retryMsg  struct{ text string }
+	// retryMsg: a request waits to be sent again.
+	retryMsg  struct{ wait provider.RetryWait }
 	opDoneMsg struct {
 		result  agent.Result
 		outcome agent.OperationOutcome
@@ -108,7 +108,7 @@ func (o *Observer) Event(ev agent.Event) {
 	case agent.CancelRequested:
 		o.send(cancelRequestedMsg{})
 	case agent.ModelRetrying:
-		o.send(retryMsg{text: ev.Wait.String()})
+		o.send(retryMsg{wait: ev.Wait})
 	case agent.OperationCompleted:
 		o.send(opDoneMsg{result: ev.Result, outcome: ev.Outcome})
 	}

@@ -44,7 +44,7 @@ func TestRetryWaitIsTheStatusLine(t *testing.T) {
 			obs := eng.obs
 			obs.Event(agent.ModelStarted{Model: agent.ModelInfo{Kind: session.OperationRun}})
 			obs.Event(retrying429)
-			h.until("the retry line", func() bool { return strings.Contains(h.statusLine(), "retrying in 1s: HTTP 429… ") })
+			h.until("the retry line", func() bool { return strings.Contains(h.statusLine(), "retrying in 1s: HTTP 429 · Esc aborts") })
 			h.send(r.reply)
 			if l := h.statusLine(); strings.Contains(l, "retrying") || !strings.Contains(l, r.want) {
 				t.Fatalf("after the reply began, status line %q, want %q", l, r.want)
@@ -59,5 +59,37 @@ func TestRetryWaitIsTheStatusLine(t *testing.T) {
 				t.Fatalf("the wait is still shown:\n%s", v)
 			}
 		})
+	}
+}
+
+// TestRetryWaitCountsDown: the status line counts the wait down to the
+// next send, then says the request was sent again and for how long, until
+// the reply replaces it.
+func TestRetryWaitCountsDown(t *testing.T) {
+	h, eng := startedRun(t)
+	obs := eng.obs
+	obs.Event(agent.ModelStarted{Model: agent.ModelInfo{Kind: session.OperationRun}})
+	start := time.Now()
+	h.m.now = func() time.Time { return start }
+	obs.Event(agent.ModelRetrying{Wait: provider.RetryWait{Send: 2, Delay: 5 * time.Second, Err: &provider.Error{Status: 503}}})
+	h.until("the retry line", func() bool { return strings.Contains(h.statusLine(), "retrying in 5s: HTTP 503") })
+	for _, step := range []struct {
+		after time.Duration
+		want  string
+	}{
+		{1500 * time.Millisecond, "retrying in 4s: HTTP 503 · Esc aborts"},
+		{4900 * time.Millisecond, "retrying in 1s: HTTP 503 · Esc aborts"},
+		{5 * time.Second, "Sending again after HTTP 503… 0s · Esc aborts"},
+		{8 * time.Second, "Sending again after HTTP 503… 3s · Esc aborts"},
+	} {
+		at := start.Add(step.after)
+		h.m.now = func() time.Time { return at }
+		if l := h.statusLine(); !strings.Contains(l, step.want) {
+			t.Errorf("%v into the wait: status line %q, want %q", step.after, l, step.want)
+		}
+	}
+	h.send(deltaMsg{text: "the answer"})
+	if l := h.statusLine(); !strings.Contains(l, "Writing… 0s") {
+		t.Errorf("after the reply began: status line %q", l)
 	}
 }

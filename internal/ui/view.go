@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -48,12 +49,23 @@ func (m *model) view() tea.View {
 
 // statusLine is the spinner, what is being waited for and for how long.
 func (m *model) statusLine() string {
-	secs := int(m.now().Sub(m.phaseStart).Seconds())
+	now := m.now()
 	frame := spinnerFrames[m.frame%len(spinnerFrames)]
 	hint := " · Esc aborts"
 	if m.aborting {
 		hint = ""
 	}
+	if m.retrying {
+		// A wait counts down to the next send; once it is sent, the time
+		// since then (the reply replaces the line).
+		if left := m.retryUntil.Sub(now); left > 0 {
+			secs := int((left + time.Second - 1) / time.Second)
+			return fmt.Sprintf("%s retrying in %ds: %s%s", frame, secs, m.retryCause, faint.Render(hint))
+		}
+		secs := int(now.Sub(m.retryUntil).Seconds())
+		return fmt.Sprintf("%s Sending again after %s… %ds%s", frame, m.retryCause, secs, faint.Render(hint))
+	}
+	secs := int(now.Sub(m.phaseStart).Seconds())
 	return fmt.Sprintf("%s %s… %ds%s", frame, m.phase, secs, faint.Render(hint))
 }
 
