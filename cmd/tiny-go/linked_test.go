@@ -16,6 +16,9 @@ func TestBinaryDoesNotLinkStartupHeavyPackages(t *testing.T) {
 		{"go.opentelemetry.io/proto/otlp", "generated OTLP types pull in the protobuf registry; internal/lifecycle encodes OTLP by hand"},
 		{"go.opentelemetry.io/otel/exporters/otlp", "the official OTLP exporters link the generated OTLP types"},
 		{"github.com/grpc-ecosystem/", "grpc-gateway comes with the OTLP exporters"},
+		{"github.com/yuin/goldmark", "goldmark compiles its HTML and linkify regexps at init; internal/termmd parses Markdown itself"},
+		{"github.com/alecthomas/chroma", "chroma parses its lexer and style registries at init"},
+		{"github.com/charmbracelet/glamour", "glamour links chroma"},
 	}
 	gobin, err := exec.LookPath("go")
 	if err != nil {
