@@ -14,6 +14,9 @@ func (p *blockParser) startTable(para *node) bool {
 		return false
 	}
 	delimiter := p.rest()
+	if strings.Trim(delimiter, " \t|:-") != "" || !strings.Contains(delimiter, "-") {
+		return false // most paragraph lines: no need to split them
+	}
 	aligns := parseDelimiterRow(delimiter)
 	if aligns == nil {
 		return false
