@@ -81,3 +81,46 @@ func TestAlwaysAllowLastsAcrossResume(t *testing.T) {
 		t.Fatalf("the fork ran ls without asking:\n%s", stderr)
 	}
 }
+
+// /rewind's conversation fork, in the same process, also starts without
+// the source session's rules; the source keeps them.
+func TestRewindForkAsksAfresh(t *testing.T) {
+	bash := func(id, cmd string) providertest.Reply {
+		return providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall(id, "bash", fmt.Sprintf(`{"command":%q}`, cmd))}}
+	}
+	srv := providertest.New(t,
+		bash("c1", "ls"),
+		providertest.Reply{Text: "listed"},
+		bash("c2", "ls -la"),
+		providertest.Reply{Text: "listed again"},
+		bash("c3", "ls -l"),
+		providertest.Reply{Text: "listed in the fork"},
+	)
+	c := newCLI(t, srv)
+	stdin := "list\na\nlist again\n/rewind 2\ny\nlist in the fork\ny\n/exit\n"
+	code, stdout, stderr := c.main(stdin, "--approval", "ask")
+	if code != 0 || !strings.Contains(stdout, "listed in the fork") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	i := strings.Index(stdout, "Now in session ")
+	if i < 0 {
+		t.Fatalf("no fork:\n%s", stdout)
+	}
+	if n := strings.Count(stdout[:i], "wants to: Run a command"); n != 1 {
+		t.Fatalf("asked %d times before the rewind, want 1:\n%s", n, stdout)
+	}
+	if n := strings.Count(stdout[i:], "wants to: Run a command"); n != 1 || !strings.Contains(stdout[i:], "    ls -l") {
+		t.Fatalf("asked %d times in the fork, want 1 (about ls -l):\n%s", n, stdout[i:])
+	}
+	forkID := strings.TrimSuffix(strings.Fields(stdout[i+len("Now in session "):])[0], ":")
+	for _, f := range c.sessions() {
+		rules, err := approval.LoadRules(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		isFork := strings.Contains(filepath.Base(f), forkID)
+		if isFork != (len(rules) == 0) {
+			t.Fatalf("%s (fork %v) has rules %q", filepath.Base(f), isFork, rules)
+		}
+	}
+}
