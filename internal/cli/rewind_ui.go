@@ -137,8 +137,21 @@ func (a *runner) switchSession(id string) error {
 		return err
 	}
 	cfg.Approve = approveHook(gate)
+	// The reasoning details the fork's replies need sent back live beside
+	// the fork (the ones it shares with its source were copied there when
+	// it was written); new ones must not go to the source.
+	rs, err := a.openReasoning()
+	if err != nil {
+		_ = gate.Close()
+		a.store = prev
+		st.Close()
+		return err
+	}
+	cfg.Reasoning = rs
 	ag, err := agent.New(cfg)
 	if err != nil {
+		_ = rs.Close()
+		_ = gate.Close()
 		a.store = prev
 		st.Close()
 		return err
@@ -148,6 +161,10 @@ func (a *runner) switchSession(id string) error {
 		_ = a.gate.Close()
 	}
 	a.gate = gate
+	if a.reasoning != nil {
+		_ = a.reasoning.Close()
+	}
+	a.reasoning = rs
 	_ = prev.Close()
 	return nil
 }
