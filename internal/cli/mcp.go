@@ -18,13 +18,15 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
 	"github.com/tiny-agent/tiny-go/internal/secrets"
+	"github.com/tiny-agent/tiny-go/internal/ui"
 )
 
 // mcpOptions are the options of every MCP connection of this run: stdio
 // servers start in the working directory with a minimal environment that
 // never holds a secret tiny-go knows, and a server that goes away
-// mid-session is reported on stderr once.
-func mcpOptions(cwd string, io stdio, servers []mcp.Server, sb *sandbox.Sandbox, tr *procs.Tracker) mcp.Options {
+// mid-session is reported once: through display (the interactive UI, nil
+// otherwise) while it is attached, else on stderr.
+func mcpOptions(cwd string, io stdio, servers []mcp.Server, sb *sandbox.Sandbox, tr *procs.Tracker, display *ui.Observer) mcp.Options {
 	var mu sync.Mutex
 	return mcp.Options{
 		ClientName:    "tiny-go",
@@ -35,6 +37,9 @@ func mcpOptions(cwd string, io stdio, servers []mcp.Server, sb *sandbox.Sandbox,
 		Sandbox:       sb,
 		Procs:         tr,
 		Notice: func(line string) {
+			if display.Notice(line) {
+				return
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			fmt.Fprintln(io.stderr, line)
@@ -157,7 +162,7 @@ func mcpList(ctx context.Context, io stdio, cwd string, asJSON bool) error {
 	if warning != "" {
 		fmt.Fprintln(io.stderr, warning)
 	}
-	opts := mcpOptions(cwd, io, catalog.Servers, sb, r.procs)
+	opts := mcpOptions(cwd, io, catalog.Servers, sb, r.procs, nil)
 	entries := make([]mcpListEntry, len(catalog.Servers))
 	var wg sync.WaitGroup
 	for i, s := range catalog.Servers {

@@ -317,7 +317,7 @@ func (a *runner) start(ctx context.Context) error {
 	}
 	mcpCtx, stopMCPSignals := interruptible(ctx)
 	defer stopMCPSignals()
-	mcpOpts := mcpOptions(a.cwd, a.io, a.servers, a.sandbox, a.procs)
+	mcpOpts := mcpOptions(a.cwd, a.io, a.servers, a.sandbox, a.procs, a.uiObserver)
 	for _, s := range a.servers {
 		a.sink.Emit(lifecycle.MCPStarted(s.Alias))
 		t0 := time.Now()

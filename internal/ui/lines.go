@@ -305,6 +305,8 @@ func (p *linePrinter) handle(msg any) {
 			msg.report = buildReport(msg.info, msg.outcome, nil)
 		}
 		p.println(strings.Join(msg.report.lines(0, plainStyles()), "\n"))
+	case noticeMsg:
+		p.println(msg.line)
 	case retryMsg:
 		p.println(msg.wait.String())
 	case approvalMsg:

@@ -258,6 +258,9 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		m.retryUntil = m.now().Add(msg.wait.Delay)
 		m.retryCause = sanitizeLine(msg.wait.Cause())
 		return nil
+	case noticeMsg:
+		m.printLines([]string{errStyle.Render(msg.line)})
+		return nil
 	case cancelRequestedMsg:
 		if m.op != opNone {
 			m.setPhase("Aborting")

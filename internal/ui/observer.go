@@ -51,6 +51,24 @@ func (o *Observer) send(msg any) {
 	}
 }
 
+// Notice shows one line from outside the agent (an MCP server that went
+// away, say) above the live area, where writing to the terminal directly
+// would tear the screen. It reports false when no display is attached; the
+// caller then prints the line itself.
+func (o *Observer) Notice(line string) bool {
+	if o == nil {
+		return false
+	}
+	o.mu.Lock()
+	sink := o.sink
+	o.mu.Unlock()
+	if sink == nil {
+		return false
+	}
+	sink(noticeMsg{line: sanitizeLine(line)})
+	return true
+}
+
 // Events the observer forwards.
 type (
 	opStartedMsg struct {
@@ -68,6 +86,8 @@ type (
 		report  toolReport
 	}
 	cancelRequestedMsg struct{}
+	// noticeMsg is a line from outside the agent, printed as it is.
+	noticeMsg struct{ line string }
 	// retryMsg: a request waits to be sent again.
 	retryMsg  struct{ wait provider.RetryWait }
 	opDoneMsg struct {
