@@ -74,9 +74,10 @@ type started uint8
 const (
 	startedNothing   started = iota
 	startedContainer         // a block that holds blocks: look for more
-	startedLeaf              // a block that holds text: the rest is its
+	startedLeaf              // a block that holds text: the rest of the line is its
 )
 
+// addLine parses one line (without its line end).
 func (p *blockParser) addLine(line string) {
 	p.line, p.offset, p.column, p.partialTab = line, 0, 0, false
 	p.oldTip = p.tip
