@@ -93,14 +93,25 @@ func checkChainOutcome(t *testing.T, c *child, data []byte) {
 const agentContinuePrompt = "Continue the task. The work so far is summarized above."
 
 // resumeTwice resumes the session, checks the outcome, and checks that a
-// second resume appends nothing.
-func resumeTwice(t *testing.T, c *child) {
+// second resume appends nothing. It reports whether the crashed session
+// owed its continuation run, which `session list` must say.
+func resumeTwice(t *testing.T, c *child) (owed bool) {
 	t.Helper()
 	st, corrupt := session.Reduce(mustRead(t, c.sessionFile()))
 	if corrupt != nil {
 		t.Fatalf("the crashed session does not reduce: %v", corrupt)
 	}
 	id := st.Header.ID
+	if owed = st.Idle() && st.ContinuationOwed; owed {
+		list, _, err := c.run("", "session", "list")
+		if err != nil || !strings.Contains(list, "idle (continuation owed)") {
+			t.Fatalf("session list of a session owing its continuation (err %v):\n%s", err, list)
+		}
+		asJSON, _, err := c.run("", "session", "list", "--json")
+		if err != nil || !strings.Contains(asJSON, `"continuationOwed": true`) {
+			t.Fatalf("session list --json of a session owing its continuation (err %v):\n%s", err, asJSON)
+		}
+	}
 	if out, killed, err := c.run("", "--session", id, "--json"); err != nil || killed {
 		t.Fatalf("resume: killed=%v err=%v\n%s", killed, err, out)
 	}
@@ -112,6 +123,7 @@ func resumeTwice(t *testing.T, c *child) {
 	if again, _ := os.ReadFile(c.sessionFile()); !bytes.Equal(again, final) {
 		t.Fatalf("the second resume appended %d bytes", len(again)-len(final))
 	}
+	return owed
 }
 
 // The crash matrix over run -> compaction -> continuation: SIGKILL after
@@ -154,14 +166,20 @@ func TestCrashMatrixCompactionChain(t *testing.T) {
 		}
 	}
 	points = append(points, fmt.Sprintf("torn:%d", n))
+	owing := 0
 	for _, point := range points {
 		t.Run(point, func(t *testing.T) {
 			c := newChild(t, srv.URL())
 			if _, killed, err := c.run(point, "--json", "do the long task"); err != nil || !killed {
 				t.Fatalf("the child was not killed at %s: err=%v", point, err)
 			}
-			resumeTwice(t, c)
+			if resumeTwice(t, c) {
+				owing++
+			}
 		})
+	}
+	if owing == 0 {
+		t.Error("no kill left a session owing its continuation run")
 	}
 
 	t.Run("during the summary request", func(t *testing.T) {

@@ -38,7 +38,7 @@ func pickSession(ctx context.Context, io stdio, cwd string, f runFlags, prompt s
 		if s.State == store.SummaryCorrupt {
 			continue
 		}
-		choices = append(choices, ui.SessionChoice{ID: s.ID, FirstPrompt: s.FirstPrompt, LastPrompt: s.LastPrompt, State: string(s.State), Started: s.Started})
+		choices = append(choices, ui.SessionChoice{ID: s.ID, FirstPrompt: s.FirstPrompt, LastPrompt: s.LastPrompt, State: summaryState(s), Started: s.Started})
 	}
 	if len(choices) == 0 {
 		return "", false, fmt.Errorf("--resume: no session in %s to resume", cwd)

@@ -47,7 +47,7 @@ and the last prompt. --json prints one JSON object instead.`,
 			forks := forkColumn(sums)
 			fmt.Fprintln(tw, "ID\tSTARTED\tMODEL\tSTATE\tSIZE\tLAST PROMPT"+forks.header())
 			for _, s := range sums {
-				state := string(s.State)
+				state := summaryState(s)
 				if s.Corruption != nil {
 					state += " (" + s.Corruption.Code + ")"
 				}
@@ -62,6 +62,15 @@ and the last prompt. --json prints one JSON object instead.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd
+}
+
+// summaryState is the state column: "idle (continuation owed)" tells a
+// session whose task goes on at the next resume from one that is done.
+func summaryState(s store.Summary) string {
+	if s.ContinuationOwed {
+		return string(s.State) + " (continuation owed)"
+	}
+	return string(s.State)
 }
 
 func dash(s string) string {

@@ -25,11 +25,14 @@ type sessionListItem struct {
 	State string `json:"state"`
 	// Blocked is why a resume here with the default configuration would be
 	// blocked; empty when it would not.
-	Blocked    string `json:"blocked,omitzero"`
-	Corruption string `json:"corruption,omitzero"` // the corruption code
-	Size       int64  `json:"size"`                // bytes
-	LastPrompt string `json:"lastPrompt,omitzero"`
-	ForkOf     string `json:"forkOf,omitzero"` // "<source id>@<fact>" for a fork
+	Blocked string `json:"blocked,omitzero"`
+	// ContinuationOwed: idle, but the task's continuation run starts at
+	// the next resume (a crash between a compaction and that run).
+	ContinuationOwed bool   `json:"continuationOwed,omitzero"`
+	Corruption       string `json:"corruption,omitzero"` // the corruption code
+	Size             int64  `json:"size"`                // bytes
+	LastPrompt       string `json:"lastPrompt,omitzero"`
+	ForkOf           string `json:"forkOf,omitzero"` // "<source id>@<fact>" for a fork
 }
 
 func printSessionListJSON(a *app, cwd string, sums []store.Summary, check *resumeCheck) error {
@@ -37,15 +40,16 @@ func printSessionListJSON(a *app, cwd string, sums []store.Summary, check *resum
 	out := sessionListJSON{Directory: store.SessionsDir(cwd), Sessions: make([]sessionListItem, 0, len(sums))}
 	for _, s := range sums {
 		item := sessionListItem{
-			ID:         s.ID,
-			Path:       s.Path,
-			Started:    s.Started.UTC().Format(time.RFC3339),
-			Model:      s.Model,
-			State:      string(s.State),
-			Blocked:    check.blocked(s),
-			Size:       s.Size,
-			LastPrompt: s.LastPrompt,
-			ForkOf:     forks[s.ID],
+			ID:               s.ID,
+			Path:             s.Path,
+			Started:          s.Started.UTC().Format(time.RFC3339),
+			Model:            s.Model,
+			State:            string(s.State),
+			Blocked:          check.blocked(s),
+			ContinuationOwed: s.ContinuationOwed,
+			Size:             s.Size,
+			LastPrompt:       s.LastPrompt,
+			ForkOf:           forks[s.ID],
 		}
 		if s.Corruption != nil {
 			item.Corruption = s.Corruption.Code

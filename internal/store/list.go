@@ -38,6 +38,10 @@ type Summary struct {
 	State       SummaryState
 	Corruption  *session.Corruption // set when State is SummaryCorrupt
 	Size        int64               // bytes on disk, torn tail included
+	// ContinuationOwed: idle, but a run that reached the context limit
+	// was compacted and its continuation run has not started yet (a crash
+	// between the two); the next resume starts it (runtime.md §4).
+	ContinuationOwed bool
 	// Open is the reduced state when an operation is open (State is
 	// SummaryOpenRun or SummaryOpenCompaction), for callers that ask the
 	// planner whether it would resume; nil otherwise.
@@ -115,7 +119,7 @@ func summarize(path, id string, stamp time.Time, data []byte) Summary {
 	}
 	switch {
 	case st.Operation == nil:
-		sum.State = SummaryIdle
+		sum.State, sum.ContinuationOwed = SummaryIdle, st.ContinuationOwed
 	case st.Operation.Kind == session.OperationCompaction:
 		sum.State, sum.Open = SummaryOpenCompaction, st
 	default:
