@@ -121,9 +121,18 @@ func (p *blockParser) addLine(line string) {
 		leaf = how == startedLeaf
 	}
 
-	// 3. The rest of the line.
-	if !p.allClosed && !p.blank && p.tip.kind == kindParagraph {
-		p.tip.lines = append(p.tip.lines, p.rest())
+	// 3. The rest of the line. A line that starts nothing and does not
+	// continue the open containers lazily continues an open paragraph,
+	// or (as goldmark, which this package replaced, has it) table: a
+	// table written under a list item without its indentation stays
+	// whole rather than spilling its rows into text.
+	if !p.allClosed && !p.blank && (p.tip.kind == kindParagraph || p.tip.kind == kindTable) {
+		switch {
+		case p.tip.kind == kindTable:
+			p.addTableRow(p.tip, p.rest())
+		case !p.startTable(p.tip):
+			p.tip.lines = append(p.tip.lines, p.rest())
+		}
 		p.markEnd(p.tip)
 		return
 	}

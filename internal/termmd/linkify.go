@@ -7,7 +7,8 @@ import "strings"
 // follow a space or one of "*_~(", and it ends at a space or "<", less
 // trailing punctuation, an unbalanced ")" and a trailing entity-like
 // "&name;". Unlike GitHub, a scheme's host needs no dot
-// (http://localhost:8080 is a link too).
+// (http://localhost:8080 is a link too), a backtick ends the URL and an
+// unbalanced "]" is trimmed like ")".
 
 // linkify turns the bare URLs in the text under n into autolinks; the
 // text of links, images and code is left alone.
@@ -103,8 +104,9 @@ func urlAt(s string, i int) (int, string) {
 			return i, ""
 		}
 	}
-	// The path: up to a space or '<'.
-	for end < len(s) && s[end] != '<' && s[end] != ' ' && s[end] != '\t' && s[end] != '\n' {
+	// The path: up to a space or '<' (GitHub), or a backtick (which
+	// closes code around the URL far more often than it belongs to it).
+	for end < len(s) && s[end] != '<' && s[end] != '`' && s[end] != ' ' && s[end] != '\t' && s[end] != '\n' {
 		end++
 	}
 	end = trimURLEnd(s[:end], i)
@@ -143,6 +145,7 @@ func emailAt(s string, at int) (start, end int) {
 func trimURLEnd(s string, start int) int {
 	end := len(s)
 	opens, closes := strings.Count(s[start:], "("), strings.Count(s[start:], ")")
+	openBrackets, closeBrackets := strings.Count(s[start:], "["), strings.Count(s[start:], "]")
 	for end > start {
 		switch c := s[end-1]; c {
 		case '?', '!', '.', ',', ':', '*', '_', '~', '\'', '"':
@@ -152,6 +155,12 @@ func trimURLEnd(s string, start int) int {
 			if closes > opens {
 				end--
 				closes--
+				continue
+			}
+		case ']': // as ')': "[see https://a.b/c]"
+			if closeBrackets > openBrackets {
+				end--
+				closeBrackets--
 				continue
 			}
 		case ';':

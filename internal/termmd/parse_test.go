@@ -161,6 +161,8 @@ func TestTables(t *testing.T) {
 		{"row without pipes", "| a |\n|---|\nplain", "a\n─────\nplain"},
 		{"wide characters", "| 名前 | 😀 |\n|---|---|\n| 漢字かな | x |", "名前     │ 😀\n─────────┼───\n漢字かな │ x"},
 		{"in a list", "- | a |\n  |---|\n  | 1 |", "• a\n  ─\n  1"},
+		{"under a list item without indentation", "1. Step\n| a | b |\n|---|---|\n| 1 | 2 |\n\nafter", "1. Step\n   a │ b\n   ──┼──\n   1 │ 2\n\nafter"},
+		{"in a quote", "> | a |\n> |---|\n> | 1 |", "│ a\n│ ─\n│ 1"},
 	})
 }
 
@@ -223,6 +225,8 @@ func TestInlineStyles(t *testing.T) {
 		{"nohttps://a.b", "nohttps://a.b"},
 		{"mail a.b-c@d.e.", "mail <4;link>a.b-c@d.e</>."},
 		{"[https://a.b](https://a.b)", "<4;link>https://a.b</>"},
+		{"[see https://a.b/c] and `https://a.b/d` and ``https://a.b/e`x``", "[see <4;link>https://a.b/c</>] and <code>https://a.b/d</> and <code>https://a.b/e`x</>"},
+		{"code: x`https://a.b/c`y", "code: x<code>https://a.b/c</>y"},
 		{"`https://a.b`", "<code>https://a.b</>"},
 		{"# h *e*", "<1;head># h <1;head;3>e</>"},
 		{"| *a* |\n|---|\n| b |", "<1;3>a</>\n<rule>─</>\nb"},
