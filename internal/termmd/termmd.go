@@ -16,7 +16,8 @@
 // Where it departs from CommonMark: a single '*' between letters or
 // digits is not emphasis ("2*3*4", "a*b*c": replies mean the
 // characters); unknown named entities stay as written; labels are
-// matched without full Unicode case folding; HTML is shown as text.
+// matched without full Unicode case folding; HTML is shown as text; a
+// table continues lazily like a paragraph (see addLine).
 package termmd
 
 import (
