@@ -87,6 +87,10 @@ type model struct {
 	printing bool
 	// printCmd hands text to the terminal and then reports printedMsg.
 	printCmd func(string) tea.Cmd
+	// termSize reads the terminal's size now (nil: unknown), so an
+	// insertion is held back when the terminal was resized and Bubble Tea
+	// does not know it yet.
+	termSize func() (width, height int, ok bool)
 
 	// lastView is the last view handed to Bubble Tea; while resizing it
 	// stays on the screen unchanged.
@@ -98,6 +102,12 @@ type model struct {
 	sized    bool // a WindowSizeMsg arrived
 	readyGen int  // of the last WindowSizeMsg: only its readyMsg counts
 	resizing bool // a reflowMsg is being handled
+	// latestSize is the newest window size the program's filter has seen.
+	latestSize tea.WindowSizeMsg
+	// holds counts insertions held back since the last window size: after
+	// a few, the terminal's size is taken as what it is (a size read that
+	// never matches must not stop all output).
+	holds int
 
 	interrupts interrupt.Policy // what Ctrl+C and signals do
 	quitting   bool             // exit once op has ended and the output is flushed
@@ -144,9 +154,7 @@ func newModel(ctx context.Context, eng Engine, banner Banner, expand func(string
 	}
 	m.interrupts.Now = func() time.Time { return m.now() }
 	m.st = newStreamer(&m.md, m.width-1, m.liveRoom())
-	m.printCmd = func(text string) tea.Cmd {
-		return tea.Sequence(tea.Println(text), func() tea.Msg { return printedMsg{} })
-	}
+	m.printCmd = m.insertAbove
 	m.input.SetWidth(m.width)
 	return m
 }
@@ -172,10 +180,14 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	case reflowMsg:
 		return m.reflow(msg)
 	case readyMsg:
-		m.ready = msg.gen == m.readyGen
+		// Only the newest size's frame counts; an older one's timer may
+		// fire after it and must not take readiness back.
+		if msg.gen == m.readyGen {
+			m.ready = true
+		}
 		return nil
 	case tea.WindowSizeMsg:
-		m.resizing = false
+		m.resizing, m.holds = false, 0
 		m.width, m.height = max(msg.Width, 10), max(msg.Height, 4)
 		m.input.SetWidth(m.width)
 		m.st.setWidth(m.width - 1)
@@ -204,6 +216,8 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	case printedMsg:
 		m.printing = false
 		return nil
+	case heldPrintMsg:
+		return m.hold(msg.text)
 	case tickMsg:
 		if m.op == opNone || msg.gen != m.tickGen {
 			return nil

@@ -34,6 +34,9 @@ type (
 	printedMsg struct{}
 	tickMsg    struct{ gen int }
 	readyMsg   struct{ gen int }
+	// heldPrintMsg is output not printed because the terminal's size had
+	// changed (see insertAbove).
+	heldPrintMsg struct{ text string }
 	// interruptMsg is SIGINT, SIGTERM or SIGHUP: the Ctrl+C path.
 	interruptMsg struct{}
 )

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -61,6 +62,50 @@ func (m *model) flush() tea.Cmd {
 		return tea.Quit
 	}
 	return nil
+}
+
+// insertAbove prints text above the live area (Bubble Tea's Println),
+// unless the terminal's size is no longer the one the model knows: Bubble
+// Tea places the insertion by the frame it drew at the old size, and a
+// terminal that re-wrapped or shrank meanwhile would get it in the wrong
+// rows, where the next redraw erases lines of it. Such text comes back as
+// heldPrintMsg and goes out after the resize has been handled.
+func (m *model) insertAbove(text string) tea.Cmd {
+	return tea.Sequence(m.printAtThisSize(text), func() tea.Msg { return printedMsg{} })
+}
+
+// printAtThisSize is Println's command if the terminal still has the size
+// the model knows (read when the command runs, just before Bubble Tea
+// writes), else one that gives the text back as heldPrintMsg.
+func (m *model) printAtThisSize(text string) tea.Cmd {
+	width, height, size := m.width, m.height, m.termSize
+	if m.holds >= maxHolds {
+		size = nil
+	}
+	print := tea.Println(text)
+	return func() tea.Msg {
+		if size != nil {
+			if w, h, ok := size(); ok && (max(w, 10) != width || max(h, 4) != height) {
+				return heldPrintMsg{text: text}
+			}
+		}
+		return print()
+	}
+}
+
+// maxHolds is how many insertions in a row may wait for a window size.
+const maxHolds = 3
+
+// hold puts text that was not printed back at the head of the queue; it
+// goes out once a frame has been drawn at the new size (the resize's own
+// readyMsg, or this one's if the resize was handled already).
+func (m *model) hold(text string) tea.Cmd {
+	m.holds++
+	m.outbox = append(strings.Split(text, "\n"), m.outbox...)
+	m.ready = false
+	m.readyGen++
+	gen := m.readyGen
+	return tea.Tick(3*frameEvery, func(time.Time) tea.Msg { return readyMsg{gen: gen} })
 }
 
 func addUsage(a, b session.Usage) session.Usage {

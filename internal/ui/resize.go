@@ -18,12 +18,29 @@ import (
 // moved.
 type reflowMsg struct{ size tea.WindowSizeMsg }
 
+// reflowDoneMsg follows the cursor move; the filter turns it into the
+// newest window size, which is what the program then gets.
+type reflowDoneMsg struct{}
+
 // resizeFilter is the program's event filter: it holds back a narrowing
-// resize as a reflowMsg.
+// resize as a reflowMsg, and ends it with the newest size seen meanwhile.
+// (Releasing the held size itself would undo a resize that arrived while
+// the cursor moved: tmux sends one per dimension, and a model and renderer
+// left at a stale height misplace every later insertion.)
 func resizeFilter(tm tea.Model, msg tea.Msg) tea.Msg {
 	m, ok := tm.(*model)
+	if !ok {
+		return msg
+	}
+	if _, done := msg.(reflowDoneMsg); done {
+		return m.latestSize
+	}
 	ws, isSize := msg.(tea.WindowSizeMsg)
-	if !ok || !isSize || !m.reflows || m.resizing || m.lastView == nil || ws.Width >= m.width {
+	if !isSize {
+		return msg
+	}
+	m.latestSize = ws
+	if !m.reflows || m.resizing || m.lastView == nil || ws.Width >= m.width {
 		return msg
 	}
 	m.resizing = true
@@ -35,7 +52,7 @@ func resizeFilter(tm tea.Model, msg tea.Msg) tea.Msg {
 func (m *model) reflow(msg reflowMsg) tea.Cmd {
 	size := msg.size
 	extra := reflowRows(m.lastView, size.Width)
-	resize := func() tea.Msg { return size }
+	resize := func() tea.Msg { return reflowDoneMsg{} }
 	if extra == 0 {
 		return resize
 	}

@@ -9,6 +9,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/tiny-agent/tiny-go/internal/interrupt"
+	"golang.org/x/term"
 )
 
 // unwindWait bounds how long Run waits, after the program was killed, for
@@ -40,6 +41,13 @@ func runTTY(ctx context.Context, opts Options) (err error) {
 	m := newModel(ctx, opts.Engine, opts.Banner, opts.ExpandSkill)
 	m.rewinder = opts.Rewinder
 	m.reflows = terminalReflows(os.Getenv)
+	if f, ok := opts.out().(*os.File); ok {
+		fd := int(f.Fd())
+		m.termSize = func() (int, int, bool) {
+			w, h, err := term.GetSize(fd)
+			return w, h, err == nil
+		}
+	}
 	m.recap = opts.Recap
 	if m.store = opts.History; m.store != nil {
 		if entries, err := m.store.Load(); err == nil {
