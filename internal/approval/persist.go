@@ -2,7 +2,6 @@ package approval
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -50,22 +49,7 @@ func NewSessionGate(workDir, sessionPath string, ask AskFunc) (*Gate, error) {
 // (none when there is no file). A torn last line is ignored, and so are
 // other unreadable lines.
 func LoadRules(sessionPath string) ([]string, error) {
-	dir, err := store.SidecarDir(sessionPath, false)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("approval rules: %w", err)
-	}
-	f, err := store.OpenSidecarFile(dir, RulesFile, os.O_RDONLY)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("approval rules: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(f)
+	data, err := store.ReadSidecarFile(sessionPath, RulesFile)
 	if err != nil {
 		return nil, fmt.Errorf("approval rules: %w", err)
 	}

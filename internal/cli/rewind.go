@@ -157,42 +157,23 @@ func planRewind(ctx context.Context, req rewindRequest, capBytes int64) (*rewind
 }
 
 func readCheckpoints(sessionPath string) ([]checkpoint.Record, error) {
-	dir, err := store.SidecarDir(sessionPath, false)
-	if err != nil {
-		return nil, nil // no sidecar: no checkpoints
-	}
-	f, err := store.OpenSidecarFile(dir, checkpoint.IndexFile, os.O_RDONLY)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	data, err := store.ReadSidecarFile(sessionPath, checkpoint.IndexFile)
+	if err != nil || data == nil {
 		return nil, err
 	}
-	defer f.Close()
-	return checkpoint.ReadIndex(f)
+	return checkpoint.ReadIndex(bytes.NewReader(data))
 }
 
 // pendingRewind returns the journal of an interrupted rewind of the
 // session, or nil.
 func pendingRewind(sessionPath string) (*rewindJournal, error) {
-	dir, err := store.SidecarDir(sessionPath, false)
-	if err != nil {
-		return nil, nil
-	}
-	f, err := store.OpenSidecarFile(dir, rewindJournalFile, os.O_RDONLY)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(f)
-	if err != nil {
+	data, err := store.ReadSidecarFile(sessionPath, rewindJournalFile)
+	if err != nil || data == nil {
 		return nil, err
 	}
 	var j rewindJournal
 	if err := json.Unmarshal(data, &j); err != nil {
+		dir, _ := store.SidecarDir(sessionPath, false)
 		return nil, fmt.Errorf("the journal of an interrupted rewind (%s) is damaged: %w", filepath.Join(dir, rewindJournalFile), err)
 	}
 	j.Request.Path = sessionPath

@@ -247,16 +247,7 @@ func factIDs(data []byte) map[string]bool {
 // record of a tool call that the fork does not have, so the fork can
 // rewind the turns it shares with its source.
 func inheritCheckpoints(sourcePath, forkPath string, ids map[string]bool) error {
-	srcDir, err := store.SidecarDir(sourcePath, false)
-	if err != nil {
-		return nil // no sidecar: no checkpoints
-	}
-	f, err := store.OpenSidecarFile(srcDir, checkpoint.IndexFile, os.O_RDONLY)
-	if err != nil {
-		return nil
-	}
-	data, err := io.ReadAll(f)
-	f.Close()
+	data, err := store.ReadSidecarFile(sourcePath, checkpoint.IndexFile)
 	if err != nil {
 		return fmt.Errorf("fork: read checkpoints: %w", err)
 	}

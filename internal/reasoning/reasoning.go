@@ -56,22 +56,7 @@ type record struct {
 // skipped, costing only the details they held.
 func Open(sessionPath, adapter, model string, fsync bool) (*Store, error) {
 	s := &Store{sessionPath: sessionPath, adapter: adapter, model: model, fsync: fsync, details: make(map[string]record)}
-	dir, err := store.SidecarDir(sessionPath, false)
-	if errors.Is(err, os.ErrNotExist) {
-		return s, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reasoning details: %w", err)
-	}
-	f, err := store.OpenSidecarFile(dir, FileName, os.O_RDONLY)
-	if errors.Is(err, os.ErrNotExist) {
-		return s, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reasoning details: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(f)
+	data, err := store.ReadSidecarFile(sessionPath, FileName)
 	if err != nil {
 		return nil, fmt.Errorf("reasoning details: %w", err)
 	}

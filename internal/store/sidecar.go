@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,6 +57,29 @@ func OpenSidecarFile(dir, name string, flag int) (*os.File, error) {
 	path := filepath.Join(dir, name)
 	fd, err := unix.Open(path, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC, fileMode)
 	return regularFile(fd, err, path)
+}
+
+// ReadSidecarFile returns the content of file name in the sidecar
+// directory of the session at sessionPath, or nil when the directory or
+// the file does not exist. The directory and the file are opened as
+// SidecarDir and OpenSidecarFile open them.
+func ReadSidecarFile(sessionPath, name string) ([]byte, error) {
+	dir, err := SidecarDir(sessionPath, false)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	f, err := OpenSidecarFile(dir, name, os.O_RDONLY)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 // privateDir opens cwd/names[0]/names[1]/... one component at a time with
