@@ -267,19 +267,7 @@ func inheritCheckpoints(sourcePath, forkPath string, ids map[string]bool) error 
 	if keep == 0 {
 		return nil
 	}
-	dir, err := store.SidecarDir(forkPath, true)
-	if err != nil {
-		return fmt.Errorf("fork: %w", err)
-	}
-	out, err := store.OpenSidecarFile(dir, checkpoint.IndexFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
-	if err != nil {
-		return fmt.Errorf("fork: checkpoints: %w", err)
-	}
-	_, err = out.Write(data[:keep])
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := store.CreateSidecarFile(forkPath, checkpoint.IndexFile, data[:keep]); err != nil {
 		return fmt.Errorf("fork: checkpoints: %w", err)
 	}
 	return nil

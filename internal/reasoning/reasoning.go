@@ -221,22 +221,7 @@ func Inherit(srcPath, dstPath string, keep func(entryID string) bool) error {
 	if len(out) == 0 {
 		return nil
 	}
-	dir, err := store.SidecarDir(dstPath, true)
-	if err != nil {
-		return fmt.Errorf("reasoning details: %w", err)
-	}
-	f, err := store.OpenSidecarFile(dir, FileName, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
-	if err != nil {
-		return fmt.Errorf("reasoning details: %w", err)
-	}
-	_, err = f.Write(out)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := store.CreateSidecarFile(dstPath, FileName, out); err != nil {
 		return fmt.Errorf("reasoning details: %w", err)
 	}
 	return nil

@@ -82,6 +82,28 @@ func ReadSidecarFile(sessionPath, name string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
+// CreateSidecarFile writes data as the new file name beside the session at
+// sessionPath (the sidecar directory is made if missing; an existing file
+// is an error) and syncs it.
+func CreateSidecarFile(sessionPath, name string, data []byte) error {
+	dir, err := SidecarDir(sessionPath, true)
+	if err != nil {
+		return err
+	}
+	f, err := OpenSidecarFile(dir, name, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // privateDir opens cwd/names[0]/names[1]/... one component at a time with
 // O_NOFOLLOW, creating missing ones with mode 0700 when create is set, and
 // checks that each is a directory this user owns and only this user can
