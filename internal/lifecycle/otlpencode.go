@@ -304,6 +304,16 @@ func (e *pbEncoder) keyValue(num int, kv attribute.KeyValue) {
 // anyValue writes v as an AnyValue. Slices become an ArrayValue of one
 // AnyValue per element, maps a KeyValueList; an empty or unknown value is
 // an AnyValue with no member set.
+// arrayValue writes xs as an AnyValue's array_value, each element as the
+// AnyValue value(x).
+func arrayValue[T any](e *pbEncoder, xs []T, value func(T) attribute.Value) {
+	a := e.begin(fAnyArray)
+	for _, x := range xs {
+		e.anyValue(fListValues, value(x))
+	}
+	e.end(a)
+}
+
 func (e *pbEncoder) anyValue(num int, v attribute.Value) {
 	m := e.begin(num)
 	switch v.Type() {
@@ -323,35 +333,15 @@ func (e *pbEncoder) anyValue(num int, v attribute.Value) {
 		e.buf = appendTag(e.buf, fAnyBytes, wireBytes)
 		e.buf = appendBytes(e.buf, v.AsByteSlice())
 	case attribute.STRINGSLICE:
-		a := e.begin(fAnyArray)
-		for _, x := range v.AsStringSlice() {
-			e.anyValue(fListValues, attribute.StringValue(x))
-		}
-		e.end(a)
+		arrayValue(e, v.AsStringSlice(), attribute.StringValue)
 	case attribute.BOOLSLICE:
-		a := e.begin(fAnyArray)
-		for _, x := range v.AsBoolSlice() {
-			e.anyValue(fListValues, attribute.BoolValue(x))
-		}
-		e.end(a)
+		arrayValue(e, v.AsBoolSlice(), attribute.BoolValue)
 	case attribute.INT64SLICE:
-		a := e.begin(fAnyArray)
-		for _, x := range v.AsInt64Slice() {
-			e.anyValue(fListValues, attribute.Int64Value(x))
-		}
-		e.end(a)
+		arrayValue(e, v.AsInt64Slice(), attribute.Int64Value)
 	case attribute.FLOAT64SLICE:
-		a := e.begin(fAnyArray)
-		for _, x := range v.AsFloat64Slice() {
-			e.anyValue(fListValues, attribute.Float64Value(x))
-		}
-		e.end(a)
+		arrayValue(e, v.AsFloat64Slice(), attribute.Float64Value)
 	case attribute.SLICE:
-		a := e.begin(fAnyArray)
-		for _, x := range v.AsSlice() {
-			e.anyValue(fListValues, x)
-		}
-		e.end(a)
+		arrayValue(e, v.AsSlice(), func(x attribute.Value) attribute.Value { return x })
 	case attribute.MAP:
 		l := e.begin(fAnyKVList)
 		for _, kv := range v.AsMap() {
