@@ -52,22 +52,14 @@ type entryWire struct {
 }
 
 // entryMember is one member an entry object may have.
-type entryMember struct {
-	name  string
-	read  func(d *txDecoder, w *entryWire) error
-	write func(b []byte, w *entryWire) []byte
-}
+type entryMember = wireMember[entryWire]
 
 func entryUUID(name string, field func(w *entryWire) *string) entryMember {
-	return entryMember{name,
-		func(d *txDecoder, w *entryWire) (err error) { *field(w), err = d.rd.uuid(name); return err },
-		func(b []byte, w *entryWire) []byte { return appendString(b, *field(w)) }}
+	return stringMember(name, field, (*reader).uuid)
 }
 
 func entrySym(name string, field func(w *entryWire) *string) entryMember {
-	return entryMember{name,
-		func(d *txDecoder, w *entryWire) (err error) { *field(w), err = d.rd.sym(name); return err },
-		func(b []byte, w *entryWire) []byte { return appendString(b, *field(w)) }}
+	return stringMember(name, field, (*reader).sym)
 }
 
 // entryMembers is read-only: bit i of a mask is entryMembers[i].
@@ -110,42 +102,12 @@ var entryMembers = [...]entryMember{
 	entrySym("type", func(w *entryWire) *string { return &w.typ }),
 }
 
-// entryMemberIndex finds name in entryMembers (sorted by name); -1 when no
-// entry has such a member.
-func entryMemberIndex(name []byte) int {
-	lo, hi := 0, len(entryMembers)
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		switch c := compareName(entryMembers[mid].name, name); {
-		case c == 0:
-			return mid
-		case c < 0:
-			lo = mid + 1
-		default:
-			hi = mid
-		}
-	}
-	return -1
-}
-
 func (d *txDecoder) entry() (Entry, error) {
-	rd := &d.rd
 	// Read into the decoder's own wire: the readers are called through the
 	// table, so a local one would escape to the heap for every entry.
 	d.ew = entryWire{}
 	w := &d.ew
-	err := rd.members("entry", func(name []byte) error {
-		i := entryMemberIndex(name)
-		if i < 0 {
-			return shapeErr(fmt.Sprintf("unknown entry member %q", name))
-		}
-		if err := entryMembers[i].read(d, w); err != nil {
-			return err
-		}
-		member(rd, &w.have, 1<<uint(i))
-		return nil
-	})
-	if err != nil {
+	if err := readMembers(d, "entry", entryMembers[:], w, &w.have); err != nil {
 		return nil, err
 	}
 	return w.build()
@@ -244,17 +206,7 @@ func appendEntry(b []byte, e Entry) ([]byte, error) {
 	if err != nil {
 		return b, err
 	}
-	b = append(b, '{')
-	first := true
-	for i := range entryMembers {
-		if w.have&(1<<uint(i)) == 0 {
-			continue
-		}
-		b = appendMember(b, first, entryMembers[i].name)
-		b = entryMembers[i].write(b, &w)
-		first = false
-	}
-	return append(b, '}'), nil
+	return appendMembers(b, entryMembers[:], &w, w.have), nil
 }
 
 // entryToWire is build's inverse: the members of a typed entry.

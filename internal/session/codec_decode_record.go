@@ -73,35 +73,23 @@ type recordWire struct {
 }
 
 // recordMember is one member a record object may have.
-type recordMember struct {
-	name  string
-	read  func(d *txDecoder, w *recordWire) error
-	write func(b []byte, w *recordWire) []byte
-}
+type recordMember = wireMember[recordWire]
 
 // Readers and writers of the member kinds.
 func uuidMember(name string, field func(w *recordWire) *string) recordMember {
-	return recordMember{name,
-		func(d *txDecoder, w *recordWire) (err error) { *field(w), err = d.rd.uuid(name); return err },
-		func(b []byte, w *recordWire) []byte { return appendString(b, *field(w)) }}
+	return stringMember(name, field, (*reader).uuid)
 }
 
 func symMember(name string, field func(w *recordWire) *string) recordMember {
-	return recordMember{name,
-		func(d *txDecoder, w *recordWire) (err error) { *field(w), err = d.rd.sym(name); return err },
-		func(b []byte, w *recordWire) []byte { return appendString(b, *field(w)) }}
+	return stringMember(name, field, (*reader).sym)
 }
 
 func internedMember(name string, field func(w *recordWire) *string) recordMember {
-	return recordMember{name,
-		func(d *txDecoder, w *recordWire) (err error) { *field(w), err = d.rd.interned(name); return err },
-		func(b []byte, w *recordWire) []byte { return appendString(b, *field(w)) }}
+	return stringMember(name, field, (*reader).interned)
 }
 
 func digestMember(name string, field func(w *recordWire) *string) recordMember {
-	return recordMember{name,
-		func(d *txDecoder, w *recordWire) (err error) { *field(w), err = d.rd.digest(name); return err },
-		func(b []byte, w *recordWire) []byte { return appendString(b, *field(w)) }}
+	return stringMember(name, field, (*reader).digest)
 }
 
 func intMember(name string, field func(w *recordWire) *int64) recordMember {
@@ -159,55 +147,13 @@ var recordMembers = [...]recordMember{
 	symMember("type", func(w *recordWire) *string { return &w.typ }),
 }
 
-// recordMemberIndex finds name in recordMembers (sorted by name) by binary
-// search; -1 when no record has such a member.
-func recordMemberIndex(name []byte) int {
-	lo, hi := 0, len(recordMembers)
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		switch c := compareName(recordMembers[mid].name, name); {
-		case c == 0:
-			return mid
-		case c < 0:
-			lo = mid + 1
-		default:
-			hi = mid
-		}
-	}
-	return -1
-}
-
-// compareName compares a member name with a decoded one (for these ASCII
-// names, JCS order). The conversions do not allocate.
-func compareName(a string, b []byte) int {
-	switch {
-	case a == string(b):
-		return 0
-	case a < string(b):
-		return -1
-	}
-	return 1
-}
-
 func (d *txDecoder) record() (Record, error) {
-	rd := &d.rd
 	// The members are read into the decoder's own wire: the readers are
 	// called through the table, so a local one would escape to the heap
 	// for every record.
 	d.rw = recordWire{}
 	w := &d.rw
-	err := rd.members("record", func(name []byte) error {
-		i := recordMemberIndex(name)
-		if i < 0 {
-			return shapeErr(fmt.Sprintf("unknown record member %q", name))
-		}
-		if err := recordMembers[i].read(d, w); err != nil {
-			return err
-		}
-		member(rd, &w.have, 1<<uint(i))
-		return nil
-	})
-	if err != nil {
+	if err := readMembers(d, "record", recordMembers[:], w, &w.have); err != nil {
 		return nil, err
 	}
 	return w.build()
@@ -219,17 +165,7 @@ func appendRecord(b []byte, r Record) ([]byte, error) {
 	if err != nil {
 		return b, err
 	}
-	b = append(b, '{')
-	first := true
-	for i := range recordMembers {
-		if w.have&(1<<uint(i)) == 0 {
-			continue
-		}
-		b = appendMember(b, first, recordMembers[i].name)
-		b = recordMembers[i].write(b, &w)
-		first = false
-	}
-	return append(b, '}'), nil
+	return appendMembers(b, recordMembers[:], &w, w.have), nil
 }
 
 // recordToWire is build's inverse: the members of a typed record.
