@@ -139,8 +139,15 @@ func NewWire(cfg Config, w Wire) (*Client, error) {
 
 // chatURL resolves the chat completions URL of a base endpoint.
 func chatURL(endpoint string) (*url.URL, error) {
+	return EndpointURL(endpoint, DefaultEndpoint, "chat", "completions")
+}
+
+// EndpointURL resolves the URL of an API path (e.g. "chat",
+// "completions") under a base endpoint (defaultEndpoint when empty): an
+// endpoint that already ends with the path is used as it is.
+func EndpointURL(endpoint, defaultEndpoint string, path ...string) (*url.URL, error) {
 	if endpoint == "" {
-		endpoint = DefaultEndpoint
+		endpoint = defaultEndpoint
 	}
 	u, err := url.Parse(endpoint)
 	if err != nil {
@@ -152,8 +159,8 @@ func chatURL(endpoint string) (*url.URL, error) {
 	u.Fragment, u.RawFragment = "", ""
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = strings.TrimRight(u.RawPath, "/")
-	if !strings.HasSuffix(u.Path, "/chat/completions") {
-		u = u.JoinPath("chat", "completions")
+	if !strings.HasSuffix(u.Path, "/"+strings.Join(path, "/")) {
+		u = u.JoinPath(path...)
 	}
 	return u, nil
 }

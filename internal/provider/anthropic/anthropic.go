@@ -80,23 +80,7 @@ type wire struct {
 }
 
 func (w *wire) URL(endpoint string) (*url.URL, error) {
-	if endpoint == "" {
-		endpoint = DefaultEndpoint
-	}
-	u, err := url.Parse(endpoint)
-	if err != nil {
-		return nil, fmt.Errorf("invalid provider endpoint: %w", err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		return nil, fmt.Errorf("invalid provider endpoint %q: want an http or https URL with a host", u.Redacted())
-	}
-	u.Fragment, u.RawFragment = "", ""
-	u.Path = strings.TrimRight(u.Path, "/")
-	u.RawPath = strings.TrimRight(u.RawPath, "/")
-	if !strings.HasSuffix(u.Path, "/messages") {
-		u = u.JoinPath("messages")
-	}
-	return u, nil
+	return provider.EndpointURL(endpoint, DefaultEndpoint, "messages")
 }
 
 func (w *wire) Header(h http.Header, apiKey string) {
