@@ -155,13 +155,18 @@ func versionString() string {
 	return fmt.Sprintf("%s (commit %s)", version, commit)
 }
 
-// groupArgs rejects what follows a command group that is not one of its
-// subcommands, with "did you mean".
-func groupArgs(cmd *cobra.Command, args []string) error {
-	if len(args) == 0 {
-		return nil
+// runGroup runs a command group given without a subcommand: its help on
+// stderr and a usage exit; what follows it that is not one of its
+// subcommands is rejected with "did you mean".
+func runGroup(a *app) func(cmd *cobra.Command, args []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usageErrorf("unknown command %q for %q%s (see '%s --help')", args[0], cmd.CommandPath(), suggestion(cmd, args[0]), cmd.CommandPath())
+		}
+		cmd.SetOut(a.stderr)
+		cmd.Help()
+		return exitError{exitUsage}
 	}
-	return usageErrorf("unknown command %q for %q%s (see '%s --help')", args[0], cmd.CommandPath(), suggestion(cmd, args[0]), cmd.CommandPath())
 }
 
 // resumable reports whether the session holds anything to resume: a

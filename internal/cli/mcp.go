@@ -78,14 +78,7 @@ func newMCPCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Check the MCP servers of $TINY_MCP_CONFIG",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := groupArgs(cmd, args); err != nil {
-				return err
-			}
-			cmd.SetOut(a.stderr)
-			cmd.Help()
-			return exitError{exitUsage}
-		},
+		RunE:  runGroup(a),
 	}
 	var asJSON bool
 	list := &cobra.Command{

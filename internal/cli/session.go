@@ -21,14 +21,7 @@ func newSessionCommand(a *app) *cobra.Command {
 (<cwd>/.tiny-agent/sessions). All but abort only read: they never repair a
 torn tail or take the session lock. abort ends an open operation durably,
 without running anything.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := groupArgs(cmd, args); err != nil {
-				return err
-			}
-			cmd.SetOut(a.stderr)
-			cmd.Help()
-			return exitError{exitUsage}
-		},
+		RunE: runGroup(a),
 	}
 	cmd.AddCommand(
 		newSessionListCommand(a),

@@ -144,15 +144,10 @@ func (m *model) rewindSubmit(value string) (tea.Cmd, bool) {
 		m.print(faint.Render("Rewind cancelled; nothing changed."))
 		return nil, true
 	}
-	m.rewind = &rewindState{busy: true}
-	m.setPhase("Rewinding")
-	rw, ctx, calls := m.rewinder, m.ctx, m.calls
-	calls.Add(1)
-	return func() tea.Msg {
-		defer calls.Done()
+	return m.rewindWork("Rewinding", func(rw Rewinder, ctx context.Context) tea.Msg {
 		res, err := rw.Apply(ctx, plan)
 		return rewindDoneMsg{res: res, err: err}
-	}, true
+	}), true
 }
 
 // rewindCommand runs /rewind [args].
@@ -182,14 +177,22 @@ func (m *model) rewindCommand(args string) tea.Cmd {
 }
 
 func (m *model) planRewind(req RewindRequest) tea.Cmd {
+	return m.rewindWork("Planning the rewind", func(rw Rewinder, ctx context.Context) tea.Msg {
+		plan, err := rw.Plan(ctx, req)
+		return rewindPlannedMsg{plan: plan, err: err}
+	})
+}
+
+// rewindWork runs one step of a rewind off the UI's goroutine, with the
+// status line naming it; the UI waits for it before it exits.
+func (m *model) rewindWork(phase string, work func(rw Rewinder, ctx context.Context) tea.Msg) tea.Cmd {
 	m.rewind = &rewindState{busy: true}
-	m.setPhase("Planning the rewind")
+	m.setPhase(phase)
 	rw, ctx, calls := m.rewinder, m.ctx, m.calls
 	calls.Add(1)
 	return func() tea.Msg {
 		defer calls.Done()
-		plan, err := rw.Plan(ctx, req)
-		return rewindPlannedMsg{plan: plan, err: err}
+		return work(rw, ctx)
 	}
 }
 
