@@ -19,12 +19,7 @@ import (
 // SIGKILL while waiting leaves the call unrun and unrecorded, so that the
 // resume asks again.
 func TestApprovalsInATerminal(t *testing.T) {
-	if testing.Short() {
-		t.Skip("short mode")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	needTmux(t)
 	var long strings.Builder
 	for i := 1; i <= 60; i++ {
 		fmt.Fprintf(&long, "line %d of the new file\n", i)

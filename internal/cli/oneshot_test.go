@@ -91,12 +91,7 @@ func TestOneShotStreamsTheAnswer(t *testing.T) {
 // With stderr on a terminal, one-shot mode animates a spinner with the
 // elapsed time while it waits, and leaves nothing of it behind.
 func TestOneShotSpinnerInATerminal(t *testing.T) {
-	if testing.Short() {
-		t.Skip("short mode")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	needTmux(t)
 	srv := providertest.New(t,
 		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"sleep 2; echo slept"}`)}},
 		providertest.Reply{Text: "All done.", Delay: 1500 * time.Millisecond},

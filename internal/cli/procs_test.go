@@ -314,12 +314,7 @@ func parentOf(pid int) int {
 // Esc in a real terminal while a bash command runs kills what the command
 // started outside its process group, not only the group.
 func TestEscKillsWhatTheCommandStarted(t *testing.T) {
-	if testing.Short() {
-		t.Skip("short mode")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	needTmux(t)
 	dir, e := t.TempDir(), newEscapee()
 	pidFile := filepath.Join(dir, "escapee.pid")
 	e.kill(t, pidFile)

@@ -14,12 +14,7 @@ import (
 // sessions, newest first, by first prompt; typing / filters; Enter resumes
 // the chosen one, whose last turns are shown before the prompt.
 func TestResumePickerInATerminal(t *testing.T) {
-	if testing.Short() {
-		t.Skip("short mode")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	needTmux(t)
 	srv := providertest.New(t,
 		providertest.Reply{Text: "The **parser** is fixed."},
 		providertest.Reply{Text: "Tests added."},

@@ -16,12 +16,7 @@ import (
 // a number previews, y rewinds files and conversation, the rewound prompt
 // is offered in the input, and the conversation goes on in the fork.
 func TestRewindInRealTerminal(t *testing.T) {
-	if testing.Short() {
-		t.Skip("short mode")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	needTmux(t)
 	srv := providertest.New(t,
 		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "write", `{"path":"a.txt","content":"first\n"}`)}},
 		providertest.Reply{Text: "wrote a"},

@@ -16,12 +16,7 @@ import (
 // the summary request is in flight aborts the compaction and ends the
 // chain; the next prompt is an ordinary run.
 func TestInteractiveChainEsc(t *testing.T) {
-	if testing.Short() {
-		t.Skip("short mode")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	needTmux(t)
 	overflow := providertest.Reply{Status: 400, Body: `{"error":{"message":"This model's maximum context length is 4096 tokens.","code":"context_length_exceeded"}}`}
 	var replies []providertest.Reply
 	for i := 1; i <= 4; i++ {

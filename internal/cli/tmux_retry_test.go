@@ -18,12 +18,7 @@ import (
 // says "retrying in 1s: HTTP 429" while the request waits, and once the
 // answer is there the line is gone from the screen.
 func TestInteractiveRetryLine(t *testing.T) {
-	if testing.Short() {
-		t.Skip("short mode")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	needTmux(t)
 	srv := providertest.New(t,
 		providertest.Reply{Status: 429, RetryAfter: "1"},
 		providertest.Reply{Text: "answer after the wait", Delay: 2 * time.Second},

@@ -64,12 +64,7 @@ func (p *tmuxPane) waitCount(s string, n int) {
 // while `sleep 30` runs, /compact, Ctrl+C. It checks the screen and the
 // session file.
 func TestInteractiveTerminal(t *testing.T) {
-	if testing.Short() {
-		t.Skip("short mode")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	needTmux(t)
 	srv := providertest.New(t,
 		// 1: a reply that streams, then stalls: Esc aborts it.
 		providertest.Reply{Text: strings.Repeat("streaming words ", 30), ChunkSize: 4, Hang: true, After: 20},
@@ -179,4 +174,16 @@ func reduceOnly(t *testing.T, dir string) *session.State {
 		t.Fatalf("session does not reduce: %v", c)
 	}
 	return st
+}
+
+// needTmux skips a real-terminal test in short mode and where tmux is not
+// installed.
+func needTmux(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
 }

@@ -19,12 +19,7 @@ import (
 // every reply exactly once and in order, no raw Markdown left behind, no
 // spinner frame.
 func TestTmuxLongReplies(t *testing.T) {
-	if testing.Short() {
-		t.Skip("short mode")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	needTmux(t)
 	bin := fakeagent(t)
 	type reply struct {
 		shape  string
@@ -100,12 +95,7 @@ func (p *pane) captureAll() string {
 // The input history outlives the process: after a restart in the same
 // directory, Up recalls the last input and Ctrl+R finds older ones.
 func TestTmuxHistoryAcrossRestarts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("short mode")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	needTmux(t)
 	bin := fakeagent(t)
 	dir := t.TempDir()
 	p := &pane{t: t, socket: fmt.Sprintf("tinygo-hist-%d", os.Getpid())}

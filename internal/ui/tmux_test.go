@@ -17,12 +17,7 @@ import (
 // while a tool runs (they must not abort), Ctrl+C (aborts, then exits with
 // the terminal restored and the resume hint printed).
 func TestTmux(t *testing.T) {
-	if testing.Short() {
-		t.Skip("short mode")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	needTmux(t)
 	bin := fakeagent(t)
 	for _, term := range []string{"screen", "tmux-256color"} {
 		t.Run(term, func(t *testing.T) { tmuxSession(t, bin, term) })
@@ -191,12 +186,7 @@ func tmuxSession(t *testing.T, bin, term string) {
 // A panic inside the program still restores the terminal and prints the
 // resume hint.
 func TestTmuxPanicRestoresTheTerminal(t *testing.T) {
-	if testing.Short() {
-		t.Skip("short mode")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
+	needTmux(t)
 	bin := fakeagent(t)
 	p := &pane{t: t, socket: fmt.Sprintf("tinygo-ui-%d-panic", os.Getpid())}
 	script := fmt.Sprintf(`%s -session test-456 2>/dev/null; echo EXIT=$?; stty -a | tr ' ;' '\n\n' | grep -x -e icanon -e echo | tr '\n' ' '; echo STTY; sleep 60`, bin)
@@ -211,5 +201,17 @@ func TestTmuxPanicRestoresTheTerminal(t *testing.T) {
 		if !strings.Contains(screen, want) {
 			t.Errorf("after the panic the screen lacks %q:\n%s", want, screen)
 		}
+	}
+}
+
+// needTmux skips a real-terminal test in short mode and where tmux is not
+// installed.
+func needTmux(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
 	}
 }
