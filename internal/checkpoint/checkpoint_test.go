@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"io/fs"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -18,44 +17,8 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/tiny-agent/tiny-go/internal/checkpoint/checkpointtest"
 )
-
-// digests is every file under dir (but .tiny-agent and .git) with a digest
-// of its kind, mode and content.
-func digests(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, path)
-		if d.IsDir() {
-			if rel == ".tiny-agent" || d.Name() == ".git" {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		fi, _ := d.Info()
-		var data []byte
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			s, _ := os.Readlink(path)
-			data = []byte("link:" + s)
-		} else {
-			data, err = os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-		}
-		sum := sha256.Sum256(data)
-		out[filepath.ToSlash(rel)] = hex.EncodeToString(sum[:8]) + fi.Mode().Perm().String()[3:4]
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 func writeFile(t *testing.T, dir, rel, content string) {
 	t.Helper()
@@ -65,16 +28,6 @@ func writeFile(t *testing.T, dir, rel, content string) {
 	}
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func sh(t *testing.T, dir, script string) {
-	t.Helper()
-	cmd := exec.Command("sh", "-c", script)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", script, err, out)
 	}
 }
 
@@ -129,20 +82,20 @@ func (k *task) rewind(from int, force bool) Summary {
 func playThreeTurns(t *testing.T, k *task) (trees []map[string]string, starts []int) {
 	dir := k.dir
 	mark := func() {
-		trees = append(trees, digests(t, dir))
+		trees = append(trees, checkpointtest.TreeDigests(t, dir))
 		starts = append(starts, len(k.records()))
 	}
 	mark() // before turn 1
 	k.effect("write", `{"path":"notes.txt","content":"one\n"}`, func() { writeFile(t, dir, "notes.txt", "one\n") })
 	k.effect("edit", `{"path":"src/main.go"}`, func() { writeFile(t, dir, "src/main.go", "package main // edited\n") })
 	k.effect("bash", `{"command":"sed -i s/old/new/ doc.md && mkdir -p gen && echo x > gen/out.txt"}`, func() {
-		sh(t, dir, "sed -i s/old/new/ doc.md && mkdir -p gen && echo x > gen/out.txt")
+		checkpointtest.Sh(t, dir, "sed -i s/old/new/ doc.md && mkdir -p gen && echo x > gen/out.txt")
 	})
 	mark() // before turn 2
-	k.effect("bash", `{"command":"rm doc.md; chmod +x run.sh; ln -s notes.txt link"}`, func() { sh(t, dir, "rm doc.md; chmod +x run.sh; ln -s notes.txt link") })
+	k.effect("bash", `{"command":"rm doc.md; chmod +x run.sh; ln -s notes.txt link"}`, func() { checkpointtest.Sh(t, dir, "rm doc.md; chmod +x run.sh; ln -s notes.txt link") })
 	k.effect("write", `{"path":"notes.txt","content":"two\n"}`, func() { writeFile(t, dir, "notes.txt", "two\n") })
 	mark() // before turn 3
-	k.effect("bash", `{"command":"mv src/main.go src/app.go; echo y >> gen/out.txt"}`, func() { sh(t, dir, "mv src/main.go src/app.go; echo y >> gen/out.txt") })
+	k.effect("bash", `{"command":"mv src/main.go src/app.go; echo y >> gen/out.txt"}`, func() { checkpointtest.Sh(t, dir, "mv src/main.go src/app.go; echo y >> gen/out.txt") })
 	return trees, starts
 }
 
@@ -159,7 +112,7 @@ func TestRewindEachTurnPlain(t *testing.T) {
 		k := newTask(t, dir, Options{DisableGit: true})
 		trees, starts := playThreeTurns(t, k)
 		sum := k.rewind(starts[turn], false)
-		if got := digests(t, dir); !maps.Equal(got, trees[turn]) {
+		if got := checkpointtest.TreeDigests(t, dir); !maps.Equal(got, trees[turn]) {
 			t.Fatalf("turn %d: tree after rewind\n%v\nwant\n%v\nsummary %+v", turn+1, got, trees[turn], sum)
 		}
 		if len(sum.Skipped) != 0 || len(sum.Warnings) != 0 {
@@ -174,17 +127,17 @@ func TestRewindEachTurnGit(t *testing.T) {
 	}
 	for turn := 0; turn < 3; turn++ {
 		dir := t.TempDir()
-		sh(t, dir, "git init -q && echo 'ignored.log' > .gitignore")
+		checkpointtest.Sh(t, dir, "git init -q && echo 'ignored.log' > .gitignore")
 		seed(t, dir)
 		writeFile(t, dir, "ignored.log", "keep me\n")
-		sh(t, dir, "git add -A && git commit -qm init")
+		checkpointtest.Sh(t, dir, "git add -A && git commit -qm init")
 		k := newTask(t, dir, Options{})
 		if k.store.Mode() != "git" {
 			t.Fatalf("mode %s", k.store.Mode())
 		}
 		trees, starts := playThreeTurns(t, k)
 		sum := k.rewind(starts[turn], false)
-		if got := digests(t, dir); !maps.Equal(got, trees[turn]) {
+		if got := checkpointtest.TreeDigests(t, dir); !maps.Equal(got, trees[turn]) {
 			t.Fatalf("turn %d: tree after rewind\n%v\nwant\n%v\nsummary %+v", turn+1, got, trees[turn], sum)
 		}
 	}
@@ -196,12 +149,12 @@ func TestRewindSkipsUserEditsUnlessForced(t *testing.T) {
 	k := newTask(t, dir, Options{DisableGit: true})
 	trees, starts := playThreeTurns(t, k)
 	writeFile(t, dir, "notes.txt", "the user's own words\n")
-	userTree := digests(t, dir)
+	userTree := checkpointtest.TreeDigests(t, dir)
 	sum := k.rewind(starts[0], false)
 	if len(sum.Skipped) != 1 || sum.Skipped[0].Path != "notes.txt" || !strings.Contains(sum.Skipped[0].Reason, "changed since tiny-go last changed it") {
 		t.Fatalf("skipped %+v", sum.Skipped)
 	}
-	got := digests(t, dir)
+	got := checkpointtest.TreeDigests(t, dir)
 	if got["notes.txt"] != userTree["notes.txt"] {
 		t.Fatal("the user's edit was overwritten")
 	}
@@ -215,7 +168,7 @@ func TestRewindSkipsUserEditsUnlessForced(t *testing.T) {
 	if !slices.Contains(sum.Deleted, "notes.txt") {
 		t.Fatalf("forced summary %+v", sum)
 	}
-	if got := digests(t, dir); !maps.Equal(got, trees[0]) {
+	if got := checkpointtest.TreeDigests(t, dir); !maps.Equal(got, trees[0]) {
 		t.Fatalf("forced rewind: %v want %v", got, trees[0])
 	}
 }
@@ -238,11 +191,11 @@ func TestRewindThenRedo(t *testing.T) {
 	if err := AppendRecords(k.index, RewindRecords("r1", done, 1)...); err != nil {
 		t.Fatal(err)
 	}
-	if got := digests(t, dir); !maps.Equal(got, trees[0]) {
+	if got := checkpointtest.TreeDigests(t, dir); !maps.Equal(got, trees[0]) {
 		t.Fatal("rewind failed")
 	}
 	sum := k.rewind(starts[2], false)
-	if got := digests(t, dir); !maps.Equal(got, trees[2]) {
+	if got := checkpointtest.TreeDigests(t, dir); !maps.Equal(got, trees[2]) {
 		t.Fatalf("redo to turn 3: %v want %v (%+v)", got, trees[2], sum)
 	}
 }
@@ -285,9 +238,9 @@ func TestGitCheckpointsLeaveTheRepositoryAlone(t *testing.T) {
 		t.Skip("no git")
 	}
 	dir := t.TempDir()
-	sh(t, dir, "git init -q && printf 'ignored.log\\n.tiny-agent/\\n' > .gitignore")
+	checkpointtest.Sh(t, dir, "git init -q && printf 'ignored.log\\n.tiny-agent/\\n' > .gitignore")
 	seed(t, dir)
-	sh(t, dir, "git add -A && git commit -qm init && echo stash >> run.sh && git stash -q && echo staged >> doc.md && git add doc.md && echo wip >> run.sh && echo new > untracked.txt && echo x > ignored.log")
+	checkpointtest.Sh(t, dir, "git add -A && git commit -qm init && echo stash >> run.sh && git stash -q && echo staged >> doc.md && git add doc.md && echo wip >> run.sh && echo new > untracked.txt && echo x > ignored.log")
 	before := gitState(t, dir)
 	s, err := Open(dir, Options{})
 	if err != nil {
@@ -435,17 +388,17 @@ func TestRewindInGitSubdirectory(t *testing.T) {
 		t.Skip("no git")
 	}
 	top := t.TempDir()
-	sh(t, top, "git init -q && mkdir -p app && echo outside > outside.txt")
+	checkpointtest.Sh(t, top, "git init -q && mkdir -p app && echo outside > outside.txt")
 	dir := filepath.Join(top, "app")
 	seed(t, dir)
-	sh(t, top, "git add -A && git commit -qm init")
+	checkpointtest.Sh(t, top, "git add -A && git commit -qm init")
 	k := newTask(t, dir, Options{})
 	if k.store.Mode() != "git" {
 		t.Fatalf("mode %s", k.store.Mode())
 	}
 	trees, starts := playThreeTurns(t, k)
 	sum := k.rewind(starts[0], false)
-	if got := digests(t, dir); !maps.Equal(got, trees[0]) {
+	if got := checkpointtest.TreeDigests(t, dir); !maps.Equal(got, trees[0]) {
 		t.Fatalf("tree after rewind\n%v\nwant\n%v\nsummary %+v", got, trees[0], sum)
 	}
 	if b, _ := os.ReadFile(filepath.Join(top, "outside.txt")); string(b) != "outside\n" {
@@ -459,9 +412,9 @@ func TestGitWithoutCommitsAndEmptyDirectory(t *testing.T) {
 		t.Skip("no git")
 	}
 	dir := t.TempDir()
-	sh(t, dir, "git init -q")
+	checkpointtest.Sh(t, dir, "git init -q")
 	k := newTask(t, dir, Options{})
-	before := digests(t, dir)
+	before := checkpointtest.TreeDigests(t, dir)
 	k.effect("bash", `{}`, func() { writeFile(t, dir, "new.txt", "hello\n") })
 	for _, r := range k.records() {
 		if r.Missing != "" {
@@ -469,7 +422,7 @@ func TestGitWithoutCommitsAndEmptyDirectory(t *testing.T) {
 		}
 	}
 	k.rewind(0, false)
-	if got := digests(t, dir); !maps.Equal(got, before) {
+	if got := checkpointtest.TreeDigests(t, dir); !maps.Equal(got, before) {
 		t.Fatalf("got %v want %v", got, before)
 	}
 }
@@ -480,12 +433,12 @@ func TestRewindCoversBackgroundChanges(t *testing.T) {
 	dir := t.TempDir()
 	seed(t, dir)
 	k := newTask(t, dir, Options{DisableGit: true})
-	before := digests(t, dir)
+	before := checkpointtest.TreeDigests(t, dir)
 	k.effect("bg", `{"command":"serve"}`, func() {})
 	writeFile(t, dir, "served.log", "written later by the background process\n")
 	k.effect("bash", `{"command":"true"}`, func() {})
 	sum := k.rewind(0, false)
-	if got := digests(t, dir); !maps.Equal(got, before) {
+	if got := checkpointtest.TreeDigests(t, dir); !maps.Equal(got, before) {
 		t.Fatalf("got %v want %v (%+v)", got, before, sum)
 	}
 }
@@ -497,7 +450,7 @@ func TestCancelledGitSnapshotLeavesNoLock(t *testing.T) {
 		t.Skip("no git")
 	}
 	dir := t.TempDir()
-	sh(t, dir, "git init -q")
+	checkpointtest.Sh(t, dir, "git init -q")
 	seed(t, dir)
 	s, err := Open(dir, Options{})
 	if err != nil {
@@ -524,9 +477,9 @@ func TestGitHugeFileIsMissing(t *testing.T) {
 		t.Skip("no git")
 	}
 	dir := t.TempDir()
-	sh(t, dir, "git init -q")
+	checkpointtest.Sh(t, dir, "git init -q")
 	seed(t, dir)
-	sh(t, dir, "git add -A && git commit -qm init")
+	checkpointtest.Sh(t, dir, "git add -A && git commit -qm init")
 	k := newTask(t, dir, Options{MaxFileSize: 1024})
 	big := make([]byte, 64<<10)
 	for i := range big {
@@ -556,7 +509,7 @@ func TestGitEvictionKeepsTheNewest(t *testing.T) {
 		t.Skip("no git")
 	}
 	dir := t.TempDir()
-	sh(t, dir, "git init -q")
+	checkpointtest.Sh(t, dir, "git init -q")
 	if err := os.MkdirAll(filepath.Join(dir, ".tiny-agent", "sessions", "s.d"), 0o700); err != nil {
 		t.Fatal(err)
 	}

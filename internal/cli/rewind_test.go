@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io/fs"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -17,56 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tiny-agent/tiny-go/internal/checkpoint/checkpointtest"
 	"github.com/tiny-agent/tiny-go/internal/fork"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 	"github.com/tiny-agent/tiny-go/internal/recovery"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
-
-// treeDigests is every file under dir but .tiny-agent and .git, with a
-// digest of its kind, executable bit and content.
-func treeDigests(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, path)
-		if d.IsDir() {
-			if rel == ".tiny-agent" || d.Name() == ".git" {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		fi, _ := d.Info()
-		var data []byte
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			s, _ := os.Readlink(path)
-			data = []byte("symlink:" + s)
-		} else if data, err = os.ReadFile(path); err != nil {
-			return err
-		}
-		sum := sha256.Sum256(data)
-		out[filepath.ToSlash(rel)] = hex.EncodeToString(sum[:8]) + strconv.FormatBool(fi.Mode()&0o111 != 0)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func gitIn(t *testing.T, dir, script string) {
-	t.Helper()
-	cmd := exec.Command("sh", "-c", script)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", script, err, out)
-	}
-}
 
 func sessionID(t *testing.T, c *cliRun) string {
 	t.Helper()
@@ -103,9 +57,9 @@ func threeTurns(t *testing.T) (c *cliRun, id string, trees []map[string]string) 
 	c.write("src/main.go", "package main\n")
 	c.write("run.sh", "echo run\n")
 	c.write(".gitignore", ".tiny-agent/\n")
-	gitIn(t, c.dir, "git init -q && git add -A && git commit -qm init")
+	checkpointtest.Sh(t, c.dir, "git init -q && git add -A && git commit -qm init")
 	for i, prompt := range []string{"turn one", "turn two", "turn three"} {
-		trees = append(trees, treeDigests(t, c.dir))
+		trees = append(trees, checkpointtest.TreeDigests(t, c.dir))
 		args := []string{prompt}
 		if i > 0 {
 			args = []string{"--session", id, prompt}
@@ -117,7 +71,7 @@ func threeTurns(t *testing.T) (c *cliRun, id string, trees []map[string]string) 
 			id = sessionID(t, c)
 		}
 	}
-	trees = append(trees, treeDigests(t, c.dir))
+	trees = append(trees, checkpointtest.TreeDigests(t, c.dir))
 	return c, id, trees
 }
 
@@ -138,7 +92,7 @@ func TestRewindEveryTurnOfAScriptedTask(t *testing.T) {
 	// Back to each turn, in an order that also undoes rewinds.
 	for _, turn := range []int{3, 1, 2, 1, 3} {
 		out := c.rewind(id, "--turn", strconv.Itoa(turn), "--files-only")
-		if got := treeDigests(t, c.dir); !maps.Equal(got, trees[turn-1]) {
+		if got := checkpointtest.TreeDigests(t, c.dir); !maps.Equal(got, trees[turn-1]) {
 			t.Fatalf("rewind to turn %d:\n%v\nwant\n%v\noutput:\n%s", turn, got, trees[turn-1], out)
 		}
 		if strings.Contains(out, "  skip ") || strings.Contains(out, "warning") {
@@ -157,7 +111,7 @@ func TestRewindEveryTurnOfAScriptedTask(t *testing.T) {
 		t.Fatalf("user edit overwritten: %q", b)
 	}
 	want := maps.Clone(trees[0])
-	got := treeDigests(t, c.dir)
+	got := checkpointtest.TreeDigests(t, c.dir)
 	delete(got, "notes.txt")
 	if !maps.Equal(got, want) {
 		t.Fatalf("the other files were not put back: %v want %v", got, want)
@@ -166,7 +120,7 @@ func TestRewindEveryTurnOfAScriptedTask(t *testing.T) {
 	if !strings.Contains(out, "deleted   notes.txt") {
 		t.Fatalf("--force did not overwrite:\n%s", out)
 	}
-	if got := treeDigests(t, c.dir); !maps.Equal(got, trees[0]) {
+	if got := checkpointtest.TreeDigests(t, c.dir); !maps.Equal(got, trees[0]) {
 		t.Fatalf("forced rewind: %v want %v", got, trees[0])
 	}
 	if _, err := os.Stat(filepath.Join(c.dir, "gen")); err == nil {
@@ -291,11 +245,11 @@ func TestRewindSurvivesSIGKILL(t *testing.T) {
 	for i := 0; i < n; i++ {
 		c.write("seed/f"+strconv.Itoa(i), "seed "+strconv.Itoa(i)+"\n")
 	}
-	before := treeDigests(t, c.dir)
+	before := checkpointtest.TreeDigests(t, c.dir)
 	if code, _, stderr := c.main("", "change everything"); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	after := treeDigests(t, c.dir)
+	after := checkpointtest.TreeDigests(t, c.dir)
 	id := sessionID(t, c)
 	dir := c.dir
 	index := filepath.Join(strings.TrimSuffix(c.sessions()[0], ".jsonl")+".d", "checkpoints.jsonl")
@@ -335,7 +289,7 @@ func TestRewindSurvivesSIGKILL(t *testing.T) {
 		t.Fatalf("rewind: %v\n%s", err, out)
 	}
 	full := time.Since(began)
-	if got := treeDigests(t, dir); !maps.Equal(got, before) {
+	if got := checkpointtest.TreeDigests(t, dir); !maps.Equal(got, before) {
 		t.Fatal("uninterrupted rewind did not restore the tree")
 	}
 	// The paths the rewind changes: seed files to restore, new files to
@@ -354,7 +308,7 @@ func TestRewindSurvivesSIGKILL(t *testing.T) {
 	// written, and is killed there. Kills 1-6 land at random times.
 	for iter := 0; iter < 7; iter++ {
 		reset()
-		if got := treeDigests(t, dir); !maps.Equal(got, after) {
+		if got := checkpointtest.TreeDigests(t, dir); !maps.Equal(got, after) {
 			t.Fatal("reset failed")
 		}
 		cmd := rewind()
@@ -373,7 +327,7 @@ func TestRewindSurvivesSIGKILL(t *testing.T) {
 		}
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		_ = cmd.Wait()
-		got := treeDigests(t, dir)
+		got := checkpointtest.TreeDigests(t, dir)
 		done, untouched := 0, 0
 		for p, d := range got {
 			switch {
@@ -406,7 +360,7 @@ func TestRewindSurvivesSIGKILL(t *testing.T) {
 		if out, err := rewind().CombinedOutput(); err != nil {
 			t.Fatalf("rerun: %v\n%s", err, out)
 		}
-		if got := treeDigests(t, dir); !maps.Equal(got, before) {
+		if got := checkpointtest.TreeDigests(t, dir); !maps.Equal(got, before) {
 			t.Fatalf("iteration %d: the rerun did not finish the rewind", iter)
 		}
 		if _, err := os.Stat(filepath.Join(filepath.Dir(index), rewindJournalFile)); err == nil {
@@ -451,7 +405,7 @@ func TestRewindCommandInLineMode(t *testing.T) {
 	)
 	c := newCLI(t, srv)
 	c.write("a.txt", "original\n")
-	before := treeDigests(t, c.dir)
+	before := checkpointtest.TreeDigests(t, c.dir)
 	stdin := "write a\nchange a\n/rewind\n2 files force\nno\n/rewind 2\ny\nagain from turn 2\n"
 	code, stdout, stderr := c.main(stdin, "--approval", "auto")
 	if code != 0 {
