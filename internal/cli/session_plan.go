@@ -58,17 +58,5 @@ session is corrupt, 2 when the file or the configuration cannot be used.`,
 
 // corruptLine names a corruption of the file at path in one line.
 func corruptLine(path string, c *session.Corruption) string {
-	return path + " is corrupt: " + describeCorruption(c)
-}
-
-// describeCorruption is "CODE at line N (seq S): detail".
-func describeCorruption(c *session.Corruption) string {
-	s := fmt.Sprintf("%s at line %d", c.Code, c.Line)
-	if c.Seq > 0 {
-		s += fmt.Sprintf(" (seq %d)", c.Seq)
-	}
-	if c.Detail != "" {
-		s += ": " + c.Detail
-	}
-	return s
+	return path + " is corrupt: " + c.Describe()
 }

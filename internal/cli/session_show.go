@@ -81,7 +81,7 @@ func writeShow(w io.Writer, path string, data []byte, st *session.State, c *sess
 		}
 	}
 	if c != nil {
-		fmt.Fprintf(w, "corrupt: %s\n", describeCorruption(c))
+		fmt.Fprintf(w, "corrupt: %s\n", c.Describe())
 	}
 }
 

@@ -69,7 +69,7 @@ func writeVerify(w io.Writer, path string, data []byte, st *session.State, c *se
 	}
 	switch {
 	case c != nil:
-		row("integrity", "corrupt: %s", describeCorruption(c))
+		row("integrity", "corrupt: %s", c.Describe())
 	case int64(len(data)) > st.RepairedLength:
 		row("integrity", "ok; torn tail of %d bytes after byte %d (uncommitted; cut when the session is next opened for writing)",
 			int64(len(data))-st.RepairedLength, st.RepairedLength)

@@ -32,8 +32,12 @@ type Corruption struct {
 	Detail string
 }
 
-func (c *Corruption) Error() string {
-	s := fmt.Sprintf("session corrupt: %s at line %d", c.Code, c.Line)
+func (c *Corruption) Error() string { return "session corrupt: " + c.Describe() }
+
+// Describe is "CODE at line N (seq S): detail", the seq and detail only
+// when known.
+func (c *Corruption) Describe() string {
+	s := fmt.Sprintf("%s at line %d", c.Code, c.Line)
 	if c.Seq > 0 {
 		s += fmt.Sprintf(" (seq %d)", c.Seq)
 	}

@@ -495,7 +495,7 @@ type CorruptError struct {
 
 func (e *CorruptError) Error() string {
 	c := e.Corruption
-	return fmt.Sprintf("session %s is corrupt: %s at line %d", e.Path, c.Code, c.Line) + seqAndDetail(c)
+	return fmt.Sprintf("session %s is corrupt: %s", e.Path, c.Describe())
 }
 
 // Unwrap returns the corruption.
@@ -510,24 +510,19 @@ type RejectedError struct {
 
 func (e *RejectedError) Error() string {
 	c := e.Corruption
-	return fmt.Sprintf("session %s: commit rejected: %s", e.ID, c.Code) + seqAndDetail(c)
-}
-
-// Unwrap returns the corruption.
-func (e *RejectedError) Unwrap() error { return e.Corruption }
-
-// seqAndDetail ends an error line about c: " (seq N): detail", each part
-// only when known.
-func seqAndDetail(c *session.Corruption) string {
-	s := ""
+	s := fmt.Sprintf("session %s: commit rejected: %s", e.ID, c.Code)
 	if c.Seq > 0 {
-		s = fmt.Sprintf(" (seq %d)", c.Seq)
+		s += fmt.Sprintf(" (seq %d)", c.Seq)
 	}
 	if c.Detail != "" {
 		s += ": " + c.Detail
 	}
 	return s
 }
+
+// Unwrap returns the corruption.
+func (e *RejectedError) Unwrap() error { return e.Corruption }
+
 
 // syncDirPath fsyncs the directory at path.
 func syncDirPath(path string) error {
