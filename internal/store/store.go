@@ -523,7 +523,6 @@ func (e *RejectedError) Error() string {
 // Unwrap returns the corruption.
 func (e *RejectedError) Unwrap() error { return e.Corruption }
 
-
 // syncDirPath fsyncs the directory at path.
 func syncDirPath(path string) error {
 	d, err := os.Open(path)
