@@ -158,14 +158,7 @@ func TestCrashMatrixCompactionChain(t *testing.T) {
 	if err != nil || n < 25 {
 		t.Fatalf("dry run made %d commits (%v)", n, err)
 	}
-	var points []string
-	for i := 1; i <= n; i++ {
-		points = append(points, fmt.Sprintf("after:%d", i))
-		if i > 1 {
-			points = append(points, fmt.Sprintf("before:%d", i))
-		}
-	}
-	points = append(points, fmt.Sprintf("torn:%d", n))
+	points := killPoints(n, n)
 	owing := 0
 	for _, point := range points {
 		t.Run(point, func(t *testing.T) {

@@ -248,14 +248,7 @@ func TestCrashMatrix(t *testing.T) {
 	if err != nil || n < 15 {
 		t.Fatalf("dry run made %d commits (%v)", n, err)
 	}
-	var points []string
-	for i := 1; i <= n; i++ {
-		points = append(points, fmt.Sprintf("after:%d", i))
-		if i > 1 {
-			points = append(points, fmt.Sprintf("before:%d", i))
-		}
-	}
-	points = append(points, fmt.Sprintf("torn:%d", n/2), fmt.Sprintf("torn:%d", n))
+	points := killPoints(n, n/2, n)
 
 	for _, point := range points {
 		t.Run(point, func(t *testing.T) {
@@ -334,4 +327,21 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// killPoints are the crash points of a run of n commits: after each
+// commit, before each but the first, and a torn write of each commit in
+// torn.
+func killPoints(n int, torn ...int) []string {
+	var points []string
+	for i := 1; i <= n; i++ {
+		points = append(points, fmt.Sprintf("after:%d", i))
+		if i > 1 {
+			points = append(points, fmt.Sprintf("before:%d", i))
+		}
+	}
+	for _, i := range torn {
+		points = append(points, fmt.Sprintf("torn:%d", i))
+	}
+	return points
 }
