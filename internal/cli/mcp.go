@@ -77,7 +77,7 @@ func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
 func newMCPCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp",
-		Short: "Check the MCP servers of $TINY_MCP_CONFIG",
+		Short: "Check the MCP servers of $TINY_MCP_CONFIG or the settings files",
 		RunE:  runGroup(a),
 	}
 	var asJSON bool
@@ -92,7 +92,10 @@ func newMCPCommand(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			io := stdio{stdin: a.stdin, stdout: a.stdout, stderr: a.stderr, getenv: a.getenv}
+			io, err := loadSettings(stdio{stdin: a.stdin, stdout: a.stdout, stderr: a.stderr, getenv: a.getenv}, cwd, cmd.Flags())
+			if err != nil {
+				return err
+			}
 			ctx, stop := interruptible(cmdContext(cmd))
 			defer stop()
 			return mcpList(ctx, io, cwd, asJSON)
@@ -131,11 +134,10 @@ type mcpErr struct {
 // mcpList connects to every catalog server at once and reports each; it
 // fails (exit 1) when any server does.
 func mcpList(ctx context.Context, io stdio, cwd string, asJSON bool) error {
-	path := io.getenv(mcp.ConfigEnv)
-	if path == "" {
-		return usageErrorf("%s is not set: point it at your MCP catalog (see README, \"MCP servers\")", mcp.ConfigEnv)
+	catalog, ok, err := mcpCatalog(io)
+	if !ok {
+		return usageErrorf("%s is not set and no settings file has [mcp_servers]: point it at your MCP catalog, or add [mcp_servers.<alias>] to .tiny-agent/config.toml (see docs/configuration.md)", mcp.ConfigEnv)
 	}
-	catalog, err := mcp.LoadCatalog(path, io.lookupEnv)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/config"
 	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/interrupt"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
@@ -67,7 +68,11 @@ type stdio struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
-	getenv func(string) string
+	// getenv is the environment with the settings files' values standing
+	// in for unset variables (loadSettings); settings says where each
+	// setting came from (nil where none were loaded).
+	getenv   func(string) string
+	settings *config.Settings
 }
 
 func (s stdio) lookupEnv(name string) (string, bool) {
@@ -155,7 +160,12 @@ func configureRun(a *app, root *cobra.Command) {
 		if err != nil {
 			return err
 		}
-		io := stdio{stdin: a.stdin, stdout: a.stdout, stderr: a.stderr, getenv: a.getenv}
+		io, err := loadSettings(stdio{stdin: a.stdin, stdout: a.stdout, stderr: a.stderr, getenv: a.getenv}, cwd, cmd.Flags())
+		if err != nil {
+			return err
+		}
+		f := f
+		applyFileSettings(&f, io.settings)
 		ctx := cmd.Context()
 		if ctx == nil {
 			ctx = context.Background()
@@ -229,7 +239,7 @@ func (a *runner) configure() error {
 	if a.tools, err = tools.Select(a.flags.plugins); err != nil {
 		return usageError{err}
 	}
-	if a.servers, err = mcp.Configure(a.flags.mcp, a.io.lookupEnv); err != nil {
+	if a.servers, err = configureMCP(a.flags.mcp, a.io); err != nil {
 		return usageError{err}
 	}
 	for _, sv := range a.servers {

@@ -1,0 +1,263 @@
+package cli
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tiny-agent/tiny-go/internal/config"
+	"github.com/tiny-agent/tiny-go/internal/mcp"
+)
+
+// settingFlags are the flags that set a setting of internal/config.
+var settingFlags = []struct {
+	key  config.Key
+	flag string
+}{
+	{config.Model, "model"}, {config.Approval, "approval"}, {config.Sandbox, "sandbox"},
+	{config.Writable, "writable"}, {config.Network, "network"}, {config.ContextWindow, "context-window"},
+	{config.CompactShare, "compact-share"}, {config.Reasoning, "reasoning"},
+	{config.IdleTimeout, "idle-timeout"}, {config.RequestTimeout, "request-timeout"},
+}
+
+// loadSettings merges the settings files, the environment and the setting
+// flags given in fl, and returns io with the merged environment (the
+// files' values standing in for unset variables) and the settings.
+func loadSettings(io stdio, cwd string, fl *pflag.FlagSet) (stdio, error) {
+	var given []config.FlagValue
+	for _, sf := range settingFlags {
+		f := fl.Lookup(sf.flag)
+		if f == nil || !f.Changed {
+			continue
+		}
+		v := config.FlagValue{Key: sf.key, Name: "--" + sf.flag, Value: f.Value.String()}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			v.List = sv.GetSlice()
+			v.Value = strings.Join(v.List, ", ")
+		}
+		given = append(given, v)
+	}
+	s, err := config.Load(config.Options{WorkDir: cwd, Getenv: io.getenv, Flags: given})
+	if err != nil {
+		return io, err
+	}
+	io.getenv = s.Getenv(io.getenv)
+	io.settings = s
+	return io, nil
+}
+
+// applyFileSettings puts the files' values of the settings that have a
+// flag but no variable where the flags are read.
+func applyFileSettings(f *runFlags, s *config.Settings) {
+	if s == nil {
+		return
+	}
+	if v, ok := s.FromFile(config.Approval); ok {
+		f.approval = v.Value
+	}
+	if v, ok := s.FromFile(config.Sandbox); ok {
+		f.sandbox.mode = v.Value
+	}
+	if v, ok := s.FromFile(config.Writable); ok {
+		f.sandbox.writable = v.List
+	}
+	if v, ok := s.FromFile(config.Network); ok {
+		f.sandbox.network = v.Value
+	}
+}
+
+// settingSource tells where the value of k in effect came from (flag,
+// environment variable, settings file and line, or default).
+func (s stdio) settingSource(k config.Key) config.Source {
+	if s.settings == nil {
+		return config.Source{Kind: config.Default}
+	}
+	return s.settings.Source(k)
+}
+
+// mcpCatalog is the MCP catalog in effect: the file of $TINY_MCP_CONFIG,
+// else the [mcp_servers] of the settings files. ok is false without
+// either.
+func mcpCatalog(io stdio) (c mcp.Catalog, ok bool, err error) {
+	if path := io.getenv(mcp.ConfigEnv); path != "" {
+		c, err := mcp.LoadCatalog(path, io.lookupEnv)
+		return c, true, err
+	}
+	if io.settings == nil || len(io.settings.Servers()) == 0 {
+		return mcp.Catalog{}, false, nil
+	}
+	var files []string
+	for _, sv := range io.settings.Servers() {
+		data := append(append([]byte(`{"servers":{`+strings.TrimSpace(jsonString(sv.Alias))+`:`), sv.JSON...), "}}"...)
+		one, err := mcp.ParseCatalog(data, io.lookupEnv)
+		if err != nil {
+			return mcp.Catalog{}, true, fmt.Errorf("%s: mcp_servers.%s: %w", sv.Source, sv.Alias, err)
+		}
+		c.Servers = append(c.Servers, one.Servers...)
+		if !slices.Contains(files, sv.Source.File) {
+			files = append(files, sv.Source.File)
+		}
+	}
+	c.Path = strings.Join(files, ", ")
+	return c, true, nil
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// configureMCP picks the servers of --mcp from the catalog in effect.
+func configureMCP(flags []string, io stdio) ([]mcp.Server, error) {
+	if len(flags) == 0 || io.getenv(mcp.ConfigEnv) != "" || io.settings == nil || len(io.settings.Servers()) == 0 {
+		return mcp.Configure(flags, io.lookupEnv)
+	}
+	c, _, err := mcpCatalog(io)
+	if err != nil {
+		return nil, err
+	}
+	return mcp.Select(c, flags)
+}
+
+// newConfigCommand is `tiny-go config`: the settings in effect and where
+// each came from.
+func newConfigCommand(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Show the settings in effect and where each came from (flag, environment, file:line, default)",
+		Long: `Show the settings in effect and where each came from. Settings are read from
+~/.config/tiny-go/config.toml (under $XDG_CONFIG_HOME when set) and
+.tiny-agent/config.toml of the project; flags win over environment variables,
+which win over the project's file, then the user's, then the defaults.
+See docs/configuration.md.`,
+		Example: `  tiny-go config
+  tiny-go config --json
+  tiny-go config --model x-ai/grok-4   # what a run with this flag would use`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cwd, err := a.workDir()
+			if err != nil {
+				return err
+			}
+			io, err := loadSettings(stdio{stdin: a.stdin, stdout: a.stdout, stderr: a.stderr, getenv: a.getenv}, cwd, cmd.Flags())
+			if err != nil {
+				return err
+			}
+			return printSettings(io, asJSON)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&asJSON, "json", false, "print one JSON object")
+	// The setting flags of a run, so the command shows what a run with
+	// them would use; they are checked where a run uses them.
+	for _, sf := range settingFlags {
+		if sf.key == config.Writable {
+			fl.StringArray(sf.flag, nil, "as for a run")
+			continue
+		}
+		fl.String(sf.flag, "", "as for a run")
+	}
+	return cmd
+}
+
+// settingDefaults are the defaults, for people.
+func settingDefaults() map[config.Key]string {
+	return map[config.Key]string{
+		config.Model:          DefaultModel,
+		config.Endpoint:       DefaultEndpoint + " (anthropic: the Messages API)",
+		config.Provider:       "openrouter (anthropic when the endpoint is Anthropic's)",
+		config.Approval:       "ask (interactive), auto (one-shot, --json)",
+		config.Sandbox:        "workspace",
+		config.Network:        "on",
+		config.ContextWindow:  "the endpoint's model list, else 128000",
+		config.CompactShare:   fmt.Sprint(defaultCompactShare),
+		config.Reasoning:      "the model's default",
+		config.IdleTimeout:    "120s",
+		config.RequestTimeout: "10m",
+	}
+}
+
+type mcpServerSetting struct {
+	Alias  string        `json:"alias"`
+	Source config.Source `json:"source"`
+}
+
+func printSettings(io stdio, asJSON bool) error {
+	s := io.settings
+	all := s.All(settingDefaults())
+	var servers []mcpServerSetting
+	mcpSource := s.Source(config.MCPServers)
+	if mcpSource.Kind != config.Env {
+		for _, sv := range s.Servers() {
+			servers = append(servers, mcpServerSetting{sv.Alias, sv.Source})
+		}
+	}
+	if asJSON {
+		type from struct {
+			config.Setting
+			From string `json:"from"`
+		}
+		out := struct {
+			Files      []config.FileInfo  `json:"files"`
+			Settings   []from             `json:"settings"`
+			MCPCatalog string             `json:"mcpCatalog,omitzero"`
+			MCPServers []mcpServerSetting `json:"mcpServers"`
+		}{Files: s.Files, MCPServers: servers}
+		if out.Files == nil {
+			out.Files = []config.FileInfo{}
+		}
+		if out.MCPServers == nil {
+			out.MCPServers = []mcpServerSetting{}
+		}
+		for _, v := range all {
+			out.Settings = append(out.Settings, from{v, v.Source.String()})
+		}
+		if mcpSource.Kind == config.Env {
+			out.MCPCatalog = io.getenv(mcp.ConfigEnv)
+		}
+		if err := json.MarshalWrite(io.stdout, out, jsontext.WithIndent("  ")); err != nil {
+			return err
+		}
+		fmt.Fprintln(io.stdout)
+		return nil
+	}
+	for _, f := range s.Files {
+		state := ""
+		if !f.Exists {
+			state = " (none)"
+		}
+		fmt.Fprintf(io.stdout, "%s settings: %s%s\n", f.Scope, f.Path, state)
+	}
+	fmt.Fprintln(io.stdout)
+	w := tabwriter.NewWriter(io.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "SETTING\tVALUE\tFROM")
+	for _, v := range all {
+		value := v.Value
+		switch {
+		case v.Secret && v.Set:
+			value = "(set, not shown)"
+		case v.Secret:
+			value = "(none)"
+		case value == "":
+			value = "-"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\n", v.Key, value, v.Source)
+	}
+	switch {
+	case mcpSource.Kind == config.Env:
+		fmt.Fprintf(w, "%s\t%s\t%s\n", config.MCPServers, io.getenv(mcp.ConfigEnv), mcpSource)
+	case len(servers) == 0:
+		fmt.Fprintf(w, "%s\t-\tdefault\n", config.MCPServers)
+	}
+	for _, sv := range servers {
+		fmt.Fprintf(w, "%s.%s\t\t%s\n", config.MCPServers, sv.Alias, sv.Source)
+	}
+	return w.Flush()
+}
