@@ -351,7 +351,7 @@ func typeMessage(msg string) string {
 		if i := strings.LastIndex(rest, " of type "); i >= 0 {
 			want = rest[i+len(" of type "):]
 		}
-		return fmt.Sprintf("wrong type: a %s where %s is wanted", have, goTypeName(want))
+		return fmt.Sprintf("wrong type: TOML %s where %s is wanted", have, goTypeName(want))
 	}
 	return msg
 }
