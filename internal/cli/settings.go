@@ -45,7 +45,7 @@ func loadSettings(io stdio, cwd string, fl *pflag.FlagSet) (stdio, error) {
 	}
 	s, err := config.Load(config.Options{WorkDir: cwd, Getenv: io.getenv, Flags: given})
 	if err != nil {
-		return io, err
+		return io, usageError{err} // a settings file that cannot be used
 	}
 	io.getenv = s.Getenv(io.getenv)
 	io.settings = s
