@@ -38,6 +38,9 @@ Environment:
   TINY_AGENT_ENVIRONMENT_IDENTITY, OTEL_*
                          the environment identity of new sessions; OpenTelemetry export
   NO_COLOR               no colours
+
+Settings files (flags > environment > project > user > defaults; 'tiny-go config'):
+  ~/.config/tiny-go/config.toml (under $XDG_CONFIG_HOME when set), .tiny-agent/config.toml
 `
 
 // configureManners makes help and completion commands (never prompts),

@@ -52,7 +52,7 @@ func mcpOptions(cwd string, io stdio, servers []mcp.Server, sb *sandbox.Sandbox,
 func secretValues(io stdio, servers []mcp.Server) []string {
 	// Every key variable (OpenRouter, endpoint, Anthropic) and every
 	// token of the catalog.
-	names := secrets.Names(io.getenv)
+	names := append(secrets.Names(io.getenv), io.settings.TokenEnvNames()...)
 	for _, s := range servers {
 		if s.TokenEnv != "" {
 			names = append(names, s.TokenEnv)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/spf13/pflag"
 
@@ -61,7 +62,7 @@ func (a *runner) newSandbox() error {
 func (a *runner) scrubber(vars []string) *secrets.Scrubber {
 	s := secrets.NewScrubber()
 	// Every token of the catalog, not only those of the servers in use.
-	for _, v := range append(vars, secrets.Names(a.io.getenv)...) {
+	for _, v := range slices.Concat(vars, secrets.Names(a.io.getenv), a.io.settings.TokenEnvNames()) {
 		s.Add(a.io.getenv(v))
 	}
 	return s

@@ -37,8 +37,11 @@ func TestSecretsStaySecret(t *testing.T) {
 		`ps eww`,
 		`env`,
 	}
-	for _, mode := range []string{"off", "workspace"} {
-		t.Run(mode, func(t *testing.T) {
+	// The MCP catalog (and its token variable) in TINY_MCP_CONFIG, or in
+	// the project's settings file.
+	for _, tc := range []struct{ mode, catalog string }{{"off", "env"}, {"workspace", "env"}, {"workspace", "settings"}} {
+		mode := tc.mode
+		t.Run(mode+"/"+tc.catalog, func(t *testing.T) {
 			var calls []providertest.ToolCall
 			for i, cmd := range hunt {
 				calls = append(calls, toolCall("c"+string(rune('1'+i)), "bash", mustJSON(t, map[string]string{"command": cmd})))
@@ -53,7 +56,18 @@ func TestSecretsStaySecret(t *testing.T) {
 			cmd := exec.Command(programAs(t, "tiny-go-program"), "--json", "--sandbox", mode, "find the key")
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(), childEnv+"=1", "OPENROUTER_API_KEY="+key, "DOCS_TOKEN="+token, "ANTHROPIC_API_KEY="+anthropic,
-				"TINY_MCP_CONFIG="+catalog, "TINY_ENDPOINT="+srv.URL(), "OTEL_SDK_DISABLED=true")
+				"TINY_ENDPOINT="+srv.URL(), "OTEL_SDK_DISABLED=true")
+			if tc.catalog == "env" {
+				cmd.Env = append(cmd.Env, "TINY_MCP_CONFIG="+catalog)
+			} else {
+				settings := "[mcp_servers.docs]\nurl = \"https://example.com/mcp\"\ntokenEnv = \"DOCS_TOKEN\"\nallowedTools = [\"search\"]\n"
+				if err := os.MkdirAll(filepath.Join(dir, ".tiny-agent"), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, ".tiny-agent", "config.toml"), []byte(settings), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Run(); err != nil {

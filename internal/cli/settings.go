@@ -13,6 +13,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/config"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
+	"github.com/tiny-agent/tiny-go/internal/secrets"
 )
 
 // settingFlags are the flags that set a setting of internal/config.
@@ -46,6 +47,21 @@ func loadSettings(io stdio, cwd string, fl *pflag.FlagSet) (stdio, error) {
 	s, err := config.Load(config.Options{WorkDir: cwd, Getenv: io.getenv, Flags: given})
 	if err != nil {
 		return io, usageError{err} // a settings file that cannot be used
+	}
+	if names := s.TokenEnvNames(); len(names) > 0 {
+		// Like the catalog's tokens at start (Program): out of the
+		// environment that commands inherit and of /proc/<pid>/environ.
+		concealed, err := secrets.Conceal(names)
+		if err != nil {
+			fmt.Fprintf(io.stderr, "%s: warning: %v\n", programName, err)
+		}
+		base := io.getenv
+		io.getenv = func(name string) string {
+			if v := base(name); v != "" {
+				return v
+			}
+			return concealed(name)
+		}
 	}
 	io.getenv = s.Getenv(io.getenv)
 	io.settings = s

@@ -207,7 +207,7 @@ func TestMCPListFromSettings(t *testing.T) {
 
 	code, stdout, stderr := c.main("", "mcp", "list", "--json")
 	var out struct {
-		Catalog string `json:"catalog"`
+		Catalog string                                      `json:"catalog"`
 		Servers []struct{ Alias, Transport, Status string } `json:"servers"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &out, json.MatchCaseInsensitiveNames(true)); err != nil || code != 0 {

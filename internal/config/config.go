@@ -315,6 +315,21 @@ func (s *Settings) FromFile(k Key) (Setting, bool) {
 // $TINY_MCP_CONFIG is set.
 func (s *Settings) Servers() []Server { return slices.Clone(s.servers) }
 
+// TokenEnvNames are the token variables of every server of the files
+// (not only those in use), which hold secrets; nil for nil Settings.
+func (s *Settings) TokenEnvNames() []string {
+	if s == nil {
+		return nil
+	}
+	var names []string
+	for _, sv := range s.servers {
+		if sv.TokenEnv != "" && !slices.Contains(names, sv.TokenEnv) {
+			names = append(names, sv.TokenEnv)
+		}
+	}
+	return names
+}
+
 // Getenv is base with the files' values standing in for unset variables:
 // TINY_MODEL from model and so on, and the key variables from api_key, so
 // code that reads the environment sees the configured value in the right

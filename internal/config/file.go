@@ -40,6 +40,9 @@ type Server struct {
 	Source Source
 	// JSON is the table as a catalog server object.
 	JSON []byte
+	// TokenEnv is the variable holding its token, if any: a secret to
+	// keep from commands like the model's key.
+	TokenEnv string
 }
 
 // document is the file's shape; pointers tell a missing key from a zero.
@@ -187,7 +190,11 @@ func Parse(path string, scope Kind, data []byte, perm fs.FileMode, home string) 
 		if err != nil {
 			return nil, fmt.Errorf("%s: mcp_servers.%s: %w", path, alias, err)
 		}
-		f.Servers = append(f.Servers, Server{Alias: alias, Source: src(string(MCPServers) + "." + alias), JSON: data})
+		sv := Server{Alias: alias, Source: src(string(MCPServers) + "." + alias), JSON: data}
+		if t := doc.MCPServers[alias].TokenEnv; t != nil {
+			sv.TokenEnv = *t
+		}
+		f.Servers = append(f.Servers, sv)
 	}
 	sort.SliceStable(f.Values, func(i, j int) bool { return slices.Index(Keys, f.Values[i].Key) < slices.Index(Keys, f.Values[j].Key) })
 	return f, nil
