@@ -209,7 +209,7 @@ func printSettings(io stdio, asJSON bool) error {
 	s := io.settings
 	all := s.All(settingDefaults())
 	var servers []mcpServerSetting
-	mcpSource := s.Source(config.MCPServers)
+	mcpSource := io.settingSource(config.MCPServers)
 	if mcpSource.Kind != config.Env {
 		for _, sv := range s.Servers() {
 			servers = append(servers, mcpServerSetting{sv.Alias, sv.Source})

@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 )
 
 // Key names a setting; it is also its key in the TOML files.
@@ -380,8 +379,6 @@ func (s *Settings) All(defaults map[Key]string) []Setting {
 func describe(path string, line int, key string, format string, args ...any) error {
 	return fmt.Errorf("%s:%d: %s: %s", path, line, key, fmt.Sprintf(format, args...))
 }
-
-func trimLower(v string) string { return strings.ToLower(strings.TrimSpace(v)) }
 
 func exists(p string) bool {
 	_, err := os.Stat(p)
