@@ -99,6 +99,7 @@ Without a prompt it is interactive; with one it runs it and exits.`,
 	root.AddCommand(newSessionCommand(a))
 	root.AddCommand(newMCPCommand(a))
 	root.AddCommand(newEvalCommand(a))
+	root.AddCommand(newACPCommand(a))
 	configureRun(a, root)
 	configureManners(a, root)
 	return root

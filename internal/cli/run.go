@@ -126,6 +126,9 @@ type runner struct {
 	gate     *approval.Gate
 	// procs records this run's command processes; Close kills leftovers.
 	procs *procs.Tracker
+	// embed adapts the agent to a host other than the terminal (acp.go);
+	// nil otherwise.
+	embed *embedding
 }
 
 // configureRun makes the root command run prompts: its flags, and the
@@ -416,7 +419,7 @@ func (a *runner) buildAgent(envID string) error {
 	if err != nil {
 		return err
 	}
-	all := append(builtins, a.mcp.Tools()...)
+	all := a.embed.wrapTools(append(builtins, a.mcp.Tools()...))
 	names := make([]string, len(all))
 	for i, t := range all {
 		names[i] = t.Definition().Name
@@ -462,6 +465,7 @@ func (a *runner) buildAgent(envID string) error {
 		// stdout carries the events; a wait for a retry still shows.
 		sinks = append(sinks, retryLines(a.io.stderr))
 	}
+	sinks = append(sinks, a.embed.eventSink())
 	a.agent, err = agent.New(agent.Config{
 		Log:                 log,
 		Provider:            provider.Retry(client, provider.RetryConfig{}),
@@ -473,7 +477,7 @@ func (a *runner) buildAgent(envID string) error {
 		Events:              agent.Fanout(sinks...),
 		AutoCompact:         a.autoCompact(client),
 		Scrub:               a.scrubber(secretVars),
-		Approve:             approveHook(a.gate),
+		Approve:             a.embed.wrapApprove(approveHook(a.gate)),
 		BeforeEffect:        a.checkpointHook(),
 		Identity:            a.wire.identity(),
 		Reasoning:           a.reasoning,
