@@ -3,7 +3,10 @@ package cli
 import (
 	"context"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -36,6 +39,13 @@ func newACPCommand(a *app) *cobra.Command {
 			}
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
+			// A client that closes its end of stdout must not kill tiny-go
+			// with SIGPIPE before the running operation is aborted
+			// durably: with a handler, the write fails instead. (Not
+			// signal.Ignore: commands would inherit SIG_IGN.)
+			pipe := make(chan os.Signal, 1)
+			signal.Notify(pipe, syscall.SIGPIPE)
+			defer signal.Stop(pipe)
 			b := &acpBackend{app: a, flags: f}
 			return acp.Serve(ctx, acp.Options{In: a.stdin, Out: a.stdout, Log: a.stderr, Backend: b, Mode: mode, Version: version})
 		},
