@@ -41,6 +41,13 @@ func frame(in io.Reader, w *io.PipeWriter, out io.Writer, log *slog.Logger) erro
 				}
 				line = line[:0]
 			default:
+				if n := len(line) + len(chunk); n > cap(line) && n > 1<<20 {
+					// One buffer of the largest size, not a chain of
+					// doublings whose garbage would double the peak.
+					grown := make([]byte, len(line), MaxMessage)
+					copy(grown, line)
+					line = grown
+				}
 				line = append(line, chunk...)
 			}
 		}
@@ -113,7 +120,7 @@ func check(line []byte) (fwd, reply []byte) {
 		return nil, errorReply(nil, -32600, "Invalid Request: the id must be a string, a number or null")
 	case !methodOK:
 		return nil, errorReply(msg.ID, -32600, `Invalid Request: "method" must be a string`)
-	case msg.Method == nil && msg.ID == nil:
+	case method == "" && msg.ID == nil:
 		return nil, errorReply(nil, -32600, "Invalid Request: neither a request, a notification nor a response")
 	}
 	return append(t, '\n'), nil

@@ -37,7 +37,11 @@ type agentProc struct {
 	lines  chan map[string]any
 	stderr *lockedBuffer
 	done   chan struct{}
+	gate   sync.Mutex
 }
+
+func (p *agentProc) pauseReading()  { p.gate.Lock() }
+func (p *agentProc) resumeReading() { p.gate.Unlock() }
 
 type lockedBuffer struct {
 	mu sync.Mutex
@@ -100,7 +104,12 @@ func startAgent(t *testing.T, srv *providertest.Server, dir string, args ...stri
 		defer close(p.lines)
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 1<<20), 64<<20)
-		for sc.Scan() {
+		for {
+			p.gate.Lock() // held while the test plays a client that does not read
+			p.gate.Unlock()
+			if !sc.Scan() {
+				break
+			}
 			var m map[string]any
 			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 				t.Errorf("stdout carries a line that is not JSON: %q", sc.Text())
@@ -138,13 +147,25 @@ var nextID = 100
 // notifications before it in notes.
 func (p *agentProc) call(method string, params any) (resp map[string]any, notes []map[string]any) {
 	p.t.Helper()
-	nextID++
-	id := nextID
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	p.send(string(b))
-	return p.await(float64(id))
+	return p.await(p.sendCall(method, params))
 }
 
+// sendCall sends a request and returns its id.
+func (p *agentProc) sendCall(method string, params any) float64 {
+	p.t.Helper()
+	nextID++
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nextID, "method": method, "params": params})
+	p.send(string(b))
+	return float64(nextID)
+}
+
+func (p *agentProc) notify(method string, params any) {
+	p.t.Helper()
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+	p.send(string(b))
+}
+
+// await reads up to the response to id; id -1 is a response with a null id.
 func (p *agentProc) await(id float64) (resp map[string]any, notes []map[string]any) {
 	p.t.Helper()
 	timeout := time.After(60 * time.Second)
@@ -154,7 +175,7 @@ func (p *agentProc) await(id float64) (resp map[string]any, notes []map[string]a
 			if !ok {
 				p.t.Fatalf("stdout closed before the answer to %v; stderr:\n%s", id, p.stderr.String())
 			}
-			if m["id"] == id && m["method"] == nil {
+			if m["method"] == nil && (m["id"] == id || (id == -1 && m["id"] == nil)) {
 				return m, notes
 			}
 			notes = append(notes, m)
