@@ -49,8 +49,9 @@ type Host struct {
 	// Approve wraps the session's approval gate, so Ask knows which call
 	// it is asked about.
 	Approve func(agent.ApproveFunc) agent.ApproveFunc
-	// Tools may replace built-in tools by ones that go through the editor.
-	Tools func([]tools.Tool) []tools.Tool
+	// Editor, when set, is where read, write and edit go for the files
+	// the client offers (fs/read_text_file, fs/write_text_file).
+	Editor tools.Editor
 }
 
 // Session is one open tiny-go session.

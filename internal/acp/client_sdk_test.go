@@ -3,6 +3,7 @@ package acp_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -335,5 +336,52 @@ func TestSDKClientLoadAfterSIGKILL(t *testing.T) {
 	st := readState(t, dir)
 	if !st.Idle() || st.LastFinished.Outcome != session.OutcomeCompleted {
 		t.Fatalf("session: idle %v, last %+v", st.Idle(), st.LastFinished)
+	}
+}
+
+// A client that offers fs/read_text_file and fs/write_text_file gets the
+// file tools' reads and writes: read sees its (unsaved) buffer, and write
+// and edit go through it, not to the disk.
+func TestSDKClientFileSystem(t *testing.T) {
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{
+			{ID: "c1", Name: "read", Arguments: `{"path":"draft.txt"}`},
+			{ID: "c2", Name: "edit", Arguments: `{"path":"draft.txt","edits":[{"oldText":"second","newText":"2nd"}]}`},
+			{ID: "c3", Name: "write", Arguments: `{"path":"out.txt","content":"new\n"}`},
+		}},
+		providertest.Reply{Text: "ok"},
+	)
+	dir := t.TempDir()
+	seen := sdkClient(t, srv, dir, "fs")
+	draft := filepath.Join(dir, "draft.txt")
+	reads, _ := json.Marshal(seen["reads"])
+	if string(reads) != fmt.Sprintf("[%q,%q]", draft, draft) {
+		t.Fatalf("reads through the client: %s", reads)
+	}
+	writes, _ := json.Marshal(seen["writes"])
+	want := fmt.Sprintf(`[{"content":"unsaved buffer of %s\n2nd line\n","path":%q},{"content":"new\n","path":%q}]`, draft, draft, filepath.Join(dir, "out.txt"))
+	if string(writes) != want {
+		t.Fatalf("writes through the client:\n got %s\nwant %s", writes, want)
+	}
+	for _, name := range []string{"draft.txt", "out.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			t.Fatalf("%s was written to disk, not through the client", name)
+		}
+	}
+	var readResult string
+	for _, u := range seen["updates"].([]any) {
+		m := u.(map[string]any)
+		if m["toolCallId"] == "c1" && m["status"] == "completed" {
+			b, _ := json.Marshal(m["content"])
+			readResult = string(b)
+		}
+	}
+	if !strings.Contains(readResult, "unsaved buffer of") {
+		t.Fatalf("the read's result: %s", readResult)
+	}
+	for _, id := range []string{"c1", "c2", "c3"} {
+		if s := toolStatus(seen, id); s != "completed" {
+			t.Fatalf("%s: %s", id, s)
+		}
 	}
 }

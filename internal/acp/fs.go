@@ -1,6 +1,10 @@
 package acp
 
-import "github.com/tiny-agent/tiny-go/internal/tools"
+import (
+	"context"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+)
 
 // clientFS is which of the client's file system methods it offers.
 type clientFS struct{ read, write bool }
@@ -11,8 +15,26 @@ func (srv *server) clientFS() clientFS {
 	return clientFS{read: srv.client.Fs.ReadTextFile, write: srv.client.Fs.WriteTextFile}
 }
 
-// clientTools replaces the built-in file tools by ones that go through
-// the client when it offers them.
-func (s *sess) clientTools(ts []tools.Tool, fs clientFS) []tools.Tool {
-	return ts
+// clientEditor is the tools.Editor of a client that offers fs methods:
+// read sees the editor's unsaved buffers, and write and edit change them
+// through the editor, which shows and saves the change.
+type clientEditor struct {
+	s  *sess
+	fs clientFS
+}
+
+func (e *clientEditor) CanRead() bool  { return e.fs.read }
+func (e *clientEditor) CanWrite() bool { return e.fs.write }
+
+func (e *clientEditor) ReadTextFile(ctx context.Context, abs string) (string, error) {
+	resp, err := e.s.srv.conn.ReadTextFile(ctx, acpsdk.ReadTextFileRequest{SessionId: acpsdk.SessionId(e.s.id), Path: abs})
+	if err != nil {
+		return "", err
+	}
+	return resp.Content, nil
+}
+
+func (e *clientEditor) WriteTextFile(ctx context.Context, abs, content string) error {
+	_, err := e.s.srv.conn.WriteTextFile(ctx, acpsdk.WriteTextFileRequest{SessionId: acpsdk.SessionId(e.s.id), Path: abs, Content: content})
+	return err
 }

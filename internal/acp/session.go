@@ -11,7 +11,6 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
-	"github.com/tiny-agent/tiny-go/internal/tools"
 )
 
 // updateQueue bounds the session updates waiting for a slow client. When
@@ -87,7 +86,7 @@ func (s *sess) host() Host {
 		Approve: withRequest,
 	}
 	if fs := s.srv.clientFS(); fs.read || fs.write {
-		h.Tools = func(ts []tools.Tool) []tools.Tool { return s.clientTools(ts, fs) }
+		h.Editor = &clientEditor{s: s, fs: fs}
 	}
 	return h
 }

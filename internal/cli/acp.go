@@ -126,11 +126,11 @@ func (s acpSession) Close()                { s.r.close() }
 // on a nil embedding (the terminal).
 type embedding struct{ host acp.Host }
 
-func (e *embedding) wrapTools(ts []tools.Tool) []tools.Tool {
-	if e == nil || e.host.Tools == nil {
-		return ts
+func (e *embedding) editor() tools.Editor {
+	if e == nil {
+		return nil
 	}
-	return e.host.Tools(ts)
+	return e.host.Editor
 }
 
 func (e *embedding) eventSink() func(agent.Event) {

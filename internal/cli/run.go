@@ -415,11 +415,11 @@ func (a *runner) buildAgent(envID string) error {
 			secretVars = append(secretVars, sv.TokenEnv)
 		}
 	}
-	builtins, err := tools.Builtins(tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.sandbox, Procs: a.procs})
+	builtins, err := tools.Builtins(tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.sandbox, Procs: a.procs, Editor: a.embed.editor()})
 	if err != nil {
 		return err
 	}
-	all := a.embed.wrapTools(append(builtins, a.mcp.Tools()...))
+	all := append(builtins, a.mcp.Tools()...)
 	names := make([]string, len(all))
 	for i, t := range all {
 		names[i] = t.Definition().Name

@@ -48,6 +48,14 @@ const app = client()
     seen.updates.push(cx.params.update);
     notify();
   })
+  .onRequest(methods.client.fs.readTextFile, (cx) => {
+    seen.reads = (seen.reads || []).concat([cx.params.path]);
+    return { content: "unsaved buffer of " + cx.params.path + "\nsecond line\n" };
+  })
+  .onRequest(methods.client.fs.writeTextFile, (cx) => {
+    seen.writes = (seen.writes || []).concat([{ path: cx.params.path, content: cx.params.content }]);
+    return {};
+  })
   .onRequest(methods.client.session.requestPermission, (cx) => {
     seen.permissions.push({ toolCall: cx.params.toolCall, options: cx.params.options.map((o) => o.kind) });
     notify();
@@ -62,7 +70,7 @@ const text = (t) => [{ type: "text", text: t }];
 async function main() {
   const init = await agent.request(methods.agent.initialize, {
     protocolVersion: PROTOCOL_VERSION,
-    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    clientCapabilities: { fs: { readTextFile: scenario === "fs", writeTextFile: scenario === "fs" }, terminal: false },
   });
   seen.initialize = init;
 
@@ -76,6 +84,13 @@ async function main() {
       await until(() => seen.permissions.length === 1, "the first permission request");
       permissionAnswer = "reject_once";
       seen.prompt = await prompt;
+      break;
+    }
+    case "fs": {
+      const { sessionId } = await agent.request(methods.agent.session.new, { cwd, mcpServers: [] });
+      seen.sessionId = sessionId;
+      await agent.request(methods.agent.session.setMode, { sessionId, modeId: "auto" });
+      seen.prompt = await agent.request(methods.agent.session.prompt, { sessionId, prompt: text("edit the draft") });
       break;
     }
     case "cancel": {
