@@ -59,9 +59,56 @@ func TestBadInputGetsErrors(t *testing.T) {
 	if errorCode(t, resp) != -32602 {
 		t.Fatalf("load of a missing session: %v", resp)
 	}
-	// Still alive and well.
+	// Still alive and well, and a new session announces its commands.
 	if id := p.newSession(); id == "" {
 		t.Fatal("no session id")
+	}
+	cmds := p.waitUpdate("available_commands_update")
+	if !strings.Contains(dump(cmds), `"name":"compact"`) {
+		t.Fatalf("commands: %v", cmds)
+	}
+}
+
+// Without a model key, initialize names the variable to set as the
+// authentication method, and sessions are refused with auth_required.
+func TestAuthenticationWhenTheKeyIsMissing(t *testing.T) {
+	p := startAgentEnv(t, nil, t.TempDir(), []string{"OPENROUTER_API_KEY=", "TINY_ENDPOINT="})
+	init := p.initialize()
+	methods, _ := init["authMethods"].([]any)
+	if len(methods) != 1 || methods[0].(map[string]any)["id"] != "OPENROUTER_API_KEY" {
+		t.Fatalf("authMethods: %v", init["authMethods"])
+	}
+	resp, _ := p.call("authenticate", map[string]any{"methodId": "OPENROUTER_API_KEY"})
+	if errorCode(t, resp) != -32000 || !strings.Contains(dump(resp), "OPENROUTER_API_KEY is not set") {
+		t.Fatalf("authenticate: %v", resp)
+	}
+	resp, _ = p.call("session/new", map[string]any{"cwd": p.dir, "mcpServers": []any{}})
+	if errorCode(t, resp) != -32000 {
+		t.Fatalf("session/new without a key: %v", resp)
+	}
+}
+
+// Modes: a session starts in the --approval mode; session/set_mode
+// switches it and says so; an unknown mode is refused.
+func TestSessionModes(t *testing.T) {
+	p := startAgent(t, providertest.New(t), t.TempDir(), "--approval", "auto")
+	p.initialize()
+	resp, _ := p.call("session/new", map[string]any{"cwd": p.dir, "mcpServers": []any{}})
+	res := resp["result"].(map[string]any)
+	if mode := res["modes"].(map[string]any)["currentModeId"]; mode != "auto" {
+		t.Fatalf("mode %v", mode)
+	}
+	id := res["sessionId"].(string)
+	resp, _ = p.call("session/set_mode", map[string]any{"sessionId": id, "modeId": "ask"})
+	if resp["error"] != nil {
+		t.Fatalf("set_mode: %v", resp)
+	}
+	if u := p.waitUpdate("current_mode_update"); u["currentModeId"] != "ask" {
+		t.Fatalf("update %v", u)
+	}
+	resp, _ = p.call("session/set_mode", map[string]any{"sessionId": id, "modeId": "yolo"})
+	if errorCode(t, resp) != -32602 {
+		t.Fatalf("unknown mode: %v", resp)
 	}
 }
 

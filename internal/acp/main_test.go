@@ -38,6 +38,10 @@ type agentProc struct {
 	stderr *lockedBuffer
 	done   chan struct{}
 	gate   sync.Mutex
+	// answer is the option id permission requests are answered with;
+	// asked collects them.
+	answer any
+	asked  []map[string]any
 }
 
 func (p *agentProc) pauseReading()  { p.gate.Lock() }
@@ -72,6 +76,12 @@ func agentEnv(srvURL string) []string {
 
 func startAgent(t *testing.T, srv *providertest.Server, dir string, args ...string) *agentProc {
 	t.Helper()
+	return startAgentEnv(t, srv, dir, nil, args...)
+}
+
+// startAgentEnv is startAgent with more environment variables.
+func startAgentEnv(t *testing.T, srv *providertest.Server, dir string, env []string, args ...string) *agentProc {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +96,7 @@ func startAgent(t *testing.T, srv *providertest.Server, dir string, args ...stri
 	if srv != nil {
 		url = srv.URL()
 	}
-	cmd.Env = agentEnv(url)
+	cmd.Env = append(agentEnv(url), env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -175,6 +185,12 @@ func (p *agentProc) await(id float64) (resp map[string]any, notes []map[string]a
 			if !ok {
 				p.t.Fatalf("stdout closed before the answer to %v; stderr:\n%s", id, p.stderr.String())
 			}
+			if m["method"] == "session/request_permission" && p.answer != nil {
+				p.asked = append(p.asked, m["params"].(map[string]any))
+				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m["id"], "result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": p.answer}}})
+				p.send(string(b))
+				continue
+			}
 			if m["method"] == nil && (m["id"] == id || (id == -1 && m["id"] == nil)) {
 				return m, notes
 			}
@@ -201,6 +217,28 @@ func (p *agentProc) newSession() string {
 		p.t.Fatalf("session/new: %v", resp["error"])
 	}
 	return resp["result"].(map[string]any)["sessionId"].(string)
+}
+
+// waitUpdate reads notifications until a session/update of kind.
+func (p *agentProc) waitUpdate(kind string) map[string]any {
+	p.t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case m, ok := <-p.lines:
+			if !ok {
+				p.t.Fatalf("stdout closed before a %s update", kind)
+			}
+			if m["method"] == "session/update" {
+				u := m["params"].(map[string]any)["update"].(map[string]any)
+				if u["sessionUpdate"] == kind {
+					return u
+				}
+			}
+		case <-timeout:
+			p.t.Fatalf("no %s update", kind)
+		}
+	}
 }
 
 func errorCode(t *testing.T, resp map[string]any) float64 {

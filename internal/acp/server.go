@@ -20,6 +20,10 @@ import (
 // schema of acp-go-sdk v0.13.0).
 const ProtocolVersion = acpsdk.ProtocolVersionNumber
 
+// announceDelay lets the response to session/new go out before the
+// session's first update (its slash commands).
+const announceDelay = 50 * time.Millisecond
+
 // Options configure Serve.
 type Options struct {
 	In  io.Reader // the client's requests
@@ -193,7 +197,10 @@ func (srv *server) NewSession(ctx context.Context, p acpsdk.NewSessionRequest) (
 		return acpsdk.NewSessionResponse{}, err
 	}
 	s.live.Store(true)
-	s.announce()
+	// The client learns the session id from the response: updates for
+	// it must not overtake it, and the SDK writes the response only after
+	// this returns.
+	time.AfterFunc(announceDelay, s.announce)
 	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(s.id), Modes: s.modeState()}, nil
 }
 
