@@ -54,6 +54,23 @@ type Host struct {
 	Editor tools.Editor
 }
 
+// Rewinder is a session that can be put back to before a user turn
+// (/rewind), with the same plan, journal and fork as the terminal's.
+type Rewinder interface {
+	// RewindTurns lists the user turns, one line each.
+	RewindTurns() ([]string, error)
+	// PlanRewind describes what a rewind would do; apply does it and
+	// says what it did.
+	PlanRewind(ctx context.Context, req RewindRequest) (preview []string, apply func(context.Context) ([]string, error), err error)
+}
+
+// RewindRequest is a parsed /rewind N [files|conversation] [force].
+type RewindRequest struct {
+	Turn                int
+	Files, Conversation bool
+	Force               bool
+}
+
 // Session is one open tiny-go session.
 type Session interface {
 	ID() string

@@ -241,6 +241,21 @@ func (p *agentProc) waitUpdate(kind string) map[string]any {
 	}
 }
 
+// answerText joins the agent_message_chunk texts of notes.
+func answerText(notes []map[string]any) string {
+	var b strings.Builder
+	for _, m := range notes {
+		if m["method"] != "session/update" {
+			continue
+		}
+		u := m["params"].(map[string]any)["update"].(map[string]any)
+		if u["sessionUpdate"] == "agent_message_chunk" {
+			b.WriteString(u["content"].(map[string]any)["text"].(string))
+		}
+	}
+	return b.String()
+}
+
 func errorCode(t *testing.T, resp map[string]any) float64 {
 	t.Helper()
 	e, ok := resp["error"].(map[string]any)

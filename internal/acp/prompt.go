@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -50,6 +52,38 @@ type command struct {
 // builtinCommands are the slash commands an ACP session offers.
 var builtinCommands = []command{
 	{name: "compact", description: "Summarize the conversation so far to free the context window"},
+	{name: "rewind", description: "Put files and the conversation back to before a turn (no argument: list the turns)", hint: "N [files|conversation] [force]"},
+}
+
+const rewindUsage = "Usage: /rewind [N [files|conversation] [force]]"
+
+// parseRewind reads the arguments of /rewind; list is true for none.
+func parseRewind(args string) (req RewindRequest, list bool, err error) {
+	f := strings.Fields(args)
+	if len(f) == 0 {
+		return req, true, nil
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil || n < 1 {
+		return req, false, errors.New(rewindUsage)
+	}
+	req = RewindRequest{Turn: n, Files: true, Conversation: true}
+	for _, w := range f[1:] {
+		switch w {
+		case "files":
+			req.Conversation = false
+		case "conversation":
+			req.Files = false
+		case "force":
+			req.Force = true
+		default:
+			return req, false, errors.New(rewindUsage)
+		}
+	}
+	if !req.Files && !req.Conversation {
+		return req, false, fmt.Errorf("%s: files and conversation exclude each other", rewindUsage)
+	}
+	return req, false, nil
 }
 
 // slashCommand recognizes "/name ..." of a built-in command.
@@ -68,8 +102,11 @@ func slashCommand(text string) (string, bool) {
 }
 
 // command runs a slash command.
-func (s *sess) command(ctx context.Context, name, _ string) (agent.Result, error) {
+func (s *sess) command(ctx context.Context, name, text string) (agent.Result, error) {
 	switch name {
+	case "rewind":
+		_, args, _ := strings.Cut(strings.TrimSpace(text), " ")
+		return agent.Result{}, s.rewind(ctx, args)
 	case "compact":
 		res, stats, err := s.s.Agent().Compact(ctx)
 		if errors.Is(err, agent.ErrNothingToCompact) {
@@ -85,6 +122,68 @@ func (s *sess) command(ctx context.Context, name, _ string) (agent.Result, error
 		return res, nil
 	}
 	return agent.Result{}, fmt.Errorf("unknown command /%s", name)
+}
+
+// rewind is /rewind: without a turn it lists the turns; with one it shows
+// what the rewind would do as a tool call, asks (session/request_permission)
+// and applies it. A conversation rewind continues in a fork, as in the
+// terminal; the editor keeps addressing it by this session's id.
+func (s *sess) rewind(ctx context.Context, args string) error {
+	rw, ok := s.s.(Rewinder)
+	if !ok {
+		s.update(acpsdk.UpdateAgentMessageText("This session cannot be rewound."))
+		return nil
+	}
+	req, list, err := parseRewind(args)
+	if err != nil {
+		s.update(acpsdk.UpdateAgentMessageText(err.Error()))
+		return nil
+	}
+	if list {
+		turns, err := rw.RewindTurns()
+		if err != nil {
+			return err
+		}
+		if len(turns) == 0 {
+			s.update(acpsdk.UpdateAgentMessageText("There is no earlier turn to rewind to."))
+			return nil
+		}
+		s.update(acpsdk.UpdateAgentMessageText(strings.Join(append(turns, "", rewindUsage), "\n")))
+		return nil
+	}
+	preview, apply, err := rw.PlanRewind(ctx, req)
+	if err != nil {
+		s.update(acpsdk.UpdateAgentMessageText("Cannot rewind: " + err.Error()))
+		return nil
+	}
+	id := fmt.Sprintf("rewind-%d-%d", req.Turn, time.Now().UnixNano())
+	c := call{title: fmt.Sprintf("Rewind to before turn %d", req.Turn), kind: acpsdk.ToolKindEdit,
+		content: []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(strings.Join(preview, "\n")))}}
+	s.update(c.start(id, acpsdk.ToolCallStatusPending))
+	s.flush()
+	resp, err := s.srv.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
+		SessionId: acpsdk.SessionId(s.id),
+		ToolCall:  c.toolCall(id, acpsdk.ToolCallStatusPending),
+		Options: []acpsdk.PermissionOption{
+			{OptionId: optAllowOnce, Name: "Rewind", Kind: acpsdk.PermissionOptionKindAllowOnce},
+			{OptionId: optRejectOnce, Name: "Cancel", Kind: acpsdk.PermissionOptionKindRejectOnce},
+		},
+	})
+	if err != nil || resp.Outcome.Selected == nil || resp.Outcome.Selected.OptionId != optAllowOnce {
+		s.update(acpsdk.UpdateToolCall(acpsdk.ToolCallId(id), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusFailed),
+			acpsdk.WithUpdateContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock("Rewind cancelled; nothing changed."))})))
+		return nil
+	}
+	s.update(acpsdk.UpdateToolCall(acpsdk.ToolCallId(id), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusInProgress)))
+	lines, err := apply(context.WithoutCancel(ctx))
+	if err != nil {
+		s.update(acpsdk.UpdateToolCall(acpsdk.ToolCallId(id), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusFailed),
+			acpsdk.WithUpdateContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock("Rewind failed: " + err.Error()))})))
+		return nil
+	}
+	s.update(acpsdk.UpdateToolCall(acpsdk.ToolCallId(id), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusCompleted),
+		acpsdk.WithUpdateContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(strings.Join(lines, "\n")))})))
+	return nil
 }
 
 func describeStats(st agent.CompactStats) string {

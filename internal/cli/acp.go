@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -16,6 +17,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/tools"
+	"github.com/tiny-agent/tiny-go/internal/ui"
 )
 
 // newACPCommand is `tiny-go acp`: the Agent Client Protocol on stdin and
@@ -121,6 +123,32 @@ func (s acpSession) WorkDir() string       { return s.r.cwd }
 func (s acpSession) Agent() *agent.Agent   { return s.r.agent }
 func (s acpSession) State() *session.State { return s.r.store.State() }
 func (s acpSession) Close()                { s.r.close() }
+
+// RewindTurns and PlanRewind are /rewind, through the terminal's rewinder.
+func (s acpSession) RewindTurns() ([]string, error) {
+	turns, err := (&interactiveRewinder{a: s.r}).Turns()
+	if err != nil {
+		return nil, err
+	}
+	lines := make([]string, len(turns))
+	for i, t := range turns {
+		lines[i] = fmt.Sprintf("%d. %s (%s)", t.N, oneLine(t.Prompt), t.At.Format("2006-01-02 15:04"))
+	}
+	return lines, nil
+}
+
+func (s acpSession) PlanRewind(ctx context.Context, req acp.RewindRequest) ([]string, func(context.Context) ([]string, error), error) {
+	rw := &interactiveRewinder{a: s.r}
+	plan, err := rw.Plan(ctx, ui.RewindRequest{Turn: req.Turn, Files: req.Files, Conversation: req.Conversation, Force: req.Force})
+	if err != nil {
+		return nil, nil, err
+	}
+	apply := func(ctx context.Context) ([]string, error) {
+		res, err := rw.Apply(ctx, plan)
+		return res.Lines, err
+	}
+	return plan.Preview, apply, nil
+}
 
 // embedding adapts a runner's agent to an ACP host; its methods are no-ops
 // on a nil embedding (the terminal).
