@@ -14,7 +14,6 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
-	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/tools"
 )
@@ -35,9 +34,12 @@ type Backend interface {
 type OpenRequest struct {
 	Cwd       string
 	SessionID string
-	// MCP are the servers the client gave, beside those of the catalog.
-	MCP  []mcp.Server
-	Host Host
+	// MCPNames are the names of the MCP servers the client gave. A name
+	// that is an alias of the MCP catalog ($TINY_MCP_CONFIG) connects that
+	// entry, beside the --mcp servers; the catalog lists the tools each
+	// server may offer (allowedTools), which the client cannot.
+	MCPNames []string
+	Host     Host
 }
 
 // Host is how the agent of a session reaches the editor.

@@ -240,9 +240,8 @@ func (srv *server) open(ctx context.Context, cwd, id string, servers []acpsdk.Mc
 	if err := srv.authorized(); err != nil {
 		return nil, err
 	}
-	mcpServers := srv.clientServers(servers)
 	s := newSess(srv)
-	backend, err := srv.opt.Backend.Open(ctx, OpenRequest{Cwd: cwd, SessionID: id, MCP: mcpServers, Host: s.host()})
+	backend, err := srv.opt.Backend.Open(ctx, OpenRequest{Cwd: cwd, SessionID: id, MCPNames: mcpNames(servers), Host: s.host()})
 	if err != nil {
 		s.stop()
 		return nil, acpsdk.NewInvalidParams(map[string]any{"error": err.Error()})

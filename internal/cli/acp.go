@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
+	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/tools"
 	"github.com/tiny-agent/tiny-go/internal/ui"
@@ -102,17 +104,44 @@ func (b *acpBackend) Open(ctx context.Context, req acp.OpenRequest) (acp.Session
 	// there so the editor can switch.
 	f.approval = string(approval.Ask)
 	f.json = true
+	f.mcp = append(slices.Clone(f.mcp), b.catalogServers(req.MCPNames)...)
 	r := &runner{io: b.io(), flags: f, cwd: req.Cwd, embed: &embedding{host: req.Host}}
 	if err := r.configure(); err != nil {
 		return nil, err
 	}
-	r.servers = append(r.servers, req.MCP...)
 	r.sink = lifecycle.NewTracker(lifecycle.Multi())
 	if err := r.start(ctx); err != nil {
 		r.close()
 		return nil, err
 	}
 	return acpSession{r}, nil
+}
+
+// catalogServers are the names among the editor's MCP servers that the
+// MCP catalog knows; the others are named on stderr, since tiny-go offers
+// an MCP server's tools only as its catalog entry lists them.
+func (b *acpBackend) catalogServers(names []string) []string {
+	if len(names) == 0 {
+		return nil
+	}
+	lookup := stdio{getenv: b.app.getenv}.lookupEnv
+	known := map[string]bool{}
+	if path, ok := lookup(mcp.ConfigEnv); ok {
+		if c, err := mcp.LoadCatalog(path, lookup); err == nil {
+			for _, s := range c.Servers {
+				known[s.Alias] = true
+			}
+		}
+	}
+	var out []string
+	for _, n := range names {
+		if known[n] {
+			out = append(out, n)
+		} else {
+			fmt.Fprintf(b.app.stderr, "tiny-go: MCP server %q from the editor is not connected: add it to $%s with its allowedTools\n", n, mcp.ConfigEnv)
+		}
+	}
+	return out
 }
 
 // acpSession is a runner seen as an ACP session.
