@@ -148,9 +148,6 @@ func TestSecondPromptWhileOneRuns(t *testing.T) {
 // A 100 MB message is answered with an error naming its id, without the
 // memory to hold it, and the connection goes on.
 func TestHundredMegabyteMessage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 100 MB through a pipe")
-	}
 	p := startAgent(t, providertest.New(t), t.TempDir())
 	p.initialize()
 	base := peakRSS(t, p.cmd.Process.Pid)

@@ -335,17 +335,27 @@ func stopReason(res agent.Result) acpsdk.StopReason {
 	switch {
 	case res.Outcome == session.OutcomeAborted:
 		return acpsdk.StopReasonCancelled
-	case res.Completion == session.CompletionTruncated:
+	case res.Completion == session.CompletionTruncated, cutOff(res):
 		return acpsdk.StopReasonMaxTokens
-	case res.Error != nil && res.Error.Code == "refusal":
-		return acpsdk.StopReasonRefusal
 	}
+	// refusal: no provider tiny-go speaks reports one apart from its
+	// text, so a refused answer ends the turn like any other.
 	return acpsdk.StopReasonEndTurn
+}
+
+// cutOff reports a run that failed because its answer hit the model's
+// token limit (runtime.md: a text reply cut off is not an answer): for
+// the editor that is the max_tokens stop, not an error.
+func cutOff(res agent.Result) bool {
+	return res.Outcome == session.OutcomeFailed && res.Error != nil &&
+		res.Error.Code == session.CodeModelError && res.Error.Message == "the reply was cut off by the model token limit"
 }
 
 // runError is the JSON-RPC error of an operation that did not complete.
 func runError(id string, res agent.Result, err error) error {
 	switch {
+	case err == nil && cutOff(res):
+		return nil
 	case errors.Is(err, agent.ErrBusy):
 		return acpsdk.NewInvalidRequest(map[string]any{"error": "a prompt is already running in this session"})
 	case errors.Is(err, agent.ErrNothingToCompact):
