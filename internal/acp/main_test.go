@@ -115,7 +115,10 @@ func startAgentEnv(t *testing.T, srv *providertest.Server, dir string, env []str
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 1<<20), 64<<20)
 		for {
-			p.gate.Lock() // held while the test plays a client that does not read
+			// The gate is held while the test plays a client that does
+			// not read.
+			p.gate.Lock()
+			//lint:ignore SA2001 waiting for the gate is the point
 			p.gate.Unlock()
 			if !sc.Scan() {
 				break

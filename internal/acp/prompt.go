@@ -55,7 +55,8 @@ var builtinCommands = []command{
 	{name: "rewind", description: "Put files and the conversation back to before a turn (no argument: list the turns)", hint: "N [files|conversation] [force]"},
 }
 
-const rewindUsage = "Usage: /rewind [N [files|conversation] [force]]"
+// errRewindUsage is the answer to /rewind with arguments it does not take.
+var errRewindUsage = errors.New("usage: /rewind [N [files|conversation] [force]]")
 
 // parseRewind reads the arguments of /rewind; list is true for none.
 func parseRewind(args string) (req RewindRequest, list bool, err error) {
@@ -65,7 +66,7 @@ func parseRewind(args string) (req RewindRequest, list bool, err error) {
 	}
 	n, err := strconv.Atoi(f[0])
 	if err != nil || n < 1 {
-		return req, false, errors.New(rewindUsage)
+		return req, false, errRewindUsage
 	}
 	req = RewindRequest{Turn: n, Files: true, Conversation: true}
 	for _, w := range f[1:] {
@@ -77,11 +78,11 @@ func parseRewind(args string) (req RewindRequest, list bool, err error) {
 		case "force":
 			req.Force = true
 		default:
-			return req, false, errors.New(rewindUsage)
+			return req, false, errRewindUsage
 		}
 	}
 	if !req.Files && !req.Conversation {
-		return req, false, fmt.Errorf("%s: files and conversation exclude each other", rewindUsage)
+		return req, false, fmt.Errorf("%w: files and conversation exclude each other", errRewindUsage)
 	}
 	return req, false, nil
 }
@@ -148,7 +149,7 @@ func (s *sess) rewind(ctx context.Context, args string) error {
 			s.update(acpsdk.UpdateAgentMessageText("There is no earlier turn to rewind to."))
 			return nil
 		}
-		s.update(acpsdk.UpdateAgentMessageText(strings.Join(append(turns, "", rewindUsage), "\n")))
+		s.update(acpsdk.UpdateAgentMessageText(strings.Join(append(turns, "", "Rewind with /rewind N [files|conversation] [force]."), "\n")))
 		return nil
 	}
 	preview, apply, err := rw.PlanRewind(ctx, req)
