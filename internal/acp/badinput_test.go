@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -245,5 +246,61 @@ func waitFile(t *testing.T, path string) {
 			t.Fatalf("%s never appeared", path)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// SIGTERM (the editor stopping the agent) mid-command aborts the operation
+// durably, stops the command and exits 0.
+func TestSIGTERMMidCommand(t *testing.T) {
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "c1", Name: "bash", Arguments: `{"command":"echo $$ > pid; sleep 30"}`}}},
+	)
+	p := startAgent(t, srv, t.TempDir(), "--approval", "auto")
+	p.initialize()
+	id := p.newSession()
+	p.sendCall("session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "deploy"}}})
+	waitFile(t, p.dir+"/pid")
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("tiny-go acp did not exit after SIGTERM")
+	}
+	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	assertAbortedDurably(t, p.dir)
+}
+
+// session/close ends a running operation durably and forgets the session.
+func TestSessionCloseMidCommand(t *testing.T) {
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "c1", Name: "bash", Arguments: `{"command":"echo $$ > pid; sleep 30"}`}}},
+	)
+	p := startAgent(t, srv, t.TempDir(), "--approval", "auto")
+	p.initialize()
+	id := p.newSession()
+	first := p.sendCall("session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "deploy"}}})
+	waitFile(t, p.dir+"/pid")
+	resp, before := p.call("session/close", map[string]any{"sessionId": id})
+	if resp["error"] != nil {
+		t.Fatalf("close: %v", resp)
+	}
+	// The prompt was answered before the close.
+	var prompt map[string]any
+	for _, m := range before {
+		if m["id"] == first {
+			prompt = m
+		}
+	}
+	if r, _ := prompt["result"].(map[string]any); r["stopReason"] != "cancelled" {
+		t.Fatalf("prompt: %v", prompt)
+	}
+	assertAbortedDurably(t, p.dir)
+	resp, _ = p.call("session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "again"}}})
+	if errorCode(t, resp) != -32602 {
+		t.Fatalf("prompt to a closed session: %v", resp)
 	}
 }
