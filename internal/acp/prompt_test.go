@@ -49,3 +49,22 @@ func TestPromptThoughtsAndMaxTokens(t *testing.T) {
 		t.Fatalf("image prompt: %v", resp)
 	}
 }
+
+// Prompts that follow each other at once all run to their end: what
+// watches one prompt's request never cancels the next.
+func TestPromptsInQuickSuccession(t *testing.T) {
+	const n = 40
+	replies := make([]providertest.Reply, n)
+	for i := range replies {
+		replies[i] = providertest.Reply{Text: "ok"}
+	}
+	p := startAgent(t, providertest.New(t, replies...), t.TempDir(), "--approval", "auto")
+	p.initialize()
+	id := p.newSession()
+	for i := range n {
+		resp, _ := p.call("session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "go"}}})
+		if r, _ := resp["result"].(map[string]any); r["stopReason"] != "end_turn" {
+			t.Fatalf("prompt %d: %v", i+1, resp)
+		}
+	}
+}

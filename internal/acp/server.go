@@ -306,19 +306,21 @@ func (srv *server) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.P
 	srv.prompts.Add(1)
 	srv.mu.Unlock()
 	defer srv.prompts.Done()
-	if !s.begin() {
+	token := s.begin()
+	if token == nil {
 		return acpsdk.PromptResponse{}, acpsdk.NewInvalidRequest(map[string]any{"error": "a prompt is already running in this session; wait for it or send session/cancel"})
 	}
 	defer s.end()
 
 	// The request's context ends when the client cancels the request or
-	// disconnects: both abort the operation durably.
+	// disconnects: both abort the operation durably. It also ends after
+	// this returns, so the watcher names the prompt it watches.
 	watched := make(chan struct{})
 	defer close(watched)
 	go func() {
 		select {
 		case <-ctx.Done():
-			s.cancel()
+			s.cancelIf(token)
 		case <-watched:
 		}
 	}()

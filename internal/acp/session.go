@@ -167,17 +167,18 @@ func (s *sess) close() {
 	}
 }
 
-// begin marks a prompt running; false when one already is.
-func (s *sess) begin() bool {
+// begin marks a prompt running and returns its token (for cancelIf);
+// nil when one already runs.
+func (s *sess) begin() chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.running {
-		return false
+		return nil
 	}
 	s.running = true
 	s.cancelled = make(chan struct{})
 	s.abortOwed = false
-	return true
+	return s.cancelled
 }
 
 func (s *sess) end() {
@@ -198,9 +199,13 @@ func (s *sess) waitIdle() {
 
 // cancel aborts the running operation durably (abortRequested committed,
 // the active phase signalled); a no-op when nothing runs.
-func (s *sess) cancel() {
+func (s *sess) cancel() { s.cancelIf(nil) }
+
+// cancelIf is cancel of the prompt whose token begin returned (any prompt
+// for nil): a late watcher of an earlier prompt must not cancel the next.
+func (s *sess) cancelIf(token chan struct{}) {
 	s.mu.Lock()
-	if !s.running {
+	if !s.running || (token != nil && token != s.cancelled) {
 		s.mu.Unlock()
 		return
 	}
@@ -249,7 +254,7 @@ func (s *sess) recover() error {
 	if !a.Pending() {
 		return nil
 	}
-	if !s.begin() {
+	if s.begin() == nil {
 		return acpsdk.NewInvalidRequest(map[string]any{"error": "the session is busy"})
 	}
 	defer s.end()
