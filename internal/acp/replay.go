@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"cmp"
 	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -13,6 +14,12 @@ import (
 // call with its final status and result.
 func (s *sess) replay() {
 	st := s.s.State()
+	display := map[string]string{}
+	for _, t := range s.s.Agent().Config().Tools {
+		if d := t.Definition(); d.Display != "" {
+			display[d.Name] = d.Display
+		}
+	}
 	results := map[string]string{}
 	for _, m := range st.Transcript {
 		if m.Role == session.RoleTool && m.Content != nil {
@@ -32,7 +39,8 @@ func (s *sess) replay() {
 			for _, tc := range m.ToolCalls {
 				// The file a write or edit changed has changed since: no
 				// diff, only the call and its result.
-				c := describeCall(tc.Function.Name, tc.Function.Name, tc.Function.Arguments, "")
+				name := cmp.Or(display[tc.Function.Name], tc.Function.Name)
+				c := describeCall(tc.Function.Name, name, tc.Function.Arguments, "")
 				c.locations = absLocations(c.locations, s.workDir())
 				out, ok := results[tc.ID]
 				status := acpsdk.ToolCallStatusCompleted
