@@ -60,6 +60,11 @@ func TestBadInputGetsErrors(t *testing.T) {
 	if errorCode(t, resp) != -32602 {
 		t.Fatalf("load of a missing session: %v", resp)
 	}
+	// A relative working directory.
+	resp, _ = p.call("session/new", map[string]any{"cwd": "src", "mcpServers": []any{}})
+	if errorCode(t, resp) != -32602 || !strings.Contains(dump(resp), "absolute") {
+		t.Fatalf("relative cwd: %v", resp)
+	}
 	// Still alive and well, and a new session announces its commands.
 	if id := p.newSession(); id == "" {
 		t.Fatal("no session id")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -239,6 +240,9 @@ func (srv *server) open(ctx context.Context, cwd, id string, servers []acpsdk.Mc
 	}
 	if err := srv.authorized(); err != nil {
 		return nil, err
+	}
+	if !filepath.IsAbs(cwd) {
+		return nil, acpsdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("cwd must be an absolute path, not %q", cwd)})
 	}
 	s := newSess(srv)
 	backend, err := srv.opt.Backend.Open(ctx, OpenRequest{Cwd: cwd, SessionID: id, MCPNames: mcpNames(servers), Host: s.host()})

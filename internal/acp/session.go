@@ -302,6 +302,9 @@ func (s *sess) event(ev agent.Event) {
 	case agent.ToolStarted:
 		s.update(acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Tool.ToolCallID), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusInProgress)))
 	case agent.ToolCompleted:
+		s.mu.Lock()
+		delete(s.announced, e.Tool.ToolCallID)
+		s.mu.Unlock()
 		status := acpsdk.ToolCallStatusCompleted
 		if e.Outcome.Outcome != "succeeded" {
 			status = acpsdk.ToolCallStatusFailed
