@@ -31,10 +31,8 @@ func describeCall(tool, display, args, workDir string) call {
 		ID      string `json:"id"`
 	}
 	_ = json.Unmarshal([]byte(args), &a)
-	var raw any
-	if json.Unmarshal([]byte(args), &raw) == nil {
-		// rawInput is the parsed arguments.
-	}
+	var raw any // rawInput: the parsed arguments, nil if they do not parse
+	_ = json.Unmarshal([]byte(args), &raw)
 	c := call{title: display, kind: acpsdk.ToolKindOther, rawInput: raw}
 	if c.title == "" {
 		c.title = tool

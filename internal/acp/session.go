@@ -53,9 +53,7 @@ type sess struct {
 	// announced are the tool calls already shown (asked about before
 	// their start).
 	announced map[string]bool
-	// changes are the diffs of write and edit calls, computed when the
-	// call is admitted (before the file changes).
-	closed bool
+	closed    bool // stop ran
 }
 
 func newSess(srv *server) *sess {
