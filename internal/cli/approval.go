@@ -37,6 +37,9 @@ func (a *runner) newGate() (*approval.Gate, error) {
 	if a.approval != approval.Ask {
 		return nil, nil
 	}
+	if a.embed != nil {
+		return approval.NewSessionGate(a.cwd, a.store.Path(), a.embed.ask)
+	}
 	ask := func(ctx context.Context, p approval.Prompt) (approval.Answer, error) {
 		ans, err := a.uiObserver.Ask(ctx, p)
 		if !errors.Is(err, ui.ErrNotAttached) {

@@ -100,6 +100,7 @@ Without a prompt it is interactive; with one it runs it and exits.`,
 	root.AddCommand(newMCPCommand(a))
 	root.AddCommand(newEvalCommand(a))
 	root.AddCommand(newConfigCommand(a))
+	root.AddCommand(newACPCommand(a))
 	configureRun(a, root)
 	configureManners(a, root)
 	return root

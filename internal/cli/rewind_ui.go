@@ -136,7 +136,7 @@ func (a *runner) switchSession(id string) error {
 		st.Close()
 		return err
 	}
-	cfg.Approve = approveHook(gate)
+	cfg.Approve = a.embed.wrapApprove(approveHook(gate))
 	// The reasoning details the fork's replies need sent back live beside
 	// the fork (the ones it shares with its source were copied there when
 	// it was written); new ones must not go to the source.

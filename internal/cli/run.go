@@ -131,6 +131,9 @@ type runner struct {
 	gate     *approval.Gate
 	// procs records this run's command processes; Close kills leftovers.
 	procs *procs.Tracker
+	// embed adapts the agent to a host other than the terminal (acp.go);
+	// nil otherwise.
+	embed *embedding
 }
 
 // configureRun makes the root command run prompts: its flags, and the
@@ -422,7 +425,7 @@ func (a *runner) buildAgent(envID string) error {
 			secretVars = append(secretVars, sv.TokenEnv)
 		}
 	}
-	builtins, err := tools.Builtins(tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.sandbox, Procs: a.procs})
+	builtins, err := tools.Builtins(tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.sandbox, Procs: a.procs, Editor: a.embed.editor()})
 	if err != nil {
 		return err
 	}
@@ -472,6 +475,7 @@ func (a *runner) buildAgent(envID string) error {
 		// stdout carries the events; a wait for a retry still shows.
 		sinks = append(sinks, retryLines(a.io.stderr))
 	}
+	sinks = append(sinks, a.embed.eventSink())
 	a.agent, err = agent.New(agent.Config{
 		Log:                 log,
 		Provider:            provider.Retry(client, provider.RetryConfig{}),
@@ -483,7 +487,7 @@ func (a *runner) buildAgent(envID string) error {
 		Events:              agent.Fanout(sinks...),
 		AutoCompact:         a.autoCompact(client),
 		Scrub:               a.scrubber(secretVars),
-		Approve:             approveHook(a.gate),
+		Approve:             a.embed.wrapApprove(approveHook(a.gate)),
 		BeforeEffect:        a.checkpointHook(),
 		Identity:            a.wire.identity(),
 		Reasoning:           a.reasoning,

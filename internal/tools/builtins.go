@@ -94,6 +94,9 @@ type Config struct {
 	// that those that leave their process group are killed with them (and
 	// by the next start after a crash); nil tracks nothing.
 	Procs *procs.Tracker
+	// Editor, when set, is where read, write and edit read and write the
+	// files it offers (an ACP client's buffers); nil means the disk.
+	Editor Editor
 }
 
 // Builtins constructs the selected built-in tools in the order of
@@ -117,11 +120,11 @@ func Builtins(cfg Config) ([]Tool, error) {
 		case PluginBash:
 			tools = append(tools, bashTool{workDir: workDir, newID: newID, env: cfg.Env, sandbox: cfg.Sandbox, procs: cfg.Procs})
 		case PluginRead:
-			tools = append(tools, readTool{workDir: workDir})
+			tools = append(tools, readTool{workDir: workDir, editor: cfg.Editor})
 		case PluginWrite:
-			tools = append(tools, writeTool{workDir: workDir, sandbox: cfg.Sandbox})
+			tools = append(tools, writeTool{workDir: workDir, sandbox: cfg.Sandbox, editor: cfg.Editor})
 		case PluginEdit:
-			tools = append(tools, editTool{workDir: workDir, sandbox: cfg.Sandbox})
+			tools = append(tools, editTool{workDir: workDir, sandbox: cfg.Sandbox, editor: cfg.Editor})
 		case PluginBg:
 			if cfg.Background == nil {
 				return nil, errors.New("tools: the bg plugin needs Config.Background")

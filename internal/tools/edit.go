@@ -18,6 +18,7 @@ import (
 type editTool struct {
 	workDir string
 	sandbox *sandbox.Sandbox
+	editor  Editor // nil: the local file system
 }
 
 func (editTool) Definition() Definition {
@@ -68,8 +69,14 @@ func (e editTool) Run(ctx context.Context, args jsontext.Value) Result {
 	if err := e.sandbox.CheckWrite(path, abs); err != nil {
 		return errorResult(err)
 	}
-	original, err := readBounded(abs, maxEditSize)
-	if err != nil {
+	var original []byte
+	if editorReads(e.editor) {
+		text, err := e.editor.ReadTextFile(ctx, abs)
+		if err != nil {
+			return errorResult(failf("Could not read %s through the editor: %v", path, err))
+		}
+		original = []byte(text)
+	} else if original, err = readBounded(abs, maxEditSize); err != nil {
 		return Result{Content: describeFileError(path, err), IsError: true}
 	}
 	updated, err := applyEdits(original, path, edits)
@@ -79,7 +86,11 @@ func (e editTool) Run(ctx context.Context, args jsontext.Value) Result {
 	if ctx.Err() != nil {
 		return Result{Content: "Edit aborted; the file was not changed.", IsError: true}
 	}
-	if err := e.sandbox.Do(func() error { return writeFileAtomic(abs, updated) }); err != nil {
+	if editorWrites(e.editor) {
+		if err := e.editor.WriteTextFile(ctx, abs, string(updated)); err != nil {
+			return errorResult(failf("Could not write %s through the editor: %v", path, err))
+		}
+	} else if err := e.sandbox.Do(func() error { return writeFileAtomic(abs, updated) }); err != nil {
 		return Result{Content: describeFileError(path, err), IsError: true}
 	}
 	return Result{Content: fmt.Sprintf("Successfully replaced %d block(s) in %s.", len(edits), path)}

@@ -17,6 +17,7 @@ import (
 // file is; the rest is only counted.
 type readTool struct {
 	workDir string
+	editor  Editor // nil: the local file system
 }
 
 func (readTool) Definition() Definition {
@@ -57,7 +58,12 @@ func (r readTool) Run(ctx context.Context, args jsontext.Value) Result {
 	if err != nil {
 		return errorResult(err)
 	}
-	content, err := readPage(ctx, resolvePath(r.workDir, path), path, offset, min(limit, MaxOutputLines))
+	var content string
+	if editorReads(r.editor) {
+		content, err = readEditorPage(ctx, r.editor, resolvePath(r.workDir, path), path, offset, min(limit, MaxOutputLines))
+	} else {
+		content, err = readPage(ctx, resolvePath(r.workDir, path), path, offset, min(limit, MaxOutputLines))
+	}
 	if err != nil {
 		return errorResult(err)
 	}
@@ -87,7 +93,11 @@ func readPage(ctx context.Context, abs, display string, offset, limit int) (stri
 		return "", toolError(describeFileError(display, err))
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
+	return readPageFrom(ctx, bufio.NewReaderSize(f, 64<<10), display, offset, limit)
+}
+
+// readPageFrom is readPage over the content br reads.
+func readPageFrom(ctx context.Context, br *bufio.Reader, display string, offset, limit int) (string, error) {
 	binary := failf("%s is a binary file (it contains NUL bytes); read only shows text. Use bash to inspect it.", display)
 	if head, _ := br.Peek(sniffSize); bytes.IndexByte(head, 0) >= 0 {
 		return "", binary

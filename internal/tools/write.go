@@ -13,6 +13,7 @@ import (
 type writeTool struct {
 	workDir string
 	sandbox *sandbox.Sandbox
+	editor  Editor // nil: the local file system
 }
 
 func (writeTool) Definition() Definition {
@@ -53,7 +54,11 @@ func (w writeTool) Run(ctx context.Context, args jsontext.Value) Result {
 	if err := w.sandbox.CheckWrite(path, abs); err != nil {
 		return errorResult(err)
 	}
-	if err := w.sandbox.Do(func() error { return writeFileAtomic(abs, []byte(content)) }); err != nil {
+	if editorWrites(w.editor) {
+		if err := w.editor.WriteTextFile(ctx, abs, content); err != nil {
+			return errorResult(failf("Could not write %s through the editor: %v", path, err))
+		}
+	} else if err := w.sandbox.Do(func() error { return writeFileAtomic(abs, []byte(content)) }); err != nil {
 		return Result{Content: describeFileError(path, err), IsError: true}
 	}
 	return Result{Content: fmt.Sprintf("Successfully wrote %d bytes to %s.", len(content), path)}

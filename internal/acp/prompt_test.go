@@ -1,0 +1,70 @@
+package acp_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tiny-agent/tiny-go/internal/providertest"
+)
+
+// Reasoning streams as agent_thought_chunk, never as the answer; a reply
+// cut off by the model's token limit ends with max_tokens; an embedded
+// resource (an @-mention with the editor's text) reaches the model.
+func TestPromptThoughtsAndMaxTokens(t *testing.T) {
+	srv := providertest.New(t,
+		providertest.Reply{Reasoning: "Let me think.", Text: "Thought about it."},
+		providertest.Reply{Text: "A long answer that", FinishReason: "length"},
+	)
+	p := startAgent(t, srv, t.TempDir(), "--approval", "auto")
+	p.initialize()
+	id := p.newSession()
+	resp, notes := p.call("session/prompt", map[string]any{"sessionId": id, "prompt": []any{
+		map[string]any{"type": "text", "text": "look at "},
+		map[string]any{"type": "resource", "resource": map[string]any{"uri": "file:///src/main.go", "text": "package main // unsaved"}},
+	}})
+	if resp["result"].(map[string]any)["stopReason"] != "end_turn" {
+		t.Fatalf("prompt: %v", resp)
+	}
+	var thought strings.Builder
+	for _, m := range notes {
+		u := m["params"].(map[string]any)["update"].(map[string]any)
+		if u["sessionUpdate"] == "agent_thought_chunk" {
+			thought.WriteString(u["content"].(map[string]any)["text"].(string))
+		}
+	}
+	if thought.String() != "Let me think." || answerText(notes) != "Thought about it." {
+		t.Fatalf("thought %q, answer %q", thought.String(), answerText(notes))
+	}
+	reqs := srv.Requests()
+	if len(reqs) == 0 || !strings.Contains(string(reqs[0].Body), "package main // unsaved") || !strings.Contains(string(reqs[0].Body), "file:///src/main.go") {
+		t.Fatal("the embedded resource did not reach the model")
+	}
+	resp, _ = p.call("session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "go on"}}})
+	if r, _ := resp["result"].(map[string]any); r["stopReason"] != "max_tokens" {
+		t.Fatalf("prompt: %v", resp)
+	}
+	// Images are not offered (promptCapabilities.image is false).
+	resp, _ = p.call("session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "image", "data": "AAAA", "mimeType": "image/png"}}})
+	if errorCode(t, resp) != -32602 || !strings.Contains(dump(resp), "images") {
+		t.Fatalf("image prompt: %v", resp)
+	}
+}
+
+// Prompts that follow each other at once all run to their end: what
+// watches one prompt's request never cancels the next.
+func TestPromptsInQuickSuccession(t *testing.T) {
+	const n = 40
+	replies := make([]providertest.Reply, n)
+	for i := range replies {
+		replies[i] = providertest.Reply{Text: "ok"}
+	}
+	p := startAgent(t, providertest.New(t, replies...), t.TempDir(), "--approval", "auto")
+	p.initialize()
+	id := p.newSession()
+	for i := range n {
+		resp, _ := p.call("session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "go"}}})
+		if r, _ := resp["result"].(map[string]any); r["stopReason"] != "end_turn" {
+			t.Fatalf("prompt %d: %v", i+1, resp)
+		}
+	}
+}

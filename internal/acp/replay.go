@@ -1,0 +1,75 @@
+package acp
+
+import (
+	"cmp"
+	"strings"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/tiny-agent/tiny-go/internal/session"
+)
+
+// replay sends the session's visible history to the client, as
+// session/load asks: user messages, the agent's answers, and each tool
+// call with its final status and result.
+func (s *sess) replay() {
+	st := s.s.State()
+	display := map[string]string{}
+	for _, t := range s.s.Agent().Config().Tools {
+		if d := t.Definition(); d.Display != "" {
+			display[d.Name] = d.Display
+		}
+	}
+	results := map[string]string{}
+	for _, m := range st.Transcript {
+		if m.Role == session.RoleTool && m.Content != nil {
+			results[m.ToolCallID] = *m.Content
+		}
+	}
+	for _, m := range st.Transcript {
+		switch m.Role {
+		case session.RoleUser:
+			if m.Content != nil {
+				s.update(acpsdk.UpdateUserMessageText(*m.Content))
+			}
+		case session.RoleAssistant:
+			if m.Content != nil && *m.Content != "" {
+				s.update(acpsdk.UpdateAgentMessageText(*m.Content))
+			}
+			for _, tc := range m.ToolCalls {
+				// The file a write or edit changed has changed since: no
+				// diff, only the call and its result.
+				name := cmp.Or(display[tc.Function.Name], tc.Function.Name)
+				c := describeCall(tc.Function.Name, name, tc.Function.Arguments, "")
+				c.locations = absLocations(c.locations, s.workDir())
+				out, ok := results[tc.ID]
+				status := acpsdk.ToolCallStatusCompleted
+				switch {
+				case !ok:
+					status = acpsdk.ToolCallStatusPending
+				case failedResult(out):
+					status = acpsdk.ToolCallStatusFailed
+				}
+				if ok && out != "" {
+					c.content = []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(clip(out)))}
+				}
+				s.update(c.start(tc.ID, status))
+			}
+		}
+	}
+}
+
+// failedResult tells a failed tool result by its content: tools.md makes
+// every failure start with "Error", and an interrupted one has fixed text.
+func failedResult(content string) bool {
+	return strings.HasPrefix(content, "Error") || content == session.ContentInterrupted
+}
+
+func absLocations(ls []acpsdk.ToolCallLocation, workDir string) []acpsdk.ToolCallLocation {
+	for i := range ls {
+		if workDir != "" && !strings.HasPrefix(ls[i].Path, "/") {
+			ls[i].Path = workDir + "/" + ls[i].Path
+		}
+	}
+	return ls
+}

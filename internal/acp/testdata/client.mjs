@@ -1,0 +1,147 @@
+// A client built on the official ACP TypeScript SDK that drives
+// `tiny-go acp` through one scenario and prints what it saw as one JSON
+// object on stdout; the Go test (client_sdk_test.go) asserts on it and on
+// the session file. Usage: node client.mjs SCENARIO (the agent command is
+// $ACP_AGENT with $ACP_AGENT_ARGS, JSON; the working directory $ACP_CWD).
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { Readable, Writable } from "node:stream";
+import { client, methods, ndJsonStream, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
+
+const scenario = process.argv[2];
+const cwd = process.env.ACP_CWD;
+const agentProc = spawn(process.env.ACP_AGENT, JSON.parse(process.env.ACP_AGENT_ARGS || "[]"), {
+  cwd,
+  stdio: ["pipe", "pipe", "inherit"],
+});
+const exited = new Promise((resolve) => agentProc.on("exit", (code, signal) => resolve({ code, signal })));
+
+const seen = { updates: [], permissions: [], scenario };
+let permissionAnswer = "allow_once";
+const waiters = [];
+function notify() {
+  for (const w of [...waiters]) {
+    if (w.test()) {
+      waiters.splice(waiters.indexOf(w), 1);
+      w.resolve();
+    }
+  }
+}
+function until(test, what, ms = 30000) {
+  if (test()) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("timed out waiting for " + what)), ms);
+    waiters.push({ test, resolve: () => { clearTimeout(timer); resolve(); } });
+  });
+}
+async function untilFile(path, ms = 30000) {
+  const end = Date.now() + ms;
+  while (!existsSync(path)) {
+    if (Date.now() > end) throw new Error("timed out waiting for " + path);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const app = client()
+  .onNotification(methods.client.session.update, (cx) => {
+    seen.updates.push(cx.params.update);
+    notify();
+  })
+  .onRequest(methods.client.fs.readTextFile, (cx) => {
+    seen.reads = (seen.reads || []).concat([cx.params.path]);
+    return { content: "unsaved buffer of " + cx.params.path + "\nsecond line\n" };
+  })
+  .onRequest(methods.client.fs.writeTextFile, (cx) => {
+    seen.writes = (seen.writes || []).concat([{ path: cx.params.path, content: cx.params.content }]);
+    return {};
+  })
+  .onRequest(methods.client.session.requestPermission, (cx) => {
+    seen.permissions.push({ toolCall: cx.params.toolCall, options: cx.params.options.map((o) => o.kind) });
+    notify();
+    const option = cx.params.options.find((o) => o.kind === permissionAnswer);
+    return { outcome: { outcome: "selected", optionId: option.optionId } };
+  });
+
+const conn = app.connect(ndJsonStream(Writable.toWeb(agentProc.stdin), Readable.toWeb(agentProc.stdout)));
+const agent = conn.agent;
+const text = (t) => [{ type: "text", text: t }];
+
+async function main() {
+  const init = await agent.request(methods.agent.initialize, {
+    protocolVersion: PROTOCOL_VERSION,
+    clientCapabilities: { fs: { readTextFile: scenario === "fs", writeTextFile: scenario === "fs" }, terminal: false },
+  });
+  seen.initialize = init;
+
+  switch (scenario) {
+    case "permission": {
+      const { sessionId, modes } = await agent.request(methods.agent.session.new, { cwd, mcpServers: [] });
+      seen.sessionId = sessionId;
+      seen.modes = modes;
+      // The first call is allowed once, the second rejected.
+      const prompt = agent.request(methods.agent.session.prompt, { sessionId, prompt: text("make notes") });
+      await until(() => seen.permissions.length === 1, "the first permission request");
+      permissionAnswer = "reject_once";
+      seen.prompt = await prompt;
+      break;
+    }
+    case "fs": {
+      const { sessionId } = await agent.request(methods.agent.session.new, { cwd, mcpServers: [] });
+      seen.sessionId = sessionId;
+      await agent.request(methods.agent.session.setMode, { sessionId, modeId: "auto" });
+      seen.prompt = await agent.request(methods.agent.session.prompt, { sessionId, prompt: text("edit the draft") });
+      break;
+    }
+    case "cancel": {
+      const { sessionId } = await agent.request(methods.agent.session.new, { cwd, mcpServers: [] });
+      seen.sessionId = sessionId;
+      await agent.request(methods.agent.session.setMode, { sessionId, modeId: "auto" });
+      const prompt = agent.request(methods.agent.session.prompt, { sessionId, prompt: text("deploy") });
+      await untilFile(join(cwd, "pid"));
+      await agent.notify(methods.agent.session.cancel, { sessionId });
+      seen.prompt = await prompt;
+      break;
+    }
+    case "load": {
+      const sessionId = process.env.ACP_SESSION;
+      seen.load = await agent.request(methods.agent.session.load, { sessionId, cwd, mcpServers: [] });
+      seen.sessionId = sessionId;
+      // The session goes on after the load.
+      await agent.request(methods.agent.session.setMode, { sessionId, modeId: "auto" });
+      seen.replayed = seen.updates.length;
+      seen.prompt = await agent.request(methods.agent.session.prompt, { sessionId, prompt: text("and now?") });
+      break;
+    }
+    case "disconnect": {
+      const { sessionId } = await agent.request(methods.agent.session.new, { cwd, mcpServers: [] });
+      seen.sessionId = sessionId;
+      await agent.request(methods.agent.session.setMode, { sessionId, modeId: "auto" });
+      agent.request(methods.agent.session.prompt, { sessionId, prompt: text("deploy") }).catch(() => {});
+      await untilFile(join(cwd, "pid"));
+      // The editor goes away mid-command: its end of the pipes closes.
+      agentProc.stdin.end();
+      agentProc.stdout.destroy();
+      const timer = setTimeout(() => agentProc.kill("SIGKILL"), 30000);
+      seen.exit = await exited;
+      clearTimeout(timer);
+      break;
+    }
+    default:
+      throw new Error("unknown scenario " + scenario);
+  }
+}
+
+try {
+  await main();
+} catch (err) {
+  seen.error = String(err && err.stack ? err.stack : err) + (err && err.data ? " " + JSON.stringify(err.data) : "");
+}
+if (scenario !== "disconnect") {
+  agentProc.stdin.end();
+  const timer = setTimeout(() => agentProc.kill("SIGKILL"), 30000);
+  seen.exit = await exited;
+  clearTimeout(timer);
+}
+process.stdout.write(JSON.stringify(seen) + "\n");
+process.exit(0);

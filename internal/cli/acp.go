@@ -1,0 +1,209 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tiny-agent/tiny-go/internal/acp"
+	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/approval"
+	"github.com/tiny-agent/tiny-go/internal/lifecycle"
+	"github.com/tiny-agent/tiny-go/internal/mcp"
+	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/tools"
+	"github.com/tiny-agent/tiny-go/internal/ui"
+)
+
+// newACPCommand is `tiny-go acp`: the Agent Client Protocol on stdin and
+// stdout, for editors (docs/acp.md). Each ACP session is a runner built
+// exactly as the terminal's, so approvals, the sandbox, recovery and the
+// session file behave the same.
+func newACPCommand(a *app) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "acp",
+		Short: "Serve the Agent Client Protocol on stdin/stdout (for Zed, JetBrains, Neovim)",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			mode := approval.Ask
+			if f.approval != "" {
+				m, err := approval.ParseMode(f.approval)
+				if err != nil {
+					return usageError{err}
+				}
+				mode = m
+			}
+			ctx, stop := interruptible(cmd.Context())
+			defer stop()
+			// A client that closes its end of stdout must not kill tiny-go
+			// with SIGPIPE before the running operation is aborted
+			// durably: with a handler, the write fails instead. (Not
+			// signal.Ignore: commands would inherit SIG_IGN.)
+			pipe := make(chan os.Signal, 1)
+			signal.Notify(pipe, syscall.SIGPIPE)
+			defer signal.Stop(pipe)
+			b := &acpBackend{app: a, flags: f}
+			return acp.Serve(ctx, acp.Options{In: a.stdin, Out: a.stdout, Log: a.stderr, Backend: b, Mode: mode, Version: version})
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.model, "model", "", "model id (default $TINY_MODEL or "+DefaultModel+")")
+	fl.StringArrayVar(&f.plugins, "plugin", nil, "built-in tools to enable, comma-separated (repeatable; default all)")
+	fl.StringArrayVar(&f.mcp, "mcp", nil, "MCP server aliases from $TINY_MCP_CONFIG, comma-separated (repeatable)")
+	fl.StringArrayVar(&f.skills, "skill", nil, "a SKILL.md file to offer (repeatable)")
+	fl.BoolVar(&f.fsync, "fsync", false, "sync every commit to disk (power-loss durable)")
+	fl.StringVar(&f.approval, "approval", "", "the mode sessions start in: ask (default) or auto; the editor switches it with session/set_mode")
+	fl.Int64Var(&f.contextWindow, "context-window", 0, "the model's context window in tokens (default $TINY_CONTEXT_WINDOW, else the endpoint's model list, else 128000)")
+	fl.DurationVar(&f.idleTimeout, "idle-timeout", 0, "fail a model request that sends nothing for this long (default $TINY_IDLE_TIMEOUT or 120s)")
+	fl.DurationVar(&f.requestTimeout, "request-timeout", 0, "fail a model request that takes longer than this in total (default $TINY_REQUEST_TIMEOUT or 10m)")
+	f.providerFlags.register(fl)
+	addSandboxFlags(fl, &f.sandbox)
+	return cmd
+}
+
+// acpBackend builds ACP sessions as runners.
+type acpBackend struct {
+	app   *app
+	flags runFlags
+}
+
+func (b *acpBackend) io() stdio {
+	// Nothing but the protocol may reach stdout, and nothing may read the
+	// protocol's stdin.
+	return stdio{stdin: strings.NewReader(""), stdout: io.Discard, stderr: b.app.stderr, getenv: b.app.getenv}
+}
+
+// MissingKey reports a provider that cannot run for want of a key.
+func (b *acpBackend) MissingKey() (string, string) {
+	r := &runner{io: b.io(), flags: b.flags}
+	err := r.configureProvider()
+	if err == nil {
+		return "", ""
+	}
+	msg := err.Error()
+	for _, v := range []string{anthropicKeyVar, openRouterKeyVar} {
+		if strings.HasPrefix(msg, v) {
+			return v, msg
+		}
+	}
+	return "", ""
+}
+
+func (b *acpBackend) Open(ctx context.Context, req acp.OpenRequest) (acp.Session, error) {
+	f := b.flags
+	f.session = req.SessionID
+	// The acp layer decides ask or auto per session; the gate is always
+	// there so the editor can switch.
+	f.approval = string(approval.Ask)
+	f.json = true
+	f.mcp = append(slices.Clone(f.mcp), b.catalogServers(req.MCPNames)...)
+	r := &runner{io: b.io(), flags: f, cwd: req.Cwd, embed: &embedding{host: req.Host}}
+	if err := r.configure(); err != nil {
+		return nil, err
+	}
+	r.sink = lifecycle.NewTracker(lifecycle.Multi())
+	if err := r.start(ctx); err != nil {
+		r.close()
+		return nil, err
+	}
+	return acpSession{r}, nil
+}
+
+// catalogServers are the names among the editor's MCP servers that the
+// MCP catalog knows; the others are named on stderr, since tiny-go offers
+// an MCP server's tools only as its catalog entry lists them.
+func (b *acpBackend) catalogServers(names []string) []string {
+	if len(names) == 0 {
+		return nil
+	}
+	lookup := stdio{getenv: b.app.getenv}.lookupEnv
+	known := map[string]bool{}
+	if path, ok := lookup(mcp.ConfigEnv); ok {
+		if c, err := mcp.LoadCatalog(path, lookup); err == nil {
+			for _, s := range c.Servers {
+				known[s.Alias] = true
+			}
+		}
+	}
+	var out []string
+	for _, n := range names {
+		if known[n] {
+			out = append(out, n)
+		} else {
+			fmt.Fprintf(b.app.stderr, "tiny-go: MCP server %q from the editor is not connected: add it to $%s with its allowedTools\n", n, mcp.ConfigEnv)
+		}
+	}
+	return out
+}
+
+// acpSession is a runner seen as an ACP session.
+type acpSession struct{ r *runner }
+
+func (s acpSession) ID() string            { return s.r.store.ID() }
+func (s acpSession) WorkDir() string       { return s.r.cwd }
+func (s acpSession) Agent() *agent.Agent   { return s.r.agent }
+func (s acpSession) State() *session.State { return s.r.store.State() }
+func (s acpSession) Close()                { s.r.close() }
+
+// RewindTurns and PlanRewind are /rewind, through the terminal's rewinder.
+func (s acpSession) RewindTurns() ([]string, error) {
+	turns, err := (&interactiveRewinder{a: s.r}).Turns()
+	if err != nil {
+		return nil, err
+	}
+	lines := make([]string, len(turns))
+	for i, t := range turns {
+		lines[i] = fmt.Sprintf("%d. %s (%s)", t.N, oneLine(t.Prompt), t.At.Format("2006-01-02 15:04"))
+	}
+	return lines, nil
+}
+
+func (s acpSession) PlanRewind(ctx context.Context, req acp.RewindRequest) ([]string, func(context.Context) ([]string, error), error) {
+	rw := &interactiveRewinder{a: s.r}
+	plan, err := rw.Plan(ctx, ui.RewindRequest{Turn: req.Turn, Files: req.Files, Conversation: req.Conversation, Force: req.Force})
+	if err != nil {
+		return nil, nil, err
+	}
+	apply := func(ctx context.Context) ([]string, error) {
+		res, err := rw.Apply(ctx, plan)
+		return res.Lines, err
+	}
+	return plan.Preview, apply, nil
+}
+
+// embedding adapts a runner's agent to an ACP host; its methods are no-ops
+// on a nil embedding (the terminal).
+type embedding struct{ host acp.Host }
+
+func (e *embedding) editor() tools.Editor {
+	if e == nil {
+		return nil
+	}
+	return e.host.Editor
+}
+
+func (e *embedding) eventSink() func(agent.Event) {
+	if e == nil {
+		return nil
+	}
+	return e.host.Events
+}
+
+func (e *embedding) wrapApprove(f agent.ApproveFunc) agent.ApproveFunc {
+	if e == nil || e.host.Approve == nil || f == nil {
+		return f
+	}
+	return e.host.Approve(f)
+}
+
+func (e *embedding) ask(ctx context.Context, p approval.Prompt) (approval.Answer, error) {
+	return e.host.Ask(ctx, p)
+}
