@@ -1,6 +1,8 @@
 package acp_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -66,5 +68,28 @@ func TestPromptsInQuickSuccession(t *testing.T) {
 		if r, _ := resp["result"].(map[string]any); r["stopReason"] != "end_turn" {
 			t.Fatalf("prompt %d: %v", i+1, resp)
 		}
+	}
+}
+
+// A session's directory's settings file counts, as for a run started
+// there: its model is the one asked for.
+func TestSessionUsesTheProjectSettings(t *testing.T) {
+	srv := providertest.New(t, providertest.Reply{Text: "configured"})
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".tiny-agent"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".tiny-agent", "config.toml"), []byte("model = \"test/from-project-file\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startAgentEnv(t, srv, dir, []string{"XDG_CONFIG_HOME=" + t.TempDir(), "TINY_MODEL="}, "--approval", "auto")
+	p.initialize()
+	id := p.newSession()
+	resp, notes := p.call("session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "hi"}}})
+	if resp["result"] == nil || answerText(notes) != "configured" {
+		t.Fatalf("prompt: %v", resp)
+	}
+	if reqs := srv.Requests(); len(reqs) == 0 || reqs[0].Chat.Model != "test/from-project-file" {
+		t.Fatalf("the model asked for is not the settings file's: %+v", reqs)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/tiny-agent/tiny-go/internal/acp"
 	"github.com/tiny-agent/tiny-go/internal/agent"
@@ -50,7 +51,7 @@ func newACPCommand(a *app) *cobra.Command {
 			pipe := make(chan os.Signal, 1)
 			signal.Notify(pipe, syscall.SIGPIPE)
 			defer signal.Stop(pipe)
-			b := &acpBackend{app: a, flags: f}
+			b := &acpBackend{app: a, flags: f, fl: cmd.Flags()}
 			return acp.Serve(ctx, acp.Options{In: a.stdin, Out: a.stdout, Log: a.stderr, Backend: b, Mode: mode, Version: version})
 		},
 	}
@@ -73,6 +74,7 @@ func newACPCommand(a *app) *cobra.Command {
 type acpBackend struct {
 	app   *app
 	flags runFlags
+	fl    *pflag.FlagSet // to tell the settings files which flags were given
 }
 
 func (b *acpBackend) io() stdio {
@@ -83,7 +85,14 @@ func (b *acpBackend) io() stdio {
 
 // MissingKey reports a provider that cannot run for want of a key.
 func (b *acpBackend) MissingKey() (string, string) {
-	r := &runner{io: b.io(), flags: b.flags}
+	io, f := b.io(), b.flags
+	if cwd, err := b.app.workDir(); err == nil {
+		if io, err = loadSettings(io, cwd, b.fl); err != nil {
+			return "", err.Error()
+		}
+		applyFileSettings(&f, io.settings)
+	}
+	r := &runner{io: io, flags: f}
 	err := r.configureProvider()
 	if err == nil {
 		return "", ""
@@ -98,14 +107,21 @@ func (b *acpBackend) MissingKey() (string, string) {
 }
 
 func (b *acpBackend) Open(ctx context.Context, req acp.OpenRequest) (acp.Session, error) {
+	// The settings files of the session's directory count, as for a run
+	// started there.
+	io, err := loadSettings(b.io(), req.Cwd, b.fl)
+	if err != nil {
+		return nil, err
+	}
 	f := b.flags
+	applyFileSettings(&f, io.settings)
 	f.session = req.SessionID
 	// The acp layer decides ask or auto per session; the gate is always
 	// there so the editor can switch.
 	f.approval = string(approval.Ask)
 	f.json = true
 	f.mcp = append(slices.Clone(f.mcp), b.catalogServers(req.MCPNames)...)
-	r := &runner{io: b.io(), flags: f, cwd: req.Cwd, embed: &embedding{host: req.Host}}
+	r := &runner{io: io, flags: f, cwd: req.Cwd, embed: &embedding{host: req.Host}}
 	if err := r.configure(); err != nil {
 		return nil, err
 	}
