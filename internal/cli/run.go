@@ -126,6 +126,10 @@ type runner struct {
 	gate     *approval.Gate
 	// procs records this run's command processes; Close kills leftovers.
 	procs *procs.Tracker
+	// shellTool runs the user's !commands (host.go).
+	shellTool tools.Tool
+	// costs adds up the session's cost for /cost.
+	costs sessionCost
 }
 
 // configureRun makes the root command run prompts: its flags, and the
@@ -304,7 +308,7 @@ func (a *runner) start(ctx context.Context) error {
 	// A resumed session keeps its model unless one is asked for, so that
 	// resuming does not change the configuration by accident.
 	if a.resumed {
-		a.model = resumeModel(a.store.State(), firstNonEmpty(a.flags.model, a.io.getenv("TINY_MODEL")))
+		a.model = resumeModel(a.store.State(), firstNonEmpty(a.flags.model, a.io.getenv("TINY_MODEL"), chosenModel(a.store.Path())))
 	}
 	a.sink.Emit(lifecycle.StartupStarted(a.model, a.tools, nonNilStrings(a.mcpAliases)).At(began))
 	startupStarted = true
@@ -412,10 +416,18 @@ func (a *runner) buildAgent(envID string) error {
 			secretVars = append(secretVars, sv.TokenEnv)
 		}
 	}
-	builtins, err := tools.Builtins(tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.sandbox, Procs: a.procs})
+	toolCfg := tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.sandbox, Procs: a.procs}
+	builtins, err := tools.Builtins(toolCfg)
 	if err != nil {
 		return err
 	}
+	// !cmd runs through a bash tool of its own, offered or not.
+	toolCfg.Plugins = []string{"bash"}
+	shell, err := tools.Builtins(toolCfg)
+	if err != nil {
+		return err
+	}
+	a.shellTool = shell[0]
 	all := append(builtins, a.mcp.Tools()...)
 	names := make([]string, len(all))
 	for i, t := range all {
@@ -454,7 +466,7 @@ func (a *runner) buildAgent(envID string) error {
 		// lines go to stderr.
 		a.preUI = &gatedObserver{inner: ui.NewOneShot(ui.OneShotOptions{Stdout: a.io.stderr, Stderr: a.io.stderr, WorkDir: a.cwd, Getenv: a.io.getenv})}
 		a.preUI.on.Store(true)
-		sinks = append(sinks, a.uiObserver.Event, a.preUI.event)
+		sinks = append(sinks, a.uiObserver.Event, a.preUI.event, a.costs.event)
 	case !a.flags.json:
 		a.oneShot = ui.NewOneShot(ui.OneShotOptions{Stdout: a.io.stdout, Stderr: a.io.stderr, WorkDir: a.cwd, Getenv: a.io.getenv})
 		sinks = append(sinks, a.oneShot.Event, newCostLog(a.oneShot.Stderr()).event)

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/commands"
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
@@ -62,6 +63,15 @@ type Options struct {
 
 	// Rewinder carries out /rewind (rewind.go); nil means unavailable.
 	Rewinder Rewinder
+
+	// Host carries out /model, /status, /cost, /clear, /resume and !cmd
+	// (host.go); nil means unavailable.
+	Host Host
+	// Commands are the custom slash commands (commands.Load); Problems
+	// the lines about command files that could not be used, shown after
+	// the banner.
+	Commands []commands.Command
+	Problems []string
 
 	// OnExit, when set, runs once after the terminal has been restored
 	// (on every exit path, a crash of the program included) and before

@@ -1,0 +1,183 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tiny-agent/tiny-go/internal/providertest"
+)
+
+// lastUser is the content of the last user message of request i.
+func lastUser(t *testing.T, srv *providertest.Server, i int) string {
+	t.Helper()
+	reqs := srv.Requests()
+	if len(reqs) <= i {
+		t.Fatalf("%d requests, want more than %d", len(reqs), i)
+	}
+	msgs := reqs[i].Chat.Messages
+	for j := len(msgs) - 1; j >= 0; j-- {
+		if msgs[j].Role == "user" && msgs[j].Content != nil {
+			return *msgs[j].Content
+		}
+	}
+	t.Fatalf("request %d has no user message", i)
+	return ""
+}
+
+// TestTmuxKeysAndCommands is the keyboard a Claude Code or Codex user
+// brings, in a real terminal against the scripted model: the command
+// menu, /help, /model, /status, /cost, a custom command, a folded paste,
+// \+Enter, !cmd, and Ctrl+C that clears a draft before it exits. It reads
+// the screen and the requests the model received.
+func TestTmuxKeysAndCommands(t *testing.T) {
+	needTmux(t)
+	srv := providertest.New(t,
+		providertest.Reply{Text: "reviewed it"},
+		providertest.Reply{Text: "got the paste", Usage: &providertest.Usage{PromptTokens: 50, CompletionTokens: 5}},
+		providertest.Reply{Text: "two lines seen"},
+		providertest.Reply{Text: "saw the shell"},
+	)
+	dir := t.TempDir()
+	cmdDir := filepath.Join(dir, ".tiny-agent", "commands")
+	if err := os.MkdirAll(cmdDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(cmdDir, "review.md"), []byte("---\ndescription: Review a file for bugs\n---\nReview $1 for bugs; focus on $ARGUMENTS.\n"), 0o644)
+	os.WriteFile(filepath.Join(cmdDir, "help.md"), []byte("shadow"), 0o644)
+	os.MkdirAll(filepath.Join(dir, ".claude", "commands"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".claude", "commands", "broken.md"), []byte("---\ndescription: x\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "marker.txt"), []byte("MARKER-CONTENT\n"), 0o644)
+
+	bin := programAs(t, "tiny-go")
+	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-keys-%d", os.Getpid())}
+	script := fmt.Sprintf(`cd %s && HOME=%s TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s --approval auto --model first/model; echo EXIT=$?; sleep 60`, dir, dir, srv.URL(), bin)
+	p.tmux("new-session", "-d", "-x", "220", "-y", "60", "-s", "s", "sh", "-c", script)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	p.waitText("(/ lists all)")
+	p.waitText("help.md: /help is a built-in command and cannot be replaced; rename the file")
+	p.waitText("broken.md: front matter starts with --- but never ends")
+
+	// The menu: "/" lists everything, typing filters, Down moves, Tab
+	// completes.
+	p.text("/")
+	p.waitText("/status")
+	p.waitText("↑↓ for more (12 commands)")
+	p.keys("Up") // wraps to the last: the custom command
+	p.waitText("› /review              Review a file for bugs (custom)")
+	p.text("mo")
+	p.wait("the filtered menu", func(s string) bool {
+		return strings.Contains(s, "› /model [id]") && !strings.Contains(s, "/status  ")
+	})
+	p.keys("Escape")
+	p.keys("BSpace", "BSpace", "BSpace")
+	p.text("/re")
+	p.waitText("› /resume")
+	p.keys("Down")
+	p.waitText("› /rewind")
+	p.keys("Down", "Tab")
+	p.wait("/review completed", func(s string) bool { return strings.Contains(s, "> /review") && !strings.Contains(s, "› ") })
+	p.text("main.go error handling")
+	p.keys("Enter")
+	p.waitText("reviewed it")
+	if got := lastUser(t, srv, 0); got != "Review main.go for bugs; focus on main.go error handling." {
+		t.Fatalf("the custom command sent %q", got)
+	}
+	if m := srv.Requests()[0].Chat.Model; m != "first/model" {
+		t.Fatalf("model %q", m)
+	}
+
+	// /help lists every command and the keys; an unknown one lists them.
+	p.text("/help")
+	p.keys("Enter")
+	p.waitText("Custom commands:\n  /review                Review a file for bugs")
+	p.waitText("Ctrl+C                 clear the input")
+	p.text("/nosuch")
+	p.keys("Enter")
+	p.waitText("Unknown command: /nosuch. Commands: /help /clear /model /status /cost /resume /rewind /compact /skill:name /exit /quit /review")
+
+	// /model switches for the rest of the session.
+	p.text("/model second/model")
+	p.keys("Enter")
+	p.waitText("Model: second/model (for the rest of this session)")
+	p.text("/status")
+	p.keys("Enter")
+	p.waitText("model: second/model")
+	p.waitText("approval: auto")
+
+	// A long paste is folded in the input and the echo; the model gets it
+	// all.
+	var long []string
+	for i := 1; i <= 40; i++ {
+		long = append(long, fmt.Sprintf("pasted line %d", i))
+	}
+	p.tmux("set-buffer", "-b", "big", strings.Join(long, "\n"))
+	p.text("summarize ")
+	p.tmux("paste-buffer", "-p", "-b", "big", "-t", "s")
+	p.waitText("> summarize [Pasted text #1 +40 lines]")
+	p.keys("Enter")
+	p.waitText("got the paste")
+	if got := lastUser(t, srv, 1); got != "summarize "+strings.Join(long, "\n") {
+		t.Fatalf("the paste sent %q", got)
+	}
+	if strings.Contains(p.screen(), "pasted line 7") {
+		t.Fatalf("the paste was echoed line by line:\n%s", p.screen())
+	}
+	if m := srv.Requests()[1].Chat.Model; m != "second/model" {
+		t.Fatalf("after /model the request went to %q", m)
+	}
+	p.waitText("· second/model")
+
+	// \ + Enter continues the line.
+	p.text(`first line\`)
+	p.keys("Enter")
+	p.text("second line")
+	p.keys("Enter")
+	p.waitText("two lines seen")
+	if got := lastUser(t, srv, 2); got != "first line\nsecond line" {
+		t.Fatalf(`\+Enter sent %q`, got)
+	}
+
+	// !cmd runs in the shell; the model sees command and output next turn.
+	p.text("!cat marker.txt")
+	p.keys("Enter")
+	p.waitCount("MARKER-CONTENT", 1)
+	if n := len(srv.Requests()); n != 3 {
+		t.Fatalf("!cmd sent a request (%d)", n)
+	}
+	p.text("what did it print?")
+	p.keys("Enter")
+	p.waitText("saw the shell")
+	if got := lastUser(t, srv, 3); !strings.Contains(got, "I ran `cat marker.txt` in the shell:\n```\nMARKER-CONTENT\n```") || !strings.HasSuffix(got, "what did it print?") {
+		t.Fatalf("the prompt after !cmd was %q", got)
+	}
+	p.text("/cost")
+	p.keys("Enter")
+	p.waitText("this session:")
+
+	// Ctrl+C clears a draft, Up brings it back; on an empty prompt the
+	// first asks, the second exits.
+	p.text("a draft to keep")
+	p.keys("C-c")
+	p.wait("the draft cleared", func(s string) bool {
+		return strings.Contains(s, "Input cleared") && !strings.Contains(s, "> a draft to keep")
+	})
+	p.keys("Up")
+	p.waitText("> a draft to keep")
+	p.keys("C-c")
+	p.keys("C-c")
+	p.waitText("Ctrl+C again to exit")
+	if strings.Contains(p.screen(), "EXIT=") {
+		t.Fatal("exited on the first Ctrl+C")
+	}
+	p.keys("C-c")
+	p.waitText("EXIT=0")
+
+	b, _ := os.ReadFile(sessionFiles(t, dir)[0])
+	if !strings.Contains(string(b), "MARKER-CONTENT") || !strings.Contains(string(b), "pasted line 40") {
+		t.Fatal("the session lacks the shell output or the paste")
+	}
+}

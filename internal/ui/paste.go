@@ -1,0 +1,67 @@
+package ui
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// A paste longer than this many lines or characters shows in the input
+// (and its echo) as a placeholder; the model gets the whole text.
+const (
+	pasteFoldLines = 10
+	pasteFoldChars = 1000
+	// maxPaste is the largest paste taken; a bigger one is refused
+	// (attach a file with @path instead).
+	maxPaste = 4 << 20
+)
+
+var pastePlaceholder = regexp.MustCompile(`\[Pasted text #(\d+) \+\d+ lines\]`)
+
+// paste takes a bracketed paste into the input: short ones as they are,
+// long ones folded into a numbered placeholder.
+func (m *model) paste(msg tea.PasteMsg) tea.Cmd {
+	text := strings.ReplaceAll(strings.ReplaceAll(msg.Content, "\r\n", "\n"), "\r", "\n")
+	if len(text) > maxPaste {
+		m.print(errStyle.Render(fmt.Sprintf("Paste not taken: %s is more than the %s a paste may have; save it to a file and attach it with @path.", sizeString(int64(len(text))), sizeString(maxPaste))))
+		return nil
+	}
+	lines := strings.Count(text, "\n") + 1
+	if lines <= pasteFoldLines && len(text) <= pasteFoldChars {
+		msg.Content = text
+		return m.updateInput(msg)
+	}
+	m.pastes = append(m.pastes, text)
+	m.input.InsertString(fmt.Sprintf("[Pasted text #%d +%d lines]", len(m.pastes), lines))
+	return nil
+}
+
+// unfoldPastes replaces the placeholders of input with the texts pasted.
+func (m *model) unfoldPastes(input string) string {
+	if len(m.pastes) == 0 {
+		return input
+	}
+	return pastePlaceholder.ReplaceAllStringFunc(input, func(ph string) string {
+		n, err := strconv.Atoi(pastePlaceholder.FindStringSubmatch(ph)[1])
+		if err != nil || n < 1 || n > len(m.pastes) {
+			return ph
+		}
+		return m.pastes[n-1]
+	})
+}
+
+// sizeString is a byte count people read at a glance.
+func sizeString(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	case n < 1<<30:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
+}
