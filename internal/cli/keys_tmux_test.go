@@ -181,3 +181,76 @@ func TestTmuxKeysAndCommands(t *testing.T) {
 		t.Fatal("the session lacks the shell output or the paste")
 	}
 }
+
+// TestTmuxMentions: @ completes paths (not ignored ones), a mentioned
+// file's content and a directory's listing go with the prompt and show in
+// the transcript; a path through a symlink out of the directory and a
+// binary file are refused with one line, and nothing is sent.
+func TestTmuxMentions(t *testing.T) {
+	needTmux(t)
+	srv := providertest.New(t,
+		providertest.Reply{Text: "read the file"},
+		providertest.Reply{Text: "saw the listing"},
+	)
+	dir := t.TempDir()
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("OUTSIDE"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "src", "parser"), 0o755)
+	os.WriteFile(filepath.Join(dir, "src", "parser", "lexer.go"), []byte("package parser\n// LEXER-BODY\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "src", "main.go"), []byte("package main\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("build/\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "build"), 0o755)
+	os.WriteFile(filepath.Join(dir, "build", "lexer.o"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(dir, "blob.bin"), []byte{0, 1, 2, 3, 0xff}, 0o644)
+	os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(dir, "link.txt"))
+
+	bin := programAs(t, "tiny-go")
+	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-mention-%d", os.Getpid())}
+	script := fmt.Sprintf(`cd %s && HOME=%s TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s --approval auto; echo EXIT=$?; sleep 60`, dir, dir, srv.URL(), bin)
+	p.tmux("new-session", "-d", "-x", "160", "-y", "50", "-s", "s", "sh", "-c", script)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	p.waitText("(/ lists all)")
+
+	p.text("explain @lexer")
+	p.waitText("› @src/parser/lexer.go")
+	if strings.Contains(p.screen(), "build/lexer.o") {
+		t.Fatalf("an ignored path is offered:\n%s", p.screen())
+	}
+	p.keys("Tab")
+	p.waitText("> explain @src/parser/lexer.go")
+	p.keys("Enter")
+	p.waitText("⎿ attached src/parser/lexer.go (29 bytes)")
+	p.waitText("read the file")
+	if got := lastUser(t, srv, 0); !strings.HasPrefix(got, "explain @src/parser/lexer.go") || !strings.Contains(got, "<file path=\"src/parser/lexer.go\">\npackage parser\n// LEXER-BODY\n</file>") {
+		t.Fatalf("sent %q", got)
+	}
+
+	// Refusals: one line each, the input stays, nothing is sent.
+	p.keys("C-c")
+	p.text("look at @link.txt now")
+	p.keys("Enter")
+	p.waitText("@link.txt: a symlink to " + filepath.Join(outside, "secret.txt") + ", outside the working directory")
+	p.keys("C-c")
+	p.text("and @blob.bin too")
+	p.keys("Enter")
+	p.waitText("@blob.bin: a binary file; only text files and PNG, JPEG, GIF or WebP images can be attached; nothing was sent.")
+	p.keys("C-c")
+	p.text("and @../ too")
+	p.keys("Enter")
+	p.waitText("@../: outside the working directory")
+	if n := len(srv.Requests()); n != 1 {
+		t.Fatalf("%d requests after refused mentions, want 1", n)
+	}
+
+	p.keys("C-c")
+	p.text("what is in @src ?")
+	p.keys("Enter")
+	p.waitText("saw the listing")
+	if got := lastUser(t, srv, 1); !(strings.HasPrefix(got, "what is in @src ?") && strings.Contains(got, "<directory path=\"src/\">\nmain.go\nparser/\n</directory>")) {
+		t.Fatalf("sent %q", got)
+	}
+	b, _ := os.ReadFile(sessionFiles(t, dir)[0])
+	if !strings.Contains(string(b), "LEXER-BODY") {
+		t.Fatal("the session lacks the attached content")
+	}
+}

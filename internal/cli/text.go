@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/tiny-agent/tiny-go/internal/attach"
 	"github.com/tiny-agent/tiny-go/internal/commands"
 	"io"
 	"path/filepath"
@@ -38,6 +39,7 @@ func (a *runner) interactive(ctx context.Context) error {
 		Host:        interactiveHost{a},
 		Commands:    custom,
 		Problems:    problems,
+		Mentions:    attach.NewIndex(a.cwd),
 		Observer:    a.uiObserver,
 		History:     ui.NewHistory(a.cwd),
 		Recap:       a.recap(),

@@ -9,6 +9,7 @@ import (
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/tiny-agent/tiny-go/internal/attach"
 	"github.com/tiny-agent/tiny-go/internal/commands"
 	"github.com/tiny-agent/tiny-go/internal/interrupt"
 	"github.com/tiny-agent/tiny-go/internal/session"
@@ -84,7 +85,12 @@ type model struct {
 	problems  []string           // command files not loaded, shown after the banner
 	host      Host               // /model, /status, !cmd … (host.go)
 	menuState menu               // the command menu (palette.go)
-	pastes    []string           // long pastes, by placeholder number - 1 (paste.go)
+	mentions  *attach.Index      // paths for @ completion; nil: none (mention.go)
+	mention   mentionMenu
+	// images stores an attached image beside the session and returns the
+	// text that names it in the prompt; nil: images are not accepted.
+	images func(attach.Attachment) (string, error)
+	pastes []string // long pastes, by placeholder number - 1 (paste.go)
 	// ctrlCAt is when Ctrl+C on an empty idle prompt asked "again to
 	// exit"; zero when no such question is open.
 	ctrlCAt     time.Time
@@ -332,6 +338,9 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	if cmd, handled := m.menuKey(k); handled {
 		return cmd
 	}
+	if cmd, handled := m.mentionKey(k); handled {
+		return cmd
+	}
 	if k.String() != "ctrl+c" && m.ctrlCAt != (time.Time{}) {
 		m.ctrlCAt = time.Time{}
 		if m.notice == ctrlCAgain {
@@ -381,6 +390,7 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	}
 	cmd := m.updateInput(k)
 	m.syncMenu()
+	m.syncMentions()
 	return cmd
 }
 
@@ -460,13 +470,24 @@ func (m *model) submit() tea.Cmd {
 	if cmd, handled := m.rewindSubmit(value); handled {
 		return cmd
 	}
+	// Pastes and mentions are resolved before anything is echoed or
+	// sent: a mention that cannot be attached leaves the input as it is.
+	var notes []string
+	if c.kind == cmdPrompt || c.kind == cmdCustom {
+		text, n, err := m.attachMentions(m.unfoldPastes(c.text))
+		if err != nil {
+			m.print(errStyle.Render(sanitizeLine(err.Error())))
+			return nil
+		}
+		c.text, notes = text, n
+	}
 	m.notice = ""
 	m.remember(value)
 	m.input.Reset()
 	m.syncMenu()
 	m.print(bold.Render(echoLines(strings.TrimSpace(value))))
-	if c.kind == cmdPrompt || c.kind == cmdCustom {
-		c.text = m.unfoldPastes(c.text)
+	for _, n := range notes {
+		m.print(faint.Render("  ⎿ " + sanitizeLine(n)))
 	}
 	switch c.kind {
 	case cmdExit:

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/attach"
 	"github.com/tiny-agent/tiny-go/internal/commands"
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
@@ -72,6 +73,12 @@ type Options struct {
 	// the banner.
 	Commands []commands.Command
 	Problems []string
+	// Mentions completes @paths and resolves them at submit; nil leaves
+	// @words as text.
+	Mentions *attach.Index
+	// StoreImage keeps an attached image beside the session and returns
+	// the text that names it in the prompt; nil refuses images.
+	StoreImage func(attach.Attachment) (string, error)
 
 	// OnExit, when set, runs once after the terminal has been restored
 	// (on every exit path, a crash of the program included) and before
