@@ -47,6 +47,8 @@ func (h interactiveHost) SetModel(id string) error {
 	}
 	cfg := a.agent.Config()
 	cfg.Model = id
+	// A model that did not take images before may: send them again.
+	cfg.Images = (&imageLoader{cwd: a.cwd}).images
 	ag, err := agent.New(cfg)
 	if err != nil {
 		return err

@@ -1,7 +1,12 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	goimage "image"
+	"image/color"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -253,4 +258,113 @@ func TestTmuxMentions(t *testing.T) {
 	if !strings.Contains(string(b), "LEXER-BODY") {
 		t.Fatal("the session lacks the attached content")
 	}
+}
+
+// TestTmuxImages: an @image (and a pasted image path) is checked,
+// downscaled past the limits, kept content-addressed beside the sessions,
+// named in the message text and sent as an image part; a model that
+// rejects it gets a clear line and the session goes on without images; a
+// resume sends it again; a file named like an image that is not one is
+// refused.
+func TestTmuxImages(t *testing.T) {
+	needTmux(t)
+	srv := providertest.New(t,
+		providertest.Reply{Text: "a wide picture"},
+		providertest.Reply{Status: 400, Body: `{"error":{"message":"No endpoints found that support image input","code":400}}`},
+		providertest.Reply{Text: "text only now"},
+		providertest.Reply{Text: "resumed with the picture"},
+	)
+	dir := t.TempDir()
+	wide := goimage.NewRGBA(goimage.Rect(0, 0, 3000, 100))
+	for x := 0; x < 3000; x++ {
+		for y := 0; y < 100; y++ {
+			wide.Set(x, y, color.RGBA{uint8(x), uint8(y), 90, 255})
+		}
+	}
+	var buf bytes.Buffer
+	png.Encode(&buf, wide)
+	os.WriteFile(filepath.Join(dir, "shot.png"), buf.Bytes(), 0o644)
+	os.WriteFile(filepath.Join(dir, "fake.png"), []byte("\x89PNG\r\n\x1a\nnot really"), 0o644)
+
+	bin := programAs(t, "tiny-go")
+	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-image-%d", os.Getpid())}
+	env := fmt.Sprintf("HOME=%s TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s", dir, srv.URL())
+	script := fmt.Sprintf(`cd %s && %s %s --approval auto; echo EXIT=$?; sleep 60`, dir, env, bin)
+	p.tmux("new-session", "-d", "-x", "200", "-y", "50", "-s", "s", "sh", "-c", script)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	p.waitText("(/ lists all)")
+
+	p.text("what is in ")
+	p.tmux("set-buffer", "-b", "img", filepath.Join(dir, "shot.png"))
+	p.tmux("paste-buffer", "-p", "-b", "img", "-t", "s")
+	p.waitText("> what is in @shot.png")
+	p.keys("Enter")
+	p.waitText("⎿ attached image shot.png (image/png")
+	p.waitText("a wide picture")
+	msg := lastUserMessage(t, srv, 0)
+	var parts []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		ImageURL struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+	}
+	if err := json.Unmarshal(msg.ContentParts, &parts); err != nil || len(parts) != 2 {
+		t.Fatalf("content parts %s: %v", msg.ContentParts, err)
+	}
+	if !strings.HasPrefix(parts[0].Text, "what is in @shot.png\n\n[image: image-") || !strings.Contains(parts[0].Text, "(2000x66, downscaled, from shot.png)]") {
+		t.Fatalf("text part %q", parts[0].Text)
+	}
+	if !strings.HasPrefix(parts[1].ImageURL.URL, "data:image/jpeg;base64,") {
+		t.Fatalf("image part %.60q", parts[1].ImageURL.URL)
+	}
+	kept, _ := filepath.Glob(filepath.Join(dir, ".tiny-agent", "images", "image-*.jpg"))
+	if len(kept) != 1 {
+		t.Fatalf("kept images: %v", kept)
+	}
+
+	// The model rejects images: one clear line; the session goes on.
+	p.text("and the colours?")
+	p.keys("Enter")
+	p.waitText("the model did not take the image")
+	p.text("describe it in words")
+	p.keys("Enter")
+	p.waitText("text only now")
+	if m := lastUserMessage(t, srv, 2); m.Content == nil || len(srv.Requests()[2].Chat.Messages[1].ContentParts) != 0 {
+		t.Fatalf("after the rejection images were still sent: %s", srv.Requests()[2].Chat.Messages[1].RawContent)
+	}
+
+	// Not an image: refused, nothing sent.
+	p.text("and @fake.png ?")
+	p.keys("Enter")
+	p.waitText("@fake.png: not a readable png image; nothing was sent.")
+	if n := len(srv.Requests()); n != 3 {
+		t.Fatalf("%d requests", n)
+	}
+	p.keys("C-c", "C-c", "C-c")
+	p.waitText("EXIT=0")
+
+	// A resume sends the image again.
+	id := strings.TrimSuffix(filepath.Base(sessionFiles(t, dir)[0]), ".jsonl")
+	id = id[strings.LastIndex(id, "_")+1:]
+	out, err := exec.Command("sh", "-c", fmt.Sprintf("cd %s && %s %s --approval auto --session %s 'once more'", dir, env, bin, id)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("resume: %v\n%s", err, out)
+	}
+	if raw := srv.Requests()[3].Chat.Messages[1].ContentParts; !strings.Contains(string(raw), "data:image/jpeg;base64,") {
+		t.Fatalf("the resumed request lacks the image: %.200s", raw)
+	}
+}
+
+// lastUserMessage is the last user message of request i.
+func lastUserMessage(t *testing.T, srv *providertest.Server, i int) providertest.Message {
+	t.Helper()
+	msgs := srv.Requests()[i].Chat.Messages
+	for j := len(msgs) - 1; j >= 0; j-- {
+		if msgs[j].Role == "user" {
+			return msgs[j]
+		}
+	}
+	t.Fatalf("request %d has no user message", i)
+	return providertest.Message{}
 }

@@ -27,7 +27,7 @@ func (e currentEngine) Run(ctx context.Context, prompt string) (agent.Result, er
 	if accepted(e.a.store.State(), text) {
 		sent()
 	}
-	return res, err
+	return e.a.imageRejected(res), err
 }
 
 func (e currentEngine) Compact(ctx context.Context) (agent.Result, agent.CompactStats, error) {

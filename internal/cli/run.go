@@ -489,6 +489,7 @@ func (a *runner) buildAgent(envID string) error {
 		BeforeEffect:        a.checkpointHook(),
 		Identity:            a.wire.identity(),
 		Reasoning:           a.reasoning,
+		Images:              (&imageLoader{cwd: a.cwd}).images,
 	})
 	return err
 }

@@ -40,6 +40,7 @@ func (a *runner) interactive(ctx context.Context) error {
 		Commands:    custom,
 		Problems:    problems,
 		Mentions:    attach.NewIndex(a.cwd),
+		StoreImage:  a.storeImage,
 		Observer:    a.uiObserver,
 		History:     ui.NewHistory(a.cwd),
 		Recap:       a.recap(),

@@ -2,6 +2,8 @@ package ui
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -27,6 +29,10 @@ func (m *model) paste(msg tea.PasteMsg) tea.Cmd {
 	text := strings.ReplaceAll(strings.ReplaceAll(msg.Content, "\r\n", "\n"), "\r", "\n")
 	if len(text) > maxPaste {
 		m.print(errStyle.Render(fmt.Sprintf("Paste not taken: %s is more than the %s a paste may have; save it to a file and attach it with @path.", sizeString(int64(len(text))), sizeString(maxPaste))))
+		return nil
+	}
+	if ref, ok := m.pastedImagePath(text); ok {
+		m.input.InsertString(ref + " ")
 		return nil
 	}
 	lines := strings.Count(text, "\n") + 1
@@ -64,4 +70,33 @@ func sizeString(n int64) string {
 		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
 	}
 	return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
+}
+
+// pastedImagePath turns a pasted path of an image file (as a terminal
+// pastes a dragged file: maybe quoted) into an @mention of it, relative
+// to the working directory when it is under it.
+func (m *model) pastedImagePath(text string) (string, bool) {
+	p := strings.TrimSpace(text)
+	if len(p) >= 2 && (p[0] == '\'' && p[len(p)-1] == '\'' || p[0] == '"' && p[len(p)-1] == '"') {
+		p = p[1 : len(p)-1]
+	}
+	if m.mentions == nil || p == "" || strings.ContainsAny(p, " \t\n") {
+		return "", false
+	}
+	switch strings.ToLower(filepath.Ext(p)) {
+	case ".png", ".jpg", ".jpeg", ".gif", ".webp":
+	default:
+		return "", false
+	}
+	abs := p
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(m.mentions.Root(), p)
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
+	if rel, err := filepath.Rel(m.mentions.Root(), p); err == nil && filepath.IsAbs(p) && !strings.HasPrefix(rel, "..") {
+		p = rel
+	}
+	return "@" + p, true
 }
