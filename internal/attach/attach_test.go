@@ -158,3 +158,32 @@ func FuzzMentions(f *testing.F) {
 		}
 	})
 }
+
+func TestPrepareImage(t *testing.T) {
+	if _, err := PrepareImage("image/png", []byte("\x89PNG\r\n\x1a\ngarbage")); err == nil || !strings.Contains(err.Error(), "not a readable png image") {
+		t.Fatalf("garbage PNG: %v", err)
+	}
+	refs := ImageRefs("a [image: image-" + strings.Repeat("ab", 32) + ".png (1x1, from x)] b [image: nope]")
+	if len(refs) != 1 || MediaTypeOf(refs[0]) != "image/png" {
+		t.Fatalf("refs %q", refs)
+	}
+}
+
+// FuzzPrepareImage: whatever the bytes, PrepareImage returns an image
+// within the limits or an error, and never panics.
+func FuzzPrepareImage(f *testing.F) {
+	f.Add([]byte("\x89PNG\r\n\x1a\n"), 0)
+	f.Add([]byte("GIF89a\x01\x00\x01\x00"), 2)
+	f.Add([]byte("RIFF\x00\x00\x00\x00WEBPVP8 "), 3)
+	types := []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
+	f.Fuzz(func(t *testing.T, data []byte, kind int) {
+		mt := types[(kind%4+4)%4]
+		img, err := PrepareImage(mt, data)
+		if err != nil {
+			return
+		}
+		if len(img.Data) > MaxImageBytes || img.Width > MaxImageSide || img.Height > MaxImageSide || !strings.HasPrefix(img.Name, "image-") {
+			t.Fatalf("%+v", img)
+		}
+	})
+}

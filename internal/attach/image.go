@@ -75,7 +75,7 @@ func PrepareImage(mt string, data []byte) (Image, error) {
 	}
 	img := Image{MediaType: mt, Data: data, Width: cfg.Width, Height: cfg.Height}
 	if len(data) > MaxImageBytes || cfg.Width > MaxImageSide || cfg.Height > MaxImageSide {
-		if cfg.Width*cfg.Height > 100_000_000 {
+		if cfg.Width*cfg.Height > 40_000_000 {
 			return Image{}, fmt.Errorf("%dx%d pixels is too large to downscale", cfg.Width, cfg.Height)
 		}
 		src, err := decode(mt, data)

@@ -241,12 +241,20 @@ func appendShell(path string, r shellRecord) error {
 	if err != nil {
 		return err
 	}
-	f, err := store.OpenSidecarFile(dir, shellFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND)
+	f, err := store.OpenSidecarFile(dir, shellFile, os.O_RDWR|os.O_CREATE|os.O_APPEND)
 	if err != nil {
 		return err
 	}
 	b, _ := json.Marshal(r)
-	_, err = f.Write(append(b, '\n'))
+	b = append(b, '\n')
+	// A line torn by a crash is ended first, so this record stands alone.
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, fi.Size()-1); err == nil && last[0] != '\n' {
+			b = append([]byte{'\n'}, b...)
+		}
+	}
+	_, err = f.Write(b)
 	if err == nil {
 		err = f.Sync()
 	}

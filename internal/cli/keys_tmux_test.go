@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/tiny-agent/tiny-go/internal/providertest"
@@ -367,4 +368,54 @@ func lastUserMessage(t *testing.T, srv *providertest.Server, i int) providertest
 	}
 	t.Fatalf("request %d has no user message", i)
 	return providertest.Message{}
+}
+
+// TestTmuxShellEscapeCrash: tiny-go is killed (SIGKILL) while a !command
+// runs; the next start does not run it again, and its prompt tells the
+// model the command was interrupted.
+func TestTmuxShellEscapeCrash(t *testing.T) {
+	needTmux(t)
+	srv := providertest.New(t,
+		providertest.Reply{Text: "hello there"},
+		providertest.Reply{Text: "noted"},
+	)
+	dir := t.TempDir()
+	bin := programAs(t, "tiny-go")
+	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-shcrash-%d", os.Getpid())}
+	env := fmt.Sprintf("HOME=%s TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s", dir, srv.URL())
+	script := fmt.Sprintf(`cd %s && sh -c 'echo $$ > tg.pid; exec env %s %s --approval auto'; echo EXIT=$?; sleep 60`, dir, env, bin)
+	p.tmux("new-session", "-d", "-x", "160", "-y", "40", "-s", "s", "sh", "-c", script)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	p.waitText("(/ lists all)")
+	p.text("hi")
+	p.keys("Enter")
+	p.waitText("hello there")
+
+	p.text("!echo run >> runs.txt; sleep 30")
+	p.keys("Enter")
+	p.wait("the command to start", func(string) bool { _, err := os.Stat(filepath.Join(dir, "runs.txt")); return err == nil })
+	var pid int
+	fmt.Sscan(strings.TrimSpace(string(mustRead(t, filepath.Join(dir, "tg.pid")))), &pid)
+	if pid == 0 {
+		t.Fatal("no pid")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	p.waitText("EXIT=137")
+
+	id := strings.TrimSuffix(filepath.Base(sessionFiles(t, dir)[0]), ".jsonl")
+	id = id[strings.LastIndex(id, "_")+1:]
+	out, err := exec.Command("sh", "-c", fmt.Sprintf("cd %s && %s %s --approval auto --session %s 'what happened?'", dir, env, bin, id)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("resume: %v\n%s", err, out)
+	}
+	got := lastUser(t, srv, 1)
+	want := "I ran `echo run >> runs.txt; sleep 30` in the shell, but tiny-go stopped while it ran: its output is unknown and it was not run again.\n\nwhat happened?"
+	if got != want {
+		t.Fatalf("prompt after the crash:\n%q\nwant\n%q", got, want)
+	}
+	if runs := string(mustRead(t, filepath.Join(dir, "runs.txt"))); runs != "run\n" {
+		t.Fatalf("the command ran %q", runs)
+	}
 }

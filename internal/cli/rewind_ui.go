@@ -21,13 +21,18 @@ import (
 type currentEngine struct{ a *runner }
 
 func (e currentEngine) Run(ctx context.Context, prompt string) (agent.Result, error) {
-	// The user's !commands since the last prompt go with this one.
-	text, sent := e.a.withShell(prompt)
-	res, err := e.a.agent.Run(ctx, text)
-	if accepted(e.a.store.State(), text) {
+	return e.a.run(ctx, prompt)
+}
+
+// run runs prompt on the current agent, preceded by the user's
+// !commands since the last prompt.
+func (a *runner) run(ctx context.Context, prompt string) (agent.Result, error) {
+	text, sent := a.withShell(prompt)
+	res, err := a.agent.Run(ctx, text)
+	if accepted(a.store.State(), text) {
 		sent()
 	}
-	return e.a.imageRejected(res), err
+	return a.imageRejected(res), err
 }
 
 func (e currentEngine) Compact(ctx context.Context) (agent.Result, agent.CompactStats, error) {

@@ -541,7 +541,7 @@ func (a *runner) operate(ctx context.Context, promptText string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	res, err := a.agent.Run(ctx, text)
+	res, err := a.run(ctx, text)
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("stopped before the run finished; resume with: tiny-go --session %s", a.store.ID())
 	}
