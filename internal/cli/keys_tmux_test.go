@@ -419,3 +419,61 @@ func TestTmuxShellEscapeCrash(t *testing.T) {
 		t.Fatalf("the command ran %q", runs)
 	}
 }
+
+// TestTmuxClearAndResume: /clear starts a new session (the model no
+// longer sees the old conversation; the old file stays); /resume lists
+// the sessions and switches back, with its recap and its conversation.
+func TestTmuxClearAndResume(t *testing.T) {
+	needTmux(t)
+	srv := providertest.New(t,
+		providertest.Reply{Text: "answer one"},
+		providertest.Reply{Text: "answer two"},
+		providertest.Reply{Text: "answer three"},
+	)
+	dir := t.TempDir()
+	bin := programAs(t, "tiny-go")
+	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-clear-%d", os.Getpid())}
+	script := fmt.Sprintf(`cd %s && HOME=%s TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s --approval auto; echo EXIT=$?; sleep 60`, dir, dir, srv.URL(), bin)
+	p.tmux("new-session", "-d", "-x", "200", "-y", "60", "-s", "s", "sh", "-c", script)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	p.waitText("(/ lists all)")
+	p.text("first question")
+	p.keys("Enter")
+	p.waitText("answer one")
+	first := sessionFiles(t, dir)[0]
+	firstID := strings.TrimSuffix(first[strings.LastIndex(first, "_")+1:], ".jsonl")
+
+	p.text("/clear")
+	p.keys("Enter")
+	p.waitText("The previous one is kept: tiny-go --session " + firstID)
+	p.text("second question")
+	p.keys("Enter")
+	p.waitText("answer two")
+	if msgs := srv.Requests()[1].Chat.Messages; len(msgs) != 2 || *msgs[1].Content != "second question" {
+		t.Fatalf("after /clear the model saw %d messages", len(msgs))
+	}
+
+	p.text("/resume")
+	p.keys("Enter")
+	p.waitText("Sessions of this directory (newest first); /resume <id> switches:")
+	p.waitText(firstID + "  first question")
+	p.text("/resume " + firstID)
+	p.keys("Enter")
+	p.waitText("Resumed session " + firstID + ".")
+	p.text("third question")
+	p.keys("Enter")
+	p.waitText("answer three")
+	var seen []string
+	for _, m := range srv.Requests()[2].Chat.Messages[1:] {
+		seen = append(seen, *m.Content)
+	}
+	if got := strings.Join(seen, " | "); got != "first question | answer one | third question" {
+		t.Fatalf("after /resume the model saw %q", got)
+	}
+	p.keys("C-c", "C-c")
+	p.waitText("Resume: tiny-go --session " + firstID)
+	p.waitText("EXIT=0")
+	if m, _ := filepath.Glob(filepath.Join(dir, ".tiny-agent", "sessions", "*.jsonl")); len(m) != 2 {
+		t.Fatalf("%d session files, want 2", len(m))
+	}
+}
