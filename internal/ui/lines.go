@@ -166,7 +166,15 @@ func (r *lineRunner) submit(ctx context.Context, line string) (exit bool) {
 		}
 		return r.run(ctx, text)
 	}
-	return r.run(ctx, c.text)
+	text, notes, err := attachMentions(r.opts.Mentions, r.opts.StoreImage, c.text)
+	if err != nil {
+		r.pr.println(sanitizeLine(err.Error()))
+		return false
+	}
+	for _, n := range notes {
+		r.pr.println("  ⎿ " + sanitizeLine(n))
+	}
+	return r.run(ctx, text)
 }
 
 func (r *lineRunner) run(ctx context.Context, prompt string) bool {

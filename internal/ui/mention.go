@@ -115,20 +115,26 @@ func (m *model) mentionView() []string {
 // attachMentions resolves the @mentions of prompt; on error the prompt is
 // not sent.
 func (m *model) attachMentions(prompt string) (string, []string, error) {
-	if m.mentions == nil {
+	return attachMentions(m.mentions, m.images, prompt)
+}
+
+// attachMentions resolves the @mentions of prompt under idx's root: the
+// prompt to send and a note for each attachment.
+func attachMentions(idx *attach.Index, images func(attach.Attachment) (string, error), prompt string) (string, []string, error) {
+	if idx == nil {
 		return prompt, nil, nil
 	}
-	atts, err := attach.Expand(m.mentions.Root(), prompt)
+	atts, err := attach.Expand(idx.Root(), prompt)
 	if err != nil {
 		return "", nil, err
 	}
 	var notes []string
 	for _, a := range atts {
 		if a.Kind == "image" {
-			if m.images == nil {
+			if images == nil {
 				return "", nil, &attach.Error{Mention: a.Mention, Reason: "images cannot be attached here"}
 			}
-			ref, err := m.images(a)
+			ref, err := images(a)
 			if err != nil {
 				return "", nil, &attach.Error{Mention: a.Mention, Reason: err.Error()}
 			}
