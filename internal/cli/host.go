@@ -264,6 +264,14 @@ func appendShell(path string, r shellRecord) error {
 	return err
 }
 
+// shellJournalled reports whether !commands not yet sent wait beside the
+// session at path: a session that holds only them is kept (and resumable),
+// so their output still reaches the model.
+func shellJournalled(path string) bool {
+	_, ids := pendingShell(path)
+	return len(ids) > 0
+}
+
 // pendingShell are the exchanges of the session at path not yet sent, as
 // text for the next prompt, and their ids.
 func pendingShell(path string) (string, []string) {
@@ -330,7 +338,7 @@ func (a *runner) withShell(prompt string) (string, func()) {
 // runner has moved off it, when this process created it and it holds
 // nothing but its header (as discardCreated does at exit).
 func (a *runner) emptyCreated() func() {
-	if !a.created || a.store.State().Facts > 0 {
+	if !a.created || a.store.State().Facts > 0 || shellJournalled(a.store.Path()) {
 		return func() {}
 	}
 	path := a.store.Path()

@@ -392,7 +392,7 @@ func (a *runner) attach(envID string) error {
 // startup fails before anything but the header was written, so a failed
 // start does not leave an empty session for --continue to pick.
 func (a *runner) discardCreated() {
-	if !a.created || a.store == nil || a.store.State().Facts > 0 {
+	if !a.created || a.store == nil || a.store.State().Facts > 0 || shellJournalled(a.store.Path()) {
 		return
 	}
 	path := a.store.Path()

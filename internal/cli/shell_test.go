@@ -55,3 +55,29 @@ func TestShellJournal(t *testing.T) {
 		t.Fatal("no sent record")
 	}
 }
+
+// A new session whose only input so far is a !command is kept at exit,
+// with the resume hint, so the command's output still reaches the model.
+func TestShellOnlySessionKept(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Create(dir, store.NewHeader{Provider: "p", Model: "m", EnvironmentIdentity: "e"}, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &runner{store: st, created: true}
+	if a.resumable() {
+		t.Fatal("an empty new session is resumable")
+	}
+	if err := appendShell(st.Path(), shellRecord{ID: "1", State: "started", Command: "ls"}); err != nil {
+		t.Fatal(err)
+	}
+	if !a.resumable() {
+		t.Fatal("a session holding a !command is not resumable")
+	}
+	path := st.Path()
+	a.discardCreated()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the session was removed: %v", err)
+	}
+	st.Close()
+}
