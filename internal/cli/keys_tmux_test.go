@@ -141,9 +141,13 @@ func TestTmuxKeysAndCommands(t *testing.T) {
 	p.text(`first line\`)
 	p.keys("Enter")
 	p.text("second line")
+	// Shift+Enter as a terminal with the kitty keyboard protocol reports
+	// it (CSI 13;2u); tmux 3.3 has no key name for it.
+	p.text("\x1b[13;2u")
+	p.text("third line")
 	p.keys("Enter")
 	p.waitText("two lines seen")
-	if got := lastUser(t, srv, 2); got != "first line\nsecond line" {
+	if got := lastUser(t, srv, 2); got != "first line\nsecond line\nthird line" {
 		t.Fatalf(`\+Enter sent %q`, got)
 	}
 
