@@ -55,6 +55,10 @@ type Config struct {
 	// Reasoning keeps the reasoning details of assistant entries beside
 	// the session; nil keeps them in memory for this agent only.
 	Reasoning ReasoningLog
+	// Images returns the images a user message's text names (kept beside
+	// the session: the message content is a string); they go with it as
+	// image parts. Nil sends none.
+	Images func(text string) []provider.Image
 
 	// BeforeEffect, when set, runs between a tool call's durable intent
 	// and its effect (checkpoints); see effect.go.

@@ -34,7 +34,7 @@ type wireCache struct {
 // commits and never change, so a cached message stays right; messages a
 // compaction summarized are no longer active, so theirs are not sent. The
 // result is capped, so nobody can append into the cache's array.
-func (c *wireCache) messages(systemPrompt string, active []session.Message, ids []string, details func(string) jsontext.Value) []provider.Message {
+func (c *wireCache) messages(systemPrompt string, active []session.Message, ids []string, details func(string) jsontext.Value, images func(string) []provider.Image) []provider.Message {
 	if len(active) == 0 || c.base != &active[0] || len(active) < c.n || len(c.msgs) == 0 || *c.msgs[0].Content != systemPrompt {
 		c.msgs = append(c.msgs[:0:0], provider.Message{Role: provider.RoleSystem, Content: &systemPrompt})
 		c.n = 0
@@ -43,6 +43,9 @@ func (c *wireCache) messages(systemPrompt string, active []session.Message, ids 
 		w := wireMessage(m)
 		if j := c.n + i; m.Role == session.RoleAssistant && j < len(ids) && ids[j] != "" {
 			w.ReasoningDetails = details(ids[j])
+		}
+		if m.Role == session.RoleUser && m.Content != nil && images != nil {
+			w.Images = images(*m.Content)
 		}
 		c.msgs = append(c.msgs, w)
 	}
@@ -69,6 +72,6 @@ func strPtr(s string) *string { return &s }
 // assistantRequest is the physical request of a run's step: the system
 // prompt, the active context and the offered tools.
 func (a *Agent) assistantRequest(st *session.State) provider.Request {
-	msgs := a.wire.messages(a.cfg.SystemPrompt, st.ActiveContext, st.ActiveEntryIDs, a.cfg.Reasoning.Details)
+	msgs := a.wire.messages(a.cfg.SystemPrompt, st.ActiveContext, st.ActiveEntryIDs, a.cfg.Reasoning.Details, a.cfg.Images)
 	return provider.Request{Model: a.cfg.Model, Messages: msgs, Tools: a.conf.wire}
 }

@@ -16,12 +16,12 @@ func TestWireCacheConvertsOnlyNewMessages(t *testing.T) {
 	var c wireCache
 	backing := make([]session.Message, 0, 8)
 	backing = append(backing, msg(session.RoleUser, "q1"), msg(session.RoleAssistant, "a1"))
-	first := c.messages("sys", backing[:2:2], nil, noDetails)
+	first := c.messages("sys", backing[:2:2], nil, noDetails, nil)
 	if len(first) != 3 || *first[0].Content != "sys" || *first[2].Content != "a1" {
 		t.Fatalf("first: %+v", first)
 	}
 	backing = append(backing, msg(session.RoleUser, "q2"))
-	second := c.messages("sys", backing[:3:3], nil, noDetails)
+	second := c.messages("sys", backing[:3:3], nil, noDetails, nil)
 	if len(second) != 4 || *second[3].Content != "q2" {
 		t.Fatalf("second: %+v", second)
 	}
@@ -30,7 +30,7 @@ func TestWireCacheConvertsOnlyNewMessages(t *testing.T) {
 	}
 	// A compaction shows as another array: everything is converted anew.
 	compacted := []session.Message{msg(session.RoleUser, "[Compacted history]\nS"), msg(session.RoleUser, "q2")}
-	third := c.messages("sys", compacted, nil, noDetails)
+	third := c.messages("sys", compacted, nil, noDetails, nil)
 	if len(third) != 3 || *third[1].Content != "[Compacted history]\nS" {
 		t.Fatalf("after compaction: %+v", third)
 	}
@@ -40,7 +40,7 @@ func TestWireCacheConvertsOnlyNewMessages(t *testing.T) {
 		t.Fatal("the cache grew through a caller's append")
 	}
 	// A new system prompt starts over.
-	if got := c.messages("other", compacted, nil, noDetails); *got[0].Content != "other" {
+	if got := c.messages("other", compacted, nil, noDetails, nil); *got[0].Content != "other" {
 		t.Fatalf("system prompt: %q", *got[0].Content)
 	}
 }

@@ -169,7 +169,7 @@ func TestApprovalsInATerminal(t *testing.T) {
 	if !exists("killed.txt") {
 		t.Fatal("the approved call did not run on resume")
 	}
-	p2.keys("C-c")
+	p2.keys("C-c", "C-c") // on an empty idle prompt: the second exits
 	p2.waitText("EXIT=0")
 	if st := reduceOnly(t, dir); !st.Idle() {
 		t.Fatal("an operation is still open")

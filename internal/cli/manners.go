@@ -176,7 +176,7 @@ func runGroup(a *app) func(cmd *cobra.Command, args []string) error {
 // session this process created that never got a prompt is removed on exit
 // (discardCreated), so no resume hint names it.
 func (a *runner) resumable() bool {
-	return a.store != nil && (!a.created || a.store.State().Facts > 0)
+	return a.store != nil && (!a.created || a.store.State().Facts > 0 || shellJournalled(a.store.Path()))
 }
 
 // headerOnly reports whether s holds nothing but its header (a session

@@ -47,7 +47,7 @@ func TestResumePickerInATerminal(t *testing.T) {
 	p.waitText("> fix the parser")
 	p.waitText("The parser is fixed.")
 	p.waitText("── resumed ──")
-	p.keys("C-c")
+	p.keys("C-c", "C-c") // on an empty idle prompt: the second exits
 	p.waitText("EXIT=0")
 }
 

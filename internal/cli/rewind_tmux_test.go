@@ -66,7 +66,7 @@ func TestRewindInRealTerminal(t *testing.T) {
 	p.waitText("> change a")
 	p.keys("Enter")
 	p.waitText("answered in the fork")
-	p.keys("C-c")
+	p.keys("C-c", "C-c") // on an empty idle prompt: the second exits
 	p.waitText("EXIT=0")
 	screen := p.screen()
 	i := strings.Index(screen, "Now in session ")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/ui"
 )
@@ -20,7 +21,18 @@ import (
 type currentEngine struct{ a *runner }
 
 func (e currentEngine) Run(ctx context.Context, prompt string) (agent.Result, error) {
-	return e.a.agent.Run(ctx, prompt)
+	return e.a.run(ctx, prompt)
+}
+
+// run runs prompt on the current agent, preceded by the user's
+// !commands since the last prompt.
+func (a *runner) run(ctx context.Context, prompt string) (agent.Result, error) {
+	text, sent := a.withShell(prompt)
+	res, err := a.agent.Run(ctx, text)
+	if accepted(a.store.State(), text) {
+		sent()
+	}
+	return a.imageRejected(res), err
 }
 
 func (e currentEngine) Compact(ctx context.Context) (agent.Result, agent.CompactStats, error) {
@@ -120,6 +132,12 @@ func (a *runner) switchSession(id string) error {
 	if err != nil {
 		return err
 	}
+	return a.useStore(st)
+}
+
+// useStore moves the runner to the session st is open on; on error st is
+// closed and the runner stays where it was.
+func (a *runner) useStore(st *store.Store) error {
 	prev := a.store
 	a.store = st
 	cfg := a.agent.Config()
@@ -167,4 +185,15 @@ func (a *runner) switchSession(id string) error {
 	a.reasoning = rs
 	_ = prev.Close()
 	return nil
+}
+
+// accepted reports whether the newest user entry of st is text (the run
+// that carries it was accepted, however it ended).
+func accepted(st *session.State, text string) bool {
+	for i := len(st.Transcript) - 1; i >= 0; i-- {
+		if m := st.Transcript[i]; m.Role == session.RoleUser {
+			return m.Content != nil && *m.Content == text
+		}
+	}
+	return false
 }

@@ -134,6 +134,10 @@ type runner struct {
 	// embed adapts the agent to a host other than the terminal (acp.go);
 	// nil otherwise.
 	embed *embedding
+	// shellTool runs the user's !commands (host.go).
+	shellTool tools.Tool
+	// costs adds up the session's cost for /cost.
+	costs sessionCost
 }
 
 // configureRun makes the root command run prompts: its flags, and the
@@ -317,7 +321,7 @@ func (a *runner) start(ctx context.Context) error {
 	// A resumed session keeps its model unless one is asked for, so that
 	// resuming does not change the configuration by accident.
 	if a.resumed {
-		a.model = resumeModel(a.store.State(), firstNonEmpty(a.flags.model, a.io.getenv("TINY_MODEL")))
+		a.model = resumeModel(a.store.State(), firstNonEmpty(a.flags.model, a.io.getenv("TINY_MODEL"), chosenModel(a.store.Path())))
 	}
 	a.sink.Emit(lifecycle.StartupStarted(a.model, a.tools, nonNilStrings(a.mcpAliases)).At(began))
 	startupStarted = true
@@ -401,7 +405,7 @@ func (a *runner) attach(envID string) error {
 // startup fails before anything but the header was written, so a failed
 // start does not leave an empty session for --continue to pick.
 func (a *runner) discardCreated() {
-	if !a.created || a.store == nil || a.store.State().Facts > 0 {
+	if !a.created || a.store == nil || a.store.State().Facts > 0 || shellJournalled(a.store.Path()) {
 		return
 	}
 	path := a.store.Path()
@@ -425,10 +429,18 @@ func (a *runner) buildAgent(envID string) error {
 			secretVars = append(secretVars, sv.TokenEnv)
 		}
 	}
-	builtins, err := tools.Builtins(tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.sandbox, Procs: a.procs, Editor: a.embed.editor()})
+	toolCfg := tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.sandbox, Procs: a.procs, Editor: a.embed.editor()}
+	builtins, err := tools.Builtins(toolCfg)
 	if err != nil {
 		return err
 	}
+	// !cmd runs through a bash tool of its own, offered or not.
+	toolCfg.Plugins = []string{"bash"}
+	shell, err := tools.Builtins(toolCfg)
+	if err != nil {
+		return err
+	}
+	a.shellTool = shell[0]
 	all := append(builtins, a.mcp.Tools()...)
 	names := make([]string, len(all))
 	for i, t := range all {
@@ -467,7 +479,7 @@ func (a *runner) buildAgent(envID string) error {
 		// lines go to stderr.
 		a.preUI = &gatedObserver{inner: ui.NewOneShot(ui.OneShotOptions{Stdout: a.io.stderr, Stderr: a.io.stderr, WorkDir: a.cwd, Getenv: a.io.getenv})}
 		a.preUI.on.Store(true)
-		sinks = append(sinks, a.uiObserver.Event, a.preUI.event)
+		sinks = append(sinks, a.uiObserver.Event, a.preUI.event, a.costs.event)
 	case !a.flags.json:
 		a.oneShot = ui.NewOneShot(ui.OneShotOptions{Stdout: a.io.stdout, Stderr: a.io.stderr, WorkDir: a.cwd, Getenv: a.io.getenv})
 		sinks = append(sinks, a.oneShot.Event, newCostLog(a.oneShot.Stderr()).event)
@@ -491,6 +503,7 @@ func (a *runner) buildAgent(envID string) error {
 		BeforeEffect:        a.checkpointHook(),
 		Identity:            a.wire.identity(),
 		Reasoning:           a.reasoning,
+		Images:              (&imageLoader{cwd: a.cwd}).images,
 	})
 	return err
 }
@@ -542,7 +555,7 @@ func (a *runner) operate(ctx context.Context, promptText string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	res, err := a.agent.Run(ctx, text)
+	res, err := a.run(ctx, text)
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("stopped before the run finished; resume with: tiny-go --session %s", a.store.ID())
 	}

@@ -3,7 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/tiny-agent/tiny-go/internal/attach"
+	"github.com/tiny-agent/tiny-go/internal/commands"
 	"io"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
@@ -17,24 +21,30 @@ func (a *runner) interactive(ctx context.Context) error {
 		a.preUI.on.Store(false)
 		a.preUI.inner.Close()
 	}
+	home := a.io.getenv("HOME")
+	custom, problems := commands.Load(commands.Dirs(a.cwd, home)...)
+	for i, p := range problems {
+		// Paths as the user would type them.
+		p = strings.ReplaceAll(p, a.cwd+string(filepath.Separator), "")
+		if home != "" {
+			p = strings.ReplaceAll(p, home+string(filepath.Separator), "~/")
+		}
+		problems[i] = p
+	}
 	return ui.Run(ctx, ui.Options{
-		In:       a.io.stdin,
-		Out:      a.io.stdout,
-		Engine:   currentEngine{a},
-		Rewinder: &interactiveRewinder{a: a},
-		Observer: a.uiObserver,
-		History:  ui.NewHistory(a.cwd),
-		Recap:    a.recap(),
-		Banner: ui.Banner{
-			Provider:    a.access.name,
-			Endpoint:    a.endpointShown,
-			Model:       a.model,
-			SessionID:   a.store.ID(),
-			SessionPath: a.store.Path(),
-			Tools:       a.toolNames,
-			MCP:         a.mcpAliases,
-			Restored:    a.resumed,
-		},
+		In:          a.io.stdin,
+		Out:         a.io.stdout,
+		Engine:      currentEngine{a},
+		Rewinder:    &interactiveRewinder{a: a},
+		Host:        interactiveHost{a},
+		Commands:    custom,
+		Problems:    problems,
+		Mentions:    attach.NewIndex(a.cwd),
+		StoreImage:  a.storeImage,
+		Observer:    a.uiObserver,
+		History:     ui.NewHistory(a.cwd),
+		Recap:       a.recap(),
+		Banner:      a.banner(),
 		ExpandSkill: func(input string) (string, error) { return a.expand(input) },
 		Resumable:   a.resumable,
 	})

@@ -53,7 +53,7 @@ func TestInteractiveChainEsc(t *testing.T) {
 	p.text("and now?")
 	p.keys("Enter")
 	p.waitText("an ordinary answer")
-	p.keys("C-c")
+	p.keys("C-c", "C-c") // on an empty idle prompt: the second exits
 	p.waitText("EXIT=0")
 
 	b, _ := os.ReadFile(sessionFiles(t, dir)[0])

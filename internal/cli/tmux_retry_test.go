@@ -53,7 +53,7 @@ func TestInteractiveRetryLine(t *testing.T) {
 	if n := len(srv.Requests()); n != 2 {
 		t.Fatalf("%d requests, want 2", n)
 	}
-	p.keys("C-c")
+	p.keys("C-c", "C-c") // on an empty idle prompt: the second exits
 	p.waitText("EXIT=0")
 	if s := p.screen(); strings.Contains(s, "retrying") || strings.Contains(s, "Sending again") || strings.Contains(s, "Failed") {
 		t.Fatalf("after the run:\n%s", s)

@@ -132,7 +132,7 @@ func TestInteractiveTerminal(t *testing.T) {
 	p.keys("Enter")
 	p.waitText("Compacted 1 messages (kept last 7).")
 
-	p.keys("C-c")
+	p.keys("C-c", "C-c") // on an empty idle prompt: the second exits
 	p.waitText("Resume: tiny-go --session ")
 	p.waitText("EXIT=0")
 

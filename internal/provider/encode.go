@@ -2,6 +2,7 @@ package provider
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"io"
 	"slices"
@@ -49,6 +50,7 @@ type encodedMessage struct {
 	toolCallID string
 	toolCalls  []ToolCall
 	details    []byte
+	images     []Image
 	// marked is set when the message carries a cache breakpoint.
 	marked bool
 	// json is the encoding, preceded by the separating comma unless the
@@ -60,7 +62,8 @@ type encodedMessage struct {
 func (e *encodedMessage) is(m Message) bool {
 	return e.role == m.Role && e.toolCallID == m.ToolCallID &&
 		e.hasContent == (m.Content != nil) && (m.Content == nil || e.content == *m.Content) &&
-		slices.Equal(e.toolCalls, m.ToolCalls) && bytes.Equal(e.details, m.ReasoningDetails)
+		slices.Equal(e.toolCalls, m.ToolCalls) && bytes.Equal(e.details, m.ReasoningDetails) &&
+		slices.EqualFunc(e.images, m.Images, func(a, b Image) bool { return a.MediaType == b.MediaType && bytes.Equal(a.Data, b.Data) })
 }
 
 // cacheMarked reports whether requests for model carry Anthropic cache
@@ -84,6 +87,13 @@ func messageJSON(m Message, marked bool) ([]byte, error) {
 	wm := wireMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
 	if marked {
 		wm.Content = []wireTextPart{{Type: "text", Text: *m.Content, CacheControl: &wireCacheControl{Type: "ephemeral"}}}
+	}
+	if len(m.Images) > 0 && m.Content != nil {
+		parts := []any{wireTextPart{Type: "text", Text: *m.Content}}
+		for _, img := range m.Images {
+			parts = append(parts, wireImagePart{Type: "image_url", ImageURL: wireImageURL{URL: "data:" + img.MediaType + ";base64," + base64.StdEncoding.EncodeToString(img.Data)}})
+		}
+		wm.Content = parts
 	}
 	for _, tc := range m.ToolCalls {
 		wm.ToolCalls = append(wm.ToolCalls, wireToolCall{
@@ -116,7 +126,7 @@ func encodeMessage(m Message, first, marked bool) (encodedMessage, error) {
 	}
 	e := encodedMessage{
 		role: m.Role, toolCallID: m.ToolCallID, toolCalls: slices.Clone(m.ToolCalls),
-		details: bytes.Clone(m.ReasoningDetails), marked: marked, json: b,
+		details: bytes.Clone(m.ReasoningDetails), images: slices.Clone(m.Images), marked: marked, json: b,
 	}
 	if m.Content != nil {
 		e.content, e.hasContent = *m.Content, true

@@ -27,6 +27,15 @@ type Message struct {
 	// ReasoningDetails are the reasoning_details the provider returned with
 	// this assistant message, sent back byte for byte (nil for none).
 	ReasoningDetails jsontext.Value
+	// Images go with a user message as image parts after its text.
+	Images []Image
+}
+
+// Image is an image sent with a user message. Data is never changed once
+// handed over.
+type Image struct {
+	MediaType string
+	Data      []byte
 }
 
 // ToolCall is one function call requested by the model. Arguments is the

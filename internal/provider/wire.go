@@ -43,6 +43,16 @@ type wireTextPart struct {
 	CacheControl *wireCacheControl `json:"cache_control,omitempty"`
 }
 
+// wireImagePart is an image content part of a user message (a data URL).
+type wireImagePart struct {
+	Type     string       `json:"type"`
+	ImageURL wireImageURL `json:"image_url"`
+}
+
+type wireImageURL struct {
+	URL string `json:"url"`
+}
+
 type wireStreamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
 }

@@ -2,6 +2,8 @@ package ui
 
 import (
 	"strings"
+
+	"github.com/tiny-agent/tiny-go/internal/commands"
 )
 
 // commandKind is what one submitted input asks for.
@@ -10,27 +12,46 @@ type commandKind int
 const (
 	cmdNone    commandKind = iota // blank input
 	cmdPrompt                     // a prompt for the model
-	cmdExit                       // /exit
+	cmdExit                       // /exit, /quit
 	cmdCompact                    // /compact
 	cmdSkill                      // /skill:name [text]
 	cmdInvalid                    // a command that cannot run; text says why
 	cmdRewind                     // /rewind [args]; text holds the args (rewind.go)
+	cmdHelp                       // /help
+	cmdClear                      // /clear
+	cmdModel                      // /model [id]; text holds the id
+	cmdStatus                     // /status
+	cmdCost                       // /cost
+	cmdResume                     // /resume [id]; text holds the id
+	cmdCustom                     // a custom command; text is its expanded prompt
+	cmdShell                      // !command; text is the command
 )
 
 // command is a parsed input.
 type command struct {
 	kind commandKind
-	// text is the prompt (cmdPrompt), the whole skill input (cmdSkill) or
-	// the message to show (cmdInvalid).
+	// text is the prompt (cmdPrompt, cmdCustom), the whole skill input
+	// (cmdSkill), the argument (cmdModel, cmdResume, cmdRewind), the shell
+	// command (cmdShell) or the message to show (cmdInvalid).
 	text string
 }
 
+// noArgs are the built-ins that take no argument.
+var noArgs = map[string]commandKind{
+	"/exit": cmdExit, "/quit": cmdExit, "/compact": cmdCompact, "/help": cmdHelp,
+	"/clear": cmdClear, "/status": cmdStatus, "/cost": cmdCost,
+}
+
 // parseCommand reads one submitted input. A leading word like "/name" is
-// a command; a path such as "/usr/bin/env is missing" is a prompt.
-func parseCommand(input string) command {
+// a command (a built-in or one of custom); a path such as "/usr/bin/env
+// is missing" is a prompt. "!cmd" runs cmd in the shell.
+func parseCommand(input string, custom []commands.Command) command {
 	t := strings.TrimSpace(input)
 	if t == "" {
 		return command{kind: cmdNone}
+	}
+	if sh, ok := strings.CutPrefix(t, "!"); ok && strings.TrimSpace(sh) != "" {
+		return command{kind: cmdShell, text: strings.TrimSpace(sh)}
 	}
 	word, rest := t, ""
 	if i := strings.IndexAny(t, " \t\r\n"); i >= 0 {
@@ -39,21 +60,84 @@ func parseCommand(input string) command {
 	if !strings.HasPrefix(word, "/") || strings.Count(word, "/") > 1 || word == "/" {
 		return command{kind: cmdPrompt, text: t}
 	}
-	switch {
-	case word == "/exit" || word == "/compact":
+	if kind, ok := noArgs[word]; ok {
 		if rest != "" {
 			return command{kind: cmdInvalid, text: word + " takes no arguments."}
 		}
-		if word == "/exit" {
-			return command{kind: cmdExit}
-		}
-		return command{kind: cmdCompact}
+		return command{kind: kind}
+	}
+	switch {
 	case word == "/rewind":
 		return command{kind: cmdRewind, text: rest}
+	case word == "/model":
+		return command{kind: cmdModel, text: rest}
+	case word == "/resume":
+		return command{kind: cmdResume, text: rest}
 	case strings.HasPrefix(word, "/skill:") && len(word) > len("/skill:"):
 		return command{kind: cmdSkill, text: t}
 	case word == "/skill" || word == "/skill:":
 		return command{kind: cmdInvalid, text: "Usage: /skill:name [text]"}
 	}
-	return command{kind: cmdInvalid, text: "Unknown command: " + truncate(sanitizeLine(word), 40) + ". Commands: " + helpCommands}
+	if c, ok := commands.Find(custom, word[1:]); ok {
+		return command{kind: cmdCustom, text: c.Expand(rest)}
+	}
+	return command{kind: cmdInvalid, text: "Unknown command: " + truncate(sanitizeLine(word), 40) + ". Commands: " + commandList(custom)}
+}
+
+// commandList names every command: the built-ins, then the custom ones.
+func commandList(custom []commands.Command) string {
+	var names []string
+	for _, c := range append(append([]commands.Command(nil), commands.Builtins...), custom...) {
+		n := "/" + c.Name
+		if c.Name == "skill:" {
+			n = "/skill:name"
+		}
+		names = append(names, n)
+	}
+	return strings.Join(names, " ")
+}
+
+// helpLines are /help: every command with its description, then the keys.
+func helpLines(custom []commands.Command) []string {
+	lines := []string{"Commands:"}
+	row := func(c commands.Command) {
+		name := "/" + c.Name
+		if c.ArgHint != "" {
+			if c.Name != "skill:" {
+				name += " "
+			}
+			name += c.ArgHint
+		}
+		lines = append(lines, "  "+padRight(name, 22)+" "+sanitizeLine(c.Description))
+	}
+	for _, c := range commands.Builtins {
+		row(c)
+	}
+	if len(custom) > 0 {
+		lines = append(lines, "Custom commands:")
+		for _, c := range custom {
+			row(c)
+		}
+	}
+	return append(lines,
+		"Input:",
+		"  "+padRight("!command", 22)+" run a shell command (sandboxed like the bash tool); the model sees it next turn",
+		"  "+padRight("@path", 22)+" attach a file, directory listing or image (Tab completes)",
+		"Keys:",
+		"  "+padRight("Enter", 22)+" send",
+		"  "+padRight("Shift+Enter, \\+Enter", 22)+" new line (also Alt+Enter, Ctrl+J)",
+		"  "+padRight("Esc", 22)+" abort the active operation",
+		"  "+padRight("Ctrl+C", 22)+" clear the input; on an empty prompt twice to exit; abort-then-exit while running",
+		"  "+padRight("Ctrl+D", 22)+" exit on an empty prompt",
+		"  "+padRight("Up, Down", 22)+" browse input history",
+		"  "+padRight("Ctrl+R", 22)+" search input history",
+		"  "+padRight("/, Tab", 22)+" command menu; Tab completes, Up/Down move",
+	)
+}
+
+func padRight(s string, n int) string {
+	if len(s) >= n {
+		return s
+	}
+	return s + strings.Repeat(" ", n-len(s))
 }

@@ -16,7 +16,7 @@ import (
 // Key help lines of the banner (cli.md).
 const (
 	helpKeys     = "Esc aborts the active operation; Ctrl+C exits."
-	helpCommands = "/compact  /skill:name  /exit"
+	helpCommands = "/help  /model  /compact  /skill:name  /exit  (/ lists all)"
 )
 
 // lineWidth bounds one-line summaries when the terminal width is unknown

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"errors"
+	"github.com/tiny-agent/tiny-go/internal/commands"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,7 +28,7 @@ func TestBannerLines(t *testing.T) {
 		"tools: bash, read",
 		"mcp: gh",
 		"Esc aborts the active operation; Ctrl+C exits.",
-		"/compact  /skill:name  /exit",
+		"/help  /model  /compact  /skill:name  /exit  (/ lists all)",
 	}
 	if got := bannerLines(b); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("banner:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -274,13 +275,18 @@ func TestParseCommand(t *testing.T) {
 		{"/skill:review", cmdSkill, "/skill:review"},
 		{"/skill:", cmdInvalid, "Usage: /skill:name [text]"},
 		{"/skill", cmdInvalid, "Usage: /skill:name [text]"},
-		{"/xyz", cmdInvalid, "Unknown command: /xyz. Commands: /compact  /skill:name  /exit"},
+		{"/xyz", cmdInvalid, "Unknown command: /xyz. Commands: /help /clear /model /status /cost /resume /rewind /compact /skill:name /exit /quit /review"},
+		{"/quit", cmdExit, ""},
+		{"/model gpt-x", cmdModel, "gpt-x"},
+		{"/review the parser", cmdCustom, "Review the parser."},
+		{"!ls -la", cmdShell, "ls -la"},
+		{"!", cmdPrompt, "!"},
 		{"/usr/bin/env is missing", cmdPrompt, "/usr/bin/env is missing"},
 		{"/", cmdPrompt, "/"},
 		{"line one\n/exit", cmdPrompt, "line one\n/exit"},
 	}
 	for _, tt := range tests {
-		got := parseCommand(tt.in)
+		got := parseCommand(tt.in, []commands.Command{{Name: "review", Body: "Review $ARGUMENTS."}})
 		if got.kind != tt.kind || got.text != tt.text {
 			t.Errorf("parseCommand(%q) = %v %q, want %v %q", tt.in, got.kind, got.text, tt.kind, tt.text)
 		}
@@ -317,7 +323,7 @@ func FuzzParseCommand(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		c := parseCommand(in)
+		c := parseCommand(in, nil)
 		trimmed := strings.TrimSpace(in)
 		switch c.kind {
 		case cmdNone:

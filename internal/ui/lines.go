@@ -126,7 +126,7 @@ func (r *lineRunner) submit(ctx context.Context, line string) (exit bool) {
 	if r.confirmRewind(ctx, line) {
 		return false
 	}
-	c := parseCommand(line)
+	c := parseCommand(line, r.opts.Commands)
 	if c.kind != cmdNone && r.opts.History != nil {
 		if err := r.opts.History.Append(line); err != nil {
 			r.pr.println(sanitizeLine(err.Error()))
@@ -142,6 +142,12 @@ func (r *lineRunner) submit(ctx context.Context, line string) (exit bool) {
 		return false
 	case cmdRewind:
 		r.rewindLine(ctx, c.text)
+		return false
+	case cmdHelp:
+		r.pr.println(strings.Join(helpLines(r.opts.Commands), "\n"))
+		return false
+	case cmdModel, cmdStatus, cmdCost, cmdClear, cmdResume, cmdShell:
+		r.hostLine(ctx, c)
 		return false
 	case cmdCompact:
 		return r.operate(ctx, func(ctx context.Context) []string {
@@ -160,7 +166,15 @@ func (r *lineRunner) submit(ctx context.Context, line string) (exit bool) {
 		}
 		return r.run(ctx, text)
 	}
-	return r.run(ctx, c.text)
+	text, notes, err := attachMentions(r.opts.Mentions, r.opts.StoreImage, c.text)
+	if err != nil {
+		r.pr.println(sanitizeLine(err.Error()))
+		return false
+	}
+	for _, n := range notes {
+		r.pr.println("  ⎿ " + sanitizeLine(n))
+	}
+	return r.run(ctx, text)
 }
 
 func (r *lineRunner) run(ctx context.Context, prompt string) bool {

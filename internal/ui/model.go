@@ -9,6 +9,8 @@ import (
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/tiny-agent/tiny-go/internal/attach"
+	"github.com/tiny-agent/tiny-go/internal/commands"
 	"github.com/tiny-agent/tiny-go/internal/interrupt"
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
@@ -21,6 +23,7 @@ const (
 	opNone opKind = iota
 	opRun
 	opCompact
+	opShell // a !command (host.go)
 )
 
 // tickEvery is the spinner's frame interval.
@@ -77,6 +80,21 @@ type model struct {
 	frame         int
 
 	notice string // one transient line under the input
+
+	custom    []commands.Command // custom slash commands (palette.go)
+	problems  []string           // command files not loaded, shown after the banner
+	host      Host               // /model, /status, !cmd … (host.go)
+	menuState menu               // the command menu (palette.go)
+	mentions  *attach.Index      // paths for @ completion; nil: none (mention.go)
+	mention   mentionMenu
+	// images stores an attached image beside the session and returns the
+	// text that names it in the prompt; nil: images are not accepted.
+	images func(attach.Attachment) (string, error)
+	pastes []string // long pastes, by placeholder number - 1 (paste.go)
+	// ctrlCAt is when Ctrl+C on an empty idle prompt asked "again to
+	// exit"; zero when no such question is open.
+	ctrlCAt     time.Time
+	cancelShell context.CancelFunc // stops the running !command
 
 	approval *pendingApproval // the tool call waiting for the user (approve.go)
 
@@ -198,6 +216,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		if !m.sized {
 			// The recap is rendered at the terminal's width.
 			m.sized = true
+			m.printLines(errLines(m.problems))
 			m.printLines(recapLines(m.recap, m.width-1, &m.md, colorStyles(), func(s string) string { return bold.Render(s) }))
 		}
 		m.readyGen++
@@ -209,8 +228,20 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	case tea.KeyPressMsg:
 		return m.key(msg)
 	case tea.PasteMsg:
-		msg.Content = strings.ReplaceAll(strings.ReplaceAll(msg.Content, "\r\n", "\n"), "\r", "\n")
-		return m.updateInput(msg)
+		cmd := m.paste(msg)
+		m.syncMenu()
+		return cmd
+	case hostResultMsg:
+		m.hostResult(msg)
+		return nil
+	case ctrlCExpiredMsg:
+		if m.ctrlCAt.Equal(msg.at) {
+			m.ctrlCAt = time.Time{}
+			if m.notice == ctrlCAgain {
+				m.notice = ""
+			}
+		}
+		return nil
 	case interruptMsg:
 		return m.interrupt()
 	case printedMsg:
@@ -304,12 +335,27 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 	}
+	if cmd, handled := m.menuKey(k); handled {
+		return cmd
+	}
+	if cmd, handled := m.mentionKey(k); handled {
+		return cmd
+	}
+	if k.String() != "ctrl+c" && m.ctrlCAt != (time.Time{}) {
+		m.ctrlCAt = time.Time{}
+		if m.notice == ctrlCAgain {
+			m.notice = ""
+		}
+	}
 	switch k.String() {
 	case "ctrl+r":
 		m.search = &historySearch{match: -1, draft: m.input.Value()}
 		m.showSearch()
 		return nil
 	case "ctrl+c":
+		if m.op == opNone {
+			return m.idleInterrupt()
+		}
 		return m.interrupt()
 	case "esc":
 		if m.op == opNone {
@@ -317,6 +363,9 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return m.abort()
 	case "enter":
+		if m.continuedLine() {
+			return nil
+		}
 		return m.submit()
 	case "ctrl+d":
 		if m.op == opNone && m.input.Value() == "" {
@@ -326,6 +375,7 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 		if m.onFirstLine() {
 			if s, ok := m.hist.prev(m.input.Value()); ok {
 				m.input.SetValue(s)
+				m.syncMenu()
 				return nil
 			}
 		}
@@ -333,11 +383,62 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 		if m.onLastLine() {
 			if s, ok := m.hist.next(); ok {
 				m.input.SetValue(s)
+				m.syncMenu()
 				return nil
 			}
 		}
 	}
-	return m.updateInput(k)
+	cmd := m.updateInput(k)
+	m.syncMenu()
+	m.syncMentions()
+	return cmd
+}
+
+// ctrlCAgain is the notice of a first Ctrl+C on an empty idle prompt.
+const ctrlCAgain = "Ctrl+C again to exit"
+
+// ctrlCWindow is how long a second Ctrl+C exits.
+const ctrlCWindow = 2 * time.Second
+
+// ctrlCExpiredMsg ends the window a Ctrl+C at time at opened.
+type ctrlCExpiredMsg struct{ at time.Time }
+
+// idleInterrupt is Ctrl+C with nothing running: it clears a draft (kept
+// in the history, so Up brings it back); on an empty prompt it asks for a
+// second one within ctrlCWindow to exit.
+func (m *model) idleInterrupt() tea.Cmd {
+	if v := m.input.Value(); strings.TrimSpace(v) != "" {
+		m.hist.add(v)
+		m.input.Reset()
+		m.syncMenu()
+		m.ctrlCAt = time.Time{}
+		m.notice = "Input cleared (Up brings it back)."
+		return nil
+	}
+	now := m.now()
+	if !m.ctrlCAt.IsZero() && now.Sub(m.ctrlCAt) < ctrlCWindow {
+		return m.exit()
+	}
+	m.ctrlCAt = now
+	m.notice = ctrlCAgain
+	return tea.Tick(ctrlCWindow, func(time.Time) tea.Msg { return ctrlCExpiredMsg{at: now} })
+}
+
+// continuedLine handles Enter after a backslash at the cursor: the
+// backslash becomes a line break, as in a shell.
+func (m *model) continuedLine() bool {
+	lines := strings.Split(m.input.Value(), "\n")
+	row, col := m.input.Line(), m.input.Column()
+	if row >= len(lines) {
+		return false
+	}
+	r := []rune(lines[row])
+	if col < 1 || col > len(r) || r[col-1] != '\\' {
+		return false
+	}
+	m.updateInput(tea.KeyPressMsg{Code: tea.KeyBackspace})
+	m.input.InsertRune('\n')
+	return true
 }
 
 func (m *model) updateInput(msg tea.Msg) tea.Cmd {
@@ -358,7 +459,7 @@ func (m *model) onLastLine() bool {
 // submit sends the input: a command or a prompt.
 func (m *model) submit() tea.Cmd {
 	value := m.input.Value()
-	c := parseCommand(value)
+	c := parseCommand(value, m.custom)
 	if c.kind == cmdNone {
 		return nil
 	}
@@ -369,10 +470,25 @@ func (m *model) submit() tea.Cmd {
 	if cmd, handled := m.rewindSubmit(value); handled {
 		return cmd
 	}
+	// Pastes and mentions are resolved before anything is echoed or
+	// sent: a mention that cannot be attached leaves the input as it is.
+	var notes []string
+	if c.kind == cmdPrompt || c.kind == cmdCustom {
+		text, n, err := m.attachMentions(m.unfoldPastes(c.text))
+		if err != nil {
+			m.print(errStyle.Render(sanitizeLine(err.Error())))
+			return nil
+		}
+		c.text, notes = text, n
+	}
 	m.notice = ""
 	m.remember(value)
 	m.input.Reset()
+	m.syncMenu()
 	m.print(bold.Render(echoLines(strings.TrimSpace(value))))
+	for _, n := range notes {
+		m.print(faint.Render("  ⎿ " + sanitizeLine(n)))
+	}
 	switch c.kind {
 	case cmdExit:
 		return m.exit()
@@ -394,6 +510,11 @@ func (m *model) submit() tea.Cmd {
 		return nil
 	case cmdRewind:
 		return m.rewindCommand(c.text)
+	case cmdHelp:
+		m.printLines(helpLines(m.custom))
+		return nil
+	case cmdModel, cmdStatus, cmdCost, cmdClear, cmdResume, cmdShell:
+		return m.hostCommand(c)
 	}
 	return m.startRun(c.text)
 }

@@ -199,9 +199,35 @@ func TestSecondCtrlCStopsAnOperationThatDoesNotEnd(t *testing.T) {
 	h.until("the outcome", h.printedLine("Stopped."))
 }
 
-func TestCtrlCWhileIdleQuits(t *testing.T) {
+// TestCtrlCWhileIdle: Ctrl+C clears a draft (Up brings it back); on an
+// empty prompt the first asks, a second within the window exits, one
+// after the window asks again.
+func TestCtrlCWhileIdle(t *testing.T) {
 	eng := newStub(nil)
 	h := newHarness(t, eng, nil)
+	now := time.Unix(1000, 0)
+	h.m.now = func() time.Time { return now }
+	h.typeText("half a thought")
+	h.press(keyCtrlC)
+	if v := h.m.input.Value(); v != "" || h.quit {
+		t.Fatalf("after Ctrl+C the input is %q (quit %v)", v, h.quit)
+	}
+	h.press(tea.KeyPressMsg{Code: tea.KeyUp})
+	if v := h.m.input.Value(); v != "half a thought" {
+		t.Fatalf("Up brought back %q", v)
+	}
+	h.press(keyCtrlC) // clears it again
+	h.press(keyCtrlC)
+	if h.m.notice != ctrlCAgain {
+		t.Fatalf("notice %q", h.m.notice)
+	}
+	now = now.Add(ctrlCWindow + time.Millisecond)
+	h.press(keyCtrlC) // too late: asks again
+	h.settle(50 * time.Millisecond)
+	if h.quit || h.m.quitting {
+		t.Fatal("a Ctrl+C after the window exited")
+	}
+	now = now.Add(time.Second)
 	h.press(keyCtrlC)
 	h.until("quit", func() bool { return h.quit })
 	if _, calls := eng.counts(); calls != 0 {

@@ -121,6 +121,12 @@ func (m *model) abort() tea.Cmd {
 	}
 	m.aborting = true
 	m.setPhase("Aborting")
+	if m.op == opShell {
+		if m.cancelShell != nil {
+			m.cancelShell()
+		}
+		return nil
+	}
 	return m.abortCmd()
 }
 
@@ -204,7 +210,7 @@ func (m *model) runDone(msg runDoneMsg) {
 			m.print(m.md.render(res.Answer, m.width)) // nothing was streamed
 		}
 		if !m.usage.zero() {
-			m.print(faint.Render(m.usage.line()))
+			m.print(faint.Render(m.usage.line() + " · " + sanitizeLine(m.banner.Model)))
 		}
 		if line := runOutcomeLine(res, m.banner.SessionID); line != "" {
 			m.print(errStyle.Render(line))

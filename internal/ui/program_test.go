@@ -79,7 +79,12 @@ func TestProgramTellsLoneEscFromEscapeSequences(t *testing.T) {
 	waitFor(t, "the abort", func() bool { a, _ := eng.counts(); return a == 1 })
 	waitFor(t, "the run to end", func() bool { return !eng.isRunning() })
 
-	write("\x03") // Ctrl+C while idle
+	// Ctrl+C while idle: the first clears the draft (Up recalled
+	// "hello"), the second asks, the third exits.
+	for range 3 {
+		write("\x03")
+		time.Sleep(100 * time.Millisecond)
+	}
 	select {
 	case err := <-done:
 		if err != nil {

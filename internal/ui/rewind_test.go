@@ -36,7 +36,7 @@ func TestParseRewind(t *testing.T) {
 			t.Errorf("parseRewind(%q) = %+v %v %v, want %+v %v", c.in, got, list, err, c.want, c.list)
 		}
 	}
-	if c := parseCommand("/rewind 2 files"); c.kind != cmdRewind || c.text != "2 files" {
+	if c := parseCommand("/rewind 2 files", nil); c.kind != cmdRewind || c.text != "2 files" {
 		t.Fatalf("parseCommand = %+v", c)
 	}
 }

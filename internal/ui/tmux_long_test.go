@@ -110,7 +110,7 @@ func TestTmuxHistoryAcrossRestarts(t *testing.T) {
 		p.waitFor("the run to end", func(s string) bool { return strings.Count(s, "% cached") >= 1 && !strings.Contains(s, "Esc aborts ·") })
 	}
 	p.waitFor("both runs to end", func(s string) bool { return strings.Count(s, "% cached") == 2 })
-	p.keys("C-c")
+	p.keys("C-c", "C-c") // on an empty idle prompt: the second exits
 	p.waitText("FIRST-EXIT")
 	p.waitFor("the second start", func(s string) bool { return strings.Count(s, "/compact  /skill:name  /exit") == 2 })
 

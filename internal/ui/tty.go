@@ -40,6 +40,8 @@ func Run(ctx context.Context, opts Options) error {
 func runTTY(ctx context.Context, opts Options) (err error) {
 	m := newModel(ctx, opts.Engine, opts.Banner, opts.ExpandSkill)
 	m.rewinder = opts.Rewinder
+	m.host, m.custom, m.problems = opts.Host, opts.Commands, opts.Problems
+	m.mentions, m.images = opts.Mentions, opts.StoreImage
 	m.reflows = terminalReflows(os.Getenv)
 	if f, ok := opts.out().(*os.File); ok {
 		fd := int(f.Fd())

@@ -13,6 +13,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/attach"
+	"github.com/tiny-agent/tiny-go/internal/commands"
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
@@ -62,6 +64,21 @@ type Options struct {
 
 	// Rewinder carries out /rewind (rewind.go); nil means unavailable.
 	Rewinder Rewinder
+
+	// Host carries out /model, /status, /cost, /clear, /resume and !cmd
+	// (host.go); nil means unavailable.
+	Host Host
+	// Commands are the custom slash commands (commands.Load); Problems
+	// the lines about command files that could not be used, shown after
+	// the banner.
+	Commands []commands.Command
+	Problems []string
+	// Mentions completes @paths and resolves them at submit; nil leaves
+	// @words as text.
+	Mentions *attach.Index
+	// StoreImage keeps an attached image beside the session and returns
+	// the text that names it in the prompt; nil refuses images.
+	StoreImage func(attach.Attachment) (string, error)
 
 	// OnExit, when set, runs once after the terminal has been restored
 	// (on every exit path, a crash of the program included) and before

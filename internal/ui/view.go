@@ -38,6 +38,8 @@ func (m *model) view() tea.View {
 	}
 	above := len(lines)
 	lines = append(lines, m.input.View())
+	lines = append(lines, m.menuView()...)
+	lines = append(lines, m.mentionView()...)
 
 	v := tea.NewView(strings.Join(lines, "\n"))
 	if c := m.input.Cursor(); c != nil {

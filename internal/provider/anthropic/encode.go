@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"strings"
 
@@ -58,7 +59,15 @@ type block struct {
 	Input        jsontext.Value `json:"input,omitempty"`
 	ToolUseID    string         `json:"tool_use_id,omitempty"`
 	Content      *string        `json:"content,omitempty"`
+	Source       *imageSource   `json:"source,omitempty"`
 	CacheControl *cacheControl  `json:"cache_control,omitempty"`
+}
+
+// imageSource is the base64 source of an image block.
+type imageSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
 }
 
 // message is one turn: blocks tiny-go writes after the raw thinking
@@ -150,6 +159,11 @@ func convert(in []provider.Message) ([]message, string) {
 		case provider.RoleUser:
 			if m.Content != nil && *m.Content != "" {
 				t := turn("user")
+				// Images first, as Anthropic advises, then the text that
+				// names them.
+				for _, img := range m.Images {
+					t.blocks = append(t.blocks, block{Type: "image", Source: &imageSource{Type: "base64", MediaType: img.MediaType, Data: base64.StdEncoding.EncodeToString(img.Data)}})
+				}
 				t.blocks = append(t.blocks, block{Type: "text", Text: *m.Content})
 			}
 		case provider.RoleTool:

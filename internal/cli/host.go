@@ -1,0 +1,387 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/google/uuid"
+
+	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/store"
+	"github.com/tiny-agent/tiny-go/internal/ui"
+)
+
+// interactiveHost carries out the interactive commands that reach beyond
+// the agent: /model, /status, /cost, /clear, /resume and !cmd.
+type interactiveHost struct{ a *runner }
+
+// modelFile, beside a session, holds the model /model chose, so a resume
+// continues with it (the header keeps the model the session began with).
+const modelFile = "model"
+
+// chosenModel is the model /model chose for the session at path, or "".
+func chosenModel(path string) string {
+	b, err := store.ReadSidecarFile(path, modelFile)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func (h interactiveHost) SetModel(id string) error {
+	a := h.a
+	if strings.ContainsAny(id, " \t\r\n") || id == "" {
+		return errors.New("a model id is one word, such as anthropic/claude-sonnet-4.5")
+	}
+	if err := writeSidecar(a.store.Path(), modelFile, []byte(id+"\n")); err != nil {
+		return fmt.Errorf("cannot record it beside the session: %w", err)
+	}
+	cfg := a.agent.Config()
+	cfg.Model = id
+	// A model that did not take images before may: send them again.
+	cfg.Images = (&imageLoader{cwd: a.cwd}).images
+	ag, err := agent.New(cfg)
+	if err != nil {
+		return err
+	}
+	a.agent, a.model = ag, id
+	return nil
+}
+
+// writeSidecar replaces file name beside the session at path (synced).
+func writeSidecar(path, name string, data []byte) error {
+	dir, err := store.SidecarDir(path, true)
+	if err != nil {
+		return err
+	}
+	f, err := store.OpenSidecarFile(dir, name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (h interactiveHost) Status() []string {
+	a := h.a
+	st := a.store.State()
+	window := a.flags.contextWindow
+	share := "unknown (no reply yet)"
+	u := st.LastAssistantUsage
+	if p := u.Input + u.CacheRead + u.CacheWrite; p > 0 {
+		if window > 0 {
+			share = fmt.Sprintf("%d%% of %d tokens", p*100/window, window)
+		} else {
+			share = fmt.Sprintf("%d tokens in the last prompt (window unknown)", p)
+		}
+	}
+	sandbox := a.flags.sandbox.mode
+	if sandbox == "" {
+		sandbox = "default"
+	}
+	network := a.flags.sandbox.network
+	if network == "" {
+		network = "on"
+	}
+	mcp := strings.Join(a.mcpAliases, ", ")
+	if mcp == "" {
+		mcp = "(none)"
+	}
+	return []string{
+		"model: " + a.model,
+		"provider: " + a.access.name,
+		"endpoint: " + a.endpointShown,
+		"session id: " + a.store.ID(),
+		"session path: " + a.store.Path(),
+		"window: " + share,
+		"sandbox: " + sandbox + " (network " + network + ")",
+		"approval: " + string(a.approval),
+		"mcp: " + mcp,
+	}
+}
+
+func (h interactiveHost) Cost() []string {
+	u := h.a.store.State().Usage
+	in := u.Input + u.CacheRead + u.CacheWrite
+	line := fmt.Sprintf("this session: %d tokens in (%d cached), %d out", in, u.CacheRead, u.Output)
+	return []string{line, "cost: " + h.a.costs.summary()}
+}
+
+// NewSession is /clear: a new session in the same directory with the same
+// configuration; the previous one stays resumable (or goes, when it never
+// got a prompt).
+func (h interactiveHost) NewSession() (ui.Banner, error) {
+	a := h.a
+	st, err := store.Create(a.cwd, store.NewHeader{Provider: a.access.name, Model: a.model, EnvironmentIdentity: a.agent.Config().EnvironmentIdentity}, store.Options{Fsync: a.flags.fsync})
+	if err != nil {
+		return ui.Banner{}, err
+	}
+	drop := a.emptyCreated()
+	if err := a.useStore(st); err != nil {
+		_ = os.Remove(st.Path())
+		return ui.Banner{}, err
+	}
+	drop()
+	a.created, a.resumed = true, false
+	a.costs.reset()
+	return a.banner(), nil
+}
+
+func (h interactiveHost) Sessions() ([]ui.SessionChoice, error) {
+	list, err := store.List(h.a.cwd)
+	if err != nil {
+		return nil, err
+	}
+	var out []ui.SessionChoice
+	for _, s := range list {
+		if s.State == store.SummaryCorrupt || headerOnly(s) {
+			continue
+		}
+		out = append(out, ui.SessionChoice{ID: s.ID, FirstPrompt: s.FirstPrompt, LastPrompt: s.LastPrompt, State: summaryState(s), Started: s.Started})
+	}
+	return out, nil
+}
+
+func (h interactiveHost) Resume(id string) (ui.Banner, []session.Message, error) {
+	a := h.a
+	if id == a.store.ID() {
+		return ui.Banner{}, nil, errors.New("that is the current session")
+	}
+	st, err := store.Open(a.cwd, id, store.Options{Fsync: a.flags.fsync})
+	if err != nil {
+		return ui.Banner{}, nil, err
+	}
+	if st.State().Operation != nil {
+		_ = st.Close()
+		return ui.Banner{}, nil, fmt.Errorf("session %s has an open operation; exit and run: tiny-go --session %s", id, id)
+	}
+	drop := a.emptyCreated()
+	if err := a.useStore(st); err != nil {
+		return ui.Banner{}, nil, err
+	}
+	drop()
+	a.created, a.resumed = false, true
+	a.costs.reset()
+	if m := chosenModel(st.Path()); m != "" && m != a.model {
+		_ = h.SetModel(m)
+	}
+	return a.banner(), st.State().Transcript, nil
+}
+
+// banner is the interactive banner of the current session.
+func (a *runner) banner() ui.Banner {
+	return ui.Banner{
+		Provider:    a.access.name,
+		Endpoint:    a.endpointShown,
+		Model:       a.model,
+		SessionID:   a.store.ID(),
+		SessionPath: a.store.Path(),
+		Tools:       a.toolNames,
+		MCP:         a.mcpAliases,
+		Restored:    a.resumed,
+	}
+}
+
+// The shell escape. A !command is not a fact of its own (the session
+// format has none for it): it is journalled beside the session in
+// shellFile — "started" before it runs, "done" with its output after,
+// "sent" once a prompt carrying it was accepted — and the next prompt's
+// user entry carries the exchanges not yet sent, so the model sees them
+// and the session holds them. A command interrupted by a crash is never
+// run again: the next prompt says it was interrupted.
+const shellFile = "shell.jsonl"
+
+// maxShellShare bounds the output one !command adds to the conversation.
+const maxShellShare = 30_000
+
+type shellRecord struct {
+	ID      string `json:"id"`
+	State   string `json:"state"` // started, done, sent
+	Command string `json:"command,omitempty"`
+	Output  string `json:"output,omitempty"`
+	Failed  bool   `json:"failed,omitempty"`
+}
+
+func (h interactiveHost) Shell(ctx context.Context, command string) (string, error) {
+	a := h.a
+	id := uuid.Must(uuid.NewV7()).String()
+	path := a.store.Path()
+	if err := appendShell(path, shellRecord{ID: id, State: "started", Command: command}); err != nil {
+		return "", fmt.Errorf("!%s not run: cannot journal it beside the session: %w", command, err)
+	}
+	args, _ := json.Marshal(map[string]string{"command": command})
+	res := a.shellTool.Run(ctx, jsontext.Value(args))
+	out := res.Content
+	if s := a.agent.Config().Scrub; s != nil {
+		out = s.Scrub(out)
+	}
+	if err := appendShell(path, shellRecord{ID: id, State: "done", Command: command, Output: out, Failed: res.IsError}); err != nil {
+		return out, fmt.Errorf("the output could not be journalled, so the model will not see it: %w", err)
+	}
+	return out, nil
+}
+
+func appendShell(path string, r shellRecord) error {
+	dir, err := store.SidecarDir(path, true)
+	if err != nil {
+		return err
+	}
+	f, err := store.OpenSidecarFile(dir, shellFile, os.O_RDWR|os.O_CREATE|os.O_APPEND)
+	if err != nil {
+		return err
+	}
+	b, _ := json.Marshal(r)
+	b = append(b, '\n')
+	// A line torn by a crash is ended first, so this record stands alone.
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, fi.Size()-1); err == nil && last[0] != '\n' {
+			b = append([]byte{'\n'}, b...)
+		}
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// shellJournalled reports whether !commands not yet sent wait beside the
+// session at path: a session that holds only them is kept (and resumable),
+// so their output still reaches the model.
+func shellJournalled(path string) bool {
+	_, ids := pendingShell(path)
+	return len(ids) > 0
+}
+
+// pendingShell are the exchanges of the session at path not yet sent, as
+// text for the next prompt, and their ids.
+func pendingShell(path string) (string, []string) {
+	data, _ := store.ReadSidecarFile(path, shellFile)
+	if len(data) == 0 {
+		return "", nil
+	}
+	var order []string
+	recs := map[string]*shellRecord{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var r shellRecord
+		if json.Unmarshal(sc.Bytes(), &r) != nil || r.ID == "" {
+			continue // a torn last line
+		}
+		switch prev := recs[r.ID]; {
+		case r.State == "started" && prev == nil:
+			order = append(order, r.ID)
+			recs[r.ID] = &r
+		case prev != nil && r.State == "done" && prev.State == "started":
+			recs[r.ID] = &r
+		case prev != nil && r.State == "sent":
+			prev.State = "sent"
+		}
+	}
+	var b strings.Builder
+	var ids []string
+	for _, id := range order {
+		r := recs[id]
+		if r.State == "sent" {
+			continue
+		}
+		ids = append(ids, id)
+		if r.State == "started" {
+			fmt.Fprintf(&b, "I ran `%s` in the shell, but tiny-go stopped while it ran: its output is unknown and it was not run again.\n\n", r.Command)
+			continue
+		}
+		out := r.Output
+		if len(out) > maxShellShare {
+			out = out[:maxShellShare] + "\n[output cut at 30000 bytes]"
+		}
+		fmt.Fprintf(&b, "I ran `%s` in the shell:\n```\n%s\n```\n\n", r.Command, strings.TrimRight(out, "\n"))
+	}
+	return b.String(), ids
+}
+
+// withShell is prompt preceded by the shell exchanges not yet sent; sent
+// marks them sent once the prompt was accepted.
+func (a *runner) withShell(prompt string) (string, func()) {
+	path := a.store.Path()
+	text, ids := pendingShell(path)
+	if len(ids) == 0 {
+		return prompt, func() {}
+	}
+	return text + prompt, func() {
+		for _, id := range ids {
+			_ = appendShell(path, shellRecord{ID: id, State: "sent"})
+		}
+	}
+}
+
+// emptyCreated returns what removes the current session's file once the
+// runner has moved off it, when this process created it and it holds
+// nothing but its header (as discardCreated does at exit).
+func (a *runner) emptyCreated() func() {
+	if !a.created || a.store.State().Facts > 0 || shellJournalled(a.store.Path()) {
+		return func() {}
+	}
+	path := a.store.Path()
+	return func() { _ = os.Remove(path) }
+}
+
+// sessionCost adds up what the model requests of this session cost, as
+// far as the provider reports it (display data, never a fact).
+type sessionCost struct {
+	mu       sync.Mutex
+	sum      float64
+	priced   int
+	requests int
+}
+
+func (c *sessionCost) event(ev agent.Event) {
+	mc, ok := ev.(agent.ModelCompleted)
+	if !ok || mc.Outcome.Usage == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.requests++
+	if mc.Outcome.Cost != nil {
+		c.sum += *mc.Outcome.Cost
+		c.priced++
+	}
+}
+
+func (c *sessionCost) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sum, c.priced, c.requests = 0, 0, 0
+}
+
+func (c *sessionCost) summary() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.requests == 0:
+		return "no model requests since this session was opened here"
+	case c.priced == 0:
+		return fmt.Sprintf("not reported by the provider (%d requests since this session was opened here)", c.requests)
+	}
+	return fmt.Sprintf("$%.4f for %d request(s) since this session was opened here%s", c.sum, c.requests, unpriced(c.requests-c.priced))
+}
