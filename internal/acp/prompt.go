@@ -11,6 +11,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/commands"
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
@@ -100,6 +101,17 @@ func slashCommand(text string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// customCommand recognizes "/name args" of a custom command.
+func customCommand(custom []commands.Command, text string) (commands.Command, string, bool) {
+	t := strings.TrimSpace(text)
+	if !strings.HasPrefix(t, "/") {
+		return commands.Command{}, "", false
+	}
+	name, args, _ := strings.Cut(t[1:], " ")
+	c, ok := commands.Find(custom, name)
+	return c, args, ok
 }
 
 // command runs a slash command.

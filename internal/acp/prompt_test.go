@@ -93,3 +93,38 @@ func TestSessionUsesTheProjectSettings(t *testing.T) {
 		t.Fatalf("the model asked for is not the settings file's: %+v", reqs)
 	}
 }
+
+// The directory's custom commands are announced beside the built-ins and
+// run as the terminal runs them: the file's body with the arguments.
+func TestCustomCommands(t *testing.T) {
+	srv := providertest.New(t, providertest.Reply{Text: "reviewed"})
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".tiny-agent", "commands"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	body := "---\ndescription: Review one file\n---\nReview $1 carefully.\n"
+	if err := os.WriteFile(filepath.Join(dir, ".tiny-agent", "commands", "review.md"), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startAgentEnv(t, srv, dir, []string{"HOME=" + t.TempDir()}, "--approval", "auto")
+	p.initialize()
+	id := p.newSession()
+	u := p.waitUpdate("available_commands_update")
+	found := false
+	for _, c := range u["availableCommands"].([]any) {
+		c := c.(map[string]any)
+		if c["name"] == "review" && c["description"] == "Review one file" {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("review is not announced: %v", u)
+	}
+	resp, notes := p.call("session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "/review main.go"}}})
+	if resp["result"] == nil || answerText(notes) != "reviewed" {
+		t.Fatalf("prompt: %v", resp)
+	}
+	if reqs := srv.Requests(); len(reqs) == 0 || !strings.Contains(string(reqs[0].Body), "Review main.go carefully.") {
+		t.Fatal("the expanded command did not reach the model")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
+	"github.com/tiny-agent/tiny-go/internal/commands"
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
@@ -251,6 +253,14 @@ func (srv *server) open(ctx context.Context, cwd, id string, servers []acpsdk.Mc
 		return nil, acpsdk.NewInvalidParams(map[string]any{"error": err.Error()})
 	}
 	s.attach(backend)
+	// The same custom commands as the terminal offers in that directory;
+	// a file that cannot be used is one line on the log.
+	home, _ := os.UserHomeDir()
+	var problems []string
+	s.custom, problems = commands.Load(commands.Dirs(cwd, home)...)
+	for _, p := range problems {
+		fmt.Fprintf(srv.opt.Log, "tiny-go acp: %s\n", p)
+	}
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
 	if srv.closing {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
+	"github.com/tiny-agent/tiny-go/internal/commands"
 )
 
 // updateQueue bounds the session updates waiting for a slow client. When
@@ -50,6 +51,9 @@ type sess struct {
 	// abortOwed is set when a cancel found no operation yet: the run
 	// being started is aborted as soon as it is.
 	abortOwed bool
+	// custom are the custom slash commands of the session's directory
+	// and the user's (internal/commands), read when it opens.
+	custom []commands.Command
 	// announced are the tool calls already shown (asked about before
 	// their start).
 	announced map[string]bool
@@ -238,6 +242,9 @@ func (s *sess) run(ctx context.Context, text string) (agent.Result, error) {
 	if cmd, ok := slashCommand(text); ok {
 		return s.command(ctx, cmd, text)
 	}
+	if c, args, ok := customCommand(s.custom, text); ok {
+		text = c.Expand(args)
+	}
 	res, err := a.Run(ctx, text)
 	if rerr := runError(s.id, res, err); rerr != nil {
 		return res, rerr
@@ -344,6 +351,13 @@ func (s *sess) announce() {
 		ac := acpsdk.AvailableCommand{Name: c.name, Description: c.description}
 		if c.hint != "" {
 			ac.Input = &acpsdk.AvailableCommandInput{Unstructured: &acpsdk.UnstructuredCommandInput{Hint: c.hint}}
+		}
+		cmds = append(cmds, ac)
+	}
+	for _, c := range s.custom {
+		ac := acpsdk.AvailableCommand{Name: c.Name, Description: c.Description}
+		if c.ArgHint != "" {
+			ac.Input = &acpsdk.AvailableCommandInput{Unstructured: &acpsdk.UnstructuredCommandInput{Hint: c.ArgHint}}
 		}
 		cmds = append(cmds, ac)
 	}
