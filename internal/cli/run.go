@@ -59,6 +59,7 @@ type runFlags struct {
 	requestTimeout time.Duration
 	sandbox        sandboxFlags
 	approval       string
+	maxToolCalls   int
 	providerFlags
 }
 
@@ -149,6 +150,7 @@ func configureRun(a *app, root *cobra.Command) {
 	f.providerFlags.register(fl)
 	fl.DurationVar(&f.requestTimeout, "request-timeout", 0, "fail a model request that takes longer than this in total (default $TINY_REQUEST_TIMEOUT or 10m)")
 	addSandboxFlags(fl, &f.sandbox)
+	fl.IntVar(&f.maxToolCalls, "max-tool-calls", agent.DefaultMaxToolCalls, "the most tool calls one model reply may ask for; a reply with more runs none of them and fails the step after one retry")
 	fl.Float64Var(&f.compactShare, "compact-share", 0, "compact before a run when the last prompt exceeded this share of the window (default $TINY_COMPACT_SHARE or 0.85)")
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		cwd, err := a.workDir()
@@ -223,6 +225,9 @@ func (a *runner) configure() error {
 		return usageErrorf("--cwd: %s is not a directory", abs)
 	}
 	a.cwd = abs
+	if a.flags.maxToolCalls < 1 {
+		return usageErrorf("--max-tool-calls must be at least 1")
+	}
 	if err := a.configureApproval(); err != nil {
 		return err
 	}
@@ -412,6 +417,7 @@ func (a *runner) buildAgent(envID string) error {
 			secretVars = append(secretVars, sv.TokenEnv)
 		}
 	}
+	a.warnUnmaskable(secretVars)
 	builtins, err := tools.Builtins(tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.sandbox, Procs: a.procs})
 	if err != nil {
 		return err
@@ -477,6 +483,7 @@ func (a *runner) buildAgent(envID string) error {
 		BeforeEffect:        a.checkpointHook(),
 		Identity:            a.wire.identity(),
 		Reasoning:           a.reasoning,
+		MaxToolCalls:        a.flags.maxToolCalls,
 	})
 	return err
 }
