@@ -101,6 +101,9 @@ func openSessionsDir(cwd string, create bool) (dir *os.File, created bool, err e
 			unix.Close(fd)
 			return nil, false, err
 		}
+		if name == stateDirName {
+			ignoreAll(fd) // also on start (a resume) when it went missing
+		}
 	}
 	return os.NewFile(uintptr(fd), path), created, nil
 }
