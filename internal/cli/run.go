@@ -386,6 +386,12 @@ func (a *runner) attach(envID string) error {
 		a.store, err = store.Create(a.cwd, store.NewHeader{Provider: a.access.name, Model: a.model, EnvironmentIdentity: envID}, opts)
 		a.created = err == nil
 	}
+	if err == nil && a.resumed {
+		if err = checkNotTruncated(a.store.Path()); err != nil {
+			a.store.Close()
+			a.store = nil
+		}
+	}
 	return err
 }
 

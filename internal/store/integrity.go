@@ -132,7 +132,7 @@ func Verify(data []byte, committed int64, records []byte) (verified int64, c *se
 		h.Sum(sum[:0])
 		if sum != r.digest || data[r.size-1] != '\n' {
 			return pos, &session.Corruption{Code: CorruptDigestMismatch, Line: lineAt(data, pos),
-				Detail: fmt.Sprintf("the bytes %d to %d are not what tiny-go committed there (changed by another program)", pos, r.size)}
+				Detail: fmt.Sprintf("bytes %d to %d are not what tiny-go committed (changed by another program); `tiny-go session repair` cuts the session back to its last verified commit", pos, r.size)}
 		}
 		pos = r.size
 	}
@@ -152,27 +152,19 @@ func lineAt(data []byte, off int64) int {
 // them) is adopted as it is; so are lines appended after the last record.
 func openLedger(path string, data []byte, committed int64) (*ledger, error) {
 	l := &ledger{hash: sha256.New()}
+	l.hash.Write(data[:committed])
 	if _, err := SidecarDir(path, false); err != nil && !errors.Is(err, os.ErrNotExist) {
 		// A file outside a sessions directory (OpenFile) has no sidecar.
 		l.off = true
-		l.hash.Write(data[:committed])
 		return l, nil
 	}
-	records, err := ReadSidecarFile(path, IntegrityFile)
+	records, verified, c, err := checkIntegrity(path, data, committed)
 	if err != nil {
 		return nil, err
 	}
-	verified, c := Verify(data, committed, records)
 	if c != nil {
 		return nil, &CorruptError{Path: path, Corruption: c}
 	}
-	if size, reason, err := readTampered(path); err != nil {
-		return nil, err
-	} else if size >= 0 {
-		return nil, &CorruptError{Path: path, Corruption: &session.Corruption{Code: CorruptTampered, Line: lineAt(data, size),
-			Detail: "tiny-go stopped because the file " + reason + "; run `tiny-go session repair` to cut it back to what tiny-go committed"}}
-	}
-	l.hash.Write(data[:committed])
 	header := int64(bytes.IndexByte(data, '\n') + 1)
 	if committed > verified && (records != nil || committed > header) {
 		// Adopt what came after (the reducer accepted it); record it so
@@ -182,6 +174,38 @@ func openLedger(path string, data []byte, committed int64) (*ledger, error) {
 		}
 	}
 	return l, nil
+}
+
+// CheckIntegrity verifies the committed bytes data[:committed] of the
+// session file at path against its integrity records and tamper mark
+// (read-only; `session verify`). Nil means nothing tiny-go committed was
+// changed; a file without a sidecar has nothing to check against.
+func CheckIntegrity(path string, data []byte, committed int64) (*session.Corruption, error) {
+	if _, err := SidecarDir(path, false); err != nil {
+		return nil, nil
+	}
+	_, _, c, err := checkIntegrity(path, data, committed)
+	return c, err
+}
+
+func checkIntegrity(path string, data []byte, committed int64) (records []byte, verified int64, c *session.Corruption, err error) {
+	records, err = ReadSidecarFile(path, IntegrityFile)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	verified, c = Verify(data, committed, records)
+	if c != nil {
+		return records, verified, c, nil
+	}
+	size, reason, err := readTampered(path)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if size >= 0 {
+		c = &session.Corruption{Code: CorruptTampered, Line: lineAt(data, size),
+			Detail: "tiny-go stopped because the file " + reason + "; `tiny-go session repair` cuts it back to what tiny-go committed"}
+	}
+	return records, verified, c, nil
 }
 
 // newLedger is the ledger of a session created with the header line.
