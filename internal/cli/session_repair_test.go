@@ -60,7 +60,6 @@ func TestSessionRepairRoundTrip(t *testing.T) {
 	}
 }
 
-
 // A session cut at a line boundary before a completed bash call's intent
 // is refused on resume, with its integrity records (TRUNCATED) and without
 // them (the checkpoint index names the call): the call never runs again.
