@@ -357,6 +357,11 @@ func (a *runner) attach(envID string) error {
 	var err error
 	switch {
 	case a.flags.session != "":
+		if path, perr := store.PathByID(a.cwd, a.flags.session); perr == nil {
+			if err := a.finishRewind(path); err != nil {
+				return err
+			}
+		}
 		a.store, err = store.Open(a.cwd, a.flags.session, opts)
 		a.resumed = true
 	case a.flags.cont:
@@ -379,6 +384,9 @@ func (a *runner) attach(envID string) error {
 		if err := newestUsable(*newest); err != nil {
 			return err
 		}
+		if err := a.finishRewind(newest.Path); err != nil {
+			return err
+		}
 		id := newest.ID
 		a.store, err = store.Open(a.cwd, id, opts)
 		a.resumed = true
@@ -391,6 +399,16 @@ func (a *runner) attach(envID string) error {
 			a.store.Close()
 			a.store = nil
 		}
+	}
+	return err
+}
+
+// finishRewind completes an interrupted rewind of the session before it
+// is resumed (rewind_pending.go).
+func (a *runner) finishRewind(path string) error {
+	err := finishPendingRewind(context.Background(), path, a.io.getenv, a.io.stderr)
+	if errors.Is(err, errRewindInProgress) {
+		return fmt.Errorf("session %s is being rewound by another process; wait for it to finish", sessionLabel(path))
 	}
 	return err
 }

@@ -236,3 +236,27 @@ func ReadByID(cwd, id string) (path string, data []byte, err error) {
 	}
 	return f.Name(), data, nil
 }
+
+// IDOfPath is the session id of a canonical session file path.
+func IDOfPath(path string) (string, bool) {
+	_, id, ok := parseFileName(filepath.Base(path))
+	return id, ok
+}
+
+// PathByID returns the path of the one canonical file of session id in
+// the sessions directory of cwd, without reading it.
+func PathByID(cwd, id string) (string, error) {
+	if !ValidID(id) {
+		return "", fmt.Errorf("%q is not a session id", id)
+	}
+	dir, _, err := openSessionsDir(cwd, false)
+	if err != nil {
+		return "", fmt.Errorf("session %s: %w", id, err)
+	}
+	defer dir.Close()
+	name, err := findByID(dir, id)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir.Name(), name), nil
+}
