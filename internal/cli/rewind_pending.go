@@ -24,6 +24,12 @@ var errRewindInProgress = errors.New("rewind in progress")
 // It returns errRewindInProgress while another process holds the session
 // (a rewind or a run that is still going).
 func finishPendingRewind(ctx context.Context, path string, getenv func(string) string, w io.Writer) error {
+	if _, ok := store.IDOfPath(path); !ok {
+		return nil // a file outside a sessions directory has no sidecar
+	}
+	if _, err := store.SidecarDir(path, false); err != nil {
+		return nil // no sidecar: nothing was rewound
+	}
 	j, err := pendingRewind(path)
 	if err != nil || j == nil {
 		return err

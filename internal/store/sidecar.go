@@ -171,3 +171,9 @@ func checkPrivate(fd int, path string) error {
 	}
 	return nil
 }
+
+// EnsureStateDir returns <cwd>/.tiny-agent, created (0700, with its
+// .gitignore) when missing, with the rules of StateDir.
+func EnsureStateDir(cwd string) (string, error) {
+	return privateDir(cwd, []string{stateDirName}, true)
+}
