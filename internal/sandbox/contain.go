@@ -32,6 +32,7 @@ type containment struct {
 	noPtrace   bool   // CAP_SYS_PTRACE is out of the bounding set
 	shell      string // the init, /bin/sh
 	lostReason string // why something was refused, for the warning
+	noPIDNS    bool   // Policy.NoNamespaces
 }
 
 // initScript is the PID 1 of a command's namespace: it runs the command
@@ -84,6 +85,9 @@ func (c *containment) readOnlyState(dir string) error {
 // probe checks, once, that a PID namespace can be made: by starting
 // `true` under the init, from the confining thread.
 func (c *containment) probe(s *spawner) {
+	if c.noPIDNS && c.lostReason == "" {
+		c.lostReason = "PID namespaces disabled"
+	}
 	if c.lostReason != "" {
 		return
 	}

@@ -56,8 +56,9 @@ type Policy struct {
 	// Getenv looks up the environment that locates the temporary and cache
 	// directories; nil means os.Getenv.
 	Getenv func(string) string
-	// NoNamespaces keeps commands to Landlock alone (tests measure the
-	// difference; contain.go).
+	// NoNamespaces starts commands without a PID namespace, as where the
+	// kernel refuses one (tests of the fallback, and of the difference in
+	// start cost; contain.go).
 	NoNamespaces bool
 }
 
@@ -126,10 +127,7 @@ func newWithABI(p Policy, abi int) (*Sandbox, string, error) {
 	if p.NetworkOff && !net {
 		warnings = append(warnings, networkWarning(abi))
 	}
-	var cont *containment
-	if !p.NoNamespaces {
-		cont = &containment{}
-	}
+	cont := &containment{noPIDNS: p.NoNamespaces}
 	sp, err := newSpawner(true, roots, net, cont, stateDirOf(p.WorkDir))
 	if err != nil {
 		return nil, "", fmt.Errorf("sandbox: %w", err)
