@@ -87,11 +87,13 @@ func sessionLabel(path string) string {
 func finishPendingRewinds(ctx context.Context, sums []store.Summary, getenv func(string) string, w io.Writer) (inProgress map[string]bool, finished bool, err error) {
 	inProgress = map[string]bool{}
 	for _, s := range sums {
-		j, err := pendingRewind(s.Path)
-		if err != nil {
-			return nil, false, err
+		if _, err := store.SidecarDir(s.Path, false); err != nil {
+			continue // no sidecar, nothing was rewound
 		}
-		if j == nil {
+		j, err := pendingRewind(s.Path)
+		if err != nil || j == nil {
+			// A damaged journal is reported by the commands that open
+			// that session; the listing goes on.
 			continue
 		}
 		switch err := finishPendingRewind(ctx, s.Path, getenv, w); {
