@@ -73,6 +73,11 @@ type Config struct {
 	// before anything about it is committed; see approve.go.
 	Approve ApproveFunc
 
+	// MaxToolCalls bounds the tool calls of one reply; 0 means
+	// DefaultMaxToolCalls. A reply with more runs none of them (see
+	// assistantStep).
+	MaxToolCalls int
+
 	// hooks are test seams; see hooks.go.
 	hooks *hooks
 }

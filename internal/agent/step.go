@@ -107,6 +107,9 @@ func (a *Agent) assistantStep(ctx context.Context, r *run, st *session.State, p 
 	if reason := invalidReply(resp, p.StepKind); reason != "" {
 		return a.failStep(ctx, r, op, s, reason, "invalid_response")
 	}
+	if n, max := len(resp.ToolCalls), a.maxToolCalls(); n > max {
+		return a.tooManyCalls(ctx, r, op, s, n, max)
+	}
 	a.lastPromptTokens = resp.Usage.PromptTokens
 	usage := sessionUsage(resp.Usage)
 	entryID := a.cfg.NewID()
@@ -123,6 +126,31 @@ func (a *Agent) assistantStep(ctx context.Context, r *run, st *session.State, p 
 	}
 	completed := ModelOutcome{Outcome: "succeeded", Duration: s.dur, Usage: &usage, PromptTokens: resp.Usage.PromptTokens, ContextWindow: a.contextWindow(ctx), Cost: resp.Usage.Cost}
 	return a.settleReply(ctx, r, op, s, facts, fin, completed)
+}
+
+// DefaultMaxToolCalls is the most tool calls one reply may ask for unless
+// configured otherwise (--max-tool-calls).
+const DefaultMaxToolCalls = 64
+
+func (a *Agent) maxToolCalls() int {
+	if a.cfg.MaxToolCalls > 0 {
+		return a.cfg.MaxToolCalls
+	}
+	return DefaultMaxToolCalls
+}
+
+// tooManyCalls refuses a reply that asks for more tool calls than the
+// limit: none of them runs. The first attempt is left open, so the planner
+// asks again with the contract's one retry (attempt 2, same step); a second
+// such reply fails the step with a reason that says what to change.
+func (a *Agent) tooManyCalls(ctx context.Context, r *run, op *session.Operation, s *sent, n, max int) (*Result, error) {
+	if s.info.Attempt < 2 {
+		a.emit(ModelCompleted{Model: s.info, Outcome: ModelOutcome{Outcome: "failed", Duration: s.dur, ErrorType: "too_many_tool_calls"}})
+		delete(r.ownAttempts, s.info.AttemptID)
+		return nil, nil
+	}
+	reason := fmt.Sprintf("the model asked for %d tool calls in one reply, more than the limit of %d (--max-tool-calls); none was run", n, max)
+	return a.failStep(ctx, r, op, s, reason, "too_many_tool_calls")
 }
 
 // settleReply commits a reply's facts, unless an abort won the race.

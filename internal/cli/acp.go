@@ -65,6 +65,7 @@ func newACPCommand(a *app) *cobra.Command {
 	fl.Int64Var(&f.contextWindow, "context-window", 0, "the model's context window in tokens (default $TINY_CONTEXT_WINDOW, else the endpoint's model list, else 128000)")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 0, "fail a model request that sends nothing for this long (default $TINY_IDLE_TIMEOUT or 120s)")
 	fl.DurationVar(&f.requestTimeout, "request-timeout", 0, "fail a model request that takes longer than this in total (default $TINY_REQUEST_TIMEOUT or 10m)")
+	fl.IntVar(&f.maxToolCalls, "max-tool-calls", agent.DefaultMaxToolCalls, "the most tool calls one model reply may ask for; a reply with more runs none of them and fails the step after one retry")
 	f.providerFlags.register(fl)
 	addSandboxFlags(fl, &f.sandbox)
 	return cmd

@@ -180,6 +180,13 @@ func TestProcessesStayDead(t *testing.T) {
 			t.Fatal(err)
 		}
 		k.waitGone(t, k.child)
+		if namespaced(t) {
+			// The command's PID namespace died with its init.
+			if !e.goneWithin(2 * time.Second) {
+				t.Fatalf("`setsid sleep %s &` survived the SIGKILL of tiny-go", e.secs)
+			}
+			return
+		}
 		// Its parent bash died with tiny-go (Pdeathsig); the escapee now
 		// belongs to the keeper.
 		pid := e.pid()

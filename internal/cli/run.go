@@ -60,6 +60,7 @@ type runFlags struct {
 	requestTimeout time.Duration
 	sandbox        sandboxFlags
 	approval       string
+	maxToolCalls   int
 	providerFlags
 }
 
@@ -161,6 +162,7 @@ func configureRun(a *app, root *cobra.Command) {
 	f.providerFlags.register(fl)
 	fl.DurationVar(&f.requestTimeout, "request-timeout", 0, "fail a model request that takes longer than this in total (default $TINY_REQUEST_TIMEOUT or 10m)")
 	addSandboxFlags(fl, &f.sandbox)
+	fl.IntVar(&f.maxToolCalls, "max-tool-calls", agent.DefaultMaxToolCalls, "the most tool calls one model reply may ask for; a reply with more runs none of them and fails the step after one retry")
 	fl.Float64Var(&f.compactShare, "compact-share", 0, "compact before a run when the last prompt exceeded this share of the window (default $TINY_COMPACT_SHARE or 0.85)")
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		cwd, err := a.workDir()
@@ -240,6 +242,9 @@ func (a *runner) configure() error {
 		return usageErrorf("--cwd: %s is not a directory", abs)
 	}
 	a.cwd = abs
+	if a.flags.maxToolCalls < 1 {
+		return usageErrorf("--max-tool-calls must be at least 1")
+	}
 	if err := a.configureApproval(); err != nil {
 		return err
 	}
@@ -369,6 +374,11 @@ func (a *runner) attach(envID string) error {
 	var err error
 	switch {
 	case a.flags.session != "":
+		if path, perr := store.PathByID(a.cwd, a.flags.session); perr == nil {
+			if err := a.finishRewind(path); err != nil {
+				return err
+			}
+		}
 		a.store, err = store.Open(a.cwd, a.flags.session, opts)
 		a.resumed = true
 	case a.flags.cont:
@@ -391,12 +401,31 @@ func (a *runner) attach(envID string) error {
 		if err := newestUsable(*newest); err != nil {
 			return err
 		}
+		if err := a.finishRewind(newest.Path); err != nil {
+			return err
+		}
 		id := newest.ID
 		a.store, err = store.Open(a.cwd, id, opts)
 		a.resumed = true
 	default:
 		a.store, err = store.Create(a.cwd, store.NewHeader{Provider: a.access.name, Model: a.model, EnvironmentIdentity: envID}, opts)
 		a.created = err == nil
+	}
+	if err == nil && a.resumed {
+		if err = checkNotTruncated(a.store.Path()); err != nil {
+			a.store.Close()
+			a.store = nil
+		}
+	}
+	return err
+}
+
+// finishRewind completes an interrupted rewind of the session before it
+// is resumed (rewind_pending.go).
+func (a *runner) finishRewind(path string) error {
+	err := finishPendingRewind(context.Background(), path, a.io.getenv, a.io.stderr)
+	if errors.Is(err, errRewindInProgress) {
+		return fmt.Errorf("session %s is being rewound by another process; wait for it to finish", sessionLabel(path))
 	}
 	return err
 }
@@ -429,6 +458,7 @@ func (a *runner) buildAgent(envID string) error {
 			secretVars = append(secretVars, sv.TokenEnv)
 		}
 	}
+	a.warnUnmaskable(secretVars)
 	toolCfg := tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.sandbox, Procs: a.procs, Editor: a.embed.editor()}
 	builtins, err := tools.Builtins(toolCfg)
 	if err != nil {
@@ -504,6 +534,7 @@ func (a *runner) buildAgent(envID string) error {
 		Identity:            a.wire.identity(),
 		Reasoning:           a.reasoning,
 		Images:              (&imageLoader{cwd: a.cwd}).images,
+		MaxToolCalls:        a.flags.maxToolCalls,
 	})
 	return err
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -66,6 +67,17 @@ func (a *runner) scrubber(vars []string) *secrets.Scrubber {
 		s.Add(a.io.getenv(v))
 	}
 	return s
+}
+
+// warnUnmaskable says, once, which secrets are too short to be masked
+// (secrets.MinLen): they are still kept from the commands' environment,
+// but a value of a few characters is never used as a redaction pattern.
+func (a *runner) warnUnmaskable(vars []string) {
+	short := secrets.Unmaskable(a.io.getenv, append(vars, secrets.Names(a.io.getenv)...))
+	if len(short) == 0 {
+		return
+	}
+	fmt.Fprintf(a.io.stderr, "%s: warning: %s is shorter than %d characters and cannot be scrubbed from tool output and messages; use the real key\n", programName, "$"+strings.Join(short, ", $"), secrets.MinLen)
 }
 
 // trackProcesses kills what an earlier run in this directory left behind

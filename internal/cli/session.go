@@ -18,9 +18,10 @@ func newSessionCommand(a *app) *cobra.Command {
 		Use:   "session <command>",
 		Short: "Inspect session files",
 		Long: `Inspect the durable session files of a working directory
-(<cwd>/.tiny-agent/sessions). All but abort only read: they never repair a
-torn tail or take the session lock. abort ends an open operation durably,
-without running anything.`,
+(<cwd>/.tiny-agent/sessions). All but abort, repair, fork and rewind only
+read: they never repair a torn tail or take the session lock. abort ends an
+open operation durably, without running anything; repair cuts a session
+changed by another program back to its last verified commit.`,
 		RunE: runGroup(a),
 	}
 	cmd.AddCommand(
@@ -29,6 +30,7 @@ without running anything.`,
 		newSessionStateCommand(a),
 		newSessionPlanCommand(a),
 		newSessionVerifyCommand(a),
+		newSessionRepairCommand(a),
 		newSessionAbortCommand(a),
 		newSessionForkCommand(a),
 		newSessionRewindCommand(a),

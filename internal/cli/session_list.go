@@ -35,7 +35,18 @@ and the last prompt. --json prints one JSON object instead.`,
 			if err != nil {
 				return fmt.Errorf("list sessions: %w", err)
 			}
-			check := &resumeCheck{cwd: cwd, getenv: a.getenv}
+			// Interrupted rewinds are finished first (a tree half at one
+			// turn and half at another is no state to list).
+			rewinding, finished, err := finishPendingRewinds(cmd.Context(), sums, a.getenv, a.stderr)
+			if err != nil {
+				return err
+			}
+			if finished {
+				if sums, err = store.List(cwd); err != nil {
+					return fmt.Errorf("list sessions: %w", err)
+				}
+			}
+			check := &resumeCheck{cwd: cwd, getenv: a.getenv, rewinding: rewinding}
 			if asJSON {
 				return printSessionListJSON(a, cwd, sums, check)
 			}
@@ -53,6 +64,9 @@ and the last prompt. --json prints one JSON object instead.`,
 				}
 				if reason := check.blocked(s); reason != "" {
 					state = "blocked (" + reason + ")"
+				}
+				if check.rewinding[s.ID] {
+					state = "rewind in progress"
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n",
 					s.ID, s.Started.UTC().Format(time.DateTime), dash(s.Model), state, formatSize(s.Size), dash(s.LastPrompt), forks.cell(s.ID))
@@ -87,6 +101,8 @@ func dash(s string) string {
 type resumeCheck struct {
 	cwd    string
 	getenv func(string) string
+	// rewinding are the sessions a rewind in another process is changing.
+	rewinding map[string]bool
 
 	ready  bool
 	failed bool

@@ -44,7 +44,7 @@ func printSessionListJSON(a *app, cwd string, sums []store.Summary, check *resum
 			Path:             s.Path,
 			Started:          s.Started.UTC().Format(time.RFC3339),
 			Model:            s.Model,
-			State:            string(s.State),
+			State:            jsonState(s, check),
 			Blocked:          check.blocked(s),
 			ContinuationOwed: s.ContinuationOwed,
 			Size:             s.Size,
@@ -61,4 +61,13 @@ func printSessionListJSON(a *app, cwd string, sums []store.Summary, check *resum
 	}
 	fmt.Fprintln(a.stdout)
 	return nil
+}
+
+// jsonState is the state of a listed session, "rewind in progress" while
+// another process rewinds it.
+func jsonState(s store.Summary, check *resumeCheck) string {
+	if check.rewinding[s.ID] {
+		return "rewind in progress"
+	}
+	return string(s.State)
 }

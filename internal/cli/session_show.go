@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -26,6 +27,12 @@ Exit status 0 when valid, 1 when corrupt (the valid prefix is shown).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path, data, err := a.readSession(args[0])
 			if err != nil {
+				return err
+			}
+			switch err := finishPendingRewind(cmd.Context(), path, a.getenv, a.stderr); {
+			case errors.Is(err, errRewindInProgress):
+				fmt.Fprintf(a.stderr, "%s: a rewind of this session is in progress in another process\n", programName)
+			case err != nil:
 				return err
 			}
 			st, c := session.Reduce(data)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
 func newSessionVerifyCommand(a *app) *cobra.Command {
@@ -17,7 +18,9 @@ func newSessionVerifyCommand(a *app) *cobra.Command {
 		Short: "Check a session's integrity and summarize it",
 		Long: `Check that a session file is a valid session and summarize it: facts,
 operations and their outcomes, token usage, the open operation, and
-integrity (a torn tail is reported, not cut).
+integrity (a torn tail is reported, not cut; committed lines are checked
+against tiny-go's integrity records beside the session, so a line another
+program rewrote, or lines cut off the end, are named).
 
 The session is a file path, or a session id of the working directory.
 Exit status 0 when valid, 1 when corrupt.`,
@@ -28,6 +31,12 @@ Exit status 0 when valid, 1 when corrupt.`,
 				return err
 			}
 			st, c := session.Reduce(data)
+			if c == nil {
+				// The shared format is valid; is it what tiny-go committed?
+				if c, err = store.CheckIntegrity(path, data, st.RepairedLength); err != nil {
+					return err
+				}
+			}
 			writeVerify(a.stdout, path, data, st, c)
 			if c != nil {
 				return exitError{exitFailed}

@@ -48,6 +48,22 @@ func TestSessionFileChangedMidRun(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "was replaced by another file"},
+		"rewritten in place (same length)": {func(t *testing.T, path string) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			forged := bytes.Replace(b, []byte(`"content":"work"`), []byte(`"content":"pwnd"`), 1)
+			if bytes.Equal(forged, b) {
+				t.Fatal("nothing to forge")
+			}
+			f, err := os.OpenFile(path, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteAt(forged, 0)
+			f.Close()
+		}, "was rewritten in place: line 2 is not what tiny-go committed"},
 	}
 	for name, c := range changes {
 		t.Run(name, func(t *testing.T) {

@@ -16,6 +16,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tiny-agent/tiny-go/internal/secrets"
 )
 
 // Error types of a failed connect, as the mcp.completed event names them.
@@ -138,7 +140,7 @@ func innermost(err error) error {
 // clean makes foreign text safe for one line: the token is redacted,
 // control characters become spaces, and the length is bounded.
 func clean(s, token string) string {
-	if token != "" {
+	if secrets.Maskable(token) {
 		s = strings.ReplaceAll(s, token, "[redacted]")
 	}
 	s = strings.Map(func(r rune) rune {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tiny-agent/tiny-go/internal/secrets"
 )
 
 // maxSummary bounds the provider text quoted in an error message.
@@ -134,9 +136,10 @@ func sanitize(s, apiKey string, limit int) string {
 }
 
 // scrub removes every occurrence of the API key. If a replacement
-// happens to recreate it, nothing of s is kept.
+// happens to recreate it, nothing of s is kept. A key too short to be a
+// pattern (secrets.MinLen) is left alone: it would redact ordinary words.
 func scrub(s, apiKey string) string {
-	if apiKey == "" || !strings.Contains(s, apiKey) {
+	if !secrets.Maskable(apiKey) || !strings.Contains(s, apiKey) {
 		return s
 	}
 	s = strings.ReplaceAll(s, apiKey, redacted)

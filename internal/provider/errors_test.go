@@ -27,8 +27,13 @@ func TestSanitize(t *testing.T) {
 		t.Errorf("sanitize kept part of the key: %q", got)
 	}
 	// A replacement that recreates the key drops the text.
-	if got := sanitize("[redacted]]x]x", "]x", 200); strings.Contains(got, "]x") {
+	if got := sanitize("[redacted]yyyyyyyyyyyyyy", "]yyyyyyy", 200); strings.Contains(got, "]yyyyyyy") {
 		t.Errorf("sanitize = %q", got)
+	}
+	// A key too short to be a pattern is left alone: it would redact
+	// ordinary words.
+	if got := sanitize("key k is not known", "k", 200); got != "key k is not known" {
+		t.Errorf("sanitize with a one-character key = %q", got)
 	}
 }
 
@@ -72,12 +77,12 @@ func checkMessage(t *testing.T, msg, key string) {
 }
 
 func FuzzStatusError(f *testing.F) {
-	f.Add(500, "application/json", []byte(`{"error":{"message":"boom KEY123"}}`))
-	f.Add(429, "text/plain", []byte("KEY1\x0023 too many"))
+	f.Add(500, "application/json", []byte(`{"error":{"message":"boom KEY12345"}}`))
+	f.Add(429, "text/plain", []byte("KEY1\x002345 too many"))
 	f.Add(400, "application/json", []byte(`{"error":"x","message":"y"}`))
 	f.Add(502, "text/html", []byte("<html>"))
 	f.Fuzz(func(t *testing.T, status int, contentType string, body []byte) {
-		const key = "KEY123"
+		const key = "KEY12345"
 		e := statusError(status, contentType, body, key)
 		checkMessage(t, e.Message, key)
 	})

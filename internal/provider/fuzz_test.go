@@ -14,11 +14,11 @@ func FuzzReadSSE(f *testing.F) {
 	f.Add([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"a\",\"function\":{\"name\":\"read\",\"arguments\":\"{\\\"p\"}}]}}]}\r\n\r\n" +
 		": keep-alive\r\n\r\n" +
 		"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"\\\":1}\"}}]},\"finish_reason\":\"tool_calls\"}]}\r\n\r\n"))
-	f.Add([]byte("data: {\"error\":{\"message\":\"KEY123 upstream\",\"code\":429}}\n\n"))
+	f.Add([]byte("data: {\"error\":{\"message\":\"KEY12345 upstream\",\"code\":429}}\n\n"))
 	f.Add([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"function\":{\"name\":\"x\"}}]},\"finish_reason\":\"weird\"}]}\n\ndata: [DONE]"))
 	f.Add([]byte("data: {\"choices\":\ndata: []}\r\rdata: [DONE]\r"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		const key = "KEY123"
+		const key = "KEY12345"
 		const limit = 1 << 12
 		var streamed int
 		acc := newAccumulator(key, func(d Delta) { streamed += len(d.Content) })

@@ -56,6 +56,10 @@ type Policy struct {
 	// Getenv looks up the environment that locates the temporary and cache
 	// directories; nil means os.Getenv.
 	Getenv func(string) string
+	// NoNamespaces starts commands without a PID namespace, as where the
+	// kernel refuses one (tests of the fallback, and of the difference in
+	// start cost; contain.go).
+	NoNamespaces bool
 }
 
 // Sandbox applies a Policy. A nil *Sandbox confines nothing, so callers
@@ -95,7 +99,7 @@ func newWithABI(p Policy, abi int) (*Sandbox, string, error) {
 		s := &Sandbox{mode: Off, abi: abi}
 		if p.NetworkOff && abi >= 4 {
 			s.networkOff = true
-			sp, err := newSpawner(false, nil, true)
+			sp, err := newSpawner(false, nil, true, nil, "")
 			if err != nil {
 				return nil, "", err
 			}
@@ -123,9 +127,13 @@ func newWithABI(p Policy, abi int) (*Sandbox, string, error) {
 	if p.NetworkOff && !net {
 		warnings = append(warnings, networkWarning(abi))
 	}
-	sp, err := newSpawner(true, roots, net)
+	cont := &containment{noPIDNS: p.NoNamespaces}
+	sp, err := newSpawner(true, roots, net, cont, stateDirOf(p.WorkDir))
 	if err != nil {
 		return nil, "", fmt.Errorf("sandbox: %w", err)
+	}
+	if w := cont.warning(); w != "" {
+		warnings = append(warnings, w)
 	}
 	s.spawner, s.networkOff = sp, net
 	return s, warningLine(warnings), nil
@@ -157,6 +165,20 @@ func (s *Sandbox) Roots() []string {
 		return nil
 	}
 	return append([]string(nil), s.roots...)
+}
+
+// Namespaced reports whether commands run in PID namespaces of their own
+// (contain.go).
+func (s *Sandbox) Namespaced() bool {
+	return s != nil && s.spawner != nil && s.spawner.cont != nil && s.spawner.cont.pidNS
+}
+
+// ReadOnlyState is the .tiny-agent directory commands see read-only, or "".
+func (s *Sandbox) ReadOnlyState() string {
+	if s == nil || s.spawner == nil || s.spawner.cont == nil {
+		return ""
+	}
+	return s.spawner.cont.readOnly
 }
 
 // Confined reports whether commands run under Landlock.

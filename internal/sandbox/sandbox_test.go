@@ -15,6 +15,10 @@ import (
 // TestMain doubles as a helper process: with SANDBOX_TEST_DIAL set, the
 // test binary dials that address and reports the outcome on stdout.
 func TestMain(m *testing.M) {
+	if os.Getenv("SANDBOX_TEST_HOLD_SECRET") != "" {
+		secretHolder()
+		os.Exit(0)
+	}
 	if addr := os.Getenv("SANDBOX_TEST_DIAL"); addr != "" {
 		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 		if err != nil {
@@ -428,12 +432,18 @@ func TestParseMode(t *testing.T) {
 }
 
 // BenchmarkStartConfined measures starting and waiting for a trivial
-// command confined by the sandbox, against the same command unconfined.
+// command confined by the sandbox (Landlock alone, and Landlock with the
+// PID namespace and its init), against the same command unconfined.
 func BenchmarkStartConfined(b *testing.B) {
 	work := b.TempDir()
-	for _, mode := range []Mode{Off, Workspace} {
-		b.Run(string(mode), func(b *testing.B) {
-			s, _, err := New(Policy{Mode: mode, WorkDir: work})
+	for _, c := range []struct {
+		name string
+		mode Mode
+		noNS bool
+	}{{"off", Off, false}, {"landlock", Workspace, true}, {"landlock+namespaces", Workspace, false}} {
+		mode := c.mode
+		b.Run(c.name, func(b *testing.B) {
+			s, _, err := New(Policy{Mode: mode, WorkDir: work, NoNamespaces: c.noNS})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -45,6 +45,7 @@ var deviceDirs = []string{"/dev/pts", "/dev/shm"}
 
 // spawner is an OS thread restricted by Landlock that starts processes.
 type spawner struct {
+	cont      *containment // nil: Landlock only
 	reqs      chan spawnRequest
 	done      chan struct{}
 	closeOnce sync.Once
@@ -61,7 +62,10 @@ type spawnRequest struct {
 // newSpawner creates the Landlock ruleset (filesystem writes limited to
 // roots when fs is set, TCP blocked when net is set) and a thread that
 // enforces it on itself and then starts the processes it is given.
-func newSpawner(fs bool, roots []string, net bool) (*spawner, error) {
+//
+// With cont, the thread first sets up containment (contain.go) for
+// stateDir, and commands start in PID namespaces when the probe succeeds.
+func newSpawner(fs bool, roots []string, net bool, cont *containment, stateDir string) (*spawner, error) {
 	cfg := landlock.Config{}
 	var rules []landlock.Rule
 	if fs {
@@ -83,9 +87,13 @@ func newSpawner(fs bool, roots []string, net bool) (*spawner, error) {
 	}
 	s := &spawner{reqs: make(chan spawnRequest), done: make(chan struct{})}
 	ready := make(chan error, 1)
-	go s.run(fd, flags, ready)
+	go s.run(fd, flags, ready, cont, stateDir)
 	if err := <-ready; err != nil {
 		return nil, err
+	}
+	if cont != nil {
+		cont.probe(s)
+		s.cont = cont
 	}
 	return s, nil
 }
@@ -93,8 +101,11 @@ func newSpawner(fs bool, roots []string, net bool) (*spawner, error) {
 // run is the confining thread. It never unlocks the OS thread: once
 // restricted, the thread must not run any other goroutine, and when run
 // returns the Go runtime ends the thread.
-func (s *spawner) run(fd int, flags uint32, ready chan<- error) {
+func (s *spawner) run(fd int, flags uint32, ready chan<- error, cont *containment, stateDir string) {
 	runtime.LockOSThread()
+	if cont != nil {
+		cont.setUpThread(stateDir) // before Landlock, which forbids mounts
+	}
 	err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 	if err == nil {
 		err = ll.LandlockRestrictSelf(fd, flags)
@@ -119,7 +130,12 @@ func (s *spawner) run(fd int, flags uint32, ready chan<- error) {
 	}
 }
 
-func (s *spawner) start(cmd *exec.Cmd) error { return s.do(spawnRequest{cmd: cmd}) }
+func (s *spawner) start(cmd *exec.Cmd) error {
+	if s.cont != nil {
+		s.cont.wrap(cmd)
+	}
+	return s.do(spawnRequest{cmd: cmd})
+}
 
 func (s *spawner) do(r spawnRequest) error {
 	reply := make(chan error, 1)

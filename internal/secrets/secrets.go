@@ -159,9 +159,26 @@ func withoutEntries(block []byte, names []string) []byte {
 // Mask replaces a secret value in scrubbed text.
 const Mask = "[secret removed]"
 
-// minSecretLen is the shortest value a Scrubber masks: a key of a few
-// characters would mask ordinary words.
-const minSecretLen = 8
+// MinLen is the shortest value ever used as a redaction pattern: a key of
+// a few characters would mask ordinary words (a key "k" every k of every
+// message), so such a key cannot be scrubbed at all (see Maskable).
+const MinLen = 8
+
+// Maskable reports whether v is long enough to be masked wherever it
+// appears.
+func Maskable(v string) bool { return len(v) >= MinLen }
+
+// Unmaskable returns the names of the variables among names whose values
+// are set but too short to be masked, for a warning.
+func Unmaskable(getenv func(string) string, names []string) []string {
+	var short []string
+	for _, n := range names {
+		if v := getenv(n); v != "" && !Maskable(v) && !slices.Contains(short, n) {
+			short = append(short, n)
+		}
+	}
+	return short
+}
 
 // Scrubber masks known secret values in text. A nil *Scrubber masks
 // nothing.
@@ -183,7 +200,7 @@ func (s *Scrubber) Add(values ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, v := range values {
-		if len(v) >= minSecretLen && !slices.Contains(s.values, v) {
+		if Maskable(v) && !slices.Contains(s.values, v) {
 			s.values = append(s.values, v)
 		}
 	}

@@ -101,6 +101,9 @@ func openSessionsDir(cwd string, create bool) (dir *os.File, created bool, err e
 			unix.Close(fd)
 			return nil, false, err
 		}
+		if name == stateDirName {
+			ignoreAll(fd) // also on start (a resume) when it went missing
+		}
 	}
 	return os.NewFile(uintptr(fd), path), created, nil
 }
@@ -232,4 +235,28 @@ func ReadByID(cwd, id string) (path string, data []byte, err error) {
 		return "", nil, fmt.Errorf("session %s: %w", id, err)
 	}
 	return f.Name(), data, nil
+}
+
+// IDOfPath is the session id of a canonical session file path.
+func IDOfPath(path string) (string, bool) {
+	_, id, ok := parseFileName(filepath.Base(path))
+	return id, ok
+}
+
+// PathByID returns the path of the one canonical file of session id in
+// the sessions directory of cwd, without reading it.
+func PathByID(cwd, id string) (string, error) {
+	if !ValidID(id) {
+		return "", fmt.Errorf("%q is not a session id", id)
+	}
+	dir, _, err := openSessionsDir(cwd, false)
+	if err != nil {
+		return "", fmt.Errorf("session %s: %w", id, err)
+	}
+	defer dir.Close()
+	name, err := findByID(dir, id)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir.Name(), name), nil
 }

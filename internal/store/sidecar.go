@@ -131,9 +131,29 @@ func privateDir(cwd string, names []string, create bool) (string, error) {
 			unix.Close(fd)
 			return "", err
 		}
+		if name == stateDirName && create {
+			ignoreAll(fd)
+		}
 	}
 	unix.Close(fd)
 	return path, nil
+}
+
+// gitignore is the content of .tiny-agent/.gitignore: sessions,
+// approvals, checkpoints and process records are private to this machine
+// and must never be staged by a `git add -A` (as virtual environments do).
+const gitignore = "# Created by tiny-go: nothing in .tiny-agent belongs in version control.\n*\n"
+
+// ignoreAll writes .gitignore into the state directory open at dir when it
+// has none. One openat when it exists; a file the user changed is kept.
+func ignoreAll(dir int) {
+	fd, err := unix.Openat(dir, ".gitignore", unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, fileMode)
+	if err != nil {
+		return // there already, or nothing to be done about it here
+	}
+	f := os.NewFile(uintptr(fd), ".gitignore")
+	_, _ = f.WriteString(gitignore)
+	f.Close()
 }
 
 // checkPrivate refuses a directory that another user owns or that group
@@ -150,4 +170,10 @@ func checkPrivate(fd int, path string) error {
 		return fmt.Errorf("%s is writable by other users (mode %04o); refusing to use it (chmod go-w)", path, st.Mode&0o7777)
 	}
 	return nil
+}
+
+// EnsureStateDir returns <cwd>/.tiny-agent, created (0700, with its
+// .gitignore) when missing, with the rules of StateDir.
+func EnsureStateDir(cwd string) (string, error) {
+	return privateDir(cwd, []string{stateDirName}, true)
 }

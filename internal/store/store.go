@@ -48,6 +48,11 @@ type Store struct {
 	nextSeq int64
 	closed  bool
 	broken  error // set when a failed append could not be undone
+
+	// ledger is the running digest of the committed bytes and the file's
+	// stamp after the last commit (integrity.go); only the queue holder
+	// uses it.
+	ledger *ledger
 }
 
 // sink is the part of the session file that the append path uses. Tests
@@ -194,6 +199,10 @@ func Create(cwd string, nh NewHeader, opts Options) (*Store, error) {
 	s.reducer = session.NewReducer(h)
 	s.size = int64(len(line))
 	s.nextSeq = 1
+	s.ledger = newLedger(line)
+	if err := s.restamp(); err != nil {
+		return fail(fmt.Errorf("create session %s: %w", id, err))
+	}
 	return s, nil
 }
 
@@ -285,6 +294,9 @@ func open(f *os.File, dir *os.File, wantID string, opts Options) (*Store, error)
 	s.reducer = r
 	s.size = st.RepairedLength
 	s.nextSeq = st.Facts + 1
+	if s.ledger, err = openLedger(s.path, data, s.size); err != nil {
+		return fail(err)
+	}
 	if int64(len(data)) > s.size {
 		// The torn tail was never committed: cut it so the next
 		// line starts right after the last LF.
@@ -299,6 +311,9 @@ func open(f *os.File, dir *os.File, wantID string, opts Options) (*Store, error)
 				return fail(fmt.Errorf("open session %s: repair torn tail: %w", s.id, err))
 			}
 		}
+	}
+	if err := s.restamp(); err != nil {
+		return fail(fmt.Errorf("open session %s: %w", s.id, err))
 	}
 	return s, nil
 }
@@ -425,8 +440,13 @@ func (s *Store) Commit(ctx context.Context, facts []session.Fact) ([]session.Fac
 	if err := s.checkFile(); err != nil {
 		// Another program changed the file: whatever is appended now
 		// would land in a file that is not the session this store
-		// reduced. Stop for good.
+		// reduced. Stop for good, and leave a mark so that the next
+		// open does not adopt what was written.
 		s.broken = err
+		var te *TamperedError
+		if errors.As(err, &te) {
+			s.markTampered(te)
+		}
 		return nil, err
 	}
 	if err := s.write(line, s.size); err != nil {
@@ -446,6 +466,13 @@ func (s *Store) Commit(ctx context.Context, facts []session.Fact) ([]session.Fac
 			s.broken = err
 		}
 		return nil, fmt.Errorf("session %s: apply after append: %w", s.id, c)
+	}
+	s.ledger.hash.Write(line)
+	// The line is committed whatever happens to its record: a record that
+	// could not be written is only a line the next open adopts unverified.
+	_ = s.ledger.append(s.path, s.size)
+	if err := s.restamp(); err != nil {
+		s.broken = err
 	}
 	return tx, nil
 }
@@ -483,6 +510,7 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.mu.Unlock()
 	// Closing the file's only descriptor releases the flock.
+	s.ledger.close()
 	return s.closeFiles()
 }
 

@@ -50,6 +50,27 @@ func (s *Store) checkFile() error {
 		return tampered("was truncated to %d bytes (%d were committed)", open.Size, s.size)
 	case open.Size > s.size:
 		return tampered("was appended to (%d bytes, %d were committed)", open.Size, s.size)
+	case stampOf(&open) != s.ledger.stamp:
+		// Same file, same length, but written since: confirm with the
+		// running digest (a `touch` changes the times, not the bytes).
+		what, err := s.firstChange()
+		if err != nil {
+			return fmt.Errorf("session %s: read %s: %w", s.id, s.path, err)
+		}
+		if what != "" {
+			return tampered("%s", what)
+		}
+		s.ledger.stamp = stampOf(&open)
 	}
+	return nil
+}
+
+// restamp records the file's stamp as this store's own write left it.
+func (s *Store) restamp() error {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(s.file.Fd()), &st); err != nil {
+		return fmt.Errorf("stat %s: %w", s.path, err)
+	}
+	s.ledger.stamp = stampOf(&st)
 	return nil
 }

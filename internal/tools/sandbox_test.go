@@ -83,7 +83,9 @@ func TestSandboxConfinesEveryTool(t *testing.T) {
 		}
 	})
 	t.Run("setsid grandchild", func(t *testing.T) {
-		script := "setsid sh -c 'echo x > " + out("setsid") + "; echo x > setsid-done' &"
+		// The command waits for it: its namespace, where there is one,
+		// ends with it.
+		script := "setsid sh -c 'echo x > " + out("setsid") + "; echo x > setsid-done' & for i in $(seq 500); do [ -e setsid-done ] && break; sleep 0.01; done"
 		if res := call(t, tools["bash"], map[string]any{"command": script}); res.IsError {
 			t.Fatalf("bash: %+v", res)
 		}

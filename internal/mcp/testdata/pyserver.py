@@ -13,9 +13,20 @@ import sys
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "normal"
 d = os.environ.get("MCP_TEST_DIR")
+
+
+def host_pid():
+    """The pid as tiny-go's side sees it: /proc is the host's, while
+    os.getpid() answers in the server's own PID namespace."""
+    try:
+        return int(os.readlink("/proc/self"))
+    except (OSError, ValueError):
+        return os.getpid()
+
+
 if d:
     with open(os.path.join(d, "server.pid"), "w") as f:
-        f.write(str(os.getpid()))
+        f.write(str(host_pid()))
 sys.stderr.write("pyserver: starting in mode %s\n" % mode)
 sys.stderr.flush()
 
@@ -40,8 +51,13 @@ def send(msg):
 
 if mode == "spawn":
     child = subprocess.Popen(["sleep", "300"])
+    pid = child.pid
+    if pid != host_pid() and host_pid() != os.getpid():
+        # In a PID namespace: the host pid of the only child.
+        with open("/proc/thread-self/children") as c:
+            pid = int(c.read().split()[0])
     with open(os.path.join(d, "child.pid"), "w") as f:
-        f.write(str(child.pid))
+        f.write(str(pid))
 
 if mode == "garbage":
     sys.stdout.write("Hello! I am not an MCP server.\n")

@@ -1,0 +1,181 @@
+package sandbox
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// secretHolder is the test binary as a stand-in for tiny-go: it makes a
+// key, keeps it in memory, makes itself non-dumpable as tiny-go does
+// (secrets.ProtectMemory), prints its pid and the key, and waits.
+func secretHolder() {
+	var b [16]byte
+	rand.Read(b[:])
+	key := "sk-test-" + hex.EncodeToString(b[:])
+	kept := []byte(key)
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		os.Exit(3)
+	}
+	fmt.Printf("%d %s\n", os.Getpid(), key)
+	time.Sleep(time.Minute)
+	fmt.Println(len(kept))
+}
+
+// memScan reads every readable mapping of /proc/<pid>/mem and reports
+// "found" when the key, or the key reversed, is in it.
+const memScan = `
+import sys
+pid, key = sys.argv[1], sys.argv[2].encode()
+try:
+    maps = open("/proc/%s/maps" % pid).read().splitlines()
+    mem = open("/proc/%s/mem" % pid, "rb", 0)
+except Exception as e:
+    print("denied:", e)
+    sys.exit(0)
+for line in maps:
+    f = line.split()
+    if "r" not in f[1]:
+        continue
+    a, b = [int(x, 16) for x in f[0].split("-")]
+    try:
+        mem.seek(a)
+        data = mem.read(b - a)
+    except Exception:
+        continue
+    if key in data or key[::-1] in data:
+        print("found")
+        sys.exit(0)
+print("not found")
+`
+
+// As root, a confined command cannot read tiny-go's memory, with PID
+// namespaces and without (CAP_SYS_PTRACE is out of its bounding set),
+// while the same scan run unconfined finds the key: the scan works.
+func TestRootCannotReadTinyGoMemory(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the scan is about root")
+	}
+	if ABI() == 0 {
+		t.Skip("no Landlock: commands are not confined")
+	}
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	holder := exec.Command(os.Args[0])
+	holder.Env = append(os.Environ(), "SANDBOX_TEST_HOLD_SECRET=1")
+	out, err := holder.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, key, _ := strings.Cut(strings.TrimSpace(line), " ")
+	scan := func(s *Sandbox) string {
+		t.Helper()
+		cmd := exec.Command(python, "-c", memScan, pid, key)
+		b, err := startOutput(s, cmd)
+		if err != nil {
+			t.Fatalf("scan: %v: %s", err, b)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	if got := scan(nil); got != "found" {
+		t.Fatalf("unconfined root scan: %q: the scan does not work", got)
+	}
+	for _, noNS := range []bool{false, true} {
+		t.Run(fmt.Sprintf("namespaces=%v", !noNS), func(t *testing.T) {
+			l := newLayout(t)
+			s, _, err := New(Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv, NoNamespaces: noNS})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if got := scan(s); !strings.HasPrefix(got, "denied") {
+				t.Fatalf("confined root scan: %q", got)
+			}
+		})
+	}
+}
+
+// startOutput runs cmd through s and returns its combined output.
+func startOutput(s *Sandbox, cmd *exec.Cmd) ([]byte, error) {
+	var b strings.Builder
+	cmd.Stdout, cmd.Stderr = &b, &b
+	if err := s.Start(cmd); err != nil {
+		return nil, err
+	}
+	err := cmd.Wait()
+	return []byte(b.String()), err
+}
+
+// Inside the namespace a command is PID 1's child, its namespace ends
+// with it, and .tiny-agent is read-only to it (and to write and edit,
+// which run on the same thread), while the rest of the workspace is not.
+func TestCommandsAreContained(t *testing.T) {
+	if os.Geteuid() != 0 || ABI() == 0 {
+		t.Skip("containment needs root and Landlock")
+	}
+	l := newLayout(t)
+	s, warning, err := New(Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !s.Namespaced() || s.ReadOnlyState() == "" {
+		t.Skipf("the kernel refused: %s", warning)
+	}
+	run := func(script string) string {
+		t.Helper()
+		cmd := exec.Command("/bin/sh", "-c", script)
+		cmd.Dir = l.work
+		b, _ := startOutput(s, cmd)
+		return strings.TrimSpace(string(b))
+	}
+	if got := run("echo $PPID"); got != "1" {
+		t.Fatalf("the command's parent is %q, want the namespace's init", got)
+	}
+	if got := run("echo x > .tiny-agent/forged && echo wrote"); strings.Contains(got, "wrote") || !strings.Contains(got, "Read-only") {
+		t.Fatalf("writing .tiny-agent: %q", got)
+	}
+	if got := run("echo x > mine && echo wrote"); got != "wrote" {
+		t.Fatalf("writing the workspace: %q", got)
+	}
+	err = s.Do(func() error { return os.WriteFile(filepath.Join(l.work, ".tiny-agent", "forged"), nil, 0o600) })
+	if err == nil {
+		t.Fatal("write and edit can write .tiny-agent")
+	}
+	// tiny-go itself still writes it.
+	if err := os.WriteFile(filepath.Join(l.work, ".tiny-agent", "own"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A SIGTERM to the command's group ends the namespace at once.
+	cmd := exec.Command("/bin/sh", "-c", "sleep 300 & sleep 300")
+	cmd.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
+	if err := s.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	began := time.Now()
+	unix.Kill(-cmd.Process.Pid, unix.SIGTERM)
+	cmd.Wait()
+	if d := time.Since(began); d > 5*time.Second {
+		t.Fatalf("SIGTERM took %v", d)
+	}
+}

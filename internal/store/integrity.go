@@ -1,0 +1,528 @@
+package store
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tiny-agent/tiny-go/internal/session"
+)
+
+// IntegrityFile is the sidecar file (<session>.d/integrity) in which the
+// store keeps, for each of its commits, the committed length and the
+// SHA-256 of the committed prefix: "<length> <hex digest>\n". The shared
+// format cannot carry it (no new fact type or header field), and a running
+// digest is what tells a session rewritten in place (same length) or cut
+// at a line boundary from the one tiny-go committed.
+const IntegrityFile = "integrity"
+
+// Codes of the corruptions the integrity records find; they are tiny-go's
+// own, beside the shared format's (session.Corrupt*).
+const (
+	// CorruptDigestMismatch: a committed line is not what was committed.
+	CorruptDigestMismatch = "DIGEST_MISMATCH"
+	// CorruptTruncated: the file is shorter than what was committed.
+	CorruptTruncated = "TRUNCATED"
+	// CorruptTampered: a run stopped because another program wrote the
+	// file (TamperedFile); only a repair lets the session go on.
+	CorruptTampered = "TAMPERED"
+)
+
+// ledger is the store's account of what it committed: a running SHA-256
+// of the committed bytes, the integrity records file, and the file's
+// identity as the store left it after its last write.
+type ledger struct {
+	hash  hash.Hash // over the committed bytes [0, size)
+	file  *os.File  // <session>.d/integrity; opened at the first commit
+	stamp stamp
+	off   bool // no sidecar directory: no records are kept
+	// pending is the record of the header of a new session, written
+	// with the first commit's (a session that never gets one leaves no
+	// sidecar behind).
+	pending []byte
+}
+
+// stamp is what an fstat says about the session file. Anything that
+// writes the file changes its ctime (fine-grained on Linux 6.13+ once a
+// stat has looked at it, which the store does after each of its writes),
+// so an unchanged stamp means nobody else wrote it.
+type stamp struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime unix.Timespec
+}
+
+func stampOf(st *unix.Stat_t) stamp {
+	return stamp{dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim}
+}
+
+// record is one line of the integrity file.
+type record struct {
+	size   int64
+	digest [sha256.Size]byte
+}
+
+func (r record) line() []byte {
+	b := strconv.AppendInt(make([]byte, 0, 24+2*sha256.Size), r.size, 10)
+	b = append(b, ' ')
+	b = hex.AppendEncode(b, r.digest[:])
+	return append(b, '\n')
+}
+
+// parseRecords reads the integrity file. A torn last line (a crash
+// mid-write) is left out; any other malformed line is an error.
+func parseRecords(data []byte) ([]record, error) {
+	var recs []record
+	for len(data) > 0 {
+		line, rest, ok := bytes.Cut(data, []byte{'\n'})
+		if !ok {
+			break
+		}
+		data = rest
+		num, dig, ok := bytes.Cut(line, []byte{' '})
+		n, err := strconv.ParseInt(string(num), 10, 64)
+		var r record
+		if !ok || err != nil || n <= 0 || hex.DecodedLen(len(dig)) != sha256.Size {
+			return nil, fmt.Errorf("malformed integrity record %q", line)
+		}
+		if _, err := hex.Decode(r.digest[:], dig); err != nil {
+			return nil, fmt.Errorf("malformed integrity record %q", line)
+		}
+		r.size = n
+		if len(recs) > 0 && n <= recs[len(recs)-1].size {
+			return nil, fmt.Errorf("integrity records go back (%d after %d)", n, recs[len(recs)-1].size)
+		}
+		recs = append(recs, r)
+	}
+	return recs, nil
+}
+
+// Verify checks the committed bytes of a session (data[:committed]) against
+// its integrity records (the content of IntegrityFile, nil when there is
+// none). It returns the first difference as a corruption naming its line:
+// a committed line that changed (DIGEST_MISMATCH), or a file shorter than
+// what was committed (TRUNCATED). verified is the length of the prefix the
+// records vouch for; bytes after it were written by someone else (another
+// runtime continuing the session, or anything else) and are vouched for by
+// the reducer alone.
+func Verify(data []byte, committed int64, records []byte) (verified int64, c *session.Corruption) {
+	recs, err := parseRecords(records)
+	if err != nil {
+		return 0, &session.Corruption{Code: CorruptDigestMismatch, Line: 1, Detail: IntegrityFile + ": " + err.Error()}
+	}
+	h := sha256.New()
+	var pos int64
+	for _, r := range recs {
+		if r.size > committed {
+			return pos, &session.Corruption{Code: CorruptTruncated, Line: lineAt(data, committed),
+				Detail: fmt.Sprintf("the file has %d committed bytes, but %d were committed by tiny-go: lines were cut off the end", committed, r.size)}
+		}
+		h.Write(data[pos:r.size])
+		var sum [sha256.Size]byte
+		h.Sum(sum[:0])
+		if sum != r.digest || data[r.size-1] != '\n' {
+			return pos, &session.Corruption{Code: CorruptDigestMismatch, Line: lineAt(data, pos),
+				Detail: fmt.Sprintf("bytes %d to %d are not what tiny-go committed (changed by another program); `tiny-go session repair` cuts the session back to its last verified commit", pos, r.size)}
+		}
+		pos = r.size
+	}
+	return pos, nil
+}
+
+// lineAt is the 1-based number of the line that starts at or contains
+// byte off.
+func lineAt(data []byte, off int64) int {
+	off = min(off, int64(len(data)))
+	return bytes.Count(data[:off], []byte{'\n'}) + 1
+}
+
+// openLedger verifies data[:committed] against the session's integrity
+// records and returns the ledger the store goes on with. A session that
+// has no records yet (created by another runtime, forked, or older than
+// them) is adopted as it is; so are lines appended after the last record.
+func openLedger(path string, data []byte, committed int64) (*ledger, error) {
+	l := &ledger{hash: sha256.New()}
+	l.hash.Write(data[:committed])
+	if _, err := SidecarDir(path, false); err != nil && !errors.Is(err, os.ErrNotExist) {
+		// A file outside a sessions directory (OpenFile) has no sidecar.
+		l.off = true
+		return l, nil
+	}
+	records, verified, c, err := checkIntegrity(path, data, committed)
+	if err != nil {
+		return nil, err
+	}
+	if c != nil {
+		return nil, &CorruptError{Path: path, Corruption: c}
+	}
+	header := int64(bytes.IndexByte(data, '\n') + 1)
+	if committed > verified && (records != nil || committed > header) {
+		// Adopt what came after (the reducer accepted it); record it so
+		// a later change of it is seen too.
+		if err := l.append(path, committed); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// CheckIntegrity verifies the committed bytes data[:committed] of the
+// session file at path against its integrity records and tamper mark
+// (read-only; `session verify`). Nil means nothing tiny-go committed was
+// changed; a file without a sidecar has nothing to check against.
+func CheckIntegrity(path string, data []byte, committed int64) (*session.Corruption, error) {
+	if _, err := SidecarDir(path, false); err != nil {
+		return nil, nil
+	}
+	_, _, c, err := checkIntegrity(path, data, committed)
+	return c, err
+}
+
+func checkIntegrity(path string, data []byte, committed int64) (records []byte, verified int64, c *session.Corruption, err error) {
+	records, err = ReadSidecarFile(path, IntegrityFile)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	verified, c = Verify(data, committed, records)
+	if c != nil {
+		return records, verified, c, nil
+	}
+	size, reason, err := readTampered(path)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if size >= 0 {
+		c = &session.Corruption{Code: CorruptTampered, Line: lineAt(data, size),
+			Detail: "tiny-go stopped because the file " + reason + "; `tiny-go session repair` cuts it back to what tiny-go committed"}
+	}
+	return records, verified, c, nil
+}
+
+// newLedger is the ledger of a session created with the header line.
+func newLedger(header []byte) *ledger {
+	l := &ledger{hash: sha256.New()}
+	l.hash.Write(header)
+	r := record{size: int64(len(header))}
+	l.hash.Sum(r.digest[:0])
+	l.pending = r.line()
+	return l
+}
+
+// append writes the record of the committed length size (the running
+// hash covers exactly size bytes). The record follows its line: a crash
+// in between leaves a line without record, adopted on the next open, never
+// a record without its line.
+func (l *ledger) append(sessionPath string, size int64) error {
+	if l.off {
+		return nil
+	}
+	if l.file == nil {
+		dir, err := SidecarDir(sessionPath, true)
+		if err != nil {
+			return fmt.Errorf("integrity records: %w", err)
+		}
+		f, err := OpenSidecarFile(dir, IntegrityFile, os.O_RDWR|os.O_CREATE|os.O_APPEND)
+		if err != nil {
+			return fmt.Errorf("integrity records: %w", err)
+		}
+		if err := cutTornRecord(f); err != nil {
+			f.Close()
+			return fmt.Errorf("integrity records: %w", err)
+		}
+		l.file = f
+		if l.pending != nil {
+			if _, err := l.file.Write(l.pending); err != nil {
+				return fmt.Errorf("integrity records: %w", err)
+			}
+			l.pending = nil
+		}
+	}
+	r := record{size: size}
+	l.hash.Sum(r.digest[:0])
+	if _, err := l.file.Write(r.line()); err != nil {
+		return fmt.Errorf("integrity records: %w", err)
+	}
+	return nil
+}
+
+// cutTornRecord removes a last line without LF (a crash mid-write), so
+// the next record starts on a line of its own.
+func cutTornRecord(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return err
+	}
+	size := fi.Size()
+	// Records are short; the last LF is within the last 200 bytes.
+	off := max(0, size-200)
+	tail := make([]byte, size-off)
+	if _, err := f.ReadAt(tail, off); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	if tail[len(tail)-1] == '\n' {
+		return nil
+	}
+	keep := off + int64(bytes.LastIndexByte(tail, '\n')+1)
+	return f.Truncate(keep)
+}
+
+func (l *ledger) close() error {
+	if l == nil || l.file == nil {
+		return nil
+	}
+	return l.file.Close()
+}
+
+// firstChange re-reads the committed bytes and names the first line that
+// is not what this store committed, or returns "" when they all are (the
+// file was only touched: its times changed, its bytes did not). Only
+// called when the stamp changed, so its cost (a read of the file) is paid
+// only then.
+func (s *Store) firstChange() (string, error) {
+	data := make([]byte, s.size)
+	if _, err := s.file.ReadAt(data, 0); err != nil {
+		if errors.Is(err, io.EOF) {
+			return "was truncated", nil
+		}
+		return "", err
+	}
+	var sum, want [sha256.Size]byte
+	h := sha256.New()
+	h.Write(data)
+	h.Sum(sum[:0])
+	s.ledger.hash.Sum(want[:0])
+	if sum == want {
+		return "", nil
+	}
+	line := 1
+	if s.ledger.file != nil {
+		records := make([]byte, 0, 4096)
+		if fi, err := s.ledger.file.Stat(); err == nil {
+			records = make([]byte, fi.Size())
+			n, _ := s.ledger.file.ReadAt(records, 0)
+			records = records[:n]
+		}
+		if _, c := Verify(data, s.size, records); c != nil {
+			line = c.Line
+		}
+	}
+	return fmt.Sprintf("was rewritten in place: line %d is not what tiny-go committed", line), nil
+}
+
+// TamperedFile is the sidecar file a store leaves when it stopped because
+// another program wrote the session: "<committed length> <reason>\n". The
+// session then opens only after `tiny-go session repair`, so whatever was
+// written behind tiny-go's back (even a valid-looking line) is never
+// adopted as its own.
+const TamperedFile = "tampered"
+
+// markTampered leaves the TamperedFile of e; best effort (the error that
+// stops the run is reported either way).
+func (s *Store) markTampered(e *TamperedError) {
+	dir, err := SidecarDir(s.path, true)
+	if err != nil {
+		return
+	}
+	f, err := OpenSidecarFile(dir, TamperedFile, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(f, "%d %s\n", s.size, e.Reason)
+	f.Close()
+}
+
+// readTampered returns the committed length a TamperedFile records, or -1
+// when there is none.
+func readTampered(sessionPath string) (size int64, reason string, err error) {
+	data, err := ReadSidecarFile(sessionPath, TamperedFile)
+	if err != nil || data == nil {
+		return -1, "", err
+	}
+	num, rest, _ := bytes.Cut(bytes.TrimRight(data, "\n"), []byte{' '})
+	size, perr := strconv.ParseInt(string(num), 10, 64)
+	if perr != nil || size < 0 {
+		return 0, "", fmt.Errorf("malformed %s file", TamperedFile)
+	}
+	return size, string(rest), nil
+}
+
+// Repaired says what RepairFile did.
+type Repaired struct {
+	Path string
+	// Kept is the length of the verified prefix the file was cut to;
+	// Removed the number of bytes cut, kept in Backup.
+	Kept, Removed int64
+	// FirstLine and LastLine number the removed lines.
+	FirstLine, LastLine int
+	Backup              string
+	// Why names what was wrong.
+	Why string
+}
+
+// ErrNothingToRepair is returned by RepairFile for a session that verifies.
+var ErrNothingToRepair = errors.New("the session verifies; nothing to repair")
+
+// RepairFile cuts the session at path back to its last verified commit:
+// the longest prefix that its integrity records vouch for, that reduces,
+// and that does not reach past a commit refused as tampered. The cut bytes
+// are kept in <session>.d/repair-<time>.cut; the integrity records are cut
+// to match and the tamper mark removed. A session cut short (TRUNCATED)
+// cannot be repaired: the lost lines are gone, and resuming without them
+// could run their effects again.
+func RepairFile(path string, now time.Time) (*Repaired, error) {
+	f, err := openNoFollow(path)
+	if err != nil {
+		return nil, fmt.Errorf("repair: %w", err)
+	}
+	defer f.Close()
+	if err := lockFile(f, path); err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("repair: %w", err)
+	}
+	records, err := ReadSidecarFile(path, IntegrityFile)
+	if err != nil {
+		return nil, fmt.Errorf("repair: %w", err)
+	}
+	// The last complete line bounds what can be kept.
+	keep := int64(bytes.LastIndexByte(data, '\n') + 1)
+	var why string
+	if tsize, reason, err := readTampered(path); err != nil {
+		return nil, fmt.Errorf("repair: %w", err)
+	} else if tsize >= 0 {
+		why = "tiny-go stopped because the file " + reason
+		keep = min(keep, tsize)
+	}
+	verified, c := Verify(data, keep, records)
+	if c != nil {
+		if c.Code == CorruptTruncated {
+			return nil, fmt.Errorf("repair: %s; the lost lines cannot be restored (resuming without them could run their effects again): start a new session or fork this one", c.Describe())
+		}
+		if why == "" {
+			why = c.Describe()
+		}
+		keep = verified
+	}
+	// Whatever was appended unverified must still reduce.
+	for {
+		st, rc := session.Reduce(data[:keep])
+		if rc == nil {
+			keep = min(keep, st.RepairedLength)
+			break
+		}
+		if why == "" {
+			why = rc.Describe()
+		}
+		keep = lineStart(data, rc.Line)
+		if keep == 0 {
+			return nil, fmt.Errorf("repair: the header line is not valid (%s); nothing can be kept", rc.Describe())
+		}
+	}
+	if keep == int64(len(data)) && why == "" {
+		return nil, ErrNothingToRepair
+	}
+	if why == "" {
+		why = "a torn last line"
+	}
+	r := &Repaired{Path: path, Kept: keep, Removed: int64(len(data)) - keep, Why: why,
+		FirstLine: lineAt(data, keep), LastLine: bytes.Count(data, []byte{'\n'})}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		r.LastLine++
+	}
+	dir, err := SidecarDir(path, true)
+	if err != nil {
+		return nil, fmt.Errorf("repair: %w", err)
+	}
+	if r.Removed > 0 {
+		r.Backup = filepath.Join(dir, "repair-"+now.UTC().Format("20060102T150405.000Z")+".cut")
+		b, err := OpenSidecarFile(dir, filepath.Base(r.Backup), os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+		if err != nil {
+			return nil, fmt.Errorf("repair: backup: %w", err)
+		}
+		_, werr := b.Write(data[keep:])
+		if werr == nil {
+			werr = b.Sync()
+		}
+		if cerr := b.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return nil, fmt.Errorf("repair: backup: %w", werr)
+		}
+	}
+	// Records first: records that vouch for less than the file are
+	// harmless (adopted), the other way round is a TRUNCATED session.
+	recs, _ := parseRecords(records)
+	var out []byte
+	for _, rec := range recs {
+		if rec.size <= keep {
+			out = append(out, rec.line()...)
+		}
+	}
+	h := sha256.New()
+	h.Write(data[:keep])
+	last := record{size: keep}
+	h.Sum(last.digest[:0])
+	if len(recs) == 0 || !bytes.HasSuffix(out, last.line()) {
+		out = append(out, last.line()...)
+	}
+	if err := writeSidecarAtomically(dir, IntegrityFile, out); err != nil {
+		return nil, fmt.Errorf("repair: %w", err)
+	}
+	if err := f.Truncate(keep); err != nil {
+		return nil, fmt.Errorf("repair: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return nil, fmt.Errorf("repair: %w", err)
+	}
+	if err := os.Remove(filepath.Join(dir, TamperedFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("repair: %w", err)
+	}
+	return r, nil
+}
+
+// lineStart is the offset at which 1-based line n starts.
+func lineStart(data []byte, n int) int64 {
+	var off int64
+	for i := 1; i < n; i++ {
+		j := bytes.IndexByte(data[off:], '\n')
+		if j < 0 {
+			return int64(len(data))
+		}
+		off += int64(j) + 1
+	}
+	return off
+}
+
+// writeSidecarAtomically replaces name in dir with data (temporary file,
+// sync, rename).
+func writeSidecarAtomically(dir, name string, data []byte) error {
+	tmp := name + ".tmp"
+	f, err := OpenSidecarFile(dir, tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(filepath.Join(dir, tmp), filepath.Join(dir, name))
+}
