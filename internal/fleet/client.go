@@ -19,7 +19,7 @@ import (
 // Conn is where the fleet is: the Temporal service and the blob store.
 type Conn struct {
 	HostPort, Namespace, TaskQueue, Blob string
-	Identity                               string
+	Identity                             string
 }
 
 func (c Conn) dial() (client.Client, error) {
