@@ -153,7 +153,8 @@ func (c *cluster) startWorker(n, concurrency int) {
 // bash steps; each writes a marker line unique to its call into
 // markers.txt, sleeps, and reports "done step K". A step whose result is
 // not a success (interrupted by a dead worker) is asked for again, with a
-// new call. Task 05's step 2 sleeps long enough to be killed in.
+// new call. A task marked "(slow step 2)" sleeps there long enough to be
+// killed in.
 func markerTask(r providertest.Request) providertest.Reply {
 	task := regexp.MustCompile(`fleet task (\d+)`).FindStringSubmatch(string(r.Body))
 	if task == nil {
@@ -173,7 +174,7 @@ func markerTask(r providertest.Request) providertest.Reply {
 	}
 	step := done + 1
 	sleep := "0.2"
-	if task[1] == "05" && step == 2 {
+	if strings.Contains(string(r.Body), "(slow step 2)") && step == 2 {
 		sleep = "6"
 	}
 	id := fmt.Sprintf("c%s-s%d-m%d", task[1], step, len(r.Chat.Messages))
@@ -184,15 +185,19 @@ func markerTask(r providertest.Request) providertest.Reply {
 
 // writeSuite makes n eval tasks under dir/suite. test.sh checks the
 // three steps are in markers.txt and no marker line is there twice.
-func writeSuite(t *testing.T, dir string, n int) string {
+func writeSuite(t *testing.T, dir string, n, slow int) string {
 	suite := filepath.Join(dir, "suite")
 	for i := 1; i <= n; i++ {
 		task := filepath.Join(suite, fmt.Sprintf("task%02d", i))
 		if err := os.MkdirAll(filepath.Join(task, "fixture"), 0o755); err != nil {
 			t.Fatal(err)
 		}
+		mark := ""
+		if i == slow {
+			mark = " (slow step 2)"
+		}
 		files := map[string]string{
-			"prompt.txt":     fmt.Sprintf("This is fleet task %02d: run the three steps.\n", i),
+			"prompt.txt":     fmt.Sprintf("This is fleet task %02d: run the three steps.%s\n", i, mark),
 			"fixture/README": "a fleet test workspace\n",
 			"test.sh":        "set -e\nfor k in 1 2 3; do grep -q \"step $k call\" markers.txt; done\n[ -z \"$(sort markers.txt | uniq -d)\" ]\n",
 		}
@@ -253,7 +258,7 @@ func TestSuiteSurvivesAKilledWorker(t *testing.T) {
 	temporal := needTemporal(t)
 	c := newCluster(t, temporal)
 	const tasks = 12
-	suite := writeSuite(t, t.TempDir(), tasks)
+	suite := writeSuite(t, t.TempDir(), tasks, 5)
 	for i := 1; i <= 3; i++ {
 		c.startWorker(i, 2)
 	}
@@ -393,7 +398,79 @@ func TestSuiteSurvivesAKilledWorker(t *testing.T) {
 			t.Errorf("%s: %d markers in the final diff, want at least 3:\n%s", key, steps, diff)
 		}
 	}
-	_ = eval.StatusPass
-	_ = fleet.DefaultTaskQueue
-	_ = context.Background
+
+	// One job with `tiny-go run --temporal`: its --json events stream to
+	// stdout, and the result names its worker.
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "README"), []byte("job\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := exec.Command(filepath.Join(c.bin, "tiny-go"), "run", "--temporal", c.hostPort, "--blob", "file://"+c.blobDir,
+		"--endpoint", c.model.URL(), "--dir", ws, "This is fleet task 99: run the three steps.")
+	run.Env = c.env()
+	var runOut, runErr bytes.Buffer
+	run.Stdout, run.Stderr = &runOut, &runErr
+	if err := run.Run(); err != nil {
+		t.Fatalf("tiny-go run --temporal: %v\n%s", err, runErr.String())
+	}
+	var kinds []string
+	for _, line := range strings.Split(strings.TrimSpace(runOut.String()), "\n") {
+		var ev struct{ Type string }
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("run --temporal printed a line that is not a JSON event: %q", line)
+		}
+		kinds = append(kinds, ev.Type)
+	}
+	if len(kinds) < 4 || !strings.Contains(runErr.String(), "pass after 1 attempt(s)") {
+		t.Errorf("run --temporal: events %v\n%s", kinds, runErr.String())
+	}
+}
+
+// TestFleetThroughput measures tasks/min with 1 and then 3 workers (one
+// task at a time each) on a 12-task suite, and what the blob store costs
+// per task (docs/fleet.md). It only runs with TINY_FLEET_BENCH=1:
+//
+//	TINY_FLEET_BENCH=1 go test -count=1 -run TestFleetThroughput -v ./internal/fleet
+func TestFleetThroughput(t *testing.T) {
+	if os.Getenv("TINY_FLEET_BENCH") == "" {
+		t.Skip("a measurement; set TINY_FLEET_BENCH=1")
+	}
+	temporal := needTemporal(t)
+	c := newCluster(t, temporal)
+	const tasks = 12
+	suite := writeSuite(t, t.TempDir(), tasks, 0)
+	loaded, err := eval.LoadTasks([]string{suite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := fleet.Conn{HostPort: c.hostPort, Blob: "file://" + c.blobDir}
+	ctx := context.Background()
+	for _, workers := range []int{1, 3} {
+		for len(c.workers) < workers {
+			c.startWorker(len(c.workers)+1, 1)
+		}
+		started := time.Now()
+		id, err := fleet.SubmitSuite(ctx, conn, loaded, 1, fleet.Settings{Endpoint: c.model.URL(), Timeout: 2 * time.Minute}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, results, _, err := fleet.Watch(ctx, conn, id, true, func(int, int, fleet.Result) {}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		elapsed := time.Since(started)
+		var uploads, ms, bytes, agentMs int64
+		for _, r := range results {
+			if !r.Passed {
+				t.Errorf("%s: %s", r.Task, r.Reason)
+			}
+			uploads += int64(r.Uploads)
+			ms += r.UploadMs
+			bytes += r.UploadBytes
+			agentMs += r.AgentMs
+		}
+		n := int64(len(results))
+		t.Logf("%d worker(s): %d tasks in %s = %.1f tasks/min; per task: agent %d ms, %d blob writes, %d KiB, %d ms syncing",
+			workers, n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Minutes(), agentMs/n, uploads/n, bytes/n/1024, ms/n)
+	}
 }
