@@ -90,11 +90,17 @@ func packDir(dir string, skip func(rel string) bool) ([]byte, error) {
 }
 
 // unpackDir extracts an archive of packDir into dir, which must be empty
-// or absent. Names that leave dir are refused.
+// or absent. Nothing is written outside dir: names that leave it, and
+// paths through symbolic links that leave it, are refused (os.Root).
 func unpackDir(data []byte, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
 		return fmt.Errorf("snapshot: %w", err)
@@ -112,35 +118,28 @@ func unpackDir(data []byte, dir string) error {
 		if !filepath.IsLocal(name) {
 			return fmt.Errorf("snapshot: %q leaves the workspace", hdr.Name)
 		}
-		target := filepath.Join(dir, name)
 		mode := os.FileMode(hdr.Mode).Perm()
+		if parent := filepath.Dir(name); parent != "." {
+			if err := root.MkdirAll(parent, 0o755); err != nil {
+				return fmt.Errorf("snapshot: %w", err)
+			}
+		}
 		switch hdr.Typeflag {
 		case tar.TypeDir:
-			if err := os.MkdirAll(target, mode|0o700); err != nil {
-				return err
-			}
+			err = root.MkdirAll(name, mode|0o700)
 		case tar.TypeSymlink:
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			if err := os.Symlink(hdr.Linkname, target); err != nil {
-				return err
-			}
+			err = root.Symlink(hdr.Linkname, name)
 		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
+			var f *os.File
+			if f, err = root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode); err == nil {
+				_, err = io.Copy(f, tr)
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
 			}
-			f, err := os.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
-			if err != nil {
-				return err
-			}
-			_, err = io.Copy(f, tr)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return err
-			}
+		}
+		if err != nil {
+			return fmt.Errorf("snapshot: %w", err)
 		}
 	}
 }
