@@ -63,6 +63,7 @@ func configureFleetEval(a *app, cmd *cobra.Command) {
 	fleetFlags.String("sandbox", "", "with --temporal: tiny-go --sandbox value for the agent")
 	fleetFlags.Bool("detach", false, "with --temporal: print the suite's id and exit")
 	fleetFlags.Int64("max-tokens", 0, "with --temporal: token budget per task")
+	fleetFlags.Float64("max-cost", 0, "with --temporal: budget per task in US dollars")
 	fleetFlags.Duration("heartbeat-timeout", 0, "with --temporal: how long a silent worker keeps its task")
 	fleetFlags.Int("max-attempts", 0, "with --temporal: attempts per task")
 	fl.AddFlagSet(fleetFlags)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -109,6 +110,7 @@ func (a *Activities) RunTask(ctx context.Context, t Task) (Result, error) {
 	if err := a.finish(ctx, &res, sy, prefix, repo); err != nil {
 		return res, err
 	}
+	res.CostUSD = run.cost
 	if run.overBudget != "" {
 		res.Status, res.Reason = eval.StatusError, run.overBudget
 		return res, temporal.NewNonRetryableApplicationError(run.overBudget, ErrBudgetExceeded, nil, res)
@@ -225,6 +227,9 @@ type agentRun struct {
 	stderr     string
 	overBudget string
 	uploadMs   int64
+	// cost is the US dollars of every attempt; reported what the store
+	// has.
+	cost, reported float64
 }
 
 func (r agentRun) why() string {
@@ -274,6 +279,14 @@ func (a *Activities) runAgent(ctx context.Context, t Task, sy *syncer, root, rep
 
 	env := append(append([]string{}, a.Env...), eval.StableEnv()...)
 	env = append(env, "TINY_AGENT_ENVIRONMENT_IDENTITY=fleet:"+t.Key)
+	// As under `tiny-go eval`, the agent reports the cost of each reply
+	// to a log (internal/eval's child HTTP client): the cost budget.
+	costLog := filepath.Join(root, "eval.log")
+	env = append(env, eval.EnvRoot+"="+root, eval.EnvLog+"="+costLog, eval.EnvRecord+"=", eval.EnvReplay+"=")
+	earlier, err := a.earlierCost(ctx, sy.prefix, attempt)
+	if err != nil {
+		return run, err
+	}
 	if t.Endpoint != "" {
 		env = append(env, "TINY_ENDPOINT="+t.Endpoint)
 	}
@@ -335,7 +348,12 @@ loop:
 			break loop
 		case <-tick.C:
 			sync(ctx)
-			if why := overBudget(t, sy.state()); why != "" {
+			run.cost = readCost(costLog)
+			if c := earlier + run.cost; c > run.reported {
+				run.reported = c
+				_ = a.Blobs.Put(ctx, fmt.Sprintf("%s/cost-%d", sy.prefix, attempt), []byte(strconv.FormatFloat(run.cost, 'g', -1, 64)))
+			}
+			if why := overBudget(t, sy.state(), earlier+run.cost); why != "" {
 				abort(why)
 			}
 		case <-ctxDone:
@@ -347,6 +365,9 @@ loop:
 	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	sync(context.WithoutCancel(ctx))
+	run.cost = readCost(costLog)
+	_ = a.Blobs.Put(context.WithoutCancel(ctx), fmt.Sprintf("%s/cost-%d", sy.prefix, attempt), []byte(strconv.FormatFloat(run.cost, 'g', -1, 64)))
+	run.cost += earlier
 	run.stderr = stderr.String()
 	var ee *exec.ExitError
 	switch {
@@ -366,8 +387,12 @@ loop:
 	return run, nil
 }
 
-// overBudget says why the session exceeds the task's budget ("" if not).
-func overBudget(t Task, st *session.State) string {
+// overBudget says why the task exceeds its budget ("" if not): tokens
+// from the session (every attempt's), cost in US dollars over attempts.
+func overBudget(t Task, st *session.State, cost float64) string {
+	if t.MaxCostUSD > 0 && cost > t.MaxCostUSD {
+		return fmt.Sprintf("budget exceeded: $%.4f spent, the limit is $%.4f", cost, t.MaxCostUSD)
+	}
 	if st == nil || t.MaxTokens <= 0 {
 		return ""
 	}
@@ -376,6 +401,36 @@ func overBudget(t Task, st *session.State) string {
 		return fmt.Sprintf("budget exceeded: %d tokens used, the limit is %d", used, t.MaxTokens)
 	}
 	return ""
+}
+
+// readCost sums the "cost X" lines of the agent's eval log.
+func readCost(path string) float64 {
+	data, _ := os.ReadFile(path)
+	var sum float64
+	for _, line := range strings.Split(string(data), "\n") {
+		if c, ok := strings.CutPrefix(line, "cost "); ok {
+			if v, err := strconv.ParseFloat(c, 64); err == nil {
+				sum += v
+			}
+		}
+	}
+	return sum
+}
+
+// earlierCost is what the attempts before this one spent.
+func (a *Activities) earlierCost(ctx context.Context, prefix string, attempt int32) (float64, error) {
+	var sum float64
+	for i := int32(1); i < attempt; i++ {
+		b, ok, err := a.Blobs.Get(ctx, fmt.Sprintf("%s/cost-%d", prefix, i))
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			v, _ := strconv.ParseFloat(string(b), 64)
+			sum += v
+		}
+	}
+	return sum, nil
 }
 
 // finish reads the metrics of the final session and stores the session,

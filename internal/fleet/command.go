@@ -163,6 +163,7 @@ func settingsFlags(fl *pflag.FlagSet, s *Settings) {
 	fl.DurationVar(&s.Timeout, "timeout", eval.DefaultAgentTimeout, "time limit of the agent per task attempt")
 	fl.DurationVar(&s.TestTimeout, "test-timeout", eval.DefaultTestTimeout, "time limit of test.sh per task")
 	fl.Int64Var(&s.MaxTokens, "max-tokens", 0, "token budget per task over all its attempts (0: none); over it the task stops and is not retried")
+	fl.Float64Var(&s.MaxCostUSD, "max-cost", 0, "budget per task in US dollars over all its attempts, as the endpoint reports cost (0: none)")
 	fl.DurationVar(&s.HeartbeatTimeout, "heartbeat-timeout", 30*time.Second, "how long a silent worker keeps its task before another worker takes it over")
 	fl.IntVar(&s.MaxAttempts, "max-attempts", 5, "attempts per task (a dead worker's task is resumed by the next)")
 }
