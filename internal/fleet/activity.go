@@ -115,6 +115,10 @@ func (a *Activities) RunTask(ctx context.Context, t Task) (Result, error) {
 		res.Status, res.Reason = eval.StatusError, run.overBudget
 		return res, temporal.NewNonRetryableApplicationError(run.overBudget, ErrBudgetExceeded, nil, res)
 	}
+	if run.timedOut {
+		res.Status, res.Reason = eval.StatusTimeout, fmt.Sprintf("the agent ran out of time (%s)", firstDuration(t.Timeout, eval.DefaultAgentTimeout))
+		return res, nil
+	}
 	if run.exit == -1 {
 		return res, fmt.Errorf("tiny-go was killed%s", run.why())
 	}
@@ -226,6 +230,7 @@ type agentRun struct {
 	exit       int
 	stderr     string
 	overBudget string
+	timedOut   bool
 	uploadMs   int64
 	// cost is the US dollars of every attempt; reported what the store
 	// has.
@@ -331,21 +336,22 @@ func (a *Activities) runAgent(ctx context.Context, t Task, sy *syncer, root, rep
 		run.uploadMs += time.Since(t0).Milliseconds()
 		activity.RecordHeartbeat(ctx, sy.man.Facts)
 	}
-	abort := func(why string) {
+	abort := func() {
 		if aborting == nil {
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			aborting = time.After(abortGrace)
-			if why != "" {
-				run.overBudget = why
-			}
 		}
 	}
 	ctxDone := ctx.Done()
+	outOfTime := time.After(firstDuration(t.Timeout, eval.DefaultAgentTimeout))
 loop:
 	for {
 		select {
 		case waitErr = <-done:
 			break loop
+		case <-outOfTime:
+			run.timedOut = true
+			abort()
 		case <-tick.C:
 			sync(ctx)
 			run.cost = readCost(costLog)
@@ -353,12 +359,21 @@ loop:
 				run.reported = c
 				_ = a.Blobs.Put(ctx, fmt.Sprintf("%s/cost-%d", sy.prefix, attempt), []byte(strconv.FormatFloat(run.cost, 'g', -1, 64)))
 			}
-			if why := overBudget(t, sy.state(), earlier+run.cost); why != "" {
-				abort(why)
+			if why := overBudget(t, sy.state(), earlier+run.cost); why != "" && run.overBudget == "" {
+				run.overBudget = why
+				abort()
 			}
 		case <-ctxDone:
 			ctxDone = nil
-			abort("")
+			// Cancelled from Temporal: Esc, a durable abort. Timed out,
+			// lost or shut down: this attempt ends as if its machine
+			// died, and the next one recovers the step in flight.
+			var cancelled *temporal.CanceledError
+			if errors.As(context.Cause(ctx), &cancelled) {
+				abort()
+			} else {
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			}
 		case <-aborting:
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		}

@@ -110,7 +110,7 @@ func SubmitJob(ctx context.Context, c Conn, t Task, dir string) (string, error) 
 // Watch follows the suite id: each result is passed to onResult as it
 // arrives (once), until the suite ends or, when wait is false, after the
 // current results. It returns the suite's input and the results.
-func Watch(ctx context.Context, c Conn, id string, wait bool, onResult func(n, total int, r Result), poll func()) (Suite, []Result, bool, error) {
+func Watch(ctx context.Context, c Conn, id string, wait bool, onResult func(n, total, repeat int, r Result), poll func()) (Suite, []Result, bool, error) {
 	cl, err := c.dial()
 	if err != nil {
 		return Suite{}, nil, false, err
@@ -123,7 +123,7 @@ func Watch(ctx context.Context, c Conn, id string, wait bool, onResult func(n, t
 	seen := 0
 	report := func(p Progress) {
 		for ; seen < len(p.Results); seen++ {
-			onResult(seen+1, p.Total, p.Results[seen])
+			onResult(seen+1, p.Total, s.Repeat, p.Results[seen])
 		}
 	}
 	run := cl.GetWorkflow(ctx, id, "")

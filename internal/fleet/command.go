@@ -233,8 +233,8 @@ func statusCommand(stdout, stderr io.Writer) *cobra.Command {
 // follow prints each result as it arrives, then the report. Ctrl+C
 // detaches; the suite goes on.
 func (f *submitFlags) follow(ctx context.Context, id string, wait bool, stdout, stderr io.Writer) error {
-	s, results, finished, err := Watch(ctx, f.Conn, id, wait, func(n, total int, r Result) {
-		line := eval.ProgressLine(n, total, s0(r), r.RunResult)
+	s, results, finished, err := Watch(ctx, f.Conn, id, wait, func(n, total, repeat int, r Result) {
+		line := eval.ProgressLine(n, total, repeat, r.RunResult)
 		if r.Attempts > 1 {
 			line = strings.TrimRight(line, "\n") + fmt.Sprintf("  (%d attempts: %s)\n", r.Attempts, strings.Join(r.Workers, ", "))
 		}
@@ -274,14 +274,6 @@ func (f *submitFlags) follow(ctx context.Context, id string, wait bool, stdout, 
 	return nil
 }
 
-// s0 is the repeat count for progress lines (names get "#rep" when > 1).
-func s0(r Result) int {
-	if r.Rep > 1 {
-		return 2
-	}
-	return 1
-}
-
 func runCommand(stdout, stderr io.Writer) *cobra.Command {
 	var f submitFlags
 	var task Task
@@ -308,7 +300,7 @@ func runCommand(stdout, stderr io.Writer) *cobra.Command {
 			}
 			defer blobs.Close()
 			sent := map[int]int{}
-			_, results, _, err := Watch(ctx, f.Conn, id, true, func(int, int, Result) {}, func() {
+			_, results, _, err := Watch(ctx, f.Conn, id, true, func(int, int, int, Result) {}, func() {
 				_ = StreamEvents(ctx, blobs, id, sent, stdout)
 			})
 			if errors.Is(err, context.Canceled) {
