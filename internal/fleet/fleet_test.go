@@ -462,6 +462,17 @@ func TestFleetThroughput(t *testing.T) {
 	}
 	conn := fleet.Conn{HostPort: c.hostPort, Blob: "file://" + c.blobDir}
 	ctx := context.Background()
+	// The reference: the same suite with plain `tiny-go eval --parallel N`.
+	for _, parallel := range []int{1, 3} {
+		local := exec.Command(filepath.Join(c.bin, "tiny-go"), "eval", suite, "--parallel", strconv.Itoa(parallel))
+		local.Env = c.env("TINY_ENDPOINT=" + c.model.URL())
+		started := time.Now()
+		if out, err := local.CombinedOutput(); err != nil {
+			t.Fatalf("tiny-go eval: %v\n%s", err, out)
+		}
+		elapsed := time.Since(started)
+		t.Logf("local eval --parallel %d: %d tasks in %s = %.1f tasks/min", parallel, tasks, elapsed.Round(time.Millisecond), tasks/elapsed.Minutes())
+	}
 	for _, workers := range []int{1, 3} {
 		for len(c.workers) < workers {
 			c.startWorker(len(c.workers)+1, 1)
