@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -20,14 +21,35 @@ import (
 type Conn struct {
 	HostPort, Namespace, TaskQueue, Blob string
 	Identity                             string
+	// TLS dials with TLS (implied by an API key or a client certificate);
+	// APIKey is a Temporal Cloud API key; CertFile and KeyFile a client
+	// certificate for mTLS.
+	TLS               bool
+	APIKey            string
+	CertFile, KeyFile string
 }
 
 func (c Conn) dial() (client.Client, error) {
 	if c.HostPort == "" {
 		return nil, errors.New("--temporal HOST:PORT is required")
 	}
-	cl, err := client.Dial(client.Options{HostPort: c.HostPort, Namespace: firstString(c.Namespace, DefaultNamespace),
-		Identity: c.Identity, Logger: quietLogger{}})
+	opts := client.Options{HostPort: c.HostPort, Namespace: firstString(c.Namespace, DefaultNamespace),
+		Identity: c.Identity, Logger: quietLogger{}}
+	if c.TLS || c.APIKey != "" || c.CertFile != "" {
+		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+		if c.CertFile != "" {
+			cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+			if err != nil {
+				return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
+			}
+			cfg.Certificates = []tls.Certificate{cert}
+		}
+		opts.ConnectionOptions.TLS = cfg
+	}
+	if c.APIKey != "" {
+		opts.Credentials = client.NewAPIKeyStaticCredentials(c.APIKey)
+	}
+	cl, err := client.Dial(opts)
 	if err != nil {
 		return nil, fmt.Errorf("temporal %s: %w", c.HostPort, err)
 	}

@@ -67,6 +67,10 @@ func connFlags(fl *pflag.FlagSet, c *Conn) {
 	fl.StringVar(&c.HostPort, "temporal", os.Getenv("TINY_TEMPORAL"), "Temporal frontend HOST:PORT (default $TINY_TEMPORAL)")
 	fl.StringVar(&c.Namespace, "namespace", firstString(os.Getenv("TINY_TEMPORAL_NAMESPACE"), DefaultNamespace), "Temporal namespace")
 	fl.StringVar(&c.TaskQueue, "task-queue", DefaultTaskQueue, "Temporal task queue")
+	fl.BoolVar(&c.TLS, "tls", false, "dial Temporal with TLS")
+	fl.StringVar(&c.CertFile, "tls-cert", "", "client certificate for mTLS (Temporal Cloud)")
+	fl.StringVar(&c.KeyFile, "tls-key", "", "its private key")
+	c.APIKey = os.Getenv("TEMPORAL_API_KEY") // never a flag: it would show in ps
 	fl.StringVar(&c.Blob, "blob", os.Getenv("TINY_FLEET_BLOB"), "blob store URL for sessions, snapshots and diffs: file:///dir, s3://bucket, gs://bucket (default $TINY_FLEET_BLOB)")
 }
 
