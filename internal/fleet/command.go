@@ -157,7 +157,6 @@ type submitFlags struct {
 	wait      bool
 	detach    bool
 	repeat    int
-	cancelled bool
 }
 
 func settingsFlags(fl *pflag.FlagSet, s *Settings) {
