@@ -151,12 +151,12 @@ func isExecutable(p string) bool {
 
 type submitFlags struct {
 	Conn
-	settings  Settings
-	json      bool
-	html      string
-	wait      bool
-	detach    bool
-	repeat    int
+	settings Settings
+	json     bool
+	html     string
+	wait     bool
+	detach   bool
+	repeat   int
 }
 
 func settingsFlags(fl *pflag.FlagSet, s *Settings) {
