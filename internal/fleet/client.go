@@ -51,7 +51,7 @@ func (c Conn) dial() (client.Client, error) {
 	}
 	cl, err := client.Dial(opts)
 	if err != nil {
-		return nil, fmt.Errorf("temporal %s: %w", c.HostPort, err)
+		return nil, fmt.Errorf("cannot reach Temporal at %s (is the server running? --temporal HOST:PORT): %w", c.HostPort, err)
 	}
 	return cl, nil
 }

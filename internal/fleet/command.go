@@ -131,7 +131,11 @@ func workerCommand(stderr io.Writer) *cobra.Command {
 // findTinyGo is path, or tiny-go beside this executable, or on $PATH.
 func findTinyGo(path string) (string, error) {
 	if path != "" {
-		return exec.LookPath(path)
+		p, err := exec.LookPath(path)
+		if err != nil {
+			return "", fmt.Errorf("--tiny-go %s is not an executable", path)
+		}
+		return p, nil
 	}
 	if exe, err := os.Executable(); err == nil {
 		if p := filepath.Join(filepath.Dir(exe), "tiny-go"); isExecutable(p) {
