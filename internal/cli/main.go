@@ -103,6 +103,7 @@ Without a prompt it is interactive; with one it runs it and exits.`,
 	root.AddCommand(newACPCommand(a))
 	configureRun(a, root)
 	configureManners(a, root)
+	configureFleet(a, root)
 	return root
 }
 

@@ -92,6 +92,10 @@ type RunResult struct {
 	TestOutput string `json:"testOutput,omitzero"`
 	// Dir is the task's directory when it was kept.
 	Dir string `json:"dir,omitzero"`
+	// Attempts and Workers say how a fleet run went (docs/fleet.md): the
+	// number of attempts and the identity of the worker of each.
+	Attempts int      `json:"attempts,omitzero"`
+	Workers  []string `json:"workers,omitzero"`
 }
 
 // Run runs every task Repeat times, Parallel at once, and reports the

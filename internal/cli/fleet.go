@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// fleetProgram runs `worker`, `eval --temporal` and `run --temporal`. It
+// is a separate executable because the Temporal SDK links gRPC and
+// protobuf, whose init would slow every start of tiny-go
+// (cmd/tiny-go/linked_test.go, docs/fleet.md).
+const fleetProgram = "tiny-go-fleet"
+
+// configureFleet registers the fleet's commands and flags; they hand the
+// command line to tiny-go-fleet.
+func configureFleet(a *app, root *cobra.Command) {
+	root.AddCommand(&cobra.Command{
+		Use:                "worker --temporal HOST:PORT [--namespace NS] [--task-queue Q] [--concurrency N] [--blob URL]",
+		Short:              "Run agent tasks from a Temporal task queue (docs/fleet.md)",
+		DisableFlagParsing: true,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return a.runFleet(append([]string{"worker"}, args...))
+		},
+	})
+
+	// `run --temporal …` is a prompt to tiny-go's root unless --temporal
+	// follows the word run.
+	local := root.RunE
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 1 && args[0] == "run" && (args[1] == "--temporal" || strings.HasPrefix(args[1], "--temporal=")) {
+			return a.runFleet(args)
+		}
+		return local(cmd, args)
+	}
+
+	for _, cmd := range root.Commands() {
+		if cmd.Name() != "eval" {
+			continue
+		}
+		configureFleetEval(a, cmd)
+	}
+}
+
+// configureFleetEval adds --temporal and the fleet's flags to eval, and
+// `eval status`.
+func configureFleetEval(a *app, cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.String("temporal", "", "run the suite on Temporal workers at HOST:PORT (docs/fleet.md)")
+	fleetFlags := pflag.NewFlagSet("fleet", pflag.ContinueOnError)
+	fleetFlags.String("namespace", "", "with --temporal: the Temporal namespace")
+	fleetFlags.String("task-queue", "", "with --temporal: the task queue of the workers")
+	fleetFlags.Bool("tls", false, "with --temporal: dial Temporal with TLS")
+	fleetFlags.String("tls-cert", "", "with --temporal: client certificate for mTLS")
+	fleetFlags.String("tls-key", "", "with --temporal: its private key")
+	fleetFlags.String("blob", "", "with --temporal: the blob store URL (file://, s3://, gs://)")
+	fleetFlags.String("endpoint", "", "with --temporal: the model endpoint the workers use")
+	fleetFlags.String("sandbox", "", "with --temporal: tiny-go --sandbox value for the agent")
+	fleetFlags.Bool("detach", false, "with --temporal: print the suite's id and exit")
+	fleetFlags.Int64("max-tokens", 0, "with --temporal: token budget per task")
+	fleetFlags.Float64("max-cost", 0, "with --temporal: budget per task in US dollars")
+	fleetFlags.Duration("heartbeat-timeout", 0, "with --temporal: how long a silent worker keeps its task")
+	fleetFlags.Int("max-attempts", 0, "with --temporal: attempts per task")
+	fl.AddFlagSet(fleetFlags)
+	local := cmd.RunE
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if !cmd.Flags().Changed("temporal") {
+			var set []string
+			fleetFlags.VisitAll(func(f *pflag.Flag) {
+				if cmd.Flags().Changed(f.Name) {
+					set = append(set, "--"+f.Name)
+				}
+			})
+			if len(set) > 0 {
+				return usageErrorf("%s needs --temporal", strings.Join(set, ", "))
+			}
+			return local(cmd, args)
+		}
+		fwd := []string{"eval"}
+		var bad []string
+		cmd.Flags().Visit(func(f *pflag.Flag) {
+			switch f.Name {
+			case "parallel", "record", "replay", "keep", "work-dir":
+				bad = append(bad, "--"+f.Name)
+			case "cwd":
+			default:
+				fwd = append(fwd, "--"+f.Name+"="+f.Value.String())
+			}
+		})
+		if len(bad) > 0 {
+			return usageErrorf("%s cannot be used with --temporal (the workers' --concurrency sets the parallelism)", strings.Join(bad, ", "))
+		}
+		return a.runFleet(append(fwd, args...))
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:                "status WORKFLOW-ID --temporal HOST:PORT [--wait] [--json] [--html FILE]",
+		Short:              "Show a Temporal eval suite's results so far; --wait follows it to the end",
+		DisableFlagParsing: true,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return a.runFleet(append([]string{"eval", "status"}, args...))
+		},
+	})
+}
+
+// runFleet runs tiny-go-fleet with args and ends with its exit code.
+func (a *app) runFleet(args []string) error {
+	exe, err := fleetExecutable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.stdin, a.stdout, a.stderr
+	if a.cwd != "" {
+		cmd.Dir = a.cwd
+	}
+	// The terminal's Ctrl+C reaches it directly; it decides.
+	signal.Ignore(syscall.SIGINT)
+	defer signal.Reset(syscall.SIGINT)
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return exitError{code: max(ee.ExitCode(), exitFailed)}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", fleetProgram, err)
+	}
+	return nil
+}
+
+// fleetExecutable is tiny-go-fleet beside this executable, else on $PATH.
+func fleetExecutable() (string, error) {
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), fleetProgram)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath(fleetProgram); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("%s is not installed beside tiny-go or on $PATH: go install github.com/tiny-agent/tiny-go/cmd/%s@latest", fleetProgram, fleetProgram)
+}

@@ -1,0 +1,582 @@
+package fleet
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/tiny-agent/tiny-go/internal/eval"
+	"github.com/tiny-agent/tiny-go/internal/session"
+)
+
+// Activities run tasks on one worker.
+type Activities struct {
+	Blobs *Blobs
+	// TinyGo is the tiny-go executable the agent runs as.
+	TinyGo string
+	// WorkRoot holds the task workspaces. Every worker of a fleet must use
+	// the same path: the workspace path is part of the system prompt, and
+	// a resumed step must see the configuration it started with.
+	WorkRoot string
+	Identity string
+	// Env is the environment of the agent (credentials come from here).
+	Env []string
+	// SyncEvery is how often the session is looked at (default 100ms).
+	SyncEvery time.Duration
+}
+
+// abortGrace is how long tiny-go has to abort durably after SIGTERM.
+const abortGrace = 10 * time.Second
+
+// RunTask runs one attempt of t (the activity).
+func (a *Activities) RunTask(ctx context.Context, t Task) (Result, error) {
+	info := activity.GetInfo(ctx)
+	start := time.Now()
+	res := Result{RunResult: eval.RunResult{Task: t.Name, Rep: t.Rep, AgentExit: -1, TestExit: -1,
+		Metrics: eval.Metrics{ToolCalls: map[string]int{}}}}
+	prefix := "runs/" + unsafeKey.ReplaceAllString(info.WorkflowExecution.ID, "_") + "/" + t.Key
+	workers, err := a.addWorker(ctx, prefix)
+	if err != nil {
+		return res, err
+	}
+	res.Attempts, res.Workers = int(info.Attempt), workers
+	defer func() { res.WallMs = time.Since(start).Milliseconds() }()
+
+	root := filepath.Join(a.WorkRoot, unsafeKey.ReplaceAllString(info.WorkflowExecution.ID, "_"), t.Key)
+	repo := filepath.Join(root, "repo")
+	unlock, err := lockDir(root)
+	if err != nil {
+		return res, err
+	}
+	defer unlock()
+	defer os.RemoveAll(root)
+	if err := os.RemoveAll(repo); err != nil {
+		return res, err
+	}
+	sy := &syncer{blobs: a.Blobs, prefix: prefix, repo: repo, attempt: info.Attempt}
+
+	// The eval task folder is needed on every attempt (test.sh).
+	var evalTask *eval.Task
+	if t.Source.EvalTask != "" {
+		dir := filepath.Join(root, "task")
+		_ = os.RemoveAll(dir)
+		if err := a.unpackKey(ctx, t.Source.EvalTask, dir); err != nil {
+			return res, err
+		}
+		evalTask = &eval.Task{Name: t.Name, Dir: dir}
+	}
+	restored, err := sy.restore(ctx)
+	if err != nil {
+		return res, err
+	}
+	if !restored {
+		if err := a.materialize(ctx, t, evalTask, root, repo); err != nil {
+			return res, temporal.NewNonRetryableApplicationError(err.Error(), ErrConfiguration, err)
+		}
+		if err := sy.baseline(ctx); err != nil {
+			return res, err
+		}
+	}
+	res.SetupMs = time.Since(start).Milliseconds()
+
+	agentStart := time.Now()
+	run, err := a.runAgent(ctx, t, sy, root, repo, info.Attempt)
+	res.AgentMs = time.Since(agentStart).Milliseconds()
+	res.AgentExit = run.exit
+	res.Uploads, res.UploadBytes, res.UploadMs = sy.uploads, sy.uploadBytes, run.uploadMs
+	if err != nil {
+		return res, err
+	}
+	if ctx.Err() != nil {
+		// Cancelled (Temporal's Esc) or out of time: tiny-go aborted
+		// durably; keep what it committed.
+		_ = a.finish(context.WithoutCancel(ctx), &res, sy, prefix, repo)
+		return res, ctx.Err()
+	}
+	if err := a.finish(ctx, &res, sy, prefix, repo); err != nil {
+		return res, err
+	}
+	res.CostUSD = run.cost
+	if run.overBudget != "" {
+		res.Status, res.Reason = eval.StatusError, run.overBudget
+		return res, temporal.NewNonRetryableApplicationError(run.overBudget, ErrBudgetExceeded, nil, res)
+	}
+	if run.timedOut {
+		res.Status, res.Reason = eval.StatusTimeout, fmt.Sprintf("the agent ran out of time (%s)", firstDuration(t.Timeout, eval.DefaultAgentTimeout))
+		return res, nil
+	}
+	if run.exit == -1 {
+		return res, fmt.Errorf("tiny-go was killed%s", run.why())
+	}
+	if evalTask == nil {
+		res.Status = eval.StatusPass
+		if res.Outcome != string(session.OutcomeCompleted) {
+			res.Status, res.Reason = eval.StatusFail, fmt.Sprintf("the agent's run ended %s%s", res.Outcome, run.why())
+		}
+		res.Passed = res.Status == eval.StatusPass
+		return res, nil
+	}
+	_, _, script, err := evalTask.Input()
+	if err != nil {
+		return res, temporal.NewNonRetryableApplicationError(err.Error(), ErrConfiguration, err)
+	}
+	testStart := time.Now()
+	env := append(append([]string{}, a.Env...), eval.StableEnv()...)
+	exit, out, timedOut, err := eval.RunTest(ctx, env, firstDuration(t.TestTimeout, eval.DefaultTestTimeout), script, root, repo)
+	res.TestMs = time.Since(testStart).Milliseconds()
+	res.TestExit = exit
+	switch {
+	case err != nil:
+		return res, fmt.Errorf("test.sh: %w", err)
+	case timedOut:
+		res.Status, res.Reason, res.TestOutput = eval.StatusTimeout, "test.sh ran out of time", out
+	case exit != 0:
+		res.Status, res.Reason, res.TestOutput = eval.StatusFail, fmt.Sprintf("test.sh exited %d", exit), out
+	default:
+		res.Status = eval.StatusPass
+	}
+	res.Passed = res.Status == eval.StatusPass
+	return res, nil
+}
+
+// addWorker records this worker as the one of this attempt and returns
+// the workers of every attempt so far.
+func (a *Activities) addWorker(ctx context.Context, prefix string) ([]string, error) {
+	key := prefix + "/workers.json"
+	var workers []string
+	if b, ok, err := a.Blobs.Get(ctx, key); err != nil {
+		return nil, err
+	} else if ok {
+		if err := json.Unmarshal(b, &workers); err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
+		}
+	}
+	attempt := int(activity.GetInfo(ctx).Attempt)
+	for len(workers) < attempt-1 {
+		workers = append(workers, "?") // an attempt that died before it wrote
+	}
+	workers = append(workers[:attempt-1], a.Identity)
+	b, _ := json.Marshal(workers)
+	return workers, a.Blobs.Put(ctx, key, b)
+}
+
+// materialize makes the task's starting workspace in repo, a git
+// repository whose HEAD is the base of the final diff.
+func (a *Activities) materialize(ctx context.Context, t Task, evalTask *eval.Task, root, repo string) error {
+	git := func(dir string, args ...string) error {
+		cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null"}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), eval.StableEnv()...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(string(out)))
+		}
+		return nil
+	}
+	switch {
+	case evalTask != nil:
+		return eval.SetUp(*evalTask, root, repo)
+	case t.Source.Git != "":
+		if err := git(root, "clone", "-q", t.Source.Git, repo); err != nil {
+			return err
+		}
+		if t.Source.Commit != "" {
+			return git(repo, "checkout", "-q", "--detach", t.Source.Commit)
+		}
+		return nil
+	case t.Source.Tarball != "":
+		if err := a.unpackKey(ctx, t.Source.Tarball, repo); err != nil {
+			return err
+		}
+		if _, err := os.Stat(filepath.Join(repo, ".git")); err == nil {
+			return nil
+		}
+		for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "--allow-empty", "-m", "base"}} {
+			if err := git(repo, args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return errors.New("the task has no workspace source (git, tarball or eval task)")
+}
+
+func (a *Activities) unpackKey(ctx context.Context, key, dir string) error {
+	data, ok, err := a.Blobs.Get(ctx, key)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return temporal.NewNonRetryableApplicationError("blob store has no "+key, ErrConfiguration, nil)
+	}
+	return unpackDir(data, dir)
+}
+
+// agentRun is how the agent process ended.
+type agentRun struct {
+	exit       int
+	stderr     string
+	overBudget string
+	timedOut   bool
+	uploadMs   int64
+	// cost is the US dollars of every attempt; reported what the store
+	// has.
+	cost, reported float64
+}
+
+func (r agentRun) why() string {
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if l := lines[len(lines)-1]; l != "" {
+		return ": " + l
+	}
+	return ""
+}
+
+// runAgent runs tiny-go in repo — a new run of the prompt, or the
+// recovery of the restored session — while sy keeps it durable and the
+// activity heartbeats the committed facts.
+func (a *Activities) runAgent(ctx context.Context, t Task, sy *syncer, root, repo string, attempt int32) (agentRun, error) {
+	run := agentRun{exit: -1}
+	args := []string{"--json", "--cwd", repo, "--approval", "auto"}
+	if t.Model != "" && !hasFlag(t.Args, "--model") {
+		args = append(args, "--model", t.Model)
+	}
+	if t.Sandbox != "" {
+		args = append(args, "--sandbox", t.Sandbox)
+	}
+	args = append(args, t.Args...)
+	prompt := t.Prompt
+	if t.Source.EvalTask != "" && prompt == "" {
+		p, extra, _, err := (&eval.Task{Name: t.Name, Dir: filepath.Join(root, "task")}).Input()
+		if err != nil {
+			return run, temporal.NewNonRetryableApplicationError(err.Error(), ErrConfiguration, err)
+		}
+		prompt = p
+		args = append(args, extra...)
+	}
+	if st := sy.state(); st != nil {
+		id := st.Header.ID
+		switch {
+		case st.Operation != nil:
+			args = append(args, "--session", id) // recover it, then exit
+		case st.LastFinished.Outcome != "":
+			run.exit = 0 // it finished before the last worker died
+			return run, nil
+		default:
+			args = append(args, "--session", id, "--", prompt)
+		}
+	} else {
+		args = append(args, "--", prompt)
+	}
+
+	env := append(append([]string{}, a.Env...), eval.StableEnv()...)
+	env = append(env, "TINY_AGENT_ENVIRONMENT_IDENTITY=fleet:"+t.Key)
+	// As under `tiny-go eval`, the agent reports the cost of each reply
+	// to a log (internal/eval's child HTTP client): the cost budget.
+	costLog := filepath.Join(root, "eval.log")
+	env = append(env, eval.EnvRoot+"="+root, eval.EnvLog+"="+costLog, eval.EnvRecord+"=", eval.EnvReplay+"=")
+	earlier, err := a.earlierCost(ctx, sy.prefix, attempt)
+	if err != nil {
+		return run, err
+	}
+	if t.Endpoint != "" {
+		env = append(env, "TINY_ENDPOINT="+t.Endpoint)
+	}
+	if t.Provider != "" {
+		env = append(env, "TINY_PROVIDER="+t.Provider)
+	}
+	var stderr bytes.Buffer
+	events := &eventLog{}
+	cmd := exec.Command(a.TinyGo, args...)
+	cmd.Dir = repo
+	cmd.Env = env
+	cmd.Stdout = events
+	cmd.Stderr = &tail{buf: &stderr}
+	// Its own group (SIGTERM there is a durable abort); and it dies with
+	// the worker, as on a machine that is gone.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return run, temporal.NewNonRetryableApplicationError("start tiny-go: "+err.Error(), ErrConfiguration, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	every := a.SyncEvery
+	if every <= 0 {
+		every = 100 * time.Millisecond
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	eventsKey := fmt.Sprintf("%s/events-%d.jsonl", sy.prefix, attempt)
+	var syncErr error
+	var aborting <-chan time.Time
+	var waitErr error
+	sync := func(c context.Context) {
+		t0 := time.Now()
+		if err := sy.step(c); err != nil && syncErr == nil {
+			syncErr = err
+		}
+		if n := events.len(); n > events.sent {
+			_ = a.Blobs.Put(c, eventsKey, events.bytes())
+			events.sent = n
+		}
+		run.uploadMs += time.Since(t0).Milliseconds()
+		activity.RecordHeartbeat(ctx, sy.man.Facts)
+	}
+	abort := func() {
+		if aborting == nil {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			aborting = time.After(abortGrace)
+		}
+	}
+	ctxDone := ctx.Done()
+	outOfTime := time.After(firstDuration(t.Timeout, eval.DefaultAgentTimeout))
+loop:
+	for {
+		select {
+		case waitErr = <-done:
+			break loop
+		case <-outOfTime:
+			run.timedOut = true
+			abort()
+		case <-tick.C:
+			sync(ctx)
+			run.cost = readCost(costLog)
+			if c := earlier + run.cost; c > run.reported {
+				run.reported = c
+				_ = a.Blobs.Put(ctx, fmt.Sprintf("%s/cost-%d", sy.prefix, attempt), []byte(strconv.FormatFloat(run.cost, 'g', -1, 64)))
+			}
+			if why := overBudget(t, sy.state(), earlier+run.cost); why != "" && run.overBudget == "" {
+				run.overBudget = why
+				abort()
+			}
+		case <-ctxDone:
+			ctxDone = nil
+			// Cancelled from Temporal: Esc, a durable abort. Timed out,
+			// lost or shut down: this attempt ends as if its machine
+			// died, and the next one recovers the step in flight.
+			var cancelled *temporal.CanceledError
+			if errors.As(context.Cause(ctx), &cancelled) {
+				abort()
+			} else {
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			}
+		case <-aborting:
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	sync(context.WithoutCancel(ctx))
+	run.cost = readCost(costLog)
+	_ = a.Blobs.Put(context.WithoutCancel(ctx), fmt.Sprintf("%s/cost-%d", sy.prefix, attempt), []byte(strconv.FormatFloat(run.cost, 'g', -1, 64)))
+	run.cost += earlier
+	run.stderr = stderr.String()
+	var ee *exec.ExitError
+	switch {
+	case waitErr == nil:
+		run.exit = 0
+	case errors.As(waitErr, &ee):
+		run.exit = ee.ExitCode()
+	default:
+		return run, waitErr
+	}
+	if syncErr != nil {
+		return run, syncErr
+	}
+	if run.exit == 2 {
+		return run, temporal.NewNonRetryableApplicationError("tiny-go refused the task's settings"+run.why(), ErrConfiguration, nil)
+	}
+	return run, nil
+}
+
+// overBudget says why the task exceeds its budget ("" if not): tokens
+// from the session (every attempt's), cost in US dollars over attempts.
+func overBudget(t Task, st *session.State, cost float64) string {
+	if t.MaxCostUSD > 0 && cost > t.MaxCostUSD {
+		return fmt.Sprintf("budget exceeded: $%.4f spent, the limit is $%.4f", cost, t.MaxCostUSD)
+	}
+	if st == nil || t.MaxTokens <= 0 {
+		return ""
+	}
+	u := st.Usage
+	if used := u.Input + u.Output + u.CacheRead + u.CacheWrite; used > t.MaxTokens {
+		return fmt.Sprintf("budget exceeded: %d tokens used, the limit is %d", used, t.MaxTokens)
+	}
+	return ""
+}
+
+// readCost sums the "cost X" lines of the agent's eval log.
+func readCost(path string) float64 {
+	data, _ := os.ReadFile(path)
+	var sum float64
+	for _, line := range strings.Split(string(data), "\n") {
+		if c, ok := strings.CutPrefix(line, "cost "); ok {
+			if v, err := strconv.ParseFloat(c, 64); err == nil {
+				sum += v
+			}
+		}
+	}
+	return sum
+}
+
+// earlierCost is what the attempts before this one spent.
+func (a *Activities) earlierCost(ctx context.Context, prefix string, attempt int32) (float64, error) {
+	var sum float64
+	for i := int32(1); i < attempt; i++ {
+		b, ok, err := a.Blobs.Get(ctx, fmt.Sprintf("%s/cost-%d", prefix, i))
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			v, _ := strconv.ParseFloat(string(b), 64)
+			sum += v
+		}
+	}
+	return sum, nil
+}
+
+// finish reads the metrics of the final session and stores the session,
+// its sidecar folder and the workspace diff.
+func (a *Activities) finish(ctx context.Context, res *Result, sy *syncer, prefix, repo string) error {
+	path, err := sessionPath(repo)
+	if err != nil || path == "" {
+		return err
+	}
+	m, err := eval.ReadMetrics(path)
+	if err != nil {
+		return err
+	}
+	res.Metrics = m
+	res.Outcome = m.Outcome
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	res.Session = prefix + "/" + filepath.Base(path)
+	if err := a.Blobs.Put(ctx, res.Session, data); err != nil {
+		return err
+	}
+	side := strings.TrimSuffix(path, ".jsonl") + ".d"
+	if _, err := os.Stat(side); err == nil {
+		tree, err := packDir(side, nil)
+		if err != nil {
+			return err
+		}
+		res.Sidecar = prefix + "/" + filepath.Base(side) + ".tar.gz"
+		if err := a.Blobs.Put(ctx, res.Sidecar, tree); err != nil {
+			return err
+		}
+	}
+	cmd := exec.CommandContext(ctx, "git", "-c", "core.hooksPath=/dev/null", "add", "-A", "-N", ".")
+	cmd.Dir = repo
+	_ = cmd.Run()
+	cmd = exec.CommandContext(ctx, "git", "diff", "--binary", "HEAD", "--", ".", ":(exclude).tiny-agent")
+	cmd.Dir = repo
+	diff, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("git diff: %w", err)
+	}
+	res.Diff = prefix + "/diff.patch"
+	return a.Blobs.Put(ctx, res.Diff, diff)
+}
+
+func (s *syncer) state() *session.State {
+	if s.reducer == nil {
+		return nil
+	}
+	return s.reducer.State()
+}
+
+// lockDir makes root and takes its lock: two attempts of one task never
+// share a workspace on one machine.
+func lockDir(root string) (unlock func(), err error) {
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(filepath.Dir(root), "."+filepath.Base(root)+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("another attempt of this task runs on this machine: %w", err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// eventLog keeps the agent's --json events for the blob store.
+type eventLog struct {
+	mu   sync.Mutex
+	buf  []byte
+	sent int
+}
+
+func (e *eventLog) Write(p []byte) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.buf = append(e.buf, p...)
+	return len(p), nil
+}
+
+func (e *eventLog) len() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.buf)
+}
+
+func (e *eventLog) bytes() []byte {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]byte(nil), e.buf...)
+}
+
+// tail keeps the last 4 KiB written.
+type tail struct {
+	mu  sync.Mutex
+	buf *bytes.Buffer
+}
+
+func (l *tail) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	if l.buf.Len() > 8192 {
+		keep := append([]byte(nil), l.buf.Bytes()[l.buf.Len()-4096:]...)
+		l.buf.Reset()
+		l.buf.Write(keep)
+	}
+	return len(p), nil
+}
+
+var _ io.Writer = (*tail)(nil)
+
+func hasFlag(args []string, name string) bool {
+	for _, a := range args {
+		if a == name || strings.HasPrefix(a, name+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+func firstDuration(ds ...time.Duration) time.Duration {
+	for _, d := range ds {
+		if d > 0 {
+			return d
+		}
+	}
+	return 0
+}

@@ -1,0 +1,275 @@
+package fleet
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/tiny-agent/tiny-go/internal/eval"
+)
+
+// Conn is where the fleet is: the Temporal service and the blob store.
+type Conn struct {
+	HostPort, Namespace, TaskQueue, Blob string
+	Identity                             string
+	// TLS dials with TLS (implied by an API key or a client certificate);
+	// APIKey is a Temporal Cloud API key; CertFile and KeyFile a client
+	// certificate for mTLS.
+	TLS               bool
+	APIKey            string
+	CertFile, KeyFile string
+}
+
+func (c Conn) dial() (client.Client, error) {
+	if c.HostPort == "" {
+		return nil, errors.New("--temporal HOST:PORT is required")
+	}
+	opts := client.Options{HostPort: c.HostPort, Namespace: firstString(c.Namespace, DefaultNamespace),
+		Identity: c.Identity, Logger: quietLogger{}}
+	if c.TLS || c.APIKey != "" || c.CertFile != "" {
+		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+		if c.CertFile != "" {
+			cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+			if err != nil {
+				return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
+			}
+			cfg.Certificates = []tls.Certificate{cert}
+		}
+		opts.ConnectionOptions.TLS = cfg
+	}
+	if c.APIKey != "" {
+		opts.Credentials = client.NewAPIKeyStaticCredentials(c.APIKey)
+	}
+	cl, err := client.Dial(opts)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach Temporal at %s (is the server running? --temporal HOST:PORT): %w", c.HostPort, err)
+	}
+	return cl, nil
+}
+
+// SubmitSuite uploads the eval task folders to the blob store and starts
+// the suite workflow; it returns the workflow id.
+func SubmitSuite(ctx context.Context, c Conn, tasks []eval.Task, repeat int, settings Settings, model string) (string, error) {
+	blobs, err := OpenBlobs(ctx, c.Blob)
+	if err != nil {
+		return "", err
+	}
+	defer blobs.Close()
+	cl, err := c.dial()
+	if err != nil {
+		return "", err
+	}
+	defer cl.Close()
+	started := time.Now()
+	id := fmt.Sprintf("tiny-go-eval-%s", started.UTC().Format("20060102T150405.000Z"))
+	s := Suite{Run: id, Started: started, Model: model, Repeat: repeat}
+	for _, t := range tasks {
+		if _, _, _, err := t.Input(); err != nil {
+			return "", fmt.Errorf("%s: %w", t.Name, err)
+		}
+		tree, err := packDir(t.Dir, nil)
+		if err != nil {
+			return "", err
+		}
+		key := "runs/" + id + "/tasks/" + unsafeKey.ReplaceAllString(t.Name, "_") + ".tar.gz"
+		if err := blobs.Put(ctx, key, tree); err != nil {
+			return "", err
+		}
+		s.Names = append(s.Names, t.Name)
+		for r := 1; r <= repeat; r++ {
+			s.Tasks = append(s.Tasks, Task{Key: TaskKey(t.Name, r), Name: t.Name, Rep: r, Source: Source{EvalTask: key}, Settings: settings})
+		}
+	}
+	_, err = cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: firstString(c.TaskQueue, DefaultTaskQueue)}, SuiteWorkflowName, s)
+	if err != nil {
+		return "", fmt.Errorf("start the suite: %w", err)
+	}
+	return id, nil
+}
+
+// SubmitJob packs dir (or uses t.Source as given), starts a one-task
+// suite and returns its workflow id.
+func SubmitJob(ctx context.Context, c Conn, t Task, dir string) (string, error) {
+	blobs, err := OpenBlobs(ctx, c.Blob)
+	if err != nil {
+		return "", err
+	}
+	defer blobs.Close()
+	cl, err := c.dial()
+	if err != nil {
+		return "", err
+	}
+	defer cl.Close()
+	started := time.Now()
+	id := fmt.Sprintf("tiny-go-run-%s", started.UTC().Format("20060102T150405.000Z"))
+	if t.Source.Git == "" {
+		tree, err := packDir(dir, func(rel string) bool { return rel == ".tiny-agent" })
+		if err != nil {
+			return "", err
+		}
+		t.Source.Tarball = "runs/" + id + "/workspace.tar.gz"
+		if err := blobs.Put(ctx, t.Source.Tarball, tree); err != nil {
+			return "", err
+		}
+	}
+	t.Key, t.Name, t.Rep = "job-1", "job", 1
+	s := Suite{Run: id, Started: started, Model: t.Model, Repeat: 1, Names: []string{t.Name}, Tasks: []Task{t}}
+	if _, err := cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: firstString(c.TaskQueue, DefaultTaskQueue)}, SuiteWorkflowName, s); err != nil {
+		return "", fmt.Errorf("start the job: %w", err)
+	}
+	return id, nil
+}
+
+// Watch follows the suite id: each result is passed to onResult as it
+// arrives (once), until the suite ends or, when wait is false, after the
+// current results. It returns the suite's input and the results.
+func Watch(ctx context.Context, c Conn, id string, wait bool, onResult func(n, total, repeat int, r Result), poll func()) (Suite, []Result, bool, error) {
+	cl, err := c.dial()
+	if err != nil {
+		return Suite{}, nil, false, err
+	}
+	defer cl.Close()
+	s, err := suiteInput(ctx, cl, id)
+	if err != nil {
+		return s, nil, false, err
+	}
+	seen := 0
+	report := func(p Progress) {
+		for ; seen < len(p.Results); seen++ {
+			onResult(seen+1, p.Total, s.Repeat, p.Results[seen])
+		}
+	}
+	run := cl.GetWorkflow(ctx, id, "")
+	done := make(chan error, 1)
+	var final Progress
+	go func() { done <- run.Get(ctx, &final) }()
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				return s, nil, true, fmt.Errorf("suite %s: %w", id, err)
+			}
+			report(final)
+			return s, final.Results, true, nil
+		case <-tick.C:
+			v, err := cl.QueryWorkflow(ctx, id, "", ProgressQuery)
+			var p Progress
+			if err == nil && v.Get(&p) == nil {
+				report(p)
+				if !wait {
+					return s, p.Results, false, nil
+				}
+			}
+			if poll != nil {
+				poll()
+			}
+		case <-ctx.Done():
+			return s, nil, false, ctx.Err()
+		}
+	}
+}
+
+// suiteInput reads the suite's input back from the workflow's history.
+func suiteInput(ctx context.Context, cl client.Client, id string) (Suite, error) {
+	var s Suite
+	it := cl.GetWorkflowHistory(ctx, id, "", false, 0)
+	if !it.HasNext() {
+		return s, fmt.Errorf("no workflow %s", id)
+	}
+	ev, err := it.Next()
+	if err != nil {
+		return s, fmt.Errorf("workflow %s: %w", id, err)
+	}
+	attrs := ev.GetWorkflowExecutionStartedEventAttributes()
+	if attrs == nil || attrs.GetWorkflowType().GetName() != SuiteWorkflowName {
+		return s, fmt.Errorf("workflow %s is not a tiny-go suite", id)
+	}
+	if err := defaultConverter().FromPayloads(attrs.GetInput(), &s); err != nil {
+		return s, fmt.Errorf("workflow %s: %w", id, err)
+	}
+	return s, nil
+}
+
+// Cancel asks the suite to stop: each running task aborts durably (Esc).
+func Cancel(ctx context.Context, c Conn, id string) error {
+	cl, err := c.dial()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	return cl.CancelWorkflow(ctx, id, "")
+}
+
+// Report builds the eval report of a suite's results.
+func Report(s Suite, results []Result, workers int) *eval.Report {
+	runs := make([]eval.RunResult, len(results))
+	for i, r := range results {
+		runs[i] = r.RunResult
+	}
+	sort.SliceStable(runs, func(i, j int) bool { return runs[i].Rep < runs[j].Rep })
+	return eval.NewReport(s.Started, time.Since(s.Started), s.Model, s.Repeat, workers, s.Names, runs)
+}
+
+// StreamEvents copies the --json events of the job's attempts to w, from
+// offset on; it returns the new offsets per attempt.
+func StreamEvents(ctx context.Context, blobs *Blobs, runID string, sent map[int]int, w io.Writer) error {
+	for attempt := 1; attempt <= 20; attempt++ {
+		data, ok, err := blobs.Get(ctx, fmt.Sprintf("runs/%s/job-1/events-%d.jsonl", unsafeKey.ReplaceAllString(runID, "_"), attempt))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if attempt > len(sent) {
+				return nil
+			}
+			continue
+		}
+		if n := sent[attempt]; len(data) > n {
+			end := strings.LastIndexByte(string(data), '\n') + 1
+			if end > n {
+				if _, err := w.Write(data[n:end]); err != nil {
+					return err
+				}
+				sent[attempt] = end
+			}
+		}
+	}
+	return nil
+}
+
+func firstString(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// writeFile writes data to path through a temporary file.
+func writeFile(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tiny-go-*")
+	if err != nil {
+		return err
+	}
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,275 @@
+package fleet
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tiny-agent/tiny-go/internal/session"
+)
+
+// manifest points at the latest consistent pair in the blob store: a
+// workspace snapshot and the session prefix it goes with. It is written
+// last, after both objects, so it never names a missing one.
+type manifest struct {
+	Snapshot string `json:"snapshot"`
+	// Session is the key of the session prefix and SessionName its file
+	// name under .tiny-agent/sessions ("" before the agent made one).
+	Session     string `json:"session,omitzero"`
+	SessionName string `json:"sessionName,omitzero"`
+	// Bytes and Facts are the length of the prefix.
+	Bytes int64 `json:"bytes"`
+	Facts int64 `json:"facts"`
+}
+
+// syncer keeps a task's workspace and session durable in the blob store
+// while the agent runs.
+//
+// The pair it uploads is always one a crash on this machine could have
+// left: the session is cut so that every change in the snapshot has its
+// intent (toolStarted) in the session, and every tool result in the
+// session has its effect in the snapshot. The snapshot is taken after the
+// session is read; facts that were committed while it was taken are kept
+// up to the first toolStarted among them (that tool may have run partly,
+// or fully: recovery then settles it as interrupted, as after a local
+// crash), never beyond. A retried attempt restores the pair and runs
+// recovery: no effect inside the workspace happens twice.
+type syncer struct {
+	blobs  *Blobs
+	prefix string // the task's folder in the store
+	repo   string
+
+	man     manifest
+	attempt int32 // in the keys, so that no attempt overwrites another's
+	version int   // of the objects written, for unique keys
+	// facts is the number of facts seen in the file so far; applied the
+	// committed bytes decoded.
+	reducer *session.Reducer
+	applied int64
+	lines   int
+	// dirty: a tool settled since the last snapshot.
+	dirty bool
+	// Stats of the uploads, for the result and docs/fleet.md.
+	uploads     int
+	uploadBytes int64
+}
+
+// sessionPath is the agent's one session file in repo ("" when none yet).
+func sessionPath(repo string) (string, error) {
+	m, err := filepath.Glob(filepath.Join(repo, ".tiny-agent", "sessions", "*.jsonl"))
+	if err != nil || len(m) == 0 {
+		return "", err
+	}
+	if len(m) > 1 {
+		return "", fmt.Errorf("%d sessions in %s; a task has one", len(m), repo)
+	}
+	return m[0], nil
+}
+
+// skipSession leaves the session files out of a workspace snapshot: the
+// session travels as its own cut prefix. Sidecars (<session>.d/) are kept.
+func skipSession(rel string) bool {
+	return strings.HasPrefix(rel, ".tiny-agent/sessions/") && strings.HasSuffix(rel, ".jsonl")
+}
+
+// committed is the session file through its last LF (a torn tail is not
+// committed).
+func committed(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return data[:bytes.LastIndexByte(data, '\n')+1], nil
+}
+
+// observe applies the committed lines beyond what was seen and notes
+// whether a tool settled (its effect is then due in a snapshot).
+func (s *syncer) observe(data []byte) error {
+	for s.applied < int64(len(data)) {
+		end := s.applied + int64(bytes.IndexByte(data[s.applied:], '\n'))
+		line := data[s.applied:end]
+		s.lines++
+		if s.reducer == nil {
+			h, c := session.DecodeHeader(line)
+			if c != nil {
+				return fmt.Errorf("session header: %s", c.Describe())
+			}
+			s.reducer = session.NewReducer(h)
+		} else {
+			facts, c := session.DecodeTransaction(line)
+			if c == nil {
+				c = s.reducer.Apply(facts)
+			}
+			if c != nil {
+				return fmt.Errorf("session: %s", c.Describe())
+			}
+			for _, f := range facts {
+				switch f.Entry.(type) {
+				case *session.ToolResultEntry, *session.SyntheticEntry:
+					s.dirty = true
+				}
+			}
+		}
+		s.applied = end + 1
+	}
+	return nil
+}
+
+// cut is the length of data to keep with a snapshot taken after the first
+// from bytes were read: through the first transaction beyond from that
+// starts a tool.
+func cut(data []byte, from int) int {
+	for i := from; i < len(data); {
+		end := i + bytes.IndexByte(data[i:], '\n') + 1
+		facts, c := session.DecodeTransaction(data[i : end-1])
+		if c == nil {
+			for _, f := range facts {
+				if _, ok := f.Record.(*session.ToolStarted); ok {
+					return end
+				}
+			}
+		}
+		i = end
+	}
+	return len(data)
+}
+
+// baseline uploads the workspace before the agent starts, with no session.
+func (s *syncer) baseline(ctx context.Context) error {
+	return s.snapshot(ctx, "", nil)
+}
+
+// step uploads what the agent committed since the last call: the session
+// prefix alone while no tool settled, else a new snapshot with it.
+func (s *syncer) step(ctx context.Context) error {
+	path, err := sessionPath(s.repo)
+	if err != nil || path == "" {
+		return err
+	}
+	data, err := committed(path)
+	if err != nil {
+		return err
+	}
+	if int64(len(data)) == s.man.Bytes && !s.dirty {
+		return nil
+	}
+	if err := s.observe(data); err != nil {
+		return err
+	}
+	if !s.dirty {
+		return s.upload(ctx, filepath.Base(path), data, s.man.Snapshot)
+	}
+	return s.snapshot(ctx, path, data)
+}
+
+// snapshot archives the workspace, then reads the session again and keeps
+// what is consistent with the archive (see syncer).
+func (s *syncer) snapshot(ctx context.Context, path string, before []byte) error {
+	tree, err := packDir(s.repo, skipSession)
+	if err != nil {
+		return err
+	}
+	var data []byte
+	if path != "" {
+		after, err := committed(path)
+		if err != nil {
+			return err
+		}
+		data = after[:cut(after, len(before))]
+		if err := s.observe(data); err != nil {
+			return err
+		}
+	}
+	s.version++
+	key := fmt.Sprintf("%s/a%d-snap-%04d.tar.gz", s.prefix, s.attempt, s.version)
+	if err := s.blobs.Put(ctx, key, tree); err != nil {
+		return err
+	}
+	s.uploads++
+	s.uploadBytes += int64(len(tree))
+	s.dirty = false
+	return s.upload(ctx, filepath.Base(path), data, key)
+}
+
+// upload writes the session prefix and then the manifest naming it and
+// snapshot; the objects of the previous manifest are deleted after.
+func (s *syncer) upload(ctx context.Context, name string, data []byte, snapshot string) error {
+	old := s.man
+	next := manifest{Snapshot: snapshot}
+	if name != "." && name != "" {
+		s.version++
+		next.Session = fmt.Sprintf("%s/a%d-session-%04d.jsonl", s.prefix, s.attempt, s.version)
+		next.SessionName = name
+		next.Bytes = int64(len(data))
+		if s.reducer != nil {
+			next.Facts = s.reducer.State().Facts
+		}
+		if err := s.blobs.Put(ctx, next.Session, data); err != nil {
+			return err
+		}
+		s.uploads++
+		s.uploadBytes += int64(len(data))
+	}
+	b, _ := json.Marshal(next)
+	if err := s.blobs.Put(ctx, s.prefix+"/manifest.json", b); err != nil {
+		return err
+	}
+	s.uploads++
+	s.man = next
+	if old.Session != "" && old.Session != next.Session {
+		_ = s.blobs.Delete(ctx, old.Session)
+	}
+	if old.Snapshot != "" && old.Snapshot != next.Snapshot {
+		_ = s.blobs.Delete(ctx, old.Snapshot)
+	}
+	return nil
+}
+
+// restore brings the pair of the manifest back into repo (which must not
+// exist). ok is false when the store holds nothing for the task yet.
+func (s *syncer) restore(ctx context.Context) (ok bool, err error) {
+	b, ok, err := s.blobs.Get(ctx, s.prefix+"/manifest.json")
+	if err != nil || !ok {
+		return false, err
+	}
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return false, fmt.Errorf("%s/manifest.json: %w", s.prefix, err)
+	}
+	tree, ok, err := s.blobs.Get(ctx, m.Snapshot)
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		return false, fmt.Errorf("blob store: %s names %s, which is missing", s.prefix+"/manifest.json", m.Snapshot)
+	}
+	if err := unpackDir(tree, s.repo); err != nil {
+		return false, err
+	}
+	if m.Session != "" {
+		data, ok, err := s.blobs.Get(ctx, m.Session)
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			return false, fmt.Errorf("blob store: %s is missing", m.Session)
+		}
+		dir := filepath.Join(s.repo, ".tiny-agent", "sessions")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return false, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, m.SessionName), data, 0o600); err != nil {
+			return false, err
+		}
+		if err := s.observe(data); err != nil {
+			return false, err
+		}
+		s.dirty = false
+	}
+	s.man = m
+	return true, nil
+}

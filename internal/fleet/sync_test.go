@@ -1,0 +1,201 @@
+package fleet
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	_ "gocloud.dev/blob/memblob"
+)
+
+// fixtureLines are the committed lines of a conformance session: header,
+// run, attempt, assistant with a call, toolStarted (line 5), its result
+// (line 6), then the final step.
+func fixtureLines(t *testing.T) [][]byte {
+	data, err := os.ReadFile("../../../shared/conformance/session/fixtures/completed-tool-run.jsonl")
+	if err != nil {
+		t.Skipf("conformance fixtures not beside the checkout: %v", err)
+	}
+	return bytes.SplitAfter(data, []byte("\n"))
+}
+
+func prefix(lines [][]byte, n int) []byte { return bytes.Join(lines[:n], nil) }
+
+// agentWrites makes the session file hold the first n lines and the
+// workspace file the given content, as the agent would leave them.
+func agentWrites(t *testing.T, repo string, lines [][]byte, n int, work string) {
+	dir := filepath.Join(repo, ".tiny-agent", "sessions")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "s.jsonl"), prefix(lines, n), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, "work.txt"), []byte(work), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// restored is what a retried attempt finds: the workspace file and the
+// session bytes.
+func restored(t *testing.T, blobs *Blobs) (work, sess string) {
+	repo := filepath.Join(t.TempDir(), "repo")
+	s := &syncer{blobs: blobs, prefix: "runs/r/t", repo: repo, attempt: 2}
+	ok, err := s.restore(context.Background())
+	if err != nil || !ok {
+		t.Fatalf("restore: ok=%v err=%v", ok, err)
+	}
+	w, err := os.ReadFile(filepath.Join(repo, "work.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, _ := os.ReadFile(filepath.Join(repo, ".tiny-agent", "sessions", "s.jsonl"))
+	return string(w), string(sb)
+}
+
+func TestSyncerKeepsWorkspaceAndSessionConsistent(t *testing.T) {
+	lines := fixtureLines(t)
+	ctx := context.Background()
+	blobs, err := OpenBlobs(ctx, "mem://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := filepath.Join(t.TempDir(), "repo")
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, "work.txt"), []byte("base"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &syncer{blobs: blobs, prefix: "runs/r/t", repo: repo, attempt: 1}
+	if err := s.baseline(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if w, sess := restored(t, blobs); w != "base" || sess != "" {
+		t.Fatalf("after baseline: work %q, session %d bytes", w, len(sess))
+	}
+
+	// The model answered with a call: the session goes up, the snapshot
+	// stays (nothing ran).
+	agentWrites(t, repo, lines, 4, "base")
+	if err := s.step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if w, sess := restored(t, blobs); w != "base" || sess != string(prefix(lines, 4)) {
+		t.Fatalf("after the model step: work %q, session %d bytes", w, len(sess))
+	}
+
+	// The tool started and changed the workspace, no result yet: the
+	// store has its intent with the old workspace, so a retry settles it
+	// as interrupted and never sees an effect without its intent.
+	agentWrites(t, repo, lines, 5, "changed by the tool")
+	if err := s.step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if w, sess := restored(t, blobs); w != "base" || sess != string(prefix(lines, 5)) {
+		t.Fatalf("mid-tool: work %q, session %d bytes", w, len(sess))
+	}
+
+	// The result committed: a new snapshot goes with it.
+	agentWrites(t, repo, lines, 6, "changed by the tool")
+	if err := s.step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if w, sess := restored(t, blobs); w != "changed by the tool" || sess != string(prefix(lines, 6)) {
+		t.Fatalf("after the result: work %q, session %d bytes", w, len(sess))
+	}
+	if s.man.Facts == 0 {
+		t.Error("the manifest does not count the facts")
+	}
+}
+
+func TestCutStopsAtTheFirstToolStartedAfterTheSnapshotBegan(t *testing.T) {
+	lines := fixtureLines(t)
+	all := prefix(lines, len(lines))
+	// Read through the assistant entry, then the tool started (and
+	// finished) while the workspace was archived: keep through toolStarted.
+	if got, want := cut(all, len(prefix(lines, 4))), len(prefix(lines, 5)); got != want {
+		t.Errorf("cut after line 4 = %d, want %d (through toolStarted)", got, want)
+	}
+	// Nothing started after the snapshot began: keep all.
+	if got := cut(all, len(prefix(lines, 5))); got != len(all) {
+		t.Errorf("cut after line 5 = %d, want %d", got, len(all))
+	}
+}
+
+func TestPackUnpackRoundTrip(t *testing.T) {
+	src := t.TempDir()
+	for name, body := range map[string]string{"a.txt": "A", "sub/b.sh": "#!/bin/sh\n", ".tiny-agent/sessions/x.jsonl": "skip", ".tiny-agent/sessions/x.d/r": "keep"} {
+		p := filepath.Join(src, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("a.txt", filepath.Join(src, "link")); err != nil {
+		t.Fatal(err)
+	}
+	data, err := packDir(src, skipSession)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "out")
+	if err := unpackDir(data, dst); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dst, "link")); string(b) != "A" {
+		t.Errorf("link reads %q", b)
+	}
+	if fi, err := os.Stat(filepath.Join(dst, "sub/b.sh")); err != nil || fi.Mode().Perm()&0o100 == 0 {
+		t.Errorf("sub/b.sh lost its mode: %v %v", fi, err)
+	}
+	if _, err := os.Stat(filepath.Join(dst, ".tiny-agent/sessions/x.jsonl")); err == nil {
+		t.Error("the session file went into the snapshot")
+	}
+	if b, _ := os.ReadFile(filepath.Join(dst, ".tiny-agent/sessions/x.d/r")); string(b) != "keep" {
+		t.Error("the sidecar is not in the snapshot")
+	}
+}
+
+// FuzzUnpackDir: whatever the archive, nothing lands outside the folder.
+func FuzzUnpackDir(f *testing.F) {
+	src := f.TempDir()
+	_ = os.WriteFile(filepath.Join(src, "a"), []byte("x"), 0o644)
+	if data, err := packDir(src, nil); err == nil {
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		parent := t.TempDir()
+		_ = unpackDir(data, filepath.Join(parent, "in"))
+		entries, _ := os.ReadDir(parent)
+		for _, e := range entries {
+			if e.Name() != "in" {
+				t.Fatalf("unpack wrote %s outside its folder", e.Name())
+			}
+		}
+	})
+}
+
+func TestUnpackRefusesToWriteThroughALink(t *testing.T) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	outside := t.TempDir()
+	_ = tw.WriteHeader(&tar.Header{Name: "l", Typeflag: tar.TypeSymlink, Linkname: outside, Mode: 0o777})
+	_ = tw.WriteHeader(&tar.Header{Name: "l/evil", Typeflag: tar.TypeReg, Mode: 0o644, Size: 1})
+	_, _ = tw.Write([]byte("x"))
+	_ = tw.Close()
+	_ = zw.Close()
+	if err := unpackDir(buf.Bytes(), filepath.Join(t.TempDir(), "in")); err == nil {
+		t.Error("an archive wrote through a link that leaves the folder")
+	}
+	if _, err := os.Stat(filepath.Join(outside, "evil")); err == nil {
+		t.Error("evil was written outside the folder")
+	}
+}
