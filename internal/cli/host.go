@@ -42,7 +42,7 @@ func (h interactiveHost) SetModel(id string) error {
 	if strings.ContainsAny(id, " \t\r\n") || id == "" {
 		return errors.New("a model id is one word, such as anthropic/claude-sonnet-4.5")
 	}
-	if err := writeSidecar(a.store.Path(), modelFile, []byte(id+"\n")); err != nil {
+	if err := store.ReplaceSidecarFile(a.store.Path(), modelFile, []byte(id+"\n")); err != nil {
 		return fmt.Errorf("cannot record it beside the session: %w", err)
 	}
 	cfg := a.agent.Config()
@@ -55,26 +55,6 @@ func (h interactiveHost) SetModel(id string) error {
 	}
 	a.agent, a.model = ag, id
 	return nil
-}
-
-// writeSidecar replaces file name beside the session at path (synced).
-func writeSidecar(path, name string, data []byte) error {
-	dir, err := store.SidecarDir(path, true)
-	if err != nil {
-		return err
-	}
-	f, err := store.OpenSidecarFile(dir, name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 func (h interactiveHost) Status() []string {

@@ -181,42 +181,11 @@ func pendingRewind(sessionPath string) (*rewindJournal, error) {
 }
 
 func writeJournal(sessionPath string, j *rewindJournal) error {
-	dir, err := store.SidecarDir(sessionPath, true)
-	if err != nil {
-		return err
-	}
 	data, err := json.Marshal(j)
 	if err != nil {
 		return err
 	}
-	tmp := "." + rewindJournalFile + ".tmp"
-	f, err := store.OpenSidecarFile(dir, tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(filepath.Join(dir, tmp), filepath.Join(dir, rewindJournalFile))
-	}
-	if err == nil {
-		err = syncDir(dir)
-	}
-	return err
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return store.ReplaceSidecarFile(sessionPath, rewindJournalFile, data)
 }
 
 // rewindAfterApply is a test seam (nil in production): a test child sets

@@ -509,19 +509,8 @@ func lineStart(data []byte, n int) int64 {
 // writeSidecarAtomically replaces name in dir with data (temporary file,
 // sync, rename).
 func writeSidecarAtomically(dir, name string, data []byte) error {
-	tmp := name + ".tmp"
-	f, err := OpenSidecarFile(dir, tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	tmp := "." + name + ".tmp"
+	if err := writeSidecarFile(dir, tmp, os.O_TRUNC, data); err != nil {
 		return err
 	}
 	return os.Rename(filepath.Join(dir, tmp), filepath.Join(dir, name))

@@ -90,7 +90,32 @@ func CreateSidecarFile(sessionPath, name string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	f, err := OpenSidecarFile(dir, name, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+	return writeSidecarFile(dir, name, os.O_EXCL, data)
+}
+
+// ReplaceSidecarFile replaces file name beside the session at sessionPath
+// with data, atomically: a synced temporary file renamed over it, then the
+// directory synced, so a crash leaves the old or the new file whole.
+func ReplaceSidecarFile(sessionPath, name string, data []byte) error {
+	dir, err := SidecarDir(sessionPath, true)
+	if err != nil {
+		return err
+	}
+	if err := writeSidecarAtomically(dir, name, data); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// writeSidecarFile writes and syncs file name in the sidecar directory dir,
+// opened with O_WRONLY|O_CREATE and flag.
+func writeSidecarFile(dir, name string, flag int, data []byte) error {
+	f, err := OpenSidecarFile(dir, name, os.O_WRONLY|os.O_CREATE|flag)
 	if err != nil {
 		return err
 	}
