@@ -11,6 +11,7 @@ package acp
 
 import (
 	"context"
+	"github.com/tiny-agent/tiny-go/internal/commands"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
@@ -67,11 +68,7 @@ type Rewinder interface {
 }
 
 // RewindRequest is a parsed /rewind N [files|conversation] [force].
-type RewindRequest struct {
-	Turn                int
-	Files, Conversation bool
-	Force               bool
-}
+type RewindRequest = commands.RewindArgs
 
 // Session is one open tiny-go session.
 type Session interface {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -54,38 +53,6 @@ type command struct {
 var builtinCommands = []command{
 	{name: "compact", description: "Summarize the conversation so far to free the context window"},
 	{name: "rewind", description: "Put files and the conversation back to before a turn (no argument: list the turns)", hint: "N [files|conversation] [force]"},
-}
-
-// errRewindUsage is the answer to /rewind with arguments it does not take.
-var errRewindUsage = errors.New("usage: /rewind [N [files|conversation] [force]]")
-
-// parseRewind reads the arguments of /rewind; list is true for none.
-func parseRewind(args string) (req RewindRequest, list bool, err error) {
-	f := strings.Fields(args)
-	if len(f) == 0 {
-		return req, true, nil
-	}
-	n, err := strconv.Atoi(f[0])
-	if err != nil || n < 1 {
-		return req, false, errRewindUsage
-	}
-	req = RewindRequest{Turn: n, Files: true, Conversation: true}
-	for _, w := range f[1:] {
-		switch w {
-		case "files":
-			req.Conversation = false
-		case "conversation":
-			req.Files = false
-		case "force":
-			req.Force = true
-		default:
-			return req, false, errRewindUsage
-		}
-	}
-	if !req.Files && !req.Conversation {
-		return req, false, fmt.Errorf("%w: files and conversation exclude each other", errRewindUsage)
-	}
-	return req, false, nil
 }
 
 // slashCommand recognizes "/name ..." of a built-in command.
@@ -147,7 +114,7 @@ func (s *sess) rewind(ctx context.Context, args string) error {
 		s.update(acpsdk.UpdateAgentMessageText("This session cannot be rewound."))
 		return nil
 	}
-	req, list, err := parseRewind(args)
+	req, list, err := commands.ParseRewind(args)
 	if err != nil {
 		s.update(acpsdk.UpdateAgentMessageText(err.Error()))
 		return nil

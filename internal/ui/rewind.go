@@ -3,7 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
-	"strconv"
+	"github.com/tiny-agent/tiny-go/internal/commands"
 	"strings"
 	"time"
 
@@ -34,11 +34,7 @@ type RewindTurn struct {
 }
 
 // RewindRequest is a parsed /rewind N.
-type RewindRequest struct {
-	Turn                int
-	Files, Conversation bool
-	Force               bool
-}
+type RewindRequest = commands.RewindArgs
 
 // RewindPlan is a planned rewind: the lines to show before asking, and
 // the Rewinder's own state.
@@ -56,37 +52,6 @@ type RewindResult struct {
 	SessionID string
 	// Prompt is the rewound turn's prompt, offered again in the input.
 	Prompt string
-}
-
-const rewindUsage = "Usage: /rewind [N [files|conversation] [force]]"
-
-// parseRewind reads the arguments of /rewind; list is true for none.
-func parseRewind(args string) (req RewindRequest, list bool, err error) {
-	fields := strings.Fields(args)
-	if len(fields) == 0 {
-		return req, true, nil
-	}
-	n, err := strconv.Atoi(fields[0])
-	if err != nil || n < 1 {
-		return req, false, fmt.Errorf("%s (N is a turn number that /rewind lists)", rewindUsage)
-	}
-	req = RewindRequest{Turn: n, Files: true, Conversation: true}
-	for _, f := range fields[1:] {
-		switch f {
-		case "files":
-			req.Conversation = false
-		case "conversation":
-			req.Files = false
-		case "force":
-			req.Force = true
-		default:
-			return req, false, fmt.Errorf("%s: unknown word %q", rewindUsage, truncate(sanitizeLine(f), 20))
-		}
-	}
-	if !req.Files && !req.Conversation {
-		return req, false, fmt.Errorf("%s: files and conversation exclude each other", rewindUsage)
-	}
-	return req, false, nil
 }
 
 // turnLines is the list that /rewind shows.
@@ -134,7 +99,7 @@ func (m *model) rewindSubmit(value string) (tea.Cmd, bool) {
 	m.input.Reset()
 	m.print(bold.Render(echoLines(strings.TrimSpace(value))))
 	if choosing {
-		if req, list, err := parseRewind(value); err == nil && !list {
+		if req, list, err := commands.ParseRewind(value); err == nil && !list {
 			return m.planRewind(req), true
 		}
 		m.print(faint.Render("Rewind cancelled; nothing changed."))
@@ -156,7 +121,7 @@ func (m *model) rewindCommand(args string) tea.Cmd {
 		m.print(errStyle.Render("Rewind is not available."))
 		return nil
 	}
-	req, list, err := parseRewind(args)
+	req, list, err := commands.ParseRewind(args)
 	if err != nil {
 		m.print(errStyle.Render(err.Error()))
 		return nil
@@ -243,7 +208,7 @@ func (r *lineRunner) rewindLine(ctx context.Context, args string) {
 		r.pr.println("Rewind is not available.")
 		return
 	}
-	req, list, err := parseRewind(args)
+	req, list, err := commands.ParseRewind(args)
 	if err != nil {
 		r.pr.println(err.Error())
 		return
@@ -281,7 +246,7 @@ func (r *lineRunner) planRewind(ctx context.Context, req RewindRequest) {
 func (r *lineRunner) confirmRewind(ctx context.Context, line string) bool {
 	if r.choosingRewind {
 		r.choosingRewind = false
-		if req, list, err := parseRewind(line); err == nil && !list {
+		if req, list, err := commands.ParseRewind(line); err == nil && !list {
 			r.planRewind(ctx, req)
 		} else {
 			r.pr.println("Rewind cancelled; nothing changed.")
