@@ -39,6 +39,17 @@ func resolveEndpoint(endpoint string, getenv func(string) string) (acc endpointA
 	return endpointAccess{name: host, keyVar: endpointKeyVar, key: strings.TrimSpace(getenv(endpointKeyVar))}, true
 }
 
+// endpointSource names the setting that chose the endpoint, for errors
+// that tell the user where to change it. It is the seam for the config
+// package, which knows flags, variables and files with their provenance;
+// until it lands the endpoint comes from TINY_ENDPOINT or the default.
+func endpointSource(getenv func(string) string) string {
+	if strings.TrimSpace(getenv("TINY_ENDPOINT")) != "" {
+		return "TINY_ENDPOINT"
+	}
+	return "the default; set TINY_ENDPOINT to use another server"
+}
+
 // endpointHost is the host[:port] of an endpoint URL, or the URL itself
 // when it does not parse (provider.New reports that).
 func endpointHost(endpoint string) string {

@@ -1,8 +1,14 @@
 package cli
 
 import (
+	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/providertest"
 )
 
 // Errors that tell the fix (issue 20).
@@ -36,5 +42,54 @@ func TestSessionShowOfAnUnknownIDSaysNoSuchSession(t *testing.T) {
 	code, _, stderr = c.main("", "session", "show", "0190c3d2-7f3e-7a1b-8c4d-5e6f7a8b9c0d")
 	if code != exitUsage || !strings.Contains(stderr, "no session 0190c3d2-7f3e-7a1b-8c4d-5e6f7a8b9c0d in this directory") {
 		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}
+
+// A first request that nothing answers fails at once, says where it went,
+// which setting chose it and what to check, and leaves no session behind
+// (there is no turn to resume, only a setting to fix).
+func TestRefusedEndpointFailsFastAndLeavesNoSession(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	c := newCLI(t, nil)
+	c.env["TINY_ENDPOINT"] = "http://" + addr + "/v1"
+	began := time.Now()
+	code, _, stderr := c.main("", "hello")
+	if code != exitFailed || !strings.Contains(stderr, "nothing answered at http://"+addr+"/v1/chat/completions (from TINY_ENDPOINT): is the server running?") {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	if time.Since(began) > 10*time.Second {
+		t.Errorf("took %v; want one quick retry", time.Since(began))
+	}
+	if strings.Contains(stderr, "Resume:") || len(c.sessions()) != 0 {
+		t.Errorf("a session to resume was left: %v\n%s", c.sessions(), stderr)
+	}
+}
+
+func TestConfigFailuresLeaveNoSessionButLaterOnesKeepIt(t *testing.T) {
+	for _, status := range []int{401, 403, 404} {
+		srv := providertest.New(t, providertest.Reply{Status: status})
+		c := newCLI(t, srv)
+		code, _, stderr := c.main("", "hello")
+		if code != exitFailed || strings.Contains(stderr, "Resume:") || len(c.sessions()) != 0 {
+			t.Errorf("HTTP %d: exit %d, sessions %v:\n%s", status, code, c.sessions(), stderr)
+		}
+		if entries, _ := os.ReadDir(filepath.Join(c.dir, ".tiny-agent", "sessions")); len(entries) != 0 {
+			t.Errorf("HTTP %d: left %d entries in the sessions directory", status, len(entries))
+		}
+	}
+	// A session with a turn keeps its file and its Resume line.
+	srv := providertest.New(t, providertest.Reply{Text: "hi"}, providertest.Reply{Status: 401})
+	c := newCLI(t, srv)
+	if code, _, stderr := c.main("", "hello"); code != 0 {
+		t.Fatal(stderr)
+	}
+	code, _, stderr := c.main("", "--continue", "again")
+	if code != exitFailed || !strings.Contains(stderr, "Resume:") || len(c.sessions()) != 1 {
+		t.Errorf("exit %d, sessions %v:\n%s", code, c.sessions(), stderr)
 	}
 }

@@ -112,6 +112,9 @@ type runner struct {
 	// created is set when this process created the session file, so a
 	// startup that fails afterwards can take the empty file back.
 	created bool
+	// watch sees every model request, to tell a session whose requests
+	// all failed for its settings (see discardConfigFailure).
+	watch *configWatch
 	// uiObserver shows progress in interactive mode; nil in one-shot mode.
 	uiObserver *ui.Observer
 	// preUI shows interactive-mode progress until the UI starts.
@@ -462,9 +465,10 @@ func (a *runner) buildAgent(envID string) error {
 		// stdout carries the events; a wait for a retry still shows.
 		sinks = append(sinks, retryLines(a.io.stderr))
 	}
+	a.watch = &configWatch{inner: provider.Retry(client, provider.RetryConfig{Endpoint: client.URL(), EndpointSource: endpointSource(a.io.getenv)})}
 	a.agent, err = agent.New(agent.Config{
 		Log:                 log,
-		Provider:            provider.Retry(client, provider.RetryConfig{}),
+		Provider:            a.watch,
 		Tools:               all,
 		Model:               a.model,
 		SystemPrompt:        system,
@@ -538,11 +542,14 @@ func (a *runner) operate(ctx context.Context, promptText string) error {
 	if a.oneShot != nil {
 		a.oneShot.Finish(res)
 	}
+	discarded := a.discardConfigFailure()
 	if !a.flags.json {
 		if res.Outcome != session.OutcomeCompleted {
 			fmt.Fprintln(a.io.stderr, describeOutcome(res))
 		}
-		a.printResume()
+		if !discarded {
+			a.printResume()
+		}
 	}
 	return exitFor(res)
 }
