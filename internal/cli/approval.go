@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
@@ -43,6 +45,9 @@ func (a *runner) newGate() (*approval.Gate, error) {
 			return ans, err
 		}
 		ans, err = ui.AskLine(ctx, a.io.stdin, a.io.stderr, p)
+		if errors.Is(err, io.EOF) {
+			return ans, a.noAnswerError(err)
+		}
 		if errors.Is(err, ui.ErrAborted) {
 			// Esc: abort the operation the usual way; that ends ctx,
 			// which is the wait's phase.
@@ -54,6 +59,15 @@ func (a *runner) newGate() (*approval.Gate, error) {
 		return ans, err
 	}
 	return approval.NewSessionGate(a.cwd, a.store.Path(), ask)
+}
+
+// noAnswerError is the failure of an approval question that stdin ended
+// before answering (no terminal): the call stays unrun and unrecorded, and
+// the line says how to go on.
+func (a *runner) noAnswerError(err error) error {
+	id := a.store.ID()
+	return fmt.Errorf("%w: a call is waiting for approval and there is no terminal to answer it; "+
+		"run tiny-go --session %s in a terminal to answer, or tiny-go --session %s --approval auto to allow every call", err, id, id)
 }
 
 // approveHook is g's Approve method, or nil without a gate.

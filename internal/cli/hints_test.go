@@ -93,3 +93,28 @@ func TestConfigFailuresLeaveNoSessionButLaterOnesKeepIt(t *testing.T) {
 		t.Errorf("exit %d, sessions %v:\n%s", code, c.sessions(), stderr)
 	}
 }
+
+// Without a terminal an approval question cannot be answered: both the
+// run that asks and the resume hint it leaves say what works instead.
+func TestApprovalWithoutATerminalSaysWhatWorks(t *testing.T) {
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"echo hi"}`)}},
+		providertest.Reply{Text: "done"},
+	)
+	c := newCLI(t, srv)
+	code, _, stderr := c.main("", "--approval", "ask", "say hi")
+	id := sessionID(t, c)
+	want := "a call is waiting for approval and there is no terminal to answer it; run tiny-go --session " + id +
+		" in a terminal to answer, or tiny-go --session " + id + " --approval auto to allow every call"
+	if code != exitFailed || !strings.Contains(stderr, want) {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	code, _, stderr = c.main("", "--session", id)
+	if code != exitFailed || !strings.Contains(stderr, want) {
+		t.Fatalf("resume: exit %d:\n%s", code, stderr)
+	}
+	code, _, stderr = c.main("", "--session", id, "--approval", "auto")
+	if code != 0 || !strings.Contains(stderr, "Recovered the open run") {
+		t.Fatalf("the command it printed: exit %d:\n%s", code, stderr)
+	}
+}
