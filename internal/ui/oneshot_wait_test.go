@@ -1,0 +1,58 @@
+package ui
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/session"
+)
+
+// lockedBuffer is a stderr the waiting lines may write from their own
+// goroutine.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// On a stderr that is not a terminal a model request that brings nothing
+// back is reported every WaitEvery ("waiting for the model: ..."), and
+// the lines stop once the reply streams.
+func TestOneShotReportsLongWaitsWithoutATerminal(t *testing.T) {
+	var out strings.Builder
+	var errb lockedBuffer
+	s := NewOneShot(OneShotOptions{Stdout: &out, Stderr: &errb, WaitEvery: 20 * time.Millisecond})
+	defer s.Close()
+	s.Event(agent.OperationStarted{})
+	s.Event(agent.ModelStarted{Model: agent.ModelInfo{Kind: session.OperationRun}})
+	deadline := time.Now().Add(5 * time.Second)
+	for strings.Count(errb.String(), "waiting for the model: ") < 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := strings.Count(errb.String(), "waiting for the model: "); n < 2 {
+		t.Fatalf("%d waiting lines:\n%s", n, errb.String())
+	}
+	s.Event(agent.ModelDelta{Text: "hello"})
+	before := errb.String()
+	time.Sleep(100 * time.Millisecond)
+	if after := errb.String(); after != before {
+		t.Errorf("waiting lines after the reply started:\n%s", after[len(before):])
+	}
+	if strings.Contains(out.String(), "waiting") {
+		t.Errorf("stdout got a waiting line: %q", out.String())
+	}
+}
