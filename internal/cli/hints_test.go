@@ -118,3 +118,15 @@ func TestApprovalWithoutATerminalSaysWhatWorks(t *testing.T) {
 		t.Fatalf("the command it printed: exit %d:\n%s", code, stderr)
 	}
 }
+
+func TestInteractiveConfigFailureLeavesNoSession(t *testing.T) {
+	srv := providertest.New(t, providertest.Reply{Status: 401})
+	c := newCLI(t, srv)
+	code, stdout, stderr := c.main("hello\n/exit\n")
+	if strings.Contains(stdout+stderr, "Resume:") || len(c.sessions()) != 0 {
+		t.Errorf("exit %d, sessions %v:\n%s\n%s", code, c.sessions(), stdout, stderr)
+	}
+	if !strings.Contains(stdout+stderr, "HTTP 401") {
+		t.Errorf("the failure was not shown:\n%s\n%s", stdout, stderr)
+	}
+}

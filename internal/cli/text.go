@@ -36,7 +36,9 @@ func (a *runner) interactive(ctx context.Context) error {
 			Restored:    a.resumed,
 		},
 		ExpandSkill: func(input string) (string, error) { return a.expand(input) },
-		Resumable:   a.resumable,
+		// A new session whose every request failed for its settings is
+		// removed at exit instead of being offered for a resume.
+		Resumable: func() bool { return !a.discardConfigFailure() && a.resumable() },
 	})
 }
 
