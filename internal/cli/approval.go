@@ -44,6 +44,12 @@ func (a *runner) newGate() (*approval.Gate, error) {
 		if !errors.Is(err, ui.ErrNotAttached) {
 			return ans, err
 		}
+		// Before the UI (a resume) or in one-shot mode a spinner may share
+		// stderr: hold it, so no frame erases the question.
+		if s := a.progress(); s != nil {
+			s.Asking(true)
+			defer s.Asking(false)
+		}
 		ans, err = ui.AskLine(ctx, a.io.stdin, a.io.stderr, p)
 		if errors.Is(err, io.EOF) {
 			return ans, a.noAnswerError(err)
@@ -59,6 +65,18 @@ func (a *runner) newGate() (*approval.Gate, error) {
 		return ans, err
 	}
 	return approval.NewSessionGate(a.cwd, a.store.Path(), ask)
+}
+
+// progress is the one-shot display that shows progress on stderr now, or
+// nil.
+func (a *runner) progress() *ui.OneShot {
+	switch {
+	case a.preUI != nil && a.preUI.on.Load():
+		return a.preUI.inner
+	case a.oneShot != nil:
+		return a.oneShot
+	}
+	return nil
 }
 
 // noAnswerError is the failure of an approval question that stdin ended

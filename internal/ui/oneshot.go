@@ -52,6 +52,10 @@ type OneShot struct {
 	waitEvery time.Duration
 	waiting   bool
 	waitSince time.Time
+
+	// asking holds the progress while a question waits for an answer on
+	// the same stderr: a spinner frame would erase the question's line.
+	asking bool
 }
 
 // defaultWaitEvery is how often a non-terminal stderr hears that the model
@@ -230,6 +234,15 @@ func (s *OneShot) halt() {
 	s.phase = ""
 }
 
+// Asking holds the spinner and the waiting lines while a question is put
+// on stderr (on), and lets them go on once it is answered (off).
+func (s *OneShot) Asking(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clearSpinner()
+	s.asking = on
+}
+
 // Stderr is stderr for other messages during the run: each write first
 // takes the spinner's line away.
 func (s *OneShot) Stderr() io.Writer { return stderrWriter{s} }
@@ -274,7 +287,7 @@ func (s *OneShot) reportWaits() {
 			return
 		case <-t.C:
 			s.mu.Lock()
-			if s.waiting && !s.stopped {
+			if s.waiting && !s.stopped && !s.asking {
 				waited := time.Since(s.waitSince).Round(s.waitEvery)
 				s.errLine("waiting for the model: " + waitText(waited))
 			}
@@ -295,7 +308,7 @@ func waitText(d time.Duration) string {
 // drawSpinner shows "⠋ Running bash… 3s" on stderr's last line, unless
 // the answer is mid-line on the same terminal.
 func (s *OneShot) drawSpinner() {
-	if s.stopped || s.phase == "" || (s.shared && s.midLine) {
+	if s.stopped || s.asking || s.phase == "" || (s.shared && s.midLine) {
 		return
 	}
 	s.frame++

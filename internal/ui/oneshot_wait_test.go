@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -54,5 +55,33 @@ func TestOneShotReportsLongWaitsWithoutATerminal(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "waiting") {
 		t.Errorf("stdout got a waiting line: %q", out.String())
+	}
+}
+
+// While a question waits on stderr (Asking), no spinner frame is drawn
+// over its line; afterwards the spinner goes on.
+func TestOneShotSpinnerHoldsWhileAsking(t *testing.T) {
+	var out strings.Builder
+	var errb lockedBuffer
+	s := NewOneShot(OneShotOptions{Stdout: &out, Stderr: &errb})
+	defer s.Close()
+	s.mu.Lock()
+	s.spin = true // as on a terminal
+	s.mu.Unlock()
+	go s.animate()
+	s.Event(agent.OperationStarted{})
+	s.Asking(true)
+	fmt.Fprint(s.Stderr(), "Allow? y = once:")
+	time.Sleep(5 * tickEvery)
+	if got := errb.String(); !strings.HasSuffix(got, "Allow? y = once:") {
+		t.Fatalf("the question's line was drawn over: %q", got)
+	}
+	s.Asking(false)
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(errb.String(), "Thinking…") && time.Now().Before(deadline) {
+		time.Sleep(tickEvery)
+	}
+	if !strings.Contains(errb.String(), "Thinking…") {
+		t.Errorf("no spinner after the answer: %q", errb.String())
 	}
 }
