@@ -39,9 +39,15 @@ func TestSessionShowOfAnUnknownIDSaysNoSuchSession(t *testing.T) {
 	if code != exitUsage || !strings.Contains(stderr, "no session nope in this directory") || strings.Contains(stderr, "cannot read") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	code, _, stderr = c.main("", "session", "show", "0190c3d2-7f3e-7a1b-8c4d-5e6f7a8b9c0d")
-	if code != exitUsage || !strings.Contains(stderr, "no session 0190c3d2-7f3e-7a1b-8c4d-5e6f7a8b9c0d in this directory") {
-		t.Fatalf("exit %d: %s", code, stderr)
+	for _, args := range [][]string{
+		{"show", "0190c3d2-7f3e-7a1b-8c4d-5e6f7a8b9c0d"},
+		{"abort", "nope"}, {"abort", "0190c3d2-7f3e-7a1b-8c4d-5e6f7a8b9c0d"},
+		{"fork", "nope"}, {"rewind", "nope", "--turn", "1"}, {"state", "nope"}, {"verify", "nope"},
+	} {
+		code, _, stderr = c.main("", append([]string{"session"}, args...)...)
+		if code != exitUsage || !strings.Contains(stderr, "no session "+args[1]+" in this directory") {
+			t.Errorf("session %v: exit %d: %s", args, code, stderr)
+		}
 	}
 }
 

@@ -60,7 +60,7 @@ func (a *app) readSession(arg string) (path string, data []byte, err error) {
 		}
 		path, data, err := store.ReadByID(cwd, arg)
 		if errors.Is(err, fs.ErrNotExist) || !store.ValidID(arg) {
-			return "", nil, usageErrorf("no session %s in this directory (%s); tiny-go session list shows its sessions", arg, cwd)
+			return "", nil, noSession(arg, cwd)
 		}
 		if err != nil {
 			return "", nil, usageError{err}
@@ -69,6 +69,11 @@ func (a *app) readSession(arg string) (path string, data []byte, err error) {
 	}
 	data, err = readSessionFile(arg)
 	return arg, data, err
+}
+
+// noSession is the usage error of an id that names no session here.
+func noSession(id, cwd string) error {
+	return usageErrorf("no session %s in this directory (%s); tiny-go session list shows its sessions", id, cwd)
 }
 
 // looksLikePath tells a file argument from a mistyped session id.
