@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
@@ -45,7 +47,16 @@ func (a *runner) newGate() (*approval.Gate, error) {
 		if !errors.Is(err, ui.ErrNotAttached) {
 			return ans, err
 		}
+		// Before the UI (a resume) or in one-shot mode a spinner may share
+		// stderr: hold it, so no frame erases the question.
+		if s := a.progress(); s != nil {
+			s.Asking(true)
+			defer s.Asking(false)
+		}
 		ans, err = ui.AskLine(ctx, a.io.stdin, a.io.stderr, p)
+		if errors.Is(err, io.EOF) {
+			return ans, a.noAnswerError(err)
+		}
 		if errors.Is(err, ui.ErrAborted) {
 			// Esc: abort the operation the usual way; that ends ctx,
 			// which is the wait's phase.
@@ -57,6 +68,27 @@ func (a *runner) newGate() (*approval.Gate, error) {
 		return ans, err
 	}
 	return approval.NewSessionGate(a.cwd, a.store.Path(), ask)
+}
+
+// progress is the one-shot display that shows progress on stderr now, or
+// nil.
+func (a *runner) progress() *ui.OneShot {
+	switch {
+	case a.preUI != nil && a.preUI.on.Load():
+		return a.preUI.inner
+	case a.oneShot != nil:
+		return a.oneShot
+	}
+	return nil
+}
+
+// noAnswerError is the failure of an approval question that stdin ended
+// before answering (no terminal): the call stays unrun and unrecorded, and
+// the line says how to go on.
+func (a *runner) noAnswerError(err error) error {
+	id := a.store.ID()
+	return fmt.Errorf("%w: a call is waiting for approval and there is no terminal to answer it; "+
+		"run tiny-go --session %s in a terminal to answer, or tiny-go --session %s --approval auto to allow every call", err, id, id)
 }
 
 // approveHook is g's Approve method, or nil without a gate.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/config"
 	"github.com/tiny-agent/tiny-go/internal/provider"
 )
 
@@ -37,6 +38,22 @@ func resolveEndpoint(endpoint string, getenv func(string) string) (acc endpointA
 		return acc, acc.key != ""
 	}
 	return endpointAccess{name: host, keyVar: endpointKeyVar, key: strings.TrimSpace(getenv(endpointKeyVar))}, true
+}
+
+// endpointSource names the setting that chose the endpoint, for errors
+// that tell the user where to change it: a flag, TINY_ENDPOINT, a line of
+// a settings file, or the default.
+func endpointSource(io stdio) string {
+	switch src := io.settingSource(config.Endpoint); src.Kind {
+	case config.Flag, config.Env:
+		return src.Name
+	case config.User, config.Project:
+		return "endpoint in " + src.String()
+	}
+	if strings.TrimSpace(io.getenv("TINY_ENDPOINT")) != "" {
+		return "TINY_ENDPOINT"
+	}
+	return "the default; set TINY_ENDPOINT or endpoint in .tiny-agent/config.toml to use another server"
 }
 
 // endpointHost is the host[:port] of an endpoint URL, or the URL itself

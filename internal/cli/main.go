@@ -95,7 +95,7 @@ Without a prompt it is interactive; with one it runs it and exits.`,
 		Args: cobra.ArbitraryArgs,
 	}
 	root.PersistentFlags().StringVar(&a.cwd, "cwd", "", "working directory (default: the current directory)")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newSessionCommand(a))
 	root.AddCommand(newMCPCommand(a))
 	root.AddCommand(newEvalCommand(a))

@@ -118,6 +118,9 @@ type runner struct {
 	// created is set when this process created the session file, so a
 	// startup that fails afterwards can take the empty file back.
 	created bool
+	// watch sees every model request, to tell a session whose requests
+	// all failed for its settings (see discardConfigFailure).
+	watch *configWatch
 	// uiObserver shows progress in interactive mode; nil in one-shot mode.
 	uiObserver *ui.Observer
 	// preUI shows interactive-mode progress until the UI starts.
@@ -518,9 +521,10 @@ func (a *runner) buildAgent(envID string) error {
 		sinks = append(sinks, retryLines(a.io.stderr))
 	}
 	sinks = append(sinks, a.embed.eventSink())
+	a.watch = &configWatch{inner: provider.Retry(client, provider.RetryConfig{Endpoint: client.URL(), EndpointSource: endpointSource(a.io)})}
 	a.agent, err = agent.New(agent.Config{
 		Log:                 log,
-		Provider:            provider.Retry(client, provider.RetryConfig{}),
+		Provider:            a.watch,
 		Tools:               all,
 		Model:               a.model,
 		SystemPrompt:        system,
@@ -596,11 +600,14 @@ func (a *runner) operate(ctx context.Context, promptText string) error {
 	if a.oneShot != nil {
 		a.oneShot.Finish(res)
 	}
+	discarded := a.discardConfigFailure()
 	if !a.flags.json {
 		if res.Outcome != session.OutcomeCompleted {
 			fmt.Fprintln(a.io.stderr, describeOutcome(res))
 		}
-		a.printResume()
+		if !discarded {
+			a.printResume()
+		}
 	}
 	return exitFor(res)
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -52,12 +54,16 @@ func readSessionFile(path string) ([]byte, error) {
 // path is a file; otherwise a session id is looked up in the sessions
 // directory of the working directory.
 func (a *app) readSession(arg string) (path string, data []byte, err error) {
-	if _, statErr := os.Stat(arg); statErr != nil && store.ValidID(arg) {
+	_, statErr := os.Stat(arg)
+	if statErr != nil && (store.ValidID(arg) || !looksLikePath(arg)) {
 		cwd, err := a.workDir()
 		if err != nil {
 			return "", nil, err
 		}
 		path, data, err := store.ReadByID(cwd, arg)
+		if errors.Is(err, fs.ErrNotExist) || !store.ValidID(arg) {
+			return "", nil, noSession(arg, cwd)
+		}
 		if err != nil {
 			return "", nil, usageError{err}
 		}
@@ -65,6 +71,16 @@ func (a *app) readSession(arg string) (path string, data []byte, err error) {
 	}
 	data, err = readSessionFile(arg)
 	return arg, data, err
+}
+
+// noSession is the usage error of an id that names no session here.
+func noSession(id, cwd string) error {
+	return usageErrorf("no session %s in this directory (%s); tiny-go session list shows its sessions", id, cwd)
+}
+
+// looksLikePath tells a file argument from a mistyped session id.
+func looksLikePath(arg string) bool {
+	return strings.ContainsRune(arg, filepath.Separator) || strings.HasSuffix(arg, ".jsonl")
 }
 
 // pathError phrases a file error without Go's "open x: " prefix doubling.

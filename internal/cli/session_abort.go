@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
@@ -38,7 +39,13 @@ func abortSession(ctx context.Context, a *app, cwd, id string) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if !store.ValidID(id) {
+		return noSession(id, cwd)
+	}
 	st, err := store.Open(cwd, id, store.Options{})
+	if errors.Is(err, fs.ErrNotExist) {
+		return noSession(id, cwd)
+	}
 	if err != nil {
 		return err
 	}

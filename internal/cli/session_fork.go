@@ -25,7 +25,8 @@ checkpoints of the turns they share, so it can rewind them too.`,
 		Args: exactArgs(1, "a session id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !store.ValidID(args[0]) {
-				return usageErrorf("%q is not a session id", args[0])
+				cwd, _ := a.workDir()
+				return noSession(args[0], cwd)
 			}
 			path, _, err := a.readSession(args[0])
 			if err != nil {

@@ -32,7 +32,8 @@ file either put back or untouched; running it again finishes it.`,
 				return usageErrorf("--files-only and --conversation-only exclude each other")
 			}
 			if !store.ValidID(args[0]) {
-				return usageErrorf("%q is not a session id", args[0])
+				cwd, _ := a.workDir()
+				return noSession(args[0], cwd)
 			}
 			path, _, err := a.readSession(args[0])
 			if err != nil {

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // suggestion is " (did you mean ...?)" naming the subcommands of cmd close
@@ -17,4 +18,53 @@ func suggestion(cmd *cobra.Command, typed string) string {
 		return ""
 	}
 	return " (did you mean " + strings.Join(s, " or ") + "?)"
+}
+
+// flagError is the usage error of a flag mistake; an unknown flag names
+// the nearest flag cmd knows: "unknown flag: --idle-timout (did you mean
+// --idle-timeout?)".
+func flagError(cmd *cobra.Command, err error) error {
+	msg := err.Error()
+	typed, ok := strings.CutPrefix(msg, "unknown flag: --")
+	if !ok {
+		return usageError{err}
+	}
+	typed, _, _ = strings.Cut(typed, "=")
+	best, bestDist := "", 0
+	visit := func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		d := editDistance(typed, f.Name)
+		if best == "" || d < bestDist {
+			best, bestDist = f.Name, d
+		}
+	}
+	cmd.Flags().VisitAll(visit)
+	cmd.InheritedFlags().VisitAll(visit)
+	if best == "" || bestDist > max(2, len(typed)/3) {
+		return usageError{err}
+	}
+	return usageErrorf("%s (did you mean --%s?)", msg, best)
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -46,7 +46,9 @@ func (a *runner) interactive(ctx context.Context) error {
 		Recap:       a.recap(),
 		Banner:      a.banner(),
 		ExpandSkill: func(input string) (string, error) { return a.expand(input) },
-		Resumable:   a.resumable,
+		// A new session whose every request failed for its settings is
+		// removed at exit instead of being offered for a resume.
+		Resumable: func() bool { return !a.discardConfigFailure() && a.resumable() },
 	})
 }
 

@@ -205,6 +205,10 @@ func (c *Client) Stream(ctx context.Context, req Request, onDelta func(Delta)) (
 	wd.connected() // for transports that do not report GotConn
 	r, err := c.read(resp, wd, onDelta)
 	if err != nil {
+		var pe *Error
+		if errors.As(err, &pe) && pe.Status == http.StatusNotFound {
+			c.notFoundHint(ctx, pe, req.Model)
+		}
 		return Response{}, c.failure(ctx, rctx, err, "provider stream ended before the reply finished")
 	}
 	return r, nil
@@ -285,7 +289,7 @@ func (c *Client) failure(ctx, rctx context.Context, err error, prefix string) er
 	case errConnectTimeout:
 		return &Error{Kind: KindTimeout, Message: "provider connection timed out after " + seconds(c.connect)}
 	case errIdleTimeout:
-		return &Error{Kind: KindTimeout, Message: "provider sent no data for " + seconds(c.idle)}
+		return &Error{Kind: KindTimeout, Message: "provider sent no data for " + seconds(c.idle) + " (--idle-timeout " + seconds(c.idle) + "; raise it with --idle-timeout or TINY_IDLE_TIMEOUT)"}
 	}
 	if errors.Is(err, errTooLarge) {
 		return &Error{Kind: KindResponseTooLarge, Message: "provider response exceeded " + byteSize(c.maxBytes)}

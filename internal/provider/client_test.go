@@ -328,7 +328,7 @@ func TestIdleTimeout(t *testing.T) {
 		_, deltas, err := stream(t, c)
 		elapsed := time.Since(start)
 		pe := providerError(t, err, provider.KindTimeout)
-		if pe.Message != "provider sent no data for 200ms" {
+		if pe.Message != "provider sent no data for 200ms (--idle-timeout 200ms; raise it with --idle-timeout or TINY_IDLE_TIMEOUT)" {
 			t.Errorf("message = %q", pe.Message)
 		}
 		if elapsed < 200*time.Millisecond || elapsed > 3*time.Second {

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -56,13 +59,26 @@ type RetryConfig struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Jitter returns a factor in [0, 1); tests replace it.
 	Jitter func() float64
+	// Endpoint and EndpointSource (the setting that chose it: a flag, a
+	// variable, a config file, "the default") name where a refused first
+	// request went.
+	Endpoint, EndpointSource string
 }
+
+// firstRefusedDelay is the one quick wait before a refused first request is
+// sent again: a server that is starting may take a moment, one that is not
+// running will not come up while the user waits.
+const firstRefusedDelay = 500 * time.Millisecond
 
 // retrying is a Provider that re-sends a request which brought back no
 // reply (Error.Retryable), inside one logical request.
 type retrying struct {
 	inner Provider
 	cfg   RetryConfig
+	// answered is set once the endpoint answered anything (a reply or an
+	// HTTP status): from then on a refused connection is an outage worth
+	// the full retries, not a server that was never started.
+	answered atomic.Bool
 }
 
 // Retry wraps p so that a request the server never answered is sent again
@@ -96,17 +112,28 @@ func (r *retrying) Stream(ctx context.Context, req Request, onDelta func(Delta))
 				onDelta(d)
 			}
 		})
+		var pe *Error
+		isProvider := errors.As(err, &pe)
+		if err == nil || streamed || isProvider && pe.Status != 0 {
+			r.answered.Store(true)
+		}
 		if err == nil {
 			return resp, nil
 		}
-		var pe *Error
-		if !errors.As(err, &pe) || !pe.Retryable || streamed || ctx.Err() != nil {
+		if !isProvider || !pe.Retryable || streamed || ctx.Err() != nil {
 			return Response{}, err
+		}
+		neverAnswered := !r.answered.Load() && refused(pe)
+		if neverAnswered && send >= 2 {
+			return Response{}, r.notRunning(pe)
 		}
 		if send >= r.cfg.MaxSends {
 			return Response{}, giveUp(pe, fmt.Sprintf("gave up after %d sends", send))
 		}
 		delay := r.delay(send, pe)
+		if neverAnswered {
+			delay = firstRefusedDelay
+		}
 		if waited+delay > r.cfg.MaxWait {
 			if pe.RetryAfter > 0 {
 				return Response{}, giveUp(pe, "not retried: the server asked to wait "+waitText(pe.RetryAfter))
@@ -135,6 +162,42 @@ func (r *retrying) delay(send int, e *Error) time.Duration {
 	}
 	step := min(retryBaseDelay<<(send-1), retryMaxDelay)
 	return step/2 + time.Duration(r.cfg.Jitter()*float64(step/2))
+}
+
+// refused reports a connection the endpoint's host turned away.
+func refused(e *Error) bool {
+	return e.Kind == KindConnectionFailed && strings.Contains(e.Message, "connection refused")
+}
+
+// notRunning is the final error of a first request whose connection was
+// refused twice: nothing listens at the endpoint, so say where tiny-go
+// looked and which setting sent it there.
+func (r *retrying) notRunning(e *Error) *Error {
+	where := "the endpoint"
+	if r.cfg.Endpoint != "" {
+		where = r.cfg.Endpoint
+	}
+	if r.cfg.EndpointSource != "" {
+		where += " (from " + r.cfg.EndpointSource + ")"
+	}
+	return giveUp(e, "nothing answered at "+where+": "+notRunningHint)
+}
+
+const notRunningHint = "is the server running?"
+
+// IsConfigurationError reports a failure that only a change of settings
+// fixes, not a retry: the key was refused (401, 403), the endpoint or
+// model does not exist (404), or nothing listens at the endpoint.
+func IsConfigurationError(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Status {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:
+		return true
+	}
+	return e.Kind == KindConnectionFailed && strings.HasSuffix(e.Message, notRunningHint+")")
 }
 
 // giveUp is the final error of a request that was re-sent until the

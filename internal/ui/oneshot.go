@@ -45,7 +45,22 @@ type OneShot struct {
 	shown   bool // the spinner's line is on stderr now
 	stop    chan struct{}
 	stopped bool
+
+	// Without a terminal nothing animates, but a long wait for the model
+	// still shows: a line every waitEvery while a request has brought
+	// nothing back yet.
+	waitEvery time.Duration
+	waiting   bool
+	waitSince time.Time
+
+	// asking holds the progress while a question waits for an answer on
+	// the same stderr: a spinner frame would erase the question's line.
+	asking bool
 }
+
+// defaultWaitEvery is how often a non-terminal stderr hears that the model
+// is still being waited for.
+const defaultWaitEvery = 10 * time.Second
 
 // OneShotOptions configure NewOneShot.
 type OneShotOptions struct {
@@ -54,6 +69,9 @@ type OneShotOptions struct {
 	// tool log shows.
 	WorkDir string
 	Getenv  func(string) string // NO_COLOR, TERM; nil: none set
+	// WaitEvery is the interval of "waiting for the model: 30s" lines on a
+	// stderr that is not a terminal (default 10s).
+	WaitEvery time.Duration
 }
 
 // NewOneShot starts the progress display; call Finish when the run ends.
@@ -73,12 +91,19 @@ func NewOneShot(o OneShotOptions) *OneShot {
 		shared:  isTTY(o.Stdout) && errTTY,
 		width:   terminalWidth(o.Stderr),
 		stop:    make(chan struct{}),
+
+		waitEvery: o.WaitEvery,
+	}
+	if s.waitEvery <= 0 {
+		s.waitEvery = defaultWaitEvery
 	}
 	if errTTY && getenv("NO_COLOR") == "" {
 		s.styles = colorStyles()
 	}
 	if s.spin {
 		go s.animate()
+	} else {
+		go s.reportWaits()
 	}
 	return s
 }
@@ -97,14 +122,19 @@ func (s *OneShot) Event(ev agent.Event) {
 		}
 	case agent.ModelStarted:
 		s.stepText = false
+		s.waiting, s.waitSince = true, time.Now()
 		if ev.Model.Kind != session.OperationCompaction {
 			s.setPhase("Thinking")
 		}
 	case agent.ModelDelta:
+		s.waiting = false
 		s.text(ev.Text)
+	case agent.ModelReasoningDelta:
+		s.waiting = false
 	case agent.ModelRetrying:
 		s.errLine(ev.Wait.String())
 	case agent.ModelCompleted:
+		s.waiting = false
 		s.usage.step(ev.Outcome)
 		s.endLine()
 		if ev.Outcome.Outcome == "succeeded" {
@@ -204,6 +234,15 @@ func (s *OneShot) halt() {
 	s.phase = ""
 }
 
+// Asking holds the spinner and the waiting lines while a question is put
+// on stderr (on), and lets them go on once it is answered (off).
+func (s *OneShot) Asking(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clearSpinner()
+	s.asking = on
+}
+
 // Stderr is stderr for other messages during the run: each write first
 // takes the spinner's line away.
 func (s *OneShot) Stderr() io.Writer { return stderrWriter{s} }
@@ -236,10 +275,40 @@ func (s *OneShot) animate() {
 	}
 }
 
+// reportWaits writes "waiting for the model: 30s" on a stderr that is not
+// a terminal, every waitEvery while a model request has brought nothing
+// back, so a log or CI job shows the run is alive and what it waits for.
+func (s *OneShot) reportWaits() {
+	t := time.NewTicker(s.waitEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.mu.Lock()
+			if s.waiting && !s.stopped && !s.asking {
+				waited := time.Since(s.waitSince).Round(s.waitEvery)
+				s.errLine("waiting for the model: " + waitText(waited))
+			}
+			s.mu.Unlock()
+		}
+	}
+}
+
+// waitText is a wait in whole seconds ("30s"), or as Go writes it when
+// shorter than a second.
+func waitText(d time.Duration) string {
+	if d >= time.Second {
+		return fmt.Sprintf("%ds", int64(d/time.Second))
+	}
+	return d.String()
+}
+
 // drawSpinner shows "⠋ Running bash… 3s" on stderr's last line, unless
 // the answer is mid-line on the same terminal.
 func (s *OneShot) drawSpinner() {
-	if s.stopped || s.phase == "" || (s.shared && s.midLine) {
+	if s.stopped || s.asking || s.phase == "" || (s.shared && s.midLine) {
 		return
 	}
 	s.frame++
