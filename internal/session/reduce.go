@@ -27,6 +27,7 @@ type Reducer struct {
 	// Backing arrays of the state's slices, which are handed out capped
 	// (len == cap) so that a caller's append can never write into them.
 	transcript []Message
+	histIDs    []string // the entry id of each transcript message
 	active     []Message
 	activeIDs  []string
 	contents   stringSlab // backs the messages' content pointers
@@ -56,6 +57,7 @@ func newReducer(h Header, facts int) *Reducer {
 	r := &Reducer{
 		ids:        make(map[string]idInfo, facts*2),
 		transcript: make([]Message, 0, facts/2),
+		histIDs:    make([]string, 0, facts/2),
 		active:     make([]Message, 0, facts/2),
 		activeIDs:  make([]string, 0, facts/2),
 		lines:      1,
@@ -158,6 +160,7 @@ func (r *Reducer) State() *State {
 // publish points the state's slices at the backing arrays, capped.
 func (r *Reducer) publish() {
 	r.st.Transcript = r.transcript[:len(r.transcript):len(r.transcript)]
+	r.st.TranscriptEntryIDs = r.histIDs[:len(r.histIDs):len(r.histIDs)]
 	r.st.ActiveContext = r.active[:len(r.active):len(r.active)]
 	r.st.ActiveEntryIDs = r.activeIDs[:len(r.activeIDs):len(r.activeIDs)]
 }

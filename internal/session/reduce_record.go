@@ -54,12 +54,11 @@ func (r *Reducer) applyCompactionStarted(rec *CompactionStarted) *Corruption {
 	if op := r.st.Operation; op != nil {
 		return corrupt(CorruptInvalidTransition, 0, "operation %s is still open", op.OperationID)
 	}
-	// The source is every message entry of the active context (never the
-	// summary of an earlier compaction, which leads it with id "").
-	ids, msgs := r.activeIDs, r.active
-	if len(ids) > 0 && ids[0] == "" {
-		ids, msgs = ids[1:], msgs[1:]
-	}
+	// The source is every message entry of the session through the
+	// boundary, in seq order, the entries earlier compactions summarized
+	// included (runtime.md §4); the summary of an earlier compaction is not
+	// an entry and never a source.
+	ids, msgs := r.histIDs, r.transcript
 	nc := len(rec.CompactedEntryIDs)
 	switch {
 	case len(rec.CompactedEntryIDs) == 0:
@@ -69,9 +68,9 @@ func (r *Reducer) applyCompactionStarted(rec *CompactionStarted) *Corruption {
 	case nc+len(rec.RetainedEntryIDs) != len(ids) ||
 		!slices.Equal(rec.CompactedEntryIDs, ids[:nc]) ||
 		!slices.Equal(rec.RetainedEntryIDs, ids[nc:]):
-		return corrupt(CorruptInvalidReference, 0, "compactedEntryIds + retainedEntryIds are not the source entries in order")
+		return corrupt(CorruptInvalidReference, 0, "compactedEntryIds + retainedEntryIds are not every message entry of the session in order (runtime.md §4: the whole history, not the active context)")
 	case rec.SourceDigest != sourceDigestOf(ids, msgs):
-		return corrupt(CorruptInvalidReference, 0, "sourceDigest does not match the source entries")
+		return corrupt(CorruptInvalidReference, 0, "sourceDigest is not the digest of every message entry of the session through inputThroughEntryId (runtime.md §4: the whole history, not the active context)")
 	}
 	r.setOp(&Operation{
 		Kind:                OperationCompaction,
@@ -84,7 +83,7 @@ func (r *Reducer) applyCompactionStarted(rec *CompactionStarted) *Corruption {
 }
 
 // sourceDigestOf is SourceDigest over parallel id and message slices. The
-// source can be the whole active context, so it is hashed in chunks
+// source is the whole history, so it is hashed in chunks
 // rather than encoded into one buffer.
 func sourceDigestOf(ids []string, msgs []Message) string {
 	h := sha256.New()
