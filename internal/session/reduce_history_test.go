@@ -1,0 +1,80 @@
+package session_test
+
+import (
+	"strings"
+	"testing"
+
+	s "github.com/tiny-agent/tiny-go/internal/session"
+	st "github.com/tiny-agent/tiny-go/internal/session/sessiontest"
+)
+
+// A session with several compactions, each over the whole history,
+// reduces; its transcript keeps every message and its ids.
+func TestRepeatedCompactionsOverTheWholeHistory(t *testing.T) {
+	b := st.GenerateBuilder(st.Options{Facts: 400, Seed: 5, CompactEvery: 2})
+	state, c := s.Reduce(b.Bytes())
+	if c != nil {
+		t.Fatal(c)
+	}
+	if n := strings.Count(string(b.Bytes()), `"type":"compactionStarted"`); n < 3 {
+		t.Fatalf("%d compactions, want several", n)
+	}
+	if len(state.TranscriptEntryIDs) != len(state.Transcript) || state.TranscriptEntryIDs[len(state.TranscriptEntryIDs)-1] != b.Boundary() {
+		t.Fatalf("%d transcript ids for %d messages", len(state.TranscriptEntryIDs), len(state.Transcript))
+	}
+}
+
+// A second compaction written the way the previous release wrote it (the
+// active context's entries, or its digest) is a corruption at its line,
+// and the one line says which rule it broke.
+func TestActiveContextCompactionIsCorrupt(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		activeDigest bool // whole-history lists, active-context digest
+		words        string
+	}{
+		{"active-context lists and digest", false, "compactedEntryIds + retainedEntryIds are not every message entry"},
+		{"whole lists, active-context digest", true, "sourceDigest is not the digest of every message entry"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := st.GenerateBuilder(st.Options{Facts: 120, Seed: 3, CompactEvery: 2})
+			if !strings.Contains(string(b.Bytes()), `"type":"compactionStarted"`) {
+				t.Fatal("no first compaction")
+			}
+			whole, ok := b.PlanCompaction(4)
+			if !ok {
+				t.Fatal("nothing to compact")
+			}
+			active := b.Sources()
+			if tc.activeDigest {
+				ids := func(ms []s.RetainedMessage) []string {
+					var out []string
+					for _, m := range ms {
+						out = append(out, m.SourceEntryID)
+					}
+					return out
+				}
+				b.Commit(st.Record(&s.CompactionStarted{
+					OperationID: b.ID(), InputThroughEntryID: b.Boundary(), ResultEntryID: b.ID(),
+					CompactedEntryIDs: ids(whole.Compacted), RetainedEntryIDs: ids(whole.Retained),
+					SourceDigest: s.SourceDigest(active),
+				}))
+			} else {
+				old := st.CompactionPlan{Compacted: active[:len(active)-len(whole.Retained)], Retained: whole.Retained}
+				if len(old.Compacted) >= len(whole.Compacted) {
+					t.Fatal("the active context is the whole history")
+				}
+				b.StartCompaction(old)
+			}
+			_, c := s.Reduce(b.Bytes())
+			if c == nil || c.Code != s.CorruptInvalidReference || c.Line != b.Lines() || c.Seq != int64(b.Facts()) {
+				t.Fatalf("Reduce = %v, want INVALID_REFERENCE at line %d seq %d", c, b.Lines(), b.Facts())
+			}
+			line := c.Describe()
+			if strings.Contains(line, "\n") || !strings.Contains(line, tc.words) || !strings.Contains(line, "runtime.md §4") {
+				t.Fatalf("the corruption does not name the rule in one line: %q", line)
+			}
+			t.Log(line)
+		})
+	}
+}
