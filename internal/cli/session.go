@@ -65,6 +65,27 @@ func (a *app) readSession(arg string) (path string, data []byte, err error) {
 	return arg, data, err
 }
 
+// openSession opens the session that arg names, read-only, like
+// readSession, for commands that stream it; the caller closes it.
+func (a *app) openSession(arg string) (*os.File, error) {
+	if _, statErr := os.Stat(arg); statErr != nil && store.ValidID(arg) {
+		cwd, err := a.workDir()
+		if err != nil {
+			return nil, err
+		}
+		f, err := store.OpenByID(cwd, arg)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		return f, nil
+	}
+	f, err := os.Open(arg)
+	if err != nil {
+		return nil, usageError{pathError(arg, err)}
+	}
+	return f, nil
+}
+
 // pathError phrases a file error without Go's "open x: " prefix doubling.
 func pathError(path string, err error) error {
 	var pe *fs.PathError
