@@ -32,7 +32,7 @@ only read: a torn tail is reported through repairedLength, never cut.`,
 			}
 			st, c, err := session.ReduceReader(f, size)
 			if err != nil {
-				return fmt.Errorf("read %s: %w", args[0], err)
+				return usageError{pathError(args[0], err)}
 			}
 			out, err := session.MarshalResult(st, c)
 			if err != nil {

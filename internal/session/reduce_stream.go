@@ -93,4 +93,3 @@ func (l *lineReader) next() (line []byte, ok bool, err error) {
 		}
 	}
 }
-
