@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"hash"
 )
 
 // Reduce reduces a whole session file (session.md §5). It is pure: no I/O,
@@ -27,7 +28,9 @@ type Reducer struct {
 	// Backing arrays of the state's slices, which are handed out capped
 	// (len == cap) so that a caller's append can never write into them.
 	transcript []Message
-	histIDs    []string // the entry id of each transcript message
+	histIDs    []string  // the entry id of each transcript message
+	hist       hash.Hash // SourceDigest's hash over histIDs[:histHashed], open-ended
+	histHashed int
 	active     []Message
 	activeIDs  []string
 	contents   stringSlab // backs the messages' content pointers

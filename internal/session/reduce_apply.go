@@ -1,6 +1,7 @@
 package session
 
 import (
+	"hash"
 	"slices"
 )
 
@@ -33,6 +34,10 @@ type txLog struct {
 	saved      State
 	transcript []Message
 	histIDs    []string
+	// The history hash as it was before this transaction advanced it.
+	hist       hash.Hash
+	histHashed int
+	histSaved  bool
 	active     []Message
 	activeIDs  []string
 	undo       []undoID
@@ -80,6 +85,7 @@ func (r *Reducer) begin() {
 	r.tx.saved = r.st
 	r.tx.transcript = r.transcript
 	r.tx.histIDs = r.histIDs
+	r.tx.histSaved = false
 	r.tx.active = r.active
 	r.tx.activeIDs = r.activeIDs
 	r.tx.undo = r.tx.undo[:0]
@@ -92,6 +98,10 @@ func (r *Reducer) rollback() {
 	r.st = r.tx.saved
 	r.transcript = r.tx.transcript
 	r.histIDs = r.tx.histIDs
+	if r.tx.histSaved {
+		r.hist, r.histHashed = r.tx.hist, r.tx.histHashed
+		r.tx.histSaved, r.tx.hist = false, nil
+	}
 	r.active = r.tx.active
 	r.activeIDs = r.tx.activeIDs
 	for i := len(r.tx.undo) - 1; i >= 0; i-- {

@@ -78,3 +78,39 @@ func TestActiveContextCompactionIsCorrupt(t *testing.T) {
 		})
 	}
 }
+
+// The history digest runs on between compactions: a compaction that is
+// only checked (or rejected) leaves it as it was, so the same compaction
+// applied afterwards, and the next one, still verify.
+func TestCheckedCompactionLeavesTheHistoryDigest(t *testing.T) {
+	b := st.GenerateBuilder(st.Options{Facts: 120, Seed: 3, CompactEvery: 2})
+	before := len(b.Bytes())
+	plan, ok := b.PlanCompaction(4)
+	if !ok {
+		t.Fatal("nothing to compact")
+	}
+	b.StartCompaction(plan)
+	data := b.Bytes()
+	line := data[before : len(data)-1]
+	r, c := s.NewReducerFromFile(data[:before])
+	if c != nil {
+		t.Fatal(c)
+	}
+	tx, c := s.DecodeTransaction(line)
+	if c != nil {
+		t.Fatal(c)
+	}
+	bad := *tx[0].Record.(*s.CompactionStarted)
+	bad.SourceDigest = "sha256:" + strings.Repeat("0", 64)
+	for range 3 {
+		if c := r.Check(tx); c != nil {
+			t.Fatalf("Check: %v", c)
+		}
+		if c := r.Check([]s.Fact{{Seq: tx[0].Seq, ID: tx[0].ID, Timestamp: tx[0].Timestamp, Record: &bad}}); c == nil {
+			t.Fatal("a wrong digest passed Check")
+		}
+	}
+	if c := r.ApplyLine(line, b.Lines()); c != nil {
+		t.Fatalf("apply after checks: %v", c)
+	}
+}
