@@ -114,3 +114,43 @@ func TestCheckedCompactionLeavesTheHistoryDigest(t *testing.T) {
 		t.Fatalf("apply after checks: %v", c)
 	}
 }
+
+// A checked transaction that appends a message and then compacts advances
+// the running history hash past a message that is undone; the undo must
+// restore the hash, or the next compaction's digest would be wrong.
+func TestUndoneCompactionRestoresTheHistoryHash(t *testing.T) {
+	b := st.GenerateBuilder(st.Options{Facts: 120, Seed: 3, CompactEvery: 2})
+	before := len(b.Bytes())
+	plan, ok := b.PlanCompaction(4)
+	if !ok {
+		t.Fatal("nothing to compact")
+	}
+	b.StartCompaction(plan)
+	data := b.Bytes()
+	r, c := s.NewReducerFromFile(data[:before])
+	if c != nil {
+		t.Fatal(c)
+	}
+	state := r.State()
+	user := s.Fact{Seq: state.Facts + 1, ID: "018f0000-0000-7000-8000-00000000ffff", Timestamp: 1, Entry: &s.UserEntry{Content: "one more"}}
+	hist := []s.RetainedMessage{}
+	for i, m := range state.Transcript {
+		hist = append(hist, s.RetainedMessage{SourceEntryID: state.TranscriptEntryIDs[i], Message: m})
+	}
+	content := "one more"
+	hist = append(hist, s.RetainedMessage{SourceEntryID: user.ID, Message: s.Message{Role: s.RoleUser, Content: &content}})
+	var ids []string
+	for _, h := range hist {
+		ids = append(ids, h.SourceEntryID)
+	}
+	cs := s.Fact{Seq: state.Facts + 2, ID: "018f0000-0000-7000-8000-00000000fffe", Timestamp: 2, Record: &s.CompactionStarted{
+		OperationID: "018f0000-0000-7000-8000-00000000fffd", InputThroughEntryID: user.ID, ResultEntryID: "018f0000-0000-7000-8000-00000000fffc",
+		CompactedEntryIDs: ids[:len(ids)-1], RetainedEntryIDs: ids[len(ids)-1:], SourceDigest: s.SourceDigest(hist),
+	}}
+	if c := r.Check([]s.Fact{user, cs}); c != nil {
+		t.Fatalf("Check: %v", c)
+	}
+	if c := r.ApplyLine(data[before:len(data)-1], b.Lines()); c != nil {
+		t.Fatalf("the compaction after an undone one: %v", c)
+	}
+}
