@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
@@ -84,6 +85,20 @@ func (a *app) openSession(arg string) (*os.File, error) {
 		return nil, usageError{pathError(arg, err)}
 	}
 	return f, nil
+}
+
+// reduceSession reduces the session f holds (named arg), streamed: the
+// file is never held whole. A read error is a usage error, in one line.
+func reduceSession(f *os.File, arg string) (*session.State, *session.Corruption, error) {
+	var size int64
+	if fi, err := f.Stat(); err == nil {
+		size = fi.Size()
+	}
+	st, c, err := session.ReduceReader(f, size)
+	if err != nil {
+		return nil, nil, usageError{pathError(arg, err)}
+	}
+	return st, c, nil
 }
 
 // pathError phrases a file error without Go's "open x: " prefix doubling.

@@ -26,13 +26,9 @@ only read: a torn tail is reported through repairedLength, never cut.`,
 				return err
 			}
 			defer f.Close()
-			var size int64
-			if fi, err := f.Stat(); err == nil {
-				size = fi.Size()
-			}
-			st, c, err := session.ReduceReader(f, size)
+			st, c, err := reduceSession(f, args[0])
 			if err != nil {
-				return usageError{pathError(args[0], err)}
+				return err
 			}
 			out, err := session.MarshalResult(st, c)
 			if err != nil {
