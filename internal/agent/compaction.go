@@ -30,7 +30,9 @@ const ContinuePrompt = "Continue the task. The work so far is summarized above."
 const contextLimitMessage = "context window full; continuing after compaction"
 
 // cut is where a compaction splits the active context, and the durable
-// source partition that coincides with it.
+// source partition that coincides with it: every message entry of the
+// session, the ones earlier compactions summarized included, split at the
+// same message (runtime.md §4).
 type cut struct {
 	index        int      // ActiveContext[:index] is summarized
 	compacted    []string // source entry ids before the cut
@@ -47,28 +49,28 @@ type cut struct {
 // complete tool round. It is a pure function of the state.
 func compactionCut(st *session.State, toolRounds bool) (cut, error) {
 	ctx, ids := st.ActiveContext, st.ActiveEntryIDs
-	if len(ids) != len(ctx) {
+	hist, hids := st.Transcript, st.TranscriptEntryIDs
+	if len(ids) != len(ctx) || len(hids) != len(hist) {
 		return cut{}, fmt.Errorf("active context has %d messages but %d source ids", len(ctx), len(ids))
 	}
-	for k := len(ctx) - keepMessages; k >= 1; k-- {
-		if ids[k] == "" || !cutsAt(ctx, k, toolRounds) {
+	first := 0 // the first active message that is a source entry
+	if len(ids) > 0 && ids[0] == "" {
+		first = 1 // the prior summary
+	}
+	// The active source entries are the tail of the history.
+	off := len(hids) - (len(ids) - first)
+	if off < 0 || !slices.Equal(hids[off:], ids[first:]) {
+		return cut{}, fmt.Errorf("the active context is not the tail of the session's message entries")
+	}
+	for k := len(ctx) - keepMessages; k > first; k-- {
+		if !cutsAt(ctx, k, toolRounds) {
 			continue
 		}
-		c := cut{index: k}
-		for i, id := range ids {
-			if id == "" {
-				continue // the prior summary is not a source entry
-			}
-			if i < k {
-				c.compacted = append(c.compacted, id)
-			} else {
-				c.retained = append(c.retained, id)
-			}
-			c.source = append(c.source, session.RetainedMessage{SourceEntryID: id, Message: ctx[i]})
-			c.inputThrough = id
-		}
-		if len(c.compacted) == 0 {
-			break // only the prior summary precedes the cut
+		at := off + k - first // the history index of ctx[k]
+		c := cut{index: k, compacted: hids[:at:at], retained: hids[at:], inputThrough: hids[len(hids)-1]}
+		c.source = make([]session.RetainedMessage, len(hids))
+		for i, id := range hids {
+			c.source[i] = session.RetainedMessage{SourceEntryID: id, Message: hist[i]}
 		}
 		return c, nil
 	}
@@ -97,33 +99,31 @@ func cutsAt(ctx []session.Message, k int, toolRounds bool) bool {
 }
 
 // operationCut is the cut of the open compaction as its compactionStarted
-// recorded it: a resumed compaction summarizes exactly the messages the
-// record names, whoever started it and whatever cut rule they used.
+// recorded it: a resumed compaction summarizes the active context before
+// the first retained entry, whoever started it and whatever cut rule they
+// used. The reducer checked that the record partitions the whole history.
 func operationCut(st *session.State) (cut, error) {
 	rec := st.Operation.Compaction
 	if rec == nil {
 		return cut{}, fmt.Errorf("compaction %s has no compactionStarted in the state", st.Operation.OperationID)
 	}
-	pos := make(map[string]int, len(st.ActiveEntryIDs))
-	for i, id := range st.ActiveEntryIDs {
-		if id != "" {
-			pos[id] = i
-		}
-	}
 	c := cut{index: len(st.ActiveContext), compacted: rec.CompactedEntryIDs, retained: rec.RetainedEntryIDs, inputThrough: rec.InputThroughEntryID}
 	if len(rec.RetainedEntryIDs) > 0 {
-		i, ok := pos[rec.RetainedEntryIDs[0]]
-		if !ok {
+		i := slices.Index(st.ActiveEntryIDs, rec.RetainedEntryIDs[0])
+		if i < 0 {
 			return cut{}, fmt.Errorf("compaction %s retains %s, which is not in the active context", rec.OperationID, rec.RetainedEntryIDs[0])
 		}
 		c.index = i
 	}
-	for _, id := range append(append([]string(nil), rec.CompactedEntryIDs...), rec.RetainedEntryIDs...) {
-		i, ok := pos[id]
-		if !ok {
-			return cut{}, fmt.Errorf("compaction %s names %s, which is not in the active context", rec.OperationID, id)
-		}
-		c.source = append(c.source, session.RetainedMessage{SourceEntryID: id, Message: st.ActiveContext[i]})
+	// Only the retained messages are needed (the compaction entry repeats
+	// them); they are the tail of the history.
+	n := len(rec.RetainedEntryIDs)
+	hist, hids := st.Transcript, st.TranscriptEntryIDs
+	if n > len(hids) || !slices.Equal(hids[len(hids)-n:], rec.RetainedEntryIDs) {
+		return cut{}, fmt.Errorf("compaction %s retains entries that are not the tail of the session", rec.OperationID)
+	}
+	for i := len(hids) - n; i < len(hids); i++ {
+		c.source = append(c.source, session.RetainedMessage{SourceEntryID: hids[i], Message: hist[i]})
 	}
 	return c, nil
 }
@@ -232,12 +232,8 @@ func (a *Agent) summaryRequest(ctx context.Context, msgs []session.Message) (pro
 
 // compactionEntry builds the entry that settles a compaction step.
 func compactionEntry(op *session.Operation, c cut, summary string) *session.CompactionEntry {
-	tail := make([]session.RetainedMessage, 0, len(c.retained))
-	for _, m := range c.source {
-		if len(tail) < len(c.retained) && m.SourceEntryID == c.retained[len(tail)] {
-			tail = append(tail, m)
-		}
-	}
+	// The retained messages are the tail of the source.
+	tail := slices.Clone(c.source[len(c.source)-len(c.retained):])
 	return &session.CompactionEntry{
 		OperationID:             op.OperationID,
 		Summary:                 summary,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
@@ -81,6 +82,44 @@ func noSession(id, cwd string) error {
 // looksLikePath tells a file argument from a mistyped session id.
 func looksLikePath(arg string) bool {
 	return strings.ContainsRune(arg, filepath.Separator) || strings.HasSuffix(arg, ".jsonl")
+}
+
+// openSession opens the session that arg names, read-only, like
+// readSession, for commands that stream it; the caller closes it.
+func (a *app) openSession(arg string) (*os.File, error) {
+	if _, statErr := os.Stat(arg); statErr != nil && (store.ValidID(arg) || !looksLikePath(arg)) {
+		cwd, err := a.workDir()
+		if err != nil {
+			return nil, err
+		}
+		f, err := store.OpenByID(cwd, arg)
+		if errors.Is(err, fs.ErrNotExist) || !store.ValidID(arg) {
+			return nil, noSession(arg, cwd)
+		}
+		if err != nil {
+			return nil, usageError{err}
+		}
+		return f, nil
+	}
+	f, err := os.Open(arg)
+	if err != nil {
+		return nil, usageError{pathError(arg, err)}
+	}
+	return f, nil
+}
+
+// reduceSession reduces the session f holds (named arg), streamed: the
+// file is never held whole. A read error is a usage error, in one line.
+func reduceSession(f *os.File, arg string) (*session.State, *session.Corruption, error) {
+	var size int64
+	if fi, err := f.Stat(); err == nil {
+		size = fi.Size()
+	}
+	st, c, err := session.ReduceReader(f, size)
+	if err != nil {
+		return nil, nil, usageError{pathError(arg, err)}
+	}
+	return st, c, nil
 }
 
 // pathError phrases a file error without Go's "open x: " prefix doubling.

@@ -28,10 +28,11 @@ session is corrupt, 2 when the file or the configuration cannot be used.`,
 			if currentPath == "" {
 				return usageErrorf("%s needs --current <current.json>", cmd.CommandPath())
 			}
-			_, data, err := a.readSession(args[0])
+			f, err := a.openSession(args[0])
 			if err != nil {
 				return err
 			}
+			defer f.Close()
 			raw, err := os.ReadFile(currentPath)
 			if err != nil {
 				return usageError{pathError(currentPath, err)}
@@ -40,7 +41,10 @@ session is corrupt, 2 when the file or the configuration cannot be used.`,
 			if err != nil {
 				return usageErrorf("%s: %v", currentPath, err)
 			}
-			st, c := session.Reduce(data)
+			st, c, err := reduceSession(f, args[0])
+			if err != nil {
+				return err
+			}
 			if c != nil {
 				return fmt.Errorf("%s", corruptLine(args[0], c))
 			}

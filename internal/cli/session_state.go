@@ -21,11 +21,15 @@ Exit status 0 when the session is valid, 1 when it is corrupt. The file is
 only read: a torn tail is reported through repairedLength, never cut.`,
 		Args: exactArgs(1, "a session id or file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, data, err := a.readSession(args[0])
+			f, err := a.openSession(args[0])
 			if err != nil {
 				return err
 			}
-			st, c := session.Reduce(data)
+			defer f.Close()
+			st, c, err := reduceSession(f, args[0])
+			if err != nil {
+				return err
+			}
 			out, err := session.MarshalResult(st, c)
 			if err != nil {
 				return fmt.Errorf("print state of %s: %w", args[0], err)

@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"hash"
 )
 
 // Reduce reduces a whole session file (session.md §5). It is pure: no I/O,
@@ -27,6 +28,9 @@ type Reducer struct {
 	// Backing arrays of the state's slices, which are handed out capped
 	// (len == cap) so that a caller's append can never write into them.
 	transcript []Message
+	histIDs    []string  // the entry id of each transcript message
+	hist       hash.Hash // SourceDigest's hash over histIDs[:histHashed], open-ended
+	histHashed int
 	active     []Message
 	activeIDs  []string
 	contents   stringSlab // backs the messages' content pointers
@@ -56,6 +60,7 @@ func newReducer(h Header, facts int) *Reducer {
 	r := &Reducer{
 		ids:        make(map[string]idInfo, facts*2),
 		transcript: make([]Message, 0, facts/2),
+		histIDs:    make([]string, 0, facts/2),
 		active:     make([]Message, 0, facts/2),
 		activeIDs:  make([]string, 0, facts/2),
 		lines:      1,
@@ -158,6 +163,7 @@ func (r *Reducer) State() *State {
 // publish points the state's slices at the backing arrays, capped.
 func (r *Reducer) publish() {
 	r.st.Transcript = r.transcript[:len(r.transcript):len(r.transcript)]
+	r.st.TranscriptEntryIDs = r.histIDs[:len(r.histIDs):len(r.histIDs)]
 	r.st.ActiveContext = r.active[:len(r.active):len(r.active)]
 	r.st.ActiveEntryIDs = r.activeIDs[:len(r.activeIDs):len(r.activeIDs)]
 }

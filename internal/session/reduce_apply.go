@@ -1,6 +1,7 @@
 package session
 
 import (
+	"hash"
 	"slices"
 )
 
@@ -32,6 +33,11 @@ type idInfo struct {
 type txLog struct {
 	saved      State
 	transcript []Message
+	histIDs    []string
+	// The history hash as it was before this transaction advanced it.
+	hist       hash.Hash
+	histHashed int
+	histSaved  bool
 	active     []Message
 	activeIDs  []string
 	undo       []undoID
@@ -78,6 +84,8 @@ func (r *Reducer) apply(tx []Fact, keep bool) *Corruption {
 func (r *Reducer) begin() {
 	r.tx.saved = r.st
 	r.tx.transcript = r.transcript
+	r.tx.histIDs = r.histIDs
+	r.tx.histSaved = false
 	r.tx.active = r.active
 	r.tx.activeIDs = r.activeIDs
 	r.tx.undo = r.tx.undo[:0]
@@ -89,6 +97,11 @@ func (r *Reducer) begin() {
 func (r *Reducer) rollback() {
 	r.st = r.tx.saved
 	r.transcript = r.tx.transcript
+	r.histIDs = r.tx.histIDs
+	if r.tx.histSaved {
+		r.hist, r.histHashed = r.tx.hist, r.tx.histHashed
+		r.tx.histSaved, r.tx.hist = false, nil
+	}
 	r.active = r.tx.active
 	r.activeIDs = r.tx.activeIDs
 	for i := len(r.tx.undo) - 1; i >= 0; i-- {
@@ -195,6 +208,7 @@ func (s *stringSlab) ptr(v string) *string {
 // and the active context; it becomes the boundary.
 func (r *Reducer) appendMessage(id string, m Message) {
 	r.transcript = append(r.transcript, m)
+	r.histIDs = append(r.histIDs, id)
 	r.active = append(r.active, m)
 	r.activeIDs = append(r.activeIDs, id)
 	r.st.Boundary = id

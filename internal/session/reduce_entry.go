@@ -245,8 +245,9 @@ func (r *Reducer) applyCompaction(id string, e *CompactionEntry) *Corruption {
 		return corrupt(CorruptInvalidReference, 0, "compactedThroughEntryId is not the last compacted entry")
 	}
 	// Nothing is appended while a compaction is open, so the retained
-	// entries are still the tail of the active context.
-	tailMsgs := r.active[len(r.active)-len(cs.RetainedEntryIDs):]
+	// entries are still the tail of the transcript (a writer may retain
+	// more than the active context holds).
+	tailMsgs := r.transcript[len(r.transcript)-len(cs.RetainedEntryIDs):]
 	if len(e.RetainedTail) != len(cs.RetainedEntryIDs) {
 		return corrupt(CorruptInvalidReference, 0, "retainedTail has %d messages, retainedEntryIds %d", len(e.RetainedTail), len(cs.RetainedEntryIDs))
 	}

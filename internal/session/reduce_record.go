@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash"
 	"slices"
 )
 
@@ -54,12 +55,11 @@ func (r *Reducer) applyCompactionStarted(rec *CompactionStarted) *Corruption {
 	if op := r.st.Operation; op != nil {
 		return corrupt(CorruptInvalidTransition, 0, "operation %s is still open", op.OperationID)
 	}
-	// The source is every message entry of the active context (never the
-	// summary of an earlier compaction, which leads it with id "").
-	ids, msgs := r.activeIDs, r.active
-	if len(ids) > 0 && ids[0] == "" {
-		ids, msgs = ids[1:], msgs[1:]
-	}
+	// The source is every message entry of the session through the
+	// boundary, in seq order, the entries earlier compactions summarized
+	// included (runtime.md §4); the summary of an earlier compaction is not
+	// an entry and never a source.
+	ids := r.histIDs
 	nc := len(rec.CompactedEntryIDs)
 	switch {
 	case len(rec.CompactedEntryIDs) == 0:
@@ -69,9 +69,9 @@ func (r *Reducer) applyCompactionStarted(rec *CompactionStarted) *Corruption {
 	case nc+len(rec.RetainedEntryIDs) != len(ids) ||
 		!slices.Equal(rec.CompactedEntryIDs, ids[:nc]) ||
 		!slices.Equal(rec.RetainedEntryIDs, ids[nc:]):
-		return corrupt(CorruptInvalidReference, 0, "compactedEntryIds + retainedEntryIds are not the source entries in order")
-	case rec.SourceDigest != sourceDigestOf(ids, msgs):
-		return corrupt(CorruptInvalidReference, 0, "sourceDigest does not match the source entries")
+		return corrupt(CorruptInvalidReference, 0, "compactedEntryIds + retainedEntryIds are not every message entry of the session in order (runtime.md §4: the whole history, not the active context)")
+	case rec.SourceDigest != r.historyDigest():
+		return corrupt(CorruptInvalidReference, 0, "sourceDigest is not the digest of every message entry of the session through inputThroughEntryId (runtime.md §4: the whole history, not the active context)")
 	}
 	r.setOp(&Operation{
 		Kind:                OperationCompaction,
@@ -83,29 +83,51 @@ func (r *Reducer) applyCompactionStarted(rec *CompactionStarted) *Corruption {
 	return nil
 }
 
-// sourceDigestOf is SourceDigest over parallel id and message slices. The
-// source can be the whole active context, so it is hashed in chunks
-// rather than encoded into one buffer.
-func sourceDigestOf(ids []string, msgs []Message) string {
-	h := sha256.New()
+// historyDigest is SourceDigest over every message entry so far. The
+// hash runs on from one compaction to the next, so each message is hashed
+// once however many compactions follow it (a file with a compaction every
+// few runs would otherwise cost the square of its length). A transaction
+// that is undone restores the hash it advanced.
+func (r *Reducer) historyDigest() string {
+	if !r.loading && !r.tx.histSaved {
+		r.tx.histSaved, r.tx.histHashed, r.tx.hist = true, r.histHashed, nil
+		if r.hist != nil {
+			r.tx.hist = cloneHash(r.hist)
+		}
+	}
+	if r.hist == nil {
+		r.hist = sha256.New()
+		r.hist.Write([]byte{'['})
+	}
 	b := make([]byte, 0, 32<<10)
-	b = append(b, '[')
-	for i := range ids {
+	for i := r.histHashed; i < len(r.histIDs); i++ {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, '{')
 		b = appendMember(b, true, "message")
-		b = appendMessage(b, &msgs[i])
-		b = appendStringMember(b, false, "sourceEntryId", ids[i])
+		b = appendMessage(b, &r.transcript[i])
+		b = appendStringMember(b, false, "sourceEntryId", r.histIDs[i])
 		b = append(b, '}')
 		if len(b) >= 16<<10 {
-			h.Write(b)
+			r.hist.Write(b)
 			b = b[:0]
 		}
 	}
-	h.Write(append(b, ']'))
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+	r.hist.Write(b)
+	r.histHashed = len(r.histIDs)
+	end := cloneHash(r.hist)
+	end.Write([]byte{']'})
+	return "sha256:" + hex.EncodeToString(end.Sum(nil))
+}
+
+// cloneHash copies a SHA-256 state (which always clones).
+func cloneHash(h hash.Hash) hash.Hash {
+	c, err := h.(hash.Cloner).Clone()
+	if err != nil {
+		panic(err)
+	}
+	return c
 }
 
 func (r *Reducer) applyStepAttempt(rec *StepAttempt) *Corruption {

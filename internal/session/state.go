@@ -18,6 +18,9 @@ type State struct {
 	// ActiveEntryIDs are the source entry ids of ActiveContext messages,
 	// aligned with ActiveContext; "" for the [Compacted history] message.
 	ActiveEntryIDs []string
+	// TranscriptEntryIDs are the entry ids of Transcript messages, aligned
+	// with it: the durable source of every compaction (runtime.md §4).
+	TranscriptEntryIDs []string
 	// Facts is the number of facts applied; NextSeq = Facts + 1.
 	Facts int64
 	// LastAssistantUsage is the usage of the latest assistant-step model

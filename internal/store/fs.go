@@ -213,21 +213,9 @@ func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 // the same rules as Open: a regular file directly under the canonical
 // sessions directory, no symlinks. It returns the file's path and bytes.
 func ReadByID(cwd, id string) (path string, data []byte, err error) {
-	if !ValidID(id) {
-		return "", nil, fmt.Errorf("%q is not a session id", id)
-	}
-	dir, _, err := openSessionsDir(cwd, false)
-	if err != nil {
-		return "", nil, fmt.Errorf("session %s: %w", id, err)
-	}
-	defer dir.Close()
-	name, err := findByID(dir, id)
+	f, err := OpenByID(cwd, id)
 	if err != nil {
 		return "", nil, err
-	}
-	f, err := openAt(dir, name, unix.O_RDONLY)
-	if err != nil {
-		return "", nil, fmt.Errorf("session %s: %w", id, err)
 	}
 	defer f.Close()
 	data, err = io.ReadAll(f)
@@ -259,4 +247,26 @@ func PathByID(cwd, id string) (string, error) {
 		return "", err
 	}
 	return filepath.Join(dir.Name(), name), nil
+}
+
+// OpenByID opens the session file of id read-only, like ReadByID, for a
+// reader that streams it; the caller closes it.
+func OpenByID(cwd, id string) (*os.File, error) {
+	if !ValidID(id) {
+		return nil, fmt.Errorf("%q is not a session id", id)
+	}
+	dir, _, err := openSessionsDir(cwd, false)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	defer dir.Close()
+	name, err := findByID(dir, id)
+	if err != nil {
+		return nil, err
+	}
+	f, err := openAt(dir, name, unix.O_RDONLY)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	return f, nil
 }

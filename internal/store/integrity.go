@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -116,6 +117,12 @@ func parseRecords(data []byte) ([]record, error) {
 // runtime continuing the session, or anything else) and are vouched for by
 // the reducer alone.
 func Verify(data []byte, committed int64, records []byte) (verified int64, c *session.Corruption) {
+	return verifyAt(bytes.NewReader(data), committed, records)
+}
+
+// verifyAt is Verify over the committed bytes of src, read as they are
+// hashed (the file is never held whole).
+func verifyAt(src io.ReaderAt, committed int64, records []byte) (verified int64, c *session.Corruption) {
 	recs, err := parseRecords(records)
 	if err != nil {
 		return 0, &session.Corruption{Code: CorruptDigestMismatch, Line: 1, Detail: IntegrityFile + ": " + err.Error()}
@@ -124,14 +131,18 @@ func Verify(data []byte, committed int64, records []byte) (verified int64, c *se
 	var pos int64
 	for _, r := range recs {
 		if r.size > committed {
-			return pos, &session.Corruption{Code: CorruptTruncated, Line: lineAt(data, committed),
+			return pos, &session.Corruption{Code: CorruptTruncated, Line: lineAtReader(src, committed),
 				Detail: fmt.Sprintf("the file has %d committed bytes, but %d were committed by tiny-go: lines were cut off the end", committed, r.size)}
 		}
-		h.Write(data[pos:r.size])
+		var last [1]byte
+		_, err := io.Copy(h, io.NewSectionReader(src, pos, r.size-pos))
+		if err == nil && r.size > 0 {
+			_, err = src.ReadAt(last[:], r.size-1)
+		}
 		var sum [sha256.Size]byte
 		h.Sum(sum[:0])
-		if sum != r.digest || data[r.size-1] != '\n' {
-			return pos, &session.Corruption{Code: CorruptDigestMismatch, Line: lineAt(data, pos),
+		if err != nil || sum != r.digest || last[0] != '\n' {
+			return pos, &session.Corruption{Code: CorruptDigestMismatch, Line: lineAtReader(src, pos),
 				Detail: fmt.Sprintf("bytes %d to %d are not what tiny-go committed (changed by another program); `tiny-go session repair` cuts the session back to its last verified commit", pos, r.size)}
 		}
 		pos = r.size
@@ -146,27 +157,43 @@ func lineAt(data []byte, off int64) int {
 	return bytes.Count(data[:off], []byte{'\n'}) + 1
 }
 
+// lineAtReader is lineAt over src, read in chunks.
+func lineAtReader(src io.ReaderAt, off int64) int {
+	n := 1
+	buf := make([]byte, 64<<10)
+	for pos := int64(0); pos < off; {
+		k, err := src.ReadAt(buf[:min(int64(len(buf)), off-pos)], pos)
+		n += bytes.Count(buf[:k], []byte{'\n'})
+		pos += int64(k)
+		if err != nil || k == 0 {
+			break
+		}
+	}
+	return n
+}
+
 // openLedger verifies data[:committed] against the session's integrity
 // records and returns the ledger the store goes on with. A session that
 // has no records yet (created by another runtime, forked, or older than
 // them) is adopted as it is; so are lines appended after the last record.
-func openLedger(path string, data []byte, committed int64) (*ledger, error) {
+func openLedger(path string, src io.ReaderAt, committed int64) (*ledger, error) {
 	l := &ledger{hash: sha256.New()}
-	l.hash.Write(data[:committed])
+	if _, err := io.Copy(l.hash, io.NewSectionReader(src, 0, committed)); err != nil {
+		return nil, err
+	}
 	if _, err := SidecarDir(path, false); err != nil && !errors.Is(err, os.ErrNotExist) {
 		// A file outside a sessions directory (OpenFile) has no sidecar.
 		l.off = true
 		return l, nil
 	}
-	records, verified, c, err := checkIntegrity(path, data, committed)
+	records, verified, c, err := checkIntegrity(path, src, committed)
 	if err != nil {
 		return nil, err
 	}
 	if c != nil {
 		return nil, &CorruptError{Path: path, Corruption: c}
 	}
-	header := int64(bytes.IndexByte(data, '\n') + 1)
-	if committed > verified && (records != nil || committed > header) {
+	if committed > verified && (records != nil || committed > headerLength(src)) {
 		// Adopt what came after (the reducer accepted it); record it so
 		// a later change of it is seen too.
 		if err := l.append(path, committed); err != nil {
@@ -174,6 +201,12 @@ func openLedger(path string, data []byte, committed int64) (*ledger, error) {
 		}
 	}
 	return l, nil
+}
+
+// headerLength is the length of the first line of src with its LF.
+func headerLength(src io.ReaderAt) int64 {
+	line, _ := bufio.NewReader(io.NewSectionReader(src, 0, 1<<62)).ReadSlice('\n')
+	return int64(len(line))
 }
 
 // CheckIntegrity verifies the committed bytes data[:committed] of the
@@ -184,16 +217,16 @@ func CheckIntegrity(path string, data []byte, committed int64) (*session.Corrupt
 	if _, err := SidecarDir(path, false); err != nil {
 		return nil, nil
 	}
-	_, _, c, err := checkIntegrity(path, data, committed)
+	_, _, c, err := checkIntegrity(path, bytes.NewReader(data), committed)
 	return c, err
 }
 
-func checkIntegrity(path string, data []byte, committed int64) (records []byte, verified int64, c *session.Corruption, err error) {
+func checkIntegrity(path string, src io.ReaderAt, committed int64) (records []byte, verified int64, c *session.Corruption, err error) {
 	records, err = ReadSidecarFile(path, IntegrityFile)
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	verified, c = Verify(data, committed, records)
+	verified, c = verifyAt(src, committed, records)
 	if c != nil {
 		return records, verified, c, nil
 	}
@@ -202,7 +235,7 @@ func checkIntegrity(path string, data []byte, committed int64) (records []byte, 
 		return nil, 0, nil, err
 	}
 	if size >= 0 {
-		c = &session.Corruption{Code: CorruptTampered, Line: lineAt(data, size),
+		c = &session.Corruption{Code: CorruptTampered, Line: lineAtReader(src, size),
 			Detail: "tiny-go stopped because the file " + reason + "; `tiny-go session repair` cuts it back to what tiny-go committed"}
 	}
 	return records, verified, c, nil

@@ -278,11 +278,15 @@ func open(f *os.File, dir *os.File, wantID string, opts Options) (*Store, error)
 	if err := lockFile(f, label); err != nil {
 		return fail(err)
 	}
-	data, err := io.ReadAll(io.NewSectionReader(f, 0, 1<<62))
+	// Reduced line by line: memory is the state, not the file.
+	var hint int64
+	if fi, err := f.Stat(); err == nil {
+		hint = fi.Size()
+	}
+	r, read, c, err := session.NewReducerFromReader(io.NewSectionReader(f, 0, 1<<62), hint)
 	if err != nil {
 		return fail(fmt.Errorf("open session %s: %w", label, err))
 	}
-	r, c := session.NewReducerFromFile(data)
 	if c != nil {
 		return fail(&CorruptError{Path: f.Name(), Corruption: c})
 	}
@@ -294,10 +298,12 @@ func open(f *os.File, dir *os.File, wantID string, opts Options) (*Store, error)
 	s.reducer = r
 	s.size = st.RepairedLength
 	s.nextSeq = st.Facts + 1
-	if s.ledger, err = openLedger(s.path, data, s.size); err != nil {
+	// The integrity records are checked on a second, streamed read of
+	// the committed bytes (hashing, not parsing).
+	if s.ledger, err = openLedger(s.path, f, s.size); err != nil {
 		return fail(err)
 	}
-	if int64(len(data)) > s.size {
+	if read > s.size {
 		// The torn tail was never committed: cut it so the next
 		// line starts right after the last LF.
 		if err := s.sink.Truncate(s.size); err != nil {

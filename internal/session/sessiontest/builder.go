@@ -30,6 +30,7 @@ type Builder struct {
 	now      int64
 	boundary string
 	sources  []session.RetainedMessage // source entries of the active context
+	history  []session.RetainedMessage // every message entry, in seq order
 }
 
 // NewBuilder starts a session with a fixed header and snapshot. Ids are
@@ -136,6 +137,7 @@ func (b *Builder) track(f *session.Fact) {
 	}
 	b.boundary = f.ID
 	b.sources = append(b.sources, session.RetainedMessage{SourceEntryID: f.ID, Message: m})
+	b.history = append(b.history, session.RetainedMessage{SourceEntryID: f.ID, Message: m})
 }
 
 // Entry and Record wrap payloads into facts.
@@ -261,7 +263,9 @@ type CompactionPlan struct {
 
 // PlanCompaction cuts the active context's source entries so that at
 // least keep of them are retained and the first retained one is a user
-// message (runtime.md §4). ok is false when no such cut exists.
+// message (runtime.md §4). ok is false when no such cut exists. The
+// compacted side is the whole history before the cut, entries earlier
+// compactions summarized included.
 func (b *Builder) PlanCompaction(keep int) (CompactionPlan, bool) {
 	cut := len(b.sources) - keep
 	for cut > 0 && b.sources[cut].Message.Role != session.RoleUser {
@@ -270,7 +274,8 @@ func (b *Builder) PlanCompaction(keep int) (CompactionPlan, bool) {
 	if cut <= 0 {
 		return CompactionPlan{}, false
 	}
-	return CompactionPlan{Compacted: b.sources[:cut], Retained: b.sources[cut:]}, true
+	at := len(b.history) - len(b.sources) + cut
+	return CompactionPlan{Compacted: b.history[:at:at], Retained: b.history[at:]}, true
 }
 
 // StartCompaction commits the compactionStarted of plan and returns the

@@ -1,0 +1,90 @@
+package session
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"testing/iotest"
+)
+
+// reduceBoth reduces data whole and streamed (with a buffer of bufSize, so
+// that lines longer than it are assembled) and fails unless both give the
+// same result: the same state, or the same corruption at the same line
+// and seq.
+func reduceBoth(t testing.TB, data []byte, bufSize int) {
+	t.Helper()
+	want, wc := Reduce(data)
+	r, n, gc, err := newReducerFromReader(iotest.HalfReader(bytes.NewReader(data)), int64(len(data)), bufSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gc == nil && n != int64(len(data)) {
+		t.Fatalf("read %d of %d bytes", n, len(data))
+	}
+	var got *State
+	if r != nil {
+		got = r.State()
+	}
+	w, err := MarshalResult(want, wc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := MarshalResult(got, gc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(w, g) {
+		t.Fatalf("streamed reduce differs:\n got %s\nwant %s", g, w)
+	}
+	if (wc == nil) != (gc == nil) || wc != nil && (wc.Seq != gc.Seq || wc.Detail != gc.Detail) {
+		t.Fatalf("corruption %v, want %v", gc, wc)
+	}
+	if want != nil && (got.RepairedLength != want.RepairedLength || len(got.TranscriptEntryIDs) != len(want.TranscriptEntryIDs)) {
+		t.Fatalf("repaired length %d, want %d", got.RepairedLength, want.RepairedLength)
+	}
+}
+
+// Every conformance fixture and scenario file reduces streamed exactly as
+// whole: bad input keeps its code, line and seq.
+func TestReduceReaderMatchesReduce(t *testing.T) {
+	var files []string
+	for _, dir := range []string{filepath.Join(sessionDir(t), "fixtures"), filepath.Join("testdata", "scenarios")} {
+		m, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	if len(files) < 37+7 {
+		t.Fatalf("%d session files, want the 37 conformance sessions and the scenarios", len(files))
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			for _, size := range []int{16, 100, 256 << 10} {
+				reduceBoth(t, data, size)
+				// A torn tail, and no final LF at all.
+				reduceBoth(t, append(bytes.Clone(data), `{"kind":"entry"`...), size)
+				reduceBoth(t, bytes.TrimSuffix(data, []byte("\n")), size)
+			}
+		})
+	}
+}
+
+func FuzzReduceReader(f *testing.F) {
+	f.Add([]byte("{}\n"))
+	if files, _ := filepath.Glob(filepath.Join("testdata", "scenarios", "*.jsonl")); len(files) > 0 {
+		for _, p := range files[:min(4, len(files))] {
+			if data, err := os.ReadFile(p); err == nil {
+				f.Add(data)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		reduceBoth(t, data, 16)
+	})
+}
