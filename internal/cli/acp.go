@@ -20,7 +20,6 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/tools"
-	"github.com/tiny-agent/tiny-go/internal/ui"
 )
 
 // newACPCommand is `tiny-go acp`: the Agent Client Protocol on stdin and
@@ -185,7 +184,7 @@ func (s acpSession) RewindTurns() ([]string, error) {
 
 func (s acpSession) PlanRewind(ctx context.Context, req acp.RewindRequest) ([]string, func(context.Context) ([]string, error), error) {
 	rw := &interactiveRewinder{a: s.r}
-	plan, err := rw.Plan(ctx, ui.RewindRequest{Turn: req.Turn, Files: req.Files, Conversation: req.Conversation, Force: req.Force})
+	plan, err := rw.Plan(ctx, req)
 	if err != nil {
 		return nil, nil, err
 	}
