@@ -38,6 +38,7 @@ type tracking struct {
 	files map[string]manifestFile // every path, as in the newest snapshot
 	dirs  map[string]int          // files under each directory
 	multi map[string]bool         // files with more than one hard link
+	ino   map[string]uint64       // inode of each file, to find a new link's other names
 	// ignoredDirs are left out of the watches (git mode: ignored
 	// directories such as node_modules).
 	ignoredDirs map[string]bool
@@ -193,13 +194,16 @@ func (s *Store) baselineLocked(ctx context.Context) Record {
 		return rec
 	}
 	tr.files = make(map[string]manifestFile, len(files))
-	tr.dirs, tr.multi = map[string]int{}, map[string]bool{}
+	tr.dirs, tr.multi, tr.ino = map[string]int{}, map[string]bool{}, map[string]uint64{}
 	for p, f := range files {
 		mf := manifestFile{File: f}
 		if fi, err := os.Lstat(s.Abs(p)); err == nil {
 			mf.Size, mf.Mtime = fi.Size(), fi.ModTime().UnixNano()
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 && fi.Mode().IsRegular() {
-				tr.multi[p] = true
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && fi.Mode().IsRegular() {
+				tr.ino[p] = st.Ino
+				if st.Nlink > 1 {
+					tr.multi[p] = true
+				}
 			}
 		}
 		tr.put(mf)
@@ -226,6 +230,7 @@ func (tr *tracking) remove(p string) {
 	}
 	delete(tr.files, p)
 	delete(tr.multi, p)
+	delete(tr.ino, p)
 	for d := parentDir(p); d != ""; d = parentDir(d) {
 		if tr.dirs[d]--; tr.dirs[d] <= 0 {
 			delete(tr.dirs, d)
@@ -380,8 +385,10 @@ func (s *Store) deltaLocked(ctx context.Context, paths map[string]bool) (Record,
 	}
 	for _, mf := range changed {
 		tr.put(mf)
-		if mf.Size > 0 && !mf.Link && s.nlink(mf.Path) > 1 {
-			tr.multi[mf.Path] = true
+	}
+	for p, mf := range seen {
+		if !mf.Absent && !mf.Link {
+			tr.linked(p, s.Abs(p))
 		}
 	}
 	if len(changed) == 0 && len(removed) == 0 {
@@ -445,15 +452,31 @@ func (s *Store) content(rel string, mf manifestFile) ([]byte, error) {
 	return readCapped(s.Abs(rel), s.opts.MaxFileSize)
 }
 
-func (s *Store) nlink(rel string) uint64 {
-	fi, err := os.Lstat(s.Abs(rel))
-	if err != nil {
-		return 0
+// linked notes a file's inode and, when it has several hard links, keeps
+// it and its other names in the tree in multi: a write through one name
+// reports no event for the others.
+func (tr *tracking) linked(rel, abs string) {
+	fi, err := os.Lstat(abs)
+	if err != nil || !fi.Mode().IsRegular() {
+		return
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Nlink)
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return
 	}
-	return 0
+	tr.ino[rel] = st.Ino
+	if st.Nlink <= 1 {
+		delete(tr.multi, rel)
+		return
+	}
+	if !tr.multi[rel] {
+		tr.multi[rel] = true
+		for p, ino := range tr.ino { // rare: a command made a hard link
+			if ino == st.Ino {
+				tr.multi[p] = true
+			}
+		}
+	}
 }
 
 // dropIgnored leaves out new paths git ignores (paths the newest snapshot
