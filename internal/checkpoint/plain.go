@@ -216,9 +216,16 @@ func (s *Store) readManifest(h string) (*manifest, error) {
 		return m.(*manifest), nil
 	}
 	var chain []*manifest
+	var cached *manifest // a resolved manifest the chain stands on
 	for next := h; ; {
 		if len(chain) > maxChain {
 			return nil, fmt.Errorf("manifest %s: chain too long", h)
+		}
+		if c, ok := s.manifests.Load(next); ok && next != h {
+			// A rewind resolves the records of one turn, each a few
+			// changes on the previous: start from the one resolved.
+			cached = c.(*manifest)
+			break
 		}
 		data, err := s.readBlob(next)
 		if err != nil {
@@ -235,11 +242,15 @@ func (s *Store) readManifest(h string) (*manifest, error) {
 		next = m.Base
 	}
 	byPath := make(map[string]manifestFile, len(chain[len(chain)-1].Files))
-	if tree := chain[len(chain)-1].Tree; tree != "" {
+	if cached != nil {
+		for _, f := range cached.full {
+			byPath[f.Path] = f
+		}
+	} else if tree := chain[len(chain)-1].Tree; tree != "" {
 		if s.git == nil {
 			return nil, fmt.Errorf("manifest %s stands on a git tree; %s is not a git work tree now", h, s.cwd)
 		}
-		files, err := s.git.files(tree)
+		files, err := s.treeFiles(schemeGit + tree)
 		if err != nil {
 			return nil, err
 		}

@@ -182,12 +182,10 @@ func (s *Store) baselineLocked(ctx context.Context) Record {
 	}
 	var files map[string]File
 	var err error
-	switch {
-	case strings.HasPrefix(rec.Tree, schemeGit):
-		files, err = s.git.files(strings.TrimPrefix(rec.Tree, schemeGit))
+	files, err = s.treeFiles(rec.Tree)
+	if strings.HasPrefix(rec.Tree, schemeGit) {
 		tr.tree, tr.hash = strings.TrimPrefix(rec.Tree, schemeGit), ""
-	default:
-		files, err = s.treeFiles(rec.Tree)
+	} else {
 		tr.tree, tr.hash = "", strings.TrimPrefix(rec.Tree, "plain:")
 	}
 	if err != nil {
