@@ -176,9 +176,17 @@ func (s *Store) sweep(ctx context.Context, recs []Record, cut int64) error {
 	if s.git == nil {
 		return nil
 	}
-	// Git objects: those reachable from live trees and those the private
-	// index names (the next snapshot reuses unchanged entries).
+	// Git objects: those reachable from live trees, those live manifests
+	// name, and those the private index names (the next snapshot reuses
+	// unchanged entries).
 	liveGit := map[string]bool{}
+	for h := range live {
+		if oid, ok := strings.CutPrefix(h, schemeGit); ok {
+			liveGit[oid] = true
+		} else if oid, ok := strings.CutPrefix(h, gitTreeKey); ok {
+			trees = append(trees, oid)
+		}
+	}
 	if len(trees) > 0 {
 		out, _, err := s.git.run(ctx, []byte(strings.Join(trees, "\n")+"\n"), "rev-list", "--objects", "--no-object-names", "--missing=allow-any", "--stdin")
 		if err != nil {
@@ -199,6 +207,10 @@ func (s *Store) sweep(ctx context.Context, recs []Record, cut int64) error {
 	return sweepDir(filepath.Join(s.root, "git", "objects"), func(name string) bool { return liveGit[name] })
 }
 
+// gitTreeKey marks, among the live hashes of a sweep, a git tree a live
+// manifest stands on.
+const gitTreeKey = "gittree:"
+
 func (s *Store) markManifest(h string, live map[string]bool) {
 	if live["files:"+h] {
 		return
@@ -211,6 +223,9 @@ func (s *Store) markManifest(h string, live map[string]bool) {
 	for _, f := range m.full {
 		live[f.Hash] = true
 	}
+	if m.Tree != "" {
+		live[gitTreeKey+m.Tree] = true
+	}
 	// The chain of manifests it is stored against (their blobs only).
 	for base := m.Base; base != "" && !live[base]; {
 		live[base] = true
@@ -220,9 +235,13 @@ func (s *Store) markManifest(h string, live map[string]bool) {
 		}
 		var stored struct {
 			Base string `json:"base"`
+			Tree string `json:"tree"`
 		}
 		if json.Unmarshal(data, &stored) != nil {
 			return
+		}
+		if stored.Tree != "" {
+			live[gitTreeKey+stored.Tree] = true
 		}
 		base = stored.Base
 	}

@@ -21,8 +21,12 @@ import (
 // stores only what changed since a base manifest (at most maxChain deep);
 // in memory it is always resolved to the full list.
 type manifest struct {
-	Base    string         `json:"base,omitempty"`
-	Depth   int            `json:"depth,omitempty"`
+	Base  string `json:"base,omitempty"`
+	Depth int    `json:"depth,omitempty"`
+	// Tree, in a chain's first manifest, is a git tree the chain stands
+	// on (a tracked snapshot of a git work tree starts from the full git
+	// snapshot); its files come before the manifest's changes.
+	Tree    string         `json:"tree,omitempty"`
 	Files   []manifestFile `json:"files"` // all files, or (with Base) those added or changed
 	Removed []string       `json:"removed,omitempty"`
 	// Taken is when the walk started (ns). A file modified less than
@@ -212,9 +216,16 @@ func (s *Store) readManifest(h string) (*manifest, error) {
 		return m.(*manifest), nil
 	}
 	var chain []*manifest
+	var cached *manifest // a resolved manifest the chain stands on
 	for next := h; ; {
 		if len(chain) > maxChain {
 			return nil, fmt.Errorf("manifest %s: chain too long", h)
+		}
+		if c, ok := s.manifests.Load(next); ok && next != h {
+			// A rewind resolves the records of one turn, each a few
+			// changes on the previous: start from the one resolved.
+			cached = c.(*manifest)
+			break
 		}
 		data, err := s.readBlob(next)
 		if err != nil {
@@ -231,6 +242,22 @@ func (s *Store) readManifest(h string) (*manifest, error) {
 		next = m.Base
 	}
 	byPath := make(map[string]manifestFile, len(chain[len(chain)-1].Files))
+	if cached != nil {
+		for _, f := range cached.full {
+			byPath[f.Path] = f
+		}
+	} else if tree := chain[len(chain)-1].Tree; tree != "" {
+		if s.git == nil {
+			return nil, fmt.Errorf("manifest %s stands on a git tree; %s is not a git work tree now", h, s.cwd)
+		}
+		files, err := s.treeFiles(schemeGit + tree)
+		if err != nil {
+			return nil, err
+		}
+		for p, f := range files {
+			byPath[p] = manifestFile{File: f}
+		}
+	}
 	for i := len(chain) - 1; i >= 0; i-- {
 		for _, p := range chain[i].Removed {
 			delete(byPath, p)

@@ -131,11 +131,31 @@ func AppendRecords(w io.Writer, recs ...Record) error {
 // cannot be taken is returned as a record with Missing set, never as an
 // error: the effect still runs, and the rewind says what it cannot undo.
 func (s *Store) Snapshot(ctx context.Context) Record {
+	if s.tr != nil {
+		// The baseline is taken in the background: an effect waits for
+		// it rather than run unprotected.
+		select {
+		case <-s.tr.ready:
+		case <-ctx.Done():
+			return Record{Missing: "interrupted before the first checkpoint was taken"}
+		}
+	}
 	unlock, err := s.lock()
 	if err != nil {
 		return Record{Missing: "checkpoint store unavailable: " + rootCause(err)}
 	}
 	defer unlock()
+	if s.tr != nil {
+		if rec, ok := s.trackedSnapshot(ctx); ok {
+			return rec
+		}
+	}
+	return s.fullSnapshotLocked(ctx)
+}
+
+// fullSnapshotLocked looks at the whole working directory. The caller
+// holds the store lock.
+func (s *Store) fullSnapshotLocked(ctx context.Context) Record {
 	if s.git != nil {
 		objects := filepath.Join(s.root, "git", "objects")
 		before := s.gitSizer.size(objects)

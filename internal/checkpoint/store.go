@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -66,6 +67,9 @@ type Options struct {
 	// (the path is in its target state), with the number done so far. A
 	// test seam: tests pause a rewind there to kill it midway.
 	AfterApply func(done int)
+	// MaxWatches bounds the inotify watches of change tracking (see
+	// Store.Track); 0 leaves only the kernel's limit. A test seam.
+	MaxWatches int
 }
 
 func (o Options) withDefaults() Options {
@@ -104,6 +108,10 @@ type Store struct {
 	// added since (-1: not measured yet); crossing the cap triggers an
 	// eviction.
 	approx int64
+
+	tr     *tracking // nil: every snapshot scans the tree
+	warn   func(string)
+	warned atomic.Bool
 }
 
 // Open opens (creating it when needed) the checkpoint store of cwd. The
@@ -352,6 +360,16 @@ func (s *Store) hasBlob(h string) bool {
 
 // Close ends the helper process a git store may have started.
 func (s *Store) Close() error {
+	if s.tr != nil {
+		s.tr.stop() // a baseline still being taken is not needed
+		<-s.tr.ready
+		s.mu.Lock()
+		if s.tr.t != nil {
+			s.tr.t.Close()
+			s.tr.t = nil
+		}
+		s.mu.Unlock()
+	}
 	if s.git != nil {
 		s.git.close()
 	}

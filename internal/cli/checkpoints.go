@@ -24,10 +24,19 @@ func (a *runner) checkpointHook() agent.BeforeEffect {
 		fmt.Fprintf(a.io.stderr, "tiny-go: checkpoints are off: %v\n", err)
 		return nil
 	}
-	cs, err := checkpoint.Open(a.cwd, checkpoint.Options{Cap: capBytes})
-	if err != nil {
-		fmt.Fprintf(a.io.stderr, "tiny-go: checkpoints are off: %v\n", err)
-		return nil
+	cs := a.checkpoints
+	if cs == nil {
+		cs, err = checkpoint.Open(a.cwd, checkpoint.Options{Cap: capBytes})
+		if err != nil {
+			fmt.Fprintf(a.io.stderr, "tiny-go: checkpoints are off: %v\n", err)
+			return nil
+		}
+		// Watches and the first full snapshot are set up in the
+		// background: the first prompt does not wait for them, the first
+		// effect does.
+		stderr := a.io.stderr
+		cs.Track(func(line string) { fmt.Fprintln(stderr, line) })
+		a.checkpoints = cs
 	}
 	rec := checkpoint.NewRecorder(cs, sidecarAppender{sessionPath: a.store.Path(), name: checkpoint.IndexFile})
 	return rec.BeforeEffect

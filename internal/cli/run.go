@@ -17,6 +17,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
+	"github.com/tiny-agent/tiny-go/internal/checkpoint"
 	"github.com/tiny-agent/tiny-go/internal/config"
 	"github.com/tiny-agent/tiny-go/internal/interrupt"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
@@ -100,16 +101,19 @@ type runner struct {
 	wire      wireChoice
 	reasoning *reasoning.Store
 
-	sink      *lifecycle.Tracker
-	store     *store.Store
-	bg        *tools.Manager
-	mcp       mcp.Clients
-	agent     *agent.Agent
-	skills    []prompt.Skill
-	tools     []string
-	resumed   bool
-	hooks     *testHooks
-	toolNames []string // display names of the offered tools
+	sink  *lifecycle.Tracker
+	store *store.Store
+	// checkpoints is the working directory's checkpoint store, opened
+	// (and its change tracking started) with the first checkpoint hook.
+	checkpoints *checkpoint.Store
+	bg          *tools.Manager
+	mcp         mcp.Clients
+	agent       *agent.Agent
+	skills      []prompt.Skill
+	tools       []string
+	resumed     bool
+	hooks       *testHooks
+	toolNames   []string // display names of the offered tools
 	// servers are the MCP servers picked by --mcp; mcpAliases their names.
 	servers []mcp.Server
 	// endpointShown is the endpoint without any password, for display.
@@ -691,6 +695,9 @@ func (a *runner) close() {
 		_ = a.mcp.Close() // stdio servers are stopped politely first
 	}
 	a.procs.Close()
+	if a.checkpoints != nil {
+		_ = a.checkpoints.Close()
+	}
 	a.discardCreated()
 	if a.store != nil {
 		_ = a.store.Close()

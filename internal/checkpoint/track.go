@@ -1,0 +1,501 @@
+package checkpoint
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/tiny-agent/tiny-go/internal/watch"
+)
+
+// tracking makes a snapshot cost what changed since the previous one: a
+// watch.Tracker reports the changed paths, and the snapshot looks only at
+// them, storing a manifest of the changes against the previous snapshot.
+// The first snapshot (the baseline) and any snapshot after lost events are
+// full ones, in the store's own mode.
+type tracking struct {
+	t     *watch.Tracker // nil: tracking fell back for good
+	ready chan struct{}  // closed when the baseline is taken (or failed)
+	stop  context.CancelFunc
+
+	// The state of the newest snapshot, guarded by the store lock.
+	valid bool                    // files describes the newest snapshot
+	rec   Record                  // the newest snapshot's record
+	hash  string                  // its manifest ("" for a git baseline)
+	tree  string                  // the git tree at the root of its chain
+	depth int                     // delta manifests since a full one
+	files map[string]manifestFile // every path, as in the newest snapshot
+	dirs  map[string]int          // files under each directory
+	multi map[string]bool         // files with more than one hard link
+	ino   map[string]uint64       // inode of each file, to find a new link's other names
+	// ignoredDirs are left out of the watches (git mode: ignored
+	// directories such as node_modules).
+	ignoredDirs map[string]bool
+}
+
+// syncDirName holds the tracker's marker files, outside the watched tree.
+const syncDirName = "watch"
+
+// Track starts change tracking: watches on the working directory and the
+// first full snapshot, both in the background, so the caller does not wait.
+// Snapshots taken before the baseline is done wait for it. When tracking
+// cannot be had (watch limit, a file system inotify cannot see) or later
+// loses events, snapshots scan the tree as before and warn, once per
+// store, says so in one line. Call it once, before the first Snapshot.
+func (s *Store) Track(warn func(line string)) {
+	if warn == nil {
+		warn = func(string) {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	tr := &tracking{ready: make(chan struct{}), stop: cancel}
+	s.tr, s.warn = tr, warn
+	go func() {
+		defer close(tr.ready)
+		syncDir, err := ensureDirs(s.root, syncDirName)
+		if err != nil {
+			s.fellBack("cannot make its marker directory: " + err.Error())
+			return
+		}
+		tr.ignoredDirs = s.ignoredDirs()
+		t, err := watch.Start(s.cwd, syncDir, watch.Options{Skip: s.skipDir(tr.ignoredDirs), MaxWatches: s.opts.MaxWatches})
+		if err != nil {
+			s.fellBack(err.Error())
+			return
+		}
+		tr.t = t
+		unlock, err := s.lock()
+		if err != nil {
+			return
+		}
+		defer unlock()
+		// Changes made while the baseline is taken are reported at the
+		// next snapshot, which looks at them again.
+		if _, err := t.Sync(ctx); err != nil {
+			s.stopTracking(err.Error())
+			return
+		}
+		s.baselineLocked(ctx)
+	}()
+}
+
+// skipDir leaves out what no snapshot holds: the store, .git, and (git
+// mode) the ignored directories.
+func (s *Store) skipDir(ignored map[string]bool) func(string) bool {
+	return func(rel string) bool {
+		return rel == stateDirName || rel == ".git" || strings.HasSuffix(rel, "/.git") || ignored[rel]
+	}
+}
+
+// ignoredDirs lists the directories git ignores (node_modules, build
+// output): they get no watches.
+func (s *Store) ignoredDirs() map[string]bool {
+	out := map[string]bool{}
+	if s.git == nil {
+		return out
+	}
+	data, _, err := s.git.run(context.Background(), nil, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+	if err != nil {
+		return out
+	}
+	for _, p := range bytes.Split(data, []byte{0}) {
+		if d, ok := strings.CutSuffix(string(p), "/"); ok && d != "" {
+			out[d] = true
+		}
+	}
+	return out
+}
+
+// fellBack ends tracking and says so once.
+func (s *Store) fellBack(why string) {
+	s.warnOnce("tiny-go: checkpoint tracking fell back to scanning the whole working directory before and after each command (" + why + ")")
+}
+
+func (s *Store) warnOnce(line string) {
+	if s.warned.CompareAndSwap(false, true) && s.warn != nil {
+		s.warn(line)
+	}
+}
+
+// stopTracking turns tracking off for good. The caller holds the lock.
+func (s *Store) stopTracking(why string) {
+	if s.tr.t != nil {
+		s.tr.t.Close()
+		s.tr.t = nil
+	}
+	s.tr.valid = false
+	s.fellBack(why)
+}
+
+// trackedSnapshot is Snapshot with tracking on; ok is false when the
+// caller must take a full snapshot (tracking is off).
+func (s *Store) trackedSnapshot(ctx context.Context) (Record, bool) {
+	tr := s.tr
+	if tr.t == nil {
+		return Record{}, false
+	}
+	ch, err := tr.t.Sync(ctx)
+	if err != nil {
+		s.stopTracking(err.Error())
+		return Record{}, false
+	}
+	if ch.Lost != "" || !tr.valid {
+		if ch.Lost != "" {
+			s.warnOnce("tiny-go: checkpoint tracking lost changes (" + ch.Lost + "); this checkpoint scanned the whole working directory")
+		}
+		return s.baselineLocked(ctx), true
+	}
+	if len(ch.Paths) == 0 && len(tr.multi) == 0 {
+		rec := tr.rec
+		rec.Bytes = 0
+		return rec, true
+	}
+	rec, err := s.deltaLocked(ctx, ch.Paths)
+	s.accountLocked(rec.Bytes)
+	if err != nil {
+		// The state in memory may be half updated: the next snapshot
+		// scans the whole tree again.
+		tr.valid = false
+		return Record{Missing: rootCause(err)}, true
+	}
+	return rec, true
+}
+
+// baselineLocked takes a full snapshot and loads it as the state the next
+// snapshots change.
+func (s *Store) baselineLocked(ctx context.Context) Record {
+	tr := s.tr
+	tr.valid = false
+	rec := s.fullSnapshotLocked(ctx)
+	if rec.Missing != "" {
+		return rec
+	}
+	var files map[string]File
+	var err error
+	files, err = s.treeFiles(rec.Tree)
+	if strings.HasPrefix(rec.Tree, schemeGit) {
+		tr.tree, tr.hash = strings.TrimPrefix(rec.Tree, schemeGit), ""
+	} else {
+		tr.tree, tr.hash = "", strings.TrimPrefix(rec.Tree, "plain:")
+	}
+	if err != nil {
+		return rec
+	}
+	tr.files = make(map[string]manifestFile, len(files))
+	tr.dirs, tr.multi, tr.ino = map[string]int{}, map[string]bool{}, map[string]uint64{}
+	for p, f := range files {
+		mf := manifestFile{File: f}
+		if fi, err := os.Lstat(s.Abs(p)); err == nil {
+			mf.Size, mf.Mtime = fi.Size(), fi.ModTime().UnixNano()
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && fi.Mode().IsRegular() {
+				tr.ino[p] = st.Ino
+				if st.Nlink > 1 {
+					tr.multi[p] = true
+				}
+			}
+		}
+		tr.put(mf)
+	}
+	for _, f := range rec.Files {
+		tr.put(manifestFile{File: f})
+	}
+	tr.rec, tr.depth, tr.valid = rec, 0, true
+	return rec
+}
+
+func (tr *tracking) put(mf manifestFile) {
+	if _, ok := tr.files[mf.Path]; !ok {
+		for d := parentDir(mf.Path); d != ""; d = parentDir(d) {
+			tr.dirs[d]++
+		}
+	}
+	tr.files[mf.Path] = mf
+}
+
+func (tr *tracking) remove(p string) {
+	if _, ok := tr.files[p]; !ok {
+		return
+	}
+	delete(tr.files, p)
+	delete(tr.multi, p)
+	delete(tr.ino, p)
+	for d := parentDir(p); d != ""; d = parentDir(d) {
+		if tr.dirs[d]--; tr.dirs[d] <= 0 {
+			delete(tr.dirs, d)
+		}
+	}
+}
+
+func parentDir(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+// deltaLocked looks at the changed paths (and every file with several
+// hard links: a write through another link reports no event here),
+// stores what changed and a manifest of the changes.
+func (s *Store) deltaLocked(ctx context.Context, paths map[string]bool) (Record, error) {
+	tr := s.tr
+	now := time.Now().UnixNano()
+	seen := map[string]manifestFile{} // path -> its state now (Absent: gone)
+	var walkErr error
+	look := func(rel string) {
+		if _, ok := seen[rel]; ok {
+			return
+		}
+		fi, err := os.Lstat(s.Abs(rel))
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			seen[rel] = manifestFile{File: File{Path: rel, Absent: true}}
+			return
+		case err != nil:
+			seen[rel] = manifestFile{File: File{Path: rel, Missing: "unreadable: " + rootCause(err)}}
+			return
+		}
+		if fi.IsDir() {
+			seen[rel] = manifestFile{File: File{Path: rel, Absent: true}} // not a file (any more)
+			if rel == stateDirName || fi.Name() == ".git" || tr.ignoredDirs[rel] {
+				return
+			}
+			err := filepath.WalkDir(s.Abs(rel), func(path string, d fs.DirEntry, err error) error {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				r, _ := filepath.Rel(s.cwd, path)
+				r = filepath.ToSlash(r)
+				if err != nil {
+					if r != rel {
+						seen[r] = manifestFile{File: File{Path: r, Missing: "unreadable: " + rootCause(err)}}
+					}
+					return nil
+				}
+				if d.IsDir() {
+					if r != rel && (d.Name() == ".git" || tr.ignoredDirs[r]) {
+						return fs.SkipDir
+					}
+					return nil
+				}
+				if fi, err := d.Info(); err == nil {
+					seen[r] = s.fileState(r, fi)
+				}
+				return nil
+			})
+			if err != nil {
+				walkErr = err
+			}
+			return
+		}
+		seen[rel] = s.fileState(rel, fi)
+	}
+	for p, subtree := range paths {
+		if subtree || tr.dirs[p] > 0 {
+			// What was under a directory that changed wholesale is gone
+			// unless the walk below finds it again.
+			prefix := p + "/"
+			if tr.dirs[p] > 0 {
+				for q := range tr.files {
+					if strings.HasPrefix(q, prefix) {
+						seen[q] = manifestFile{File: File{Path: q, Absent: true}}
+					}
+				}
+			}
+		}
+	}
+	for p := range paths {
+		delete(seen, p)
+		look(p)
+	}
+	// A walk below may have found again what the prefix pass removed.
+	for p := range tr.multi {
+		if _, ok := paths[p]; !ok {
+			look(p)
+		}
+	}
+	if walkErr != nil {
+		return Record{}, walkErr
+	}
+	if s.git != nil {
+		s.dropIgnored(ctx, seen)
+	}
+	// Read and store what differs from the newest snapshot.
+	var added int64
+	var changed []manifestFile
+	var removed []string
+	for p, mf := range seen {
+		old, had := tr.files[p]
+		if mf.Absent {
+			if had {
+				removed = append(removed, p)
+			}
+			continue
+		}
+		if mf.Missing == "" {
+			_, forced := paths[p]
+			if had && !forced && old.Hash != "" && old.Size == mf.Size && old.Mtime == mf.Mtime && old.Mode == mf.Mode && old.Link == mf.Link {
+				continue // a hard-linked file not written
+			}
+			data, err := s.content(p, mf)
+			switch {
+			case errors.Is(err, errTooLarge):
+				mf.Missing = "larger than " + formatBytes(s.opts.MaxFileSize)
+			case errors.Is(err, fs.ErrNotExist):
+				if had {
+					removed = append(removed, p)
+				}
+				continue
+			case err != nil:
+				mf.Missing = "unreadable: " + rootCause(err)
+			default:
+				if had && old.Hash != "" && s.hashLike(old.Hash, data) == old.Hash {
+					mf.Hash = old.Hash // same content (a touch, a rewrite)
+				} else {
+					if added+int64(len(data)) > s.opts.Cap/2 {
+						return Record{}, fmt.Errorf("the changed files take more than half the checkpoint store's cap (%s)", formatBytes(s.opts.Cap))
+					}
+					h, n, err := s.putBlob(data)
+					if err != nil {
+						return Record{}, fmt.Errorf("store %s: %w", p, err)
+					}
+					mf.Hash, added = h, added+n
+				}
+			}
+		}
+		if had && old.File == mf.File {
+			tr.files[p] = mf // new stat data, same state
+			continue
+		}
+		changed = append(changed, mf)
+	}
+	for _, p := range removed {
+		tr.remove(p)
+	}
+	for _, mf := range changed {
+		tr.put(mf)
+	}
+	for p, mf := range seen {
+		if !mf.Absent && !mf.Link {
+			tr.linked(p, s.Abs(p))
+		}
+	}
+	if len(changed) == 0 && len(removed) == 0 {
+		rec := tr.rec
+		rec.Bytes = added
+		return rec, nil
+	}
+	m := &manifest{Taken: now, Files: changed, Removed: removed}
+	slices.SortFunc(m.Files, func(a, b manifestFile) int { return strings.Compare(a.Path, b.Path) })
+	slices.Sort(m.Removed)
+	if tr.depth >= maxChain {
+		// Start a new chain with the whole list.
+		m.Files, m.Removed = make([]manifestFile, 0, len(tr.files)), nil
+		for _, f := range tr.files {
+			m.Files = append(m.Files, f)
+		}
+		slices.SortFunc(m.Files, func(a, b manifestFile) int { return strings.Compare(a.Path, b.Path) })
+		tr.depth, tr.tree = 0, ""
+	} else {
+		m.Base, m.Tree, m.Depth = tr.hash, "", tr.depth+1
+		if tr.hash == "" {
+			m.Tree = tr.tree
+		}
+		tr.depth++
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return Record{}, err
+	}
+	h, n, err := s.putBlob(data)
+	if err != nil {
+		return Record{}, err
+	}
+	added += n
+	tr.hash = h
+	if s.git == nil {
+		// The base of a full scan in the next process.
+		s.last, s.lastHash = nil, ""
+		_ = writeAtomic(filepath.Join(s.root, lastManifestFile), []byte(h), fileMode, false)
+	}
+	tr.rec = Record{Tree: "plain:" + h}
+	return Record{Tree: "plain:" + h, Bytes: added}, nil
+}
+
+// fileState is the manifest entry of a file from its stat data.
+func (s *Store) fileState(rel string, fi fs.FileInfo) manifestFile {
+	if !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
+		return manifestFile{File: File{Path: rel, Absent: true}} // not content
+	}
+	return manifestFile{File: File{Path: rel, Mode: uint32(fi.Mode().Perm()), Link: fi.Mode()&fs.ModeSymlink != 0}, Size: fi.Size(), Mtime: fi.ModTime().UnixNano()}
+}
+
+func (s *Store) content(rel string, mf manifestFile) ([]byte, error) {
+	if mf.Link {
+		t, err := os.Readlink(s.Abs(rel))
+		return []byte(t), err
+	}
+	if mf.Size > s.opts.MaxFileSize {
+		return nil, errTooLarge
+	}
+	return readCapped(s.Abs(rel), s.opts.MaxFileSize)
+}
+
+// linked notes a file's inode and, when it has several hard links, keeps
+// it and its other names in the tree in multi: a write through one name
+// reports no event for the others.
+func (tr *tracking) linked(rel, abs string) {
+	fi, err := os.Lstat(abs)
+	if err != nil || !fi.Mode().IsRegular() {
+		return
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return
+	}
+	tr.ino[rel] = st.Ino
+	if st.Nlink <= 1 {
+		delete(tr.multi, rel)
+		return
+	}
+	if !tr.multi[rel] {
+		tr.multi[rel] = true
+		for p, ino := range tr.ino { // rare: a command made a hard link
+			if ino == st.Ino {
+				tr.multi[p] = true
+			}
+		}
+	}
+}
+
+// dropIgnored leaves out new paths git ignores (paths the newest snapshot
+// has are kept: a tracked file stays tracked).
+func (s *Store) dropIgnored(ctx context.Context, seen map[string]manifestFile) {
+	var ask []byte
+	for p, mf := range seen {
+		if _, had := s.tr.files[p]; !had && !mf.Absent {
+			ask = append(append(ask, p...), 0)
+		}
+	}
+	if len(ask) == 0 {
+		return
+	}
+	cmd := exec.CommandContext(ctx, "git", append(append([]string{}, gitConfig...), "check-ignore", "--no-index", "-z", "--stdin")...)
+	cmd.Dir, cmd.Env = s.git.cwd, s.git.env
+	cmd.Stdin = bytes.NewReader(ask)
+	out, _ := cmd.Output() // exit 1: nothing ignored
+	for _, p := range bytes.Split(out, []byte{0}) {
+		if len(p) > 0 {
+			delete(seen, string(p))
+		}
+	}
+}
