@@ -148,12 +148,24 @@ func planRewind(ctx context.Context, req rewindRequest, capBytes int64) (*rewind
 	}
 	for _, tx := range committedTransactions(data, 0) {
 		for _, f := range tx.facts {
-			if ts, ok := f.Record.(*session.ToolStarted); ok && f.Seq >= t.Seq && ts.ToolName != "read" && !recorded[f.ID] {
+			if ts, ok := f.Record.(*session.ToolStarted); ok && f.Seq >= t.Seq && ts.ToolName != "read" && !recorded[f.ID] && !settledAtStart(tx.facts, f.ID) {
 				plan.Warnings = append(plan.Warnings, fmt.Sprintf("no checkpoint was recorded for %s (%s, seq %d): what it changed cannot be put back", ts.ToolName, ts.ToolCallID, f.Seq))
 			}
 		}
 	}
 	return j, nil
+}
+
+// settledAtStart reports whether the call started by toolStarted fact id
+// has its result in the same transaction: a denied call commits its intent
+// and its error result together and never runs, so it changed nothing.
+func settledAtStart(tx []session.Fact, id string) bool {
+	for _, f := range tx {
+		if e, ok := f.Entry.(*session.ToolResultEntry); ok && e.ToolStartedID == id {
+			return true
+		}
+	}
+	return false
 }
 
 func readCheckpoints(sessionPath string) ([]checkpoint.Record, error) {

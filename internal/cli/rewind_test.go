@@ -519,3 +519,26 @@ func TestRewindNamesCallsWithoutCheckpoints(t *testing.T) {
 		t.Fatal("x.txt was touched")
 	}
 }
+
+// A call the user denied never ran: rewinding past it warns about nothing,
+// while a call that ran without a checkpoint is still named.
+func TestRewindDoesNotWarnAboutDeniedCalls(t *testing.T) {
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"echo x > x.txt"}`)}},
+		providertest.Reply{Text: "it was denied"},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c2", "bash", `{"command":"echo y > y.txt"}`)}},
+		providertest.Reply{Text: "made y"},
+	)
+	c := newCLI(t, srv)
+	c.env["TINY_CHECKPOINTS"] = "off"
+	if code, stdout, stderr := c.main("make x\nn not now\nmake y\ny\n/exit\n", "--approval", "ask"); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	out := c.rewind(sessionID(t, c), "--turn", "1", "--files-only")
+	if strings.Contains(out, "for bash (c1,") {
+		t.Fatalf("warns about the denied call:\n%s", out)
+	}
+	if !strings.Contains(out, "no checkpoint was recorded for bash (c2, seq ") {
+		t.Fatalf("does not name the call that ran:\n%s", out)
+	}
+}

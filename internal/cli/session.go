@@ -15,16 +15,18 @@ import (
 )
 
 // newSessionCommand is `tiny-go session`: inspection of session files.
-// Every subcommand but abort is read-only and takes no session lock.
+// list, show, state, plan and verify are read-only and take no session
+// lock; abort, rewind and fork write.
 func newSessionCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "session <command>",
 		Short: "Inspect session files",
 		Long: `Inspect the durable session files of a working directory
-(<cwd>/.tiny-agent/sessions). All but abort, repair, fork and rewind only
-read: they never repair a torn tail or take the session lock. abort ends an
-open operation durably, without running anything; repair cuts a session
-changed by another program back to its last verified commit.`,
+(<cwd>/.tiny-agent/sessions). list, show, state, plan and verify only read:
+they never repair a torn tail or take the session lock. abort ends an open
+operation durably, without running anything; repair cuts a session changed
+by another program back to its last verified commit; rewind puts files back
+and writes a fork; fork writes a new session.`,
 		RunE: runGroup(a),
 	}
 	cmd.AddCommand(
