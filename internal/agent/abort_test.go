@@ -382,3 +382,40 @@ func TestAbortRaceToolSettlementFirst(t *testing.T) {
 		t.Fatalf("%d model requests after the abort", n-1)
 	}
 }
+
+// An Esc during a running command: the model's result is the contract's
+// fixed text, and the projection carries what the command printed and how
+// long it ran, for the user.
+func TestAbortedCommandReportsItsPartialOutput(t *testing.T) {
+	var outcome ToolOutcome
+	var mu sync.Mutex
+	h := newHarness(t, []providertest.Reply{
+		calls(call("c1", "bash", `{"command":"echo first; echo second; echo $$ > child.pid; exec sleep 30"}`)),
+	}, func(c *Config) {
+		next := c.Events
+		c.Events = func(ev Event) {
+			if tc, ok := ev.(ToolCompleted); ok {
+				mu.Lock()
+				outcome = tc.Outcome
+				mu.Unlock()
+			}
+			next(ev)
+		}
+	})
+	done := h.runAsync("deploy")
+	readPID(t, h.path("child.pid"))
+	if ok, err := h.agent.Abort(context.Background()); !ok || err != nil {
+		t.Fatalf("Abort = %v, %v", ok, err)
+	}
+	if res := wait(t, done); res.Outcome != session.OutcomeAborted {
+		t.Fatalf("result = %+v", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if outcome.Outcome != "cancelled" || outcome.Content != session.ContentInterrupted {
+		t.Fatalf("outcome %+v", outcome)
+	}
+	if !strings.Contains(outcome.Partial, "first\nsecond") || outcome.Duration <= 0 {
+		t.Fatalf("partial %q after %v", outcome.Partial, outcome.Duration)
+	}
+}

@@ -20,6 +20,10 @@ type run struct {
 	// completed rather than reconciled.
 	ownAttempts map[string]ModelInfo
 	ownTools    map[string]ToolInfo // by toolStartedId
+	// cut is, by toolStartedId, what an interrupted call of this process
+	// printed before it was stopped, and how long it ran: shown to the
+	// user, never committed.
+	cut map[string]ToolOutcome
 }
 
 // drive applies recovery plans until the operation is finished or blocked.
@@ -38,6 +42,7 @@ func (a *Agent) drive(ctx context.Context, recovering bool) (Result, error) {
 		start:       a.cfg.Now(),
 		ownAttempts: map[string]ModelInfo{},
 		ownTools:    map[string]ToolInfo{},
+		cut:         map[string]ToolOutcome{},
 	}
 	for {
 		if err := ctx.Err(); err != nil {
@@ -232,6 +237,9 @@ func (a *Agent) appendSynthetic(ctx context.Context, r *run, op *session.Operati
 	for _, s := range p.Results {
 		if info, ok := r.ownTools[s.ToolStartedID]; ok && s.ToolStartedID != "" {
 			out := ToolOutcome{Outcome: "cancelled", Content: s.Content}
+			if c, ok := r.cut[s.ToolStartedID]; ok {
+				out.Duration, out.Partial = c.Duration, c.Partial
+			}
 			evs = append(evs, ToolCompleted{Tool: info, Outcome: out})
 		}
 	}
@@ -242,6 +250,7 @@ func (a *Agent) appendSynthetic(ctx context.Context, r *run, op *session.Operati
 	if !aborted {
 		for _, s := range p.Results {
 			delete(r.ownTools, s.ToolStartedID)
+			delete(r.cut, s.ToolStartedID)
 		}
 	}
 	return nil

@@ -151,6 +151,10 @@ type ToolOutcome struct {
 	Duration time.Duration
 	// Content is the result text, for display only.
 	Content string
+	// Partial is, for a call the user interrupted while it ran, what it
+	// had printed by then (the model gets the contract's fixed text in
+	// Content); Duration is how long it ran. Display only.
+	Partial string
 }
 
 // OperationOutcome accompanies OperationCompleted.

@@ -86,6 +86,7 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 	dur := a.cfg.Now().Sub(begin)
 
 	if a.abortDurable() {
+		r.cut[p.ToolStartedID] = ToolOutcome{Duration: dur, Partial: res.Content}
 		return nil // the planner writes the interrupted result
 	}
 	if ctx.Err() != nil {

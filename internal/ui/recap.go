@@ -52,7 +52,7 @@ func recapLines(transcript []session.Message, width int, md *markdown, st logSty
 			}
 		case session.RoleTool:
 			outcome := "succeeded"
-			if strings.HasPrefix(text, "Error") {
+			if strings.HasPrefix(text, "Error") || (names[m.ToolCallID] == "bash" && bashFailed(text)) {
 				outcome = "failed"
 			}
 			r := buildReport(agent.ToolInfo{Tool: names[m.ToolCallID]}, agent.ToolOutcome{Outcome: outcome, Content: text}, nil)
@@ -61,4 +61,14 @@ func recapLines(transcript []session.Message, width int, md *markdown, st logSty
 		}
 	}
 	return append(out, st.dim.Render("── resumed ──"))
+}
+
+// bashFailed reports whether a bash result's content says the command did
+// not succeed (the transcript keeps no result type): a non-zero exit, a
+// time-out, the cap or an abort.
+func bashFailed(content string) bool {
+	return exitCodeRE().MatchString(content) ||
+		strings.HasSuffix(content, "Command aborted.") ||
+		strings.HasSuffix(content, "complete output was not captured.") ||
+		strings.Contains(content[max(0, len(content)-80):], "\n\nCommand timed out after ")
 }

@@ -1,9 +1,12 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
@@ -27,5 +30,53 @@ func TestRecapShowsTheLastTurns(t *testing.T) {
 	}
 	if recapLines(nil, 80, nil, plainStyles(), nil) != nil {
 		t.Error("an empty transcript shows a recap")
+	}
+}
+
+// Each replayed call shows what really happened to it, in the words the
+// live tool log uses, never "N chars" for a call that did not run.
+func TestRecapShowsEachCallsRealOutcome(t *testing.T) {
+	str := func(s string) *string { return &s }
+	calls := []struct{ id, command, content, want string }{
+		{"c1", "rm -rf build", session.ContentAborted, "◆ bash rm -rf build\n  └ interrupted before it started"},
+		{"c2", "make deploy", session.ContentInterrupted, "◆ bash make deploy\n  └ interrupted while running"},
+		{"c3", "git push", "Error: The user denied this tool call; it was not executed.\nReason given by the user: not yet", "◆ bash git push\n  └ denied: not yet"},
+		{"c4", "go test", "FAIL x\n\nCommand exited with code 2", "◆ bash go test\n  └ exit code 2"},
+		{"c5", "ls", "a\nb", "◆ bash ls\n  └ 3 chars"},
+	}
+	tr := []session.Message{{Role: session.RoleUser, Content: str("go")}}
+	for _, c := range calls {
+		tr = append(tr,
+			session.Message{Role: session.RoleAssistant, ToolCalls: []session.ToolCall{{ID: c.id, Type: "function", Function: session.FunctionCall{Name: "bash", Arguments: `{"command":"` + c.command + `"}`}}}},
+			session.Message{Role: session.RoleTool, ToolCallID: c.id, Content: str(c.content)})
+	}
+	got := stripANSI(strings.Join(recapLines(tr, 80, nil, plainStyles(), func(s string) string { return s }), "\n"))
+	for _, c := range calls {
+		if !strings.Contains(got, c.want) {
+			t.Errorf("recap lacks %q:\n%s", c.want, got)
+		}
+	}
+}
+
+// The live log of a command the user interrupted: their words, how long it
+// ran, its last lines and where the full output is; the model's fixed text
+// is not shown.
+func TestInterruptedCallShowsItsPartialOutput(t *testing.T) {
+	var out []string
+	for i := 1; i <= 30; i++ {
+		out = append(out, fmt.Sprintf("line %d", i))
+	}
+	partial := strings.Join(out[20:], "\n") + "\n\n[Showing lines 21-30 of 30. Full output: /w/.tiny-agent/tool-output/x.log]\n\nCommand aborted."
+	r := buildReport(agent.ToolInfo{Tool: "bash"}, agent.ToolOutcome{Outcome: "cancelled", Content: session.ContentInterrupted, Duration: 3200 * time.Millisecond, Partial: partial}, nil)
+	got := strings.Join(r.lines(80, plainStyles()), "\n")
+	for _, want := range []string{"└ interrupted by you after 3 s", "… 6 earlier lines", "    line 27\n", "    line 30\n", "full output: /w/.tiny-agent/tool-output/x.log"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+	for _, bad := range []string{"line 26\n", "status became unknown", "Command aborted", "Showing lines"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("shows %q:\n%s", bad, got)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/tools"
 )
 
@@ -92,6 +93,7 @@ type toolReport struct {
 	preview []string // dimmed result lines
 	diff    []string // unified diff lines, without the file header
 	more    int      // detail lines left out
+	earlier int      // lines left out before a preview that is a tail
 }
 
 var exitCodeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\n*Command exited with code (-?\d+)\s*$`) })
@@ -101,8 +103,16 @@ func buildReport(t agent.ToolInfo, o agent.ToolOutcome, change *tools.FileChange
 	var r toolReport
 	denied := agent.DeniedContent("")
 	switch {
-	case o.Outcome == "cancelled":
-		r.kind, r.summary = reportStopped, "interrupted"
+	case o.Outcome == "cancelled" && (o.Partial != "" || o.Duration > 0):
+		// The model gets the contract's fixed text; the user sees what
+		// happened to their command and what it had printed.
+		r.kind, r.summary = reportStopped, "interrupted by you after "+seconds(o.Duration)
+		r.preview, r.earlier = partialTail(o.Partial)
+		o.Duration = 0
+	case content == session.ContentAborted:
+		r.kind, r.summary = reportStopped, "interrupted before it started"
+	case content == session.ContentInterrupted, o.Outcome == "cancelled":
+		r.kind, r.summary = reportStopped, "interrupted while running"
 	case strings.HasPrefix(content, denied):
 		r.kind, r.summary = reportStopped, "denied"
 		if reason, ok := strings.CutPrefix(content, denied+"\nReason given by the user: "); ok {
@@ -137,6 +147,45 @@ func buildReport(t agent.ToolInfo, o agent.ToolOutcome, change *tools.FileChange
 		r.summary += " · " + o.Duration.Round(100*time.Millisecond).String()
 	}
 	return r
+}
+
+// seconds is a duration as a person says it: "3 s", "0.4 s", "2m10s".
+func seconds(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Round(time.Second).Seconds()))
+	}
+	return d.Round(time.Second).String()
+}
+
+// fullOutputRE finds where bash kept the full output of a cut result.
+var fullOutputRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\n*\[Showing lines \d+-\d+ of \d+\. (?:Full output|Captured output[^:]*): ([^\]]+)\]`)
+})
+
+// partialTail is the last lines an interrupted call printed (and how many
+// came before them), and where its full output was kept when it was cut.
+func partialTail(s string) ([]string, int) {
+	s = strings.TrimSuffix(sanitize(s), "\n\nCommand aborted.")
+	where := ""
+	if m := fullOutputRE().FindStringSubmatchIndex(s); m != nil {
+		where = s[m[2]:m[3]]
+		s = s[:m[0]] + s[m[1]:]
+	}
+	var lines []string
+	if s = strings.Trim(s, "\n"); s != "" && s != "(no output)" {
+		lines = strings.Split(s, "\n")
+	}
+	more := 0
+	if n := previewHead + previewTail; len(lines) > n {
+		more, lines = len(lines)-n, lines[len(lines)-n:]
+	}
+	if where != "" {
+		lines = append(lines, "full output: "+where)
+	}
+	return lines, more
 }
 
 func firstLine(s string) string {
@@ -215,6 +264,9 @@ func (r toolReport) lines(width int, st logStyles) []string {
 	out := []string{head}
 	cut := func(l string) string {
 		return truncate(strings.TrimRight("    "+strings.ReplaceAll(l, "\t", "    "), " \r"), width)
+	}
+	if r.earlier > 0 {
+		out = append(out, st.dim.Render(cut(fmt.Sprintf("… %d earlier lines", r.earlier))))
 	}
 	for i, l := range r.preview {
 		if r.more > 0 && i == previewHead {
