@@ -45,6 +45,9 @@ func (o *Observer) Ask(ctx context.Context, p approval.Prompt) (approval.Answer,
 	sink(msg)
 	select {
 	case a := <-msg.reply:
+		if a.Choice != approval.Deny && isDiff(p.Detail) {
+			o.log.shownInQuestion() // the tool log then leaves the diff out
+		}
 		return a, nil
 	case <-ctx.Done():
 		return approval.Answer{}, ctx.Err()
@@ -68,7 +71,7 @@ func promptHeader(p approval.Prompt) string {
 // promptDetail is the detail, indented, control characters neutralized;
 // colored when color is set (diff lines).
 func promptDetail(p approval.Prompt, color bool) []string {
-	diff := len(p.Detail) > 2 && strings.HasPrefix(p.Detail[0], "--- ") && strings.HasPrefix(p.Detail[1], "+++ ")
+	diff := isDiff(p.Detail)
 	out := make([]string, 0, len(p.Detail))
 	for _, l := range p.Detail {
 		l = strings.ReplaceAll(sanitize(l), "\n", " ")
@@ -86,6 +89,11 @@ func promptDetail(p approval.Prompt, color bool) []string {
 		out = append(out, "    "+l)
 	}
 	return out
+}
+
+// isDiff reports whether a question's detail is a unified diff.
+func isDiff(detail []string) bool {
+	return len(detail) > 2 && strings.HasPrefix(detail[0], "--- ") && strings.HasPrefix(detail[1], "+++ ")
 }
 
 // promptChoices is the key help of a question.
@@ -168,10 +176,10 @@ func (m *model) approvalKey(k tea.KeyPressMsg) tea.Cmd {
 func (m *model) answer(a approval.Answer, what string) {
 	pa := m.approval
 	pa.msg.reply <- a
-	if a.Reason != "" {
-		what += ": " + sanitizeLine(a.Reason)
+	if a.Choice != approval.Deny {
+		// A denial (and its reason) is said once, by the tool log.
+		m.print(faint.Render("  └ " + what))
 	}
-	m.print(faint.Render("  └ " + what))
 	m.dropApproval()
 	m.setPhase("Working")
 }
@@ -199,5 +207,31 @@ func (m *model) approvalView() []string {
 		return []string{bold.Render(truncate("Why not? Optional; Enter denies, Esc aborts.", m.width))}
 	}
 	q := fmt.Sprintf("Allow %s? ", sanitizeLine(pa.msg.prompt.Tool))
-	return []string{bold.Render(truncate(q, m.width)) + faint.Render(truncate(promptChoices(pa.msg.prompt), max(m.width-len(q), 1)))}
+	return choiceLines(q, promptChoices(pa.msg.prompt), m.width)
+}
+
+// choiceLines lays out the question and its choices within width: on one
+// line when they fit, else wrapped between choices, so that no choice (Esc
+// abort last of all) is ever cut off.
+func choiceLines(q, choices string, width int) []string {
+	if width <= 0 {
+		width = lineWidth
+	}
+	if lipgloss.Width(q)+lipgloss.Width(choices) <= width {
+		return []string{bold.Render(q) + faint.Render(choices)}
+	}
+	out := []string{bold.Render(truncate(q, width))}
+	line := ""
+	for _, c := range strings.Split(choices, " · ") {
+		switch {
+		case line == "":
+			line = c
+		case lipgloss.Width(line)+3+lipgloss.Width(c) <= width:
+			line += " · " + c
+		default:
+			out = append(out, faint.Render(truncate(line, width)))
+			line = c
+		}
+	}
+	return append(out, faint.Render(truncate(line, width)))
 }

@@ -172,6 +172,9 @@ func TestTerminalApprovalKeys(t *testing.T) {
 	h.typeText("nope")
 	h.press(tea.KeyPressMsg{Code: tea.KeyEnter})
 	h.until("the answer", h.printedLine("answer=deny:nope"))
+	if strings.Contains(h.output(), "└ denied") {
+		t.Fatalf("the question echoes the denial (the tool log says it):\n%s", h.output())
+	}
 	if v := h.m.input.Value(); v != "" {
 		t.Fatalf("input holds %q after the reason", v)
 	}
@@ -186,5 +189,50 @@ func TestTerminalApprovalKeys(t *testing.T) {
 	h.until("the abort", h.printedLine("Aborted."))
 	if h.m.approval != nil || eng.aborts != 1 {
 		t.Fatalf("after Esc: approval %v, %d aborts", h.m.approval, eng.aborts)
+	}
+}
+
+// At 80 columns every choice of the question stays visible, "Esc abort"
+// included, however long the "always" choice is.
+func TestApprovalChoicesAreNeverCut(t *testing.T) {
+	p := approval.Prompt{Tool: "mcp:filesystem/write_text_file", Always: "`mcp:filesystem/write_text_file` calls with any arguments"}
+	for _, width := range []int{80, 40} {
+		lines := choiceLines("Allow "+p.Tool+"? ", promptChoices(p), width)
+		got := stripANSI(strings.Join(lines, "\n"))
+		for _, want := range []string{"y allow once", "a always allow", "n deny", "Esc abort"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("width %d: lacks %q:\n%s", width, want, got)
+			}
+		}
+		for _, l := range lines {
+			if w := len([]rune(stripANSI(l))); w > width {
+				t.Errorf("width %d: line of %d: %q", width, w, stripANSI(l))
+			}
+		}
+	}
+	if lines := choiceLines("Allow bash? ", "y allow once · n deny · Esc abort", 80); len(lines) != 1 {
+		t.Fatalf("a short question takes %d lines", len(lines))
+	}
+}
+
+// A diff shown in the approval question is not shown again when the call
+// has run; its counts are.
+func TestApprovedDiffIsShownOnce(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(dir+"/a.txt", []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := &toolLog{workDir: dir}
+	info := agent.ToolInfo{Tool: "write", ExecutionID: "e1", Arguments: `{"path":"a.txt","content":"new\n"}`}
+	l.shownInQuestion()
+	l.started(info)
+	r := l.report(info, agent.ToolOutcome{Outcome: "succeeded", Content: "ok"})
+	if r.summary != "ok +1 -1" || len(r.diff) != 0 {
+		t.Fatalf("after the question: %q, diff %q", r.summary, r.diff)
+	}
+	info.ExecutionID = "e2"
+	l.started(info) // not asked (auto mode): the log shows the diff
+	if r := l.report(info, agent.ToolOutcome{Outcome: "succeeded", Content: "ok"}); len(r.diff) == 0 {
+		t.Fatal("without a question the diff is not shown")
 	}
 }

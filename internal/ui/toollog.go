@@ -45,10 +45,30 @@ type toolLog struct {
 	workDir string
 	mu      sync.Mutex
 	changes map[string]tools.FileChange // by execution id
+	// asked is set when the approval question of the next call showed its
+	// diff; that call's result line then gives only the counts.
+	asked bool
+	shown map[string]bool // by execution id: diff already in the question
+}
+
+// shownInQuestion notes that the call about to start had its diff shown
+// in its approval question (calls start one at a time, right after their
+// question is answered).
+func (l *toolLog) shownInQuestion() {
+	l.mu.Lock()
+	l.asked = true
+	l.mu.Unlock()
 }
 
 func (l *toolLog) started(t agent.ToolInfo) {
-	if l == nil || (t.Tool != "write" && t.Tool != "edit") {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	asked := l.asked
+	l.asked = false
+	l.mu.Unlock()
+	if t.Tool != "write" && t.Tool != "edit" {
 		return
 	}
 	change, err := tools.PreviewChange(l.workDir, t.Tool, jsontext.Value(t.Arguments))
@@ -58,23 +78,33 @@ func (l *toolLog) started(t agent.ToolInfo) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.changes == nil {
-		l.changes = map[string]tools.FileChange{}
+		l.changes, l.shown = map[string]tools.FileChange{}, map[string]bool{}
 	}
 	l.changes[t.ExecutionID] = change
+	if asked {
+		l.shown[t.ExecutionID] = true
+	}
 }
 
 // report is the result line and its detail for a call that ended.
 func (l *toolLog) report(t agent.ToolInfo, o agent.ToolOutcome) toolReport {
 	var change *tools.FileChange
+	shown := false
 	if l != nil {
 		l.mu.Lock()
 		if c, ok := l.changes[t.ExecutionID]; ok {
 			change = &c
 			delete(l.changes, t.ExecutionID)
 		}
+		shown = l.shown[t.ExecutionID]
+		delete(l.shown, t.ExecutionID)
 		l.mu.Unlock()
 	}
-	return buildReport(t, o, change)
+	r := buildReport(t, o, change)
+	if shown {
+		r.diff, r.more = nil, 0 // the approval question showed it
+	}
+	return r
 }
 
 // reportKind decides the result line's colour.
