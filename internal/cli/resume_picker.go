@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tiny-agent/tiny-go/internal/fork"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/ui"
@@ -38,7 +40,7 @@ func pickSession(ctx context.Context, io stdio, cwd string, f runFlags, prompt s
 		if s.State == store.SummaryCorrupt {
 			continue
 		}
-		choices = append(choices, ui.SessionChoice{ID: s.ID, FirstPrompt: s.FirstPrompt, LastPrompt: s.LastPrompt, State: summaryState(s), Started: s.Started})
+		choices = append(choices, ui.SessionChoice{ID: s.ID, FirstPrompt: s.FirstPrompt, LastPrompt: s.LastPrompt, State: summaryState(s), Started: s.Started, Origin: forkLabel(s.Path)})
 	}
 	if len(choices) == 0 {
 		return "", false, fmt.Errorf("--resume: no session in %s to resume", cwd)
@@ -56,4 +58,34 @@ func (a *runner) recap() []session.Message {
 		return nil
 	}
 	return a.store.State().Transcript
+}
+
+// forkLabel is "fork of <short id> at turn N" for a fork, so that it can
+// be told from its source in the picker; empty for other sessions. N is
+// the turn the fork went back to (a conversation rewind), else the last
+// turn its prefix holds.
+func forkLabel(path string) string {
+	o, err := fork.ReadOrigin(path)
+	if err != nil || o == nil {
+		return ""
+	}
+	short := o.Source
+	if len(short) > 8 {
+		short = short[:8]
+	}
+	n := o.Turn
+	if n == 0 {
+		if data, err := os.ReadFile(path); err == nil {
+			turns, _ := sessionTurns(data)
+			for _, t := range turns {
+				if t.Seq <= o.At {
+					n = t.N
+				}
+			}
+		}
+	}
+	if n == 0 {
+		return "fork of " + short + " at its start"
+	}
+	return fmt.Sprintf("fork of %s at turn %d", short, n)
 }

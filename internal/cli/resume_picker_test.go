@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -61,5 +63,39 @@ func TestResumeWithoutATerminal(t *testing.T) {
 	code, _, stderr = c.main("", "--resume", "--continue")
 	if code == 0 || !strings.Contains(stderr, "--resume cannot be used with --session or --continue") {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// Forks say what they are in the picker: the source's short id and the
+// turn; their source says nothing.
+func TestForkLabel(t *testing.T) {
+	c, id, _ := threeTurns(t)
+	_ = c.rewind(id, "--turn", "2", "--conversation-only")
+	code, out, stderr := c.main("", "session", "fork", id)
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	seqFork := strings.TrimSpace(out[strings.LastIndex(out, "--session ")+len("--session "):])
+	labels := map[string]string{}
+	for _, p := range c.sessions() {
+		labels[filepath.Base(p)] = forkLabel(p)
+	}
+	var got []string
+	for name, l := range labels {
+		switch {
+		case strings.Contains(name, id):
+			if l != "" {
+				t.Errorf("the source is labelled %q", l)
+			}
+		case strings.Contains(name, seqFork):
+			got = append(got, "seq: "+l)
+		default:
+			got = append(got, "rewind: "+l)
+		}
+	}
+	sort.Strings(got)
+	want := []string{"rewind: fork of " + id[:8] + " at turn 2", "seq: fork of " + id[:8] + " at turn 3"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("labels %q, want %q", got, want)
 	}
 }

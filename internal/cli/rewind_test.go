@@ -542,3 +542,31 @@ func TestRewindDoesNotWarnAboutDeniedCalls(t *testing.T) {
 		t.Fatalf("does not name the call that ran:\n%s", out)
 	}
 }
+
+// A conversation rewind to turn 1 that is left without a prompt leaves
+// neither the empty fork nor its origin beside it.
+func TestEmptyForkLeavesNothingBehind(t *testing.T) {
+	srv := providertest.New(t, providertest.Reply{Text: "hi"})
+	c := newCLI(t, srv)
+	if code, stdout, stderr := c.main("one\n/rewind 1\ny\n/exit\n", "--approval", "auto"); code != 0 || !strings.Contains(stdout, "Now in session ") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	entries, err := os.ReadDir(filepath.Join(c.dir, ".tiny-agent", "sessions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]bool{}
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".jsonl"); ok {
+			files[name] = true
+		}
+	}
+	if len(files) != 1 {
+		t.Fatalf("%d session files, want the source only", len(files))
+	}
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".d"); ok && !files[name] {
+			t.Errorf("%s is left without its session", e.Name())
+		}
+	}
+}

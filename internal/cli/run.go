@@ -448,6 +448,11 @@ func (a *runner) discardCreated() {
 	_ = a.store.Close()
 	a.store = nil
 	_ = os.Remove(path)
+	// What was kept beside it (a fork's origin, approval answers) belongs
+	// to no session now.
+	if dir, err := store.SidecarDir(path, false); err == nil && dir != "" {
+		_ = os.RemoveAll(dir)
+	}
 }
 
 func (a *runner) buildAgent(envID string) error {

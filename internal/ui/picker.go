@@ -18,6 +18,7 @@ type SessionChoice struct {
 	LastPrompt  string
 	State       string // idle, open run, …
 	Started     time.Time
+	Origin      string // "fork of 01a23f82 at turn 3"; empty for a session that is no fork
 }
 
 func (c SessionChoice) Title() string {
@@ -29,6 +30,9 @@ func (c SessionChoice) Title() string {
 
 func (c SessionChoice) Description() string {
 	d := age(time.Since(c.Started)) + " · " + c.State
+	if c.Origin != "" {
+		d += " · " + sanitizeLine(c.Origin)
+	}
 	if c.LastPrompt != "" && c.LastPrompt != c.FirstPrompt {
 		d += " · last: " + sanitizeLine(c.LastPrompt)
 	}
