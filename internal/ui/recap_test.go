@@ -80,3 +80,27 @@ func TestInterruptedCallShowsItsPartialOutput(t *testing.T) {
 		}
 	}
 }
+
+// A changed line of a diff shows which words changed: the span between
+// the common start and end of the removed and the added line.
+func TestDiffHighlightsChangedWords(t *testing.T) {
+	diff := []string{"@@ -1,2 +1,2 @@", "-\treturn nil", "+\treturn err", " x", "-gone entirely", "+"}
+	shown := make([]string, len(diff))
+	for i, l := range diff {
+		shown[i] = "    " + strings.ReplaceAll(l, "\t", "    ")
+	}
+	spans := changedSpans(diff, shown)
+	if got := string([]rune(shown[1])[spans[1][0]:spans[1][1]]); got != "nil" {
+		t.Errorf("removed span %q, want nil", got)
+	}
+	if got := string([]rune(shown[2])[spans[2][0]:spans[2][1]]); got != "err" {
+		t.Errorf("added span %q, want err", got)
+	}
+	if _, ok := spans[4]; ok {
+		t.Error("a line with nothing in common is highlighted word by word")
+	}
+	r := toolReport{summary: "ok +1 -1", diff: diff}
+	if plain := strings.Join(r.lines(80, plainStyles()), "\n"); !strings.Contains(plain, "    -    return nil\n    +    return err") {
+		t.Fatalf("plain diff changed:\n%s", plain)
+	}
+}

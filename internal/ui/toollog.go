@@ -262,6 +262,53 @@ func diffOf(c tools.FileChange) (lines []string, add, del int) {
 // logStyles colour the tool log; the zero value is plain text.
 type logStyles struct {
 	tool, failed, stopped, dim, add, del, hunk lipgloss.Style
+	addEm, delEm                               lipgloss.Style // the changed words of a changed line
+}
+
+// changedSpans finds, for each removed line that is paired with an added
+// one (a run of n "-" lines followed by n "+" lines), the rune span of
+// each that differs from the other: what to emphasize so that the changed
+// words stand out. shown are the lines as displayed (indented, cut).
+func changedSpans(diff, shown []string) map[int][2]int {
+	out := map[int][2]int{}
+	for i := 0; i < len(diff); {
+		if !strings.HasPrefix(diff[i], "-") {
+			i++
+			continue
+		}
+		j := i
+		for j < len(diff) && strings.HasPrefix(diff[j], "-") {
+			j++
+		}
+		k := j
+		for k < len(diff) && strings.HasPrefix(diff[k], "+") {
+			k++
+		}
+		if n := j - i; n == k-j {
+			for m := 0; m < n; m++ {
+				a, b := []rune(shown[i+m]), []rune(shown[j+m])
+				const head = 5 // "    -": indent and sign
+				if len(a) < head || len(b) < head {
+					continue
+				}
+				p := head
+				for p < len(a) && p < len(b) && a[p] == b[p] {
+					p++
+				}
+				q := 0
+				for q < len(a)-p && q < len(b)-p && a[len(a)-1-q] == b[len(b)-1-q] {
+					q++
+				}
+				if p-head+q == 0 {
+					continue // nothing in common: the whole line changed
+				}
+				out[i+m] = [2]int{p, len(a) - q}
+				out[j+m] = [2]int{p, len(b) - q}
+			}
+		}
+		i = k
+	}
+	return out
 }
 
 func plainStyles() logStyles { return logStyles{} }
@@ -275,6 +322,8 @@ func colorStyles() logStyles {
 		add:     lipgloss.NewStyle().Foreground(lipgloss.Color("2")),
 		del:     lipgloss.NewStyle().Foreground(lipgloss.Color("1")),
 		hunk:    lipgloss.NewStyle().Foreground(lipgloss.Color("6")),
+		addEm:   lipgloss.NewStyle().Foreground(lipgloss.Color("2")).Reverse(true),
+		delEm:   lipgloss.NewStyle().Foreground(lipgloss.Color("1")).Reverse(true),
 	}
 }
 
@@ -304,17 +353,28 @@ func (r toolReport) lines(width int, st logStyles) []string {
 		}
 		out = append(out, st.dim.Render(cut(l)))
 	}
-	for _, l := range r.diff {
+	cutDiff := make([]string, len(r.diff))
+	for i, l := range r.diff {
+		cutDiff[i] = cut(l)
+	}
+	changed := changedSpans(r.diff, cutDiff)
+	for i, l := range r.diff {
 		s := st.dim
+		em := st.dim
 		switch {
 		case strings.HasPrefix(l, "@@"):
 			s = st.hunk
 		case strings.HasPrefix(l, "+"):
-			s = st.add
+			s, em = st.add, st.addEm
 		case strings.HasPrefix(l, "-"):
-			s = st.del
+			s, em = st.del, st.delEm
 		}
-		out = append(out, s.Render(cut(l)))
+		if sp, ok := changed[i]; ok {
+			rs := []rune(cutDiff[i])
+			out = append(out, s.Render(string(rs[:sp[0]]))+em.Render(string(rs[sp[0]:sp[1]]))+s.Render(string(rs[sp[1]:])))
+			continue
+		}
+		out = append(out, s.Render(cutDiff[i]))
 	}
 	if len(r.diff) > 0 && r.more > 0 {
 		out = append(out, st.dim.Render(cut(fmt.Sprintf("… %d more lines", r.more))))
