@@ -125,7 +125,7 @@ func TestRunLinesSignalAbortsThenExits(t *testing.T) {
 		t.Fatalf("RunLines: %v", err)
 	}
 	got := out.String()
-	if !strings.Contains(got, "◆ bash sleep 30 && ls -la\n  └ interrupted\n") || !strings.Contains(got, "\nAborted.\n") {
+	if !strings.Contains(got, "◆ bash sleep 30 && ls -la\n  └ interrupted") || !strings.Contains(got, "\nAborted.\n") {
 		t.Errorf("output:\n%s", got)
 	}
 	if aborted, _ := eng.Aborts(); aborted != 1 {
