@@ -220,18 +220,24 @@ func choiceLines(q, choices string, width int) []string {
 	if lipgloss.Width(q)+lipgloss.Width(choices) <= width {
 		return []string{bold.Render(q) + faint.Render(choices)}
 	}
-	out := []string{bold.Render(truncate(q, width))}
-	line := ""
+	// The first line is the question and the choices that fit after it.
+	var out []string
+	head, line := truncate(q, width), ""
 	for _, c := range strings.Split(choices, " · ") {
 		switch {
-		case line == "":
+		case head != "" && line == "" && lipgloss.Width(head)+lipgloss.Width(c) <= width:
 			line = c
-		case lipgloss.Width(line)+3+lipgloss.Width(c) <= width:
+		case head != "" && line != "" && lipgloss.Width(head)+lipgloss.Width(line)+3+lipgloss.Width(c) <= width:
+			line += " · " + c
+		case head != "" && line == "":
+			out = append(out, bold.Render(head)) // no choice fits beside it
+			head, line = "", c
+		case head == "" && lipgloss.Width(line)+3+lipgloss.Width(c) <= width:
 			line += " · " + c
 		default:
-			out = append(out, faint.Render(truncate(line, width)))
-			line = c
+			out = append(out, bold.Render(head)+faint.Render(truncate(line, max(width-lipgloss.Width(head), 1))))
+			head, line = "", c
 		}
 	}
-	return append(out, faint.Render(truncate(line, width)))
+	return append(out, bold.Render(head)+faint.Render(truncate(line, max(width-lipgloss.Width(head), 1))))
 }

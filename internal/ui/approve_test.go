@@ -236,3 +236,15 @@ func TestApprovedDiffIsShownOnce(t *testing.T) {
 		t.Fatal("without a question the diff is not shown")
 	}
 }
+
+// The question keeps its first choice beside it when the choices wrap.
+func TestApprovalChoicesWrapAfterTheQuestion(t *testing.T) {
+	p := approval.Prompt{Tool: "write", Always: "writes to any file in this directory"}
+	lines := choiceLines("Allow write? ", promptChoices(p), 60)
+	if len(lines) < 2 || !strings.HasPrefix(stripANSI(lines[0]), "Allow write? y allow once") {
+		t.Fatalf("%q", lines)
+	}
+	for _, l := range lines {
+		t.Log(stripANSI(l))
+	}
+}
