@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -113,6 +115,7 @@ func (h *harness) restartWith(data []byte) {
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		h.t.Fatal(err)
 	}
+	writeIntegrityRecords(h.t, path, data)
 	s, err := store.Open(h.dir, id, store.Options{})
 	if err != nil {
 		h.t.Fatalf("open a crashed prefix: %v", err)
@@ -122,6 +125,34 @@ func (h *harness) restartWith(data []byte) {
 	cfg := h.cfg
 	cfg.Log, cfg.hooks, cfg.Events = s, nil, h.obs.record
 	h.agent = h.newAgent(cfg)
+}
+
+// writeIntegrityRecords writes the integrity records (store.IntegrityFile)
+// that the store keeps for data, one per committed line, as a crash after
+// its last line leaves them.
+func writeIntegrityRecords(t testing.TB, sessionPath string, data []byte) {
+	t.Helper()
+	dir, err := store.SidecarDir(sessionPath, false)
+	if err != nil {
+		return // no sidecar, no records
+	}
+	var out []byte
+	h := sha256.New()
+	start := 0
+	for i, b := range data {
+		if b != '\n' {
+			continue
+		}
+		h.Write(data[start : i+1])
+		start = i + 1
+		out = strconv.AppendInt(out, int64(i+1), 10)
+		out = append(out, ' ')
+		out = hex.AppendEncode(out, h.Sum(nil))
+		out = append(out, '\n')
+	}
+	if err := os.WriteFile(filepath.Join(dir, store.IntegrityFile), out, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // recoverPrefixes crashes the session after each line in lines (1-based,
