@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
@@ -234,7 +235,7 @@ func assertAbortedDurably(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for groupAlive(pid) {
+	for procs.GroupAlive(pid) {
 		if time.Now().After(deadline) {
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
 			t.Fatal("the command's process group survived")
@@ -249,23 +250,6 @@ func assertAbortedDurably(t *testing.T, dir string) {
 	if last.Role != session.RoleTool || *last.Content != session.ContentInterrupted {
 		t.Fatalf("last message: %+v", last)
 	}
-}
-
-// groupAlive reports whether a live (non-zombie) process is in group pgid.
-func groupAlive(pgid int) bool {
-	dirs, _ := os.ReadDir("/proc")
-	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) > 3 && fields[0] != "Z" && fields[2] == strconv.Itoa(pgid) {
-			return true
-		}
-	}
-	return false
 }
 
 // session/load of a session whose process was SIGKILLed mid-command:

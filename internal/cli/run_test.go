@@ -8,12 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 	"github.com/tiny-agent/tiny-go/internal/session"
 
@@ -416,7 +416,7 @@ func TestSIGTERMDuringBash(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 		t.Fatalf("exit: %v (%s)", err, stderr.String())
 	}
-	if syscall.Kill(-shellPID, 0) == nil && groupAlive(shellPID) {
+	if syscall.Kill(-shellPID, 0) == nil && procs.GroupAlive(shellPID) {
 		t.Fatal("the bash process group survived")
 	}
 	st := c.state()
@@ -433,24 +433,6 @@ func TestSIGTERMDuringBash(t *testing.T) {
 }
 
 func fmtSscan(s string, pid *int) (int, error) { return fmt.Sscan(strings.TrimSpace(s), pid) }
-
-// groupAlive reports whether any live (non-zombie) process is in process
-// group pgid; PID 1 here may never reap orphans, so zombies count as gone.
-func groupAlive(pgid int) bool {
-	dirs, _ := os.ReadDir("/proc")
-	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) > 3 && fields[0] != "Z" && fields[2] == strconv.Itoa(pgid) {
-			return true
-		}
-	}
-	return false
-}
 
 // A resume whose configuration differs from the open attempt's is blocked:
 // it appends nothing, says why and how out, and session abort ends it.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/tiny-agent/tiny-go/internal/procs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -116,7 +117,7 @@ func TestInteractiveTerminal(t *testing.T) {
 	if b, err := os.ReadFile(pidFile); err == nil {
 		fmt.Sscan(strings.TrimSpace(string(b)), &pid)
 	}
-	if pid == 0 || groupAlive(pid) {
+	if pid == 0 || procs.GroupAlive(pid) {
 		t.Fatalf("the bash process group %d survived Esc", pid)
 	}
 

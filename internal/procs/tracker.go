@@ -303,6 +303,18 @@ func groupIsOurs(g group) bool {
 	return found
 }
 
+// GroupAlive reports whether a live (not zombie) process is in process
+// group pgid.
+func GroupAlive(pgid int) bool {
+	found := false
+	eachProcess(func(_ int, st Stat) {
+		if st.PGRP == pgid && !st.Dead() {
+			found = true
+		}
+	})
+	return found
+}
+
 // eachProcess calls fn for every readable process.
 func eachProcess(fn func(pid int, st Stat)) {
 	entries, err := os.ReadDir("/proc")
