@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	goimage "image"
 	"image/gif"
 	"image/jpeg"
@@ -35,34 +36,31 @@ type Image struct {
 
 var extOf = map[string]string{"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp"}
 
+// codecs are the decoders of the image types tiny-go sends.
+var codecs = map[string]struct {
+	config func(io.Reader) (goimage.Config, error)
+	decode func(io.Reader) (goimage.Image, error)
+}{
+	"image/png":  {png.DecodeConfig, png.Decode},
+	"image/jpeg": {jpeg.DecodeConfig, jpeg.Decode},
+	"image/gif":  {gif.DecodeConfig, gif.Decode},
+	"image/webp": {webp.DecodeConfig, webp.Decode},
+}
+
 func decodeConfig(mt string, data []byte) (goimage.Config, error) {
-	r := bytes.NewReader(data)
-	switch mt {
-	case "image/png":
-		return png.DecodeConfig(r)
-	case "image/jpeg":
-		return jpeg.DecodeConfig(r)
-	case "image/gif":
-		return gif.DecodeConfig(r)
-	case "image/webp":
-		return webp.DecodeConfig(r)
+	c, ok := codecs[mt]
+	if !ok {
+		return goimage.Config{}, fmt.Errorf("%s is not an image type tiny-go sends", mt)
 	}
-	return goimage.Config{}, fmt.Errorf("%s is not an image type tiny-go sends", mt)
+	return c.config(bytes.NewReader(data))
 }
 
 func decode(mt string, data []byte) (goimage.Image, error) {
-	r := bytes.NewReader(data)
-	switch mt {
-	case "image/png":
-		return png.Decode(r)
-	case "image/jpeg":
-		return jpeg.Decode(r)
-	case "image/gif":
-		return gif.Decode(r)
-	case "image/webp":
-		return webp.Decode(r)
+	c, ok := codecs[mt]
+	if !ok {
+		return nil, fmt.Errorf("%s is not an image type tiny-go sends", mt)
 	}
-	return nil, fmt.Errorf("%s is not an image type tiny-go sends", mt)
+	return c.decode(bytes.NewReader(data))
 }
 
 // PrepareImage checks that data really is an image of type mt and brings
