@@ -5,11 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	goimage "image"
 	"image/gif"
 	"image/jpeg"
 	"image/png"
+	"io"
 	"regexp"
 
 	"golang.org/x/image/draw"
