@@ -127,7 +127,7 @@ func Resolve(root, mention string) (Attachment, error) {
 	case !fi.Mode().IsRegular():
 		return fail("not a regular file")
 	case fi.Size() > MaxFile:
-		return fail("%s is more than the %s a mention may attach; ask the model to read the part you need", size(fi.Size()), size(MaxFile))
+		return fail("%s is more than the %s a mention may attach; ask the model to read the part you need", Size(fi.Size()), Size(MaxFile))
 	}
 	f, err := os.Open(real)
 	if err != nil {
@@ -148,13 +148,13 @@ func Resolve(root, mention string) (Attachment, error) {
 	if bytes.IndexByte(head, 0) >= 0 || !utf8.Valid(trimPartialRune(head)) {
 		return fail("a binary file; only text files and PNG, JPEG, GIF or WebP images can be attached")
 	}
-	note := fmt.Sprintf("attached %s (%s)", rel, size(int64(len(data))))
+	note := fmt.Sprintf("attached %s (%s)", rel, Size(int64(len(data))))
 	body := string(data)
 	cut := ""
 	if len(data) > MaxText {
 		body = string(trimPartialRune(data[:MaxText]))
-		cut = fmt.Sprintf("\n[cut: only the first %s of %s were attached]", size(MaxText), size(int64(len(data))))
-		note = fmt.Sprintf("attached the first %s of %s (%s)", size(MaxText), rel, size(int64(len(data))))
+		cut = fmt.Sprintf("\n[cut: only the first %s of %s were attached]", Size(MaxText), Size(int64(len(data))))
+		note = fmt.Sprintf("attached the first %s of %s (%s)", Size(MaxText), rel, Size(int64(len(data))))
 	}
 	text := fmt.Sprintf("<file path=%q>\n%s%s\n</file>", rel, strings.TrimRight(body, "\n"), cut)
 	return Attachment{Mention: mention, Kind: "file", Note: note, Text: text}, nil
@@ -209,7 +209,8 @@ func trimPartialRune(b []byte) []byte {
 	return b
 }
 
-func size(n int64) string {
+// Size is a byte count people read at a glance.
+func Size(n int64) string {
 	switch {
 	case n < 1<<10:
 		return fmt.Sprintf("%d bytes", n)
@@ -261,5 +262,5 @@ func image(mention, rel string, data []byte) (Attachment, error) {
 		return Attachment{}, &Error{Mention: mention, Reason: "named like an image but not a PNG, JPEG, GIF or WebP image"}
 	}
 	return Attachment{Mention: mention, Kind: "image", Image: data, MediaType: mt,
-		Note: fmt.Sprintf("attached image %s (%s, %s)", rel, mt, size(int64(len(data))))}, nil
+		Note: fmt.Sprintf("attached image %s (%s, %s)", rel, mt, Size(int64(len(data))))}, nil
 }

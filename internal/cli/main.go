@@ -67,6 +67,11 @@ type app struct {
 	hooks *testHooks
 }
 
+// stdio is the process's standard streams and environment.
+func (a *app) stdio() stdio {
+	return stdio{stdin: a.stdin, stdout: a.stdout, stderr: a.stderr, getenv: a.getenv}
+}
+
 // workDir is --cwd made absolute, or the process's working directory.
 func (a *app) workDir() (string, error) {
 	if a.cwd == "" {

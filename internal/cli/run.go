@@ -176,7 +176,7 @@ func configureRun(a *app, root *cobra.Command) {
 		if err != nil {
 			return err
 		}
-		io, err := loadSettings(stdio{stdin: a.stdin, stdout: a.stdout, stderr: a.stderr, getenv: a.getenv}, cwd, cmd.Flags())
+		io, err := loadSettings(a.stdio(), cwd, cmd.Flags())
 		if err != nil {
 			return err
 		}

@@ -162,7 +162,7 @@ See docs/configuration.md.`,
 			if err != nil {
 				return err
 			}
-			io, err := loadSettings(stdio{stdin: a.stdin, stdout: a.stdout, stderr: a.stderr, getenv: a.getenv}, cwd, cmd.Flags())
+			io, err := loadSettings(a.stdio(), cwd, cmd.Flags())
 			if err != nil {
 				return err
 			}

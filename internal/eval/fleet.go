@@ -1,7 +1,9 @@
 package eval
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"time"
 )
 
@@ -36,6 +38,10 @@ func RunTest(ctx context.Context, env []string, timeout time.Duration, script, r
 	cfg := Config{Env: env, TestTimeout: timeout}
 	return cfg.runTest(ctx, script, root, repo)
 }
+
+// TailWriter keeps the last n bytes written to it in buf (a command's
+// stderr for a one-line error).
+func TailWriter(buf *bytes.Buffer, n int) io.Writer { return &limitedTail{buf: buf, n: n} }
 
 // NewReport groups runs by task, in the order of names, into a report.
 func NewReport(started time.Time, wall time.Duration, model string, repeat, parallel int, names []string, runs []RunResult) *Report {

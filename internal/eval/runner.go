@@ -592,18 +592,23 @@ func (cfg *Config) runTest(ctx context.Context, script, root, repo string) (exit
 	return -1, buf.String(), false, err
 }
 
-// limitedTail keeps the last tailBytes written.
+// limitedTail keeps the last n bytes written (tailBytes when n is 0).
 type limitedTail struct {
 	mu  sync.Mutex
 	buf *bytes.Buffer
+	n   int
 }
 
 func (l *limitedTail) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.buf.Write(p)
-	if l.buf.Len() > 2*tailBytes {
-		keep := append([]byte(nil), l.buf.Bytes()[l.buf.Len()-tailBytes:]...)
+	n := l.n
+	if n == 0 {
+		n = tailBytes
+	}
+	if l.buf.Len() > 2*n {
+		keep := append([]byte(nil), l.buf.Bytes()[l.buf.Len()-n:]...)
 		l.buf.Reset()
 		l.buf.Write(keep)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -304,7 +303,7 @@ func (a *Activities) runAgent(ctx context.Context, t Task, sy *syncer, root, rep
 	cmd.Dir = repo
 	cmd.Env = env
 	cmd.Stdout = events
-	cmd.Stderr = &tail{buf: &stderr}
+	cmd.Stderr = eval.TailWriter(&stderr, 4096)
 	// Its own group (SIGTERM there is a durable abort); and it dies with
 	// the worker, as on a machine that is gone.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -542,26 +541,6 @@ func (e *eventLog) bytes() []byte {
 	defer e.mu.Unlock()
 	return append([]byte(nil), e.buf...)
 }
-
-// tail keeps the last 4 KiB written.
-type tail struct {
-	mu  sync.Mutex
-	buf *bytes.Buffer
-}
-
-func (l *tail) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.buf.Write(p)
-	if l.buf.Len() > 8192 {
-		keep := append([]byte(nil), l.buf.Bytes()[l.buf.Len()-4096:]...)
-		l.buf.Reset()
-		l.buf.Write(keep)
-	}
-	return len(p), nil
-}
-
-var _ io.Writer = (*tail)(nil)
 
 func hasFlag(args []string, name string) bool {
 	for _, a := range args {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"github.com/tiny-agent/tiny-go/internal/attach"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -28,7 +29,7 @@ var pastePlaceholder = regexp.MustCompile(`\[Pasted text #(\d+) \+\d+ lines\]`)
 func (m *model) paste(msg tea.PasteMsg) tea.Cmd {
 	text := strings.ReplaceAll(strings.ReplaceAll(msg.Content, "\r\n", "\n"), "\r", "\n")
 	if len(text) > maxPaste {
-		m.print(errStyle.Render(fmt.Sprintf("Paste not taken: %s is more than the %s a paste may have; save it to a file and attach it with @path.", sizeString(int64(len(text))), sizeString(maxPaste))))
+		m.print(errStyle.Render(fmt.Sprintf("Paste not taken: %s is more than the %s a paste may have; save it to a file and attach it with @path.", attach.Size(int64(len(text))), attach.Size(maxPaste))))
 		return nil
 	}
 	if ref, ok := m.pastedImagePath(text); ok {
@@ -57,19 +58,6 @@ func (m *model) unfoldPastes(input string) string {
 		}
 		return m.pastes[n-1]
 	})
-}
-
-// sizeString is a byte count people read at a glance.
-func sizeString(n int64) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d bytes", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
-	case n < 1<<30:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
 }
 
 // pastedImagePath turns a pasted path of an image file (as a terminal
