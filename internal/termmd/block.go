@@ -463,6 +463,7 @@ func (p *blockParser) fencedCode() *node {
 	p.closeUnmatched()
 	b := p.addChild(kindCodeBlock)
 	b.fenceChar, b.fenceLen, b.fenceIndent = fence, n, p.indent
+	b.info = info
 	p.offset = len(p.line)
 	return b
 }

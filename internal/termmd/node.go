@@ -74,6 +74,8 @@ type blockState struct {
 	aligns []alignment // table: one per column
 	header bool        // table row: the header row
 
+	info string // fenced code block: its info string ("go", "python title=x")
+
 	open          bool
 	lines         []string // leaf block: content lines
 	startLine     int      // the source line where the block started

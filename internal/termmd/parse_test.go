@@ -82,7 +82,8 @@ func TestParagraphsAndBreaks(t *testing.T) {
 
 func TestCodeBlocks(t *testing.T) {
 	runCases(t, []renderCase{
-		{"backticks with info", "```go\nfunc f() {\n\treturn\n}\n```", "  func f() {\n      return\n  }"},
+		{"backticks with info", "```go\nfunc f() {\n\treturn\n}\n```", "  Go\n  func f() {\n      return\n  }"},
+		{"an unknown language is labelled and plain", "```nosuchlang x=1\nx\n```", "  nosuchlang\n  x"},
 		{"tildes", "~~~\n*not emphasis*\n~~~", "  *not emphasis*"},
 		{"unclosed fence runs to the end", "```\na\n\n# not a heading", "  a\n\n  # not a heading"},
 		{"shorter fence does not close", "````\n```\nstill code\n````\nafter", "  ```\n  still code\n\nafter"},

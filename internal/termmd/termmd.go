@@ -10,8 +10,9 @@
 // millisecond of the 1.6 ms a hello world takes to start). So the parser
 // is this package's own (block.go, inline.go) and does nothing until it
 // is called: no regular expressions, no entity table (the few named
-// entities replies use are decoded in a switch). Code blocks are shown
-// in one colour, without syntax highlighting.
+// entities replies use are decoded in a switch). Fenced code blocks are
+// syntax-highlighted by internal/highlight, whose lexers are also built
+// on first use (code.go).
 //
 // Where it departs from CommonMark: a single '*' between letters or
 // digits is not emphasis ("2*3*4", "a*b*c": replies mean the
@@ -24,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -42,22 +44,62 @@ const minNested = 4
 
 // Render returns src as terminal lines of at most width cells (when width
 // leaves room for minWidth), joined by "\n", without leading or trailing
-// blank lines. light picks colours for a light background.
+// blank lines, in 256 colours. light picks colours for a light background.
 func Render(src string, width int, light bool) string {
-	r := renderer{pal: darkPalette}
-	if light {
+	return RenderWith(src, Options{Width: width, Light: light, Profile: colorprofile.ANSI256})
+}
+
+// Options are how RenderWith renders.
+type Options struct {
+	Width int
+	Light bool // colours for a light background
+	// Profile is the terminal's colours: below ANSI256 every colour is
+	// brought down to the 16 (ANSI) or dropped (Ascii: NO_COLOR keeps
+	// bold and italics; NoTTY: plain text).
+	Profile colorprofile.Profile
+}
+
+// RenderWith is Render for a terminal's colour profile.
+func RenderWith(src string, o Options) string {
+	r := newRenderer(o)
+	lines := r.blocks(nil, parse(src), r.inner(o.Width))
+	return r.finish(lines)
+}
+
+func newRenderer(o Options) *renderer {
+	r := &renderer{pal: darkPalette, light: o.Light, profile: o.Profile}
+	if o.Light {
 		r.pal = lightPalette
 	}
-	doc := parse(src)
-	inner := max(width-2*margin, minWidth)
-	lines := r.blocks(nil, doc, inner)
+	return r
+}
+
+func (r *renderer) inner(width int) int { return max(width-2*margin, minWidth) }
+
+// finish indents the lines by the margin, drops blank lines at both
+// ends, and brings the colours down to the profile.
+func (r *renderer) finish(lines []string) string {
+	return r.downsample(strings.Join(trimBlank(r.indent(lines)), "\n"))
+}
+
+func (r *renderer) indent(lines []string) []string {
 	pad := strings.Repeat(" ", margin)
 	for i, l := range lines {
 		if l != "" {
 			lines[i] = pad + l
 		}
 	}
-	return strings.Join(trimBlank(lines), "\n")
+	return lines
+}
+
+func (r *renderer) downsample(s string) string {
+	if r.profile >= colorprofile.ANSI256 || !strings.Contains(s, "\x1b[") {
+		return s
+	}
+	var b strings.Builder
+	w := colorprofile.Writer{Forward: &b, Profile: r.profile}
+	_, _ = w.WriteString(s)
+	return b.String()
 }
 
 // palette holds the SGR colour parameters of each element.
@@ -70,7 +112,9 @@ var darkPalette = palette{heading: "38;5;39", code: "38;5;203", codeBlock: "38;5
 var lightPalette = palette{heading: "38;5;27", code: "38;5;160", codeBlock: "38;5;238", link: "38;5;30", quote: "38;5;242", rule: "38;5;250", bullet: "38;5;242"}
 
 type renderer struct {
-	pal palette
+	pal     palette
+	light   bool
+	profile colorprofile.Profile
 }
 
 // The block renderers append their lines to out and return it; a
@@ -125,19 +169,6 @@ func (r *renderer) block(out []string, n *node, width int) []string {
 		return append(out, wrapVerbatim(strings.TrimRight(n.literal, "\n"), width, "")...)
 	case kindTable:
 		return append(out, r.table(n, width)...)
-	}
-	return out
-}
-
-// codeBlock shows the code verbatim in one colour, indented by two cells;
-// a line wider than the screen continues on the next line.
-func (r *renderer) codeBlock(out []string, n *node, width int) []string {
-	code := strings.ReplaceAll(strings.TrimRight(n.literal, "\n"), "\t", "    ")
-	if code == "" {
-		return append(out, "")
-	}
-	for _, l := range wrapVerbatim(code, width-2, r.pal.codeBlock) {
-		out = append(out, "  "+l)
 	}
 	return out
 }

@@ -39,6 +39,7 @@ func TestRenderElements(t *testing.T) {
 
   │ quoted text
 
+    Go
     func main() {
         fmt.Println("hello")
     }

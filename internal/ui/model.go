@@ -225,6 +225,9 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	case tea.BackgroundColorMsg:
 		m.md.setLight(!msg.IsDark())
 		return nil
+	case tea.ColorProfileMsg:
+		m.md.profile = msg.Profile
+		return nil
 	case tea.KeyPressMsg:
 		return m.key(msg)
 	case tea.PasteMsg:

@@ -2,6 +2,8 @@ package ui
 
 import (
 	"strings"
+
+	"github.com/tiny-agent/tiny-go/internal/termmd"
 )
 
 // streamer turns the streamed Markdown of one model step into terminal
@@ -26,12 +28,13 @@ type streamer struct {
 
 	src string // the step's text so far
 
-	off        int  // start of the block in progress
-	blockWidth int  // its rendering width
-	started    bool // lines of it were committed
-	done       int  // rendered lines of it committed (paragraph mode)
-	codeDone   int  // source lines of its code committed (fence mode)
-	blocks     int  // blocks committed in this step
+	off        int                // start of the block in progress
+	blockWidth int                // its rendering width
+	started    bool               // lines of it were committed
+	done       int                // rendered lines of it committed (paragraph mode)
+	codeDone   int                // source lines of its code committed (fence mode)
+	code       *termmd.CodeChunks // its rendering, chunk by chunk (fence mode)
+	blocks     int                // blocks committed in this step
 	live       []string
 }
 
@@ -82,15 +85,29 @@ func (s *streamer) advance(final bool) []string {
 	}
 	switch blockKind(block) {
 	case kindFence:
+		// Chunk by chunk, each going on from the one before (the label
+		// once, a string or comment across chunks coloured as one).
 		head, body := splitFence(block)
+		if !s.started {
+			s.code = s.md.codeChunks(s.blockWidth)
+		}
 		complete := strings.Count(body, "\n")
 		for complete-s.codeDone >= s.chunk {
 			lines := splitLines(body)[s.codeDone : s.codeDone+s.chunk]
-			out = s.commit(out, s.render(head+"\n"+strings.Join(lines, "\n")+"\n"+fenceClose(head)))
+			out = s.commit(out, s.codeLines(head, lines, true))
 			s.codeDone += s.chunk
 		}
-		rest := strings.Join(splitLines(body)[s.codeDone:], "\n")
-		s.live = s.render(head + "\n" + rest)
+		// The preview: the lines after the last chunk, the line still
+		// being written included unless it has not begun.
+		rest := splitLines(body)[s.codeDone:]
+		if len(rest) > 0 && rest[len(rest)-1] == "" {
+			rest = rest[:len(rest)-1]
+		}
+		s.live = nil
+		if len(rest) > 0 || !s.started {
+			s.live = s.codeLines(head, rest, false)
+		}
+
 	case kindTable:
 		// Held whole: only what a paragraph before it committed is skipped.
 		lines := s.render(block)
@@ -126,12 +143,20 @@ func (s *streamer) finishBlock(out []string, block string) []string {
 			head, body := splitFence(block)
 			lines := splitLines(strings.TrimSuffix(body, "\n"))
 			rest := lines[min(s.codeDone, len(lines)):]
-			if len(rest) > 0 || !s.started {
+			if !s.started {
+				// Nothing of it printed yet: rendered whole.
 				text := head + "\n" + strings.Join(rest, "\n")
 				if !hasFenceClose(rest, head) {
 					text += "\n" + fenceClose(head)
 				}
 				out = s.commit(out, s.render(text))
+			} else {
+				if hasFenceClose(rest, head) {
+					rest = rest[:len(rest)-1]
+				}
+				if len(rest) > 0 {
+					out = s.commit(out, s.codeLines(head, rest, true))
+				}
 			}
 		default:
 			lines := s.render(block)
@@ -141,7 +166,7 @@ func (s *streamer) finishBlock(out []string, block string) []string {
 			s.blocks++
 		}
 	}
-	s.started, s.done, s.codeDone, s.blockWidth = false, 0, 0, 0
+	s.started, s.done, s.codeDone, s.blockWidth, s.code = false, 0, 0, 0, nil
 	return out
 }
 
@@ -156,6 +181,16 @@ func (s *streamer) commit(out, lines []string) []string {
 	}
 	s.started = true
 	return append(out, lines...)
+}
+
+// codeLines renders lines of the fenced block in progress after its
+// opening line head; with commit they are final (see termmd.CodeChunks).
+func (s *streamer) codeLines(head string, lines []string, commit bool) []string {
+	out := s.code.Render(sanitize(head+"\n"+strings.Join(lines, "\n")), commit)
+	for i, l := range out {
+		out[i] = trimStyledRight(l)
+	}
+	return out
 }
 
 func (s *streamer) render(text string) []string {

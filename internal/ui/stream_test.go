@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tiny-agent/tiny-go/internal/ui/uitest"
@@ -118,5 +119,50 @@ func TestTrimStyledRight(t *testing.T) {
 	got := trimStyledRight(in)
 	if ansi.Strip(got) != "  Hello" || !strings.HasSuffix(got, "\x1b[m") {
 		t.Errorf("trimStyledRight = %q", got)
+	}
+}
+
+// A fenced block streamed in pieces and committed chunk by chunk prints
+// what the whole reply renders: its label once, and a comment and raw
+// string that span chunks coloured as one.
+func TestStreamedCodeIsHighlightedAsTheWholeBlock(t *testing.T) {
+	var code strings.Builder
+	for i := range 12 {
+		fmt.Fprintf(&code, "// step %d\nfunc f%d() string {\n\t/* a comment\n\tover lines */\n\treturn `raw\n\n\tstring %d`\n}\n", i, i, i)
+	}
+	text := "Intro.\n\n```go\n" + code.String() + "```\n\nAfter.\n"
+	md := markdown{profile: colorprofile.TrueColor}
+	want := renderLines(md.render(text, 79))
+	for seed := range uint64(5) {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		s := newStreamer(&md, 79, 10)
+		var out []string
+		for rest := text; rest != ""; {
+			n := min(len(rest), 1+rng.IntN(60))
+			s.write(rest[:n])
+			rest = rest[n:]
+			out = append(out, s.advance(false)...)
+		}
+		out = append(out, s.advance(true)...)
+		if strings.Join(out, "\n") != strings.Join(want, "\n") {
+			for i := range max(len(out), len(want)) {
+				var o, w string
+				if i < len(out) {
+					o = out[i]
+				}
+				if i < len(want) {
+					w = want[i]
+				}
+				if o != w {
+					t.Fatalf("seed %d: line %d of %d/%d:\nstreamed %q\nwhole    %q", seed, i, len(out), len(want), o, w)
+				}
+			}
+		}
+	}
+	if n := strings.Count(ansi.Strip(strings.Join(want, "\n")), "  Go\n"); n != 1 {
+		t.Errorf("%d labels", n)
+	}
+	if !strings.Contains(strings.Join(want, "\n"), "\x1b[38;2;198;120;221mfunc") {
+		t.Errorf("no colours: %q", want)
 	}
 }
