@@ -73,6 +73,9 @@ func restoreStack(st *chroma.LexerState) error {
 	return nil
 }
 
+// noTokens is an empty iterator (chroma calls what an emitter returns).
+func noTokens() chroma.Token { return chroma.EOF }
+
 // reportStack emits what inner emits, then, when the rule consumed the
 // text to its end, the stack.
 type reportStack struct {
@@ -86,7 +89,7 @@ func (r reportStack) Emit(groups []string, st *chroma.LexerState) chroma.Iterato
 	}
 	if st.Pos != len(st.Text) {
 		if it == nil {
-			return chroma.Literator()
+			return noTokens
 		}
 		return it
 	}

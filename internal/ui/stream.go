@@ -107,7 +107,6 @@ func (s *streamer) advance(final bool) []string {
 		if len(rest) > 0 || !s.started {
 			s.live = s.codeLines(head, rest, false)
 		}
-
 	case kindTable:
 		// Held whole: only what a paragraph before it committed is skipped.
 		lines := s.render(block)
@@ -143,7 +142,7 @@ func (s *streamer) finishBlock(out []string, block string) []string {
 			head, body := splitFence(block)
 			lines := splitLines(strings.TrimSuffix(body, "\n"))
 			rest := lines[min(s.codeDone, len(lines)):]
-			if !s.started {
+			if !s.started || s.code == nil {
 				// Nothing of it printed yet: rendered whole.
 				text := head + "\n" + strings.Join(rest, "\n")
 				if !hasFenceClose(rest, head) {
