@@ -125,9 +125,9 @@ func startOutput(s *Sandbox, cmd *exec.Cmd) ([]byte, error) {
 	return []byte(b.String()), err
 }
 
-// Inside the namespace a command is PID 1's child, its namespace ends
-// with it, and .tiny-agent is read-only to it (and to write and edit,
-// which run on the same thread), while the rest of the workspace is not.
+// Inside the namespace a command is PID 1, its namespace ends with it,
+// and .tiny-agent is read-only to it (and to write and edit, which run on
+// the confining thread), while the rest of the workspace is not.
 func TestCommandsAreContained(t *testing.T) {
 	if os.Geteuid() != 0 || ABI() == 0 {
 		t.Skip("containment needs root and Landlock")
@@ -148,8 +148,8 @@ func TestCommandsAreContained(t *testing.T) {
 		b, _ := startOutput(s, cmd)
 		return strings.TrimSpace(string(b))
 	}
-	if got := run("echo $PPID"); got != "1" {
-		t.Fatalf("the command's parent is %q, want the namespace's init", got)
+	if got := run("echo $$ $PPID"); got != "1 0" {
+		t.Fatalf("the command's pid and parent are %q, want 1 0: the namespace's first process", got)
 	}
 	if got := run("echo x > .tiny-agent/forged && echo wrote"); strings.Contains(got, "wrote") || !strings.Contains(got, "Read-only") {
 		t.Fatalf("writing .tiny-agent: %q", got)
@@ -165,7 +165,9 @@ func TestCommandsAreContained(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(l.work, ".tiny-agent", "own"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// A SIGTERM to the command's group ends the namespace at once.
+	// A SIGTERM to the command's group ends the namespace at once, though
+	// its first process (sleep, which dash executes in its place) has no
+	// handler for it.
 	cmd := exec.Command("/bin/sh", "-c", "sleep 300 & sleep 300")
 	cmd.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
 	if err := s.Start(cmd); err != nil {
@@ -173,9 +175,74 @@ func TestCommandsAreContained(t *testing.T) {
 	}
 	time.Sleep(100 * time.Millisecond)
 	began := time.Now()
-	unix.Kill(-cmd.Process.Pid, unix.SIGTERM)
+	if err := SignalGroup(cmd.Process.Pid, unix.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
 	cmd.Wait()
 	if d := time.Since(began); d > 5*time.Second {
 		t.Fatalf("SIGTERM took %v", d)
+	}
+}
+
+// A command has a /proc of its own: it lists only the processes of its
+// namespace, the command's first process is /proc/1, and neither tiny-go
+// nor another process of the machine can be found, let alone read; the
+// mounts that make this never show outside.
+func TestCommandsHaveTheirOwnProc(t *testing.T) {
+	requireLandlock(t)
+	l := newLayout(t)
+	s := newSandbox(t, Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv})
+	if !s.Namespaced() {
+		t.Skip("the kernel refused namespaces")
+	}
+	mountsBefore, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := exec.Command("sleep", "300")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Process.Kill(); other.Wait() })
+	self := os.Getpid()
+
+	out, err := run(t, s, l.work, fmt.Sprintf(`sleep 30 & a=$!; sleep 30 & b=$!
+ls /proc | grep -E '^[0-9]+$' | sort -n | tr '\n' ' '; echo
+head -c 30 /proc/1/cmdline | tr '\0\n' '  '; echo
+cat /proc/%d/mem 2>&1 >/dev/null | head -1
+cat /proc/%d/status 2>&1 | head -1
+grep -c . /proc/self/mountinfo >/dev/null && echo mountinfo
+kill $a $b`, self, other.Process.Pid))
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 5 {
+		t.Fatalf("output: %q", out)
+	}
+	pids := strings.Fields(lines[0])
+	// sh (1), two sleeps, and the ls, grep, sort, tr of the pipeline.
+	if len(pids) < 3 || len(pids) > 8 || pids[0] != "1" {
+		t.Fatalf("/proc lists %v: want the namespace's few processes, from 1", pids)
+	}
+	for _, p := range pids {
+		if p == fmt.Sprint(self) || p == fmt.Sprint(other.Process.Pid) {
+			t.Fatalf("/proc lists %s, a process outside the namespace (tiny-go %d, other %d): %v", p, self, other.Process.Pid, pids)
+		}
+	}
+	if !strings.HasPrefix(lines[1], "sh -c sleep 30 & a=$!") {
+		t.Fatalf("/proc/1 is %q, want the command", lines[1])
+	}
+	for _, l := range lines[2:4] {
+		if !strings.Contains(l, "No such file") {
+			t.Fatalf("reading a process outside: %q", l)
+		}
+	}
+	mountsAfter, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(mountsBefore) != string(mountsAfter) {
+		t.Fatalf("the command's mounts leaked out:\nbefore:\n%s\nafter:\n%s", mountsBefore, mountsAfter)
 	}
 }

@@ -99,7 +99,7 @@ func newWithABI(p Policy, abi int) (*Sandbox, string, error) {
 		s := &Sandbox{mode: Off, abi: abi}
 		if p.NetworkOff && abi >= 4 {
 			s.networkOff = true
-			sp, err := newSpawner(false, nil, true, nil, "")
+			sp, err := newSpawner(false, nil, true, nil)
 			if err != nil {
 				return nil, "", err
 			}
@@ -127,8 +127,8 @@ func newWithABI(p Policy, abi int) (*Sandbox, string, error) {
 	if p.NetworkOff && !net {
 		warnings = append(warnings, networkWarning(abi))
 	}
-	cont := &containment{noPIDNS: p.NoNamespaces}
-	sp, err := newSpawner(true, roots, net, cont, stateDirOf(p.WorkDir))
+	cont := &containment{disabled: p.NoNamespaces, stateDir: stateDirOf(p.WorkDir)}
+	sp, err := newSpawner(true, roots, net, cont)
 	if err != nil {
 		return nil, "", fmt.Errorf("sandbox: %w", err)
 	}
@@ -170,7 +170,7 @@ func (s *Sandbox) Roots() []string {
 // Namespaced reports whether commands run in PID namespaces of their own
 // (contain.go).
 func (s *Sandbox) Namespaced() bool {
-	return s != nil && s.spawner != nil && s.spawner.cont != nil && s.spawner.cont.pidNS
+	return s != nil && s.spawner != nil && s.spawner.cont != nil && s.spawner.cont.ns
 }
 
 // ReadOnlyState is the .tiny-agent directory commands see read-only, or "".
@@ -178,7 +178,10 @@ func (s *Sandbox) ReadOnlyState() string {
 	if s == nil || s.spawner == nil || s.spawner.cont == nil {
 		return ""
 	}
-	return s.spawner.cont.readOnly
+	if c := s.spawner.cont; c.ns || c.threadRO {
+		return c.stateDir
+	}
+	return ""
 }
 
 // Confined reports whether commands run under Landlock.
@@ -212,7 +215,7 @@ func (s *Sandbox) Do(fn func() error) error {
 	if s == nil || s.spawner == nil || s.mode == Off {
 		return fn()
 	}
-	return s.spawner.do(spawnRequest{fn: fn})
+	return s.spawner.confined.do(spawnRequest{fn: fn})
 }
 
 // Close ends the confining thread. Processes started with a Pdeathsig
