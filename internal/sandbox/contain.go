@@ -38,7 +38,8 @@ type containment struct {
 	userNS     bool     // in a user namespace of their own (not root)
 	stateDir   string   // bound read-only for commands, or ""
 	ruleset    *os.File // the Landlock ruleset the init enforces
-	initPath   string   // the init: tiny-go's binary (nsinit)
+	initPath   string   // the init: the static program, or tiny-go's binary (nsinit)
+	program    *os.File // the memfd of the static program, or nil
 	threadRO   bool     // the confining thread sees stateDir read-only
 	noPtrace   bool     // the confining thread dropped CAP_SYS_PTRACE
 	lostReason string   // why namespaces were refused, for the warning
@@ -85,8 +86,34 @@ func (c *containment) probe(launch func(*exec.Cmd) error) {
 		c.lostReason = "namespaces disabled"
 		return
 	}
-	c.initPath = "/proc/self/exe"
 	c.userNS = os.Geteuid() != 0
+	// The static init where there is one, else tiny-go's own binary.
+	var err error
+	if f, ferr := programFile(nsinit.Program()); ferr == nil {
+		c.program = f
+		c.initPath = fmt.Sprintf("/proc/self/fd/%d", f.Fd())
+		if err = c.try(launch); err == nil {
+			return
+		}
+		f.Close()
+		c.program = nil
+	}
+	c.initPath = "/proc/self/exe"
+	if err2 := c.try(launch); err2 != nil {
+		if err == nil {
+			err = err2
+		}
+		c.ns = false
+		c.lostReason = err.Error()
+	}
+}
+
+// goInitOnly makes the probe skip the static init (tests of the Go one).
+var goInitOnly = false
+
+// try starts /bin/true through the init at c.initPath; c.ns tells whether
+// it worked, and the error names why not.
+func (c *containment) try(launch func(*exec.Cmd) error) error {
 	cmd := exec.Command("/bin/true")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -103,8 +130,38 @@ func (c *containment) probe(launch func(*exec.Cmd) error) {
 	}
 	if err != nil {
 		c.ns = false
-		c.lostReason = c.refusal(err, strings.TrimSpace(stderr.String()))
+		return errors.New(c.refusal(err, strings.TrimSpace(stderr.String())))
 	}
+	return nil
+}
+
+// programFile is a sealed memfd holding program, kept at a high descriptor
+// number so that no descriptor the child is handed replaces it before the
+// exec through /proc/self/fd.
+func programFile(program []byte) (*os.File, error) {
+	if program == nil || goInitOnly {
+		return nil, errors.New("no static init for this architecture")
+	}
+	fd, err := unix.MemfdCreate("tiny-go-nsinit", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_EXEC)
+	if err != nil {
+		// Kernels before 6.3 know no MFD_EXEC.
+		fd, err = unix.MemfdCreate("tiny-go-nsinit", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+		if err != nil {
+			return nil, err
+		}
+	}
+	defer unix.Close(fd)
+	if _, err := unix.Write(fd, program); err != nil {
+		return nil, err
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SEAL|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE); err != nil {
+		return nil, err
+	}
+	high, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 100)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(high), "tiny-go-nsinit"), nil
 }
 
 // refusal is the reason namespaces were refused, naming the setting that

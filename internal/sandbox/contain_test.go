@@ -8,11 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tiny-agent/tiny-go/internal/sandbox/nsinit"
 )
 
 // secretHolder is the test binary as a stand-in for tiny-go: it makes a
@@ -128,7 +131,9 @@ func startOutput(s *Sandbox, cmd *exec.Cmd) ([]byte, error) {
 // Inside the namespace a command is PID 1, its namespace ends with it,
 // and .tiny-agent is read-only to it (and to write and edit, which run on
 // the confining thread), while the rest of the workspace is not.
-func TestCommandsAreContained(t *testing.T) {
+func TestCommandsAreContained(t *testing.T) { forEachInit(t, testContained) }
+
+func testContained(t *testing.T) {
 	if os.Geteuid() != 0 || ABI() == 0 {
 		t.Skip("containment needs root and Landlock")
 	}
@@ -141,6 +146,7 @@ func TestCommandsAreContained(t *testing.T) {
 	if !s.Namespaced() || s.ReadOnlyState() == "" {
 		t.Skipf("the kernel refused: %s", warning)
 	}
+	checkInit(t, s)
 	run := func(script string) string {
 		t.Helper()
 		cmd := exec.Command("/bin/sh", "-c", script)
@@ -188,13 +194,16 @@ func TestCommandsAreContained(t *testing.T) {
 // namespace, the command's first process is /proc/1, and neither tiny-go
 // nor another process of the machine can be found, let alone read; the
 // mounts that make this never show outside.
-func TestCommandsHaveTheirOwnProc(t *testing.T) {
+func TestCommandsHaveTheirOwnProc(t *testing.T) { forEachInit(t, testOwnProc) }
+
+func testOwnProc(t *testing.T) {
 	requireLandlock(t)
 	l := newLayout(t)
 	s := newSandbox(t, Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv})
 	if !s.Namespaced() {
 		t.Skip("the kernel refused namespaces")
 	}
+	checkInit(t, s)
 	mountsBefore, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		t.Fatal(err)
@@ -244,5 +253,28 @@ kill $a $b`, self, other.Process.Pid))
 	}
 	if string(mountsBefore) != string(mountsAfter) {
 		t.Fatalf("the command's mounts leaked out:\nbefore:\n%s\nafter:\n%s", mountsBefore, mountsAfter)
+	}
+}
+
+// forEachInit runs test with the static init (where there is one) and
+// with tiny-go's own binary as the init.
+func forEachInit(t *testing.T, test func(*testing.T)) {
+	for _, goInit := range []bool{false, true} {
+		t.Run(map[bool]string{false: "init=static", true: "init=go"}[goInit], func(t *testing.T) {
+			if !goInit && nsinit.Program() == nil {
+				t.Skip("no static init on " + runtime.GOARCH)
+			}
+			goInitOnly = goInit
+			t.Cleanup(func() { goInitOnly = false })
+			test(t)
+		})
+	}
+}
+
+// checkInit fails unless s starts commands through the init asked for.
+func checkInit(t *testing.T, s *Sandbox) {
+	t.Helper()
+	if static := s.spawner.cont.program != nil; static == goInitOnly {
+		t.Fatalf("the static init is used: %v, want %v", static, !goInitOnly)
 	}
 }

@@ -433,21 +433,32 @@ func TestParseMode(t *testing.T) {
 
 // BenchmarkStartConfined measures starting and waiting for a trivial
 // command confined by the sandbox (Landlock alone, and Landlock with the
-// PID namespace and its init), against the same command unconfined.
+// namespaces through the static init and through the Go one), against the
+// same command unconfined.
 func BenchmarkStartConfined(b *testing.B) {
 	work := b.TempDir()
 	for _, c := range []struct {
-		name string
-		mode Mode
-		noNS bool
-	}{{"off", Off, false}, {"landlock", Workspace, true}, {"landlock+namespaces", Workspace, false}} {
-		mode := c.mode
+		name   string
+		mode   Mode
+		noNS   bool
+		goInit bool
+	}{
+		{"off", Off, true, false},
+		{"landlock", Workspace, true, false},
+		{"landlock+namespaces", Workspace, false, false},
+		{"landlock+namespaces(go-init)", Workspace, false, true},
+	} {
 		b.Run(c.name, func(b *testing.B) {
-			s, _, err := New(Policy{Mode: mode, WorkDir: work, NoNamespaces: c.noNS})
+			goInitOnly = c.goInit
+			defer func() { goInitOnly = false }()
+			s, _, err := New(Policy{Mode: c.mode, WorkDir: work, NoNamespaces: c.noNS})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer s.Close()
+			if s.Namespaced() == c.noNS {
+				b.Skip("the kernel refused namespaces")
+			}
 			b.ResetTimer()
 			for b.Loop() {
 				cmd := exec.Command("/bin/true")

@@ -181,5 +181,8 @@ func (s *spawner) close() {
 			close(s.launcher.done)
 		}
 		s.ruleset.Close()
+		if s.cont != nil && s.cont.program != nil {
+			s.cont.program.Close()
+		}
 	})
 }
