@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -277,4 +279,116 @@ func checkInit(t *testing.T, s *Sandbox) {
 	if static := s.spawner.cont.program != nil; static == goInitOnly {
 		t.Fatalf("the static init is used: %v, want %v", static, !goInitOnly)
 	}
+}
+
+// Not root: commands run in a user namespace of their own with the user's
+// ids, with their own /proc, and .tiny-agent read-only. The test binary
+// runs itself as nobody in a workspace nobody owns (userNSChild).
+func TestUserNamespaceWhenNotRoot(t *testing.T) { forEachInit(t, testUserNamespace) }
+
+func testUserNamespace(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to become another user")
+	}
+	requireLandlock(t)
+	base, err := os.MkdirTemp("", "sandbox-userns-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	const nobody = 65534
+	bin := filepath.Join(base, "sandbox.test")
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(base, nobody, nobody); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = []string{"SANDBOX_TEST_USERNS=" + base, "PATH=" + os.Getenv("PATH"), fmt.Sprintf("SANDBOX_TEST_GOINIT=%v", goInitOnly)}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	got := map[string]string{}
+	for line := range strings.Lines(string(out)) {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), "=")
+		got[k] = v
+	}
+	t.Logf("as nobody:\n%s", out)
+	if got["namespaced"] != "true" {
+		t.Skipf("the kernel refused user namespaces: %s", got["warning"])
+	}
+	if got["warning"] != "" {
+		t.Errorf("warning: %s", got["warning"])
+	}
+	if got["static"] != fmt.Sprint(!goInitOnly) {
+		t.Errorf("the static init is used: %s, want %v", got["static"], !goInitOnly)
+	}
+	if got["ids"] != "1 65534 65534" {
+		t.Errorf("pid, uid, gid of the command: %q, want 1 65534 65534", got["ids"])
+	}
+	pids := strings.Fields(got["proc"])
+	if len(pids) == 0 || pids[0] != "1" || len(pids) > 6 || slices.Contains(pids, got["host"]) || slices.Contains(pids, fmt.Sprint(os.Getpid())) {
+		t.Errorf("/proc lists %v (the sandboxed process is %s, the test %d)", pids, got["host"], os.Getpid())
+	}
+	for _, k := range []string{"parent", "self"} {
+		if !strings.Contains(got[k], "No such file") {
+			t.Errorf("%s: %q: a process outside the namespace is visible", k, got[k])
+		}
+	}
+	if !strings.Contains(got["state"], "Read-only") {
+		t.Errorf("writing .tiny-agent: %q", got["state"])
+	}
+	if got["work"] != "wrote" {
+		t.Errorf("writing the workspace: %q", got["work"])
+	}
+	if !strings.Contains(got["outside"], "Permission denied") {
+		t.Errorf("writing outside the roots: %q", got["outside"])
+	}
+}
+
+// userNSChild is TestUserNamespaceWhenNotRoot's side as nobody: it
+// prints what commands see, one key=value line each.
+func userNSChild(base string) {
+	l := layout{work: filepath.Join(base, "work"), tmp: filepath.Join(base, "tmp"), home: filepath.Join(base, "home"), outside: filepath.Join(base, "outside")}
+	for _, d := range []string{l.work, l.tmp, l.home, l.outside} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			fmt.Println("error=", err)
+			return
+		}
+	}
+	l.env = map[string]string{"TMPDIR": l.tmp, "HOME": l.home, "PATH": os.Getenv("PATH")}
+	goInitOnly = os.Getenv("SANDBOX_TEST_GOINIT") == "true"
+	s, warning, err := New(Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv})
+	if err != nil {
+		fmt.Println("error=", err)
+		return
+	}
+	defer s.Close()
+	fmt.Printf("warning=%s\nnamespaced=%v\nhost=%d\n", warning, s.Namespaced(), os.Getpid())
+	if s.Namespaced() {
+		fmt.Printf("static=%v\n", s.spawner.cont.program != nil)
+	}
+	run := func(key, script string) {
+		cmd := exec.Command("/bin/sh", "-c", script)
+		cmd.Dir = l.work
+		out, _ := startOutput(s, cmd)
+		fmt.Printf("%s=%s\n", key, strings.Join(strings.Fields(string(out)), " "))
+	}
+	run("ids", "echo $$ $(id -u) $(id -g)")
+	run("proc", "ls /proc | grep -E '^[0-9]+$'")
+	run("parent", fmt.Sprintf("cat /proc/%d/status 2>&1 | head -1", os.Getppid()))
+	run("self", fmt.Sprintf("cat /proc/%d/status 2>&1 | head -1", os.Getpid()))
+	run("state", "echo x > .tiny-agent/forged && echo wrote")
+	run("work", "echo x > mine && echo wrote")
+	run("outside", "echo x > "+l.outside+"/f && echo wrote")
 }

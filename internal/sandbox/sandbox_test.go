@@ -15,6 +15,10 @@ import (
 // TestMain doubles as a helper process: with SANDBOX_TEST_DIAL set, the
 // test binary dials that address and reports the outcome on stdout.
 func TestMain(m *testing.M) {
+	if base := os.Getenv("SANDBOX_TEST_USERNS"); base != "" {
+		userNSChild(base)
+		os.Exit(0)
+	}
 	if os.Getenv("SANDBOX_TEST_HOLD_SECRET") != "" {
 		secretHolder()
 		os.Exit(0)
