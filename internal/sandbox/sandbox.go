@@ -56,8 +56,8 @@ type Policy struct {
 	// Getenv looks up the environment that locates the temporary and cache
 	// directories; nil means os.Getenv.
 	Getenv func(string) string
-	// NoNamespaces starts commands without a PID namespace, as where the
-	// kernel refuses one (tests of the fallback, and of the difference in
+	// NoNamespaces starts commands without namespaces, as where the
+	// kernel refuses them (tests of the fallback, and of the difference in
 	// start cost; contain.go).
 	NoNamespaces bool
 }
@@ -167,8 +167,8 @@ func (s *Sandbox) Roots() []string {
 	return append([]string(nil), s.roots...)
 }
 
-// Namespaced reports whether commands run in PID namespaces of their own
-// (contain.go).
+// Namespaced reports whether commands run in PID and mount namespaces of
+// their own, with their own /proc (contain.go).
 func (s *Sandbox) Namespaced() bool {
 	return s != nil && s.spawner != nil && s.spawner.cont != nil && s.spawner.cont.ns
 }
@@ -182,6 +182,14 @@ func (s *Sandbox) ReadOnlyState() string {
 		return c.stateDir
 	}
 	return ""
+}
+
+// stateDir is the .tiny-agent directory of the working directory, or "".
+func (s *Sandbox) stateDir() string {
+	if s.spawner == nil || s.spawner.cont == nil {
+		return ""
+	}
+	return s.spawner.cont.stateDir
 }
 
 // Confined reports whether commands run under Landlock.
@@ -259,6 +267,11 @@ func (s *Sandbox) CheckWrite(shown, abs string) error {
 		return nil
 	}
 	real := resolveExisting(abs)
+	if dir := s.stateDir(); dir != "" && underAny(real, []string{dir}) {
+		// As root the kernel refuses it too (Do runs where the directory
+		// is mounted read-only); otherwise this check is what refuses it.
+		return fmt.Errorf("Sandbox refused to write %s: %s holds tiny-go's sessions, checkpoints and approvals, which only tiny-go itself changes", shown, dir)
+	}
 	if underAny(real, s.roots) {
 		return nil
 	}

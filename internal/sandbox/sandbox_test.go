@@ -218,6 +218,16 @@ func TestCheckWrite(t *testing.T) {
 			t.Errorf("the refusal names neither the path nor the fix: %v", err)
 		}
 	}
+	// .tiny-agent is tiny-go's, also through a link (as root the kernel
+	// refuses it as well; for other users this is the refusal).
+	if err := os.Symlink(filepath.Join(l.work, ".tiny-agent"), filepath.Join(l.work, "state")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join(l.work, ".tiny-agent", "sessions", "x.jsonl"), filepath.Join(l.work, "state", "x")} {
+		if err := s.CheckWrite(p, p); err == nil || !strings.Contains(err.Error(), "only tiny-go itself changes") {
+			t.Errorf("CheckWrite(%s) = %v, want the refusal of .tiny-agent", p, err)
+		}
+	}
 	var off *Sandbox
 	if err := off.CheckWrite("/etc/x", "/etc/x"); err != nil {
 		t.Errorf("a nil sandbox refused a write: %v", err)
