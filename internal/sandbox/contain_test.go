@@ -315,8 +315,8 @@ func testUserNamespace(t *testing.T) {
 	cmd.Env = []string{"SANDBOX_TEST_USERNS=" + base, "PATH=" + os.Getenv("PATH"), fmt.Sprintf("SANDBOX_TEST_GOINIT=%v", goInitOnly)}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}}
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v: %s", err, out)
+	if !strings.Contains(fmt.Sprint(err), "killed") {
+		t.Fatalf("%v, want the child to SIGKILL itself: %s", err, out)
 	}
 	got := map[string]string{}
 	for line := range strings.Lines(string(out)) {
@@ -353,6 +353,16 @@ func testUserNamespace(t *testing.T) {
 	}
 	if !strings.Contains(got["outside"], "Permission denied") {
 		t.Errorf("writing outside the roots: %q", got["outside"])
+	}
+	if got["sleepers"] != "3" {
+		t.Fatalf("%s sleeps were running before the SIGKILL, want 3", got["sleepers"])
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for len(sleepers(base)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("2 s after a SIGKILL of the process that started them, sleeps %v survive", sleepers(base))
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -391,4 +401,39 @@ func userNSChild(base string) {
 	run("state", "echo x > .tiny-agent/forged && echo wrote")
 	run("work", "echo x > mine && echo wrote")
 	run("outside", "echo x > "+l.outside+"/f && echo wrote")
+	if !s.Namespaced() {
+		return
+	}
+	// Detached sleeps, then a SIGKILL of this process: its launching
+	// thread dies, the command's Pdeathsig fires, and the kernel ends the
+	// namespace with everything in it.
+	cmd := exec.Command("/bin/sh", "-c", "setsid sleep 301 & nohup sleep 302 >/dev/null 2>&1 & exec sleep 300")
+	if err := s.Start(cmd); err != nil {
+		fmt.Println("error=", err)
+		return
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(sleepers(base)) < 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	fmt.Printf("sleepers=%d\n", len(sleepers(base)))
+	syscall.Kill(os.Getpid(), syscall.SIGKILL)
+}
+
+// sleepers are the host pids of the sleep processes whose environment
+// holds SANDBOX_TEST_USERNS=base.
+func sleepers(base string) []string {
+	var pids []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || !strings.HasPrefix(string(cmdline), "sleep\x00") {
+			continue
+		}
+		env, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if slices.Contains(strings.Split(string(env), "\x00"), "SANDBOX_TEST_USERNS="+base) {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
 }
