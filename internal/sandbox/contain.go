@@ -80,7 +80,7 @@ func readOnlyOnThread(dir string) error {
 }
 
 // probe checks, once, that commands can start in namespaces: by starting
-// /bin/true through the init, from the launching thread.
+// a command through the init, from the launching thread.
 func (c *containment) probe(launch func(*exec.Cmd) error) {
 	if c.disabled {
 		c.lostReason = "namespaces disabled"
@@ -111,10 +111,11 @@ func (c *containment) probe(launch func(*exec.Cmd) error) {
 // goInitOnly makes the probe skip the static init (tests of the Go one).
 var goInitOnly = false
 
-// try starts /bin/true through the init at c.initPath; c.ns tells whether
-// it worked, and the error names why not.
+// try starts `/bin/sh -c :` through the init at c.initPath (/bin/sh is the
+// one program every Linux has there); c.ns tells whether it worked, and
+// the error names why not.
 func (c *containment) try(launch func(*exec.Cmd) error) error {
-	cmd := exec.Command("/bin/true")
+	cmd := exec.Command("/bin/sh", "-c", ":")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

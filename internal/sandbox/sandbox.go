@@ -6,9 +6,9 @@
 // itself with Landlock once and then does nothing but start processes: a
 // process inherits the Landlock domain of the thread that forked it, and so
 // does everything it starts, while every other thread of tiny-go stays
-// unrestricted. This costs no extra exec per command (re-executing the
-// tiny-go binary as a confining helper costs tens of milliseconds of
-// package initialization).
+// unrestricted. Where the kernel allows namespaces, commands start instead
+// from an unrestricted thread through a small init that sets up their
+// namespaces and then enforces the same Landlock ruleset (contain.go).
 package sandbox
 
 import (
