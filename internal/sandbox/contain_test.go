@@ -437,3 +437,31 @@ func sleepers(base string) []string {
 	}
 	return pids
 }
+
+// Without namespaces (as where the kernel refuses them) the one warning
+// line names what is lost, and commands do see the host's processes: what
+// TestCommandsHaveTheirOwnProc asserts is not a given.
+func TestWithoutNamespacesTheWarningNamesWhatIsLost(t *testing.T) {
+	requireLandlock(t)
+	l := newLayout(t)
+	s, warning, err := New(Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv, NoNamespaces: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Namespaced() {
+		t.Fatal("namespaces although disabled")
+	}
+	for _, want := range []string{"tiny-go: warning: no namespaces for commands (namespaces disabled)", "commands see tiny-go and every other process in /proc", "commands may outlive tiny-go"} {
+		if !strings.Contains(warning, want) {
+			t.Errorf("warning %q lacks %q", warning, want)
+		}
+	}
+	if strings.Count(warning, "\n") != 0 {
+		t.Errorf("warning is more than one line: %q", warning)
+	}
+	out, err := run(t, s, l.work, fmt.Sprintf("test -e /proc/%d && echo visible", os.Getpid()))
+	if err != nil || strings.TrimSpace(out) != "visible" {
+		t.Fatalf("without namespaces the test process should be visible: %v %q", err, out)
+	}
+}
