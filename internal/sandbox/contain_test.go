@@ -465,3 +465,56 @@ func TestWithoutNamespacesTheWarningNamesWhatIsLost(t *testing.T) {
 		t.Fatalf("without namespaces the test process should be visible: %v %q", err, out)
 	}
 }
+
+// SignalGroup lets a command's first process act on a signal it handles
+// (no SIGKILL behind its back), and ends one that does not handle it.
+func TestSignalGroupRespectsHandlers(t *testing.T) {
+	requireLandlock(t)
+	l := newLayout(t)
+	s := newSandbox(t, Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv})
+	if !s.Namespaced() {
+		t.Skip("the kernel refused namespaces")
+	}
+	for _, tc := range []struct {
+		script string
+		status string // as exec.ExitError prints it
+		out    string
+	}{
+		{`trap 'echo handled; exit 3' TERM; echo ready; while :; do sleep 0.05; done`, "exit status 3", "ready\nhandled\n"},
+		{`echo ready; exec sleep 300`, "signal: killed", "ready\n"},
+	} {
+		cmd := exec.Command("/bin/sh", "-c", tc.script)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		// A file, not a Builder: the command writes it directly, so
+		// reading it while the command runs is no data race.
+		f, err := os.CreateTemp(l.tmp, "out")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		cmd.Stdout = f
+		read := func() string { b, _ := os.ReadFile(f.Name()); return string(b) }
+		if err := s.Start(cmd); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(5 * time.Second); !strings.Contains(read(), "ready"); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the command never started")
+			}
+		}
+		time.Sleep(50 * time.Millisecond) // sleep executed
+		if err := SignalGroup(cmd.Process.Pid, syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if fmt.Sprint(err) != tc.status || read() != tc.out {
+				t.Errorf("%s: %v, output %q; want %s, %q", tc.script, err, read(), tc.status, tc.out)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: still running 5 s after SIGTERM", tc.script)
+		}
+	}
+}
