@@ -35,7 +35,7 @@ import (
 // through that thread's own mount namespace and bounding set.
 type containment struct {
 	ns         bool     // commands start through the init
-	userNS     bool     // in a user namespace of their own (not root)
+	userNS     bool     // in a user namespace of their own (not root, or root without CAP_SYS_ADMIN)
 	stateDir   string   // bound read-only for commands, or ""
 	ruleset    *os.File // the Landlock ruleset the init enforces
 	initPath   string   // the init: the static program, or tiny-go's binary (nsinit)
@@ -87,13 +87,32 @@ func (c *containment) probe(launch func(*exec.Cmd) error) {
 		return
 	}
 	c.userNS = os.Geteuid() != 0
-	// The static init where there is one, else tiny-go's own binary.
+	err := c.probeInits(launch)
+	if err != nil && !c.userNS {
+		// Root without CAP_SYS_ADMIN (a container's root, usually) may
+		// still create a user namespace, in which it has it.
+		c.userNS = true
+		if c.probeInits(launch) == nil {
+			return
+		}
+		c.userNS = false
+	}
+	if err != nil {
+		c.ns = false
+		c.lostReason = err.Error()
+	}
+}
+
+// probeInits tries the static init where there is one, else (or when
+// the kernel refuses to execute it) tiny-go's own binary; it returns the
+// first init's error.
+func (c *containment) probeInits(launch func(*exec.Cmd) error) error {
 	var err error
 	if f, ferr := programFile(nsinit.Program()); ferr == nil {
 		c.program = f
 		c.initPath = fmt.Sprintf("/proc/self/fd/%d", f.Fd())
 		if err = c.try(launch); err == nil {
-			return
+			return nil
 		}
 		f.Close()
 		c.program = nil
@@ -103,9 +122,9 @@ func (c *containment) probe(launch func(*exec.Cmd) error) {
 		if err == nil {
 			err = err2
 		}
-		c.ns = false
-		c.lostReason = err.Error()
+		return err
 	}
+	return nil
 }
 
 // goInitOnly makes the probe skip the static init (tests of the Go one).
@@ -229,7 +248,7 @@ func (c *containment) wrap(cmd *exec.Cmd) error {
 		// mount and to drop a capability across its exec, and clears
 		// them before the command's.
 		a.Cloneflags |= unix.CLONE_NEWUSER
-		uid, gid := os.Getuid(), os.Getgid()
+		uid, gid := os.Geteuid(), os.Getegid()
 		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 		a.AmbientCaps = append(a.AmbientCaps, unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP)

@@ -284,9 +284,21 @@ func checkInit(t *testing.T, s *Sandbox) {
 // Not root: commands run in a user namespace of their own with the user's
 // ids, with their own /proc, and .tiny-agent read-only. The test binary
 // runs itself as nobody in a workspace nobody owns (userNSChild).
-func TestUserNamespaceWhenNotRoot(t *testing.T) { forEachInit(t, testUserNamespace) }
+func TestUserNamespaceWhenNotRoot(t *testing.T) {
+	forEachInit(t, func(t *testing.T) { testUserNamespace(t, "nobody") })
+}
 
-func testUserNamespace(t *testing.T) {
+// The same for root without CAP_SYS_ADMIN (a container's root, usually):
+// it cannot make the namespaces itself, but can in a user namespace of
+// its own. The test binary runs as such a root through setpriv.
+func TestUserNamespaceForRootWithoutCapSysAdmin(t *testing.T) {
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("no setpriv (util-linux) to drop CAP_SYS_ADMIN")
+	}
+	forEachInit(t, func(t *testing.T) { testUserNamespace(t, "root-without-cap-sys-admin") })
+}
+
+func testUserNamespace(t *testing.T, who string) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to become another user")
 	}
@@ -312,8 +324,14 @@ func testUserNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin)
+	wantIDs := "1 65534 65534"
+	if who == "nobody" {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}}
+	} else {
+		cmd = exec.Command("setpriv", "--bounding-set", "-sys_admin", bin)
+		wantIDs = "1 0 0"
+	}
 	cmd.Env = []string{"SANDBOX_TEST_USERNS=" + base, "PATH=" + os.Getenv("PATH"), fmt.Sprintf("SANDBOX_TEST_GOINIT=%v", goInitOnly)}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}}
 	out, err := cmd.CombinedOutput()
 	if !strings.Contains(fmt.Sprint(err), "killed") {
 		t.Fatalf("%v, want the child to SIGKILL itself: %s", err, out)
@@ -323,7 +341,7 @@ func testUserNamespace(t *testing.T) {
 		k, v, _ := strings.Cut(strings.TrimSpace(line), "=")
 		got[k] = v
 	}
-	t.Logf("as nobody:\n%s", out)
+	t.Logf("as %s:\n%s", who, out)
 	if got["namespaced"] != "true" {
 		t.Skipf("the kernel refused user namespaces: %s", got["warning"])
 	}
@@ -333,8 +351,11 @@ func testUserNamespace(t *testing.T) {
 	if got["static"] != fmt.Sprint(!goInitOnly) {
 		t.Errorf("the static init is used: %s, want %v", got["static"], !goInitOnly)
 	}
-	if got["ids"] != "1 65534 65534" {
-		t.Errorf("pid, uid, gid of the command: %q, want 1 65534 65534", got["ids"])
+	if got["ids"] != wantIDs {
+		t.Errorf("pid, uid, gid of the command: %q, want %s", got["ids"], wantIDs)
+	}
+	if who != "nobody" && !strings.Contains(got["capadmin"], "no") {
+		t.Errorf("the test process has CAP_SYS_ADMIN: %q", got["capadmin"])
 	}
 	pids := strings.Fields(got["proc"])
 	if len(pids) == 0 || pids[0] != "1" || len(pids) > 6 || slices.Contains(pids, got["host"]) || slices.Contains(pids, fmt.Sprint(os.Getpid())) {
@@ -385,6 +406,12 @@ func userNSChild(base string) {
 	}
 	defer s.Close()
 	fmt.Printf("warning=%s\nnamespaced=%v\nhost=%d\n", warning, s.Namespaced(), os.Getpid())
+	// CAP_SYS_ADMIN is bit 21 of CapEff.
+	status, _ := os.ReadFile("/proc/self/status")
+	_, capEff, _ := strings.Cut(string(status), "CapEff:")
+	var eff uint64
+	fmt.Sscanf(strings.TrimSpace(capEff), "%x", &eff)
+	fmt.Printf("capadmin=%v\n", map[bool]string{true: "yes", false: "no"}[eff&(1<<21) != 0])
 	if s.Namespaced() {
 		fmt.Printf("static=%v\n", s.spawner.cont.program != nil)
 	}
