@@ -119,6 +119,10 @@ func newSpawner(fs bool, roots []string, net bool, cont *containment) (*spawner,
 	s.launcher, _ = startThread(func() error { return nil })
 	cont.ruleset = s.ruleset
 	cont.probe(func(cmd *exec.Cmd) error { return s.launcher.do(spawnRequest{cmd: cmd}) })
+	if !cont.ns {
+		close(s.launcher.done) // commands start from the confined thread
+		s.launcher = nil
+	}
 	s.cont = cont
 	return s, nil
 }
