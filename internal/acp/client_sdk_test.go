@@ -230,12 +230,15 @@ func assertAbortedDurably(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	nsPid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The command wrote its pid in its own PID namespace (1 there): find
+	// it as this process sees it; -1 when it is gone. Never signal -1.
+	pid := procs.HostPID(nsPid, dir)
 	deadline := time.Now().Add(10 * time.Second)
-	for procs.GroupAlive(pid) {
+	for pid > 1 && procs.GroupAlive(pid) {
 		if time.Now().After(deadline) {
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
 			t.Fatal("the command's process group survived")
@@ -285,8 +288,13 @@ func TestSDKClientLoadAfterSIGKILL(t *testing.T) {
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	if b, _ := os.ReadFile(filepath.Join(dir, "pid")); len(b) > 0 {
-		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-		t.Cleanup(func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
+		nsPid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		t.Cleanup(func() {
+			// Its pid in its own PID namespace (1 there): never signal -1.
+			if pid := procs.HostPID(nsPid, dir); pid > 1 {
+				_ = syscall.Kill(-pid, syscall.SIGKILL)
+			}
+		})
 	}
 	killed := readState(t, dir)
 	if killed.Idle() {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -42,6 +43,10 @@ func pyCatalog(t *testing.T, c *cliRun, mode string, extra string) {
 	c.env["HOME"] = os.Getenv("HOME")
 }
 
+// readPid reads the pid a test server wrote in the directory of path
+// ($MCP_TEST_DIR) and returns it as this process sees it, or -1 when no
+// such process is left: a server in a PID namespace of its own writes the
+// pid it has there.
 func readPid(t *testing.T, path string) int {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -51,7 +56,7 @@ func readPid(t *testing.T, path string) int {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return pid
+			return hostPid(filepath.Dir(path), pid)
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("no %s", path)
@@ -71,6 +76,33 @@ func namespaced(t *testing.T) bool {
 	}
 	defer sb.Close()
 	return sb.Namespaced()
+}
+
+// hostPid finds the process whose innermost pid is nsPid and whose
+// environment holds MCP_TEST_DIR=dir; -1 when there is none.
+func hostPid(dir string, nsPid int) int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		status, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		_, nspid, _ := strings.Cut(string(status), "NSpid:")
+		nspid, _, _ = strings.Cut(nspid, "\n")
+		f := strings.Fields(nspid)
+		if len(f) == 0 || f[len(f)-1] != strconv.Itoa(nsPid) {
+			continue
+		}
+		env, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if slices.Contains(strings.Split(string(env), "\x00"), "MCP_TEST_DIR="+dir) {
+			return pid
+		}
+	}
+	return -1
 }
 
 // processGone: ended, or a zombie no one reaps (PID 1 here may not).

@@ -81,12 +81,12 @@ func (e escapee) appeared() bool {
 }
 
 // kill cleans up after a failed test.
-func (e escapee) kill(t *testing.T, pidFile string) {
+func (e escapee) kill(t *testing.T, _ string) {
 	t.Cleanup(func() {
-		if b, err := os.ReadFile(pidFile); err == nil {
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && e.alive() {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
+		// By command line: the pid in the file may be one of the
+		// command's own PID namespace.
+		if pid := e.pid(); pid > 1 {
+			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
 }

@@ -407,6 +407,12 @@ func TestSIGTERMDuringBash(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	// bash wrote its pid in its own PID namespace (1 there).
+	host := procs.HostPID(shellPID, c.dir)
+	if host <= 1 {
+		t.Fatalf("bash (pid %d in its namespace) not found in %s", shellPID, c.dir)
+	}
+	shellPID = host
 	began := time.Now()
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	err := cmd.Wait()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/procs"
+	"github.com/tiny-agent/tiny-go/internal/sandbox"
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
@@ -291,7 +292,9 @@ func (p *stdioProcess) stop() {
 			p.mu.Lock()
 			p.stopping = true
 			p.mu.Unlock()
-			syscall.Kill(-p.pgid, syscall.SIGTERM)
+			// A sandboxed server is PID 1 of its namespace, which the
+			// kernel shields from signals it does not handle.
+			sandbox.SignalGroup(p.pgid, syscall.SIGTERM)
 			p.waitExit(stopGrace)
 		}
 		if !p.exited() {

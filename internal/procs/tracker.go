@@ -466,3 +466,31 @@ func killDescendants(self int) int {
 	}
 	return n
 }
+
+// HostPID is the pid, in this process's PID namespace, of the process whose
+// pid in its own innermost namespace is nsPid and whose working directory
+// is dir, or -1 when there is none. A command the sandbox runs in a PID
+// namespace of its own knows only its innermost pid (its `$$` is 1): tests
+// that have a command report its pid find it here.
+func HostPID(nsPid int, dir string) int {
+	found := -1
+	eachProcess(func(pid int, _ Stat) {
+		if found > 0 {
+			return
+		}
+		status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+		if err != nil {
+			return
+		}
+		_, nspid, _ := strings.Cut(string(status), "NSpid:")
+		nspid, _, _ = strings.Cut(nspid, "\n")
+		f := strings.Fields(nspid)
+		if len(f) == 0 || f[len(f)-1] != strconv.Itoa(nsPid) {
+			return
+		}
+		if cwd, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/cwd"); err == nil && cwd == dir {
+			found = pid
+		}
+	})
+	return found
+}

@@ -241,3 +241,36 @@ func TestRecordIsPrivate(t *testing.T) {
 		t.Fatal("Close left the record")
 	}
 }
+
+// HostPID finds a process by its innermost pid and working directory, in
+// a PID namespace of its own (as root) and without one.
+func TestHostPID(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func(flags uintptr) *exec.Cmd {
+		cmd := exec.Command("sleep", "30")
+		cmd.Dir = dir
+		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: flags}
+		if err := cmd.Start(); err != nil {
+			t.Skipf("cannot start: %v", err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd
+	}
+	plain := start(0)
+	if got := HostPID(plain.Process.Pid, dir); got != plain.Process.Pid {
+		t.Errorf("HostPID(%d) = %d", plain.Process.Pid, got)
+	}
+	if got := HostPID(plain.Process.Pid, "/"); got != -1 {
+		t.Errorf("HostPID in another directory = %d, want -1", got)
+	}
+	if os.Geteuid() != 0 {
+		return
+	}
+	ns := start(syscall.CLONE_NEWPID)
+	if got := HostPID(1, dir); got != ns.Process.Pid {
+		t.Errorf("HostPID(1) = %d, want %d, the namespace's first process", got, ns.Process.Pid)
+	}
+}

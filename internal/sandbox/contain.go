@@ -5,50 +5,54 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tiny-agent/tiny-go/internal/sandbox/nsinit"
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
-// Containment is what the confining thread adds to Landlock when the
-// kernel allows it (root; see docs/containment.md):
+// Containment is what the sandbox adds to Landlock when the kernel allows
+// it (root, or unprivileged user namespaces; see docs/containment.md).
+// Every command starts in a new PID and mount namespace (and a user
+// namespace when tiny-go is not root) through an init (nsinit) that:
 //
-//   - every command is the child of a small init (/bin/sh) that is PID 1
-//     of a new PID namespace: when the command ends, is stopped, or tiny-go
-//     is SIGKILLed (the init carries the caller's Pdeathsig), the init
-//     exits and the kernel kills every process in the namespace, however
-//     it detached itself (setsid, nohup, double fork, env -i);
-//   - the thread has a mount namespace of its own in which .tiny-agent
-//     (sessions, sidecars, checkpoints, approvals) is mounted read-only, so
-//     no command, nor write or edit, can rewrite tiny-go's history;
-//   - CAP_SYS_PTRACE is dropped from the bounding set (and ambient
-//     capabilities cleared), so a command run as root cannot read the
-//     memory of tiny-go (made non-dumpable) through /proc/<pid>/mem.
+//   - mounts a procfs of the new PID namespace on /proc, so tiny-go and
+//     every other process of the machine are invisible to the command;
+//   - binds .tiny-agent (sessions, sidecars, checkpoints, approvals) over
+//     itself read-only, so no command can rewrite tiny-go's history;
+//   - drops CAP_SYS_PTRACE from the bounding set;
+//   - enforces the Landlock ruleset, and becomes the command.
+//
+// The command is PID 1 of its namespace: when it ends, is killed, or
+// tiny-go is SIGKILLed (it carries the caller's Pdeathsig), the kernel
+// kills every process in the namespace, however it detached itself.
+//
+// Without namespaces, commands start from the confining thread as before:
+// Landlock, and as root .tiny-agent read-only and no CAP_SYS_PTRACE
+// through that thread's own mount namespace and bounding set.
 type containment struct {
-	pidNS      bool   // commands run in their own PID namespace
-	readOnly   string // the .tiny-agent directory mounted read-only, or ""
-	noPtrace   bool   // CAP_SYS_PTRACE is out of the bounding set
-	shell      string // the init, /bin/sh
-	lostReason string // why something was refused, for the warning
-	noPIDNS    bool   // Policy.NoNamespaces
+	ns         bool     // commands start through the init
+	userNS     bool     // in a user namespace of their own (not root, or root without CAP_SYS_ADMIN)
+	stateDir   string   // bound read-only for commands, or ""
+	ruleset    *os.File // the Landlock ruleset the init enforces
+	initPath   string   // the init: the static program, or tiny-go's binary (nsinit)
+	program    *os.File // the memfd of the static program, or nil
+	threadRO   bool     // the confining thread sees stateDir read-only
+	noPtrace   bool     // the confining thread dropped CAP_SYS_PTRACE
+	lostReason string   // why namespaces were refused, for the warning
+	disabled   bool     // Policy.NoNamespaces
 }
 
-// initScript is the PID 1 of a command's namespace: it runs the command
-// with the original standard input (an asynchronous list would get
-// /dev/null), passes SIGTERM and SIGINT on to every process of the
-// namespace (a PID 1 without a handler would ignore them), and exits with
-// the command's status, which ends the namespace.
-const initScript = `exec 3<&0; trap 'kill -TERM -1 2>/dev/null; exit 143' TERM; trap 'kill -INT -1 2>/dev/null; exit 130' INT; "$@" <&3 3<&- & wait $!`
-
 // setUpThread runs on the confining thread before Landlock (which forbids
-// mount changes): a private mount namespace with stateDir read-only, and
-// the capability drop. Errors are not fatal: what could not be done is
-// named in the warning.
-func (c *containment) setUpThread(stateDir string) {
+// mount changes): as root, a private mount namespace with stateDir
+// read-only (write and edit run there, and commands when namespaces are
+// refused), and the capability drop. Errors are not fatal: what could not
+// be done is named in the warning.
+func (c *containment) setUpThread() {
 	if os.Geteuid() != 0 {
-		c.lostReason = "not running as root (user namespaces cannot be created from a multithreaded program under Landlock)"
 		return
 	}
 	// The bounding set and ambient capabilities are per thread and
@@ -57,59 +61,151 @@ func (c *containment) setUpThread(stateDir string) {
 		c.noPtrace = true
 	}
 	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-	if err := c.readOnlyState(stateDir); err != nil {
+	if c.stateDir != "" && readOnlyOnThread(c.stateDir) == nil {
+		c.threadRO = true
+	}
+}
+
+func readOnlyOnThread(dir string) error {
+	if err := unix.Unshare(unix.CLONE_FS | unix.CLONE_NEWNS); err != nil {
+		return err
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return err
+	}
+	if err := unix.Mount(dir, dir, "", unix.MS_BIND, ""); err != nil {
+		return err
+	}
+	return unix.Mount("", dir, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, "")
+}
+
+// probe checks, once, that commands can start in namespaces: by starting
+// a command through the init, from the launching thread.
+func (c *containment) probe(launch func(*exec.Cmd) error) {
+	if c.disabled {
+		c.lostReason = "namespaces disabled"
+		return
+	}
+	c.userNS = os.Geteuid() != 0
+	err := c.probeInits(launch)
+	if err != nil && !c.userNS {
+		// Root without CAP_SYS_ADMIN (a container's root, usually) may
+		// still create a user namespace, in which it has it.
+		c.userNS = true
+		if c.probeInits(launch) == nil {
+			return
+		}
+		c.userNS = false
+	}
+	if err != nil {
+		c.ns = false
 		c.lostReason = err.Error()
 	}
 }
 
-func (c *containment) readOnlyState(dir string) error {
-	if dir == "" {
-		return nil
+// probeInits tries the static init where there is one, else (or when
+// the kernel refuses to execute it) tiny-go's own binary; it returns the
+// first init's error.
+func (c *containment) probeInits(launch func(*exec.Cmd) error) error {
+	var err error
+	if f, ferr := programFile(nsinit.Program()); ferr == nil {
+		c.program = f
+		c.initPath = fmt.Sprintf("/proc/self/fd/%d", f.Fd())
+		if err = c.try(launch); err == nil {
+			return nil
+		}
+		f.Close()
+		c.program = nil
 	}
-	if err := unix.Unshare(unix.CLONE_FS | unix.CLONE_NEWNS); err != nil {
-		return fmt.Errorf("no mount namespace (%v)", err)
+	c.initPath = "/proc/self/exe"
+	if err2 := c.try(launch); err2 != nil {
+		if err == nil {
+			err = err2
+		}
+		return err
 	}
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("no private mounts (%v)", err)
-	}
-	if err := unix.Mount(dir, dir, "", unix.MS_BIND, ""); err != nil {
-		return fmt.Errorf("cannot bind %s (%v)", dir, err)
-	}
-	if err := unix.Mount("", dir, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
-		return fmt.Errorf("cannot make %s read-only (%v)", dir, err)
-	}
-	c.readOnly = dir
 	return nil
 }
 
-// probe checks, once, that a PID namespace can be made: by starting
-// `true` under the init, from the confining thread.
-func (c *containment) probe(s *spawner) {
-	if c.noPIDNS && c.lostReason == "" {
-		c.lostReason = "PID namespaces disabled"
-	}
-	if c.lostReason != "" {
-		return
-	}
-	sh, err := exec.LookPath("/bin/sh")
-	if err != nil {
-		c.lostReason = "no /bin/sh for the namespace's init"
-		return
-	}
-	c.shell = sh
-	cmd := exec.Command("/bin/true")
+// goInitOnly makes the probe skip the static init (tests of the Go one).
+var goInitOnly = false
+
+// try starts `/bin/sh -c :` through the init at c.initPath (/bin/sh is the
+// one program every Linux has there); c.ns tells whether it worked, and
+// the error names why not.
+func (c *containment) try(launch func(*exec.Cmd) error) error {
+	cmd := exec.Command("/bin/sh", "-c", ":")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	c.pidNS = true
-	c.wrap(cmd)
-	if err := s.start(cmd); err != nil {
-		c.pidNS = false
-		c.lostReason = fmt.Sprintf("PID namespaces refused (%v)", unwrapErrno(err))
-		return
+	c.ns = true
+	err := c.wrap(cmd)
+	if err == nil {
+		err = launch(cmd)
+		if err == nil {
+			err = cmd.Wait()
+		} else {
+			err = unwrapErrno(err)
+		}
 	}
-	if err := cmd.Wait(); err != nil {
-		c.pidNS = false
-		c.lostReason = fmt.Sprintf("the namespace's init failed (%v)", err)
+	if err != nil {
+		c.ns = false
+		return errors.New(c.refusal(err, strings.TrimSpace(stderr.String())))
 	}
+	return nil
+}
+
+// programFile is a sealed memfd holding program, kept at a high descriptor
+// number so that no descriptor the child is handed replaces it before the
+// exec through /proc/self/fd.
+func programFile(program []byte) (*os.File, error) {
+	if program == nil || goInitOnly {
+		return nil, errors.New("no static init for this architecture")
+	}
+	fd, err := unix.MemfdCreate("tiny-go-nsinit", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_EXEC)
+	if err != nil {
+		// Kernels before 6.3 know no MFD_EXEC.
+		fd, err = unix.MemfdCreate("tiny-go-nsinit", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+		if err != nil {
+			return nil, err
+		}
+	}
+	defer unix.Close(fd)
+	if _, err := unix.Write(fd, program); err != nil {
+		return nil, err
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SEAL|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE); err != nil {
+		return nil, err
+	}
+	high, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 100)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(high), "tiny-go-nsinit"), nil
+}
+
+// refusal is the reason namespaces were refused, naming the setting that
+// refuses them where one does.
+func (c *containment) refusal(err error, stderr string) string {
+	if c.userNS {
+		for _, s := range []struct{ file, want, why string }{
+			{"/proc/sys/kernel/unprivileged_userns_clone", "0", "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone=0)"},
+			{"/proc/sys/user/max_user_namespaces", "0", "user namespaces are disabled (user.max_user_namespaces=0)"},
+			{"/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "1", "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1)"},
+		} {
+			if b, e := os.ReadFile(s.file); e == nil && strings.TrimSpace(string(b)) == s.want {
+				return s.why
+			}
+		}
+	}
+	what := "namespaces refused"
+	if c.userNS {
+		what = "user namespaces refused"
+	}
+	if stderr != "" {
+		return fmt.Sprintf("%s: %s", what, strings.TrimPrefix(stderr, "tiny-go: "))
+	}
+	return fmt.Sprintf("%s (%v)", what, err)
 }
 
 func unwrapErrno(err error) error {
@@ -120,51 +216,62 @@ func unwrapErrno(err error) error {
 	return err
 }
 
-// wrap makes cmd start as the child of the init of a new PID namespace.
-// The caller's SysProcAttr (process group or session, Pdeathsig) applies
-// to the init, which is what the caller signals and waits for.
-func (c *containment) wrap(cmd *exec.Cmd) {
-	if c == nil || !c.pidNS || cmd.Err != nil {
-		return
+// wrap makes cmd start through the init in new namespaces. The caller's
+// SysProcAttr (process group or session, Pdeathsig) applies to the init,
+// which becomes the command: what the caller signals and waits for.
+func (c *containment) wrap(cmd *exec.Cmd) error {
+	if cmd.Err != nil {
+		return nil // Start reports it
 	}
+	// Report a command that cannot be executed as Start would, rather
+	// than as an exit status of the init.
+	if err := unix.Access(cmd.Path, unix.X_OK); err != nil {
+		return &os.PathError{Op: "fork/exec", Path: cmd.Path, Err: err}
+	}
+	fd := 3 + len(cmd.ExtraFiles)
+	if fd > 9 {
+		return errors.New("sandbox: too many ExtraFiles for the namespace init")
+	}
+	cmd.ExtraFiles = append(cmd.ExtraFiles, c.ruleset)
+	args := append([]string{nsinit.Argv0, string(rune('0' + fd)), c.stateDir, cmd.Path}, cmd.Args...)
+	cmd.Path, cmd.Args = c.initPath, args
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWPID
-	if cmd.SysProcAttr.Pdeathsig == 0 {
-		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	a := cmd.SysProcAttr
+	a.Cloneflags |= unix.CLONE_NEWPID | unix.CLONE_NEWNS
+	if a.Pdeathsig == 0 {
+		a.Pdeathsig = syscall.SIGKILL
 	}
-	args := append([]string{c.shell, "-c", initScript, "tiny-go-init", cmd.Path}, cmd.Args[1:]...)
-	cmd.Path, cmd.Args = c.shell, args
+	if c.userNS {
+		// The user keeps its ids inside; the init keeps what it needs to
+		// mount and to drop a capability across its exec, and clears
+		// them before the command's.
+		a.Cloneflags |= unix.CLONE_NEWUSER
+		uid, gid := os.Geteuid(), os.Getegid()
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		a.AmbientCaps = append(a.AmbientCaps, unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP)
+	}
+	return nil
 }
 
 // warning names what is lost when containment is partial; "" when none.
 func (c *containment) warning() string {
-	if c == nil {
+	if c == nil || c.ns {
 		return ""
 	}
-	var lost []string
-	if !c.pidNS {
-		lost = append(lost, "commands may outlive tiny-go when it is killed (until the next start reaps them)")
+	lost := []string{
+		"commands see tiny-go and every other process in /proc",
+		"commands may outlive tiny-go when it is killed (until the next start reaps them)",
 	}
-	if c.readOnly == "" {
+	if !c.threadRO {
 		lost = append(lost, "commands can write .tiny-agent")
 	}
 	if !c.noPtrace && os.Geteuid() == 0 {
 		lost = append(lost, "root commands can read tiny-go's memory")
 	}
-	if len(lost) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("no namespaces for commands (%s): %s", c.lostReason, joinLost(lost))
-}
-
-func joinLost(l []string) string {
-	s := l[0]
-	for _, x := range l[1:] {
-		s += "; " + x
-	}
-	return s
+	return fmt.Sprintf("no namespaces for commands (%s): %s", c.lostReason, strings.Join(lost, "; "))
 }
 
 // stateDirOf is <workDir>/.tiny-agent, created when missing so it can be
@@ -175,4 +282,57 @@ func stateDirOf(workDir string) string {
 		return ""
 	}
 	return dir
+}
+
+// SignalGroup sends sig to process group pgid as kill(-pgid, sig) does,
+// and then makes it act on the group's leader when the leader is the
+// first process of a PID namespace (a command the sandbox started): the
+// kernel delivers to such a process only the signals it catches (and
+// SIGKILL), so a command that would have died of sig by default is
+// killed with SIGKILL instead, which ends its namespace as sig would have
+// ended it. It returns the error of the first kill.
+func SignalGroup(pgid int, sig syscall.Signal) error {
+	if err := syscall.Kill(-pgid, sig); err != nil {
+		return err
+	}
+	if diesOf(sig) && namespaceInitIgnoring(pgid, sig) {
+		syscall.Kill(pgid, syscall.SIGKILL)
+	}
+	return nil
+}
+
+// diesOf reports whether sig terminates a process that does not handle it.
+func diesOf(sig syscall.Signal) bool {
+	switch sig {
+	case syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGUSR1,
+		syscall.SIGUSR2, syscall.SIGPIPE, syscall.SIGALRM:
+		return true
+	}
+	return false
+}
+
+// namespaceInitIgnoring reports whether pid is PID 1 of a PID namespace
+// below ours that neither catches nor ignores sig.
+func namespaceInitIgnoring(pid int, sig syscall.Signal) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false
+	}
+	var nsInit bool
+	var caught, ignored uint64
+	for line := range strings.Lines(string(b)) {
+		key, val, _ := strings.Cut(strings.TrimSpace(line), ":")
+		val = strings.TrimSpace(val)
+		switch key {
+		case "NSpid":
+			f := strings.Fields(val)
+			nsInit = len(f) > 1 && f[len(f)-1] == "1"
+		case "SigCgt":
+			fmt.Sscanf(val, "%x", &caught)
+		case "SigIgn":
+			fmt.Sscanf(val, "%x", &ignored)
+		}
+	}
+	bit := uint64(1) << (uint(sig) - 1)
+	return nsInit && (caught|ignored)&bit == 0
 }

@@ -6,9 +6,9 @@
 // itself with Landlock once and then does nothing but start processes: a
 // process inherits the Landlock domain of the thread that forked it, and so
 // does everything it starts, while every other thread of tiny-go stays
-// unrestricted. This costs no extra exec per command (re-executing the
-// tiny-go binary as a confining helper costs tens of milliseconds of
-// package initialization).
+// unrestricted. Where the kernel allows namespaces, commands start instead
+// from an unrestricted thread through a small init that sets up their
+// namespaces and then enforces the same Landlock ruleset (contain.go).
 package sandbox
 
 import (
@@ -56,8 +56,8 @@ type Policy struct {
 	// Getenv looks up the environment that locates the temporary and cache
 	// directories; nil means os.Getenv.
 	Getenv func(string) string
-	// NoNamespaces starts commands without a PID namespace, as where the
-	// kernel refuses one (tests of the fallback, and of the difference in
+	// NoNamespaces starts commands without namespaces, as where the
+	// kernel refuses them (tests of the fallback, and of the difference in
 	// start cost; contain.go).
 	NoNamespaces bool
 }
@@ -99,7 +99,7 @@ func newWithABI(p Policy, abi int) (*Sandbox, string, error) {
 		s := &Sandbox{mode: Off, abi: abi}
 		if p.NetworkOff && abi >= 4 {
 			s.networkOff = true
-			sp, err := newSpawner(false, nil, true, nil, "")
+			sp, err := newSpawner(false, nil, true, nil)
 			if err != nil {
 				return nil, "", err
 			}
@@ -127,8 +127,8 @@ func newWithABI(p Policy, abi int) (*Sandbox, string, error) {
 	if p.NetworkOff && !net {
 		warnings = append(warnings, networkWarning(abi))
 	}
-	cont := &containment{noPIDNS: p.NoNamespaces}
-	sp, err := newSpawner(true, roots, net, cont, stateDirOf(p.WorkDir))
+	cont := &containment{disabled: p.NoNamespaces, stateDir: stateDirOf(p.WorkDir)}
+	sp, err := newSpawner(true, roots, net, cont)
 	if err != nil {
 		return nil, "", fmt.Errorf("sandbox: %w", err)
 	}
@@ -167,10 +167,10 @@ func (s *Sandbox) Roots() []string {
 	return append([]string(nil), s.roots...)
 }
 
-// Namespaced reports whether commands run in PID namespaces of their own
-// (contain.go).
+// Namespaced reports whether commands run in PID and mount namespaces of
+// their own, with their own /proc (contain.go).
 func (s *Sandbox) Namespaced() bool {
-	return s != nil && s.spawner != nil && s.spawner.cont != nil && s.spawner.cont.pidNS
+	return s != nil && s.spawner != nil && s.spawner.cont != nil && s.spawner.cont.ns
 }
 
 // ReadOnlyState is the .tiny-agent directory commands see read-only, or "".
@@ -178,7 +178,18 @@ func (s *Sandbox) ReadOnlyState() string {
 	if s == nil || s.spawner == nil || s.spawner.cont == nil {
 		return ""
 	}
-	return s.spawner.cont.readOnly
+	if c := s.spawner.cont; c.ns || c.threadRO {
+		return c.stateDir
+	}
+	return ""
+}
+
+// stateDir is the .tiny-agent directory of the working directory, or "".
+func (s *Sandbox) stateDir() string {
+	if s.spawner == nil || s.spawner.cont == nil {
+		return ""
+	}
+	return s.spawner.cont.stateDir
 }
 
 // Confined reports whether commands run under Landlock.
@@ -212,7 +223,7 @@ func (s *Sandbox) Do(fn func() error) error {
 	if s == nil || s.spawner == nil || s.mode == Off {
 		return fn()
 	}
-	return s.spawner.do(spawnRequest{fn: fn})
+	return s.spawner.confined.do(spawnRequest{fn: fn})
 }
 
 // Close ends the confining thread. Processes started with a Pdeathsig
@@ -256,6 +267,11 @@ func (s *Sandbox) CheckWrite(shown, abs string) error {
 		return nil
 	}
 	real := resolveExisting(abs)
+	if dir := s.stateDir(); dir != "" && underAny(real, []string{dir}) {
+		// As root the kernel refuses it too (Do runs where the directory
+		// is mounted read-only); otherwise this check is what refuses it.
+		return fmt.Errorf("Sandbox refused to write %s: %s holds tiny-go's sessions, checkpoints and approvals, which only tiny-go itself changes", shown, dir)
+	}
 	if underAny(real, s.roots) {
 		return nil
 	}

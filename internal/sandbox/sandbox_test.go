@@ -15,6 +15,10 @@ import (
 // TestMain doubles as a helper process: with SANDBOX_TEST_DIAL set, the
 // test binary dials that address and reports the outcome on stdout.
 func TestMain(m *testing.M) {
+	if base := os.Getenv("SANDBOX_TEST_USERNS"); base != "" {
+		userNSChild(base)
+		os.Exit(0)
+	}
 	if os.Getenv("SANDBOX_TEST_HOLD_SECRET") != "" {
 		secretHolder()
 		os.Exit(0)
@@ -212,6 +216,16 @@ func TestCheckWrite(t *testing.T) {
 		var de *DeniedError
 		if err != nil && (!errors.As(err, &de) || !strings.Contains(err.Error(), tc.path) || !strings.Contains(err.Error(), "--writable")) {
 			t.Errorf("the refusal names neither the path nor the fix: %v", err)
+		}
+	}
+	// .tiny-agent is tiny-go's, also through a link (as root the kernel
+	// refuses it as well; for other users this is the refusal).
+	if err := os.Symlink(filepath.Join(l.work, ".tiny-agent"), filepath.Join(l.work, "state")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join(l.work, ".tiny-agent", "sessions", "x.jsonl"), filepath.Join(l.work, "state", "x")} {
+		if err := s.CheckWrite(p, p); err == nil || !strings.Contains(err.Error(), "only tiny-go itself changes") {
+			t.Errorf("CheckWrite(%s) = %v, want the refusal of .tiny-agent", p, err)
 		}
 	}
 	var off *Sandbox
@@ -433,21 +447,32 @@ func TestParseMode(t *testing.T) {
 
 // BenchmarkStartConfined measures starting and waiting for a trivial
 // command confined by the sandbox (Landlock alone, and Landlock with the
-// PID namespace and its init), against the same command unconfined.
+// namespaces through the static init and through the Go one), against the
+// same command unconfined.
 func BenchmarkStartConfined(b *testing.B) {
 	work := b.TempDir()
 	for _, c := range []struct {
-		name string
-		mode Mode
-		noNS bool
-	}{{"off", Off, false}, {"landlock", Workspace, true}, {"landlock+namespaces", Workspace, false}} {
-		mode := c.mode
+		name   string
+		mode   Mode
+		noNS   bool
+		goInit bool
+	}{
+		{"off", Off, true, false},
+		{"landlock", Workspace, true, false},
+		{"landlock+namespaces", Workspace, false, false},
+		{"landlock+namespaces(go-init)", Workspace, false, true},
+	} {
 		b.Run(c.name, func(b *testing.B) {
-			s, _, err := New(Policy{Mode: mode, WorkDir: work, NoNamespaces: c.noNS})
+			goInitOnly = c.goInit
+			defer func() { goInitOnly = false }()
+			s, _, err := New(Policy{Mode: c.mode, WorkDir: work, NoNamespaces: c.noNS})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer s.Close()
+			if s.Namespaced() == c.noNS {
+				b.Skip("the kernel refused namespaces")
+			}
 			b.ResetTimer()
 			for b.Loop() {
 				cmd := exec.Command("/bin/true")

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"runtime"
 	"sync"
@@ -43,16 +44,24 @@ var deviceFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
 // deviceDirs are device trees that behave like the temporary directory.
 var deviceDirs = []string{"/dev/pts", "/dev/shm"}
 
-// spawner is an OS thread restricted by Landlock that starts processes.
+// spawner starts the processes of a Sandbox from OS threads of their own:
+// a process's Pdeathsig fires when the thread that started it ends, and
+// these threads live as long as the Sandbox.
 type spawner struct {
+	confined  *thread      // restricted by Landlock: Do, and Start without namespaces
+	launcher  *thread      // unrestricted: starts the namespace init, which restricts itself
 	cont      *containment // nil: Landlock only
-	reqs      chan spawnRequest
-	done      chan struct{}
+	ruleset   *os.File
 	closeOnce sync.Once
 }
 
-// spawnRequest is a command to start, or a function to run, on the
-// confining thread.
+// thread is a locked OS thread that runs requests.
+type thread struct {
+	reqs chan spawnRequest
+	done chan struct{}
+}
+
+// spawnRequest is a command to start, or a function to run, on a thread.
 type spawnRequest struct {
 	cmd   *exec.Cmd
 	fn    func() error
@@ -63,9 +72,10 @@ type spawnRequest struct {
 // roots when fs is set, TCP blocked when net is set) and a thread that
 // enforces it on itself and then starts the processes it is given.
 //
-// With cont, the thread first sets up containment (contain.go) for
-// stateDir, and commands start in PID namespaces when the probe succeeds.
-func newSpawner(fs bool, roots []string, net bool, cont *containment, stateDir string) (*spawner, error) {
+// With cont, the thread first sets up containment (contain.go), and when
+// the probe succeeds commands start from a second, unrestricted thread
+// through the namespace init, which enforces the same ruleset.
+func newSpawner(fs bool, roots []string, net bool, cont *containment) (*spawner, error) {
 	cfg := landlock.Config{}
 	var rules []landlock.Rule
 	if fs {
@@ -85,67 +95,98 @@ func newSpawner(fs bool, roots []string, net bool, cont *containment, stateDir s
 	if fd < 0 {
 		return nil, errors.New("landlock: nothing to enforce on this kernel")
 	}
-	s := &spawner{reqs: make(chan spawnRequest), done: make(chan struct{})}
-	ready := make(chan error, 1)
-	go s.run(fd, flags, ready, cont, stateDir)
-	if err := <-ready; err != nil {
+	s := &spawner{ruleset: os.NewFile(uintptr(fd), "landlock-ruleset")}
+	s.confined, err = startThread(func() error {
+		if cont != nil {
+			cont.setUpThread() // before Landlock, which forbids mounts
+		}
+		err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+		if err == nil {
+			err = ll.LandlockRestrictSelf(fd, flags)
+		}
+		if err != nil {
+			return fmt.Errorf("enforcing the Landlock ruleset: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		s.ruleset.Close()
 		return nil, err
 	}
-	if cont != nil {
-		cont.probe(s)
-		s.cont = cont
+	if cont == nil {
+		return s, nil
 	}
+	s.launcher, _ = startThread(func() error { return nil })
+	cont.ruleset = s.ruleset
+	cont.probe(func(cmd *exec.Cmd) error { return s.launcher.do(spawnRequest{cmd: cmd}) })
+	if !cont.ns {
+		close(s.launcher.done) // commands start from the confined thread
+		s.launcher = nil
+	}
+	s.cont = cont
 	return s, nil
 }
 
-// run is the confining thread. It never unlocks the OS thread: once
-// restricted, the thread must not run any other goroutine, and when run
-// returns the Go runtime ends the thread.
-func (s *spawner) run(fd int, flags uint32, ready chan<- error, cont *containment, stateDir string) {
-	runtime.LockOSThread()
-	if cont != nil {
-		cont.setUpThread(stateDir) // before Landlock, which forbids mounts
-	}
-	err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-	if err == nil {
-		err = ll.LandlockRestrictSelf(fd, flags)
-	}
-	unix.Close(fd)
-	if err != nil {
-		ready <- fmt.Errorf("enforcing the Landlock ruleset: %w", err)
-		return
-	}
-	ready <- nil
-	for {
-		select {
-		case r := <-s.reqs:
-			if r.fn != nil {
-				r.reply <- r.fn()
-			} else {
-				r.reply <- r.cmd.Start()
-			}
-		case <-s.done:
+// startThread starts a thread that runs setup and then the requests it
+// is given. It never unlocks the OS thread: once changed, the thread must
+// not run any other goroutine, and when it ends the Go runtime ends the
+// thread.
+func startThread(setup func() error) (*thread, error) {
+	t := &thread{reqs: make(chan spawnRequest), done: make(chan struct{})}
+	ready := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if err := setup(); err != nil {
+			ready <- err
 			return
 		}
-	}
+		ready <- nil
+		for {
+			select {
+			case r := <-t.reqs:
+				if r.fn != nil {
+					r.reply <- r.fn()
+				} else {
+					r.reply <- r.cmd.Start()
+				}
+			case <-t.done:
+				return
+			}
+		}
+	}()
+	return t, <-ready
 }
 
 func (s *spawner) start(cmd *exec.Cmd) error {
-	if s.cont != nil {
-		s.cont.wrap(cmd)
+	if s.cont != nil && s.cont.ns {
+		if err := s.cont.wrap(cmd); err != nil {
+			return err
+		}
+		return s.launcher.do(spawnRequest{cmd: cmd})
 	}
-	return s.do(spawnRequest{cmd: cmd})
+	return s.confined.do(spawnRequest{cmd: cmd})
 }
 
-func (s *spawner) do(r spawnRequest) error {
+func (t *thread) do(r spawnRequest) error {
 	reply := make(chan error, 1)
 	r.reply = reply
 	select {
-	case s.reqs <- r:
-	case <-s.done:
+	case t.reqs <- r:
+	case <-t.done:
 		return errors.New("sandbox: closed")
 	}
 	return <-reply
 }
 
-func (s *spawner) close() { s.closeOnce.Do(func() { close(s.done) }) }
+func (s *spawner) close() {
+	s.closeOnce.Do(func() {
+		close(s.confined.done)
+		if s.launcher != nil {
+			close(s.launcher.done)
+		}
+		s.ruleset.Close()
+		if s.cont != nil && s.cont.program != nil {
+			s.cont.program.Close()
+		}
+	})
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/procs"
+	"github.com/tiny-agent/tiny-go/internal/sandbox"
 )
 
 // Process-group helpers for bash and bg (runtime.md section 3). They read
@@ -81,7 +82,9 @@ const killWait = 500 * time.Millisecond
 // ctx is done) for it to exit, then sends SIGKILL and waits up to killWait
 // for the group to be gone. It reports whether SIGKILL was needed.
 func terminateGroup(ctx context.Context, pgid int, grace time.Duration) (killed bool) {
-	if err := syscall.Kill(-pgid, syscall.SIGTERM); errors.Is(err, syscall.ESRCH) {
+	// SignalGroup: a sandboxed command is PID 1 of its namespace, which
+	// the kernel shields from signals it does not handle.
+	if err := sandbox.SignalGroup(pgid, syscall.SIGTERM); errors.Is(err, syscall.ESRCH) {
 		return false
 	}
 	// A stopped process only acts on SIGTERM once continued.
