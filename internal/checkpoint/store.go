@@ -104,6 +104,12 @@ type Store struct {
 
 	trees sync.Map // tree ref -> Tree, parsed snapshots are immutable
 
+	stored sync.Map // manifest hash -> *storedManifest, as stored (a delta)
+	heads  sync.Map // manifest hash -> manifestHead
+	// listCompares counts plans that compared two snapshots as whole
+	// lists (a test seam: a tracked rewind must not).
+	listCompares atomic.Int64
+
 	// approx is the store's size as last measured plus what snapshots
 	// added since (-1: not measured yet); crossing the cap triggers an
 	// eviction.
