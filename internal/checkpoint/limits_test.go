@@ -177,3 +177,26 @@ func TestRealWatchLimit(t *testing.T) {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
 }
+
+// A plain tree past Options.MaxFiles gets no checkpoints, and one line
+// says so with what to do; a rewind then says it has none.
+func TestTooManyFilesTrackedSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 12 {
+		writeFile(t, dir, "f"+strconv.Itoa(i), "x")
+	}
+	k := newTask(t, dir, Options{DisableGit: true, MaxFiles: 10})
+	defer k.store.Close()
+	w := &warnings{}
+	k.store.Track(w.add)
+	k.effect("bash", `{}`, func() { writeFile(t, dir, "f0", "changed") })
+	k.effect("bash", `{}`, func() { writeFile(t, dir, "f1", "changed") })
+	lines := w.all()
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "tiny-go: no checkpoints in this directory: the working directory has more than 10 files") || !strings.Contains(lines[0], "git repository") {
+		t.Fatalf("want one line saying there are no checkpoints and what to do, got %q", lines)
+	}
+	sum := k.rewind(0, false)
+	if len(sum.Warnings) != 2 || !strings.Contains(sum.Warnings[0], "more than 10 files") {
+		t.Fatalf("rewind: %+v", sum)
+	}
+}

@@ -126,7 +126,7 @@ func (s *Store) plainSnapshot(ctx context.Context) (string, int64, error) {
 			return nil // sockets, fifos, devices are not content
 		}
 		if len(m.full) >= s.opts.MaxFiles {
-			s.tooBig = fmt.Sprintf("the working directory has more than %d files; too many to snapshot without git", s.opts.MaxFiles)
+			s.tooBig = fmt.Sprintf("the working directory has more than %d files; too many to snapshot without git (make it a git repository and commit the files, or start tiny-go in a smaller directory)", s.opts.MaxFiles)
 			return errors.New(s.tooBig)
 		}
 		fi, err := d.Info()
@@ -162,7 +162,7 @@ func (s *Store) plainSnapshot(ctx context.Context) (string, int64, error) {
 			mf.Missing = "unreadable: " + rootCause(err)
 		default:
 			if added+int64(len(data)) > s.opts.Cap/2 {
-				return fmt.Errorf("the changed files take more than half the checkpoint store's cap (%s)", formatBytes(s.opts.Cap))
+				return fmt.Errorf("the changed files take more than half the checkpoint store's cap (%s; raise TINY_CHECKPOINT_CAP)", formatBytes(s.opts.Cap))
 			}
 			h, n, err := s.putBlob(data)
 			if err != nil {

@@ -45,7 +45,11 @@ const (
 const (
 	DefaultCap         int64 = 2 << 30  // 2 GiB for the whole store
 	DefaultMaxFileSize int64 = 64 << 20 // a bigger file is recorded as missing
-	DefaultMaxFiles          = 100000   // a plain snapshot of more files is recorded as missing
+	// DefaultMaxFiles bounds a plain snapshot: a bigger tree (a home
+	// directory, say) is recorded as missing rather than copied. Tracked
+	// checkpoints cost what changed, so only the one background copy of
+	// the first snapshot grows with the tree (docs/performance.md §20).
+	DefaultMaxFiles = 1000000
 )
 
 // Options configure a Store. The zero value means the defaults.

@@ -101,7 +101,9 @@ func (s *Store) Track(warn func(line string)) {
 			s.stopTracking(err.Error())
 			return
 		}
-		s.baselineLocked(ctx)
+		if rec := s.baselineLocked(ctx); rec.Missing != "" && ctx.Err() == nil {
+			s.warnOnce("tiny-go: no checkpoints in this directory: " + rec.Missing)
+		}
 	}()
 }
 
@@ -384,7 +386,7 @@ func (s *Store) deltaLocked(ctx context.Context, paths map[string]bool) (Record,
 					mf.Hash = old.Hash // same content (a touch, a rewrite)
 				} else {
 					if added+int64(len(data)) > s.opts.Cap/2 {
-						return Record{}, fmt.Errorf("the changed files take more than half the checkpoint store's cap (%s)", formatBytes(s.opts.Cap))
+						return Record{}, fmt.Errorf("the changed files take more than half the checkpoint store's cap (%s; raise TINY_CHECKPOINT_CAP)", formatBytes(s.opts.Cap))
 					}
 					h, n, err := s.putBlob(data)
 					if err != nil {
