@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/go-json-experiment/json"
@@ -214,7 +215,7 @@ func (p *planner) gitLookup(oid, path string) (File, bool, error) {
 	}
 	ask := []string{path}
 	for c := range p.candidates {
-		if _, ok := known[c]; !ok && c != path {
+		if _, ok := known[c]; !ok && c != path && !filepath.IsAbs(c) { // a file outside the tree
 			ask = append(ask, c)
 		}
 	}

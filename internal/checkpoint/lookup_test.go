@@ -191,6 +191,12 @@ func TestTrackedRewindWalksDeltas(t *testing.T) {
 				}
 				after()
 			}
+			// A write to a file outside the working directory, in the turn.
+			outside := filepath.Join(t.TempDir(), "outside.txt")
+			os.WriteFile(outside, []byte("before\n"), 0o644)
+			after := r.BeforeEffect(ctx, "call-w", "write", jsontext.Value(`{"path":`+strconv.Quote(outside)+`}`))
+			os.WriteFile(outside, []byte("after\n"), 0o644)
+			after()
 			// Changed outside tiny-go after the turn.
 			writeFile(t, dir, name(1), "the user's\n")
 			recs, err := ReadIndex(strings.NewReader(idx.String()))
@@ -208,7 +214,7 @@ func TestTrackedRewindWalksDeltas(t *testing.T) {
 			if len(plan.Skipped) != 1 || plan.Skipped[0].Path != name(1) || !strings.Contains(plan.Skipped[0].Reason, "--force") {
 				t.Fatalf("want d1/f1.txt skipped (changed outside), got %+v", plan.Skipped)
 			}
-			if len(plan.Actions) != 3*10-1+3+3 {
+			if len(plan.Actions) != 3*10-1+3+3+1 {
 				t.Fatalf("%d actions: %+v", len(plan.Actions), plan.Actions)
 			}
 			plan, err = s.PlanRewind(ctx, recs, true)
@@ -220,6 +226,9 @@ func TestTrackedRewindWalksDeltas(t *testing.T) {
 			}
 			if got := checkpointtest.TreeDigests(t, dir); !maps.Equal(withoutIgnored(got), withoutIgnored(want)) {
 				t.Fatalf("after the rewind:\n%v\nwant\n%v", got, want)
+			}
+			if b, _ := os.ReadFile(outside); string(b) != "before\n" {
+				t.Fatalf("the file outside holds %q after the rewind", b)
 			}
 		})
 	}
