@@ -72,8 +72,8 @@ func TestRealQueueOverflow(t *testing.T) {
 			})
 			want := checkpointtest.TreeDigests(t, dir)
 			overflowed := false
+			start := len(k.records())
 			for try := 0; try < 3 && !overflowed; try++ {
-				start := len(k.records())
 				script := fmt.Sprintf("mkdir -p gen%d && cd gen%d && for i in $(seq 1 3000); do echo $i > f$i; done && echo changed >> ../doc.md", try, try)
 				k.effect("bash", `{}`, func() { checkpointtest.Sh(t, dir, script) })
 				recs := k.records()
