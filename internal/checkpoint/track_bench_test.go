@@ -238,3 +238,46 @@ func BenchmarkRewindOneTurn(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCheckpointBytes is what the store grows by per tracked
+// checkpoint over a long session: 1,024 commands that each change 10
+// files spread over the tree (content and manifests; skip deltas write
+// bigger manifests at powers of two, amortised here). B/checkpoint is the
+// mean, max-B the biggest single checkpoint.
+func BenchmarkCheckpointBytes(b *testing.B) {
+	for _, shape := range []string{"plain", "git"} {
+		if _, err := exec.LookPath("git"); err != nil && shape == "git" {
+			continue
+		}
+		for _, n := range benchSizes() {
+			if n < 100 {
+				continue
+			}
+			b.Run(fmt.Sprintf("%s/files=%d", shape, n), func(b *testing.B) {
+				dir := benchShape(b, shape, n)
+				s := openTracked(b, dir, Options{DisableGit: shape == "plain"})
+				defer s.Close()
+				ctx := context.Background()
+				b.ResetTimer()
+				var total, most int64
+				const calls = 1024
+				for i := 0; i < b.N; i++ {
+					for c := 0; c < calls; c++ {
+						for j := 0; j < 10; j++ {
+							p := filepath.Join(dir, benchFile((c*7919+j*104729)%n))
+							os.WriteFile(p, []byte(fmt.Sprintf("%d %d %d\n", i, c, j)), 0o644)
+						}
+						rec := s.Snapshot(ctx)
+						if rec.Missing != "" {
+							b.Fatal(rec.Missing)
+						}
+						total += rec.Bytes
+						most = max(most, rec.Bytes)
+					}
+				}
+				b.ReportMetric(float64(total)/float64(b.N*calls), "B/checkpoint")
+				b.ReportMetric(float64(most), "max-B")
+			})
+		}
+	}
+}
