@@ -162,6 +162,7 @@ func BenchmarkTrackStart(b *testing.B) {
 				dir := benchShape(b, shape, n)
 				b.ResetTimer() // making the tree is not the start
 				var baseline time.Duration
+				var fresh, resumed [2]int64 // total ms, count
 				for i := 0; i < b.N; i++ {
 					b.StopTimer()
 					if i%2 == 0 {
@@ -178,11 +179,21 @@ func BenchmarkTrackStart(b *testing.B) {
 					s.Track(nil)
 					b.StopTimer()
 					<-s.tr.ready
-					baseline += time.Since(began)
+					took := time.Since(began)
+					baseline += took
+					if i%2 == 0 {
+						fresh[0], fresh[1] = fresh[0]+took.Milliseconds(), fresh[1]+1
+					} else {
+						resumed[0], resumed[1] = resumed[0]+took.Milliseconds(), resumed[1]+1
+					}
 					s.Close()
 					b.StartTimer()
 				}
 				b.ReportMetric(float64(baseline.Milliseconds())/float64(b.N), "baseline-ms")
+				b.ReportMetric(float64(fresh[0])/float64(max(fresh[1], 1)), "fresh-baseline-ms")
+				if resumed[1] > 0 {
+					b.ReportMetric(float64(resumed[0])/float64(resumed[1]), "resumed-baseline-ms")
+				}
 			})
 		}
 	}
