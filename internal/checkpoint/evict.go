@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-json-experiment/json"
-
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
@@ -211,41 +209,46 @@ func (s *Store) sweep(ctx context.Context, recs []Record, cut int64) error {
 // manifest stands on.
 const gitTreeKey = "gittree:"
 
+// markManifest marks what a live plain snapshot needs: its manifests and
+// the content of its files. The chain is walked from the snapshot down:
+// the first manifest naming a path holds the path's state in the
+// snapshot. The chain's root (a manifest listing every file) is marked
+// whole, once for all snapshots, so a sweep does not resolve every live
+// snapshot to its whole list.
 func (s *Store) markManifest(h string, live map[string]bool) {
-	if live["files:"+h] {
-		return
-	}
-	live["files:"+h] = true
-	m, err := s.readManifest(h)
-	if err != nil {
-		return
-	}
-	for _, f := range m.full {
-		live[f.Hash] = true
-	}
-	if m.Tree != "" {
-		live[gitTreeKey+m.Tree] = true
-	}
-	// The chain of manifests it is stored against (their blobs only).
-	for base := m.Base; base != "" && !live[base]; {
-		live[base] = true
-		data, err := s.readBlob(base)
+	seen := map[string]bool{}
+	for range maxChainWalk {
+		if h == "" {
+			return
+		}
+		m, err := s.storedManifestOf(h)
 		if err != nil {
 			return
 		}
-		var stored struct {
-			Base string `json:"base"`
-			Tree string `json:"tree"`
-		}
-		if json.Unmarshal(data, &stored) != nil {
+		live[h] = true
+		if m.base == "" && m.tree == "" {
+			if !live["root:"+h] {
+				live["root:"+h] = true
+				for _, f := range m.files {
+					live[f.Hash] = true
+				}
+			}
 			return
 		}
-		if stored.Tree != "" {
-			live[gitTreeKey+stored.Tree] = true
+		for p, f := range m.files {
+			if !seen[p] {
+				seen[p] = true
+				live[f.Hash] = true
+			}
 		}
-		base = stored.Base
+		for p := range m.removed {
+			seen[p] = true
+		}
+		if m.tree != "" {
+			live[gitTreeKey+m.tree] = true
+		}
+		h = m.base
 	}
-	live[h] = true
 }
 
 // sweepDir removes the loose objects (xx/yyyy...) of dir whose name

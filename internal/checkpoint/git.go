@@ -118,10 +118,16 @@ func cleanGitEnv() []string {
 	return env
 }
 
-func (g *gitRepo) run(ctx context.Context, stdin []byte, args ...string) ([]byte, []byte, error) {
+// command is a git command on the private index and object store.
+func (g *gitRepo) command(ctx context.Context, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "git", append(append([]string{}, gitConfig...), args...)...)
 	cmd.Dir = g.cwd
-	cmd.Env = g.env
+	cmd.Env = append([]string{}, g.env...)
+	return cmd
+}
+
+func (g *gitRepo) run(ctx context.Context, stdin []byte, args ...string) ([]byte, []byte, error) {
+	cmd := g.command(ctx, args...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
@@ -246,6 +252,11 @@ func (g *gitRepo) files(oid string) (map[string]File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseLsTree(out), nil
+}
+
+// parseLsTree reads the output of git ls-tree -r -z.
+func parseLsTree(out []byte) map[string]File {
 	files := make(map[string]File)
 	for _, rec := range bytes.Split(out, []byte{0}) {
 		if len(rec) == 0 {
@@ -266,7 +277,7 @@ func (g *gitRepo) files(oid string) (map[string]File, error) {
 		}
 		files[f.Path] = f
 	}
-	return files, nil
+	return files
 }
 
 // catBlob reads one blob from the private store or the repository's.

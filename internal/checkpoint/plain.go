@@ -18,11 +18,13 @@ import (
 // working directory with the stat data that tells the next snapshot
 // whether it changed. It is stored as a blob, the record names its hash.
 // To keep a snapshot of a big tree small on disk, a manifest usually
-// stores only what changed since a base manifest (at most maxChain deep);
-// in memory it is always resolved to the full list.
+// stores only what changed since a base manifest; in memory it is always
+// resolved to the full list.
 type manifest struct {
-	Base  string `json:"base,omitempty"`
-	Depth int    `json:"depth,omitempty"`
+	Base string `json:"base,omitempty"`
+	// Depth is how many manifests stand below this one (0: it lists
+	// every file, or stands on a git tree).
+	Depth int `json:"depth,omitempty"`
 	// Tree, in a chain's first manifest, is a git tree the chain stands
 	// on (a tracked snapshot of a git work tree starts from the full git
 	// snapshot); its files come before the manifest's changes.
@@ -41,7 +43,10 @@ type manifest struct {
 // racyWindow covers coarse file system timestamps.
 const racyWindow = int64(50 * time.Millisecond)
 
-// maxChain bounds how many delta manifests stand on a full one.
+// maxChain bounds how many manifests a whole-tree scan stands on: past
+// it, the scan (which costs the tree anyway) writes its whole list. A
+// tracked snapshot adds at most log2 of the snapshots since its baseline
+// (see spineEntry).
 const maxChain = 256
 
 type manifestFile struct {
@@ -121,7 +126,7 @@ func (s *Store) plainSnapshot(ctx context.Context) (string, int64, error) {
 			return nil // sockets, fifos, devices are not content
 		}
 		if len(m.full) >= s.opts.MaxFiles {
-			s.tooBig = fmt.Sprintf("the working directory has more than %d files; too many to snapshot without git", s.opts.MaxFiles)
+			s.tooBig = fmt.Sprintf("the working directory has more than %d files; too many to snapshot without git (make it a git repository and commit the files, or start tiny-go in a smaller directory)", s.opts.MaxFiles)
 			return errors.New(s.tooBig)
 		}
 		fi, err := d.Info()
@@ -157,7 +162,7 @@ func (s *Store) plainSnapshot(ctx context.Context) (string, int64, error) {
 			mf.Missing = "unreadable: " + rootCause(err)
 		default:
 			if added+int64(len(data)) > s.opts.Cap/2 {
-				return fmt.Errorf("the changed files take more than half the checkpoint store's cap (%s)", formatBytes(s.opts.Cap))
+				return fmt.Errorf("the changed files take more than half the checkpoint store's cap (%s; raise TINY_CHECKPOINT_CAP)", formatBytes(s.opts.Cap))
 			}
 			h, n, err := s.putBlob(data)
 			if err != nil {
@@ -218,7 +223,7 @@ func (s *Store) readManifest(h string) (*manifest, error) {
 	var chain []*manifest
 	var cached *manifest // a resolved manifest the chain stands on
 	for next := h; ; {
-		if len(chain) > maxChain {
+		if len(chain) > maxChainWalk {
 			return nil, fmt.Errorf("manifest %s: chain too long", h)
 		}
 		if c, ok := s.manifests.Load(next); ok && next != h {

@@ -43,36 +43,35 @@ type Plan struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// view is what one record says about paths.
+// view is what one record says about paths. A snapshot's files are not
+// listed up front: they are looked up one path at a time (lookup), and
+// what differs between two snapshots comes from the manifest deltas that
+// separate them (diffRefs), so a plan costs what changed, not the tree.
 type view struct {
 	tree    bool            // covers every (non-ignored) path of the working directory
-	files   map[string]File // the paths it knows
+	ref     string          // the snapshot ("git:<oid>" or "plain:<hash>"); "" for a files record
+	files   map[string]File // the record's own files (they take precedence over ref)
 	missing string          // the snapshot could not be taken
 }
 
-func (s *Store) view(rec Record) (*view, error) {
+func newView(rec Record) *view {
 	v := &view{files: map[string]File{}}
 	switch {
 	case rec.Missing != "":
 		v.tree, v.missing = true, rec.Missing
-		return v, nil
+		return v
 	case rec.Tree != "":
-		v.tree = true
-		t, err := s.treeFiles(rec.Tree)
-		if err != nil {
-			return nil, err
-		}
-		for p, f := range t {
-			v.files[p] = f
-		}
+		v.tree, v.ref = true, rec.Tree
 	}
 	for _, f := range rec.Files {
 		v.files[f.Path] = f
 	}
-	return v, nil
+	return v
 }
 
-// treeFiles lists a snapshot's files; parsed trees are cached.
+// treeFiles lists a snapshot's files whole; parsed trees are cached. A
+// plan needs it only to compare two chains that stand on different kinds
+// of roots.
 func (s *Store) treeFiles(ref string) (map[string]File, error) {
 	if t, ok := s.trees.Load(ref); ok {
 		return t.(map[string]File), nil
@@ -110,6 +109,7 @@ type pair struct {
 	label         string
 	tool          string
 	before, after *view
+	changed       map[string]bool // the paths that may differ between before and after
 }
 
 // planner carries the caches of one plan.
@@ -117,29 +117,77 @@ type planner struct {
 	s       *Store
 	ctx     context.Context
 	ignored map[string]bool
-	// inSomeTree holds the paths of every tree in the plan: git does not
-	// ignore them, so no tree needs to ask.
-	inSomeTree map[string]bool
-	current    *view // a fresh snapshot, taken when an effect has no after record
+	trees   []*view // the plan's snapshots
+	// inTree caches whether a path is in some snapshot of the plan: git
+	// does not ignore those, so no snapshot needs to ask.
+	inTree map[string]bool
+	// candidates are the paths the plan looks at; the first lookup in a
+	// git tree asks for all of them at once.
+	candidates map[string]bool
+	gitKnown   map[string]map[string]*File // git tree -> path -> state (nil: absent)
+	current    *view                       // a fresh snapshot, taken when an effect has no after record
+	err        error                       // the first failed lookup
+}
+
+func (p *planner) fail(err error) {
+	if p.err == nil {
+		p.err = err
+	}
+}
+
+// get is what v itself records about path; ok is false when it has no
+// such file.
+func (p *planner) get(v *view, path string) (File, bool) {
+	if f, ok := v.files[path]; ok {
+		return f, true
+	}
+	if v.ref == "" || filepath.IsAbs(path) {
+		return File{}, false
+	}
+	f, ok, err := p.lookup(v.ref, path)
+	if err != nil {
+		p.fail(err)
+		return File{}, false
+	}
+	return f, ok
 }
 
 // coveredBy returns what v says about path, or ok=false when v does not
 // know it. A tree knows every path inside the working directory that git
 // does not ignore.
 func (p *planner) coveredBy(v *view, path string) (File, bool) {
-	if f, ok := v.files[path]; ok {
+	if f, ok := p.get(v, path); ok {
 		if v.missing != "" {
 			f.Missing = v.missing
 		}
 		return f, true
 	}
-	if !v.tree || filepath.IsAbs(path) || (!p.inSomeTree[path] && p.isIgnored(path)) {
+	if !v.tree || filepath.IsAbs(path) || p.ignoredUnlessKnown(path) {
 		return File{}, false
 	}
 	if v.missing != "" {
 		return File{Path: path, Missing: v.missing}, true
 	}
 	return File{Path: path, Absent: true}, true
+}
+
+// ignoredUnlessKnown reports whether snapshots leave path out: it is
+// ignored and no snapshot of the plan has it.
+func (p *planner) ignoredUnlessKnown(path string) bool {
+	if p.s.git == nil {
+		return p.isIgnored(path) // cheap: only the store's own directory
+	}
+	known, ok := p.inTree[path]
+	if !ok {
+		for _, v := range p.trees {
+			if _, has := p.get(v, path); has {
+				known = true
+				break
+			}
+		}
+		p.inTree[path] = known
+	}
+	return !known && p.isIgnored(path)
 }
 
 func (p *planner) isIgnored(path string) bool {
@@ -161,20 +209,33 @@ func (p *planner) isIgnored(path string) bool {
 // order) changed: each to its state before the first of those effects
 // that knew it. A file whose current state is not the one the agent left
 // is skipped unless force.
+//
+// The plan costs what differs: the paths an effect may have changed are
+// those the manifest deltas between its two snapshots name (two git trees
+// are compared by git), and each is then looked up in the snapshots it
+// needs. Only two chains on different kinds of roots (a whole-tree scan
+// in between) are compared as whole lists.
 func (s *Store) PlanRewind(ctx context.Context, recs []Record, force bool) (*Plan, error) {
-	p := &planner{s: s, ctx: ctx, ignored: map[string]bool{}, inSomeTree: map[string]bool{}}
+	p := &planner{s: s, ctx: ctx, ignored: map[string]bool{}, inTree: map[string]bool{}, candidates: map[string]bool{}, gitKnown: map[string]map[string]*File{}}
+	plan, err := p.plan(recs, force)
+	if err == nil {
+		err = p.err
+	}
+	if err != nil {
+		return nil, err
+	}
+	return plan, nil
+}
+
+func (p *planner) plan(recs []Record, force bool) (*Plan, error) {
+	s := p.s
 	plan := &Plan{}
 	var pairs []*pair
 	byKey := map[string]*pair{}
 	for _, rec := range s.applyCutoff(recs) {
-		v, err := s.view(rec)
-		if err != nil {
-			return nil, err
-		}
-		if v.tree {
-			for path := range v.files {
-				p.inSomeTree[path] = true
-			}
+		v := newView(rec)
+		if v.ref != "" {
+			p.trees = append(p.trees, v)
 		}
 		switch rec.Phase {
 		case PhaseBefore:
@@ -187,8 +248,9 @@ func (s *Store) PlanRewind(ctx context.Context, recs []Record, force bool) (*Pla
 			}
 		}
 	}
-	lastAgent := map[string]File{}
-	var order []string
+	// What each effect may have changed (cheap: deltas and record files),
+	// before any lookup, so git trees are asked once for all of it.
+	var live []*pair
 	for i, pr := range pairs {
 		if pr.tool == "bg" {
 			// A background process goes on changing files after its call
@@ -205,16 +267,28 @@ func (s *Store) PlanRewind(ctx context.Context, recs []Record, force bool) (*Pla
 			plan.Warnings = append(plan.Warnings, fmt.Sprintf("no checkpoint before %s (%s): what it changed cannot be put back", pr.label, pr.before.missing))
 			continue
 		}
-		after := pr.after
-		if after == nil || after.missing != "" {
+		if pr.after == nil || pr.after.missing != "" {
 			cur, err := p.currentView(pr.before)
 			if err != nil {
 				return nil, err
 			}
-			after = cur
+			pr.after = cur
 		}
-		for _, path := range changedPaths(p, pr.before, after) {
-			a, _ := p.coveredBy(after, path)
+		changed, err := p.candidatePaths(pr.before, pr.after)
+		if err != nil {
+			return nil, err
+		}
+		pr.changed = changed
+		for path := range changed {
+			p.candidates[path] = true
+		}
+		live = append(live, pr)
+	}
+	lastAgent := map[string]File{}
+	var order []string
+	for _, pr := range live {
+		for _, path := range p.changedPaths(pr) {
+			a, _ := p.coveredBy(pr.after, path)
 			if _, seen := lastAgent[path]; !seen {
 				order = append(order, path)
 			}
@@ -300,41 +374,48 @@ func (p *planner) currentView(before *view) (*view, error) {
 		return v, nil
 	}
 	if p.current == nil {
-		rec := p.s.Snapshot(p.ctx)
-		v, err := p.s.view(rec)
-		if err != nil {
-			return nil, err
+		p.current = newView(p.s.Snapshot(p.ctx))
+		if p.current.ref != "" {
+			p.trees = append(p.trees, p.current)
 		}
-		p.current = v
 	}
 	return p.current, nil
 }
 
-// changedPaths lists the paths whose state differs between two views of
-// one effect.
-func changedPaths(p *planner, before, after *view) []string {
-	var out []string
-	seen := map[string]bool{}
-	check := func(path string) {
-		if seen[path] {
-			return
+// candidatePaths lists the paths whose state may differ between two views
+// of one effect: the files the records list and, between two snapshots,
+// the paths their deltas name.
+func (p *planner) candidatePaths(before, after *view) (map[string]bool, error) {
+	out := map[string]bool{}
+	for path := range before.files {
+		out[path] = true
+	}
+	if !before.tree {
+		return out, nil
+	}
+	for path := range after.files {
+		out[path] = true
+	}
+	if before.ref != "" && after.ref != "" {
+		if err := p.diffRefs(before.ref, after.ref, out); err != nil {
+			return nil, err
 		}
-		seen[path] = true
-		b, okb := p.coveredBy(before, path)
-		a, oka := p.coveredBy(after, path)
+	}
+	return out, nil
+}
+
+// changedPaths lists the candidate paths of one effect whose state
+// differs between its two views.
+func (p *planner) changedPaths(pr *pair) []string {
+	var out []string
+	for path := range pr.changed {
+		b, okb := p.coveredBy(pr.before, path)
+		a, oka := p.coveredBy(pr.after, path)
 		if !okb || !oka {
-			return
+			continue
 		}
 		if !p.s.same(b, a) {
 			out = append(out, path)
-		}
-	}
-	for path := range before.files {
-		check(path)
-	}
-	if before.tree {
-		for path := range after.files {
-			check(path)
 		}
 	}
 	return out

@@ -45,7 +45,11 @@ const (
 const (
 	DefaultCap         int64 = 2 << 30  // 2 GiB for the whole store
 	DefaultMaxFileSize int64 = 64 << 20 // a bigger file is recorded as missing
-	DefaultMaxFiles          = 100000   // a plain snapshot of more files is recorded as missing
+	// DefaultMaxFiles bounds a plain snapshot: a bigger tree (a home
+	// directory, say) is recorded as missing rather than copied. Tracked
+	// checkpoints cost what changed, so only the one background copy of
+	// the first snapshot grows with the tree (docs/performance.md §20).
+	DefaultMaxFiles = 1000000
 )
 
 // Options configure a Store. The zero value means the defaults.
@@ -103,6 +107,12 @@ type Store struct {
 	manifests sync.Map // manifest hash -> *manifest, resolved
 
 	trees sync.Map // tree ref -> Tree, parsed snapshots are immutable
+
+	stored sync.Map // manifest hash -> *storedManifest, as stored (a delta)
+	heads  sync.Map // manifest hash -> manifestHead
+	// listCompares counts plans that compared two snapshots as whole
+	// lists (a test seam: a tracked rewind must not).
+	listCompares atomic.Int64
 
 	// approx is the store's size as last measured plus what snapshots
 	// added since (-1: not measured yet); crossing the cap triggers an

@@ -34,7 +34,7 @@ type tracking struct {
 	rec   Record                  // the newest snapshot's record
 	hash  string                  // its manifest ("" for a git baseline)
 	tree  string                  // the git tree at the root of its chain
-	depth int                     // delta manifests since a full one
+	spine []spineEntry            // the chain of the newest snapshot, from the baseline
 	files map[string]manifestFile // every path, as in the newest snapshot
 	dirs  map[string]int          // files under each directory
 	multi map[string]bool         // files with more than one hard link
@@ -42,6 +42,22 @@ type tracking struct {
 	// ignoredDirs are left out of the watches (git mode: ignored
 	// directories such as node_modules).
 	ignoredDirs map[string]bool
+}
+
+// spineEntry is one manifest of the chain of the newest tracked snapshot.
+//
+// Tracked manifests form skip deltas (as Subversion stores revisions): the
+// d-th snapshot after the baseline stores its changes against snapshot
+// d - lowbit(d) (d with its lowest set bit cleared), so it names the
+// paths changed since then. A chain is then at most log2(d) manifests
+// long, and a path changed once is stored in at most log2(d) manifests
+// over the whole chain: a checkpoint of k changed files stores O(k log d)
+// manifest bytes amortised, never the whole tree again.
+type spineEntry struct {
+	seq   int             // snapshots since the baseline (0: the baseline)
+	hash  string          // its manifest ("" for a git baseline)
+	depth int             // manifests below it (-1: a git tree, none)
+	paths map[string]bool // what it names: the paths changed since its base
 }
 
 // syncDirName holds the tracker's marker files, outside the watched tree.
@@ -85,7 +101,9 @@ func (s *Store) Track(warn func(line string)) {
 			s.stopTracking(err.Error())
 			return
 		}
-		s.baselineLocked(ctx)
+		if rec := s.baselineLocked(ctx); rec.Missing != "" && ctx.Err() == nil {
+			s.warnOnce("tiny-go: no checkpoints in this directory: " + rec.Missing)
+		}
 	}()
 }
 
@@ -209,7 +227,13 @@ func (s *Store) baselineLocked(ctx context.Context) Record {
 	for _, f := range rec.Files {
 		tr.put(manifestFile{File: f})
 	}
-	tr.rec, tr.depth, tr.valid = rec, 0, true
+	root := spineEntry{hash: tr.hash, depth: -1}
+	if tr.hash != "" && s.last != nil && s.lastHash == tr.hash {
+		root.depth = s.last.Depth
+	} else if tr.hash != "" {
+		root.depth = maxChain // unknown: the next full scan writes a whole list
+	}
+	tr.rec, tr.spine, tr.valid = rec, []spineEntry{root}, true
 	return rec
 }
 
@@ -362,7 +386,7 @@ func (s *Store) deltaLocked(ctx context.Context, paths map[string]bool) (Record,
 					mf.Hash = old.Hash // same content (a touch, a rewrite)
 				} else {
 					if added+int64(len(data)) > s.opts.Cap/2 {
-						return Record{}, fmt.Errorf("the changed files take more than half the checkpoint store's cap (%s)", formatBytes(s.opts.Cap))
+						return Record{}, fmt.Errorf("the changed files take more than half the checkpoint store's cap (%s; raise TINY_CHECKPOINT_CAP)", formatBytes(s.opts.Cap))
 					}
 					h, n, err := s.putBlob(data)
 					if err != nil {
@@ -394,24 +418,38 @@ func (s *Store) deltaLocked(ctx context.Context, paths map[string]bool) (Record,
 		rec.Bytes = added
 		return rec, nil
 	}
-	m := &manifest{Taken: now, Files: changed, Removed: removed}
+	// A skip delta: the changes since snapshot seq&(seq-1) of the chain.
+	seq := tr.spine[len(tr.spine)-1].seq + 1
+	i := len(tr.spine) - 1
+	for tr.spine[i].seq > seq&(seq-1) {
+		i--
+	}
+	base := tr.spine[i]
+	names := make(map[string]bool, len(changed)+len(removed))
+	for _, mf := range changed {
+		names[mf.Path] = true
+	}
+	for _, p := range removed {
+		names[p] = true
+	}
+	for _, e := range tr.spine[i+1:] {
+		for p := range e.paths {
+			names[p] = true
+		}
+	}
+	m := &manifest{Taken: now, Base: base.hash, Depth: base.depth + 1}
+	if base.hash == "" {
+		m.Tree = tr.tree
+	}
+	for p := range names {
+		if mf, ok := tr.files[p]; ok {
+			m.Files = append(m.Files, mf)
+		} else {
+			m.Removed = append(m.Removed, p)
+		}
+	}
 	slices.SortFunc(m.Files, func(a, b manifestFile) int { return strings.Compare(a.Path, b.Path) })
 	slices.Sort(m.Removed)
-	if tr.depth >= maxChain {
-		// Start a new chain with the whole list.
-		m.Files, m.Removed = make([]manifestFile, 0, len(tr.files)), nil
-		for _, f := range tr.files {
-			m.Files = append(m.Files, f)
-		}
-		slices.SortFunc(m.Files, func(a, b manifestFile) int { return strings.Compare(a.Path, b.Path) })
-		tr.depth, tr.tree = 0, ""
-	} else {
-		m.Base, m.Tree, m.Depth = tr.hash, "", tr.depth+1
-		if tr.hash == "" {
-			m.Tree = tr.tree
-		}
-		tr.depth++
-	}
 	data, err := json.Marshal(m)
 	if err != nil {
 		return Record{}, err
@@ -422,6 +460,7 @@ func (s *Store) deltaLocked(ctx context.Context, paths map[string]bool) (Record,
 	}
 	added += n
 	tr.hash = h
+	tr.spine = append(tr.spine[:i+1], spineEntry{seq: seq, hash: h, depth: m.Depth, paths: names})
 	if s.git == nil {
 		// The base of a full scan in the next process.
 		s.last, s.lastHash = nil, ""

@@ -160,7 +160,9 @@ func BenchmarkTrackStart(b *testing.B) {
 		for _, n := range benchSizes() {
 			b.Run(fmt.Sprintf("%s/files=%d", shape, n), func(b *testing.B) {
 				dir := benchShape(b, shape, n)
+				b.ResetTimer() // making the tree is not the start
 				var baseline time.Duration
+				var fresh, resumed [2]int64 // total ms, count
 				for i := 0; i < b.N; i++ {
 					b.StopTimer()
 					if i%2 == 0 {
@@ -177,11 +179,21 @@ func BenchmarkTrackStart(b *testing.B) {
 					s.Track(nil)
 					b.StopTimer()
 					<-s.tr.ready
-					baseline += time.Since(began)
+					took := time.Since(began)
+					baseline += took
+					if i%2 == 0 {
+						fresh[0], fresh[1] = fresh[0]+took.Milliseconds(), fresh[1]+1
+					} else {
+						resumed[0], resumed[1] = resumed[0]+took.Milliseconds(), resumed[1]+1
+					}
 					s.Close()
 					b.StartTimer()
 				}
 				b.ReportMetric(float64(baseline.Milliseconds())/float64(b.N), "baseline-ms")
+				b.ReportMetric(float64(fresh[0])/float64(max(fresh[1], 1)), "fresh-baseline-ms")
+				if resumed[1] > 0 {
+					b.ReportMetric(float64(resumed[0])/float64(resumed[1]), "resumed-baseline-ms")
+				}
 			})
 		}
 	}
@@ -233,6 +245,49 @@ func BenchmarkRewindOneTurn(b *testing.B) {
 						b.Fatalf("restored %d files, want 100: %+v", len(sum.Restored), sum)
 					}
 				}
+			})
+		}
+	}
+}
+
+// BenchmarkCheckpointBytes is what the store grows by per tracked
+// checkpoint over a long session: 1,024 commands that each change 10
+// files spread over the tree (content and manifests; skip deltas write
+// bigger manifests at powers of two, amortised here). B/checkpoint is the
+// mean, max-B the biggest single checkpoint.
+func BenchmarkCheckpointBytes(b *testing.B) {
+	for _, shape := range []string{"plain", "git"} {
+		if _, err := exec.LookPath("git"); err != nil && shape == "git" {
+			continue
+		}
+		for _, n := range benchSizes() {
+			if n < 100 {
+				continue
+			}
+			b.Run(fmt.Sprintf("%s/files=%d", shape, n), func(b *testing.B) {
+				dir := benchShape(b, shape, n)
+				s := openTracked(b, dir, Options{DisableGit: shape == "plain"})
+				defer s.Close()
+				ctx := context.Background()
+				b.ResetTimer()
+				var total, most int64
+				const calls = 1024
+				for i := 0; i < b.N; i++ {
+					for c := 0; c < calls; c++ {
+						for j := 0; j < 10; j++ {
+							p := filepath.Join(dir, benchFile((c*7919+j*104729)%n))
+							os.WriteFile(p, []byte(fmt.Sprintf("%d %d %d\n", i, c, j)), 0o644)
+						}
+						rec := s.Snapshot(ctx)
+						if rec.Missing != "" {
+							b.Fatal(rec.Missing)
+						}
+						total += rec.Bytes
+						most = max(most, rec.Bytes)
+					}
+				}
+				b.ReportMetric(float64(total)/float64(b.N*calls), "B/checkpoint")
+				b.ReportMetric(float64(most), "max-B")
 			})
 		}
 	}

@@ -68,6 +68,7 @@ func TestKilledTrackedSnapshots(t *testing.T) {
 				if mode == "git" {
 					checkpointtest.Sh(t, dir, "git init -q && git add -A && git commit -qm init")
 				}
+				seeded := checkpointtest.TreeDigests(t, dir)
 				cmd := exec.Command(os.Args[0], "-test.run=^TestTrackedSnapshotChild$")
 				cmd.Env = append(os.Environ(), "TINY_TRACK_CHILD_DIR="+dir, "TINY_TRACK_CHILD_MODE="+mode)
 				if err := cmd.Start(); err != nil {
@@ -102,6 +103,23 @@ func TestKilledTrackedSnapshots(t *testing.T) {
 						t.Fatalf("a record without its snapshot: %+v", rec)
 					}
 					snapDigests(t, s, rec) // every blob is there and intact
+				}
+				// Rewinding everything the killed process did (its last
+				// call may have no after record) walks the chains it left
+				// and puts the seed back.
+				plan, err := s.PlanRewind(context.Background(), recs, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sum, _, err := s.Apply(context.Background(), plan, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := checkpointtest.TreeDigests(t, dir); !maps.Equal(got, seeded) {
+					t.Fatalf("after rewinding the killed process's calls:\n%v\nwant\n%v\n%+v", got, seeded, sum)
+				}
+				if n := s.listCompares.Load(); n != 0 {
+					t.Fatalf("the rewind compared %d pairs of whole lists", n)
 				}
 				// A new process tracks on top of what the killed one left.
 				s.Track(func(line string) { t.Errorf("fell back: %s", line) })

@@ -172,6 +172,13 @@ func (t *Tracker) loop() {
 			} else {
 				t.lost = "inotify: " + err.Error()
 			}
+			// A marker written while the queue was full is dropped with
+			// the rest: the waiting Syncs learn now that they must scan,
+			// instead of at their timeout.
+			for name, ch := range t.waiters {
+				close(ch)
+				delete(t.waiters, name)
+			}
 			t.mu.Unlock()
 		}
 	}
