@@ -22,23 +22,20 @@ import (
 // The target is reduce ≥ 0.8 × valid in MB/s. TINY_GO_BENCH_RUNS sets the
 // number of runs (default 2,000; the 50k-run file is about 250 MB), and
 // TINY_GO_BENCH_SESSION keeps the file at that path (reused when it
-// exists) for measuring the commands on it.
+// exists) for measuring the commands on it. TINY_GO_BENCH_COMPACT_EVERY
+// sets how many runs go between compactions (default 20); every
+// compactionStarted lists the whole history (runtime.md §4), so a file
+// compacted every 20 runs grows with the square of its runs: the 50k-run
+// file is generated with 10000.
 func BenchmarkLoad(b *testing.B) {
-	runs := 2000
-	if v := os.Getenv("TINY_GO_BENCH_RUNS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			b.Fatal(err)
-		}
-		runs = n
-	}
+	runs, every := envInt(b, "TINY_GO_BENCH_RUNS", 2000), envInt(b, "TINY_GO_BENCH_COMPACT_EVERY", 20)
 	path := os.Getenv("TINY_GO_BENCH_SESSION")
 	if path == "" {
 		path = filepath.Join(b.TempDir(), "load.jsonl")
 	}
 	if _, err := os.Stat(path); err != nil {
 		// About 15 facts per run with the generator's defaults.
-		data := sessiontest.Generate(sessiontest.Options{Facts: runs * 15, Seed: 7, CompactEvery: 20})
+		data := sessiontest.Generate(sessiontest.Options{Facts: runs * 15, Seed: 7, CompactEvery: every})
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			b.Fatal(err)
 		}
@@ -70,6 +67,18 @@ func BenchmarkLoad(b *testing.B) {
 			}
 		}
 	})
+}
+
+func envInt(b *testing.B, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		b.Fatalf("%s: %v", name, err)
+	}
+	return n
 }
 
 // validLines is the reference reader: each line through json.Valid.
