@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -25,19 +27,27 @@ The session is a file path, or a session id of the working directory.
 Exit status 0 when valid, 1 when corrupt (the valid prefix is shown).`,
 		Args: exactArgs(1, "a session id or file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path, data, err := a.readSession(args[0])
+			f, err := a.openSession(args[0])
 			if err != nil {
 				return err
 			}
+			defer f.Close()
+			path := f.Name()
 			switch err := finishPendingRewind(cmd.Context(), path, a.getenv, a.stderr); {
 			case errors.Is(err, errRewindInProgress):
 				fmt.Fprintf(a.stderr, "%s: a rewind of this session is in progress in another process\n", programName)
 			case err != nil:
 				return err
 			}
-			st, c := session.Reduce(data)
-			writeShow(a.stdout, path, data, st, c)
-			writeUndoInfo(a.stdout, path, st, a.getenv)
+			w := bufio.NewWriterSize(a.stdout, 64<<10)
+			st, c, err := writeShow(w, f)
+			if err == nil {
+				writeUndoInfo(w, path, st, a.getenv)
+				err = w.Flush()
+			}
+			if err != nil {
+				return usageError{pathError(path, err)}
+			}
 			if c != nil {
 				return exitError{exitFailed}
 			}
@@ -52,44 +62,58 @@ const (
 	argsRunes    = 120
 )
 
-func writeShow(w io.Writer, path string, data []byte, st *session.State, c *session.Corruption) {
-	stop := 0
-	if c != nil {
-		stop = c.Line
-	}
-	if st != nil {
-		h := st.Header
-		fmt.Fprintf(w, "session %s  %s %s  created %s\n", h.ID, h.Provider, h.Model, formatMillis(h.CreatedAt))
-	} else {
-		fmt.Fprintf(w, "session file %s\n", path)
+// writeShow prints the timeline of the session in f as the one streamed
+// pass that reduces it reaches each fact; a corrupt session's valid
+// prefix is shown.
+func writeShow(w io.Writer, f *os.File) (*session.State, *session.Corruption, error) {
+	var hint int64
+	if fi, err := f.Stat(); err == nil {
+		hint = fi.Size()
 	}
 	var perOperation operationUsage
-	for _, tx := range committedTransactions(data, stop) {
-		for _, f := range tx.facts {
-			prefix := fmt.Sprintf("#%-4d %s  ", f.Seq, time.UnixMilli(f.Timestamp).UTC().Format("15:04:05.000"))
-			for i, line := range describeFact(f) {
-				if i > 0 {
-					prefix = strings.Repeat(" ", len(prefix))
+	headed := false
+	hooks := session.ReadHooks{
+		Header: func(h session.Header) {
+			headed = true
+			fmt.Fprintf(w, "session %s  %s %s  created %s\n", h.ID, h.Provider, h.Model, formatMillis(h.CreatedAt))
+		},
+		Transaction: func(_ int, facts []session.Fact) {
+			for _, f := range facts {
+				prefix := fmt.Sprintf("#%-4d %s  ", f.Seq, time.UnixMilli(f.Timestamp).UTC().Format("15:04:05.000"))
+				for i, line := range describeFact(f) {
+					if i > 0 {
+						prefix = strings.Repeat(" ", len(prefix))
+					}
+					fmt.Fprintf(w, "%s%s\n", prefix, line)
 				}
-				fmt.Fprintf(w, "%s%s\n", prefix, line)
 			}
-		}
-		perOperation.add(tx.facts)
+			perOperation.add(facts)
+		},
 	}
-	if st != nil {
+	r, read, c, err := session.ReadSession(f, hint, hooks)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !headed {
+		fmt.Fprintf(w, "session file %s\n", f.Name())
+	}
+	var st *session.State
+	if c == nil {
+		st = r.State()
 		u := st.Usage
 		fmt.Fprintf(w, "usage: input %d, output %d, cacheRead %d, cacheWrite %d, cache hit %s\n", u.Input, u.Output, u.CacheRead, u.CacheWrite, cacheHit(u))
 		for _, line := range perOperation.lines() {
 			fmt.Fprintln(w, line)
 		}
 		fmt.Fprintf(w, "open operation: %s\n", describeOperation(st.Operation))
-		if int64(len(data)) > st.RepairedLength {
-			fmt.Fprintf(w, "torn tail: %d uncommitted bytes after byte %d\n", int64(len(data))-st.RepairedLength, st.RepairedLength)
+		if read > st.RepairedLength {
+			fmt.Fprintf(w, "torn tail: %d uncommitted bytes after byte %d\n", read-st.RepairedLength, st.RepairedLength)
 		}
 	}
 	if c != nil {
 		fmt.Fprintf(w, "corrupt: %s\n", c.Describe())
 	}
+	return st, c, nil
 }
 
 // describeFact renders one fact as one or more lines.

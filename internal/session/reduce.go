@@ -115,6 +115,7 @@ func (r *Reducer) ApplyLine(line []byte, lineNo int) *Corruption {
 // applyLine is ApplyLine; it returns the line's facts, valid until the
 // next line is decoded.
 func (r *Reducer) applyLine(line []byte, lineNo int) ([]Fact, *Corruption) {
+	r.dec.hist = r.histIDs
 	tx, c := r.dec.decode(line)
 	if c == nil {
 		c = r.apply(tx, true)
