@@ -47,12 +47,12 @@ Exit status 0 when valid, 1 when corrupt.`,
 
 // verified is what `session verify` found.
 type verified struct {
-	path   string
-	size   int64 // bytes read
-	st     *session.State
-	c      *session.Corruption
-	n      operationCounts // of the transactions before the corrupt line
-	txs    int
+	path string
+	size int64 // bytes read
+	st   *session.State
+	c    *session.Corruption
+	n    operationCounts // of the transactions before the corrupt line
+	txs  int
 }
 
 // verifySession reduces the session in f, counts its operations and checks

@@ -44,7 +44,7 @@ type txDecoder struct {
 	// hist is the reducer's list of history entry ids before the line,
 	// which a compactionStarted's partition repeats (see uuidsLike).
 	hist []string
-	ew entryWire  // the entry being decoded (see entry)
+	ew   entryWire // the entry being decoded (see entry)
 }
 
 // enableCache turns on interning, the string arena and the snapshot

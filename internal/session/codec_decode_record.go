@@ -100,7 +100,10 @@ func intMember(name string, field func(w *recordWire) *int64) recordMember {
 
 func uuidsMember(name string, field func(w *recordWire) *[]string) recordMember {
 	return recordMember{name,
-		func(d *txDecoder, w *recordWire) (err error) { *field(w), err = d.uuidsLike(name, d.expectedIDs(name, w)); return err },
+		func(d *txDecoder, w *recordWire) (err error) {
+			*field(w), err = d.uuidsLike(name, d.expectedIDs(name, w))
+			return err
+		},
 		func(b []byte, w *recordWire) []byte { return appendStrings(b, *field(w)) }}
 }
 
