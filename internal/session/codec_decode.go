@@ -40,11 +40,11 @@ type txDecoder struct {
 	snapVal ConfigurationSnapshot
 
 	rw recordWire // the record being decoded (see record)
+	ew entryWire  // the entry being decoded (see entry)
 
 	// hist is the reducer's list of history entry ids before the line,
 	// which a compactionStarted's partition repeats (see uuidsLike).
 	hist []string
-	ew   entryWire // the entry being decoded (see entry)
 }
 
 // enableCache turns on interning, the string arena and the snapshot
