@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -155,12 +156,12 @@ func describeEntry(id string, e session.Entry) []string {
 		return lines
 	case *session.ToolResultEntry:
 		return []string{fmt.Sprintf("tool result %s %s: %s, %d chars: %s",
-			e.ToolName, e.ToolCallID, e.Result, len([]rune(e.Content)), store.OneLine(e.Content, excerptRunes))}
+			e.ToolName, e.ToolCallID, e.Result, utf8.RuneCountInString(e.Content), store.OneLine(e.Content, excerptRunes))}
 	case *session.SyntheticEntry:
 		return []string{fmt.Sprintf("tool result %s %s: synthetic %s (not executed)", e.ToolName, e.ToolCallID, e.Reason)}
 	case *session.CompactionEntry:
 		return []string{fmt.Sprintf("compaction summary (%d chars), compacted through %s, retained tail of %d message(s): %s",
-			len([]rune(e.Summary)), e.CompactedThroughEntryID, len(e.RetainedTail), store.OneLine(e.Summary, excerptRunes))}
+			utf8.RuneCountInString(e.Summary), e.CompactedThroughEntryID, len(e.RetainedTail), store.OneLine(e.Summary, excerptRunes))}
 	}
 	return []string{fmt.Sprintf("entry %s", id)}
 }

@@ -187,3 +187,11 @@ func (r *Reducer) publishHistory() {
 		r.st.histHash, r.st.histHashed = cloneHash(r.hist), r.histHashed
 	}
 }
+
+// HasToolStarted reports whether id is the fact id of a toolStarted record
+// of the session (a check that a record kept beside the session still
+// names a line of it, without reading the file again).
+func (r *Reducer) HasToolStarted(id string) bool {
+	info, ok := r.ids[id]
+	return ok && info.kind == idToolStarted
+}

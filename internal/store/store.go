@@ -573,3 +573,11 @@ func syncDirPath(path string) error {
 	}
 	return nil
 }
+
+// HasToolStarted reports whether id is the fact id of a committed
+// toolStarted record of the session.
+func (s *Store) HasToolStarted(id string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.reducer.HasToolStarted(id)
+}
