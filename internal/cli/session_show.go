@@ -41,9 +41,9 @@ Exit status 0 when valid, 1 when corrupt (the valid prefix is shown).`,
 				return err
 			}
 			w := bufio.NewWriterSize(a.stdout, 64<<10)
-			st, c, err := writeShow(w, f)
+			st, c, turns, err := writeShow(w, f)
 			if err == nil {
-				writeUndoInfo(w, path, st, a.getenv)
+				writeUndoInfo(w, path, st, turns, a.getenv)
 				err = w.Flush()
 			}
 			if err != nil {
@@ -65,13 +65,16 @@ const (
 
 // writeShow prints the timeline of the session in f as the one streamed
 // pass that reduces it reaches each fact; a corrupt session's valid
-// prefix is shown.
-func writeShow(w io.Writer, f *os.File) (*session.State, *session.Corruption, error) {
+// prefix is shown. It returns the user turns of that prefix.
+func writeShow(w io.Writer, f *os.File) (*session.State, *session.Corruption, []userTurn, error) {
 	var hint int64
 	if fi, err := f.Stat(); err == nil {
 		hint = fi.Size()
 	}
-	var perOperation operationUsage
+	var (
+		perOperation operationUsage
+		turns        turnLog
+	)
 	headed := false
 	hooks := session.ReadHooks{
 		Header: func(h session.Header) {
@@ -85,15 +88,18 @@ func writeShow(w io.Writer, f *os.File) (*session.State, *session.Corruption, er
 					if i > 0 {
 						prefix = strings.Repeat(" ", len(prefix))
 					}
-					fmt.Fprintf(w, "%s%s\n", prefix, line)
+					io.WriteString(w, prefix)
+					io.WriteString(w, line)
+					io.WriteString(w, "\n")
 				}
 			}
 			perOperation.add(facts)
+			turns.add(facts)
 		},
 	}
 	r, read, c, err := session.ReadSession(f, hint, hooks)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if !headed {
 		fmt.Fprintf(w, "session file %s\n", f.Name())
@@ -114,7 +120,7 @@ func writeShow(w io.Writer, f *os.File) (*session.State, *session.Corruption, er
 	if c != nil {
 		fmt.Fprintf(w, "corrupt: %s\n", c.Describe())
 	}
-	return st, c, nil
+	return st, c, turns.turns, nil
 }
 
 // describeFact renders one fact as one or more lines.
@@ -173,8 +179,8 @@ func describeRecord(r session.Record) []string {
 	case *session.CompactionStarted:
 		return []string{
 			fmt.Sprintf("compaction %s started through %s", r.OperationID, r.InputThroughEntryID),
-			fmt.Sprintf("  compacted (%d): %s", len(r.CompactedEntryIDs), strings.Join(r.CompactedEntryIDs, " ")),
-			fmt.Sprintf("  retained (%d): %s", len(r.RetainedEntryIDs), dash(strings.Join(r.RetainedEntryIDs, " "))),
+			idList("  compacted", r.CompactedEntryIDs),
+			idList("  retained", r.RetainedEntryIDs),
 		}
 	case *session.StepAttempt:
 		return []string{fmt.Sprintf("model request: %s step %s attempt %d (%s)", r.StepKind, r.StepID, r.Attempt, r.ConfigurationSnapshot.Model)}
@@ -199,6 +205,24 @@ func describeRecord(r session.Record) []string {
 		return []string{s}
 	}
 	return []string{fmt.Sprintf("record of operation %s", r.Operation())}
+}
+
+// idList is "label (n): id id ..." or "label (0): -", built once (a
+// compaction lists every message entry of the session).
+func idList(label string, ids []string) string {
+	var b strings.Builder
+	b.Grow(len(label) + 16 + len(ids)*37)
+	fmt.Fprintf(&b, "%s (%d): ", label, len(ids))
+	if len(ids) == 0 {
+		b.WriteString(dash(""))
+	}
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(id)
+	}
+	return b.String()
 }
 
 // cacheHit is the cache hit rate of runtime.md §1,
