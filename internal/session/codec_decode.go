@@ -327,14 +327,10 @@ func (d *txDecoder) usage() (Usage, error) {
 	return u, nil
 }
 
-// uuids reads a non-nil array of UUIDv7 strings.
-func (d *txDecoder) uuids(what string) ([]string, error) {
-	return d.uuidsLike(what, nil)
-}
-
-// uuidsLike is uuids for an array that is expected to repeat expect (a
-// compaction's partition of the history ids the reducer holds): while it
-// does, no id is copied and the result shares expect's array. Each
+// uuidsLike reads a non-nil array of UUIDv7 strings that is expected to
+// repeat expect (a compaction's partition of the history ids the reducer
+// holds; nil when unknown): while it does, no id is copied and the result
+// shares expect's array. Each
 // compactionStarted lists every message entry of the session, so this
 // keeps loading from allocating the history again at each compaction.
 func (d *txDecoder) uuidsLike(what string, expect []string) ([]string, error) {
