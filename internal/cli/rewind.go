@@ -277,7 +277,7 @@ func recordRewind(sessionPath, id string, done []checkpoint.Action) error {
 // it written by an interrupted run.
 func forkOnce(sourcePath string, j *rewindJournal) (*fork.Result, error) {
 	cwd := sessionCwd(sourcePath)
-	if p, _, err := store.ReadByID(cwd, j.ForkID); err == nil {
+	if p, err := store.PathByID(cwd, j.ForkID); err == nil {
 		if o, _ := fork.ReadOrigin(p); o == nil {
 			data, _ := os.ReadFile(sourcePath)
 			src, _ := session.DecodeHeader(data[:max(0, bytes.IndexByte(data, '\n'))])
