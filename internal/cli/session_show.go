@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -83,15 +84,7 @@ func writeShow(w io.Writer, f *os.File) (*session.State, *session.Corruption, []
 		},
 		Transaction: func(_ int, facts []session.Fact) {
 			for _, f := range facts {
-				prefix := fmt.Sprintf("#%-4d %s  ", f.Seq, time.UnixMilli(f.Timestamp).UTC().Format("15:04:05.000"))
-				for i, line := range describeFact(f) {
-					if i > 0 {
-						prefix = strings.Repeat(" ", len(prefix))
-					}
-					io.WriteString(w, prefix)
-					io.WriteString(w, line)
-					io.WriteString(w, "\n")
-				}
+				writeFact(w, f)
 			}
 			perOperation.add(facts)
 			turns.add(facts)
@@ -177,11 +170,8 @@ func describeRecord(r session.Record) []string {
 	case *session.RunStarted:
 		return []string{fmt.Sprintf("run %s started", r.OperationID)}
 	case *session.CompactionStarted:
-		return []string{
-			fmt.Sprintf("compaction %s started through %s", r.OperationID, r.InputThroughEntryID),
-			idList("  compacted", r.CompactedEntryIDs),
-			idList("  retained", r.RetainedEntryIDs),
-		}
+		// (writeFact writes its id lists itself.)
+		return []string{fmt.Sprintf("compaction %s started through %s", r.OperationID, r.InputThroughEntryID)}
 	case *session.StepAttempt:
 		return []string{fmt.Sprintf("model request: %s step %s attempt %d (%s)", r.StepKind, r.StepID, r.Attempt, r.ConfigurationSnapshot.Model)}
 	case *session.StepFailed:
@@ -207,22 +197,50 @@ func describeRecord(r session.Record) []string {
 	return []string{fmt.Sprintf("record of operation %s", r.Operation())}
 }
 
-// idList is "label (n): id id ..." or "label (0): -", built once (a
-// compaction lists every message entry of the session).
-func idList(label string, ids []string) string {
-	var b strings.Builder
-	b.Grow(len(label) + 16 + len(ids)*37)
-	fmt.Fprintf(&b, "%s (%d): ", label, len(ids))
+// writeFact writes the lines of one fact, the first prefixed with its seq
+// and UTC time, the others indented under it. A compaction's id lists (every
+// message entry of the session) are written as they are read, never built.
+func writeFact(w io.Writer, f session.Fact) {
+	var b [64]byte
+	prefix := append(b[:0], '#')
+	prefix = strconv.AppendInt(prefix, f.Seq, 10)
+	for len(prefix) < 5 {
+		prefix = append(prefix, ' ')
+	}
+	prefix = append(prefix, ' ')
+	prefix = time.UnixMilli(f.Timestamp).UTC().AppendFormat(prefix, "15:04:05.000")
+	prefix = append(prefix, "  "...)
+	indent := strings.Repeat(" ", len(prefix))
+	if r, ok := f.Record.(*session.CompactionStarted); ok {
+		fmt.Fprintf(w, "%scompaction %s started through %s\n", prefix, r.OperationID, r.InputThroughEntryID)
+		writeIDList(w, indent+"  compacted", r.CompactedEntryIDs)
+		writeIDList(w, indent+"  retained", r.RetainedEntryIDs)
+		return
+	}
+	for i, line := range describeFact(f) {
+		if i == 0 {
+			w.Write(prefix)
+		} else {
+			io.WriteString(w, indent)
+		}
+		io.WriteString(w, line)
+		io.WriteString(w, "\n")
+	}
+}
+
+// writeIDList writes the line "label (n): id id ..." or "label (0): -".
+func writeIDList(w io.Writer, label string, ids []string) {
+	fmt.Fprintf(w, "%s (%d): ", label, len(ids))
 	if len(ids) == 0 {
-		b.WriteString(dash(""))
+		io.WriteString(w, "-")
 	}
 	for i, id := range ids {
 		if i > 0 {
-			b.WriteByte(' ')
+			io.WriteString(w, " ")
 		}
-		b.WriteString(id)
+		io.WriteString(w, id)
 	}
-	return b.String()
+	io.WriteString(w, "\n")
 }
 
 // cacheHit is the cache hit rate of runtime.md §1,

@@ -31,6 +31,7 @@ type Reducer struct {
 	histIDs    []string  // the entry id of each transcript message
 	hist       hash.Hash // SourceDigest's hash over histIDs[:histHashed], open-ended
 	histHashed int
+	histBuf    []byte // hashHistory's scratch
 	active     []Message
 	activeIDs  []string
 	contents   stringSlab // backs the messages' content pointers

@@ -98,7 +98,7 @@ func (r *Reducer) historyDigest() string {
 	if r.hist == nil {
 		r.hist = newHistoryHash()
 	}
-	hashHistory(r.hist, r.transcript, r.histIDs, r.histHashed)
+	r.histBuf = hashHistory(r.hist, r.transcript, r.histIDs, r.histHashed, r.histBuf)
 	r.histHashed = len(r.histIDs)
 	return sumHistory(cloneHash(r.hist))
 }
@@ -114,7 +114,7 @@ func (s *State) HistoryDigest() string {
 	if s.histHash != nil {
 		h, from = cloneHash(s.histHash), s.histHashed
 	}
-	hashHistory(h, s.Transcript, s.TranscriptEntryIDs, from)
+	hashHistory(h, s.Transcript, s.TranscriptEntryIDs, from, nil)
 	return sumHistory(h)
 }
 
@@ -125,9 +125,13 @@ func newHistoryHash() hash.Hash {
 }
 
 // hashHistory writes the elements of SourceDigest's array for msgs[from:]
-// (ids aligned with msgs) to h, which holds the elements before them.
-func hashHistory(h hash.Hash, msgs []Message, ids []string, from int) {
-	b := make([]byte, 0, 32<<10)
+// (ids aligned with msgs) to h, which holds the elements before them. buf
+// is scratch space (nil allocates); the grown one is returned.
+func hashHistory(h hash.Hash, msgs []Message, ids []string, from int, buf []byte) []byte {
+	b := buf[:0]
+	if cap(b) == 0 {
+		b = make([]byte, 0, 32<<10)
+	}
 	for i := from; i < len(ids); i++ {
 		if i > 0 {
 			b = append(b, ',')
@@ -143,6 +147,7 @@ func hashHistory(h hash.Hash, msgs []Message, ids []string, from int) {
 		}
 	}
 	h.Write(b)
+	return b
 }
 
 // sumHistory closes the array and returns the digest; h is used up.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -144,6 +145,7 @@ func OneLine(s string, max int) string {
 	// Only the first max+1 runes are joined: a long tool output costs no
 	// more than a short one.
 	var b strings.Builder
+	b.Grow(min(len(s), utf8.UTFMax*(max+1)))
 	n := 0
 	for f := range strings.FieldsSeq(s) {
 		if n > 0 {
@@ -162,9 +164,19 @@ func OneLine(s string, max int) string {
 			break
 		}
 	}
+	out := b.String()
 	if n <= max {
-		return b.String()
+		return out
 	}
-	r := []rune(b.String())
-	return strings.TrimRight(string(r[:max-1]), " ") + "…"
+	if !utf8.ValidString(out) {
+		// Invalid bytes become U+FFFD, as a []rune conversion makes them.
+		r := []rune(out)
+		return strings.TrimRight(string(r[:max-1]), " ") + "…"
+	}
+	i := 0
+	for range max - 1 {
+		_, size := utf8.DecodeRuneInString(out[i:])
+		i += size
+	}
+	return strings.TrimRight(out[:i], " ") + "…"
 }
