@@ -38,7 +38,11 @@ type cut struct {
 	compacted    []string // source entry ids before the cut
 	retained     []string // source entry ids from the cut on
 	inputThrough string   // the last source entry id
-	source       []session.RetainedMessage
+	// tail holds the retained messages with their source entry ids (the
+	// compaction entry repeats them), digest the sourceDigest of the whole
+	// history (set for a new compaction only).
+	tail   []session.RetainedMessage
+	digest string
 }
 
 // compactionCut computes the cut on the current active context: keep at
@@ -49,8 +53,8 @@ type cut struct {
 // complete tool round. It is a pure function of the state.
 func compactionCut(st *session.State, toolRounds bool) (cut, error) {
 	ctx, ids := st.ActiveContext, st.ActiveEntryIDs
-	hist, hids := st.Transcript, st.TranscriptEntryIDs
-	if len(ids) != len(ctx) || len(hids) != len(hist) {
+	hids := st.TranscriptEntryIDs
+	if len(ids) != len(ctx) {
 		return cut{}, fmt.Errorf("active context has %d messages but %d source ids", len(ctx), len(ids))
 	}
 	first := 0 // the first active message that is a source entry
@@ -68,10 +72,10 @@ func compactionCut(st *session.State, toolRounds bool) (cut, error) {
 		}
 		at := off + k - first // the history index of ctx[k]
 		c := cut{index: k, compacted: hids[:at:at], retained: hids[at:], inputThrough: hids[len(hids)-1]}
-		c.source = make([]session.RetainedMessage, len(hids))
-		for i, id := range hids {
-			c.source[i] = session.RetainedMessage{SourceEntryID: id, Message: hist[i]}
-		}
+		c.tail = retainedTail(ctx[k:], ids[k:])
+		// The reducer's running hash: what is new since the last
+		// compaction is hashed, not the session.
+		c.digest = st.HistoryDigest()
 		return c, nil
 	}
 	return cut{}, ErrNothingToCompact
@@ -116,16 +120,23 @@ func operationCut(st *session.State) (cut, error) {
 		c.index = i
 	}
 	// Only the retained messages are needed (the compaction entry repeats
-	// them); they are the tail of the history.
+	// them); they are the tail of the history and of the active context.
 	n := len(rec.RetainedEntryIDs)
-	hist, hids := st.Transcript, st.TranscriptEntryIDs
-	if n > len(hids) || !slices.Equal(hids[len(hids)-n:], rec.RetainedEntryIDs) {
+	if n != len(st.ActiveContext)-c.index || !slices.Equal(st.ActiveEntryIDs[c.index:], rec.RetainedEntryIDs) {
 		return cut{}, fmt.Errorf("compaction %s retains entries that are not the tail of the session", rec.OperationID)
 	}
-	for i := len(hids) - n; i < len(hids); i++ {
-		c.source = append(c.source, session.RetainedMessage{SourceEntryID: hids[i], Message: hist[i]})
-	}
+	c.tail = retainedTail(st.ActiveContext[c.index:], rec.RetainedEntryIDs)
 	return c, nil
+}
+
+// retainedTail pairs messages with their source entry ids, in a new slice
+// (the entry keeps it).
+func retainedTail(msgs []session.Message, ids []string) []session.RetainedMessage {
+	tail := make([]session.RetainedMessage, len(msgs))
+	for i := range msgs {
+		tail[i] = session.RetainedMessage{SourceEntryID: ids[i], Message: msgs[i]}
+	}
+	return tail
 }
 
 // startRecord is the compactionStarted of a new compaction at c.
@@ -136,7 +147,7 @@ func (a *Agent) startRecord(c cut) *session.CompactionStarted {
 		ResultEntryID:       a.cfg.NewID(),
 		CompactedEntryIDs:   c.compacted,
 		RetainedEntryIDs:    nonNil(c.retained),
-		SourceDigest:        session.SourceDigest(c.source),
+		SourceDigest:        c.digest,
 	}
 }
 
@@ -232,13 +243,11 @@ func (a *Agent) summaryRequest(ctx context.Context, msgs []session.Message) (pro
 
 // compactionEntry builds the entry that settles a compaction step.
 func compactionEntry(op *session.Operation, c cut, summary string) *session.CompactionEntry {
-	// The retained messages are the tail of the source.
-	tail := slices.Clone(c.source[len(c.source)-len(c.retained):])
 	return &session.CompactionEntry{
 		OperationID:             op.OperationID,
 		Summary:                 summary,
 		CompactedThroughEntryID: c.compacted[len(c.compacted)-1],
-		RetainedTail:            tail,
+		RetainedTail:            c.tail,
 	}
 }
 

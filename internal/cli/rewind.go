@@ -33,19 +33,30 @@ type userTurn struct {
 // sessionTurns lists the user turns of a session and the seq of every
 // toolStarted fact (checkpoints are keyed by its id).
 func sessionTurns(data []byte) ([]userTurn, map[string]int64) {
-	var turns []userTurn
-	seqs := map[string]int64{}
+	var t turnLog
+	t.seqs = map[string]int64{}
 	for _, tx := range committedTransactions(data, 0) {
-		for _, f := range tx.facts {
-			if u, ok := f.Entry.(*session.UserEntry); ok {
-				turns = append(turns, userTurn{N: len(turns) + 1, Seq: f.Seq, Boundary: tx.facts[0].Seq - 1, Prompt: u.Content, At: f.Timestamp})
-			}
-			if _, ok := f.Record.(*session.ToolStarted); ok {
-				seqs[f.ID] = f.Seq
-			}
+		t.add(tx.facts)
+	}
+	return t.turns, t.seqs
+}
+
+// turnLog collects the user turns of a session, and with seqs set the seq
+// of each toolStarted, one transaction at a time.
+type turnLog struct {
+	turns []userTurn
+	seqs  map[string]int64
+}
+
+func (t *turnLog) add(facts []session.Fact) {
+	for _, f := range facts {
+		if u, ok := f.Entry.(*session.UserEntry); ok {
+			t.turns = append(t.turns, userTurn{N: len(t.turns) + 1, Seq: f.Seq, Boundary: facts[0].Seq - 1, Prompt: u.Content, At: f.Timestamp})
+		}
+		if _, ok := f.Record.(*session.ToolStarted); ok && t.seqs != nil {
+			t.seqs[f.ID] = f.Seq
 		}
 	}
-	return turns, seqs
 }
 
 // rewindRequest is one rewind of a session to before user turn Turn.
@@ -266,7 +277,7 @@ func recordRewind(sessionPath, id string, done []checkpoint.Action) error {
 // it written by an interrupted run.
 func forkOnce(sourcePath string, j *rewindJournal) (*fork.Result, error) {
 	cwd := sessionCwd(sourcePath)
-	if p, _, err := store.ReadByID(cwd, j.ForkID); err == nil {
+	if p, err := store.PathByID(cwd, j.ForkID); err == nil {
 		if o, _ := fork.ReadOrigin(p); o == nil {
 			data, _ := os.ReadFile(sourcePath)
 			src, _ := session.DecodeHeader(data[:max(0, bytes.IndexByte(data, '\n'))])

@@ -419,7 +419,7 @@ func (a *runner) attach(envID string) error {
 		a.created = err == nil
 	}
 	if err == nil && a.resumed {
-		if err = checkNotTruncated(a.store.Path()); err != nil {
+		if err = checkNotTruncated(a.store); err != nil {
 			a.store.Close()
 			a.store = nil
 		}

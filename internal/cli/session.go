@@ -43,37 +43,17 @@ and writes a fork; fork writes a new session.`,
 	return cmd
 }
 
-// readSessionFile reads an explicit session file. A path that cannot be
-// read is a usage error.
-func readSessionFile(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
+// sessionPath is the path of the session that arg names (see
+// openSession), for commands that open it their own way: the file is not
+// read.
+func (a *app) sessionPath(arg string) (string, error) {
+	f, err := a.openSession(arg)
 	if err != nil {
-		return nil, usageError{pathError(path, err)}
+		return "", err
 	}
-	return data, nil
-}
-
-// readSession reads the session that arg names, read-only: an existing
-// path is a file; otherwise a session id is looked up in the sessions
-// directory of the working directory.
-func (a *app) readSession(arg string) (path string, data []byte, err error) {
-	_, statErr := os.Stat(arg)
-	if statErr != nil && (store.ValidID(arg) || !looksLikePath(arg)) {
-		cwd, err := a.workDir()
-		if err != nil {
-			return "", nil, err
-		}
-		path, data, err := store.ReadByID(cwd, arg)
-		if errors.Is(err, fs.ErrNotExist) || !store.ValidID(arg) {
-			return "", nil, noSession(arg, cwd)
-		}
-		if err != nil {
-			return "", nil, usageError{err}
-		}
-		return path, data, nil
-	}
-	data, err = readSessionFile(arg)
-	return arg, data, err
+	path := f.Name()
+	f.Close()
+	return path, nil
 }
 
 // noSession is the usage error of an id that names no session here.
@@ -86,8 +66,10 @@ func looksLikePath(arg string) bool {
 	return strings.ContainsRune(arg, filepath.Separator) || strings.HasSuffix(arg, ".jsonl")
 }
 
-// openSession opens the session that arg names, read-only, like
-// readSession, for commands that stream it; the caller closes it.
+// openSession opens the session that arg names, read-only: an existing
+// path is a file; otherwise a session id is looked up in the sessions
+// directory of the working directory. Commands stream it; the caller
+// closes it.
 func (a *app) openSession(arg string) (*os.File, error) {
 	if _, statErr := os.Stat(arg); statErr != nil && (store.ValidID(arg) || !looksLikePath(arg)) {
 		cwd, err := a.workDir()

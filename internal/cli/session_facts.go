@@ -49,29 +49,26 @@ type operationCounts struct {
 	facts                      int64
 }
 
-func countOperations(txs []transaction) operationCounts {
-	var n operationCounts
-	for _, tx := range txs {
-		for _, f := range tx.facts {
-			n.facts++
-			switch r := f.Record.(type) {
-			case *session.RunStarted:
-				n.runs++
-			case *session.CompactionStarted:
-				n.compactions++
-			case *session.AbortRequested:
-				n.aborts++
-			case *session.OperationFinished:
-				switch r.Outcome {
-				case session.OutcomeCompleted:
-					n.completed++
-				case session.OutcomeAborted:
-					n.aborted++
-				case session.OutcomeFailed:
-					n.failed++
-				}
+// add counts the facts of one transaction.
+func (n *operationCounts) add(facts []session.Fact) {
+	for _, f := range facts {
+		n.facts++
+		switch r := f.Record.(type) {
+		case *session.RunStarted:
+			n.runs++
+		case *session.CompactionStarted:
+			n.compactions++
+		case *session.AbortRequested:
+			n.aborts++
+		case *session.OperationFinished:
+			switch r.Outcome {
+			case session.OutcomeCompleted:
+				n.completed++
+			case session.OutcomeAborted:
+				n.aborted++
+			case session.OutcomeFailed:
+				n.failed++
 			}
 		}
 	}
-	return n
 }

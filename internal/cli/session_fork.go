@@ -28,7 +28,7 @@ checkpoints of the turns they share, so it can rewind them too.`,
 				cwd, _ := a.workDir()
 				return noSession(args[0], cwd)
 			}
-			path, _, err := a.readSession(args[0])
+			path, err := a.sessionPath(args[0])
 			if err != nil {
 				return err
 			}

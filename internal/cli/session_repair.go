@@ -25,7 +25,7 @@ Exit status 0 when repaired or nothing needed repair, 1 when it cannot be
 repaired.`,
 		Args: exactArgs(1, "a session id or file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path, _, err := a.readSession(args[0])
+			path, err := a.sessionPath(args[0])
 			if err != nil {
 				return err
 			}

@@ -35,7 +35,7 @@ file either put back or untouched; running it again finishes it.`,
 				cwd, _ := a.workDir()
 				return noSession(args[0], cwd)
 			}
-			path, _, err := a.readSession(args[0])
+			path, err := a.sessionPath(args[0])
 			if err != nil {
 				return err
 			}

@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -25,19 +29,27 @@ The session is a file path, or a session id of the working directory.
 Exit status 0 when valid, 1 when corrupt (the valid prefix is shown).`,
 		Args: exactArgs(1, "a session id or file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path, data, err := a.readSession(args[0])
+			f, err := a.openSession(args[0])
 			if err != nil {
 				return err
 			}
+			defer f.Close()
+			path := f.Name()
 			switch err := finishPendingRewind(cmd.Context(), path, a.getenv, a.stderr); {
 			case errors.Is(err, errRewindInProgress):
 				fmt.Fprintf(a.stderr, "%s: a rewind of this session is in progress in another process\n", programName)
 			case err != nil:
 				return err
 			}
-			st, c := session.Reduce(data)
-			writeShow(a.stdout, path, data, st, c)
-			writeUndoInfo(a.stdout, path, st, a.getenv)
+			w := bufio.NewWriterSize(a.stdout, 64<<10)
+			st, c, turns, err := writeShow(w, f)
+			if err == nil {
+				writeUndoInfo(w, path, st, turns, a.getenv)
+				err = w.Flush()
+			}
+			if err != nil {
+				return usageError{pathError(path, err)}
+			}
 			if c != nil {
 				return exitError{exitFailed}
 			}
@@ -52,44 +64,56 @@ const (
 	argsRunes    = 120
 )
 
-func writeShow(w io.Writer, path string, data []byte, st *session.State, c *session.Corruption) {
-	stop := 0
-	if c != nil {
-		stop = c.Line
+// writeShow prints the timeline of the session in f as the one streamed
+// pass that reduces it reaches each fact; a corrupt session's valid
+// prefix is shown. It returns the user turns of that prefix.
+func writeShow(w io.Writer, f *os.File) (*session.State, *session.Corruption, []userTurn, error) {
+	var hint int64
+	if fi, err := f.Stat(); err == nil {
+		hint = fi.Size()
 	}
-	if st != nil {
-		h := st.Header
-		fmt.Fprintf(w, "session %s  %s %s  created %s\n", h.ID, h.Provider, h.Model, formatMillis(h.CreatedAt))
-	} else {
-		fmt.Fprintf(w, "session file %s\n", path)
-	}
-	var perOperation operationUsage
-	for _, tx := range committedTransactions(data, stop) {
-		for _, f := range tx.facts {
-			prefix := fmt.Sprintf("#%-4d %s  ", f.Seq, time.UnixMilli(f.Timestamp).UTC().Format("15:04:05.000"))
-			for i, line := range describeFact(f) {
-				if i > 0 {
-					prefix = strings.Repeat(" ", len(prefix))
-				}
-				fmt.Fprintf(w, "%s%s\n", prefix, line)
+	var (
+		perOperation operationUsage
+		turns        turnLog
+	)
+	headed := false
+	hooks := session.ReadHooks{
+		Header: func(h session.Header) {
+			headed = true
+			fmt.Fprintf(w, "session %s  %s %s  created %s\n", h.ID, h.Provider, h.Model, formatMillis(h.CreatedAt))
+		},
+		Transaction: func(_ int, facts []session.Fact) {
+			for _, f := range facts {
+				writeFact(w, f)
 			}
-		}
-		perOperation.add(tx.facts)
+			perOperation.add(facts)
+			turns.add(facts)
+		},
 	}
-	if st != nil {
+	r, read, c, err := session.ReadSession(f, hint, hooks)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if !headed {
+		fmt.Fprintf(w, "session file %s\n", f.Name())
+	}
+	var st *session.State
+	if c == nil {
+		st = r.State()
 		u := st.Usage
 		fmt.Fprintf(w, "usage: input %d, output %d, cacheRead %d, cacheWrite %d, cache hit %s\n", u.Input, u.Output, u.CacheRead, u.CacheWrite, cacheHit(u))
 		for _, line := range perOperation.lines() {
 			fmt.Fprintln(w, line)
 		}
 		fmt.Fprintf(w, "open operation: %s\n", describeOperation(st.Operation))
-		if int64(len(data)) > st.RepairedLength {
-			fmt.Fprintf(w, "torn tail: %d uncommitted bytes after byte %d\n", int64(len(data))-st.RepairedLength, st.RepairedLength)
+		if read > st.RepairedLength {
+			fmt.Fprintf(w, "torn tail: %d uncommitted bytes after byte %d\n", read-st.RepairedLength, st.RepairedLength)
 		}
 	}
 	if c != nil {
 		fmt.Fprintf(w, "corrupt: %s\n", c.Describe())
 	}
+	return st, c, turns.turns, nil
 }
 
 // describeFact renders one fact as one or more lines.
@@ -131,12 +155,12 @@ func describeEntry(id string, e session.Entry) []string {
 		return lines
 	case *session.ToolResultEntry:
 		return []string{fmt.Sprintf("tool result %s %s: %s, %d chars: %s",
-			e.ToolName, e.ToolCallID, e.Result, len([]rune(e.Content)), store.OneLine(e.Content, excerptRunes))}
+			e.ToolName, e.ToolCallID, e.Result, utf8.RuneCountInString(e.Content), store.OneLine(e.Content, excerptRunes))}
 	case *session.SyntheticEntry:
 		return []string{fmt.Sprintf("tool result %s %s: synthetic %s (not executed)", e.ToolName, e.ToolCallID, e.Reason)}
 	case *session.CompactionEntry:
 		return []string{fmt.Sprintf("compaction summary (%d chars), compacted through %s, retained tail of %d message(s): %s",
-			len([]rune(e.Summary)), e.CompactedThroughEntryID, len(e.RetainedTail), store.OneLine(e.Summary, excerptRunes))}
+			utf8.RuneCountInString(e.Summary), e.CompactedThroughEntryID, len(e.RetainedTail), store.OneLine(e.Summary, excerptRunes))}
 	}
 	return []string{fmt.Sprintf("entry %s", id)}
 }
@@ -146,11 +170,8 @@ func describeRecord(r session.Record) []string {
 	case *session.RunStarted:
 		return []string{fmt.Sprintf("run %s started", r.OperationID)}
 	case *session.CompactionStarted:
-		return []string{
-			fmt.Sprintf("compaction %s started through %s", r.OperationID, r.InputThroughEntryID),
-			fmt.Sprintf("  compacted (%d): %s", len(r.CompactedEntryIDs), strings.Join(r.CompactedEntryIDs, " ")),
-			fmt.Sprintf("  retained (%d): %s", len(r.RetainedEntryIDs), dash(strings.Join(r.RetainedEntryIDs, " "))),
-		}
+		// (writeFact writes its id lists itself.)
+		return []string{fmt.Sprintf("compaction %s started through %s", r.OperationID, r.InputThroughEntryID)}
 	case *session.StepAttempt:
 		return []string{fmt.Sprintf("model request: %s step %s attempt %d (%s)", r.StepKind, r.StepID, r.Attempt, r.ConfigurationSnapshot.Model)}
 	case *session.StepFailed:
@@ -174,6 +195,52 @@ func describeRecord(r session.Record) []string {
 		return []string{s}
 	}
 	return []string{fmt.Sprintf("record of operation %s", r.Operation())}
+}
+
+// writeFact writes the lines of one fact, the first prefixed with its seq
+// and UTC time, the others indented under it. A compaction's id lists (every
+// message entry of the session) are written as they are read, never built.
+func writeFact(w io.Writer, f session.Fact) {
+	var b [64]byte
+	prefix := append(b[:0], '#')
+	prefix = strconv.AppendInt(prefix, f.Seq, 10)
+	for len(prefix) < 5 {
+		prefix = append(prefix, ' ')
+	}
+	prefix = append(prefix, ' ')
+	prefix = time.UnixMilli(f.Timestamp).UTC().AppendFormat(prefix, "15:04:05.000")
+	prefix = append(prefix, "  "...)
+	indent := strings.Repeat(" ", len(prefix))
+	if r, ok := f.Record.(*session.CompactionStarted); ok {
+		fmt.Fprintf(w, "%scompaction %s started through %s\n", prefix, r.OperationID, r.InputThroughEntryID)
+		writeIDList(w, indent+"  compacted", r.CompactedEntryIDs)
+		writeIDList(w, indent+"  retained", r.RetainedEntryIDs)
+		return
+	}
+	for i, line := range describeFact(f) {
+		if i == 0 {
+			w.Write(prefix)
+		} else {
+			io.WriteString(w, indent)
+		}
+		io.WriteString(w, line)
+		io.WriteString(w, "\n")
+	}
+}
+
+// writeIDList writes the line "label (n): id id ..." or "label (0): -".
+func writeIDList(w io.Writer, label string, ids []string) {
+	fmt.Fprintf(w, "%s (%d): ", label, len(ids))
+	if len(ids) == 0 {
+		io.WriteString(w, "-")
+	}
+	for i, id := range ids {
+		if i > 0 {
+			io.WriteString(w, " ")
+		}
+		io.WriteString(w, id)
+	}
+	io.WriteString(w, "\n")
 }
 
 // cacheHit is the cache hit rate of runtime.md §1,

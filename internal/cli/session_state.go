@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -30,11 +31,19 @@ only read: a torn tail is reported through repairedLength, never cut.`,
 			if err != nil {
 				return err
 			}
-			out, err := session.MarshalResult(st, c)
+			// Written as it is marshaled: the transcript is not built
+			// a second time in memory.
+			w := bufio.NewWriterSize(a.stdout, 64<<10)
+			err = session.WriteResult(w, st, c)
+			if err == nil {
+				err = w.WriteByte('\n')
+			}
+			if err == nil {
+				err = w.Flush()
+			}
 			if err != nil {
 				return fmt.Errorf("print state of %s: %w", args[0], err)
 			}
-			fmt.Fprintf(a.stdout, "%s\n", out)
 			if c != nil {
 				return exitError{exitFailed}
 			}

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
 	"github.com/tiny-agent/tiny-go/internal/fork"
@@ -42,7 +41,7 @@ func (f forkOrigins) cell(id string) string {
 
 // writeUndoInfo ends `session show`: where a fork came from, and the
 // session's checkpoints with the store's cap and eviction rule.
-func writeUndoInfo(w io.Writer, path string, st *session.State, getenv func(string) string) {
+func writeUndoInfo(w io.Writer, path string, st *session.State, turns []userTurn, getenv func(string) string) {
 	if o, err := fork.ReadOrigin(path); err != nil {
 		fmt.Fprintf(w, "fork origin unreadable: %v\n", err)
 	} else if o != nil {
@@ -56,12 +55,10 @@ func writeUndoInfo(w io.Writer, path string, st *session.State, getenv func(stri
 	if err != nil {
 		return
 	}
-	if data, err := os.ReadFile(path); err == nil {
-		if turns, _ := sessionTurns(data); len(turns) > 0 {
-			fmt.Fprintln(w, "user turns (tiny-go session rewind <id> --turn N):")
-			for _, t := range turns {
-				fmt.Fprintf(w, "  %d  #%d  %s\n", t.N, t.Seq, store.OneLine(t.Prompt, 60))
-			}
+	if len(turns) > 0 {
+		fmt.Fprintln(w, "user turns (tiny-go session rewind <id> --turn N):")
+		for _, t := range turns {
+			fmt.Fprintf(w, "  %d  #%d  %s\n", t.N, t.Seq, store.OneLine(t.Prompt, 60))
 		}
 	}
 	recs, err := checkpoint.ReadIndexFile(dir + "/" + checkpoint.IndexFile)

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -26,19 +27,17 @@ The session is a file path, or a session id of the working directory.
 Exit status 0 when valid, 1 when corrupt.`,
 		Args: exactArgs(1, "a session id or file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path, data, err := a.readSession(args[0])
+			f, err := a.openSession(args[0])
 			if err != nil {
 				return err
 			}
-			st, c := session.Reduce(data)
-			if c == nil {
-				// The shared format is valid; is it what tiny-go committed?
-				if c, err = store.CheckIntegrity(path, data, st.RepairedLength); err != nil {
-					return err
-				}
+			defer f.Close()
+			v, err := verifySession(f)
+			if err != nil {
+				return usageError{pathError(f.Name(), err)}
 			}
-			writeVerify(a.stdout, path, data, st, c)
-			if c != nil {
+			writeVerify(a.stdout, v)
+			if v.c != nil {
 				return exitError{exitFailed}
 			}
 			return nil
@@ -46,16 +45,67 @@ Exit status 0 when valid, 1 when corrupt.`,
 	}
 }
 
-func writeVerify(w io.Writer, path string, data []byte, st *session.State, c *session.Corruption) {
+// verified is what `session verify` found.
+type verified struct {
+	path string
+	size int64 // bytes read
+	st   *session.State
+	c    *session.Corruption
+	n    operationCounts // of the transactions before the corrupt line
+	txs  int
+}
+
+// verifySession reduces the session in f, counts its operations and checks
+// its integrity records in one streamed pass.
+func verifySession(f *os.File) (verified, error) {
+	v := verified{path: f.Name()}
+	check, err := store.NewIntegrityCheck(v.path)
+	if err != nil {
+		return v, err
+	}
+	var hint int64
+	if fi, err := f.Stat(); err == nil {
+		hint = fi.Size()
+	}
+	count := func(lineNo int, facts []session.Fact) {
+		v.txs++
+		v.n.add(facts)
+	}
+	r, n, c, err := session.ReadSession(f, hint, session.ReadHooks{Line: check.Line, Transaction: count})
+	if err != nil {
+		return v, err
+	}
+	v.size, v.c = n, c
+	if c != nil {
+		// The reducer stopped at the corrupt line: the rest was not read.
+		v.size = max(n, hint)
+		return v, nil
+	}
+	// The shared format is valid; is it what tiny-go committed?
+	v.st = r.State()
+	if v.c, err = check.Result(); err != nil || v.c == nil {
+		return v, err
+	}
+	// A corruption the records found: count only what comes before it
+	// (a second read, on this failure path only).
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return v, err
+	}
+	v.n, v.txs = operationCounts{}, 0
+	_, _, _, err = session.ReadSession(f, hint, session.ReadHooks{Transaction: func(lineNo int, facts []session.Fact) {
+		if lineNo < v.c.Line {
+			count(lineNo, facts)
+		}
+	}})
+	return v, err
+}
+
+func writeVerify(w io.Writer, v verified) {
 	row := func(label, format string, args ...any) {
 		fmt.Fprintf(w, "%-11s %s\n", label+":", fmt.Sprintf(format, args...))
 	}
-	row("file", "%s (%d bytes)", path, len(data))
-	stop := 0
-	if c != nil {
-		stop = c.Line
-	}
-	txs := committedTransactions(data, stop)
+	st, c := v.st, v.c
+	row("file", "%s (%d bytes)", v.path, v.size)
 	if st != nil {
 		h := st.Header
 		row("session", "%s", h.ID)
@@ -63,8 +113,8 @@ func writeVerify(w io.Writer, path string, data []byte, st *session.State, c *se
 		row("created", "%s", formatMillis(h.CreatedAt))
 		row("cwd", "%s", h.Cwd)
 	}
-	n := countOperations(txs)
-	row("facts", "%d in %d transactions", n.facts, len(txs))
+	n := v.n
+	row("facts", "%d in %d transactions", n.facts, v.txs)
 	open := 0
 	if st != nil && st.Operation != nil {
 		open = 1
@@ -79,9 +129,9 @@ func writeVerify(w io.Writer, path string, data []byte, st *session.State, c *se
 	switch {
 	case c != nil:
 		row("integrity", "corrupt: %s", c.Describe())
-	case int64(len(data)) > st.RepairedLength:
+	case v.size > st.RepairedLength:
 		row("integrity", "ok; torn tail of %d bytes after byte %d (uncommitted; cut when the session is next opened for writing)",
-			int64(len(data))-st.RepairedLength, st.RepairedLength)
+			v.size-st.RepairedLength, st.RepairedLength)
 	default:
 		row("integrity", "ok")
 	}

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"fmt"
-	"os"
 
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
 	"github.com/tiny-agent/tiny-go/internal/store"
@@ -16,7 +15,8 @@ import (
 // records catch a cut on their own; this holds when they are gone too.
 // Only the newest such record is looked up: the file loses a suffix, so
 // if it holds the newest call it holds every earlier one.
-func checkNotTruncated(sessionPath string) error {
+func checkNotTruncated(st *store.Store) error {
+	sessionPath := st.Path()
 	data, err := store.ReadSidecarFile(sessionPath, checkpoint.IndexFile)
 	if err != nil || data == nil {
 		return err
@@ -34,11 +34,8 @@ func checkNotTruncated(sessionPath string) error {
 	if last == "" {
 		return nil
 	}
-	session, err := os.ReadFile(sessionPath)
-	if err != nil {
-		return err
-	}
-	if bytes.Contains(session, []byte(`"id":"`+last+`"`)) {
+	// The reduced state knows every fact id: the file is not read again.
+	if st.HasToolStarted(last) {
 		return nil
 	}
 	return fmt.Errorf("session %s was truncated: its checkpoint index records tool call %s, which the session file no longer contains; refusing to resume, which could run that call's effect again (start a new session, or `tiny-go session fork` this one)", sessionPath, last)

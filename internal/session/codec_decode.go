@@ -41,6 +41,10 @@ type txDecoder struct {
 
 	rw recordWire // the record being decoded (see record)
 	ew entryWire  // the entry being decoded (see entry)
+
+	// hist is the reducer's list of history entry ids before the line,
+	// which a compactionStarted's partition repeats (see uuidsLike).
+	hist []string
 }
 
 // enableCache turns on interning, the string arena and the snapshot
@@ -323,11 +327,28 @@ func (d *txDecoder) usage() (Usage, error) {
 	return u, nil
 }
 
-// uuids reads a non-nil array of UUIDv7 strings.
-func (d *txDecoder) uuids(what string) ([]string, error) {
+// uuidsLike reads a non-nil array of UUIDv7 strings that is expected to
+// repeat expect (a compaction's partition of the history ids the reducer
+// holds; nil when unknown): while it does, no id is copied and the result
+// shares expect's array. Each
+// compactionStarted lists every message entry of the session, so this
+// keeps loading from allocating the history again at each compaction.
+func (d *txDecoder) uuidsLike(what string, expect []string) ([]string, error) {
 	rd := &d.rd
-	ids := []string{}
+	var ids []string // nil while the elements are expect[:n]
+	n := 0
 	err := rd.elements(what, func() error {
+		if ids == nil {
+			// A valid UUID is exactly its 36 characters between quotes
+			// (see uuid), so matching those bytes reads the same id.
+			if n < len(expect) && rd.kind() == '"' && len(rd.buf)-rd.pos >= 38 && rd.buf[rd.pos+37] == '"' &&
+				string(rd.buf[rd.pos+1:rd.pos+37]) == expect[n] {
+				rd.pos += 38
+				n++
+				return nil
+			}
+			ids = append(make([]string, 0, n+16), expect[:n]...)
+		}
 		id, err := rd.uuid(what + " element")
 		if err != nil {
 			return err
@@ -337,6 +358,12 @@ func (d *txDecoder) uuids(what string) ([]string, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if ids == nil {
+		if n == 0 {
+			return []string{}, nil
+		}
+		return expect[:n:n], nil
 	}
 	return ids, nil
 }

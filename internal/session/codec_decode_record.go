@@ -100,8 +100,26 @@ func intMember(name string, field func(w *recordWire) *int64) recordMember {
 
 func uuidsMember(name string, field func(w *recordWire) *[]string) recordMember {
 	return recordMember{name,
-		func(d *txDecoder, w *recordWire) (err error) { *field(w), err = d.uuids(name); return err },
+		func(d *txDecoder, w *recordWire) (err error) {
+			*field(w), err = d.uuidsLike(name, d.expectedIDs(name, w))
+			return err
+		},
 		func(b []byte, w *recordWire) []byte { return appendStrings(b, *field(w)) }}
+}
+
+// expectedIDs is what an id array of a compactionStarted repeats when it
+// is what the reducer expects: the history, split where compactedEntryIds
+// ends. Nil when unknown.
+func (d *txDecoder) expectedIDs(name string, w *recordWire) []string {
+	switch name {
+	case "compactedEntryIds":
+		return d.hist
+	case "retainedEntryIds":
+		if w.compacted != nil && len(w.compacted) <= len(d.hist) {
+			return d.hist[len(w.compacted):]
+		}
+	}
+	return nil
 }
 
 // recordMembers is read-only: bit i of a mask is recordMembers[i].

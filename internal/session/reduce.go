@@ -31,6 +31,7 @@ type Reducer struct {
 	histIDs    []string  // the entry id of each transcript message
 	hist       hash.Hash // SourceDigest's hash over histIDs[:histHashed], open-ended
 	histHashed int
+	histBuf    []byte // hashHistory's scratch
 	active     []Message
 	activeIDs  []string
 	contents   stringSlab // backs the messages' content pointers
@@ -100,6 +101,7 @@ func NewReducerFromFile(data []byte) (*Reducer, *Corruption) {
 		rest = rest[nl+1:]
 	}
 	r.loading = false // the next transaction's begin makes nothing fresh
+	r.publishHistory()
 	return r, nil
 }
 
@@ -107,18 +109,26 @@ func NewReducerFromFile(data []byte) (*Reducer, *Corruption) {
 // is line lineNo of the file, and applies it; RepairedLength grows by the
 // line and its LF. On corruption nothing changes.
 func (r *Reducer) ApplyLine(line []byte, lineNo int) *Corruption {
+	_, c := r.applyLine(line, lineNo)
+	return c
+}
+
+// applyLine is ApplyLine; it returns the line's facts, valid until the
+// next line is decoded.
+func (r *Reducer) applyLine(line []byte, lineNo int) ([]Fact, *Corruption) {
+	r.dec.hist = r.histIDs
 	tx, c := r.dec.decode(line)
 	if c == nil {
 		c = r.apply(tx, true)
 	}
 	if c != nil {
 		c.Line = lineNo
-		return c
+		return nil, c
 	}
 	r.lines++
 	r.st.RepairedLength += int64(len(line)) + 1
 	r.publish()
-	return nil
+	return tx, nil
 }
 
 // Check validates a candidate transaction against the current state
@@ -166,4 +176,23 @@ func (r *Reducer) publish() {
 	r.st.TranscriptEntryIDs = r.histIDs[:len(r.histIDs):len(r.histIDs)]
 	r.st.ActiveContext = r.active[:len(r.active):len(r.active)]
 	r.st.ActiveEntryIDs = r.activeIDs[:len(r.activeIDs):len(r.activeIDs)]
+	if !r.loading {
+		r.publishHistory()
+	}
+}
+
+// publishHistory gives the state a copy of the history hash when it moved
+// (while loading, only at the end: a copy per compaction is waste).
+func (r *Reducer) publishHistory() {
+	if r.hist != nil && (r.st.histHash == nil || r.st.histHashed != r.histHashed) {
+		r.st.histHash, r.st.histHashed = cloneHash(r.hist), r.histHashed
+	}
+}
+
+// HasToolStarted reports whether id is the fact id of a toolStarted record
+// of the session (a check that a record kept beside the session still
+// names a line of it, without reading the file again).
+func (r *Reducer) HasToolStarted(id string) bool {
+	info, ok := r.ids[id]
+	return ok && info.kind == idToolStarted
 }

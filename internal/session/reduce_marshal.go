@@ -1,7 +1,9 @@
 package session
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -21,6 +23,16 @@ func MarshalState(s *State) ([]byte, error) {
 // expectation: {"ok":true,"state":...} or
 // {"ok":false,"error":{"code","line"[,"seq"]}}.
 func MarshalResult(s *State, c *Corruption) ([]byte, error) {
+	var b bytes.Buffer
+	if err := WriteResult(&b, s, c); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// WriteResult writes what MarshalResult returns to w, without building it
+// in memory first (a whole transcript is as long as its text).
+func WriteResult(w io.Writer, s *State, c *Corruption) error {
 	var v any
 	if c != nil {
 		v = struct {
@@ -29,18 +41,17 @@ func MarshalResult(s *State, c *Corruption) ([]byte, error) {
 		}{false, corruptionJS{c.Code, c.Line, c.Seq}}
 	} else {
 		if s == nil {
-			return nil, fmt.Errorf("marshal result: no state and no corruption")
+			return fmt.Errorf("marshal result: no state and no corruption")
 		}
 		v = struct {
 			OK    bool    `json:"ok"`
 			State stateJS `json:"state"`
 		}{true, stateOut(s)}
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("marshal result: %w", err)
+	if err := json.MarshalWrite(w, v); err != nil {
+		return fmt.Errorf("marshal result: %w", err)
 	}
-	return b, nil
+	return nil
 }
 
 type corruptionJS struct {

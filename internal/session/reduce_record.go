@@ -96,29 +96,64 @@ func (r *Reducer) historyDigest() string {
 		}
 	}
 	if r.hist == nil {
-		r.hist = sha256.New()
-		r.hist.Write([]byte{'['})
+		r.hist = newHistoryHash()
 	}
-	b := make([]byte, 0, 32<<10)
-	for i := r.histHashed; i < len(r.histIDs); i++ {
+	r.histBuf = hashHistory(r.hist, r.transcript, r.histIDs, r.histHashed, r.histBuf)
+	r.histHashed = len(r.histIDs)
+	return sumHistory(cloneHash(r.hist))
+}
+
+// HistoryDigest is SourceDigest over every message entry of the session
+// (Transcript with TranscriptEntryIDs): the sourceDigest of a compaction
+// started now (runtime.md §4). It starts from the hash the reducer kept
+// at the last compactionStarted, so it costs the messages since then, not
+// the session.
+func (s *State) HistoryDigest() string {
+	h := newHistoryHash()
+	from := 0
+	if s.histHash != nil {
+		h, from = cloneHash(s.histHash), s.histHashed
+	}
+	hashHistory(h, s.Transcript, s.TranscriptEntryIDs, from, nil)
+	return sumHistory(h)
+}
+
+func newHistoryHash() hash.Hash {
+	h := sha256.New()
+	h.Write([]byte{'['})
+	return h
+}
+
+// hashHistory writes the elements of SourceDigest's array for msgs[from:]
+// (ids aligned with msgs) to h, which holds the elements before them. buf
+// is scratch space (nil allocates); the grown one is returned.
+func hashHistory(h hash.Hash, msgs []Message, ids []string, from int, buf []byte) []byte {
+	b := buf[:0]
+	if cap(b) == 0 {
+		b = make([]byte, 0, 32<<10)
+	}
+	for i := from; i < len(ids); i++ {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, '{')
 		b = appendMember(b, true, "message")
-		b = appendMessage(b, &r.transcript[i])
-		b = appendStringMember(b, false, "sourceEntryId", r.histIDs[i])
+		b = appendMessage(b, &msgs[i])
+		b = appendStringMember(b, false, "sourceEntryId", ids[i])
 		b = append(b, '}')
 		if len(b) >= 16<<10 {
-			r.hist.Write(b)
+			h.Write(b)
 			b = b[:0]
 		}
 	}
-	r.hist.Write(b)
-	r.histHashed = len(r.histIDs)
-	end := cloneHash(r.hist)
-	end.Write([]byte{']'})
-	return "sha256:" + hex.EncodeToString(end.Sum(nil))
+	h.Write(b)
+	return b
+}
+
+// sumHistory closes the array and returns the digest; h is used up.
+func sumHistory(h hash.Hash) string {
+	h.Write([]byte{']'})
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
 // cloneHash copies a SHA-256 state (which always clones).

@@ -13,10 +13,31 @@ import (
 // a torn tail. err is a read error; corruption is reported as for
 // NewReducerFromFile, at the same line and seq.
 func NewReducerFromReader(rd io.Reader, sizeHint int64) (r *Reducer, n int64, c *Corruption, err error) {
-	return newReducerFromReader(rd, sizeHint, 256<<10)
+	return ReadSession(rd, sizeHint, ReadHooks{})
 }
 
-func newReducerFromReader(rd io.Reader, sizeHint int64, bufSize int) (r *Reducer, n int64, c *Corruption, err error) {
+// ReadHooks let a reader of a whole session do its own work in the one
+// pass that reduces it (a summary, a timeline, an integrity hash) instead
+// of reading and parsing the file a second time. Every hook may be nil.
+type ReadHooks struct {
+	// Line gets each committed line with its LF, the header included, in
+	// file order, before it is applied: exactly the bytes through the
+	// final LF (a torn tail is never passed).
+	Line func(line []byte)
+	// Header gets the decoded header.
+	Header func(h Header)
+	// Transaction gets each transaction once it is applied, with its
+	// line number; facts are valid only during the call (their payloads
+	// are the state's: read them, never change them).
+	Transaction func(lineNo int, facts []Fact)
+}
+
+// ReadSession is NewReducerFromReader with hooks.
+func ReadSession(rd io.Reader, sizeHint int64, hooks ReadHooks) (r *Reducer, n int64, c *Corruption, err error) {
+	return newReducerFromReader(rd, sizeHint, 256<<10, hooks)
+}
+
+func newReducerFromReader(rd io.Reader, sizeHint int64, bufSize int, hooks ReadHooks) (r *Reducer, n int64, c *Corruption, err error) {
 	lr := lineReader{br: bufio.NewReaderSize(rd, bufSize)}
 	head, ok, err := lr.next()
 	if err != nil {
@@ -25,9 +46,15 @@ func newReducerFromReader(rd io.Reader, sizeHint int64, bufSize int) (r *Reducer
 	if !ok {
 		return nil, lr.n, &Corruption{Code: CorruptMissingHeader, Line: 1, Detail: "no complete header line"}, nil
 	}
-	h, c := DecodeHeader(head)
+	if hooks.Line != nil {
+		hooks.Line(head)
+	}
+	h, c := DecodeHeader(head[:len(head)-1])
 	if c != nil {
 		return nil, lr.n, c, nil
+	}
+	if hooks.Header != nil {
+		hooks.Header(h)
 	}
 	// Sessions run at several hundred bytes per fact; guessing low only
 	// costs some growth later.
@@ -42,13 +69,22 @@ func newReducerFromReader(rd io.Reader, sizeHint int64, bufSize int) (r *Reducer
 		if !ok {
 			break
 		}
+		if hooks.Line != nil {
+			hooks.Line(line)
+		}
 		// The decoder copies what it keeps, so the line's buffer is
 		// reused for the next one.
-		if c := r.ApplyLine(line, r.lines+1); c != nil {
+		lineNo := r.lines + 1
+		facts, c := r.applyLine(line[:len(line)-1], lineNo)
+		if c != nil {
 			return nil, lr.n, c, nil
+		}
+		if hooks.Transaction != nil {
+			hooks.Transaction(lineNo, facts)
 		}
 	}
 	r.loading = false
+	r.publishHistory()
 	return r, lr.n, nil, nil
 }
 
@@ -69,7 +105,7 @@ type lineReader struct {
 	n    int64  // bytes read
 }
 
-// next returns the next complete line without its LF, valid until the next
+// next returns the next complete line with its LF, valid until the next
 // call; ok is false at the end.
 func (l *lineReader) next() (line []byte, ok bool, err error) {
 	l.long = l.long[:0]
@@ -78,7 +114,6 @@ func (l *lineReader) next() (line []byte, ok bool, err error) {
 		l.n += int64(len(b))
 		switch {
 		case err == nil:
-			b = b[:len(b)-1]
 			if len(l.long) > 0 {
 				l.long = append(l.long, b...)
 				return l.long, true, nil

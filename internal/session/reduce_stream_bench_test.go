@@ -1,48 +1,24 @@
 package session_test
 
 import (
-	"bufio"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/session/sessiontest"
 )
 
-// BenchmarkLoad reads a session file from disk two ways, interleaved
-// (with -count each round runs both): "valid" is the floor a reader can
-// reach, a plain loop over the lines running encoding/json.Valid on each;
-// "reduce" is session.ReduceReader, what resume and `session state` do.
-// The target is reduce ≥ 0.8 × valid in MB/s. TINY_GO_BENCH_RUNS sets the
-// number of runs (default 2,000; the 50k-run file is about 250 MB), and
-// TINY_GO_BENCH_SESSION keeps the file at that path (reused when it
-// exists) for measuring the commands on it.
+// BenchmarkLoad reads a session file from disk two ways: "valid" is the
+// floor a reader can reach, a plain loop over the lines running
+// encoding/json.Valid on each; "reduce" is session.ReduceReader, what
+// resume and `session state` do. The target is reduce ≥ 0.8 × valid in
+// MB/s; run it several times in a row (not -count, which runs each
+// sub-benchmark's rounds back to back) to interleave the two. See
+// sessiontest.BenchFile for the file (TINY_GO_BENCH_RUNS,
+// TINY_GO_BENCH_COMPACT_EVERY, TINY_GO_BENCH_SESSION).
 func BenchmarkLoad(b *testing.B) {
-	runs := 2000
-	if v := os.Getenv("TINY_GO_BENCH_RUNS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			b.Fatal(err)
-		}
-		runs = n
-	}
-	path := os.Getenv("TINY_GO_BENCH_SESSION")
-	if path == "" {
-		path = filepath.Join(b.TempDir(), "load.jsonl")
-	}
-	if _, err := os.Stat(path); err != nil {
-		// About 15 facts per run with the generator's defaults.
-		data := sessiontest.Generate(sessiontest.Options{Facts: runs * 15, Seed: 7, CompactEvery: 20})
-		if err := os.WriteFile(path, data, 0o600); err != nil {
-			b.Fatal(err)
-		}
-	}
+	path, runs := sessiontest.BenchFile(b)
 	fi, err := os.Stat(path)
 	if err != nil {
 		b.Fatal(err)
@@ -50,7 +26,7 @@ func BenchmarkLoad(b *testing.B) {
 	b.Run(fmt.Sprintf("runs=%d/valid", runs), func(b *testing.B) {
 		b.SetBytes(fi.Size())
 		for b.Loop() {
-			if err := validLines(path); err != nil {
+			if err := sessiontest.ValidLines(path); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -70,35 +46,4 @@ func BenchmarkLoad(b *testing.B) {
 			}
 		}
 	})
-}
-
-// validLines is the reference reader: each line through json.Valid.
-func validLines(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 256<<10)
-	var long []byte
-	for {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long[:0], line...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				line, err = br.ReadSlice('\n')
-				long = append(long, line...)
-			}
-			line = long
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if !json.Valid(line) {
-			return fmt.Errorf("invalid line")
-		}
-	}
 }

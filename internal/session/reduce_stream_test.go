@@ -15,9 +15,41 @@ import (
 func reduceBoth(t testing.TB, data []byte, bufSize int) {
 	t.Helper()
 	want, wc := Reduce(data)
-	r, n, gc, err := newReducerFromReader(iotest.HalfReader(bytes.NewReader(data)), int64(len(data)), bufSize)
+	var (
+		lines   []byte // what the Line hook saw
+		header  *Header
+		nextNo  = 2
+		factsIn int64
+	)
+	hooks := ReadHooks{
+		Line:   func(l []byte) { lines = append(lines, l...) },
+		Header: func(h Header) { header = &h },
+		Transaction: func(lineNo int, facts []Fact) {
+			if lineNo != nextNo {
+				t.Fatalf("transaction hook at line %d, want %d", lineNo, nextNo)
+			}
+			nextNo++
+			factsIn += int64(len(facts))
+		},
+	}
+	r, n, gc, err := newReducerFromReader(iotest.HalfReader(bytes.NewReader(data)), int64(len(data)), bufSize, hooks)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if gc == nil {
+		st := r.State()
+		if !bytes.Equal(lines, data[:st.RepairedLength]) || header == nil || *header != st.Header || factsIn != st.Facts {
+			t.Fatalf("hooks saw %d bytes, header %v, %d facts; want %d bytes, %d facts", len(lines), header, factsIn, st.RepairedLength, st.Facts)
+		}
+		src := make([]RetainedMessage, len(st.Transcript))
+		for i := range src {
+			src[i] = RetainedMessage{SourceEntryID: st.TranscriptEntryIDs[i], Message: st.Transcript[i]}
+		}
+		if got, want := st.HistoryDigest(), SourceDigest(src); got != want {
+			t.Fatalf("HistoryDigest %s, want %s", got, want)
+		}
+	} else if gc.Line > 1 && (header == nil || nextNo != gc.Line) {
+		t.Fatalf("corruption at line %d, but hooks reached line %d", gc.Line, nextNo)
 	}
 	if gc == nil && n != int64(len(data)) {
 		t.Fatalf("read %d of %d bytes", n, len(data))

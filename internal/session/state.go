@@ -1,5 +1,7 @@
 package session
 
+import "hash"
+
 // State is the reduced state of a session. Its JSON form (see MarshalState)
 // has exactly the fields of expected-state.schema.json; the extra fields
 // below it serve the planner and the agent and are never printed.
@@ -35,6 +37,12 @@ type State struct {
 	// operation started since: the task goes on with a continuation run
 	// (runtime.md §4).
 	ContinuationOwed bool
+
+	// histHash is the reducer's SourceDigest hash over the first
+	// histHashed Transcript messages (see HistoryDigest); a copy that
+	// nothing changes. Nil before the first compactionStarted.
+	histHash   hash.Hash
+	histHashed int
 }
 
 // FinishedOperation is what the chain of runtime.md §4 needs to know of a

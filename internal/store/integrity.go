@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -172,73 +171,138 @@ func lineAtReader(src io.ReaderAt, off int64) int {
 	return n
 }
 
-// openLedger verifies data[:committed] against the session's integrity
-// records and returns the ledger the store goes on with. A session that
-// has no records yet (created by another runtime, forked, or older than
-// them) is adopted as it is; so are lines appended after the last record.
-func openLedger(path string, src io.ReaderAt, committed int64) (*ledger, error) {
-	l := &ledger{hash: sha256.New()}
-	if _, err := io.Copy(l.hash, io.NewSectionReader(src, 0, committed)); err != nil {
-		return nil, err
-	}
+// IntegrityCheck verifies a session's committed bytes against its
+// integrity records and tamper mark as they are read, in the same pass
+// that reduces them (pass Line as session.ReadHooks.Line): the file is
+// read, hashed and parsed once. A session outside a sessions directory
+// has nothing to check against.
+type IntegrityCheck struct {
+	off     bool // no sidecar directory possible: nothing is checked
+	records []byte
+	recs    []record
+	recErr  error // malformed records
+
+	h         hash.Hash // over the lines so far
+	pos       int64     // bytes hashed
+	lines     int       // lines hashed
+	headerLen int64
+
+	next         int   // the first record not yet checked
+	verified     int64 // the length the checked records vouch for
+	verifiedLine int   // the line that starts at verified
+	mismatch     bool  // recs[next] does not match
+
+	tamper       int64 // the tamper mark's length, -1 without one
+	tamperReason string
+	tamperErr    error
+	tamperLine   int // the line holding byte tamper
+}
+
+// NewIntegrityCheck reads the integrity records and tamper mark of the
+// session at path.
+func NewIntegrityCheck(path string) (*IntegrityCheck, error) {
 	if _, err := SidecarDir(path, false); err != nil && !errors.Is(err, os.ErrNotExist) {
 		// A file outside a sessions directory (OpenFile) has no sidecar.
-		l.off = true
+		k := newIntegrityCheck(nil)
+		k.off = true
+		return k, nil
+	}
+	records, err := ReadSidecarFile(path, IntegrityFile)
+	if err != nil {
+		return nil, err
+	}
+	k := newIntegrityCheck(records)
+	k.tamper, k.tamperReason, k.tamperErr = readTampered(path)
+	if k.tamperErr != nil {
+		k.tamper = -1
+	}
+	return k, nil
+}
+
+// newIntegrityCheck checks against the content of IntegrityFile (nil when
+// there is none), without a tamper mark.
+func newIntegrityCheck(records []byte) *IntegrityCheck {
+	k := &IntegrityCheck{h: sha256.New(), tamper: -1, tamperLine: 1, verifiedLine: 1, records: records}
+	k.recs, k.recErr = parseRecords(records)
+	return k
+}
+
+// Line takes the next committed line of the file, with its LF.
+func (k *IntegrityCheck) Line(b []byte) {
+	k.h.Write(b)
+	if k.lines == 0 {
+		k.headerLen = int64(len(b))
+	}
+	k.pos += int64(len(b))
+	k.lines++
+	if k.tamper >= 0 && k.pos <= k.tamper {
+		k.tamperLine++
+	}
+	for !k.mismatch && k.recErr == nil && k.next < len(k.recs) && k.recs[k.next].size <= k.pos {
+		r := k.recs[k.next]
+		var sum [sha256.Size]byte
+		if r.size == k.pos {
+			k.h.Sum(sum[:0])
+		}
+		// A record inside a line cannot match: records end at an LF.
+		if r.size != k.pos || sum != r.digest {
+			k.mismatch = true
+			return
+		}
+		k.verified, k.verifiedLine = r.size, k.lines+1
+		k.next++
+	}
+}
+
+// Result says whether the lines passed to Line, the session's committed
+// bytes, are what tiny-go committed: nil, or the first difference as a
+// corruption naming its line (DIGEST_MISMATCH, TRUNCATED, TAMPERED).
+func (k *IntegrityCheck) Result() (*session.Corruption, error) {
+	switch {
+	case k.off:
+		return nil, nil
+	case k.recErr != nil:
+		return &session.Corruption{Code: CorruptDigestMismatch, Line: 1, Detail: IntegrityFile + ": " + k.recErr.Error()}, nil
+	case k.mismatch:
+		return &session.Corruption{Code: CorruptDigestMismatch, Line: k.verifiedLine,
+			Detail: fmt.Sprintf("bytes %d to %d are not what tiny-go committed (changed by another program); `tiny-go session repair` cuts the session back to its last verified commit", k.verified, k.recs[k.next].size)}, nil
+	case k.next < len(k.recs):
+		return &session.Corruption{Code: CorruptTruncated, Line: k.lines + 1,
+			Detail: fmt.Sprintf("the file has %d committed bytes, but %d were committed by tiny-go: lines were cut off the end", k.pos, k.recs[k.next].size)}, nil
+	case k.tamperErr != nil:
+		return nil, k.tamperErr
+	case k.tamper >= 0:
+		return &session.Corruption{Code: CorruptTampered, Line: k.tamperLine,
+			Detail: "tiny-go stopped because the file " + k.tamperReason + "; `tiny-go session repair` cuts it back to what tiny-go committed"}, nil
+	}
+	return nil, nil
+}
+
+// ledger checks the result and returns the ledger the store goes on
+// with, its hash over the committed bytes (all the lines passed). A
+// session that has no records yet (created by another runtime, forked, or
+// older than them) is adopted as it is; so are lines appended after the
+// last record.
+func (k *IntegrityCheck) ledger(path string) (*ledger, error) {
+	l := &ledger{hash: k.h, off: k.off}
+	if k.off {
 		return l, nil
 	}
-	records, verified, c, err := checkIntegrity(path, src, committed)
+	c, err := k.Result()
 	if err != nil {
 		return nil, err
 	}
 	if c != nil {
 		return nil, &CorruptError{Path: path, Corruption: c}
 	}
-	if committed > verified && (records != nil || committed > headerLength(src)) {
+	if k.pos > k.verified && (k.records != nil || k.pos > k.headerLen) {
 		// Adopt what came after (the reducer accepted it); record it so
 		// a later change of it is seen too.
-		if err := l.append(path, committed); err != nil {
+		if err := l.append(path, k.pos); err != nil {
 			return nil, err
 		}
 	}
 	return l, nil
-}
-
-// headerLength is the length of the first line of src with its LF.
-func headerLength(src io.ReaderAt) int64 {
-	line, _ := bufio.NewReader(io.NewSectionReader(src, 0, 1<<62)).ReadSlice('\n')
-	return int64(len(line))
-}
-
-// CheckIntegrity verifies the committed bytes data[:committed] of the
-// session file at path against its integrity records and tamper mark
-// (read-only; `session verify`). Nil means nothing tiny-go committed was
-// changed; a file without a sidecar has nothing to check against.
-func CheckIntegrity(path string, data []byte, committed int64) (*session.Corruption, error) {
-	if _, err := SidecarDir(path, false); err != nil {
-		return nil, nil
-	}
-	_, _, c, err := checkIntegrity(path, bytes.NewReader(data), committed)
-	return c, err
-}
-
-func checkIntegrity(path string, src io.ReaderAt, committed int64) (records []byte, verified int64, c *session.Corruption, err error) {
-	records, err = ReadSidecarFile(path, IntegrityFile)
-	if err != nil {
-		return nil, 0, nil, err
-	}
-	verified, c = verifyAt(src, committed, records)
-	if c != nil {
-		return records, verified, c, nil
-	}
-	size, reason, err := readTampered(path)
-	if err != nil {
-		return nil, 0, nil, err
-	}
-	if size >= 0 {
-		c = &session.Corruption{Code: CorruptTampered, Line: lineAtReader(src, size),
-			Detail: "tiny-go stopped because the file " + reason + "; `tiny-go session repair` cuts it back to what tiny-go committed"}
-	}
-	return records, verified, c, nil
 }
 
 // newLedger is the ledger of a session created with the header line.

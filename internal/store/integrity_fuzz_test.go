@@ -8,7 +8,8 @@ import (
 
 // FuzzVerify: any records file and any session bytes are judged without a
 // panic; records that are the real digests of the data's line prefixes
-// always verify, and a verified length is always a line boundary the
+// always verify, the check streamed within the reducer's pass agrees with
+// Verify, and a verified length is always a line boundary the
 // records vouched for.
 func FuzzVerify(f *testing.F) {
 	f.Add([]byte("a\nbb\n"), []byte("2 00\n"), true)
@@ -30,6 +31,17 @@ func FuzzVerify(f *testing.F) {
 			}
 		}
 		verified, c := Verify(data, committed, records)
+		// The check that runs within the reducer's pass, fed the same
+		// committed lines, finds the same corruption at the same line.
+		k := newIntegrityCheck(records)
+		for rest := data[:committed]; len(rest) > 0; {
+			i := bytes.IndexByte(rest, '\n') + 1
+			k.Line(rest[:i])
+			rest = rest[i:]
+		}
+		if kc, err := k.Result(); err != nil || (kc == nil) != (c == nil) || c != nil && (kc.Code != c.Code || kc.Line != c.Line) {
+			t.Fatalf("streamed check %v (%v), Verify %v", kc, err, c)
+		}
 		if honest && c != nil {
 			t.Fatalf("honest records refused: %v", c)
 		}

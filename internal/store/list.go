@@ -3,7 +3,6 @@ package store
 import (
 	"cmp"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"slices"
@@ -78,12 +77,12 @@ func List(cwd string) ([]Summary, error) {
 		if err != nil {
 			continue // vanished or replaced since ReadDir
 		}
-		data, err := io.ReadAll(f)
+		sum, err := summarize(f, id, stamp)
 		f.Close()
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, summarize(f.Name(), id, stamp, data))
+		out = append(out, sum)
 	}
 	slices.SortFunc(out, func(a, b Summary) int {
 		return cmp.Or(b.Started.Compare(a.Started), cmp.Compare(b.ID, a.ID))
@@ -91,17 +90,29 @@ func List(cwd string) ([]Summary, error) {
 	return out, nil
 }
 
-func summarize(path, id string, stamp time.Time, data []byte) Summary {
-	sum := Summary{ID: id, Path: path, Started: stamp, Size: int64(len(data))}
-	st, c := session.Reduce(data)
+// summarize reduces the session in f, streamed (the file is never held
+// whole).
+func summarize(f *os.File, id string, stamp time.Time) (Summary, error) {
+	sum := Summary{ID: id, Path: f.Name(), Started: stamp}
+	var hint int64
+	if fi, err := f.Stat(); err == nil {
+		hint = fi.Size()
+	}
+	r, n, c, err := session.ReadSession(f, hint, session.ReadHooks{})
+	if err != nil {
+		return sum, err
+	}
+	sum.Size = max(n, hint) // a corrupt file was not read to its end
 	if c != nil {
 		sum.State, sum.Corruption = SummaryCorrupt, c
-		return sum
+		return sum, nil
 	}
+	sum.Size = n
+	st := r.State()
 	if st.Header.ID != id {
 		sum.State = SummaryCorrupt
 		sum.Corruption = &session.Corruption{Code: session.CorruptInvalidHeader, Line: 1, Detail: "header id does not match the file name"}
-		return sum
+		return sum, nil
 	}
 	sum.Started = time.UnixMilli(st.Header.CreatedAt).UTC()
 	sum.Model = st.Header.Model
@@ -125,16 +136,47 @@ func summarize(path, id string, stamp time.Time, data []byte) Summary {
 	default:
 		sum.State, sum.Open = SummaryOpenRun, st
 	}
-	return sum
+	return sum, nil
 }
 
 // OneLine collapses runs of white space in s to single spaces, trims it,
 // and cuts it to at most max runes, marking a cut with "…".
 func OneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= max {
-		return s
+	// Only the first max+1 runes are joined: a long tool output costs no
+	// more than a short one.
+	var b strings.Builder
+	b.Grow(min(len(s), utf8.UTFMax*(max+1)))
+	n := 0
+	for f := range strings.FieldsSeq(s) {
+		if n > 0 {
+			b.WriteByte(' ')
+			n++
+		}
+		for i := range f {
+			if n > max {
+				f = f[:i]
+				break
+			}
+			n++
+		}
+		b.WriteString(f)
+		if n > max {
+			break
+		}
 	}
-	r := []rune(s)
-	return strings.TrimRight(string(r[:max-1]), " ") + "…"
+	out := b.String()
+	if n <= max {
+		return out
+	}
+	if !utf8.ValidString(out) {
+		// Invalid bytes become U+FFFD, as a []rune conversion makes them.
+		r := []rune(out)
+		return strings.TrimRight(string(r[:max-1]), " ") + "…"
+	}
+	i := 0
+	for range max - 1 {
+		_, size := utf8.DecodeRuneInString(out[i:])
+		i += size
+	}
+	return strings.TrimRight(out[:i], " ") + "…"
 }

@@ -95,3 +95,24 @@ func TestOneLine(t *testing.T) {
 		}
 	}
 }
+
+// OneLine reads only what it shows, and shows what joining every field
+// and cutting the result would.
+func FuzzOneLine(f *testing.F) {
+	for _, s := range []string{"", "a", " a  b\n c ", strings.Repeat("word ", 100), "é\xffx  y", strings.Repeat("x", 300)} {
+		f.Add(s, 10)
+		f.Add(s, 200)
+	}
+	f.Fuzz(func(t *testing.T, s string, max int) {
+		if max < 1 || max > 1000 {
+			return
+		}
+		want := strings.Join(strings.Fields(s), " ")
+		if r := []rune(want); len(r) > max {
+			want = strings.TrimRight(string(r[:max-1]), " ") + "…"
+		}
+		if got := OneLine(s, max); got != want {
+			t.Fatalf("OneLine(%q, %d) = %q, want %q", s, max, got, want)
+		}
+	})
+}

@@ -283,7 +283,13 @@ func open(f *os.File, dir *os.File, wantID string, opts Options) (*Store, error)
 	if fi, err := f.Stat(); err == nil {
 		hint = fi.Size()
 	}
-	r, read, c, err := session.NewReducerFromReader(io.NewSectionReader(f, 0, 1<<62), hint)
+	// The integrity records are checked as the lines are reduced: one
+	// read of the file, hashed and parsed together.
+	check, err := NewIntegrityCheck(f.Name())
+	if err != nil {
+		return fail(fmt.Errorf("open session %s: %w", label, err))
+	}
+	r, read, c, err := session.ReadSession(io.NewSectionReader(f, 0, 1<<62), hint, session.ReadHooks{Line: check.Line})
 	if err != nil {
 		return fail(fmt.Errorf("open session %s: %w", label, err))
 	}
@@ -298,9 +304,7 @@ func open(f *os.File, dir *os.File, wantID string, opts Options) (*Store, error)
 	s.reducer = r
 	s.size = st.RepairedLength
 	s.nextSeq = st.Facts + 1
-	// The integrity records are checked on a second, streamed read of
-	// the committed bytes (hashing, not parsing).
-	if s.ledger, err = openLedger(s.path, f, s.size); err != nil {
+	if s.ledger, err = check.ledger(s.path); err != nil {
 		return fail(err)
 	}
 	if read > s.size {
@@ -568,4 +572,12 @@ func syncDirPath(path string) error {
 		return fmt.Errorf("sync %s: %w", path, err)
 	}
 	return nil
+}
+
+// HasToolStarted reports whether id is the fact id of a committed
+// toolStarted record of the session.
+func (s *Store) HasToolStarted(id string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.reducer.HasToolStarted(id)
 }
