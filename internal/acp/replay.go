@@ -11,7 +11,8 @@ import (
 
 // replay sends the session's visible history to the client, as
 // session/load asks: user messages, the agent's answers, and each tool
-// call with its final status and result.
+// call with its final status and result. Turns a compaction summarized
+// show their prompts and then the summary (their answers are not held).
 func (s *sess) replay() {
 	st := s.s.State()
 	display := map[string]string{}
@@ -26,7 +27,21 @@ func (s *sess) replay() {
 			results[m.ToolCallID] = *m.Content
 		}
 	}
-	for _, m := range st.Transcript {
+	// The turns before Released were compacted and their answers released
+	// when the session was opened: the summary stands for them, as it
+	// does for the model.
+	summary := func() {
+		if st.Released > 0 && len(st.ActiveContext) > 0 && st.ActiveEntryIDs[0] == "" && st.ActiveContext[0].Content != nil {
+			s.update(acpsdk.UpdateAgentMessageText(*st.ActiveContext[0].Content))
+		}
+	}
+	for i, m := range st.Transcript {
+		if i == st.Released {
+			summary()
+		}
+		if i < st.Released && m.Role != session.RoleUser {
+			continue
+		}
 		switch m.Role {
 		case session.RoleUser:
 			if m.Content != nil {
@@ -56,6 +71,9 @@ func (s *sess) replay() {
 				s.update(c.start(tc.ID, status))
 			}
 		}
+	}
+	if st.Released == len(st.Transcript) {
+		summary()
 	}
 }
 

@@ -251,6 +251,10 @@ func (r *Reducer) applyCompaction(id string, e *CompactionEntry) *Corruption {
 	if len(e.RetainedTail) != len(cs.RetainedEntryIDs) {
 		return corrupt(CorruptInvalidReference, 0, "retainedTail has %d messages, retainedEntryIds %d", len(e.RetainedTail), len(cs.RetainedEntryIDs))
 	}
+	if len(r.transcript)-len(tailMsgs) < r.released {
+		r.needText = true // the text to compare was dropped
+		return corrupt(CorruptInvalidReference, 0, "a retained message's text was released")
+	}
 	for i := range e.RetainedTail {
 		rm := &e.RetainedTail[i]
 		if rm.SourceEntryID != cs.RetainedEntryIDs[i] || !equalMessage(&rm.Message, &tailMsgs[i]) {
@@ -275,7 +279,28 @@ func (r *Reducer) applyCompaction(id string, e *CompactionEntry) *Corruption {
 	r.setID(id, idCompactionEntry, op.OperationID)
 	r.active = active
 	r.activeIDs = activeIDs
+	if r.release && r.loading {
+		r.releaseText(len(r.transcript) - len(tailMsgs))
+	}
 	return nil
+}
+
+// releaseText drops the assistant and tool text of Transcript[:n], which a
+// compaction summarized: the running history hash has passed them
+// (compactionStarted hashed every message) and no snapshot shares them
+// while loading, so they are changed in place.
+func (r *Reducer) releaseText(n int) {
+	for i := r.released; i < n; i++ {
+		m := &r.transcript[i]
+		if m.Role == RoleUser {
+			continue // rewind and the session list name turns by their prompt
+		}
+		m.Content = nil
+		for j := range m.ToolCalls {
+			m.ToolCalls[j].Function.Arguments = ""
+		}
+	}
+	r.released = max(r.released, n)
 }
 
 // legalTranscript reports whether msgs is a context a provider accepts:
