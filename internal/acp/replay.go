@@ -21,27 +21,14 @@ func (s *sess) replay() {
 			display[d.Name] = d.Display
 		}
 	}
+	msgs := replayed(st)
 	results := map[string]string{}
-	for _, m := range st.Transcript {
+	for _, m := range msgs {
 		if m.Role == session.RoleTool && m.Content != nil {
 			results[m.ToolCallID] = *m.Content
 		}
 	}
-	// The turns before Released were compacted and their answers released
-	// when the session was opened: the summary stands for them, as it
-	// does for the model.
-	summary := func() {
-		if st.Released > 0 && len(st.ActiveContext) > 0 && st.ActiveEntryIDs[0] == "" && st.ActiveContext[0].Content != nil {
-			s.update(acpsdk.UpdateAgentMessageText(*st.ActiveContext[0].Content))
-		}
-	}
-	for i, m := range st.Transcript {
-		if i == st.Released {
-			summary()
-		}
-		if i < st.Released && m.Role != session.RoleUser {
-			continue
-		}
+	for _, m := range msgs {
 		switch m.Role {
 		case session.RoleUser:
 			if m.Content != nil {
@@ -72,9 +59,26 @@ func (s *sess) replay() {
 			}
 		}
 	}
-	if st.Released == len(st.Transcript) {
-		summary()
+}
+
+// replayed is the history session/load shows: the transcript, except that
+// the turns whose answers the store released when it opened the session
+// (a compaction summarized them) show their prompts and then the summary,
+// as the agent's, which stands for them as it does for the model.
+func replayed(st *session.State) []session.Message {
+	if st.Released == 0 {
+		return st.Transcript
 	}
+	out := make([]session.Message, 0, len(st.Transcript)+1)
+	for _, m := range st.Transcript[:st.Released] {
+		if m.Role == session.RoleUser {
+			out = append(out, m)
+		}
+	}
+	if len(st.ActiveEntryIDs) > 0 && st.ActiveEntryIDs[0] == "" {
+		out = append(out, session.Message{Role: session.RoleAssistant, Content: st.ActiveContext[0].Content})
+	}
+	return append(out, st.Transcript[st.Released:]...)
 }
 
 // failedResult tells a failed tool result by its content: tools.md makes

@@ -55,6 +55,7 @@ type Reducer struct {
 	release  bool
 	released int
 	needText bool
+	names    map[string]string // tool names of released calls, copied once
 }
 
 // NewReducer starts the state of a new session whose file holds just the

@@ -1,6 +1,9 @@
 package session
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // CompactedHistoryPrefix starts the user message that stands for the
 // compacted history in the active context.
@@ -288,19 +291,42 @@ func (r *Reducer) applyCompaction(id string, e *CompactionEntry) *Corruption {
 // releaseText drops the assistant and tool text of Transcript[:n], which a
 // compaction summarized: the running history hash has passed them
 // (compactionStarted hashed every message) and no snapshot shares them
-// while loading, so they are changed in place.
+// while loading, so they are changed in place. What stays is copied out
+// of the decoder's arena chunks, so that those chunks, mostly the
+// released text, can be freed.
 func (r *Reducer) releaseText(n int) {
 	for i := r.released; i < n; i++ {
 		m := &r.transcript[i]
+		m.ToolCallID = strings.Clone(m.ToolCallID)
 		if m.Role == RoleUser {
-			continue // rewind and the session list name turns by their prompt
+			// Rewind and the session list name turns by their prompt.
+			*m.Content = strings.Clone(*m.Content)
+			continue
 		}
-		m.Content = nil
+		if m.Content != nil {
+			*m.Content = "" // the slab's slot, which only m points at
+			m.Content = nil
+		}
 		for j := range m.ToolCalls {
-			m.ToolCalls[j].Function.Arguments = ""
+			c := &m.ToolCalls[j]
+			c.ID, c.Function.Arguments = strings.Clone(c.ID), ""
+			c.Function.Name = r.keptName(c.Function.Name)
 		}
 	}
 	r.released = max(r.released, n)
+}
+
+// keptName is a copy of a released call's tool name, one per name.
+func (r *Reducer) keptName(s string) string {
+	if k, ok := r.names[s]; ok {
+		return k
+	}
+	if r.names == nil {
+		r.names = map[string]string{}
+	}
+	k := strings.Clone(s)
+	r.names[k] = k
+	return k
 }
 
 // legalTranscript reports whether msgs is a context a provider accepts:
