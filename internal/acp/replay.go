@@ -11,7 +11,8 @@ import (
 
 // replay sends the session's visible history to the client, as
 // session/load asks: user messages, the agent's answers, and each tool
-// call with its final status and result.
+// call with its final status and result. Turns a compaction summarized
+// show their prompts and then the summary (their answers are not held).
 func (s *sess) replay() {
 	st := s.s.State()
 	display := map[string]string{}
@@ -20,13 +21,14 @@ func (s *sess) replay() {
 			display[d.Name] = d.Display
 		}
 	}
+	msgs := replayed(st)
 	results := map[string]string{}
-	for _, m := range st.Transcript {
+	for _, m := range msgs {
 		if m.Role == session.RoleTool && m.Content != nil {
 			results[m.ToolCallID] = *m.Content
 		}
 	}
-	for _, m := range st.Transcript {
+	for _, m := range msgs {
 		switch m.Role {
 		case session.RoleUser:
 			if m.Content != nil {
@@ -57,6 +59,26 @@ func (s *sess) replay() {
 			}
 		}
 	}
+}
+
+// replayed is the history session/load shows: the transcript, except that
+// the turns whose answers the store released when it opened the session
+// (a compaction summarized them) show their prompts and then the summary,
+// as the agent's, which stands for them as it does for the model.
+func replayed(st *session.State) []session.Message {
+	if st.Released == 0 {
+		return st.Transcript
+	}
+	out := make([]session.Message, 0, len(st.Transcript)+1)
+	for _, m := range st.Transcript[:st.Released] {
+		if m.Role == session.RoleUser {
+			out = append(out, m)
+		}
+	}
+	if len(st.ActiveEntryIDs) > 0 && st.ActiveEntryIDs[0] == "" {
+		out = append(out, session.Message{Role: session.RoleAssistant, Content: st.ActiveContext[0].Content})
+	}
+	return append(out, st.Transcript[st.Released:]...)
 }
 
 // failedResult tells a failed tool result by its content: tools.md makes

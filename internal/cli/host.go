@@ -160,7 +160,7 @@ func (h interactiveHost) Resume(id string) (ui.Banner, []session.Message, error)
 	if m := chosenModel(st.Path()); m != "" && m != a.model {
 		_ = h.SetModel(m)
 	}
-	return a.banner(), st.State().Transcript, nil
+	return a.banner(), recapOf(st.State()), nil
 }
 
 // banner is the interactive banner of the current session.

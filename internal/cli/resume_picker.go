@@ -57,7 +57,17 @@ func (a *runner) recap() []session.Message {
 	if !a.resumed || a.store == nil {
 		return nil
 	}
-	return a.store.State().Transcript
+	return recapOf(a.store.State())
+}
+
+// recapOf is what a resumed session shows the last turns of: its
+// transcript, or once the store released the answers of compacted turns,
+// the active context (the summary, then the turns since).
+func recapOf(st *session.State) []session.Message {
+	if st.Released > 0 {
+		return st.ActiveContext
+	}
+	return st.Transcript
 }
 
 // forkLabel is "fork of <short id> at turn N" for a fork, so that it can

@@ -87,7 +87,7 @@ func BenchmarkResume(b *testing.B) {
 			if _, ok := recovery.Plan(st, recovery.Current{}).(recovery.Finish); !ok && st.Operation != nil {
 				b.Fatal("the generated session has an open operation")
 			}
-			if len(st.Transcript) == 0 {
+			if len(recapOf(st)) == 0 {
 				b.Fatal("no recap")
 			}
 			s.Close()

@@ -154,6 +154,28 @@ func TestInteractiveTerminal(t *testing.T) {
 	if n := strings.Count(file, `"outcome":"aborted"`); n != 2 {
 		t.Errorf("%d aborted operations, want 2", n)
 	}
+
+	// Resumed, the store has released the compacted turn's text: the
+	// recap shows the active context's turns and one line for the
+	// compacted part, never the summary as a prompt.
+	q := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-cli-resume-%d", os.Getpid())}
+	script = fmt.Sprintf(`cd %s && TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s --approval auto --session %s; echo EXIT=$?; sleep 60`, dir, srv.URL(), bin, st.Header.ID)
+	q.tmux("new-session", "-d", "-x", "110", "-y", "40", "-s", "s", "sh", "-c", script)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", q.socket, "kill-server").Run() })
+	q.waitText("── resumed ──")
+	screen := q.screen()
+	for _, want := range []string{"… earlier turns were compacted", "> run the deploy", "> fourth", "fourth answer"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the resumed recap lacks %q:\n%s", want, screen)
+		}
+	}
+	for _, not := range []string{"SUMMARY OF EARLIER WORK", "tell me a story"} {
+		if strings.Contains(screen, not) {
+			t.Errorf("the resumed recap shows %q:\n%s", not, screen)
+		}
+	}
+	q.keys("C-c", "C-c")
+	q.waitText("EXIT=0")
 }
 
 func sessionFiles(t *testing.T, dir string) []string {

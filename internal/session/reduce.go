@@ -48,6 +48,14 @@ type Reducer struct {
 	// snapshot exists yet, so a transaction never needs undoing and the
 	// operation's parts need no copy-on-write between transactions.
 	loading bool
+	// release is ReadHooks.ReleaseCompacted: while loading, a compaction
+	// drops the text of the messages it summarized (Transcript[:released]).
+	// needText reports the corruption that ended the load was only a
+	// retained message whose text was dropped.
+	release  bool
+	released int
+	needText bool
+	names    map[string]string // tool names of released calls, copied once
 }
 
 // NewReducer starts the state of a new session whose file holds just the
@@ -176,6 +184,7 @@ func (r *Reducer) publish() {
 	r.st.TranscriptEntryIDs = r.histIDs[:len(r.histIDs):len(r.histIDs)]
 	r.st.ActiveContext = r.active[:len(r.active):len(r.active)]
 	r.st.ActiveEntryIDs = r.activeIDs[:len(r.activeIDs):len(r.activeIDs)]
+	r.st.Released = r.released
 	if !r.loading {
 		r.publishHistory()
 	}

@@ -1,6 +1,9 @@
 package session
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // CompactedHistoryPrefix starts the user message that stands for the
 // compacted history in the active context.
@@ -251,6 +254,10 @@ func (r *Reducer) applyCompaction(id string, e *CompactionEntry) *Corruption {
 	if len(e.RetainedTail) != len(cs.RetainedEntryIDs) {
 		return corrupt(CorruptInvalidReference, 0, "retainedTail has %d messages, retainedEntryIds %d", len(e.RetainedTail), len(cs.RetainedEntryIDs))
 	}
+	if len(r.transcript)-len(tailMsgs) < r.released {
+		r.needText = true // the text to compare was dropped
+		return corrupt(CorruptInvalidReference, 0, "a retained message's text was released")
+	}
 	for i := range e.RetainedTail {
 		rm := &e.RetainedTail[i]
 		if rm.SourceEntryID != cs.RetainedEntryIDs[i] || !equalMessage(&rm.Message, &tailMsgs[i]) {
@@ -275,7 +282,51 @@ func (r *Reducer) applyCompaction(id string, e *CompactionEntry) *Corruption {
 	r.setID(id, idCompactionEntry, op.OperationID)
 	r.active = active
 	r.activeIDs = activeIDs
+	if r.release && r.loading {
+		r.releaseText(len(r.transcript) - len(tailMsgs))
+	}
 	return nil
+}
+
+// releaseText drops the assistant and tool text of Transcript[:n], which a
+// compaction summarized: the running history hash has passed them
+// (compactionStarted hashed every message) and no snapshot shares them
+// while loading, so they are changed in place. What stays is copied out
+// of the decoder's arena chunks, so that those chunks, mostly the
+// released text, can be freed.
+func (r *Reducer) releaseText(n int) {
+	for i := r.released; i < n; i++ {
+		m := &r.transcript[i]
+		m.ToolCallID = strings.Clone(m.ToolCallID)
+		if m.Role == RoleUser {
+			// Rewind and the session list name turns by their prompt.
+			*m.Content = strings.Clone(*m.Content)
+			continue
+		}
+		if m.Content != nil {
+			*m.Content = "" // the slab's slot, which only m points at
+			m.Content = nil
+		}
+		for j := range m.ToolCalls {
+			c := &m.ToolCalls[j]
+			c.ID, c.Function.Arguments = strings.Clone(c.ID), ""
+			c.Function.Name = r.keptName(c.Function.Name)
+		}
+	}
+	r.released = max(r.released, n)
+}
+
+// keptName is a copy of a released call's tool name, one per name.
+func (r *Reducer) keptName(s string) string {
+	if k, ok := r.names[s]; ok {
+		return k
+	}
+	if r.names == nil {
+		r.names = map[string]string{}
+	}
+	k := strings.Clone(s)
+	r.names[k] = k
+	return k
 }
 
 // legalTranscript reports whether msgs is a context a provider accepts:

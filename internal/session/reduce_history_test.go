@@ -1,6 +1,8 @@
 package session_test
 
 import (
+	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -152,5 +154,49 @@ func TestUndoneCompactionRestoresTheHistoryHash(t *testing.T) {
 	}
 	if c := r.ApplyLine(data[before:len(data)-1], b.Lines()); c != nil {
 		t.Fatalf("the compaction after an undone one: %v", c)
+	}
+}
+
+// Under ReleaseCompacted a compaction that retains a message an earlier
+// compaction summarized cannot compare its retained tail (the text is
+// gone): the read ends in ErrReleasedTextNeeded, never in a verdict of its
+// own, and the same file reduces in full.
+func TestLeanReadOfARetainedReleasedMessage(t *testing.T) {
+	b := st.GenerateBuilder(st.Options{Facts: 120, Seed: 3, CompactEvery: 2})
+	lean := func() (*s.Reducer, *s.Corruption, error) {
+		r, _, c, err := s.ReadSession(bytes.NewReader(b.Bytes()), 0, s.ReadHooks{ReleaseCompacted: true})
+		return r, c, err
+	}
+	r, c, err := lean()
+	if err != nil || c != nil || r.State().Released < 4 {
+		t.Fatalf("lean read: %v %v, want a released prefix", c, err)
+	}
+	released := r.State().Released
+	whole, ok := b.PlanCompaction(2)
+	if !ok {
+		t.Fatal("nothing to compact")
+	}
+	all := append(whole.Compacted, whole.Retained...)
+	k := released - 1
+	for k > 0 && all[k].Message.Role != s.RoleUser {
+		k--
+	}
+	if k == 0 {
+		t.Fatal("no user message among the released ones")
+	}
+	plan := st.CompactionPlan{Compacted: all[:k:k], Retained: all[k:]}
+	op, result := b.StartCompaction(plan)
+	_, att := b.Attempt(op, s.StepCompaction, "")
+	b.Commit(st.Usage(op, att, "", s.Usage{}), st.CompactionEntry(op, result, "again", plan))
+	b.Commit(st.Finished(op, s.OperationCompaction, s.OutcomeCompleted, "", result, nil))
+	full, c := s.Reduce(b.Bytes())
+	if c != nil {
+		t.Fatalf("full reduce: %v", c)
+	}
+	if _, c, err := lean(); c != nil || !errors.Is(err, s.ErrReleasedTextNeeded) {
+		t.Fatalf("lean read = %v, %v; want ErrReleasedTextNeeded", c, err)
+	}
+	if full.Released != 0 || len(full.ActiveContext) != 1+len(plan.Retained) {
+		t.Fatalf("full state: released %d, %d active messages", full.Released, len(full.ActiveContext))
 	}
 }

@@ -30,7 +30,25 @@ type ReadHooks struct {
 	// line number; facts are valid only during the call (their payloads
 	// are the state's: read them, never change them).
 	Transaction func(lineNo int, facts []Fact)
+
+	// ReleaseCompacted is not a hook but a mode of the same pass: as
+	// each compaction of the file is applied, the reducer drops the text
+	// of the assistant and tool messages it summarized (assistant
+	// content, tool-call arguments, tool results), which only a reader of
+	// the whole history needs; user prompts, roles, ids and every check
+	// stay. A resume needs the active context, not a second copy of every
+	// compacted message (issue 17). State.Released counts the messages.
+	// Verdicts are those of a full read, except that a file whose later
+	// compaction retains a released message ends in
+	// ErrReleasedTextNeeded: read it again without this mode.
+	ReleaseCompacted bool
 }
+
+// ErrReleasedTextNeeded is returned by ReadSession under ReleaseCompacted
+// when a compaction retains a message whose text an earlier compaction
+// released, so that it cannot be compared: the caller reads the session
+// again in full.
+var ErrReleasedTextNeeded = errors.New("session: a compaction retains a message an earlier one released; read the session in full")
 
 // ReadSession is NewReducerFromReader with hooks.
 func ReadSession(rd io.Reader, sizeHint int64, hooks ReadHooks) (r *Reducer, n int64, c *Corruption, err error) {
@@ -61,6 +79,7 @@ func newReducerFromReader(rd io.Reader, sizeHint int64, bufSize int, hooks ReadH
 	r = newReducer(h, int(sizeHint/1024))
 	r.st.RepairedLength = lr.n
 	r.loading = true
+	r.release = hooks.ReleaseCompacted
 	for {
 		line, ok, err := lr.next()
 		if err != nil {
@@ -77,6 +96,9 @@ func newReducerFromReader(rd io.Reader, sizeHint int64, bufSize int, hooks ReadH
 		lineNo := r.lines + 1
 		facts, c := r.applyLine(line[:len(line)-1], lineNo)
 		if c != nil {
+			if r.needText {
+				return nil, lr.n, nil, ErrReleasedTextNeeded
+			}
 			return nil, lr.n, c, nil
 		}
 		if hooks.Transaction != nil {

@@ -2,8 +2,10 @@ package session
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"testing/iotest"
 )
@@ -74,6 +76,69 @@ func reduceBoth(t testing.TB, data []byte, bufSize int) {
 	}
 	if want != nil && (got.RepairedLength != want.RepairedLength || len(got.TranscriptEntryIDs) != len(want.TranscriptEntryIDs)) {
 		t.Fatalf("repaired length %d, want %d", got.RepairedLength, want.RepairedLength)
+	}
+	reduceLean(t, data, bufSize, want, wc)
+}
+
+// reduceLean reduces data streamed with ReleaseCompacted and checks it
+// against the full reduce (want, wc): the same verdict, code, line and
+// seq, and the same state but for the released text.
+func reduceLean(t testing.TB, data []byte, bufSize int, want *State, wc *Corruption) {
+	t.Helper()
+	r, _, gc, err := newReducerFromReader(bytes.NewReader(data), int64(len(data)), bufSize, ReadHooks{ReleaseCompacted: true})
+	if errors.Is(err, ErrReleasedTextNeeded) {
+		return // the store reads such a file again in full
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if (wc == nil) != (gc == nil) || wc != nil && (wc.Code != gc.Code || wc.Line != gc.Line || wc.Seq != gc.Seq || wc.Detail != gc.Detail) {
+		t.Fatalf("lean corruption %v, want %v", gc, wc)
+	}
+	if gc != nil {
+		return
+	}
+	got := r.State()
+	if got.HistoryDigest() != want.HistoryDigest() {
+		t.Fatal("lean HistoryDigest differs")
+	}
+	// What the lean state must equal: the full one with the text of the
+	// released assistant and tool messages dropped.
+	exp := *want
+	exp.Transcript = slices.Clone(want.Transcript)
+	for i := range got.Released {
+		m := &exp.Transcript[i]
+		if m.Role == RoleUser {
+			continue
+		}
+		m.Content = nil
+		m.ToolCalls = slices.Clone(m.ToolCalls)
+		for j := range m.ToolCalls {
+			m.ToolCalls[j].Function.Arguments = ""
+		}
+	}
+	w, err := MarshalResult(&exp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := MarshalResult(got, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(w, g) {
+		t.Fatalf("lean reduce differs beyond the released text:\n got %s\nwant %s", g, w)
+	}
+	if !slices.Equal(got.TranscriptEntryIDs, want.TranscriptEntryIDs) || !slices.Equal(got.ActiveEntryIDs, want.ActiveEntryIDs) {
+		t.Fatal("lean reduce has other entry ids")
+	}
+	// Every compaction releases what it summarized: through the last
+	// one's compacted entries.
+	if n := len(want.ActiveEntryIDs); n > 0 && want.ActiveEntryIDs[0] == "" {
+		if wantRel := len(want.Transcript) - (n - 1); got.Released != wantRel {
+			t.Fatalf("released %d messages, want %d", got.Released, wantRel)
+		}
+	} else if got.Released != 0 {
+		t.Fatalf("released %d messages of an uncompacted session", got.Released)
 	}
 }
 

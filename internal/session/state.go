@@ -23,6 +23,12 @@ type State struct {
 	// TranscriptEntryIDs are the entry ids of Transcript messages, aligned
 	// with it: the durable source of every compaction (runtime.md §4).
 	TranscriptEntryIDs []string
+	// Released is the number of leading Transcript messages whose
+	// assistant content, tool-call arguments and tool results were dropped
+	// because a compaction summarized them (ReadHooks.ReleaseCompacted);
+	// their roles, ids, tool call ids and names and user prompts stay. 0
+	// when the state holds every message's text.
+	Released int
 	// Facts is the number of facts applied; NextSeq = Facts + 1.
 	Facts int64
 	// LastAssistantUsage is the usage of the latest assistant-step model

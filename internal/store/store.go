@@ -285,11 +285,25 @@ func open(f *os.File, dir *os.File, wantID string, opts Options) (*Store, error)
 	}
 	// The integrity records are checked as the lines are reduced: one
 	// read of the file, hashed and parsed together.
-	check, err := NewIntegrityCheck(f.Name())
-	if err != nil {
-		return fail(fmt.Errorf("open session %s: %w", label, err))
+	// A resume needs the active context, so the text of the messages a
+	// compaction summarized is released as the file is reduced (issue 17);
+	// the rare file whose compaction retains such a message is read again
+	// in full.
+	var (
+		check *IntegrityCheck
+		r     *session.Reducer
+		read  int64
+		c     *session.Corruption
+	)
+	for _, lean := range []bool{true, false} {
+		if check, err = NewIntegrityCheck(f.Name()); err != nil {
+			return fail(fmt.Errorf("open session %s: %w", label, err))
+		}
+		r, read, c, err = session.ReadSession(io.NewSectionReader(f, 0, 1<<62), hint, session.ReadHooks{Line: check.Line, ReleaseCompacted: lean})
+		if !errors.Is(err, session.ErrReleasedTextNeeded) {
+			break
+		}
 	}
-	r, read, c, err := session.ReadSession(io.NewSectionReader(f, 0, 1<<62), hint, session.ReadHooks{Line: check.Line})
 	if err != nil {
 		return fail(fmt.Errorf("open session %s: %w", label, err))
 	}

@@ -14,8 +14,15 @@ const recapTurns = 3
 // shown: the prompt, the answers as Markdown, the tool calls and a line
 // per result. An empty transcript shows nothing.
 func recapLines(transcript []session.Message, width int, md *markdown, st logStyles, prompt func(string) string) []string {
+	// A resumed compacted session passes its active context: the summary
+	// first, which stands for the earlier turns and is not one of them.
+	first := 0
+	if len(transcript) > 0 && transcript[0].Role == session.RoleUser && transcript[0].Content != nil &&
+		strings.HasPrefix(*transcript[0].Content, session.CompactedHistoryPrefix) {
+		first = 1
+	}
 	start, users := len(transcript), 0
-	for start > 0 && users < recapTurns {
+	for start > first && users < recapTurns {
 		start--
 		if transcript[start].Role == session.RoleUser {
 			users++
@@ -25,8 +32,11 @@ func recapLines(transcript []session.Message, width int, md *markdown, st logSty
 		return nil
 	}
 	var out []string
-	if start > 0 {
+	switch {
+	case start > first:
 		out = append(out, st.dim.Render("… earlier turns of this session are in its file"))
+	case first > 0:
+		out = append(out, st.dim.Render("… earlier turns were compacted (the session file keeps them)"))
 	}
 	names := map[string]string{} // tool call id → tool name
 	for _, m := range transcript[start:] {

@@ -33,6 +33,29 @@ func TestRecapShowsTheLastTurns(t *testing.T) {
 	}
 }
 
+// A compacted session resumed by the store passes its active context: the
+// summary is one line, never shown as a prompt or counted as a turn.
+func TestRecapOfACompactedSession(t *testing.T) {
+	str := func(s string) *string { return &s }
+	ctx := []session.Message{
+		{Role: session.RoleUser, Content: str(session.CompactedHistoryPrefix + "The user listed files.")},
+		{Role: session.RoleUser, Content: str("prompt five")},
+		{Role: session.RoleAssistant, Content: str("Answer five.")},
+	}
+	got := stripANSI(strings.Join(recapLines(ctx, 80, nil, plainStyles(), func(s string) string { return s }), "\n"))
+	for _, want := range []string{"… earlier turns were compacted", "> prompt five", "Answer five."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("recap lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "listed files") || strings.Contains(got, "in its file") {
+		t.Errorf("recap shows the summary as a turn:\n%s", got)
+	}
+	if recapLines(ctx[:1], 80, nil, plainStyles(), nil) != nil {
+		t.Error("a context of just the summary shows a recap")
+	}
+}
+
 // Each replayed call shows what really happened to it, in the words the
 // live tool log uses, never "N chars" for a call that did not run.
 func TestRecapShowsEachCallsRealOutcome(t *testing.T) {
