@@ -42,6 +42,10 @@ type agentProc struct {
 	// asked collects them.
 	answer any
 	asked  []map[string]any
+	// passed holds the session updates await read past on its way to a
+	// response: waitUpdate looks there first, since an update may come
+	// before or after the response that caused it.
+	passed []map[string]any
 }
 
 func (p *agentProc) pauseReading()  { p.gate.Lock() }
@@ -198,6 +202,9 @@ func (p *agentProc) await(id float64) (resp map[string]any, notes []map[string]a
 				return m, notes
 			}
 			notes = append(notes, m)
+			if m["method"] == "session/update" {
+				p.passed = append(p.passed, m)
+			}
 		case <-timeout:
 			p.t.Fatalf("no answer to %v; stderr:\n%s", id, p.stderr.String())
 		}
@@ -225,6 +232,12 @@ func (p *agentProc) newSession() string {
 // waitUpdate reads notifications until a session/update of kind.
 func (p *agentProc) waitUpdate(kind string) map[string]any {
 	p.t.Helper()
+	for i, m := range p.passed {
+		if u := m["params"].(map[string]any)["update"].(map[string]any); u["sessionUpdate"] == kind {
+			p.passed = append(p.passed[:i:i], p.passed[i+1:]...)
+			return u
+		}
+	}
 	timeout := time.After(30 * time.Second)
 	for {
 		select {
