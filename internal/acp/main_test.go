@@ -3,7 +3,6 @@ package acp_test
 import (
 	"bufio"
 	"encoding/json"
-
 	"io"
 	"os"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/cli"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
+	"github.com/tiny-agent/tiny-go/internal/testenv"
 )
 
 // childEnv makes the test binary run tiny-go itself, so the tests drive
@@ -35,7 +35,7 @@ type agentProc struct {
 	dir    string
 	stdin  io.WriteCloser
 	lines  chan map[string]any
-	stderr *lockedBuffer
+	stderr *testenv.Buffer
 	done   chan struct{}
 	gate   sync.Mutex
 	// answer is the option id permission requests are answered with;
@@ -50,23 +50,6 @@ type agentProc struct {
 
 func (p *agentProc) pauseReading()  { p.gate.Lock() }
 func (p *agentProc) resumeReading() { p.gate.Unlock() }
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // agentEnv is the environment of a tiny-go child using srv.
 func agentEnv(srvURL string) []string {
@@ -109,7 +92,7 @@ func startAgentEnv(t *testing.T, srv *providertest.Server, dir string, env []str
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &agentProc{t: t, cmd: cmd, dir: dir, stdin: stdin, lines: make(chan map[string]any, 4096), stderr: &lockedBuffer{}, done: make(chan struct{})}
+	p := &agentProc{t: t, cmd: cmd, dir: dir, stdin: stdin, lines: make(chan map[string]any, 4096), stderr: &testenv.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

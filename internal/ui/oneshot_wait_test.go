@@ -3,39 +3,20 @@ package ui
 import (
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/testenv"
 )
-
-// lockedBuffer is a stderr the waiting lines may write from their own
-// goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // On a stderr that is not a terminal a model request that brings nothing
 // back is reported every WaitEvery ("waiting for the model: ..."), and
 // the lines stop once the reply streams.
 func TestOneShotReportsLongWaitsWithoutATerminal(t *testing.T) {
 	var out strings.Builder
-	var errb lockedBuffer
+	var errb testenv.Buffer
 	s := NewOneShot(OneShotOptions{Stdout: &out, Stderr: &errb, WaitEvery: 20 * time.Millisecond})
 	defer s.Close()
 	s.Event(agent.OperationStarted{})
@@ -62,7 +43,7 @@ func TestOneShotReportsLongWaitsWithoutATerminal(t *testing.T) {
 // over its line; afterwards the spinner goes on.
 func TestOneShotSpinnerHoldsWhileAsking(t *testing.T) {
 	var out strings.Builder
-	var errb lockedBuffer
+	var errb testenv.Buffer
 	s := NewOneShot(OneShotOptions{Stdout: &out, Stderr: &errb})
 	defer s.Close()
 	s.mu.Lock()
