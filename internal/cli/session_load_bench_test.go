@@ -1,16 +1,13 @@
 package cli
 
 import (
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/recovery"
 	"github.com/tiny-agent/tiny-go/internal/session/sessiontest"
 	"github.com/tiny-agent/tiny-go/internal/store"
+	"github.com/tiny-agent/tiny-go/internal/store/storetest"
 )
 
 // BenchmarkSessionRead runs `tiny-go session state`, `session verify` and
@@ -21,35 +18,21 @@ import (
 // records (written by opening it once for writing).
 func BenchmarkSessionRead(b *testing.B) {
 	src, runs := sessiontest.BenchFile(b)
-	cwd, id := installBenchSession(b, src)
+	cwd, id := storetest.InstallSession(b, src)
 	s, err := store.Open(cwd, id, store.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	s.Close()
-	fi, err := os.Stat(src)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run(fmt.Sprintf("runs=%d/valid", runs), func(b *testing.B) {
-		b.SetBytes(fi.Size())
-		for b.Loop() {
-			if err := sessiontest.ValidLines(src); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	var readers []sessiontest.Reader
 	for _, cmd := range []string{"state", "verify", "show"} {
-		b.Run(fmt.Sprintf("runs=%d/%s", runs, cmd), func(b *testing.B) {
-			b.SetBytes(fi.Size())
-			b.ReportAllocs()
-			for b.Loop() {
-				if code := Main([]string{"--cwd", cwd, "session", cmd, id}, nil, io.Discard, io.Discard, func(string) string { return "" }); code != 0 {
-					b.Fatalf("session %s: exit %d", cmd, code)
-				}
+		readers = append(readers, sessiontest.Reader{Name: cmd, Read: func(b *testing.B) {
+			if code := Main([]string{"--cwd", cwd, "session", cmd, id}, nil, io.Discard, io.Discard, func(string) string { return "" }); code != 0 {
+				b.Fatalf("session %s: exit %d", cmd, code)
 			}
-		})
+		}})
 	}
+	sessiontest.BenchReaders(b, src, runs, readers...)
 }
 
 // BenchmarkResume measures what resuming a large session costs before the
@@ -59,60 +42,22 @@ func BenchmarkSessionRead(b *testing.B) {
 // (tools, providers, the terminal) does not depend on the session.
 func BenchmarkResume(b *testing.B) {
 	src, runs := sessiontest.BenchFile(b)
-	cwd, id := installBenchSession(b, src)
-	fi, err := os.Stat(src)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run(fmt.Sprintf("runs=%d/valid", runs), func(b *testing.B) {
-		b.SetBytes(fi.Size())
-		for b.Loop() {
-			if err := sessiontest.ValidLines(src); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run(fmt.Sprintf("runs=%d/resume", runs), func(b *testing.B) {
-		b.SetBytes(fi.Size())
-		b.ReportAllocs()
-		for b.Loop() {
-			s, err := store.Open(cwd, id, store.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := checkNotTruncated(s); err != nil {
-				b.Fatal(err)
-			}
-			st := s.State()
-			if _, ok := recovery.Plan(st, recovery.Current{}).(recovery.Finish); !ok && st.Operation != nil {
-				b.Fatal("the generated session has an open operation")
-			}
-			if len(recapOf(st)) == 0 {
-				b.Fatal("no recap")
-			}
-			s.Close()
-		}
-	})
-}
-
-// installBenchSession puts (a hard link to, or a copy of) the session file
-// src into the sessions directory of a new working directory.
-func installBenchSession(b *testing.B, src string) (cwd, id string) {
-	h := sessiontest.Header(b, src)
-	cwd = b.TempDir()
-	dir := store.SessionsDir(cwd)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		b.Fatal(err)
-	}
-	dst := filepath.Join(dir, store.FileName(time.UnixMilli(h.CreatedAt), h.ID))
-	if err := os.Link(src, dst); err != nil {
-		data, err := os.ReadFile(src)
+	cwd, id := storetest.InstallSession(b, src)
+	sessiontest.BenchReaders(b, src, runs, sessiontest.Reader{Name: "resume", Read: func(b *testing.B) {
+		s, err := store.Open(cwd, id, store.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := os.WriteFile(dst, data, 0o600); err != nil {
+		if err := checkNotTruncated(s); err != nil {
 			b.Fatal(err)
 		}
-	}
-	return cwd, h.ID
+		st := s.State()
+		if _, ok := recovery.Plan(st, recovery.Current{}).(recovery.Finish); !ok && st.Operation != nil {
+			b.Fatal("the generated session has an open operation")
+		}
+		if len(recapOf(st)) == 0 {
+			b.Fatal("no recap")
+		}
+		s.Close()
+	}})
 }

@@ -1,7 +1,6 @@
 package session_test
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -19,31 +18,18 @@ import (
 // TINY_GO_BENCH_COMPACT_EVERY, TINY_GO_BENCH_SESSION).
 func BenchmarkLoad(b *testing.B) {
 	path, runs := sessiontest.BenchFile(b)
-	fi, err := os.Stat(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run(fmt.Sprintf("runs=%d/valid", runs), func(b *testing.B) {
-		b.SetBytes(fi.Size())
-		for b.Loop() {
-			if err := sessiontest.ValidLines(path); err != nil {
-				b.Fatal(err)
-			}
+	sessiontest.BenchReaders(b, path, runs, sessiontest.Reader{Name: "reduce", Read: func(b *testing.B) {
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
 		}
-	})
-	b.Run(fmt.Sprintf("runs=%d/reduce", runs), func(b *testing.B) {
-		b.SetBytes(fi.Size())
-		b.ReportAllocs()
-		for b.Loop() {
-			f, err := os.Open(path)
-			if err != nil {
-				b.Fatal(err)
-			}
-			_, c, err := session.ReduceReader(f, fi.Size())
-			f.Close()
-			if err != nil || c != nil {
-				b.Fatal(err, c)
-			}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			b.Fatal(err)
 		}
-	})
+		if _, c, err := session.ReduceReader(f, fi.Size()); err != nil || c != nil {
+			b.Fatal(err, c)
+		}
+	}})
 }

@@ -100,3 +100,38 @@ func Header(b testing.TB, path string) session.Header {
 	}
 	return h
 }
+
+// Reader is one way of reading a whole session file, run once per
+// iteration of its sub-benchmark.
+type Reader struct {
+	Name string
+	Read func(b *testing.B)
+}
+
+// BenchReaders measures each reader against the floor on the session
+// file at path (runs runs): the sub-benchmark "runs=N/valid" runs
+// ValidLines, then "runs=N/<name>" each reader, all in MB/s of the file,
+// so that their ratios come from one run.
+func BenchReaders(b *testing.B, path string, runs int, readers ...Reader) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run(fmt.Sprintf("runs=%d/valid", runs), func(b *testing.B) {
+		b.SetBytes(fi.Size())
+		for b.Loop() {
+			if err := ValidLines(path); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, r := range readers {
+		b.Run(fmt.Sprintf("runs=%d/%s", runs, r.Name), func(b *testing.B) {
+			b.SetBytes(fi.Size())
+			b.ReportAllocs()
+			for b.Loop() {
+				r.Read(b)
+			}
+		})
+	}
+}
