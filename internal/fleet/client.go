@@ -59,46 +59,52 @@ func (c Conn) dial() (client.Client, error) {
 // SubmitSuite uploads the eval task folders to the blob store and starts
 // the suite workflow; it returns the workflow id.
 func SubmitSuite(ctx context.Context, c Conn, tasks []eval.Task, repeat int, settings Settings, model string) (string, error) {
-	blobs, err := OpenBlobs(ctx, c.Blob)
-	if err != nil {
-		return "", err
-	}
-	defer blobs.Close()
-	cl, err := c.dial()
-	if err != nil {
-		return "", err
-	}
-	defer cl.Close()
-	started := time.Now()
-	id := fmt.Sprintf("tiny-go-eval-%s", started.UTC().Format("20060102T150405.000Z"))
-	s := Suite{Run: id, Started: started, Model: model, Repeat: repeat}
-	for _, t := range tasks {
-		if _, _, _, err := t.Input(); err != nil {
-			return "", fmt.Errorf("%s: %w", t.Name, err)
+	return c.submit(ctx, "eval", "the suite", func(blobs *Blobs, id string, started time.Time) (Suite, error) {
+		s := Suite{Run: id, Started: started, Model: model, Repeat: repeat}
+		for _, t := range tasks {
+			if _, _, _, err := t.Input(); err != nil {
+				return s, fmt.Errorf("%s: %w", t.Name, err)
+			}
+			tree, err := packDir(t.Dir, nil)
+			if err != nil {
+				return s, err
+			}
+			key := "runs/" + id + "/tasks/" + unsafeKey.ReplaceAllString(t.Name, "_") + ".tar.gz"
+			if err := blobs.Put(ctx, key, tree); err != nil {
+				return s, err
+			}
+			s.Names = append(s.Names, t.Name)
+			for r := 1; r <= repeat; r++ {
+				s.Tasks = append(s.Tasks, Task{Key: TaskKey(t.Name, r), Name: t.Name, Rep: r, Source: Source{EvalTask: key}, Settings: settings})
+			}
 		}
-		tree, err := packDir(t.Dir, nil)
-		if err != nil {
-			return "", err
-		}
-		key := "runs/" + id + "/tasks/" + unsafeKey.ReplaceAllString(t.Name, "_") + ".tar.gz"
-		if err := blobs.Put(ctx, key, tree); err != nil {
-			return "", err
-		}
-		s.Names = append(s.Names, t.Name)
-		for r := 1; r <= repeat; r++ {
-			s.Tasks = append(s.Tasks, Task{Key: TaskKey(t.Name, r), Name: t.Name, Rep: r, Source: Source{EvalTask: key}, Settings: settings})
-		}
-	}
-	_, err = cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: firstString(c.TaskQueue, DefaultTaskQueue)}, SuiteWorkflowName, s)
-	if err != nil {
-		return "", fmt.Errorf("start the suite: %w", err)
-	}
-	return id, nil
+		return s, nil
+	})
 }
 
 // SubmitJob packs dir (or uses t.Source as given), starts a one-task
 // suite and returns its workflow id.
 func SubmitJob(ctx context.Context, c Conn, t Task, dir string) (string, error) {
+	return c.submit(ctx, "run", "the job", func(blobs *Blobs, id string, started time.Time) (Suite, error) {
+		if t.Source.Git == "" {
+			tree, err := packDir(dir, func(rel string) bool { return rel == ".tiny-agent" })
+			if err != nil {
+				return Suite{}, err
+			}
+			t.Source.Tarball = "runs/" + id + "/workspace.tar.gz"
+			if err := blobs.Put(ctx, t.Source.Tarball, tree); err != nil {
+				return Suite{}, err
+			}
+		}
+		t.Key, t.Name, t.Rep = "job-1", "job", 1
+		return Suite{Run: id, Started: started, Model: t.Model, Repeat: 1, Names: []string{t.Name}, Tasks: []Task{t}}, nil
+	})
+}
+
+// submit opens the blob store and the Temporal client, names the run
+// tiny-go-<kind>-<time>, lets build upload its inputs and describe the
+// suite, and starts the suite workflow; it returns the workflow id.
+func (c Conn) submit(ctx context.Context, kind, what string, build func(blobs *Blobs, id string, started time.Time) (Suite, error)) (string, error) {
 	blobs, err := OpenBlobs(ctx, c.Blob)
 	if err != nil {
 		return "", err
@@ -110,21 +116,13 @@ func SubmitJob(ctx context.Context, c Conn, t Task, dir string) (string, error) 
 	}
 	defer cl.Close()
 	started := time.Now()
-	id := fmt.Sprintf("tiny-go-run-%s", started.UTC().Format("20060102T150405.000Z"))
-	if t.Source.Git == "" {
-		tree, err := packDir(dir, func(rel string) bool { return rel == ".tiny-agent" })
-		if err != nil {
-			return "", err
-		}
-		t.Source.Tarball = "runs/" + id + "/workspace.tar.gz"
-		if err := blobs.Put(ctx, t.Source.Tarball, tree); err != nil {
-			return "", err
-		}
+	id := fmt.Sprintf("tiny-go-%s-%s", kind, started.UTC().Format("20060102T150405.000Z"))
+	s, err := build(blobs, id, started)
+	if err != nil {
+		return "", err
 	}
-	t.Key, t.Name, t.Rep = "job-1", "job", 1
-	s := Suite{Run: id, Started: started, Model: t.Model, Repeat: 1, Names: []string{t.Name}, Tasks: []Task{t}}
 	if _, err := cl.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: firstString(c.TaskQueue, DefaultTaskQueue)}, SuiteWorkflowName, s); err != nil {
-		return "", fmt.Errorf("start the job: %w", err)
+		return "", fmt.Errorf("start %s: %w", what, err)
 	}
 	return id, nil
 }
