@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/go-json-experiment/json"
 )
@@ -43,8 +44,11 @@ type txDecoder struct {
 	ew entryWire  // the entry being decoded (see entry)
 
 	// hist is the reducer's list of history entry ids before the line,
-	// which a compactionStarted's partition repeats (see uuidsLike).
-	hist []string
+	// which a compactionStarted's partition repeats (see uuidsLike);
+	// histKeys, when it is as long, has their keys, which compare without
+	// reading the ids' text wherever it lies.
+	hist     []string
+	histKeys []idKey
 }
 
 // enableCache turns on interning, the string arena and the snapshot
@@ -333,7 +337,7 @@ func (d *txDecoder) usage() (Usage, error) {
 // shares expect's array. Each
 // compactionStarted lists every message entry of the session, so this
 // keeps loading from allocating the history again at each compaction.
-func (d *txDecoder) uuidsLike(what string, expect []string) ([]string, error) {
+func (d *txDecoder) uuidsLike(what string, expect []string, keys []idKey) ([]string, error) {
 	rd := &d.rd
 	var ids []string // nil while the elements are expect[:n]
 	n := 0
@@ -342,7 +346,7 @@ func (d *txDecoder) uuidsLike(what string, expect []string) ([]string, error) {
 			// A valid UUID is exactly its 36 characters between quotes
 			// (see uuid), so matching those bytes reads the same id.
 			if n < len(expect) && rd.kind() == '"' && len(rd.buf)-rd.pos >= 38 && rd.buf[rd.pos+37] == '"' &&
-				string(rd.buf[rd.pos+1:rd.pos+37]) == expect[n] {
+				d.sameID(rd.buf[rd.pos+1:rd.pos+37], expect, keys, n) {
 				rd.pos += 38
 				n++
 				return nil
@@ -366,6 +370,15 @@ func (d *txDecoder) uuidsLike(what string, expect []string) ([]string, error) {
 		return expect[:n:n], nil
 	}
 	return ids, nil
+}
+
+// sameID reports whether b is expect[n], by key when keys are given.
+func (d *txDecoder) sameID(b []byte, expect []string, keys []idKey, n int) bool {
+	if keys != nil {
+		k, ok := uuidKey(unsafe.String(&b[0], len(b)))
+		return ok && k == keys[n]
+	}
+	return string(b) == expect[n]
 }
 
 // errorInfo reads {code, message}, both non-empty.

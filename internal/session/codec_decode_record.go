@@ -101,7 +101,8 @@ func intMember(name string, field func(w *recordWire) *int64) recordMember {
 func uuidsMember(name string, field func(w *recordWire) *[]string) recordMember {
 	return recordMember{name,
 		func(d *txDecoder, w *recordWire) (err error) {
-			*field(w), err = d.uuidsLike(name, d.expectedIDs(name, w))
+			expect, keys := d.expectedIDs(name, w)
+			*field(w), err = d.uuidsLike(name, expect, keys)
 			return err
 		},
 		func(b []byte, w *recordWire) []byte { return appendStrings(b, *field(w)) }}
@@ -110,16 +111,20 @@ func uuidsMember(name string, field func(w *recordWire) *[]string) recordMember 
 // expectedIDs is what an id array of a compactionStarted repeats when it
 // is what the reducer expects: the history, split where compactedEntryIds
 // ends. Nil when unknown.
-func (d *txDecoder) expectedIDs(name string, w *recordWire) []string {
+// keys are the ids' keys when the decoder has them (histKeys).
+func (d *txDecoder) expectedIDs(name string, w *recordWire) (ids []string, keys []idKey) {
 	switch name {
 	case "compactedEntryIds":
-		return d.hist
+		ids = d.hist
 	case "retainedEntryIds":
 		if w.compacted != nil && len(w.compacted) <= len(d.hist) {
-			return d.hist[len(w.compacted):]
+			ids = d.hist[len(w.compacted):]
 		}
 	}
-	return nil
+	if ids != nil && len(d.histKeys) == len(d.hist) {
+		keys = d.histKeys[len(d.hist)-len(ids):]
+	}
+	return ids, keys
 }
 
 // recordMembers is read-only: bit i of a mask is recordMembers[i].

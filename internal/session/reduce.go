@@ -34,12 +34,13 @@ type Reducer struct {
 	histBuf    []byte // hashHistory's scratch
 	active     []Message
 	activeIDs  []string
+	activeFrom int // while loading, Transcript[activeFrom:] ends the active context
 	contents   stringSlab // backs the messages' content pointers
 
-	ids  map[string]idInfo // every id a fact minted, and what it names
-	tx   txLog             // undo log of the transaction being applied
-	dec  txDecoder         // reused by ApplyLine
-	snap snapshotCache     // last verified configuration digest
+	ids  idTable       // every id a fact minted, and what it names
+	tx   txLog         // undo log of the transaction being applied
+	dec  txDecoder     // reused by ApplyLine
+	snap snapshotCache // last verified configuration digest
 
 	lines int // committed lines so far, the header included
 
@@ -67,11 +68,11 @@ func NewReducer(h Header) *Reducer {
 // newReducer sizes the reducer for about facts facts.
 func newReducer(h Header, facts int) *Reducer {
 	r := &Reducer{
-		ids:        make(map[string]idInfo, facts*2),
-		transcript: make([]Message, 0, facts/2),
-		histIDs:    make([]string, 0, facts/2),
-		active:     make([]Message, 0, facts/2),
-		activeIDs:  make([]string, 0, facts/2),
+		ids:        newIDTable(facts * 2),
+		transcript: make([]Message, 0, facts),
+		histIDs:    make([]string, 0, facts),
+		active:     []Message{},
+		activeIDs:  []string{},
 		lines:      1,
 	}
 	r.dec.enableCache()
@@ -108,9 +109,17 @@ func NewReducerFromFile(data []byte) (*Reducer, *Corruption) {
 		}
 		rest = rest[nl+1:]
 	}
-	r.loading = false // the next transaction's begin makes nothing fresh
-	r.publishHistory()
+	r.finishLoad()
 	return r, nil
+}
+
+// finishLoad ends loading: the active context gets the messages since the
+// last compaction, and the state its history hash.
+func (r *Reducer) finishLoad() {
+	r.loading = false // the next transaction's begin makes nothing fresh
+	r.active = append(r.active, r.transcript[r.activeFrom:]...)
+	r.activeIDs = append(r.activeIDs, r.histIDs[r.activeFrom:]...)
+	r.publish()
 }
 
 // ApplyLine decodes one committed transaction line (without its LF), which
@@ -202,6 +211,6 @@ func (r *Reducer) publishHistory() {
 // of the session (a check that a record kept beside the session still
 // names a line of it, without reading the file again).
 func (r *Reducer) HasToolStarted(id string) bool {
-	info, ok := r.ids[id]
+	info, ok := r.ids.get(id)
 	return ok && info.kind == idToolStarted
 }

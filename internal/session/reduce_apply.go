@@ -23,11 +23,6 @@ const (
 	idProvisioned // a resultEntryId whose entry is not written yet
 )
 
-type idInfo struct {
-	kind idKind
-	op   string // the operation the id belongs to; "" for user entries
-}
-
 // txLog records what a transaction changed so that a rejected (or merely
 // checked) transaction can be undone in time proportional to its size.
 type txLog struct {
@@ -52,7 +47,7 @@ type txLog struct {
 type freshParts struct{ op, step, assistant, tools bool }
 
 type undoID struct {
-	key     string
+	key     idKey
 	old     idInfo
 	existed bool
 }
@@ -107,9 +102,9 @@ func (r *Reducer) rollback() {
 	for i := len(r.tx.undo) - 1; i >= 0; i-- {
 		u := r.tx.undo[i]
 		if u.existed {
-			r.ids[u.key] = u.old
+			r.ids.put(u.key, u.old)
 		} else {
-			delete(r.ids, u.key)
+			r.ids.remove(u.key)
 		}
 	}
 	r.tx.undo = r.tx.undo[:0]
@@ -118,21 +113,28 @@ func (r *Reducer) rollback() {
 
 // setID records what id names, remembering the previous value.
 func (r *Reducer) setID(id string, kind idKind, op string) {
-	old, existed := r.ids[id]
-	r.tx.undo = append(r.tx.undo, undoID{key: id, old: old, existed: existed})
-	r.ids[id] = idInfo{kind: kind, op: op}
+	k := r.ids.key(id)
+	old, existed := r.ids.lookup(k)
+	r.tx.undo = append(r.tx.undo, undoID{key: k, old: old, existed: existed})
+	r.ids.put(k, idInfo{kind: kind, op: r.ids.opRef(op)})
 }
 
 // newID records an id known to be new (one map lookup fewer than setID:
 // the map is the reducer's largest structure).
 func (r *Reducer) newID(id string, kind idKind, op string) {
-	r.tx.undo = append(r.tx.undo, undoID{key: id})
-	r.ids[id] = idInfo{kind: kind, op: op}
+	ref := r.ids.opRef(op)
+	if kind == idOperation {
+		r.ids.ops++ // an operation belongs to itself
+		ref = r.ids.ops
+	}
+	k := r.ids.key(id)
+	r.tx.undo = append(r.tx.undo, undoID{key: k})
+	r.ids.put(k, idInfo{kind: kind, op: ref})
 }
 
 // mint registers an id that a record introduces; it must be new.
 func (r *Reducer) mint(id string, kind idKind, op, what string) *Corruption {
-	if _, ok := r.ids[id]; ok {
+	if _, ok := r.ids.get(id); ok {
 		return corrupt(CorruptDuplicateID, 0, "%s %s is already used", what, id)
 	}
 	r.newID(id, kind, op)
@@ -209,8 +211,12 @@ func (s *stringSlab) ptr(v string) *string {
 func (r *Reducer) appendMessage(id string, m Message) {
 	r.transcript = append(r.transcript, m)
 	r.histIDs = append(r.histIDs, id)
-	r.active = append(r.active, m)
-	r.activeIDs = append(r.activeIDs, id)
+	if !r.loading {
+		// While loading, the active context's tail is the transcript's
+		// from activeFrom on, copied once at the end (finishLoad).
+		r.active = append(r.active, m)
+		r.activeIDs = append(r.activeIDs, id)
+	}
 	r.st.Boundary = id
 }
 
@@ -231,7 +237,7 @@ func (r *Reducer) applyFact(f *Fact) *Corruption {
 	if payloads != 1 || f.ID == "" || nilPayload(f) {
 		return corrupt(CorruptInvalidFact, f.Seq, "a fact has an id and exactly one of entry, record and usage")
 	}
-	info, exists := r.ids[f.ID]
+	info, exists := r.ids.get(f.ID)
 	provisioned := exists && info.kind == idProvisioned
 	if exists && (!provisioned || f.Entry == nil) {
 		return corrupt(CorruptDuplicateID, f.Seq, "fact id %s is already used", f.ID)
@@ -304,7 +310,7 @@ func (r *Reducer) openOp(id string, kind OperationKind, what string) (*Operation
 		}
 		return op, nil
 	}
-	if info, ok := r.ids[id]; ok && info.kind == idOperation {
+	if info, ok := r.ids.get(id); ok && info.kind == idOperation {
 		return nil, corrupt(CorruptInvalidTransition, 0, "%s for operation %s, which is not open", what, id)
 	}
 	return nil, corrupt(CorruptInvalidReference, 0, "%s names unknown operation %s", what, id)
@@ -313,11 +319,11 @@ func (r *Reducer) openOp(id string, kind OperationKind, what string) (*Operation
 // ref resolves a reference that must name an id of the given kind that
 // belongs to operation op.
 func (r *Reducer) ref(id string, kind idKind, op, what string) *Corruption {
-	info, ok := r.ids[id]
+	info, ok := r.ids.get(id)
 	switch {
 	case !ok || info.kind != kind:
 		return corrupt(CorruptInvalidReference, 0, "%s %s does not exist", what, id)
-	case info.op != op:
+	case info.op != r.ids.opRef(op):
 		return corrupt(CorruptInvalidReference, 0, "%s %s belongs to another operation", what, id)
 	}
 	return nil
@@ -327,7 +333,7 @@ func (r *Reducer) applyUsage(u *UsageFact) *Corruption {
 	if (u.AttemptID == "") == (u.ToolStartedID == "") {
 		return corrupt(CorruptInvalidFact, 0, "a usage fact has exactly one owner")
 	}
-	if info, ok := r.ids[u.OperationID]; !ok || info.kind != idOperation {
+	if info, ok := r.ids.get(u.OperationID); !ok || info.kind != idOperation {
 		return corrupt(CorruptInvalidReference, 0, "usage names unknown operation %s", u.OperationID)
 	}
 	var c *Corruption

@@ -50,12 +50,12 @@ func (r *Reducer) applyAssistant(id string, e *AssistantEntry) *Corruption {
 	default:
 		return corrupt(CorruptInvalidFact, 0, "unknown stopReason %q", e.StopReason)
 	}
-	info, ok := r.ids[e.AttemptID]
+	info, ok := r.ids.get(e.AttemptID)
 	if !ok || info.kind != idAttempt {
 		return corrupt(CorruptInvalidReference, 0, "assistant entry names unknown attempt %s", e.AttemptID)
 	}
 	op := r.st.Operation
-	if op == nil || info.op != op.OperationID {
+	if op == nil || info.op != r.ids.opRef(op.OperationID) {
 		return corrupt(CorruptInvalidReference, 0, "attempt %s does not belong to the open operation", e.AttemptID)
 	}
 	step := op.Step
@@ -130,12 +130,12 @@ func (r *Reducer) applyToolResult(id string, e *ToolResultEntry) *Corruption {
 	default:
 		return corrupt(CorruptInvalidFact, 0, "unknown tool result type %q", e.Result)
 	}
-	info, ok := r.ids[e.ToolStartedID]
+	info, ok := r.ids.get(e.ToolStartedID)
 	if !ok || info.kind != idToolStarted {
 		return corrupt(CorruptInvalidReference, 0, "result names unknown toolStarted %s", e.ToolStartedID)
 	}
 	op := r.st.Operation
-	if op == nil || info.op != op.OperationID {
+	if op == nil || info.op != r.ids.opRef(op.OperationID) {
 		return corrupt(CorruptInvalidReference, 0, "toolStarted %s does not belong to the open operation", e.ToolStartedID)
 	}
 	i := slices.IndexFunc(op.ToolCalls, func(t ToolState) bool { return t.ToolStartedID == e.ToolStartedID })
@@ -174,12 +174,12 @@ func (r *Reducer) applySynthetic(id string, e *SyntheticEntry) *Corruption {
 	if content == "" {
 		return corrupt(CorruptInvalidFact, 0, "unknown synthetic reason %q", e.Reason)
 	}
-	info, ok := r.ids[e.AssistantEntryID]
+	info, ok := r.ids.get(e.AssistantEntryID)
 	if !ok || info.kind != idAssistantEntry {
 		return corrupt(CorruptInvalidReference, 0, "synthetic result names unknown assistant entry %s", e.AssistantEntryID)
 	}
 	op := r.st.Operation
-	if op == nil || info.op != op.OperationID {
+	if op == nil || info.op != r.ids.opRef(op.OperationID) {
 		return corrupt(CorruptInvalidReference, 0, "assistant entry %s does not belong to the open operation", e.AssistantEntryID)
 	}
 	a := op.Assistant
@@ -228,7 +228,7 @@ func (r *Reducer) applySynthetic(id string, e *SyntheticEntry) *Corruption {
 func (r *Reducer) applyCompaction(id string, e *CompactionEntry) *Corruption {
 	op := r.st.Operation
 	if op == nil || op.OperationID != e.OperationID || op.Kind != OperationCompaction {
-		if info, ok := r.ids[e.OperationID]; !ok || info.kind != idOperation {
+		if info, ok := r.ids.get(e.OperationID); !ok || info.kind != idOperation {
 			return corrupt(CorruptInvalidReference, 0, "compaction entry names unknown operation %s", e.OperationID)
 		}
 		return corrupt(CorruptInvalidReference, 0, "compaction entry for %s, which is not the open compaction", e.OperationID)
@@ -282,6 +282,7 @@ func (r *Reducer) applyCompaction(id string, e *CompactionEntry) *Corruption {
 	r.setID(id, idCompactionEntry, op.OperationID)
 	r.active = active
 	r.activeIDs = activeIDs
+	r.activeFrom = len(r.transcript)
 	if r.release && r.loading {
 		r.releaseText(len(r.transcript) - len(tailMsgs))
 	}

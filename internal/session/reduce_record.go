@@ -35,7 +35,7 @@ func (r *Reducer) applyRunStarted(rec *RunStarted) *Corruption {
 	if op := r.st.Operation; op != nil {
 		return corrupt(CorruptInvalidTransition, 0, "operation %s is still open", op.OperationID)
 	}
-	if info, ok := r.ids[rec.InputEntryID]; !ok || info.kind != idUserEntry {
+	if info, ok := r.ids.get(rec.InputEntryID); !ok || info.kind != idUserEntry {
 		return corrupt(CorruptInvalidReference, 0, "inputEntryId %s is not a user entry", rec.InputEntryID)
 	}
 	if rec.InputEntryID != r.st.Boundary {

@@ -2,6 +2,7 @@ package session
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 )
@@ -55,8 +56,21 @@ func ReadSession(rd io.Reader, sizeHint int64, hooks ReadHooks) (r *Reducer, n i
 	return newReducerFromReader(rd, sizeHint, 256<<10, hooks)
 }
 
+// ReadMapped is ReadSession over data, the whole session file mapped
+// read-only: the state references data's bytes (message text, ids)
+// instead of copying them, so that a load touches little memory besides
+// the file's own pages (issue 17). data must never change and must stay
+// mapped for as long as the reducer, its states or any string taken from
+// them live. n is len(data).
+func ReadMapped(data []byte, hooks ReadHooks) (r *Reducer, n int64, c *Corruption, err error) {
+	return readLines(&lineReader{data: data}, int64(len(data)), hooks)
+}
+
 func newReducerFromReader(rd io.Reader, sizeHint int64, bufSize int, hooks ReadHooks) (r *Reducer, n int64, c *Corruption, err error) {
-	lr := lineReader{br: bufio.NewReaderSize(rd, bufSize)}
+	return readLines(&lineReader{br: bufio.NewReaderSize(rd, bufSize)}, sizeHint, hooks)
+}
+
+func readLines(lr *lineReader, sizeHint int64, hooks ReadHooks) (r *Reducer, n int64, c *Corruption, err error) {
 	head, ok, err := lr.next()
 	if err != nil {
 		return nil, lr.n, nil, err
@@ -80,34 +94,12 @@ func newReducerFromReader(rd io.Reader, sizeHint int64, bufSize int, hooks ReadH
 	r.st.RepairedLength = lr.n
 	r.loading = true
 	r.release = hooks.ReleaseCompacted
-	for {
-		line, ok, err := lr.next()
-		if err != nil {
-			return nil, lr.n, nil, err
-		}
-		if !ok {
-			break
-		}
-		if hooks.Line != nil {
-			hooks.Line(line)
-		}
-		// The decoder copies what it keeps, so the line's buffer is
-		// reused for the next one.
-		lineNo := r.lines + 1
-		facts, c := r.applyLine(line[:len(line)-1], lineNo)
-		if c != nil {
-			if r.needText {
-				return nil, lr.n, nil, ErrReleasedTextNeeded
-			}
-			return nil, lr.n, c, nil
-		}
-		if hooks.Transaction != nil {
-			hooks.Transaction(lineNo, facts)
-		}
+	n, c, err = r.readBody(lr, hooks)
+	if err != nil || c != nil {
+		return nil, n, c, err
 	}
-	r.loading = false
-	r.publishHistory()
-	return r, lr.n, nil, nil
+	r.finishLoad()
+	return r, n, nil, nil
 }
 
 // ReduceReader is Reduce over a reader (see NewReducerFromReader).
@@ -119,17 +111,30 @@ func ReduceReader(rd io.Reader, sizeHint int64) (*State, *Corruption, error) {
 	return r.State(), nil, nil
 }
 
-// lineReader yields the LF-terminated lines of a reader; bytes after the
-// last LF (a torn tail) are counted in n but never yielded.
+// lineReader yields the LF-terminated lines of a reader, or of data when
+// br is nil; bytes after the last LF (a torn tail) are counted in n but
+// never yielded.
 type lineReader struct {
 	br   *bufio.Reader
 	long []byte // a line longer than the buffer, assembled
 	n    int64  // bytes read
+	data []byte // the rest of the mapped file
 }
 
 // next returns the next complete line with its LF, valid until the next
-// call; ok is false at the end.
+// call (a mapped file's lines stay valid); ok is false at the end.
 func (l *lineReader) next() (line []byte, ok bool, err error) {
+	if l.br == nil {
+		i := bytes.IndexByte(l.data, '\n')
+		if i < 0 {
+			l.n += int64(len(l.data))
+			l.data = nil
+			return nil, false, nil
+		}
+		line, l.data = l.data[:i+1:i+1], l.data[i+1:]
+		l.n += int64(i + 1)
+		return line, true, nil
+	}
 	l.long = l.long[:0]
 	for {
 		b, err := l.br.ReadSlice('\n')

@@ -4,6 +4,8 @@ import (
 	"os"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/session/sessiontest"
 )
@@ -29,6 +31,24 @@ func BenchmarkLoad(b *testing.B) {
 			b.Fatal(err)
 		}
 		if _, c, err := session.ReduceReader(f, fi.Size()); err != nil || c != nil {
+			b.Fatal(err, c)
+		}
+	}}, sessiontest.Reader{Name: "mapped", Read: func(b *testing.B) {
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			b.Fatal(err)
+		}
+		data, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED|unix.MAP_POPULATE)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer unix.Munmap(data)
+		if _, _, c, err := session.ReadMapped(data, session.ReadHooks{}); err != nil || c != nil {
 			b.Fatal(err, c)
 		}
 	}})

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -110,6 +111,11 @@ type reader struct {
 	// which is mostly the text of the state. Apart, the chunks that a
 	// reduced state keeps hold few of the ids only its reducer needed.
 	arena, ids *strArena
+	// alias is set when buf is part of bytes that never change and
+	// outlive whatever is decoded (a read-only mapping of the session
+	// file): a string without escapes then references buf instead of
+	// being copied.
+	alias bool
 }
 
 // load validates b as strict JSON and starts reading it, trusted.
@@ -406,7 +412,26 @@ func (r *reader) strBytes(what string) ([]byte, error) {
 // str reads a string value.
 func (r *reader) str(what string) (string, error) {
 	b, err := r.strBytes(what)
-	return r.arena.string(b), err
+	return r.keep(r.arena, b), err
+}
+
+// keep returns b as a string that outlives the line: b itself when it
+// lies in aliased input, else a copy in arena a.
+func (r *reader) keep(a *strArena, b []byte) string {
+	if r.aliases(b) {
+		return unsafe.String(&b[0], len(b))
+	}
+	return a.string(b)
+}
+
+// aliases reports whether b is a non-empty part of aliased input (not of
+// the unquoting scratch buffer).
+func (r *reader) aliases(b []byte) bool {
+	if !r.alias || len(b) == 0 || len(r.buf) == 0 {
+		return false
+	}
+	p, lo := uintptr(unsafe.Pointer(&b[0])), uintptr(unsafe.Pointer(&r.buf[0]))
+	return p >= lo && p < lo+uintptr(len(r.buf))
 }
 
 // sym reads a string that is usually one of the format's fixed words,
@@ -437,12 +462,12 @@ func (r *reader) interned(what string) (string, error) {
 
 func (r *reader) intern(b []byte) string {
 	if r.strs == nil || len(b) > 128 {
-		return r.arena.string(b)
+		return r.keep(r.arena, b)
 	}
 	if s, ok := r.strs[string(b)]; ok {
 		return s
 	}
-	s := r.arena.string(b)
+	s := r.keep(r.arena, b)
 	if len(r.strs) >= 4096 {
 		clear(r.strs) // bound the memory; interning is only an optimization
 	}
@@ -547,7 +572,7 @@ func (r *reader) uuid(what string) (string, error) {
 	if r.kind() == '"' && len(r.buf)-r.pos >= 38 && r.buf[r.pos+37] == '"' {
 		if b := r.buf[r.pos+1 : r.pos+37]; isUUIDv7(b) {
 			r.pos += 38
-			return r.ids.string(b), nil
+			return r.keep(r.ids, b), nil
 		}
 	}
 	b, err := r.strBytes(what)
@@ -557,7 +582,7 @@ func (r *reader) uuid(what string) (string, error) {
 	if !isUUIDv7(b) {
 		return "", shapeErr(what + " must be a lowercase UUIDv7")
 	}
-	return r.ids.string(b), nil
+	return r.keep(r.ids, b), nil
 }
 
 // digest reads a "sha256:<64 lowercase hex>" string.
@@ -604,6 +629,8 @@ func (r *reader) rawObject(what string) (jsontext.Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A copy even from aliased input: a []byte may be written to, and a
+	// read-only mapping must never be.
 	return r.arena.bytes(v), nil
 }
 
