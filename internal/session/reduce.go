@@ -34,7 +34,7 @@ type Reducer struct {
 	histBuf    []byte // hashHistory's scratch
 	active     []Message
 	activeIDs  []string
-	activeFrom int // while loading, Transcript[activeFrom:] ends the active context
+	activeFrom int        // while loading, Transcript[activeFrom:] ends the active context
 	contents   stringSlab // backs the messages' content pointers
 
 	ids  idTable       // every id a fact minted, and what it names
