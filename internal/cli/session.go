@@ -95,15 +95,14 @@ func (a *app) openSession(arg string) (*os.File, error) {
 // reduceSession reduces the session f holds (named arg), streamed: the
 // file is never held whole. A read error is a usage error, in one line.
 func reduceSession(f *os.File, arg string) (*session.State, *session.Corruption, error) {
-	var size int64
-	if fi, err := f.Stat(); err == nil {
-		size = fi.Size()
-	}
-	st, c, err := session.ReduceReader(f, size)
+	r, _, c, err := store.ReadSession(f, session.ReadHooks{})
 	if err != nil {
 		return nil, nil, usageError{pathError(arg, err)}
 	}
-	return st, c, nil
+	if c != nil {
+		return nil, c, nil
+	}
+	return r.State(), nil, nil
 }
 
 // pathError phrases a file error without Go's "open x: " prefix doubling.

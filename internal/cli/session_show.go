@@ -68,10 +68,6 @@ const (
 // pass that reduces it reaches each fact; a corrupt session's valid
 // prefix is shown. It returns the user turns of that prefix.
 func writeShow(w io.Writer, f *os.File) (*session.State, *session.Corruption, []userTurn, error) {
-	var hint int64
-	if fi, err := f.Stat(); err == nil {
-		hint = fi.Size()
-	}
 	var (
 		perOperation operationUsage
 		turns        turnLog
@@ -90,7 +86,7 @@ func writeShow(w io.Writer, f *os.File) (*session.State, *session.Corruption, []
 			turns.add(facts)
 		},
 	}
-	r, read, c, err := session.ReadSession(f, hint, hooks)
+	r, read, c, err := store.ReadSession(f, hooks)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -71,7 +71,7 @@ func verifySession(f *os.File) (verified, error) {
 		v.txs++
 		v.n.add(facts)
 	}
-	r, n, c, err := session.ReadSession(f, hint, session.ReadHooks{Line: check.Line, Transaction: count})
+	r, n, c, err := store.ReadSession(f, session.ReadHooks{Line: check.Line, Transaction: count})
 	if err != nil {
 		return v, err
 	}
@@ -88,11 +88,8 @@ func verifySession(f *os.File) (verified, error) {
 	}
 	// A corruption the records found: count only what comes before it
 	// (a second read, on this failure path only).
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return v, err
-	}
 	v.n, v.txs = operationCounts{}, 0
-	_, _, _, err = session.ReadSession(f, hint, session.ReadHooks{Transaction: func(lineNo int, facts []session.Fact) {
+	_, _, _, err = store.ReadSession(f, session.ReadHooks{Transaction: func(lineNo int, facts []session.Fact) {
 		if lineNo < v.c.Line {
 			count(lineNo, facts)
 		}

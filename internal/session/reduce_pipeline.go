@@ -55,6 +55,10 @@ func (r *Reducer) readBody(lr *lineReader, hooks ReadHooks) (n int64, c *Corrupt
 	}()
 	go func() {
 		defer close(done)
+		if lr.data != nil {
+			restore := faultsPanic()
+			defer restore()
+		}
 		r.decodeLines(lr, full, free, stop)
 	}()
 
@@ -125,35 +129,8 @@ func (r *Reducer) decodeLines(lr *lineReader, full, free chan *lineBatch, stop c
 			return
 		}
 		b.reset()
-		for size := 0; size < batchBytes && len(b.lines) < batchLines; {
-			line, ok, err := lr.next()
-			if err != nil || !ok {
-				b.err, b.last = err, true
-				break
-			}
-			if lr.data == nil {
-				// The reader reuses its buffer; keep the line.
-				start := len(b.buf)
-				b.buf = append(b.buf, line...)
-				line = b.buf[start:len(b.buf):len(b.buf)]
-			}
-			size += len(line)
-			dec.hist, dec.histKeys = hist, keys
-			facts, c := dec.decode(line[:len(line)-1])
-			if c != nil {
-				b.bad, b.badLine, b.last = c, line, true
-				break
-			}
-			b.lines = append(b.lines, line)
-			b.facts = append(b.facts, facts...)
-			b.ends = append(b.ends, len(b.facts))
-			for i := range facts {
-				switch facts[i].Entry.(type) {
-				case *UserEntry, *AssistantEntry, *ToolResultEntry, *SyntheticEntry:
-					k, _ := uuidKey(facts[i].ID)
-					hist, keys = append(hist, facts[i].ID), append(keys, k)
-				}
-			}
+		if err := r.fillBatch(b, lr, &hist, &keys); err != nil {
+			b.err, b.last = err, true
 		}
 		b.n = lr.n
 		select {
@@ -165,4 +142,42 @@ func (r *Reducer) decodeLines(lr *lineReader, full, free chan *lineBatch, stop c
 			return
 		}
 	}
+}
+
+// fillBatch decodes lines into b; a fault on a mapped file ends it with
+// ErrMappingFault.
+func (r *Reducer) fillBatch(b *lineBatch, lr *lineReader, hist *[]string, keys *[]idKey) (err error) {
+	dec := &r.dec
+	defer catchFault(&err)
+	for size := 0; size < batchBytes && len(b.lines) < batchLines; {
+		line, ok, err := lr.next()
+		if err != nil || !ok {
+			b.err, b.last = err, true
+			break
+		}
+		if lr.data == nil {
+			// The reader reuses its buffer; keep the line.
+			start := len(b.buf)
+			b.buf = append(b.buf, line...)
+			line = b.buf[start:len(b.buf):len(b.buf)]
+		}
+		size += len(line)
+		dec.hist, dec.histKeys = *hist, *keys
+		facts, c := dec.decode(line[:len(line)-1])
+		if c != nil {
+			b.bad, b.badLine, b.last = c, line, true
+			break
+		}
+		b.lines = append(b.lines, line)
+		b.facts = append(b.facts, facts...)
+		b.ends = append(b.ends, len(b.facts))
+		for i := range facts {
+			switch facts[i].Entry.(type) {
+			case *UserEntry, *AssistantEntry, *ToolResultEntry, *SyntheticEntry:
+				k, _ := uuidKey(facts[i].ID)
+				*hist, *keys = append(*hist, facts[i].ID), append(*keys, k)
+			}
+		}
+	}
+	return nil
 }

@@ -63,7 +63,10 @@ func ReadSession(rd io.Reader, sizeHint int64, hooks ReadHooks) (r *Reducer, n i
 // mapped for as long as the reducer, its states or any string taken from
 // them live. n is len(data).
 func ReadMapped(data []byte, hooks ReadHooks) (r *Reducer, n int64, c *Corruption, err error) {
-	return readLines(&lineReader{data: data}, int64(len(data)), hooks)
+	restore := faultsPanic()
+	defer restore()
+	defer catchFault(&err)
+	return readLines(&lineReader{data: data, all: data}, int64(len(data)), hooks)
 }
 
 func newReducerFromReader(rd io.Reader, sizeHint int64, bufSize int, hooks ReadHooks) (r *Reducer, n int64, c *Corruption, err error) {
@@ -119,12 +122,20 @@ type lineReader struct {
 	long []byte // a line longer than the buffer, assembled
 	n    int64  // bytes read
 	data []byte // the rest of the mapped file
+	all  []byte // the mapped file
+	// populated is how much of all has been mapped in (populate).
+	populated int
 }
 
 // next returns the next complete line with its LF, valid until the next
 // call (a mapped file's lines stay valid); ok is false at the end.
 func (l *lineReader) next() (line []byte, ok bool, err error) {
 	if l.br == nil {
+		if off := len(l.all) - len(l.data); off >= l.populated && l.populated < len(l.all) {
+			end := min(len(l.all), off+populateAhead)
+			populate(l.all[l.populated:end])
+			l.populated = end
+		}
 		i := bytes.IndexByte(l.data, '\n')
 		if i < 0 {
 			l.n += int64(len(l.data))

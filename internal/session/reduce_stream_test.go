@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 	"testing/iotest"
+
+	"golang.org/x/sys/unix"
 )
 
 // reduceBoth reduces data whole and streamed (with a buffer of bufSize, so
@@ -77,7 +79,43 @@ func reduceBoth(t testing.TB, data []byte, bufSize int) {
 	if want != nil && (got.RepairedLength != want.RepairedLength || len(got.TranscriptEntryIDs) != len(want.TranscriptEntryIDs)) {
 		t.Fatalf("repaired length %d, want %d", got.RepairedLength, want.RepairedLength)
 	}
+	reduceMapped(t, data, w, n)
 	reduceLean(t, data, bufSize, want, wc)
+}
+
+// reduceMapped reduces data from a read-only mapping (ReadMapped, whose
+// state aliases it) and checks it against the streamed result: the same
+// marshaled result and byte count.
+func reduceMapped(t testing.TB, data []byte, want []byte, wantN int64) {
+	t.Helper()
+	if len(data) == 0 {
+		return
+	}
+	m, err := unix.Mmap(-1, 0, len(data), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Munmap(m) })
+	copy(m, data)
+	// Read-only, as a session file's mapping is: a write would fault.
+	if err := unix.Mprotect(m, unix.PROT_READ); err != nil {
+		t.Fatal(err)
+	}
+	r, n, c, err := ReadMapped(m, ReadHooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st *State
+	if r != nil {
+		st = r.State()
+	}
+	got, err := MarshalResult(st, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) || c == nil && n != wantN {
+		t.Fatalf("mapped reduce differs (%d bytes, want %d):\n got %s\nwant %s", n, wantN, got, want)
+	}
 }
 
 // reduceLean reduces data streamed with ReleaseCompacted and checks it
@@ -184,4 +222,35 @@ func FuzzReduceReader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		reduceBoth(t, data, 16)
 	})
+}
+
+// A mapped session file cut short under the reader (someone truncated
+// it) faults when the reader reaches the lost pages: that is an error of
+// the read, not the end of the process.
+func TestMappedFileCutShortIsAnError(t *testing.T) {
+	fixture := readTestFile(t, filepath.Join(sessionDir(t), "fixtures", "invalid-reference.jsonl"))
+	header := fixture[:bytes.IndexByte(fixture, '\n')+1]
+	data := append(bytes.Clone(header), bytes.Repeat([]byte("x"), 1<<20)...)
+	data = append(data, '\n')
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := unix.Mmap(int(f.Fd()), 0, len(data), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(m)
+	if err := f.Truncate(int64(os.Getpagesize())); err != nil {
+		t.Fatal(err)
+	}
+	_, _, c, err := ReadMapped(m, ReadHooks{})
+	if !errors.Is(err, ErrMappingFault) || c != nil {
+		t.Fatalf("got %v, %v; want ErrMappingFault", c, err)
+	}
 }

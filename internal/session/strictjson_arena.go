@@ -11,15 +11,11 @@ import (
 // carved from it stay immutable. A chunk lives as long as any of its
 // strings; nearly all of them stay in the state anyway. A nil arena
 // allocates each string.
-type strArena struct {
-	buf   []byte
-	chunk int // the size of the next chunk
-}
+type strArena struct{ buf []byte }
 
 const (
-	arenaChunk    = 32 << 10
-	arenaMaxChunk = 4 << 20
-	arenaLarge    = arenaChunk / 8 // copied apart, so a chunk wastes little
+	arenaChunk = 32 << 10
+	arenaLarge = arenaChunk / 8 // copied apart, so a chunk wastes little
 )
 
 // string returns a copy of b as a string.
@@ -41,11 +37,7 @@ func (a *strArena) bytes(b []byte) []byte {
 
 func (a *strArena) alloc(b []byte) []byte {
 	if cap(a.buf)-len(a.buf) < len(b) {
-		// Chunks grow with the arena: a big session's text lands in few
-		// large chunks, each mapped at once (prefault).
-		a.chunk = min(max(a.chunk*2, arenaChunk), arenaMaxChunk)
-		a.buf = make([]byte, 0, a.chunk)
-		prefault(a.buf[:cap(a.buf)])
+		a.buf = make([]byte, 0, arenaChunk)
 	}
 	start := len(a.buf)
 	a.buf = append(a.buf, b...)

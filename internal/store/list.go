@@ -98,7 +98,7 @@ func summarize(f *os.File, id string, stamp time.Time) (Summary, error) {
 	if fi, err := f.Stat(); err == nil {
 		hint = fi.Size()
 	}
-	r, n, c, err := session.ReadSession(f, hint, session.ReadHooks{})
+	r, n, c, err := ReadSession(f, session.ReadHooks{})
 	if err != nil {
 		return sum, err
 	}

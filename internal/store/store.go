@@ -278,11 +278,7 @@ func open(f *os.File, dir *os.File, wantID string, opts Options) (*Store, error)
 	if err := lockFile(f, label); err != nil {
 		return fail(err)
 	}
-	// Reduced line by line: memory is the state, not the file.
-	var hint int64
-	if fi, err := f.Stat(); err == nil {
-		hint = fi.Size()
-	}
+	// Reduced in one pass (ReadSession): memory is the state, not the file.
 	// The integrity records are checked as the lines are reduced: one
 	// read of the file, hashed and parsed together.
 	// A resume needs the active context, so the text of the messages a
@@ -299,7 +295,7 @@ func open(f *os.File, dir *os.File, wantID string, opts Options) (*Store, error)
 		if check, err = NewIntegrityCheck(f.Name()); err != nil {
 			return fail(fmt.Errorf("open session %s: %w", label, err))
 		}
-		r, read, c, err = session.ReadSession(io.NewSectionReader(f, 0, 1<<62), hint, session.ReadHooks{Line: check.Line, ReleaseCompacted: lean})
+		r, read, c, err = ReadSession(f, session.ReadHooks{Line: check.Line, ReleaseCompacted: lean})
 		if !errors.Is(err, session.ErrReleasedTextNeeded) {
 			break
 		}
