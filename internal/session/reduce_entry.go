@@ -77,15 +77,23 @@ func (r *Reducer) applyAssistant(id string, e *AssistantEntry) *Corruption {
 	op.Step.Status = StepSettled
 	op.Step.SettledEntryID = id
 	op.Step.StopReason = e.StopReason
-	r.tx.fresh.assistant, r.tx.fresh.tools = true, true
-	op.Assistant = &AssistantState{
-		EntryID:    id,
-		StepID:     e.StepID,
-		StopReason: e.StopReason,
-		ToolCalls:  e.ToolCalls,
-		Calls:      make([]CallState, len(e.ToolCalls)),
+	if r.loading && r.tx.fresh.assistant && r.tx.fresh.tools && op.Assistant != nil {
+		// While loading, fresh parts are nobody else's: reuse them.
+		a := op.Assistant
+		*a = AssistantState{EntryID: id, StepID: e.StepID, StopReason: e.StopReason, ToolCalls: e.ToolCalls,
+			Calls: append(a.Calls[:0], make([]CallState, len(e.ToolCalls))...)}
+		op.ToolCalls = op.ToolCalls[:0]
+	} else {
+		op.Assistant = &AssistantState{
+			EntryID:    id,
+			StepID:     e.StepID,
+			StopReason: e.StopReason,
+			ToolCalls:  e.ToolCalls,
+			Calls:      make([]CallState, len(e.ToolCalls)),
+		}
+		op.ToolCalls = nil
 	}
-	op.ToolCalls = nil
+	r.tx.fresh.assistant, r.tx.fresh.tools = true, true
 	r.newID(id, idAssistantEntry, op.OperationID)
 	var content *string
 	if e.Content != nil {

@@ -117,10 +117,8 @@ func (r *Reducer) decodeLines(lr *lineReader, full, free chan *lineBatch, stop c
 	// The decoder's own list of the history ids (the message entries, in
 	// order), which a compactionStarted repeats: on a valid file it is
 	// the reducer's, and where it is not, it only costs the sharing.
-	var (
-		hist []string
-		keys []idKey
-	)
+	hist := make([]string, 0, cap(r.histIDs)/2)
+	keys := make([]idKey, 0, cap(r.histIDs)/2)
 	for {
 		var b *lineBatch
 		select {

@@ -213,8 +213,7 @@ func (r *Reducer) applyStepAttempt(rec *StepAttempt) *Corruption {
 		return corrupt(CorruptInvalidFact, 0, "attempt is 1 or 2")
 	}
 	op = r.mutOp()
-	r.tx.fresh.step = true
-	op.Step = &Step{
+	step := Step{
 		OperationID:           rec.OperationID,
 		StepID:                rec.StepID,
 		AttemptID:             rec.AttemptID,
@@ -225,6 +224,12 @@ func (r *Reducer) applyStepAttempt(rec *StepAttempt) *Corruption {
 		ConfigurationSnapshot: rec.ConfigurationSnapshot,
 		ConfigurationDigest:   rec.ConfigurationDigest,
 	}
+	if r.loading && r.tx.fresh.step && op.Step != nil {
+		*op.Step = step // while loading, a fresh step is nobody else's
+	} else {
+		op.Step = &step
+	}
+	r.tx.fresh.step = true
 	return nil
 }
 
