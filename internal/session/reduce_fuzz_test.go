@@ -36,6 +36,7 @@ func FuzzReduce(f *testing.F) {
 		if err := validateJSON(expectSchema, out); err != nil {
 			t.Fatalf("result does not validate: %v\n%s", err, out)
 		}
+		checkWriteState(t, st, c, out)
 		if c != nil {
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -33,6 +34,15 @@ func MarshalResult(s *State, c *Corruption) ([]byte, error) {
 // WriteResult writes what MarshalResult returns to w, without building it
 // in memory first (a whole transcript is as long as its text).
 func WriteResult(w io.Writer, s *State, c *Corruption) error {
+	if c == nil && s != nil {
+		return writeState(w, s)
+	}
+	return writeResultReflect(w, s, c)
+}
+
+// writeResultReflect is WriteResult through json's reflection: the
+// reference that writeState's output is tested against.
+func writeResultReflect(w io.Writer, s *State, c *Corruption) error {
 	var v any
 	if c != nil {
 		v = struct {
@@ -184,4 +194,102 @@ func operationOut(op *Operation) operationJS {
 		}
 	}
 	return o
+}
+
+// writeState writes {"ok":true,"state":...} as writeResultReflect does,
+// byte for byte, but appends the messages (nearly all of a long session's
+// output) by hand: through reflection they took longer than the load.
+func writeState(w io.Writer, s *State) error {
+	part := func(b []byte, v any) ([]byte, error) {
+		out, err := json.Marshal(v)
+		return append(b, out...), err
+	}
+	b := make([]byte, 0, 256<<10)
+	b = append(b, `{"ok":true,"state":{"header":`...)
+	b, err := part(b, headerJS(s.Header))
+	for _, f := range []struct {
+		name string
+		msgs []Message
+	}{{"transcript", s.Transcript}, {"activeContext", s.ActiveContext}} {
+		if err != nil {
+			break
+		}
+		b = append(append(append(b, ',', '"'), f.name...), `":[`...)
+		for i := range f.msgs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = appendMessageJSON(b, &f.msgs[i]); err != nil {
+				break
+			}
+			if len(b) >= 192<<10 {
+				if _, err = w.Write(b); err != nil {
+					return fmt.Errorf("marshal result: %w", err)
+				}
+				b = b[:0]
+			}
+		}
+		b = append(b, ']')
+	}
+	if err == nil {
+		b = append(b, `,"usage":`...)
+		b, err = part(b, s.Usage)
+	}
+	if err == nil {
+		b = append(b, `,"operation":`...)
+		b, err = part(b, operationOut(s.Operation))
+	}
+	if err != nil {
+		return fmt.Errorf("marshal result: %w", err)
+	}
+	b = strconv.AppendInt(append(b, `,"repairedLength":`...), s.RepairedLength, 10)
+	b = append(b, '}', '}')
+	if _, err := w.Write(b); err != nil {
+		return fmt.Errorf("marshal result: %w", err)
+	}
+	return nil
+}
+
+// appendMessageJSON appends m as json marshals a Message: its fields in
+// order, content null when nil, tool_call_id and tool_calls omitted when
+// empty, strings quoted as jsontext does.
+func appendMessageJSON(b []byte, m *Message) ([]byte, error) {
+	var err error
+	q := func(s string) {
+		if err == nil {
+			b, err = jsontext.AppendQuote(b, s)
+		}
+	}
+	b = append(b, `{"role":`...)
+	q(string(m.Role))
+	b = append(b, `,"content":`...)
+	if m.Content == nil {
+		b = append(b, "null"...)
+	} else {
+		q(*m.Content)
+	}
+	if m.ToolCallID != "" {
+		b = append(b, `,"tool_call_id":`...)
+		q(m.ToolCallID)
+	}
+	if len(m.ToolCalls) > 0 {
+		b = append(b, `,"tool_calls":[`...)
+		for i := range m.ToolCalls {
+			c := &m.ToolCalls[i]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"id":`...)
+			q(c.ID)
+			b = append(b, `,"type":`...)
+			q(c.Type)
+			b = append(b, `,"function":{"name":`...)
+			q(c.Function.Name)
+			b = append(b, `,"arguments":`...)
+			q(c.Function.Arguments)
+			b = append(b, '}', '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}'), err
 }

@@ -66,6 +66,7 @@ func reduceBoth(t testing.TB, data []byte, bufSize int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkWriteState(t, want, wc, w)
 	g, err := MarshalResult(got, gc)
 	if err != nil {
 		t.Fatal(err)
@@ -252,5 +253,18 @@ func TestMappedFileCutShortIsAnError(t *testing.T) {
 	_, _, c, err := ReadMapped(m, ReadHooks{})
 	if !errors.Is(err, ErrMappingFault) || c != nil {
 		t.Fatalf("got %v, %v; want ErrMappingFault", c, err)
+	}
+}
+
+// checkWriteState fails unless out, what WriteResult wrote, is byte for
+// byte what json's reflection writes for the same result.
+func checkWriteState(t testing.TB, st *State, c *Corruption, out []byte) {
+	t.Helper()
+	var ref bytes.Buffer
+	if err := writeResultReflect(&ref, st, c); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out, ref.Bytes()) {
+		t.Fatalf("WriteResult differs from json's output:\n got %s\nwant %s", out, ref.Bytes())
 	}
 }
