@@ -73,6 +73,7 @@ func writeShow(w io.Writer, f *os.File) (*session.State, *session.Corruption, []
 		turns        turnLog
 	)
 	headed := false
+	var buf []byte
 	hooks := session.ReadHooks{
 		Header: func(h session.Header) {
 			headed = true
@@ -80,7 +81,7 @@ func writeShow(w io.Writer, f *os.File) (*session.State, *session.Corruption, []
 		},
 		Transaction: func(_ int, facts []session.Fact) {
 			for _, f := range facts {
-				writeFact(w, f)
+				buf = writeFact(w, f, buf)
 			}
 			perOperation.add(facts)
 			turns.add(facts)
@@ -112,117 +113,132 @@ func writeShow(w io.Writer, f *os.File) (*session.State, *session.Corruption, []
 	return st, c, turns.turns, nil
 }
 
-// describeFact renders one fact as one or more lines.
-func describeFact(f session.Fact) []string {
+// appendFact appends the lines of one fact, each after the first starting
+// with indent, without the final LF. (Appends, not fmt: a long session has
+// a million facts.)
+func appendFact(b []byte, f session.Fact, indent string) []byte {
 	switch {
 	case f.Entry != nil:
-		return describeEntry(f.ID, f.Entry)
+		return appendEntry(b, f.ID, f.Entry, indent)
 	case f.Record != nil:
-		return describeRecord(f.Record)
+		return appendRecord(b, f.Record)
 	case f.Usage != nil:
 		u := f.Usage
-		owner := "model attempt " + u.AttemptID
+		b = append(b, "usage of "...)
 		if u.ToolStartedID != "" {
-			owner = "tool " + u.ToolStartedID
+			b = append(append(b, "tool "...), u.ToolStartedID...)
+		} else {
+			b = append(append(b, "model attempt "...), u.AttemptID...)
 		}
-		line := fmt.Sprintf("usage of %s: input %d, output %d, cacheRead %d, cacheWrite %d",
-			owner, u.Usage.Input, u.Usage.Output, u.Usage.CacheRead, u.Usage.CacheWrite)
+		b = appendUsage(append(b, ": "...), u.Usage)
 		if u.ToolStartedID == "" {
-			line += ", cache hit " + cacheHit(u.Usage)
+			b = append(append(b, ", cache hit "...), cacheHit(u.Usage)...)
 		}
-		return []string{line}
+		return b
 	}
-	return []string{"(empty fact)"}
+	return append(b, "(empty fact)"...)
 }
 
-func describeEntry(id string, e session.Entry) []string {
+// appendUsage appends "input i, output o, cacheRead r, cacheWrite w".
+func appendUsage(b []byte, u session.Usage) []byte {
+	b = strconv.AppendInt(append(b, "input "...), u.Input, 10)
+	b = strconv.AppendInt(append(b, ", output "...), u.Output, 10)
+	b = strconv.AppendInt(append(b, ", cacheRead "...), u.CacheRead, 10)
+	return strconv.AppendInt(append(b, ", cacheWrite "...), u.CacheWrite, 10)
+}
+
+func appendEntry(b []byte, id string, e session.Entry, indent string) []byte {
 	switch e := e.(type) {
 	case *session.UserEntry:
-		return []string{"user: " + store.OneLine(e.Content, excerptRunes)}
+		return append(append(b, "user: "...), store.OneLine(e.Content, excerptRunes)...)
 	case *session.AssistantEntry:
 		text := "(no text)"
 		if e.Content != nil && *e.Content != "" {
 			text = store.OneLine(*e.Content, excerptRunes)
 		}
-		lines := []string{fmt.Sprintf("assistant [%s]: %s", e.StopReason, text)}
+		b = append(append(append(append(b, "assistant ["...), e.StopReason...), "]: "...), text...)
 		for i, c := range e.ToolCalls {
-			lines = append(lines, fmt.Sprintf("  call %d %s %s %s", i, c.ID, c.Function.Name, store.OneLine(c.Function.Arguments, argsRunes)))
+			b = strconv.AppendInt(append(append(append(b, '\n'), indent...), "  call "...), int64(i), 10)
+			b = append(append(append(append(append(append(b, ' '), c.ID...), ' '), c.Function.Name...), ' '), store.OneLine(c.Function.Arguments, argsRunes)...)
 		}
-		return lines
+		return b
 	case *session.ToolResultEntry:
-		return []string{fmt.Sprintf("tool result %s %s: %s, %d chars: %s",
-			e.ToolName, e.ToolCallID, e.Result, utf8.RuneCountInString(e.Content), store.OneLine(e.Content, excerptRunes))}
+		b = append(append(append(append(append(b, "tool result "...), e.ToolName...), ' '), e.ToolCallID...), ": "...)
+		b = strconv.AppendInt(append(append(b, e.Result...), ", "...), int64(utf8.RuneCountInString(e.Content)), 10)
+		return append(append(b, " chars: "...), store.OneLine(e.Content, excerptRunes)...)
 	case *session.SyntheticEntry:
-		return []string{fmt.Sprintf("tool result %s %s: synthetic %s (not executed)", e.ToolName, e.ToolCallID, e.Reason)}
+		b = append(append(append(append(append(b, "tool result "...), e.ToolName...), ' '), e.ToolCallID...), ": synthetic "...)
+		return append(append(b, e.Reason...), " (not executed)"...)
 	case *session.CompactionEntry:
-		return []string{fmt.Sprintf("compaction summary (%d chars), compacted through %s, retained tail of %d message(s): %s",
-			utf8.RuneCountInString(e.Summary), e.CompactedThroughEntryID, len(e.RetainedTail), store.OneLine(e.Summary, excerptRunes))}
+		return fmt.Appendf(b, "compaction summary (%d chars), compacted through %s, retained tail of %d message(s): %s",
+			utf8.RuneCountInString(e.Summary), e.CompactedThroughEntryID, len(e.RetainedTail), store.OneLine(e.Summary, excerptRunes))
 	}
-	return []string{fmt.Sprintf("entry %s", id)}
+	return append(append(b, "entry "...), id...)
 }
 
-func describeRecord(r session.Record) []string {
+func appendRecord(b []byte, r session.Record) []byte {
 	switch r := r.(type) {
 	case *session.RunStarted:
-		return []string{fmt.Sprintf("run %s started", r.OperationID)}
+		return append(append(append(b, "run "...), r.OperationID...), " started"...)
 	case *session.CompactionStarted:
 		// (writeFact writes its id lists itself.)
-		return []string{fmt.Sprintf("compaction %s started through %s", r.OperationID, r.InputThroughEntryID)}
+		return append(append(append(append(b, "compaction "...), r.OperationID...), " started through "...), r.InputThroughEntryID...)
 	case *session.StepAttempt:
-		return []string{fmt.Sprintf("model request: %s step %s attempt %d (%s)", r.StepKind, r.StepID, r.Attempt, r.ConfigurationSnapshot.Model)}
+		b = append(append(append(append(b, "model request: "...), r.StepKind...), " step "...), r.StepID...)
+		b = strconv.AppendInt(append(b, " attempt "...), int64(r.Attempt), 10)
+		return append(append(append(b, " ("...), r.ConfigurationSnapshot.Model...), ')')
 	case *session.StepFailed:
-		return []string{fmt.Sprintf("model request failed: %s: %s", r.Error.Code, store.OneLine(r.Error.Message, excerptRunes))}
+		b = append(append(append(b, "model request failed: "...), r.Error.Code...), ": "...)
+		return append(b, store.OneLine(r.Error.Message, excerptRunes)...)
 	case *session.ToolStarted:
-		return []string{fmt.Sprintf("tool started %s %s (replay %s): %s", r.ToolName, r.ToolCallID, r.Replay, store.OneLine(string(r.Arguments), argsRunes))}
+		b = append(append(append(append(append(b, "tool started "...), r.ToolName...), ' '), r.ToolCallID...), " (replay "...)
+		return append(append(append(b, r.Replay...), "): "...), store.OneLine(string(r.Arguments), argsRunes)...)
 	case *session.AbortRequested:
-		s := fmt.Sprintf("abort requested (%s phase", r.Phase)
+		b = append(append(append(b, "abort requested ("...), r.Phase...), " phase"...)
 		if r.ToolCallID != "" {
-			s += ", call " + r.ToolCallID
+			b = append(append(b, ", call "...), r.ToolCallID...)
 		}
-		return []string{s + ")"}
+		return append(b, ')')
 	case *session.OperationFinished:
-		s := fmt.Sprintf("%s %s finished: %s", r.OperationKind, r.OperationID, r.Outcome)
+		b = append(append(append(append(append(b, r.OperationKind...), ' '), r.OperationID...), " finished: "...), r.Outcome...)
 		if r.Completion != "" {
-			s += " (" + string(r.Completion) + ")"
+			b = append(append(append(b, " ("...), r.Completion...), ')')
 		}
 		if r.Error != nil {
-			s += fmt.Sprintf(": %s: %s", r.Error.Code, store.OneLine(r.Error.Message, excerptRunes))
+			b = append(append(append(append(b, ": "...), r.Error.Code...), ": "...), store.OneLine(r.Error.Message, excerptRunes)...)
 		}
-		return []string{s}
+		return b
 	}
-	return []string{fmt.Sprintf("record of operation %s", r.Operation())}
+	return append(append(b, "record of operation "...), r.Operation()...)
 }
 
 // writeFact writes the lines of one fact, the first prefixed with its seq
-// and UTC time, the others indented under it. A compaction's id lists (every
-// message entry of the session) are written as they are read, never built.
-func writeFact(w io.Writer, f session.Fact) {
-	var b [64]byte
-	prefix := append(b[:0], '#')
-	prefix = strconv.AppendInt(prefix, f.Seq, 10)
-	for len(prefix) < 5 {
-		prefix = append(prefix, ' ')
+// and time, the others indented to match. buf is scratch, returned for
+// the next fact.
+func writeFact(w io.Writer, f session.Fact, buf []byte) []byte {
+	b := append(buf[:0], '#')
+	b = strconv.AppendInt(b, f.Seq, 10)
+	for len(b) < 5 {
+		b = append(b, ' ')
 	}
-	prefix = append(prefix, ' ')
-	prefix = time.UnixMilli(f.Timestamp).UTC().AppendFormat(prefix, "15:04:05.000")
-	prefix = append(prefix, "  "...)
-	indent := strings.Repeat(" ", len(prefix))
+	b = append(b, ' ')
+	b = time.UnixMilli(f.Timestamp).UTC().AppendFormat(b, "15:04:05.000")
+	b = append(b, "  "...)
+	indent := spaces[:len(b)]
 	if r, ok := f.Record.(*session.CompactionStarted); ok {
-		fmt.Fprintf(w, "%scompaction %s started through %s\n", prefix, r.OperationID, r.InputThroughEntryID)
+		w.Write(appendRecord(b, r))
+		io.WriteString(w, "\n")
 		writeIDList(w, indent+"  compacted", r.CompactedEntryIDs)
 		writeIDList(w, indent+"  retained", r.RetainedEntryIDs)
-		return
+		return b
 	}
-	for i, line := range describeFact(f) {
-		if i == 0 {
-			w.Write(prefix)
-		} else {
-			io.WriteString(w, indent)
-		}
-		io.WriteString(w, line)
-		io.WriteString(w, "\n")
-	}
+	b = append(appendFact(b, f, indent), '\n')
+	w.Write(b)
+	return b
 }
+
+// spaces is more than any timeline prefix is wide.
+var spaces = strings.Repeat(" ", 64)
 
 // writeIDList writes the line "label (n): id id ..." or "label (0): -".
 func writeIDList(w io.Writer, label string, ids []string) {
