@@ -84,7 +84,13 @@ func writeShow(w io.Writer, f *os.File) (*session.State, *session.Corruption, []
 				buf = writeFact(w, f, buf)
 			}
 			perOperation.add(facts)
+			n := len(turns.turns)
 			turns.add(facts)
+			for i := n; i < len(turns.turns); i++ {
+				// Keep only the excerpt writeUndoInfo prints: the
+				// prompt's page of the file need not be read again.
+				turns.turns[i].Prompt = strings.Clone(store.OneLine(turns.turns[i].Prompt, undoPromptRunes))
+			}
 		},
 	}
 	r, read, c, err := store.ReadSession(f, hooks)

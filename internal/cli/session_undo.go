@@ -41,6 +41,9 @@ func (f forkOrigins) cell(id string) string {
 
 // writeUndoInfo ends `session show`: where a fork came from, and the
 // session's checkpoints with the store's cap and eviction rule.
+// undoPromptRunes is the width of a prompt in the list of user turns.
+const undoPromptRunes = 60
+
 func writeUndoInfo(w io.Writer, path string, st *session.State, turns []userTurn, getenv func(string) string) {
 	if o, err := fork.ReadOrigin(path); err != nil {
 		fmt.Fprintf(w, "fork origin unreadable: %v\n", err)
@@ -58,7 +61,7 @@ func writeUndoInfo(w io.Writer, path string, st *session.State, turns []userTurn
 	if len(turns) > 0 {
 		fmt.Fprintln(w, "user turns (tiny-go session rewind <id> --turn N):")
 		for _, t := range turns {
-			fmt.Fprintf(w, "  %d  #%d  %s\n", t.N, t.Seq, store.OneLine(t.Prompt, 60))
+			fmt.Fprintf(w, "  %d  #%d  %s\n", t.N, t.Seq, store.OneLine(t.Prompt, undoPromptRunes))
 		}
 	}
 	recs, err := checkpoint.ReadIndexFile(dir + "/" + checkpoint.IndexFile)
