@@ -1,8 +1,10 @@
 package session
 
 import (
+	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -60,4 +62,23 @@ func TestUUIDKey(t *testing.T) {
 	if a, b := tab.key("op1"), tab.key("op2"); a == b || a != tab.key("op1") || a == (idKey{}) || a[6]>>4 == 7 {
 		t.Errorf("odd keys %x %x", a, b)
 	}
+}
+
+// FuzzUUIDKey: uuidKey accepts exactly what isUUIDv7 accepts, and its key
+// is the UUID's hex digits decoded.
+func FuzzUUIDKey(f *testing.F) {
+	f.Add("018f0000-0000-7000-8000-00000000000a")
+	f.Add("018F0000-0000-7000-8000-00000000000a")
+	f.Add("01234567-89ab-7def-bfff-ffffffffffff")
+	f.Fuzz(func(t *testing.T, s string) {
+		k, ok := uuidKey(s)
+		if ok != isUUIDv7(s) {
+			t.Fatalf("%q: uuidKey ok %v, isUUIDv7 %v", s, ok, isUUIDv7(s))
+		}
+		if ok {
+			if want := strings.ReplaceAll(s, "-", ""); hex.EncodeToString(k[:]) != want {
+				t.Fatalf("%q: key %x", s, k)
+			}
+		}
+	})
 }
