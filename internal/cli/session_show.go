@@ -276,7 +276,8 @@ func cacheHit(u session.Usage) string {
 // may follow its terminal).
 type operationUsage struct {
 	order []string
-	sums  map[string]session.Usage
+	sums  []session.Usage
+	index map[string]int // into order and sums
 }
 
 func (o *operationUsage) add(facts []session.Fact) {
@@ -284,23 +285,30 @@ func (o *operationUsage) add(facts []session.Fact) {
 		if f.Usage == nil || f.Usage.AttemptID == "" {
 			continue
 		}
-		if o.sums == nil {
-			o.sums = make(map[string]session.Usage)
-		}
-		id := f.Usage.OperationID
-		s, seen := o.sums[id]
+		i, seen := o.index[f.Usage.OperationID]
 		if !seen {
+			if o.index == nil {
+				o.index = make(map[string]int)
+			}
+			// A copy, assigned once: the fact's id may be the file's
+			// bytes, whose pages a long read gives back
+			// (store.ReadSession), and a key is read again whenever a
+			// lookup meets it or the map grows.
+			id := strings.Clone(f.Usage.OperationID)
+			i = len(o.order)
+			o.index[id] = i
 			o.order = append(o.order, id)
+			o.sums = append(o.sums, session.Usage{})
 		}
-		u := f.Usage.Usage
-		o.sums[id] = session.Usage{Input: s.Input + u.Input, Output: s.Output + u.Output, CacheRead: s.CacheRead + u.CacheRead, CacheWrite: s.CacheWrite + u.CacheWrite}
+		s, u := &o.sums[i], f.Usage.Usage
+		s.Input, s.Output, s.CacheRead, s.CacheWrite = s.Input+u.Input, s.Output+u.Output, s.CacheRead+u.CacheRead, s.CacheWrite+u.CacheWrite
 	}
 }
 
 func (o *operationUsage) lines() []string {
 	var out []string
-	for _, id := range o.order {
-		u := o.sums[id]
+	for i, id := range o.order {
+		u := o.sums[i]
 		out = append(out, fmt.Sprintf("model usage of operation %s: input %d, output %d, cacheRead %d, cacheWrite %d, cache hit %s", id, u.Input, u.Output, u.CacheRead, u.CacheWrite, cacheHit(u)))
 	}
 	return out

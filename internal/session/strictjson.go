@@ -467,7 +467,10 @@ func (r *reader) intern(b []byte) string {
 	if s, ok := r.strs[string(b)]; ok {
 		return s
 	}
-	s := r.keep(r.arena, b)
+	// A copy even from a mapped file: the table's keys are read at every
+	// lookup, and the pages of a mapped file behind the reader are given
+	// back (dropBehind).
+	s := r.arena.string(b)
 	if len(r.strs) >= 4096 {
 		clear(r.strs) // bound the memory; interning is only an optimization
 	}
