@@ -61,7 +61,8 @@ func ReadSession(rd io.Reader, sizeHint int64, hooks ReadHooks) (r *Reducer, n i
 // instead of copying them, so that a load touches little memory besides
 // the file's own pages (issue 17). data must never change and must stay
 // mapped for as long as the reducer, its states or any string taken from
-// them live. n is len(data).
+// them live. n counts bytes as ReadSession's does. A fault on data (the
+// file was cut short under the reader) is ErrMappingFault.
 func ReadMapped(data []byte, hooks ReadHooks) (r *Reducer, n int64, c *Corruption, err error) {
 	restore := faultsPanic()
 	defer restore()
