@@ -16,7 +16,7 @@ import (
 // so that the state references the file's bytes instead of copying the
 // text of every message (issue 17); a file that cannot be mapped (empty,
 // not a regular file, a file system without mmap) is streamed instead,
-// with the same result. f's offset is not moved.
+// with the same result. The offset of a regular file is not moved.
 //
 // The mapping is never unmapped: the state, and any string taken from it,
 // may live as long as the process, and what it costs is address space.
@@ -30,14 +30,13 @@ import (
 // reading a message past the new end afterwards faults, as in any program
 // that maps its data.
 func ReadSession(f *os.File, hooks session.ReadHooks) (r *session.Reducer, n int64, c *session.Corruption, err error) {
-	var size int64
 	fi, err := f.Stat()
-	if err == nil && fi.Mode().IsRegular() {
-		size = fi.Size()
+	if err != nil || !fi.Mode().IsRegular() {
+		return session.ReadSession(f, 0, hooks) // a pipe, a terminal
 	}
-	data, err := mapFile(f, size)
+	data, err := mapFile(f, fi.Size())
 	if err != nil {
-		return session.ReadSession(io.NewSectionReader(f, 0, 1<<62), size, hooks)
+		return session.ReadSession(io.NewSectionReader(f, 0, 1<<62), fi.Size(), hooks)
 	}
 	defer func() {
 		// Out of the process, not out of the mapping.
