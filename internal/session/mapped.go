@@ -21,28 +21,6 @@ func populate(b []byte) {
 	}
 }
 
-// dropLag is how far behind the applier a mapped session's pages are
-// taken out of the process.
-const dropLag = 32 << 20
-
-// dropBehind takes the pages of the mapping more than dropLag before off
-// out of the process (MADV_DONTNEED: they stay in the page cache, and a
-// later read maps them again), so that a load's resident memory is its
-// state and a window of the file, not the whole file. It starts from the
-// file's start every time: a compaction hashes the messages since the
-// previous one, which maps their pages again. Only the applier calls it:
-// the decoder is always ahead of it.
-func (l *lineReader) dropBehind(off int) {
-	if off-l.dropped < 2*dropLag {
-		return
-	}
-	end := (off - dropLag) &^ (pageSize - 1)
-	_ = unix.Madvise(l.all[:end], unix.MADV_DONTNEED)
-	l.dropped = end
-}
-
-var pageSize = unix.Getpagesize()
-
 // ErrMappingFault is returned when reading a mapped session faulted: the
 // file was cut short under the reader.
 var ErrMappingFault = fmt.Errorf("session: the file shrank while it was read; read it again")

@@ -101,9 +101,6 @@ func (r *Reducer) readBody(lr *lineReader, hooks ReadHooks) (n int64, c *Corrupt
 			return b.n, nil, nil
 		}
 		free <- b
-		if lr.all != nil {
-			lr.dropBehind(int(n))
-		}
 	}
 }
 

@@ -124,9 +124,8 @@ type lineReader struct {
 	n    int64  // bytes read
 	data []byte // the rest of the mapped file
 	all  []byte // the mapped file
-	// populated is how much of all has been mapped in (populate), and
-	// dropped how much taken out again (dropBehind).
-	populated, dropped int
+	// populated is how much of all has been mapped in (populate).
+	populated int
 }
 
 // next returns the next complete line with its LF, valid until the next

@@ -468,8 +468,8 @@ func (r *reader) intern(b []byte) string {
 		return s
 	}
 	// A copy even from a mapped file: the table's keys are read at every
-	// lookup, and the pages of a mapped file behind the reader are given
-	// back (dropBehind).
+	// lookup, and the pages of a mapped file are given back after a read
+	// (store.ReadSession).
 	s := r.arena.string(b)
 	if len(r.strs) >= 4096 {
 		clear(r.strs) // bound the memory; interning is only an optimization
