@@ -91,14 +91,16 @@ func List(cwd string) ([]Summary, error) {
 }
 
 // summarize reduces the session in f, streamed (the file is never held
-// whole).
+// whole). Not mapped (ReadSession): a mapping lives as long as the
+// process, and a list is made again and again (the resume picker, an
+// editor's session list) over every session of the directory.
 func summarize(f *os.File, id string, stamp time.Time) (Summary, error) {
 	sum := Summary{ID: id, Path: f.Name(), Started: stamp}
 	var hint int64
 	if fi, err := f.Stat(); err == nil {
 		hint = fi.Size()
 	}
-	r, n, c, err := ReadSession(f, session.ReadHooks{})
+	r, n, c, err := session.ReadSession(f, hint, session.ReadHooks{})
 	if err != nil {
 		return sum, err
 	}

@@ -10,9 +10,8 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
-// ReadSession reduces the session file f in one pass, as every reader of
-// a whole session does (store open, list, `session state`, `verify`,
-// `show`). It reads f through a read-only shared mapping (session.ReadMapped),
+// ReadSession reduces the session file f in one pass, as the readers of
+// one whole session do (store open, `session state`, `verify`, `show`). It reads f through a read-only shared mapping (session.ReadMapped),
 // so that the state references the file's bytes instead of copying the
 // text of every message (issue 17); a file that cannot be mapped (empty,
 // not a regular file, a file system without mmap) is streamed instead,

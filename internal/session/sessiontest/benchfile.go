@@ -20,7 +20,9 @@ import (
 // runs between compactions (default 20); every compactionStarted lists the
 // whole history (runtime.md §4), so a file compacted every 20 runs grows
 // with the square of its runs: the 50k-run file (522 MB) is generated with
-// 10000. TINY_GO_BENCH_SESSION keeps the file at that path, and reuses it
+// 10000. TINY_GO_BENCH_TEXT=code makes the text look like code and command
+// output (Options.Code), as in real sessions, where JSON escapes most
+// strings. TINY_GO_BENCH_SESSION keeps the file at that path, and reuses it
 // when it exists, for measuring the commands on it.
 func BenchFile(b testing.TB) (path string, runs int) {
 	runs, every := envInt(b, "TINY_GO_BENCH_RUNS", 2000), envInt(b, "TINY_GO_BENCH_COMPACT_EVERY", 20)
@@ -30,7 +32,7 @@ func BenchFile(b testing.TB) (path string, runs int) {
 	}
 	if _, err := os.Stat(path); err != nil {
 		// About 15 facts per run with the generator's defaults.
-		data := Generate(Options{Facts: runs * 15, Seed: 7, CompactEvery: every})
+		data := Generate(Options{Facts: runs * 15, Seed: 7, CompactEvery: every, Code: os.Getenv("TINY_GO_BENCH_TEXT") == "code"})
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			b.Fatal(err)
 		}

@@ -21,6 +21,10 @@ type Options struct {
 	CompactEvery int
 	// ResultBytes is the typical size of a tool result (default 600).
 	ResultBytes int
+	// Code makes the text look like code and command output: lines,
+	// tab indents and quoted words, which JSON escapes (so a reader
+	// must unescape most strings instead of taking their bytes).
+	Code bool
 }
 
 // Generate returns a realistic session file: runs of a prompt, a few model
@@ -45,7 +49,23 @@ func GenerateBuilder(opts Options) *Builder {
 		n = n/2 + rng.IntN(n+1)
 		var sb strings.Builder
 		for sb.Len() < n {
-			sb.WriteString(words[rng.IntN(len(words))])
+			w := words[rng.IntN(len(words))]
+			if !opts.Code {
+				sb.WriteString(w)
+				sb.WriteByte(' ')
+				continue
+			}
+			switch rng.IntN(16) {
+			case 0:
+				sb.WriteString("\n\t")
+			case 1:
+				sb.WriteString(`"` + w + `"`)
+			case 2, 3:
+				sb.WriteString(w + "\n")
+				continue
+			default:
+				sb.WriteString(w)
+			}
 			sb.WriteByte(' ')
 		}
 		return sb.String()
