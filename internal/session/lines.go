@@ -1,0 +1,26 @@
+package session
+
+import (
+	"bufio"
+	"io"
+)
+
+// LineReader yields the committed lines of a session file (each one
+// LF-terminated; bytes after the final LF, a torn tail, are counted but
+// never yielded) for readers that stream a session without reducing it: a
+// fork's copy, a list of its user turns. Memory is the buffer plus the
+// longest line.
+type LineReader struct{ lr lineReader }
+
+// NewLineReader reads lines from rd through a buffer of bufSize bytes.
+func NewLineReader(rd io.Reader, bufSize int) *LineReader {
+	return &LineReader{lr: lineReader{br: bufio.NewReaderSize(rd, bufSize)}}
+}
+
+// Next returns the next committed line with its LF, valid until the next
+// call; ok is false at the end of the committed lines.
+func (l *LineReader) Next() (line []byte, ok bool, err error) { return l.lr.next() }
+
+// Offset is the number of bytes read: after Next returned a line, the
+// offset just past its LF.
+func (l *LineReader) Offset() int64 { return l.lr.n }
