@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -586,6 +587,7 @@ func sessionTurns(data []byte) ([]userTurn, map[string]int64) {
 func committedTransactions(data []byte) []transaction {
 	var out []transaction
 	_ = eachTransaction(bytes.NewReader(data), func(tx transaction) bool {
+		tx.facts = slices.Clone(tx.facts)
 		out = append(out, tx)
 		return true
 	})

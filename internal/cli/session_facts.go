@@ -16,9 +16,11 @@ type transaction struct {
 // line by line (the file is never held whole), and calls fn with each
 // until fn returns false. It ignores the header and the torn tail and
 // stops at the first line that does not decode; callers know from the
-// reducer where and why. Memory is the longest line.
+// reducer where and why. Memory is the longest line. A transaction's facts
+// slice is valid only during fn (their payloads stay valid).
 func eachTransaction(rd io.Reader, fn func(transaction) bool) error {
 	lines := session.NewLineReader(rd, 64<<10)
+	var dec session.Decoder
 	for n := 1; ; n++ {
 		line, ok, err := lines.Next()
 		if err != nil || !ok {
@@ -27,7 +29,7 @@ func eachTransaction(rd io.Reader, fn func(transaction) bool) error {
 		if n == 1 {
 			continue // the header
 		}
-		facts, c := session.DecodeTransaction(line[:len(line)-1])
+		facts, c := dec.Decode(line[:len(line)-1])
 		if c != nil || !fn(transaction{line: n, facts: facts}) {
 			return nil
 		}

@@ -24,3 +24,11 @@ func (l *LineReader) Next() (line []byte, ok bool, err error) { return l.lr.next
 // Offset is the number of bytes read: after Next returned a line, the
 // offset just past its LF.
 func (l *LineReader) Offset() int64 { return l.lr.n }
+
+// Decoder decodes transaction lines one after another like
+// DecodeTransaction, reusing its buffers between lines: the facts slice
+// it returns is valid until the next Decode (their payloads stay valid).
+type Decoder struct{ d txDecoder }
+
+// Decode decodes one transaction line (without its LF).
+func (d *Decoder) Decode(line []byte) ([]Fact, *Corruption) { return d.d.decode(line) }
