@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -62,7 +63,7 @@ func scanTurns(rd io.Reader, calls bool) (*turnScan, error) {
 		}
 		for _, f := range tx.facts {
 			if ts, ok := f.Record.(*session.ToolStarted); ok && ts.ToolName != "read" && !settledAtStart(tx.facts, f.ID) {
-				s.calls = append(s.calls, startedCall{seq: f.Seq, id: f.ID, tool: ts.ToolName, toolCall: ts.ToolCallID})
+				s.calls = append(s.calls, startedCall{seq: f.Seq, id: strings.Clone(f.ID), tool: strings.Clone(ts.ToolName), toolCall: strings.Clone(ts.ToolCallID)})
 			}
 		}
 		return true
@@ -81,7 +82,9 @@ func scanTurnsFile(path string, calls bool) (*turnScan, error) {
 }
 
 // turnLog collects the user turns of a session, and with seqs set the seq
-// of each toolStarted, one transaction at a time.
+// of each toolStarted, one transaction at a time. What it keeps is copied:
+// a streamed pass's decoder carves strings from shared chunks, which one
+// kept string would hold whole.
 type turnLog struct {
 	turns []userTurn
 	seqs  map[string]int64
@@ -90,10 +93,10 @@ type turnLog struct {
 func (t *turnLog) add(facts []session.Fact) {
 	for _, f := range facts {
 		if u, ok := f.Entry.(*session.UserEntry); ok {
-			t.turns = append(t.turns, userTurn{N: len(t.turns) + 1, Seq: f.Seq, Boundary: facts[0].Seq - 1, Prompt: u.Content, At: f.Timestamp})
+			t.turns = append(t.turns, userTurn{N: len(t.turns) + 1, Seq: f.Seq, Boundary: facts[0].Seq - 1, Prompt: strings.Clone(u.Content), At: f.Timestamp})
 		}
 		if _, ok := f.Record.(*session.ToolStarted); ok && t.seqs != nil {
-			t.seqs[f.ID] = f.Seq
+			t.seqs[strings.Clone(f.ID)] = f.Seq
 		}
 	}
 }

@@ -28,7 +28,15 @@ func (l *LineReader) Offset() int64 { return l.lr.n }
 // Decoder decodes transaction lines one after another like
 // DecodeTransaction, reusing its buffers between lines: the facts slice
 // it returns is valid until the next Decode (their payloads stay valid).
+// Short strings are carved from shared 32 KiB chunks, as the reducer's
+// are: a caller that keeps a few of them copies them (strings.Clone), or
+// each one holds its chunk.
 type Decoder struct{ d txDecoder }
 
 // Decode decodes one transaction line (without its LF).
-func (d *Decoder) Decode(line []byte) ([]Fact, *Corruption) { return d.d.decode(line) }
+func (d *Decoder) Decode(line []byte) ([]Fact, *Corruption) {
+	if d.d.rd.arena == nil {
+		d.d.rd.arena, d.d.rd.ids = &strArena{}, &strArena{}
+	}
+	return d.d.decode(line)
+}
