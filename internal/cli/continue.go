@@ -1,7 +1,12 @@
 package cli
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
+	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/session"
 
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
@@ -22,4 +27,91 @@ func newestUsable(s store.Summary) error {
 		why += ")"
 	}
 	return fmt.Errorf("--continue: the newest session %s (%s) cannot be continued: %s. Inspect it with: tiny-go session verify %s; or resume another with --session <id> (tiny-go session list)", s.ID, s.Path, why, s.ID)
+}
+
+// openNewest opens the session --continue resumes: the newest one in
+// `session list`'s order that holds more than its header (a start that
+// failed before its first prompt leaves just a header). Only headers are
+// read to find it, and it is reduced once, by the open, not first to be
+// summarized (issue 17). finish completes an interrupted rewind of it
+// before it is opened.
+func openNewest(cwd string, opts store.Options, finish func(path string) error) (*store.Store, error) {
+	heads, err := store.Heads(cwd)
+	if err != nil {
+		return nil, fmt.Errorf("--continue: %w", err)
+	}
+	for _, h := range heads {
+		if h.Corruption == nil && !h.Lines {
+			continue // header only
+		}
+		if s, err := corruptLaterFork(heads, h); err != nil || s != nil {
+			if err != nil {
+				return nil, fmt.Errorf("--continue: %w", err)
+			}
+			return nil, newestUsable(*s)
+		}
+		if h.Corruption != nil {
+			return nil, newestUsable(store.Summary{ID: h.ID, Path: h.Path, State: store.SummaryCorrupt, Corruption: h.Corruption})
+		}
+		if err := finish(h.Path); err != nil {
+			return nil, err
+		}
+		st, err := store.Open(cwd, h.ID, opts)
+		var ce *store.CorruptError
+		if errors.As(err, &ce) && !integrityCode(ce.Corruption.Code) {
+			return nil, newestUsable(store.Summary{ID: h.ID, Path: h.Path, State: store.SummaryCorrupt, Corruption: ce.Corruption})
+		}
+		if err != nil {
+			return nil, err
+		}
+		if s := st.State(); s.Operation == nil && !hasPrompt(s) {
+			st.Close() // committed lines, but no prompt: passed by like a header
+			continue
+		}
+		return st, nil
+	}
+	return nil, fmt.Errorf("--continue: no session in %s to continue", cwd)
+}
+
+// corruptLaterFork returns the newest session that `session list` puts
+// before h only because it is corrupt: a list orders a session by its
+// header's date, but a corrupt one by its file name's, and a fork's name
+// is dated when it was made while its header keeps its source's date. Only
+// such files (forks made after h was started) are reduced.
+func corruptLaterFork(heads []store.Head, h store.Head) (*store.Summary, error) {
+	after := func(t time.Time, id string) bool { return cmp.Or(t.Compare(h.Started), cmp.Compare(id, h.ID)) > 0 }
+	var newest *store.Summary
+	for _, g := range heads {
+		if g.Corruption != nil || !g.Lines || g.ID == h.ID || after(g.Started, g.ID) || !after(g.Stamp, g.ID) {
+			continue
+		}
+		if newest != nil && cmp.Or(g.Stamp.Compare(newest.Started), cmp.Compare(g.ID, newest.ID)) <= 0 {
+			continue
+		}
+		s, err := store.Summarize(g)
+		if err != nil {
+			return nil, err
+		}
+		if s.State == store.SummaryCorrupt {
+			newest = &s
+		}
+	}
+	return newest, nil
+}
+
+// integrityCode reports whether code is one of the store's integrity
+// findings, which an open reports as it always has.
+func integrityCode(code string) bool {
+	return code == store.CorruptDigestMismatch || code == store.CorruptTruncated || code == store.CorruptTampered
+}
+
+// hasPrompt reports whether st holds a user message (headerOnly's test on
+// a summary).
+func hasPrompt(st *session.State) bool {
+	for _, m := range st.Transcript {
+		if m.Role == session.RoleUser && m.Content != nil {
+			return true
+		}
+	}
+	return false
 }

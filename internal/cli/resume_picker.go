@@ -85,11 +85,20 @@ func forkLabel(path string) string {
 	}
 	n := o.Turn
 	if n == 0 {
-		if data, err := os.ReadFile(path); err == nil {
-			turns, _ := sessionTurns(data)
-			for _, t := range turns {
-				if t.Seq <= o.At {
-					n = t.N
+		// Read as far as the fork's point, streamed.
+		if f, err := os.Open(path); err == nil {
+			var t turnLog
+			_ = eachTransaction(f, func(tx transaction) bool {
+				if len(tx.facts) > 0 && tx.facts[0].Seq > o.At {
+					return false
+				}
+				t.add(tx.facts)
+				return true
+			})
+			f.Close()
+			for _, u := range t.turns {
+				if u.Seq <= o.At {
+					n = u.N
 				}
 			}
 		}

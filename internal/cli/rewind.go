@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -30,19 +31,60 @@ type userTurn struct {
 	At       int64 // ms
 }
 
-// sessionTurns lists the user turns of a session and the seq of every
-// toolStarted fact (checkpoints are keyed by its id).
-func sessionTurns(data []byte) ([]userTurn, map[string]int64) {
-	var t turnLog
-	t.seqs = map[string]int64{}
-	for _, tx := range committedTransactions(data, 0) {
-		t.add(tx.facts)
+// turnScan is what one streamed pass over a session tells a rewind: its
+// user turns, the seq of every toolStarted fact (checkpoints are keyed by
+// its id), and the tool calls that may have changed files.
+type turnScan struct {
+	turnLog
+	calls []startedCall
+}
+
+// startedCall is a toolStarted fact of a call that may have run: not a
+// read, and not settled in its own transaction.
+type startedCall struct {
+	seq            int64
+	id             string // the fact's id
+	tool, toolCall string
+}
+
+// scanTurns lists the user turns of the session read from rd, in one
+// streamed pass; with calls set it also notes the seq of every
+// toolStarted fact and the calls that may have changed files. Memory is
+// what it lists, not the session.
+func scanTurns(rd io.Reader, calls bool) (*turnScan, error) {
+	var s turnScan
+	if calls {
+		s.seqs = map[string]int64{}
 	}
-	return t.turns, t.seqs
+	err := eachTransaction(rd, func(tx transaction) bool {
+		s.add(tx.facts)
+		if !calls {
+			return true
+		}
+		for _, f := range tx.facts {
+			if ts, ok := f.Record.(*session.ToolStarted); ok && ts.ToolName != "read" && !settledAtStart(tx.facts, f.ID) {
+				s.calls = append(s.calls, startedCall{seq: f.Seq, id: strings.Clone(f.ID), tool: strings.Clone(ts.ToolName), toolCall: strings.Clone(ts.ToolCallID)})
+			}
+		}
+		return true
+	})
+	return &s, err
+}
+
+// scanTurnsFile is scanTurns over the session file at path.
+func scanTurnsFile(path string, calls bool) (*turnScan, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return scanTurns(f, calls)
 }
 
 // turnLog collects the user turns of a session, and with seqs set the seq
-// of each toolStarted, one transaction at a time.
+// of each toolStarted, one transaction at a time. What it keeps is copied:
+// a streamed pass's decoder carves strings from shared chunks, which one
+// kept string would hold whole.
 type turnLog struct {
 	turns []userTurn
 	seqs  map[string]int64
@@ -51,10 +93,10 @@ type turnLog struct {
 func (t *turnLog) add(facts []session.Fact) {
 	for _, f := range facts {
 		if u, ok := f.Entry.(*session.UserEntry); ok {
-			t.turns = append(t.turns, userTurn{N: len(t.turns) + 1, Seq: f.Seq, Boundary: facts[0].Seq - 1, Prompt: u.Content, At: f.Timestamp})
+			t.turns = append(t.turns, userTurn{N: len(t.turns) + 1, Seq: f.Seq, Boundary: facts[0].Seq - 1, Prompt: strings.Clone(u.Content), At: f.Timestamp})
 		}
 		if _, ok := f.Record.(*session.ToolStarted); ok && t.seqs != nil {
-			t.seqs[f.ID] = f.Seq
+			t.seqs[strings.Clone(f.ID)] = f.Seq
 		}
 	}
 }
@@ -105,11 +147,11 @@ func sessionCwd(path string) string {
 
 // planRewind plans a rewind without changing anything.
 func planRewind(ctx context.Context, req rewindRequest, capBytes int64) (*rewindJournal, error) {
-	data, err := os.ReadFile(req.Path)
+	scan, err := scanTurnsFile(req.Path, true)
 	if err != nil {
 		return nil, err
 	}
-	turns, seqs := sessionTurns(data)
+	turns, seqs := scan.turns, scan.seqs
 	if len(turns) == 0 {
 		return nil, errors.New("the session has no user turn to rewind to")
 	}
@@ -157,11 +199,9 @@ func planRewind(ctx context.Context, req rewindRequest, capBytes int64) (*rewind
 	for _, r := range recs {
 		recorded[r.ToolStartedID] = true
 	}
-	for _, tx := range committedTransactions(data, 0) {
-		for _, f := range tx.facts {
-			if ts, ok := f.Record.(*session.ToolStarted); ok && f.Seq >= t.Seq && ts.ToolName != "read" && !recorded[f.ID] && !settledAtStart(tx.facts, f.ID) {
-				plan.Warnings = append(plan.Warnings, fmt.Sprintf("no checkpoint was recorded for %s (%s, seq %d): what it changed cannot be put back", ts.ToolName, ts.ToolCallID, f.Seq))
-			}
+	for _, c := range scan.calls {
+		if c.seq >= t.Seq && !recorded[c.id] {
+			plan.Warnings = append(plan.Warnings, fmt.Sprintf("no checkpoint was recorded for %s (%s, seq %d): what it changed cannot be put back", c.tool, c.toolCall, c.seq))
 		}
 	}
 	return j, nil
@@ -279,8 +319,7 @@ func forkOnce(sourcePath string, j *rewindJournal) (*fork.Result, error) {
 	cwd := sessionCwd(sourcePath)
 	if p, err := store.PathByID(cwd, j.ForkID); err == nil {
 		if o, _ := fork.ReadOrigin(p); o == nil {
-			data, _ := os.ReadFile(sourcePath)
-			src, _ := session.DecodeHeader(data[:max(0, bytes.IndexByte(data, '\n'))])
+			src, _ := store.ReadHeader(sourcePath)
 			_ = fork.WriteOrigin(p, fork.Origin{Source: src.ID, At: j.Turn.Boundary, Turn: j.Turn.N, CreatedAt: time.Now().UnixMilli()})
 		}
 		return &fork.Result{ID: j.ForkID, Path: p}, nil

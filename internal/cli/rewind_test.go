@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -8,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -457,7 +459,7 @@ func TestForkInsideAnOpenOperationResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var at int64
-	for _, tx := range committedTransactions(src, 0) {
+	for _, tx := range committedTransactions(src) {
 		if _, ok := tx.facts[0].Record.(*session.ToolStarted); ok && at == 0 {
 			at = tx.facts[len(tx.facts)-1].Seq // the first tool call's intent
 		}
@@ -569,4 +571,25 @@ func TestEmptyForkLeavesNothingBehind(t *testing.T) {
 			t.Errorf("%s is left without its session", e.Name())
 		}
 	}
+}
+
+// sessionTurns lists the user turns of a session's bytes and the seq of
+// every toolStarted fact.
+func sessionTurns(data []byte) ([]userTurn, map[string]int64) {
+	s, err := scanTurns(bytes.NewReader(data), true)
+	if err != nil {
+		panic(err) // a bytes.Reader does not fail
+	}
+	return s.turns, s.seqs
+}
+
+// committedTransactions decodes the transactions of a session's bytes.
+func committedTransactions(data []byte) []transaction {
+	var out []transaction
+	_ = eachTransaction(bytes.NewReader(data), func(tx transaction) bool {
+		tx.facts = slices.Clone(tx.facts)
+		out = append(out, tx)
+		return true
+	})
+	return out
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -51,11 +50,13 @@ type interactiveRewinder struct {
 func (r *interactiveRewinder) SessionID() string { return r.a.store.ID() }
 
 func (r *interactiveRewinder) Turns() ([]ui.RewindTurn, error) {
-	data, err := os.ReadFile(r.a.store.Path())
+	// The store's state has no timestamps: one streamed pass over the
+	// file lists the turns.
+	scan, err := scanTurnsFile(r.a.store.Path(), false)
 	if err != nil {
 		return nil, err
 	}
-	turns, _ := sessionTurns(data)
+	turns := scan.turns
 	out := make([]ui.RewindTurn, len(turns))
 	for i, t := range turns {
 		out[i] = ui.RewindTurn{N: t.N, Prompt: t.Prompt, At: time.UnixMilli(t.At)}

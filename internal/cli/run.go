@@ -389,30 +389,7 @@ func (a *runner) attach(envID string) error {
 		a.store, err = store.Open(a.cwd, a.flags.session, opts)
 		a.resumed = true
 	case a.flags.cont:
-		list, lerr := store.List(a.cwd)
-		if lerr != nil {
-			return fmt.Errorf("--continue: %w", lerr)
-		}
-		// Header-only files (a start that failed before its first
-		// prompt) are passed by; the newest real session must be usable.
-		var newest *store.Summary
-		for i := range list {
-			if !headerOnly(list[i]) {
-				newest = &list[i]
-				break
-			}
-		}
-		if newest == nil {
-			return fmt.Errorf("--continue: no session in %s to continue", a.cwd)
-		}
-		if err := newestUsable(*newest); err != nil {
-			return err
-		}
-		if err := a.finishRewind(newest.Path); err != nil {
-			return err
-		}
-		id := newest.ID
-		a.store, err = store.Open(a.cwd, id, opts)
+		a.store, err = openNewest(a.cwd, opts, a.finishRewind)
 		a.resumed = true
 	default:
 		a.store, err = store.Create(a.cwd, store.NewHeader{Provider: a.access.name, Model: a.model, EnvironmentIdentity: envID}, opts)

@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"bytes"
+	"io"
 
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
@@ -12,33 +12,28 @@ type transaction struct {
 	facts []session.Fact
 }
 
-// committedTransactions decodes the transactions of data that come before
-// line stop (0: all), ignoring the torn tail. It stops early at a line that
-// does not decode; callers know from Reduce where and why.
-func committedTransactions(data []byte, stop int) []transaction {
-	if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
-		data = data[:i+1]
-	} else {
-		return nil
-	}
-	var out []transaction
-	for n := 1; len(data) > 0; n++ {
-		i := bytes.IndexByte(data, '\n')
-		line := data[:i]
-		data = data[i+1:]
+// eachTransaction decodes the transactions of a session as it reads rd,
+// line by line (the file is never held whole), and calls fn with each
+// until fn returns false. It ignores the header and the torn tail and
+// stops at the first line that does not decode; callers know from the
+// reducer where and why. Memory is the longest line. A transaction's facts
+// slice is valid only during fn (their payloads stay valid).
+func eachTransaction(rd io.Reader, fn func(transaction) bool) error {
+	lines := session.NewLineReader(rd, 64<<10)
+	var dec session.Decoder
+	for n := 1; ; n++ {
+		line, ok, err := lines.Next()
+		if err != nil || !ok {
+			return err
+		}
 		if n == 1 {
 			continue // the header
 		}
-		if stop > 0 && n >= stop {
-			break
+		facts, c := dec.Decode(line[:len(line)-1])
+		if c != nil || !fn(transaction{line: n, facts: facts}) {
+			return nil
 		}
-		facts, c := session.DecodeTransaction(line)
-		if c != nil {
-			break
-		}
-		out = append(out, transaction{line: n, facts: facts})
 	}
-	return out
 }
 
 // operationCounts tallies operations by their records.

@@ -6,6 +6,7 @@
 package fork
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -89,43 +90,141 @@ func committedLines(data []byte) ([]line, error) {
 // committed fact): the header with its id replaced by newID, byte for
 // byte otherwise, and every committed line up to the transaction that ends
 // at at. A seq inside a transaction is refused (a transaction is atomic),
-// and so is a prefix that does not reduce.
+// and so is a prefix that does not reduce. It is copyPrefix over data.
 func Prefix(data []byte, at int64, newID string) ([]byte, error) {
-	if !store.ValidID(newID) {
-		return nil, fmt.Errorf("%q is not a session id", newID)
-	}
-	lines, err := committedLines(data)
-	if err != nil {
+	var out bytes.Buffer
+	if _, _, err := copyPrefix(bytes.NewReader(data), int64(len(data)), at, newID, &out, func() error { out.Reset(); return nil }); err != nil {
 		return nil, err
 	}
-	last := lines[len(lines)-1]
-	if at < 0 {
-		at = last.last
+	return out.Bytes(), nil
+}
+
+// copyPrefix streams the fork of the session read from src at seq at
+// (-1: every committed fact) to w, as Prefix describes, in one pass that
+// reduces what it copies and reads little past the cut: memory is the
+// reduced state of the prefix (the text of compacted messages released),
+// never the file. reset empties w for the rare second pass (a compaction
+// that retains a message whose text was released). It returns the seq the
+// fork ends at and the ids of its facts.
+func copyPrefix(src io.ReadSeeker, sizeHint, at int64, newID string, w io.Writer, reset func() error) (int64, map[string]bool, error) {
+	if !store.ValidID(newID) {
+		return 0, nil, fmt.Errorf("%q is not a session id", newID)
 	}
-	cut := -1
-	for _, l := range lines {
-		switch {
-		case l.last == at:
-			cut = l.end
-		case at >= l.first && at < l.last && l.first > 0:
-			return nil, fmt.Errorf("seq %d is inside a transaction (seqs %d-%d are committed together); fork at %d or %d", at, l.first, l.last, l.first-1, l.last)
+	for _, lean := range []bool{true, false} {
+		if !lean {
+			if _, err := src.Seek(0, io.SeekStart); err != nil {
+				return 0, nil, err
+			}
+			if err := reset(); err != nil {
+				return 0, nil, err
+			}
+		}
+		end, ids, err := copyPrefixOnce(src, sizeHint, at, newID, w, lean)
+		if !errors.Is(err, session.ErrReleasedTextNeeded) {
+			return end, ids, err
 		}
 	}
-	if cut < 0 {
-		return nil, fmt.Errorf("seq %d is not in the session (its last committed seq is %d)", at, last.last)
+	panic("unreachable")
+}
+
+func copyPrefixOnce(src io.Reader, sizeHint, at int64, newID string, w io.Writer, lean bool) (int64, map[string]bool, error) {
+	var (
+		rd      = &stoppable{r: src}
+		line    []byte // the line being applied
+		header  bool   // the header was decoded and written
+		last    int64  // the last seq copied
+		cutLine int    // the line the fork ends with, once copied
+		failed  error  // the first refusal or write error
+		ids     = map[string]bool{}
+	)
+	stop := func(err error) {
+		if failed == nil {
+			failed = err
+		}
+		rd.stop = true
 	}
-	header, err := replaceID(data[:lines[0].end-1], newID)
-	if err != nil {
-		return nil, err
+	hooks := session.ReadHooks{
+		Line: func(l []byte) { line = append(line[:0], l...) },
+		Header: func(session.Header) {
+			header = true
+			h, err := replaceID(line[:len(line)-1], newID)
+			if err == nil {
+				_, err = w.Write(append(h, '\n'))
+			}
+			if err != nil {
+				stop(err)
+			} else if at == 0 {
+				cutLine = 1
+				rd.stop = true
+			}
+		},
+		Transaction: func(n int, facts []session.Fact) {
+			if rd.stop || len(facts) == 0 {
+				return // read ahead of the cut, or after a refusal
+			}
+			first, end := facts[0].Seq, facts[len(facts)-1].Seq
+			if at >= 0 && at < end {
+				stop(fmt.Errorf("seq %d is inside a transaction (seqs %d-%d are committed together); fork at %d or %d", at, first, end, first-1, end))
+				return
+			}
+			if _, err := w.Write(line); err != nil {
+				stop(err)
+				return
+			}
+			for _, f := range facts {
+				ids[f.ID] = true
+			}
+			last = end
+			if end == at {
+				cutLine = n
+				rd.stop = true
+			}
+		},
+		ReleaseCompacted: lean,
 	}
-	out := make([]byte, 0, len(header)+1+cut-lines[0].end)
-	out = append(out, header...)
-	out = append(out, '\n')
-	out = append(out, data[lines[0].end:cut]...)
-	if _, c := session.Reduce(out); c != nil {
-		return nil, fmt.Errorf("the prefix up to seq %d does not reduce: %w", at, c)
+	_, _, c, err := session.ReadSession(rd, sizeHint, hooks)
+	switch {
+	case failed != nil:
+		return 0, nil, failed
+	case cutLine > 0 && (c == nil || c.Line > cutLine) && (err == nil || errors.Is(err, session.ErrReleasedTextNeeded)):
+		// What was read ahead of the cut is not the fork's.
+		return at, ids, nil
+	case err != nil:
+		return 0, nil, err
+	case !header && c != nil:
+		return 0, nil, fmt.Errorf("the session header is invalid: %w", c)
+	case c != nil && decodes(line):
+		return 0, nil, fmt.Errorf("the prefix up to seq %d does not reduce: %w", max(at, last), c)
+	case at < 0:
+		// Every committed line (up to the first that does not decode,
+		// which a fork never reaches past).
+		return last, ids, nil
 	}
-	return out, nil
+	return 0, nil, fmt.Errorf("seq %d is not in the session (its last committed seq is %d)", at, last)
+}
+
+// decodes reports whether a transaction line (with its LF) decodes: a
+// line that does not ends the committed part a fork may take.
+func decodes(line []byte) bool {
+	if len(line) == 0 {
+		return false
+	}
+	facts, c := session.DecodeTransaction(line[:len(line)-1])
+	return c == nil && len(facts) > 0
+}
+
+// stoppable reads r until stop is set, then reports the end: the reducer
+// stops soon after the fork's last line instead of reading the rest.
+type stoppable struct {
+	r    io.Reader
+	stop bool
+}
+
+func (s *stoppable) Read(p []byte) (int, error) {
+	if s.stop {
+		return 0, io.EOF
+	}
+	return s.r.Read(p)
 }
 
 // replaceID replaces the value of the header's top-level "id" member,
@@ -171,48 +270,58 @@ type Result struct {
 // O_EXCL and synced before its origin is written; the source is only read.
 // turn is recorded in the origin (0 when not a conversation rewind).
 func Write(sourcePath string, at int64, newID string, turn int, now time.Time) (Result, error) {
-	data, err := os.ReadFile(sourcePath)
+	src, err := os.Open(sourcePath)
 	if err != nil {
 		return Result{}, fmt.Errorf("fork: %w", err)
 	}
-	src, c := session.DecodeHeader(data[:max(0, bytes.IndexByte(data, '\n'))])
-	if c != nil {
-		return Result{}, fmt.Errorf("fork: the session header is invalid: %w", c)
+	defer src.Close()
+	var size int64
+	if fi, err := src.Stat(); err == nil {
+		size = fi.Size()
+	}
+	h, err := store.ReadHeader(sourcePath)
+	if err != nil {
+		return Result{}, fmt.Errorf("fork: the session header is invalid: %w", err)
 	}
 	if newID == "" {
 		if newID, err = store.NewID(); err != nil {
 			return Result{}, err
 		}
 	}
-	out, err := Prefix(data, at, newID)
-	if err != nil {
-		return Result{}, fmt.Errorf("fork %s: %w", src.ID, err)
-	}
-	if at < 0 {
-		b, _ := Boundaries(data)
-		at = b[len(b)-1]
-	}
+	// The fork is streamed from the source into its own file, which is
+	// removed if the fork is refused.
 	path := filepath.Join(filepath.Dir(sourcePath), store.FileName(now, newID))
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return Result{}, fmt.Errorf("fork: %w", err)
 	}
-	_, err = f.Write(out)
-	if err == nil {
-		err = f.Sync()
+	w := bufio.NewWriterSize(f, 64<<10)
+	reset := func() error {
+		w.Reset(f)
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		return f.Truncate(0)
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	at, ids, err := copyPrefix(src, size, at, newID, w, reset)
+	if err != nil {
+		err = fmt.Errorf("fork %s: %w", h.ID, err)
+	} else if werr := w.Flush(); werr != nil {
+		err = fmt.Errorf("fork: %w", werr)
+	} else if werr := f.Sync(); werr != nil {
+		err = fmt.Errorf("fork: %w", werr)
+	}
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("fork: %w", cerr)
 	}
 	if err != nil {
 		os.Remove(path)
-		return Result{}, fmt.Errorf("fork: %w", err)
+		return Result{}, err
 	}
 	res := Result{ID: newID, Path: path}
-	if err := WriteOrigin(path, Origin{Source: src.ID, At: at, Turn: turn, CreatedAt: now.UnixMilli()}); err != nil {
+	if err := WriteOrigin(path, Origin{Source: h.ID, At: at, Turn: turn, CreatedAt: now.UnixMilli()}); err != nil {
 		return res, err
 	}
-	ids := factIDs(out)
 	if err := inheritCheckpoints(sourcePath, path, ids); err != nil {
 		return res, err
 	}
@@ -223,24 +332,6 @@ func Write(sourcePath string, at int64, newID string, turn int, now time.Time) (
 		return res, fmt.Errorf("fork: %w", err)
 	}
 	return res, nil
-}
-
-// factIDs returns the ids of every fact in a session file's bytes.
-func factIDs(data []byte) map[string]bool {
-	ids := map[string]bool{}
-	lines, _ := committedLines(data)
-	if len(lines) == 0 {
-		return ids
-	}
-	off := lines[0].end
-	for _, l := range lines[1:] {
-		facts, _ := session.DecodeTransaction(data[off : l.end-1])
-		for _, f := range facts {
-			ids[f.ID] = true
-		}
-		off = l.end
-	}
-	return ids
 }
 
 // inheritCheckpoints copies the source's checkpoint index up to the first

@@ -191,6 +191,10 @@ func FuzzPrefix(f *testing.F) {
 	id := "01900000-0000-7000-8000-000000000000"
 	f.Fuzz(func(t *testing.T, data []byte, at int64) {
 		out, err := Prefix(data, at, id)
+		ref, rerr := prefixRef(data, at, id)
+		if (err == nil) != (rerr == nil) || !bytes.Equal(out, ref) {
+			t.Fatalf("streamed fork: %v, %q; whole-file fork: %v, %q", err, out, rerr, ref)
+		}
 		if err != nil {
 			return
 		}

@@ -485,16 +485,24 @@ func RepairFile(path string, now time.Time) (*Repaired, error) {
 	if err := lockFile(f, path); err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(f)
+	// The file is read in sections, never held whole: the records are
+	// checked as it is hashed, the unverified rest is reduced as it is
+	// read, and the cut part is copied to the backup.
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("repair: %w", err)
 	}
+	size := fi.Size()
 	records, err := ReadSidecarFile(path, IntegrityFile)
 	if err != nil {
 		return nil, fmt.Errorf("repair: %w", err)
 	}
 	// The last complete line bounds what can be kept.
-	keep := int64(bytes.LastIndexByte(data, '\n') + 1)
+	committed, err := lastLineEnd(f, size)
+	if err != nil {
+		return nil, fmt.Errorf("repair: %w", err)
+	}
+	keep := committed
 	var why string
 	if tsize, reason, err := readTampered(path); err != nil {
 		return nil, fmt.Errorf("repair: %w", err)
@@ -502,7 +510,7 @@ func RepairFile(path string, now time.Time) (*Repaired, error) {
 		why = "tiny-go stopped because the file " + reason
 		keep = min(keep, tsize)
 	}
-	verified, c := Verify(data, keep, records)
+	verified, c := verifyAt(f, keep, records)
 	if c != nil {
 		if c.Code == CorruptTruncated {
 			return nil, fmt.Errorf("repair: %s; the lost lines cannot be restored (resuming without them could run their effects again): start a new session or fork this one", c.Describe())
@@ -514,29 +522,34 @@ func RepairFile(path string, now time.Time) (*Repaired, error) {
 	}
 	// Whatever was appended unverified must still reduce.
 	for {
-		st, rc := session.Reduce(data[:keep])
+		reduced, rc, err := reduceSection(f, keep)
+		if err != nil {
+			return nil, fmt.Errorf("repair: %w", err)
+		}
 		if rc == nil {
-			keep = min(keep, st.RepairedLength)
+			keep = min(keep, reduced)
 			break
 		}
 		if why == "" {
 			why = rc.Describe()
 		}
-		keep = lineStart(data, rc.Line)
+		if keep, err = lineStart(f, rc.Line); err != nil {
+			return nil, fmt.Errorf("repair: %w", err)
+		}
 		if keep == 0 {
 			return nil, fmt.Errorf("repair: the header line is not valid (%s); nothing can be kept", rc.Describe())
 		}
 	}
-	if keep == int64(len(data)) && why == "" {
+	if keep == size && why == "" {
 		return nil, ErrNothingToRepair
 	}
 	if why == "" {
 		why = "a torn last line"
 	}
-	r := &Repaired{Path: path, Kept: keep, Removed: int64(len(data)) - keep, Why: why,
-		FirstLine: lineAt(data, keep), LastLine: bytes.Count(data, []byte{'\n'})}
-	if len(data) > 0 && data[len(data)-1] != '\n' {
-		r.LastLine++
+	r := &Repaired{Path: path, Kept: keep, Removed: size - keep, Why: why,
+		FirstLine: lineAtReader(f, keep), LastLine: lineAtReader(f, size) - 1}
+	if committed < size {
+		r.LastLine++ // the torn last line
 	}
 	dir, err := SidecarDir(path, true)
 	if err != nil {
@@ -548,7 +561,7 @@ func RepairFile(path string, now time.Time) (*Repaired, error) {
 		if err != nil {
 			return nil, fmt.Errorf("repair: backup: %w", err)
 		}
-		_, werr := b.Write(data[keep:])
+		_, werr := io.Copy(b, io.NewSectionReader(f, keep, r.Removed))
 		if werr == nil {
 			werr = b.Sync()
 		}
@@ -569,7 +582,9 @@ func RepairFile(path string, now time.Time) (*Repaired, error) {
 		}
 	}
 	h := sha256.New()
-	h.Write(data[:keep])
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, keep)); err != nil {
+		return nil, fmt.Errorf("repair: %w", err)
+	}
 	last := record{size: keep}
 	h.Sum(last.digest[:0])
 	if len(recs) == 0 || !bytes.HasSuffix(out, last.line()) {
@@ -590,17 +605,67 @@ func RepairFile(path string, now time.Time) (*Repaired, error) {
 	return r, nil
 }
 
-// lineStart is the offset at which 1-based line n starts.
-func lineStart(data []byte, n int) int64 {
-	var off int64
-	for i := 1; i < n; i++ {
-		j := bytes.IndexByte(data[off:], '\n')
-		if j < 0 {
-			return int64(len(data))
+// lineStart is the offset at which 1-based line n of src starts (its
+// size if it has fewer lines), read in chunks.
+func lineStart(src io.ReaderAt, n int) (int64, error) {
+	buf := make([]byte, 64<<10)
+	var pos int64
+	for line := 1; line < n; {
+		k, err := src.ReadAt(buf, pos)
+		for i := 0; i < k && line < n; {
+			j := bytes.IndexByte(buf[i:k], '\n')
+			if j < 0 {
+				break
+			}
+			i += j + 1
+			line++
+			if line == n {
+				return pos + int64(i), nil
+			}
 		}
-		off += int64(j) + 1
+		pos += int64(k)
+		if errors.Is(err, io.EOF) {
+			return pos, nil
+		}
+		if err != nil {
+			return 0, err
+		}
 	}
-	return off
+	return 0, nil
+}
+
+// lastLineEnd is the offset just after the last LF of the first size
+// bytes of src (0 when there is none), read backwards in chunks.
+func lastLineEnd(src io.ReaderAt, size int64) (int64, error) {
+	buf := make([]byte, 64<<10)
+	for end := size; end > 0; {
+		start := max(0, end-int64(len(buf)))
+		k, err := src.ReadAt(buf[:end-start], start)
+		if err != nil && !(errors.Is(err, io.EOF) && int64(k) == end-start) {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(buf[:k], '\n'); i >= 0 {
+			return start + int64(i) + 1, nil
+		}
+		end = start
+	}
+	return 0, nil
+}
+
+// reduceSection reduces the first n bytes of the session in src, streamed,
+// and returns the length through its final LF.
+func reduceSection(src io.ReaderAt, n int64) (int64, *session.Corruption, error) {
+	for _, lean := range []bool{true, false} {
+		r, _, c, err := session.ReadSession(io.NewSectionReader(src, 0, n), n, session.ReadHooks{ReleaseCompacted: lean})
+		if errors.Is(err, session.ErrReleasedTextNeeded) {
+			continue
+		}
+		if err != nil || c != nil {
+			return 0, c, err
+		}
+		return r.State().RepairedLength, nil, nil
+	}
+	panic("unreachable")
 }
 
 // writeSidecarAtomically replaces name in dir with data (temporary file,
