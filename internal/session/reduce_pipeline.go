@@ -26,8 +26,8 @@ type lineBatch struct {
 }
 
 const (
-	batchBytes = 256 << 10
-	batchLines = 512
+	batchBytes = 64 << 10
+	batchLines = 256
 	inFlight   = 4 // batches between the goroutines, and in the free list
 )
 
@@ -43,7 +43,13 @@ func (r *Reducer) readBody(lr *lineReader, hooks ReadHooks) (n int64, c *Corrupt
 	full := make(chan *lineBatch, inFlight)
 	free := make(chan *lineBatch, inFlight)
 	for range inFlight {
-		free <- &lineBatch{}
+		b := &lineBatch{}
+		if lr.data == nil {
+			// Room for a batch's lines, so that they are not copied
+			// twice (a longer line grows its batch's buffer once).
+			b.buf = make([]byte, 0, 2*batchBytes)
+		}
+		free <- b
 	}
 	n = lr.n // the header, read before the decoder starts
 	stop, done := make(chan struct{}), make(chan struct{})
