@@ -11,37 +11,50 @@ import (
 )
 
 // ReadSession reduces the session file f in one pass, as the readers of
-// one whole session do (store open, `session state`, `verify`, `show`). It reads f through a read-only shared mapping (session.ReadMapped),
-// so that the state references the file's bytes instead of copying the
-// text of every message (issue 17); a file that cannot be mapped (empty,
-// not a regular file, a file system without mmap) is streamed instead,
-// with the same result. The offset of a regular file is not moved.
+// one whole session do (store open, `session state`, `verify`, `show`).
+// It reads f through a read-only shared mapping (session.ReadMapped), so
+// that the state references the file's bytes instead of copying the text
+// of every message (issue 17); a file that cannot be mapped (empty, not a
+// regular file, a file system without mmap) is streamed instead, with the
+// same result. The offset of a regular file is not moved.
 //
 // The mapping is never unmapped: the state, and any string taken from it,
 // may live as long as the process, and what it costs is address space.
-// Its pages are taken out of the process once the pass is done (they stay
-// in the page cache; reading a message later maps its page again), so the
-// resident size of a long session is its state, not its file.
-//
 // A session file is only appended to, and its committed lines are never
 // rewritten (repair cuts only what follows them). A file cut short by
 // someone else during the pass is an error (session.ErrMappingFault);
 // reading a message past the new end afterwards faults, as in any program
 // that maps its data.
 func ReadSession(f *os.File, hooks session.ReadHooks) (r *session.Reducer, n int64, c *session.Corruption, err error) {
+	r, n, c, _, err = readSession(f, hooks)
+	return r, n, c, err
+}
+
+// readSession is ReadSession; data is the mapping, nil when f was
+// streamed.
+func readSession(f *os.File, hooks session.ReadHooks) (r *session.Reducer, n int64, c *session.Corruption, data []byte, err error) {
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		return session.ReadSession(f, 0, hooks) // a pipe, a terminal
+		r, n, c, err = session.ReadSession(f, 0, hooks) // a pipe, a terminal
+		return r, n, c, nil, err
 	}
-	data, err := mapFile(f, fi.Size())
+	data, err = mapFile(f, fi.Size())
 	if err != nil {
-		return session.ReadSession(io.NewSectionReader(f, 0, 1<<62), fi.Size(), hooks)
+		r, n, c, err = session.ReadSession(io.NewSectionReader(f, 0, 1<<62), fi.Size(), hooks)
+		return r, n, c, nil, err
 	}
-	defer func() {
-		// Out of the process, not out of the mapping.
+	r, n, c, err = session.ReadMapped(data, hooks)
+	return r, n, c, data, err
+}
+
+// release takes a mapping's pages out of the process (they stay in the
+// page cache; reading a message later maps its page again): a store lives
+// as long as its session is open, and its resident size should be its
+// state, not its file.
+func release(data []byte) {
+	if data != nil {
 		_ = unix.Madvise(data, unix.MADV_DONTNEED)
-	}()
-	return session.ReadMapped(data, hooks)
+	}
 }
 
 // mapFile maps the first size bytes of f read-only. It maps a file

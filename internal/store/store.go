@@ -295,7 +295,9 @@ func open(f *os.File, dir *os.File, wantID string, opts Options) (*Store, error)
 		if check, err = NewIntegrityCheck(f.Name()); err != nil {
 			return fail(fmt.Errorf("open session %s: %w", label, err))
 		}
-		r, read, c, err = ReadSession(f, session.ReadHooks{Line: check.Line, ReleaseCompacted: lean})
+		var mapped []byte
+		r, read, c, mapped, err = readSession(f, session.ReadHooks{Line: check.Line, ReleaseCompacted: lean})
+		release(mapped)
 		if !errors.Is(err, session.ErrReleasedTextNeeded) {
 			break
 		}
