@@ -73,27 +73,61 @@ func writeShow(w io.Writer, f *os.File) (*session.State, *session.Corruption, []
 		turns        turnLog
 	)
 	headed := false
-	var buf []byte
+	// The timeline is written by a goroutine of its own, from copies of
+	// the applied transactions' facts (their payloads stay valid): the
+	// reducer's two goroutines are busy enough without it.
+	var (
+		full, free = make(chan *factChunk, 4), make(chan *factChunk, 4)
+		done       = make(chan struct{})
+	)
+	for range cap(free) {
+		free <- &factChunk{}
+	}
+	go func() {
+		defer close(done)
+		var buf []byte
+		for ch := range full {
+			start := 0
+			for _, end := range ch.ends {
+				facts := ch.facts[start:end]
+				start = end
+				for _, f := range facts {
+					buf = writeFact(w, f, buf)
+				}
+				perOperation.add(facts)
+				n := len(turns.turns)
+				turns.add(facts)
+				for i := n; i < len(turns.turns); i++ {
+					// Keep only the excerpt writeUndoInfo prints: the
+					// prompt's page of the file need not be read again.
+					turns.turns[i].Prompt = strings.Clone(store.OneLine(turns.turns[i].Prompt, undoPromptRunes))
+				}
+			}
+			ch.facts, ch.ends = ch.facts[:0], ch.ends[:0]
+			free <- ch
+		}
+	}()
+	cur := <-free
 	hooks := session.ReadHooks{
 		Header: func(h session.Header) {
 			headed = true
 			fmt.Fprintf(w, "session %s  %s %s  created %s\n", h.ID, h.Provider, h.Model, formatMillis(h.CreatedAt))
 		},
 		Transaction: func(_ int, facts []session.Fact) {
-			for _, f := range facts {
-				buf = writeFact(w, f, buf)
-			}
-			perOperation.add(facts)
-			n := len(turns.turns)
-			turns.add(facts)
-			for i := n; i < len(turns.turns); i++ {
-				// Keep only the excerpt writeUndoInfo prints: the
-				// prompt's page of the file need not be read again.
-				turns.turns[i].Prompt = strings.Clone(store.OneLine(turns.turns[i].Prompt, undoPromptRunes))
+			cur.facts = append(cur.facts, facts...)
+			cur.ends = append(cur.ends, len(cur.facts))
+			if len(cur.facts) >= 512 {
+				full <- cur
+				cur = <-free
 			}
 		},
 	}
 	r, read, c, err := store.ReadSession(f, hooks)
+	if len(cur.ends) > 0 {
+		full <- cur
+	}
+	close(full)
+	<-done
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -117,6 +151,13 @@ func writeShow(w io.Writer, f *os.File) (*session.State, *session.Corruption, []
 		fmt.Fprintf(w, "corrupt: %s\n", c.Describe())
 	}
 	return st, c, turns.turns, nil
+}
+
+// factChunk is applied transactions on their way to the timeline writer:
+// ends[i] is the end of transaction i in facts.
+type factChunk struct {
+	facts []session.Fact
+	ends  []int
 }
 
 // appendFact appends the lines of one fact, each after the first starting
