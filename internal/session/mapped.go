@@ -15,11 +15,13 @@ const populateAhead = 8 << 20
 // one call (MADV_POPULATE_READ, Linux 5.14; older kernels ignore it): on a
 // virtual machine a fault per page costs more than reading the page
 // (issue 17).
-func populate(b []byte) {
+var populate = func(b []byte) {
 	if len(b) > 0 {
 		_ = unix.Madvise(b, unix.MADV_POPULATE_READ)
 	}
 }
+
+var pageSize = unix.Getpagesize()
 
 // ErrMappingFault is returned when reading a mapped session faulted: the
 // file was cut short under the reader.

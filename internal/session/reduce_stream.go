@@ -133,7 +133,9 @@ type lineReader struct {
 func (l *lineReader) next() (line []byte, ok bool, err error) {
 	if l.br == nil {
 		if off := len(l.all) - len(l.data); off >= l.populated && l.populated < len(l.all) {
-			end := min(len(l.all), off+populateAhead)
+			// Ends on a page boundary, so that the next start is one
+			// (madvise refuses any other).
+			end := min(len(l.all), (off+populateAhead)&^(pageSize-1))
 			populate(l.all[l.populated:end])
 			l.populated = end
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 	"testing/iotest"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -266,5 +267,40 @@ func checkWriteState(t testing.TB, st *State, c *Corruption, out []byte) {
 	}
 	if !bytes.Equal(out, ref.Bytes()) {
 		t.Fatalf("WriteResult differs from json's output:\n got %s\nwant %s", out, ref.Bytes())
+	}
+}
+
+// The decoder maps a mapped session in ahead of itself in ranges that
+// start on page boundaries (madvise refuses any other) and cover the file.
+func TestPopulateRangesArePageAligned(t *testing.T) {
+	m, err := unix.Mmap(-1, 0, 3*populateAhead+12345, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(m)
+	for i := 999; i < len(m); i += 1000 + i%7 {
+		m[i] = '\n'
+	}
+	var covered int
+	old := populate
+	defer func() { populate = old }()
+	populate = func(b []byte) {
+		start := int(uintptr(unsafe.Pointer(&b[0])) - uintptr(unsafe.Pointer(&m[0])))
+		if start%pageSize != 0 || start != covered {
+			t.Fatalf("populate at %d (covered %d)", start, covered)
+		}
+		if err := unix.Madvise(b, unix.MADV_POPULATE_READ); err != nil && !errors.Is(err, unix.EINVAL) {
+			t.Fatal(err)
+		}
+		covered += len(b)
+	}
+	lr := &lineReader{data: m, all: m}
+	for {
+		if _, ok, _ := lr.next(); !ok {
+			break
+		}
+	}
+	if covered != len(m) {
+		t.Fatalf("populated %d of %d bytes", covered, len(m))
 	}
 }
