@@ -3,25 +3,12 @@ package session
 import (
 	"fmt"
 	"runtime/debug"
-
-	"golang.org/x/sys/unix"
 )
 
-// populateAhead is how much of a mapped session the decoder maps ahead of
-// itself at a time.
-const populateAhead = 8 << 20
-
-// populate maps the pages of b, a part of a read-only file mapping, in
-// one call (MADV_POPULATE_READ, Linux 5.14; older kernels ignore it): on a
-// virtual machine a fault per page costs more than reading the page
-// (issue 17).
-var populate = func(b []byte) {
-	if len(b) > 0 {
-		_ = unix.Madvise(b, unix.MADV_POPULATE_READ)
-	}
-}
-
-var pageSize = unix.Getpagesize()
+// aheadBlock is the size of the parts of a mapped session that
+// ReadHooks.Ahead gets; they start at its multiples, so on page
+// boundaries.
+const aheadBlock = 8 << 20
 
 // ErrMappingFault is returned when reading a mapped session faulted: the
 // file was cut short under the reader.

@@ -32,6 +32,12 @@ type ReadHooks struct {
 	// are the state's: read them, never change them).
 	Transaction func(lineNo int, facts []Fact)
 
+	// Ahead (ReadMapped only) gets each part of the mapped data before
+	// the decoder reads into it: aheadBlock bytes (the last part
+	// shorter), starting at a multiple of aheadBlock. The store maps a
+	// part in with one call instead of a page fault per page.
+	Ahead func(part []byte)
+
 	// ReleaseCompacted is not a hook but a mode of the same pass: as
 	// each compaction of the file is applied, the reducer drops the text
 	// of the assistant and tool messages it summarized (assistant
@@ -67,7 +73,7 @@ func ReadMapped(data []byte, hooks ReadHooks) (r *Reducer, n int64, c *Corruptio
 	restore := faultsPanic()
 	defer restore()
 	defer catchFault(&err)
-	return readLines(&lineReader{data: data, all: data}, int64(len(data)), hooks)
+	return readLines(&lineReader{data: data, all: data, ahead: hooks.Ahead}, int64(len(data)), hooks)
 }
 
 func newReducerFromReader(rd io.Reader, sizeHint int64, bufSize int, hooks ReadHooks) (r *Reducer, n int64, c *Corruption, err error) {
@@ -119,25 +125,24 @@ func ReduceReader(rd io.Reader, sizeHint int64) (*State, *Corruption, error) {
 // br is nil; bytes after the last LF (a torn tail) are counted in n but
 // never yielded.
 type lineReader struct {
-	br   *bufio.Reader
-	long []byte // a line longer than the buffer, assembled
-	n    int64  // bytes read
-	data []byte // the rest of the mapped file
-	all  []byte // the mapped file
-	// populated is how much of all has been mapped in (populate).
-	populated int
+	br    *bufio.Reader
+	long  []byte       // a line longer than the buffer, assembled
+	n     int64        // bytes read
+	data  []byte       // the rest of the mapped file
+	all   []byte       // the mapped file
+	ahead func([]byte) // ReadHooks.Ahead
+	// ahead has had all[:aheadDone].
+	aheadDone int
 }
 
 // next returns the next complete line with its LF, valid until the next
 // call (a mapped file's lines stay valid); ok is false at the end.
 func (l *lineReader) next() (line []byte, ok bool, err error) {
 	if l.br == nil {
-		if off := len(l.all) - len(l.data); off >= l.populated && l.populated < len(l.all) {
-			// Ends on a page boundary, so that the next start is one
-			// (madvise refuses any other).
-			end := min(len(l.all), (off+populateAhead)&^(pageSize-1))
-			populate(l.all[l.populated:end])
-			l.populated = end
+		for off := len(l.all) - len(l.data); l.ahead != nil && off >= l.aheadDone && l.aheadDone < len(l.all); {
+			end := min(len(l.all), l.aheadDone+aheadBlock)
+			l.ahead(l.all[l.aheadDone:end])
+			l.aheadDone = end
 		}
 		i := bytes.IndexByte(l.data, '\n')
 		if i < 0 {

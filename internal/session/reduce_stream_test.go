@@ -270,37 +270,33 @@ func checkWriteState(t testing.TB, st *State, c *Corruption, out []byte) {
 	}
 }
 
-// The decoder maps a mapped session in ahead of itself in ranges that
-// start on page boundaries (madvise refuses any other) and cover the file.
-func TestPopulateRangesArePageAligned(t *testing.T) {
-	m, err := unix.Mmap(-1, 0, 3*populateAhead+12345, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Munmap(m)
-	for i := 999; i < len(m); i += 1000 + i%7 {
-		m[i] = '\n'
+// ReadMapped's Ahead hook gets the data in parts that start on multiples
+// of aheadBlock (page boundaries: madvise refuses any other start), in
+// order, each before the decoder reads into it, and together all of it.
+func TestAheadPartsArePageAligned(t *testing.T) {
+	data := []byte("{}\n")
+	for len(data) < 3*aheadBlock+12345 {
+		data = append(data, bytes.Repeat([]byte("x"), 999+len(data)%7)...)
+		data = append(data, '\n')
 	}
 	var covered int
-	old := populate
-	defer func() { populate = old }()
-	populate = func(b []byte) {
-		start := int(uintptr(unsafe.Pointer(&b[0])) - uintptr(unsafe.Pointer(&m[0])))
-		if start%pageSize != 0 || start != covered {
-			t.Fatalf("populate at %d (covered %d)", start, covered)
-		}
-		if err := unix.Madvise(b, unix.MADV_POPULATE_READ); err != nil && !errors.Is(err, unix.EINVAL) {
-			t.Fatal(err)
+	lr := &lineReader{data: data, all: data, ahead: func(b []byte) {
+		start := int(uintptr(unsafe.Pointer(&b[0])) - uintptr(unsafe.Pointer(&data[0])))
+		if start%aheadBlock != 0 || start != covered {
+			t.Fatalf("part at %d (covered %d)", start, covered)
 		}
 		covered += len(b)
-	}
-	lr := &lineReader{data: m, all: m}
+	}}
 	for {
-		if _, ok, _ := lr.next(); !ok {
+		line, ok, _ := lr.next()
+		if !ok {
 			break
 		}
+		if end := int(uintptr(unsafe.Pointer(&line[0]))-uintptr(unsafe.Pointer(&data[0]))) + 1; end > covered {
+			t.Fatalf("line at %d read before its part", end-1)
+		}
 	}
-	if covered != len(m) {
-		t.Fatalf("populated %d of %d bytes", covered, len(m))
+	if covered != len(data) {
+		t.Fatalf("parts covered %d of %d bytes", covered, len(data))
 	}
 }

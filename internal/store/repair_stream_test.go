@@ -14,8 +14,11 @@ import (
 
 // RepairFile reads the session in sections: cutting a junk line off a
 // generated 4.7 MB session holds its reduced state (the text of compacted
-// messages released) at most, not the file beside a state with every text
-// (the whole-file repair peaked at about twice the file).
+// messages released) and the reader's batches, not the file beside a state
+// with every text (the whole-file repair peaked at 14.4 MB, three times
+// the file). The bound is the 1.5 × the file: on a loaded machine
+// the sampled heap carries garbage the collector has not reached yet
+// (0.8–1.1 × seen).
 func TestRepairStreamsTheSession(t *testing.T) {
 	data := sessiontest.Generate(sessiontest.Options{Facts: 400 * 15, Seed: 7, CompactEvery: 20})
 	src := filepath.Join(t.TempDir(), "s.jsonl")
@@ -34,7 +37,7 @@ func TestRepairStreamsTheSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("repair of a %d-byte session: peak heap %d bytes", size, peak)
-	if peak > size {
+	if peak > size*3/2 {
 		t.Errorf("repair of a %d-byte session held %d bytes at once", size, peak)
 	}
 	kept, err := os.ReadFile(path)
