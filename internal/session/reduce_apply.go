@@ -122,10 +122,12 @@ func (r *Reducer) setID(id string, kind idKind, op string) {
 // newID records an id known to be new (one map lookup fewer than setID:
 // the map is the reducer's largest structure).
 func (r *Reducer) newID(id string, kind idKind, op string) {
-	ref := r.ids.opRef(op)
+	var ref opRef
 	if kind == idOperation {
 		r.ids.ops++ // an operation belongs to itself
 		ref = r.ids.ops
+	} else {
+		ref = r.ids.opRef(op)
 	}
 	k := r.ids.key(id)
 	r.tx.undo = append(r.tx.undo, undoID{key: k})

@@ -77,20 +77,15 @@ func (r *Reducer) applyAssistant(id string, e *AssistantEntry) *Corruption {
 	op.Step.Status = StepSettled
 	op.Step.SettledEntryID = id
 	op.Step.StopReason = e.StopReason
+	a := AssistantState{EntryID: id, StepID: e.StepID, StopReason: e.StopReason, ToolCalls: e.ToolCalls}
 	if r.loading && r.tx.fresh.assistant && r.tx.fresh.tools && op.Assistant != nil {
 		// While loading, fresh parts are nobody else's: reuse them.
-		a := op.Assistant
-		*a = AssistantState{EntryID: id, StepID: e.StepID, StopReason: e.StopReason, ToolCalls: e.ToolCalls,
-			Calls: append(a.Calls[:0], make([]CallState, len(e.ToolCalls))...)}
+		a.Calls = append(op.Assistant.Calls[:0], make([]CallState, len(e.ToolCalls))...)
+		*op.Assistant = a
 		op.ToolCalls = op.ToolCalls[:0]
 	} else {
-		op.Assistant = &AssistantState{
-			EntryID:    id,
-			StepID:     e.StepID,
-			StopReason: e.StopReason,
-			ToolCalls:  e.ToolCalls,
-			Calls:      make([]CallState, len(e.ToolCalls)),
-		}
+		a.Calls = make([]CallState, len(e.ToolCalls))
+		op.Assistant = &a
 		op.ToolCalls = nil
 	}
 	r.tx.fresh.assistant, r.tx.fresh.tools = true, true
