@@ -26,39 +26,49 @@ import (
 // reading a message past the new end afterwards faults, as in any program
 // that maps its data.
 func ReadSession(f *os.File, hooks session.ReadHooks) (r *session.Reducer, n int64, c *session.Corruption, err error) {
-	r, n, c, _, err = readSession(f, hooks)
-	return r, n, c, err
+	return openSource(f).read(hooks)
 }
 
-// readSession is ReadSession; data is the mapping, nil when f was
-// streamed.
-func readSession(f *os.File, hooks session.ReadHooks) (r *session.Reducer, n int64, c *session.Corruption, data []byte, err error) {
+// source is a session file to read whole: its mapping, or the file itself
+// when it cannot be mapped. A store that reads the file twice (a lean read
+// that must be done again in full) maps it once.
+type source struct {
+	f    *os.File
+	size int64  // -1: not a regular file
+	data []byte // the mapping, nil when streamed
+}
+
+func openSource(f *os.File) source {
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		r, n, c, err = session.ReadSession(f, 0, hooks) // a pipe, a terminal
-		return r, n, c, nil, err
+		return source{f: f, size: -1}
 	}
-	data, err = mapFile(f, fi.Size())
-	if err != nil {
-		r, n, c, err = session.ReadSession(io.NewSectionReader(f, 0, 1<<62), fi.Size(), hooks)
-		return r, n, c, nil, err
+	data, _ := mapFile(f, fi.Size())
+	return source{f: f, size: fi.Size(), data: data}
+}
+
+func (s source) read(hooks session.ReadHooks) (*session.Reducer, int64, *session.Corruption, error) {
+	switch {
+	case s.size < 0:
+		return session.ReadSession(s.f, 0, hooks) // a pipe, a terminal
+	case s.data == nil:
+		return session.ReadSession(io.NewSectionReader(s.f, 0, 1<<62), s.size, hooks)
 	}
 	// Each part of the file is mapped in with one call instead of a page
 	// fault per page (MADV_POPULATE_READ, Linux 5.14; older kernels
 	// refuse it and fault as before): on a virtual machine a fault costs
 	// more than the page it maps (issue 17).
 	hooks.Ahead = func(part []byte) { _ = unix.Madvise(part, unix.MADV_POPULATE_READ) }
-	r, n, c, err = session.ReadMapped(data, hooks)
-	return r, n, c, data, err
+	return session.ReadMapped(s.data, hooks)
 }
 
-// release takes a mapping's pages out of the process (they stay in the
+// release takes the mapping's pages out of the process (they stay in the
 // page cache; reading a message later maps its page again): a store lives
 // as long as its session is open, and its resident size should be its
 // state, not its file.
-func release(data []byte) {
-	if data != nil {
-		_ = unix.Madvise(data, unix.MADV_DONTNEED)
+func (s source) release() {
+	if s.data != nil {
+		_ = unix.Madvise(s.data, unix.MADV_DONTNEED)
 	}
 }
 

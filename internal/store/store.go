@@ -290,18 +290,18 @@ func open(f *os.File, dir *os.File, wantID string, opts Options) (*Store, error)
 		r     *session.Reducer
 		read  int64
 		c     *session.Corruption
+		src   = openSource(f)
 	)
 	for _, lean := range []bool{true, false} {
 		if check, err = NewIntegrityCheck(f.Name()); err != nil {
 			return fail(fmt.Errorf("open session %s: %w", label, err))
 		}
-		var mapped []byte
-		r, read, c, mapped, err = readSession(f, session.ReadHooks{Line: check.Line, ReleaseCompacted: lean})
-		release(mapped)
+		r, read, c, err = src.read(session.ReadHooks{Line: check.Line, ReleaseCompacted: lean})
 		if !errors.Is(err, session.ErrReleasedTextNeeded) {
 			break
 		}
 	}
+	src.release()
 	if err != nil {
 		return fail(fmt.Errorf("open session %s: %w", label, err))
 	}
