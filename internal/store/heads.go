@@ -1,12 +1,8 @@
 package store
 
 import (
-	"bufio"
-	"cmp"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"slices"
 	"time"
@@ -32,38 +28,22 @@ func ReadHeader(path string) (session.Header, error) {
 }
 
 // readHead decodes the header line of the session read from rd and says
-// whether a committed line follows it. It reads no further than the end of
-// that line and holds no more of it than a small buffer.
+// whether a committed line follows it, reading no further than the end of
+// that line (session.LineReader).
 func readHead(rd io.Reader) (h session.Header, more bool, c *session.Corruption, err error) {
-	br := bufio.NewReaderSize(rd, 4<<10)
-	var head []byte
-	for {
-		b, err := br.ReadSlice('\n')
-		head = append(head, b...)
-		if err == nil {
-			break
-		}
-		if errors.Is(err, io.EOF) {
-			return h, false, &session.Corruption{Code: session.CorruptMissingHeader, Line: 1, Detail: "no complete header line"}, nil
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return h, false, nil, err
-		}
+	lr := session.NewLineReader(rd, 4<<10)
+	head, ok, err := lr.Next()
+	switch {
+	case err != nil:
+		return h, false, nil, err
+	case !ok:
+		return h, false, &session.Corruption{Code: session.CorruptMissingHeader, Line: 1, Detail: "no complete header line"}, nil
 	}
 	if h, c = session.DecodeHeader(head[:len(head)-1]); c != nil {
 		return h, false, c, nil
 	}
-	for {
-		_, err := br.ReadSlice('\n')
-		switch {
-		case err == nil:
-			return h, true, nil, nil
-		case errors.Is(err, io.EOF):
-			return h, false, nil, nil
-		case !errors.Is(err, bufio.ErrBufferFull):
-			return h, false, nil, err
-		}
-	}
+	_, more, err = lr.Next()
+	return h, more, nil, err
 }
 
 // Head is what the name and header line of a session file tell, read
@@ -85,47 +65,20 @@ type Head struct {
 // only their header lines: a caller that wants one session (--continue)
 // reduces that one, not every file. A missing directory is an empty list.
 func Heads(cwd string) ([]Head, error) {
-	dir, _, err := openSessionsDir(cwd, false)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer dir.Close()
-	entries, err := os.ReadDir(dir.Name())
-	if err != nil {
-		return nil, err
-	}
-	var out []Head
-	for _, e := range entries {
-		stamp, id, ok := parseFileName(e.Name())
-		if !ok || !e.Type().IsRegular() {
-			continue
-		}
-		f, err := openAt(dir, e.Name(), unix.O_RDONLY)
-		if err != nil {
-			continue // vanished or replaced since ReadDir
-		}
+	out, err := eachSession(cwd, func(f *os.File, id string, stamp time.Time) (Head, error) {
 		h, more, c, err := readHead(f)
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
 		hd := Head{ID: id, Path: f.Name(), Started: stamp, Stamp: stamp, Lines: more, Corruption: c}
 		switch {
-		case c != nil:
+		case err != nil || c != nil:
 		case h.ID != id:
 			hd.Corruption = &session.Corruption{Code: session.CorruptInvalidHeader, Line: 1, Detail: "header id does not match the file name"}
 		default:
 			hd.Started = time.UnixMilli(h.CreatedAt).UTC()
 		}
-		out = append(out, hd)
-	}
-	slices.SortFunc(out, func(a, b Head) int {
-		return cmp.Or(b.Started.Compare(a.Started), cmp.Compare(b.ID, a.ID))
+		return hd, err
 	})
-	return out, nil
+	slices.SortFunc(out, func(a, b Head) int { return newestFirst(a.Started, a.ID, b.Started, b.ID) })
+	return out, err
 }
 
 // Summarize summarizes the session file of a head as List does, reducing

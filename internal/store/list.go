@@ -55,6 +55,16 @@ const lastPromptRunes = 60
 // it; symlinks and other names are skipped. A missing directory is an
 // empty list.
 func List(cwd string) ([]Summary, error) {
+	out, err := eachSession(cwd, summarize)
+	slices.SortFunc(out, func(a, b Summary) int { return newestFirst(a.Started, a.ID, b.Started, b.ID) })
+	return out, err
+}
+
+// eachSession reads every canonical session file of cwd with read, in
+// directory order, without locking or modifying it; symlinks and other
+// names are skipped, and so is a file that vanished since the directory
+// was read. A missing directory is an empty list.
+func eachSession[T any](cwd string, read func(f *os.File, id string, stamp time.Time) (T, error)) ([]T, error) {
 	dir, _, err := openSessionsDir(cwd, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -67,7 +77,7 @@ func List(cwd string) ([]Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []Summary
+	var out []T
 	for _, e := range entries {
 		stamp, id, ok := parseFileName(e.Name())
 		if !ok || !e.Type().IsRegular() {
@@ -77,17 +87,19 @@ func List(cwd string) ([]Summary, error) {
 		if err != nil {
 			continue // vanished or replaced since ReadDir
 		}
-		sum, err := summarize(f, id, stamp)
+		v, err := read(f, id, stamp)
 		f.Close()
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, sum)
+		out = append(out, v)
 	}
-	slices.SortFunc(out, func(a, b Summary) int {
-		return cmp.Or(b.Started.Compare(a.Started), cmp.Compare(b.ID, a.ID))
-	})
 	return out, nil
+}
+
+// newestFirst orders sessions by start, newest first, then by id.
+func newestFirst(aStarted time.Time, aID string, bStarted time.Time, bID string) int {
+	return cmp.Or(bStarted.Compare(aStarted), cmp.Compare(bID, aID))
 }
 
 // summarize reduces the session in f, streamed (the file is never held
