@@ -101,11 +101,7 @@ func openTracked(b *testing.B, dir string, opts Options) *Store {
 // command itself is not timed). tracked is the inotify path; scan is the
 // fallback (the watch limit reached), which looks at the whole tree.
 func BenchmarkBashCall(b *testing.B) {
-	shapes := []string{"plain", "git", "git+nm"}
-	if _, err := exec.LookPath("git"); err != nil {
-		shapes = shapes[:1]
-	}
-	for _, shape := range shapes {
+	for _, shape := range benchShapes("plain", "git", "git+nm") {
 		for _, n := range benchSizes() {
 			for _, how := range []string{"tracked", "scan"} {
 				for _, changed := range []int{10, 100} {
@@ -152,11 +148,7 @@ func BenchmarkBashCall(b *testing.B) {
 // costs before the first prompt (open), and how long the background
 // baseline takes until the first effect may run (baseline-ms).
 func BenchmarkTrackStart(b *testing.B) {
-	shapes := []string{"plain", "git", "git+nm"}
-	if _, err := exec.LookPath("git"); err != nil {
-		shapes = shapes[:1]
-	}
-	for _, shape := range shapes {
+	for _, shape := range benchShapes("plain", "git", "git+nm") {
 		for _, n := range benchSizes() {
 			b.Run(fmt.Sprintf("%s/files=%d", shape, n), func(b *testing.B) {
 				dir := benchShape(b, shape, n)
@@ -202,11 +194,7 @@ func BenchmarkTrackStart(b *testing.B) {
 // BenchmarkRewindOneTurn rewinds one bash call that changed 100 files of
 // the tree (plan and apply), with tracking on.
 func BenchmarkRewindOneTurn(b *testing.B) {
-	shapes := []string{"plain", "git"}
-	if _, err := exec.LookPath("git"); err != nil {
-		shapes = shapes[:1]
-	}
-	for _, shape := range shapes {
+	for _, shape := range benchShapes("plain", "git") {
 		for _, n := range benchSizes() {
 			if n < 100 {
 				continue
@@ -256,10 +244,7 @@ func BenchmarkRewindOneTurn(b *testing.B) {
 // bigger manifests at powers of two, amortised here). B/checkpoint is the
 // mean, max-B the biggest single checkpoint.
 func BenchmarkCheckpointBytes(b *testing.B) {
-	for _, shape := range []string{"plain", "git"} {
-		if _, err := exec.LookPath("git"); err != nil && shape == "git" {
-			continue
-		}
+	for _, shape := range benchShapes("plain", "git") {
 		for _, n := range benchSizes() {
 			if n < 100 {
 				continue
@@ -291,4 +276,12 @@ func BenchmarkCheckpointBytes(b *testing.B) {
 			})
 		}
 	}
+}
+
+// benchShapes is shapes without the git ones when git is not installed.
+func benchShapes(shapes ...string) []string {
+	if _, err := exec.LookPath("git"); err != nil {
+		return shapes[:1] // "plain"
+	}
+	return shapes
 }
