@@ -98,9 +98,10 @@ func writeShow(w io.Writer, f *os.File) (*session.State, *session.Corruption, []
 				n := len(turns.turns)
 				turns.add(facts)
 				for i := n; i < len(turns.turns); i++ {
-					// Keep only the excerpt writeUndoInfo prints: the
-					// prompt's page of the file need not be read again.
-					turns.turns[i].Prompt = strings.Clone(store.OneLine(turns.turns[i].Prompt, undoPromptRunes))
+					// Keep only the excerpt writeUndoInfo prints (OneLine
+					// builds a string of its own): the prompt's page of
+					// the file need not be read again.
+					turns.turns[i].Prompt = store.OneLine(turns.turns[i].Prompt, undoPromptRunes)
 				}
 			}
 			ch.facts, ch.ends = ch.facts[:0], ch.ends[:0]
