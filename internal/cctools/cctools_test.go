@@ -1,0 +1,114 @@
+package cctools
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tiny-agent/tiny-go/internal/mcp"
+)
+
+func TestToClaude(t *testing.T) {
+	cases := []struct {
+		tool, args, name, input string
+	}{
+		{"bash", `{"command":"ls -la","timeout":2.5}`, Bash, `{"command":"ls -la","timeout":2500}`},
+		{"bash", `{"command":"ls"}`, Bash, `{"command":"ls"}`},
+		{"read", `{"path":"a/b.go","offset":3}`, Read, `{"file_path":"/w/a/b.go","offset":3}`},
+		{"read", `{"path":"/etc/hosts"}`, Read, `{"file_path":"/etc/hosts"}`},
+		{"write", `{"path":"x.txt","content":"hi"}`, Write, `{"content":"hi","file_path":"/w/x.txt"}`},
+		{"edit", `{"path":"x","edits":[{"oldText":"a","newText":"b"}]}`, Edit,
+			`{"file_path":"/w/x","new_string":"b","old_string":"a"}`},
+		{"edit", `{"path":"x","edits":[{"oldText":"a","newText":"b"},{"oldText":"c","newText":"d"}]}`, MultiEdit,
+			`{"edits":[{"new_string":"b","old_string":"a"},{"new_string":"d","old_string":"c"}],"file_path":"/w/x"}`},
+		{"bg", `{"action":"start","command":"npm run dev"}`, Bash, `{"command":"npm run dev","run_in_background":true}`},
+		{"bg", `{"action":"logs","id":"b1"}`, BashOutput, `{"bash_id":"b1"}`},
+		{"bg", `{"action":"stop","id":"b1"}`, KillShell, `{"shell_id":"b1"}`},
+		{"bg", `{"action":"list"}`, "bg", `{"action":"list"}`},
+		{"task", `{"description":"d","prompt":"p","subagent_type":"explore"}`, Task,
+			`{"description":"d","prompt":"p","subagent_type":"explore"}`},
+		{"todo_write", `{"todos":[]}`, TodoWrite, `{"todos":[]}`},
+		{"diagnostics", `{}`, "diagnostics", `{}`},
+		{"bash", `not json`, Bash, `not json`},
+	}
+	for _, c := range cases {
+		got := ToClaude(c.tool, jsontext.Value(c.args), "/w")
+		if got.Name != c.name || string(got.Input) != c.input {
+			t.Errorf("ToClaude(%s, %s) = %s %s; want %s %s", c.tool, c.args, got.Name, got.Input, c.name, c.input)
+		}
+	}
+}
+
+func TestMCPNames(t *testing.T) {
+	for _, pair := range [][2]string{{"github", "create_issue"}, {"a__b", "c__d"}, {"fs", "read-file"}, {"?>", "~~"}} {
+		tiny, err := mcp.ToolName(pair[0], pair[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "mcp__" + pair[0] + "__" + pair[1]
+		if got := ClaudeName(tiny); got != want {
+			t.Errorf("ClaudeName(%s) = %s; want %s", tiny, got, want)
+		}
+		if !slices.Contains(Names(tiny, jsontext.Value(`{}`)), want) {
+			t.Errorf("Names(%s) lacks %s", tiny, want)
+		}
+		if pair[0] == "a__b" {
+			continue // a raw "__" in an alias cannot be split back unambiguously
+		}
+		if got := TinyName(want); got != tiny {
+			t.Errorf("TinyName(%s) = %s; want %s", want, got, tiny)
+		}
+	}
+	if got := ClaudeName("mcp__not base64__x"); got != "mcp__not base64__x" {
+		t.Errorf("an undecodable mcp name changed: %s", got)
+	}
+}
+
+func TestFromClaudeRoundTrips(t *testing.T) {
+	cases := []struct{ tool, args string }{
+		{"bash", `{"command":"ls","timeout":3}`},
+		{"read", `{"limit":5,"offset":2,"path":"/w/a"}`},
+		{"write", `{"content":"x","path":"/w/a"}`},
+		{"edit", `{"edits":[{"newText":"b","oldText":"a"}],"path":"/w/a"}`},
+		{"edit", `{"edits":[{"newText":"b","oldText":"a"},{"newText":"d","oldText":"c"}],"path":"/w/a"}`},
+		{"bg", `{"action":"start","command":"sleep 9"}`},
+		{"bg", `{"action":"stop","id":"b2"}`},
+	}
+	for _, c := range cases {
+		call := ToClaude(c.tool, jsontext.Value(c.args), "/w")
+		tool, back, err := TinyCall(call)
+		if err != nil || tool != c.tool {
+			t.Fatalf("TinyCall(%s, %s) = %s, %v; want %s", call.Name, call.Input, tool, err, c.tool)
+		}
+		if string(back) != c.args {
+			t.Errorf("%s: %s -> %s -> %s", c.tool, c.args, call.Input, back)
+		}
+	}
+}
+
+func TestFromClaudeAcceptsTinyShapeAndRefusesReplaceAll(t *testing.T) {
+	own := `{"command":"true"}`
+	if got, err := FromClaude("bash", jsontext.Value(own)); err != nil || string(got) != own {
+		t.Errorf("tiny-go's own shape: %s %v", got, err)
+	}
+	_, err := FromClaude("edit", jsontext.Value(`{"file_path":"a","old_string":"x","new_string":"y","replace_all":true}`))
+	if !errors.Is(err, ErrUnsupported) {
+		t.Errorf("replace_all: %v; want ErrUnsupported", err)
+	}
+	if _, err := FromClaude("bash", jsontext.Value(`[1]`)); err == nil {
+		t.Error("a non-object input was accepted")
+	}
+}
+
+func TestResponse(t *testing.T) {
+	got := string(Response("bash", jsontext.Value(`{"command":"echo hi"}`), "/w", "hi\n", false))
+	if got != `{"interrupted":false,"isImage":false,"stderr":"","stdout":"hi\n"}` {
+		t.Errorf("bash response: %s", got)
+	}
+	got = string(Response("write", jsontext.Value(`{"path":"a","content":"x"}`), "/w", "Wrote 1 bytes", false))
+	if got != `{"content":"Wrote 1 bytes","filePath":"/w/a","success":true}` {
+		t.Errorf("write response: %s", got)
+	}
+}
