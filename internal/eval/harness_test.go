@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -261,5 +262,49 @@ func TestLoadTasks(t *testing.T) {
 	}
 	if _, err := eval.LoadTasks([]string{filepath.Join(suite, "nope")}); err == nil {
 		t.Error("a missing folder loaded")
+	}
+}
+
+// TestNodeTestOutputReplays records a task whose agent runs node's test
+// runner and jest-style output, whose timings differ on every run, then
+// replays it: the durations in the tool result must not make the replay
+// diverge.
+func TestNodeTestOutputReplays(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed (CI installs it)")
+	}
+	suite := t.TempDir()
+	tk := writeTask(t, suite, "node", taskSpec{
+		prompt: "Run the tests.",
+		test:   `test -f add.test.js`,
+		files: map[string]string{
+			"add.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\n" +
+				"test('adds', () => { let s = 0; for (let i = 0; i < 1e5 * Math.random(); i++) s += i; assert.ok(s >= 0); });\n",
+			"jest.sh": "printf '  \\342\\234\\223 adds (%d ms)\\n' $((RANDOM % 90 + 10))\n",
+		},
+	})
+	replies := []providertest.Reply{
+		calls("", usage(100, 0, 10), call("call_1", "bash", map[string]any{"command": "node --test --test-reporter=tap; sh jest.sh"})),
+		answer("The tests pass.", usage(200, 100, 5)),
+	}
+	srv := providertest.New(t, replies...)
+	recorded := t.TempDir()
+	env := childEnviron("TINY_ENDPOINT="+srv.URL(), "TINY_API_KEY=sk-test")
+	rep, err := eval.Run(context.Background(), eval.Config{Tasks: []eval.Task{tk}, Command: self(t), Env: env, Record: recorded, Model: "test/model"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live := runResult(t, rep, "node"); !live.Passed || live.Requests != 2 {
+		t.Fatalf("recorded run: %+v", live)
+	}
+	if got := srv.Requests(); len(got) != 2 || !strings.Contains(string(got[1].Body), "duration_ms") {
+		t.Fatalf("the tool result did not carry node's durations; requests: %d", len(got))
+	}
+	rep, err = eval.Run(context.Background(), eval.Config{Tasks: []eval.Task{tk}, Command: self(t), Env: childEnviron(), Replay: recorded, Repeat: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr := rep.Tasks[0]; tr.Passed != 2 {
+		t.Errorf("replay of node's test output: %+v", tr.Runs)
 	}
 }

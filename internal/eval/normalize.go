@@ -125,7 +125,9 @@ func volatile(s string) string {
 }
 
 // replaceDurations replaces elapsed times such as "0.004s", "12ms" or
-// "3m" (a number standing alone with a unit) and go test's "(cached)" with
+// "3m" (a number standing alone with a unit), jest's "(5 ms)", the number
+// of node's "duration_ms: 1.23" (and its summary's "duration_ms 52.6") and
+// go test's "(cached)" with
 // "<duration>". It is a scanner rather than a regular expression because
 // it runs over every line of every tool result of every request.
 func replaceDurations(s string) string {
@@ -153,12 +155,15 @@ func replaceDurations(s string) string {
 				j++
 			}
 		}
-		end := -1
-		for _, unit := range []string{"ns", "µs", "us", "ms", "s", "m", "h"} {
-			if strings.HasPrefix(s[j:], unit) && (j+len(unit) == len(s) || !isWordByte(s[j+len(unit)])) {
-				end = j + len(unit)
-				break
+		end := unitEnd(s, j)
+		if end < 0 && i > 0 && s[i-1] == '(' && j < len(s) && s[j] == ' ' {
+			// jest's "(5 ms)": a unit after one space, inside parentheses
+			if e := unitEnd(s, j+1); e > 0 && e < len(s) && s[e] == ')' {
+				end = e
 			}
+		}
+		if end < 0 && (strings.HasSuffix(s[:i], "duration_ms: ") || strings.HasSuffix(s[:i], "duration_ms ")) {
+			end = j // node's test runner: "duration_ms: 1.234", "# duration_ms 52.6"
 		}
 		if end < 0 {
 			i = j
@@ -200,4 +205,15 @@ func restore(s, root, home string, jsonEscaped bool) string {
 		s = strings.ReplaceAll(s, homePlaceholder, esc(home))
 	}
 	return s
+}
+
+// unitEnd is the end of a time unit that starts at s[j] and stands alone,
+// or -1.
+func unitEnd(s string, j int) int {
+	for _, unit := range []string{"ns", "µs", "us", "ms", "s", "m", "h"} {
+		if strings.HasPrefix(s[j:], unit) && (j+len(unit) == len(s) || !isWordByte(s[j+len(unit)])) {
+			return j + len(unit)
+		}
+	}
+	return -1
 }

@@ -350,6 +350,13 @@ func TestReplaceDurations(t *testing.T) {
 		"v2s 10seconds x5s 7 items 2.5":        "v2s 10seconds x5s 7 items 2.5",
 		"line 12: sleep 5s\n":                  "line 12: sleep <duration>\n",
 		"id=r9ed71e lat=447 status 500 at 3s.": "id=r9ed71e lat=447 status 500 at <duration>.",
+		"  duration_ms: 1.234567\n":            "  duration_ms: <duration>\n",
+		"# duration_ms 52.6271":                "# duration_ms <duration>",
+		"\u2139 duration_ms 40":                "\u2139 duration_ms <duration>",
+		"  \u2713 adds two numbers (5 ms)":     "  \u2713 adds two numbers (<duration>)",
+		"Tests: 3 passed (12 ms total)":        "Tests: 3 passed (12 ms total)",
+		"picked (5 apples) and (7 ms":          "picked (5 apples) and (7 ms",
+		"max_duration_ms: 40":                  "max_duration_ms: <duration>",
 	} {
 		if got := replaceDurations(in); got != want {
 			t.Errorf("replaceDurations(%q) = %q, want %q", in, got, want)
