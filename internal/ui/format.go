@@ -13,9 +13,12 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
-// Key help lines of the banner (cli.md).
+// Key help lines of the banner (cli.md). The terminal UI adds what an
+// idle Ctrl+C does there: it clears a draft first, and on an empty prompt
+// it asks to be pressed again (line mode exits at once, as cli.md says).
 const (
 	helpKeys     = "Esc aborts the active operation; Ctrl+C exits."
+	helpCtrlC    = "Ctrl+C clears a draft; on an empty prompt, press it twice to exit."
 	helpCommands = "/help  /model  /compact  /skill:name  /exit  (/ lists all)"
 )
 
@@ -23,8 +26,9 @@ const (
 // (line mode).
 const lineWidth = 120
 
-// bannerLines are the banner, one item a line.
-func bannerLines(b Banner) []string {
+// bannerLines are the banner, one item a line; tui adds the terminal UI's
+// Ctrl+C line.
+func bannerLines(b Banner, tui bool) []string {
 	lines := []string{
 		"tiny-go",
 		"provider: " + orNone(b.Provider),
@@ -38,7 +42,11 @@ func bannerLines(b Banner) []string {
 	if b.Restored {
 		lines = append(lines, "restored: yes")
 	}
-	return append(lines, helpKeys, helpCommands)
+	lines = append(lines, helpKeys)
+	if tui {
+		lines = append(lines, helpCtrlC)
+	}
+	return append(lines, helpCommands)
 }
 
 func orNone(s string) string {

@@ -30,11 +30,17 @@ func TestBannerLines(t *testing.T) {
 		"Esc aborts the active operation; Ctrl+C exits.",
 		"/help  /model  /compact  /skill:name  /exit  (/ lists all)",
 	}
-	if got := bannerLines(b); strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if got := bannerLines(b, false); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("banner:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	// The terminal UI says what an idle Ctrl+C does there.
+	tui := append(want[:len(want)-1:len(want)-1],
+		"Ctrl+C clears a draft; on an empty prompt, press it twice to exit.", want[len(want)-1])
+	if got := bannerLines(b, true); strings.Join(got, "\n") != strings.Join(tui, "\n") {
+		t.Errorf("terminal banner:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tui, "\n"))
+	}
 	b.Restored, b.MCP = true, nil
-	got := strings.Join(bannerLines(b), "\n")
+	got := strings.Join(bannerLines(b, true), "\n")
 	if !strings.Contains(got, "\nrestored: yes\n") || !strings.Contains(got, "\nmcp: (none)\n") {
 		t.Errorf("resumed banner:\n%s", got)
 	}

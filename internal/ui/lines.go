@@ -37,7 +37,7 @@ func runLines(ctx context.Context, opts Options) error {
 
 	r := &lineRunner{opts: opts, pr: pr, sigs: sigs}
 	defer r.calls.Wait()
-	pr.println(strings.Join(bannerLines(opts.Banner), "\n"))
+	pr.println(strings.Join(bannerLines(opts.Banner, false), "\n"))
 	if recap := recapLines(opts.Recap, lineWidth, nil, plainStyles(), func(s string) string { return s }); len(recap) > 0 {
 		pr.println(strings.Join(recap, "\n"))
 	}

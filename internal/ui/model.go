@@ -178,7 +178,7 @@ func newModel(ctx context.Context, eng Engine, banner Banner, expand func(string
 }
 
 func (m *model) Init() tea.Cmd {
-	m.print(strings.Join(bannerLines(m.banner), "\n"))
+	m.print(strings.Join(bannerLines(m.banner, true), "\n"))
 	return tea.Batch(tea.RequestBackgroundColor, m.flush())
 }
 
