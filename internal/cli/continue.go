@@ -31,7 +31,8 @@ func newestUsable(s store.Summary) error {
 
 // openNewest opens the session --continue resumes: the newest one in
 // `session list`'s order that holds more than its header (a start that
-// failed before its first prompt leaves just a header). Only headers are
+// failed before its first prompt leaves just a header), or whose
+// !commands wait beside it for the next prompt. Only headers are
 // read to find it, and it is reduced once, by the open, not first to be
 // summarized (issue 17). finish completes an interrupted rewind of it
 // before it is opened.
@@ -41,7 +42,7 @@ func openNewest(cwd string, opts store.Options, finish func(path string) error) 
 		return nil, fmt.Errorf("--continue: %w", err)
 	}
 	for _, h := range heads {
-		if h.Corruption == nil && !h.Lines {
+		if h.Corruption == nil && !h.Lines && !shellJournalled(h.Path) {
 			continue // header only
 		}
 		if s, err := corruptLaterFork(heads, h); err != nil || s != nil {
@@ -64,7 +65,7 @@ func openNewest(cwd string, opts store.Options, finish func(path string) error) 
 		if err != nil {
 			return nil, err
 		}
-		if s := st.State(); s.Operation == nil && !hasPrompt(s) {
+		if s := st.State(); s.Operation == nil && !hasPrompt(s) && !shellJournalled(h.Path) {
 			st.Close() // committed lines, but no prompt: passed by like a header
 			continue
 		}

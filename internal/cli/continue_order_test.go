@@ -74,3 +74,28 @@ func TestContinueOrdersLikeTheList(t *testing.T) {
 		t.Fatalf("--continue with a corrupt later fork: %d %s", code, stderr)
 	}
 }
+
+// A session whose only input was a !command holds just its header and the
+// shell journal beside it: --continue still finds it, and the command's
+// output reaches the model with the next prompt.
+func TestContinueFindsAShellOnlySession(t *testing.T) {
+	srv := providertest.New(t, providertest.Reply{Text: "seen"})
+	c := newCLI(t, srv)
+	if code, _, stderr := c.main("!echo shell-only-output\n"); code != 0 {
+		t.Fatalf("interactive !command: %d %s", code, stderr)
+	}
+	if n := len(c.sessions()); n != 1 {
+		t.Fatalf("%d sessions after a !command alone, want 1 (it is kept)", n)
+	}
+	code, stdout, stderr := c.main("", "--continue", "what did I run?")
+	if code != 0 {
+		t.Fatalf("--continue: %d\n%s%s", code, stdout, stderr)
+	}
+	if n := len(c.sessions()); n != 1 {
+		t.Errorf("%d sessions after --continue, want the same one", n)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 || !strings.Contains(string(reqs[0].Body), "shell-only-output") {
+		t.Errorf("the model did not see the !command's output: %d requests", len(reqs))
+	}
+}
