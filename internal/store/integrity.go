@@ -497,54 +497,9 @@ func RepairFile(path string, now time.Time) (*Repaired, error) {
 	if err != nil {
 		return nil, fmt.Errorf("repair: %w", err)
 	}
-	// The last complete line bounds what can be kept.
-	committed, err := lastLineEnd(f, size)
+	committed, keep, why, err := repairCut(f, path, size, records)
 	if err != nil {
-		return nil, fmt.Errorf("repair: %w", err)
-	}
-	keep := committed
-	var why string
-	if tsize, reason, err := readTampered(path); err != nil {
-		return nil, fmt.Errorf("repair: %w", err)
-	} else if tsize >= 0 {
-		why = "tiny-go stopped because the file " + reason
-		keep = min(keep, tsize)
-	}
-	verified, c := verifyAt(f, keep, records)
-	if c != nil {
-		if c.Code == CorruptTruncated {
-			return nil, fmt.Errorf("repair: %s; the lost lines cannot be restored (resuming without them could run their effects again): start a new session or fork this one", c.Describe())
-		}
-		if why == "" {
-			why = c.Describe()
-		}
-		keep = verified
-	}
-	// Whatever was appended unverified must still reduce.
-	for {
-		reduced, rc, err := reduceSection(f, keep)
-		if err != nil {
-			return nil, fmt.Errorf("repair: %w", err)
-		}
-		if rc == nil {
-			keep = min(keep, reduced)
-			break
-		}
-		if why == "" {
-			why = rc.Describe()
-		}
-		if keep, err = lineStart(f, rc.Line); err != nil {
-			return nil, fmt.Errorf("repair: %w", err)
-		}
-		if keep == 0 {
-			return nil, fmt.Errorf("repair: the header line is not valid (%s); nothing can be kept", rc.Describe())
-		}
-	}
-	if keep == size && why == "" {
-		return nil, ErrNothingToRepair
-	}
-	if why == "" {
-		why = "a torn last line"
+		return nil, err
 	}
 	r := &Repaired{Path: path, Kept: keep, Removed: size - keep, Why: why,
 		FirstLine: lineAtReader(f, keep), LastLine: lineAtReader(f, size) - 1}
@@ -556,41 +511,11 @@ func RepairFile(path string, now time.Time) (*Repaired, error) {
 		return nil, fmt.Errorf("repair: %w", err)
 	}
 	if r.Removed > 0 {
-		r.Backup = filepath.Join(dir, "repair-"+now.UTC().Format("20060102T150405.000Z")+".cut")
-		b, err := OpenSidecarFile(dir, filepath.Base(r.Backup), os.O_WRONLY|os.O_CREATE|os.O_EXCL)
-		if err != nil {
+		if r.Backup, err = backupCut(dir, f, keep, r.Removed, now); err != nil {
 			return nil, fmt.Errorf("repair: backup: %w", err)
 		}
-		_, werr := io.Copy(b, io.NewSectionReader(f, keep, r.Removed))
-		if werr == nil {
-			werr = b.Sync()
-		}
-		if cerr := b.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return nil, fmt.Errorf("repair: backup: %w", werr)
-		}
 	}
-	// Records first: records that vouch for less than the file are
-	// harmless (adopted), the other way round is a TRUNCATED session.
-	recs, _ := parseRecords(records)
-	var out []byte
-	for _, rec := range recs {
-		if rec.size <= keep {
-			out = append(out, rec.line()...)
-		}
-	}
-	h := sha256.New()
-	if _, err := io.Copy(h, io.NewSectionReader(f, 0, keep)); err != nil {
-		return nil, fmt.Errorf("repair: %w", err)
-	}
-	last := record{size: keep}
-	h.Sum(last.digest[:0])
-	if len(recs) == 0 || !bytes.HasSuffix(out, last.line()) {
-		out = append(out, last.line()...)
-	}
-	if err := writeSidecarAtomically(dir, IntegrityFile, out); err != nil {
+	if err := rewriteRecords(dir, f, records, keep); err != nil {
 		return nil, fmt.Errorf("repair: %w", err)
 	}
 	if err := f.Truncate(keep); err != nil {
@@ -603,6 +528,102 @@ func RepairFile(path string, now time.Time) (*Repaired, error) {
 		return nil, fmt.Errorf("repair: %w", err)
 	}
 	return r, nil
+}
+
+// repairCut decides how much of the file a repair keeps, and why the rest
+// goes: committed is the end of its last complete line, keep what stays
+// (ErrNothingToRepair when that is all of it).
+func repairCut(f *os.File, path string, size int64, records []byte) (committed, keep int64, why string, err error) {
+	// The last complete line bounds what can be kept.
+	if committed, err = lastLineEnd(f, size); err != nil {
+		return 0, 0, "", fmt.Errorf("repair: %w", err)
+	}
+	keep = committed
+	if tsize, reason, err := readTampered(path); err != nil {
+		return 0, 0, "", fmt.Errorf("repair: %w", err)
+	} else if tsize >= 0 {
+		why = "tiny-go stopped because the file " + reason
+		keep = min(keep, tsize)
+	}
+	verified, c := verifyAt(f, keep, records)
+	if c != nil {
+		if c.Code == CorruptTruncated {
+			return 0, 0, "", fmt.Errorf("repair: %s; the lost lines cannot be restored (resuming without them could run their effects again): start a new session or fork this one", c.Describe())
+		}
+		if why == "" {
+			why = c.Describe()
+		}
+		keep = verified
+	}
+	// Whatever was appended unverified must still reduce.
+	for {
+		reduced, rc, err := reduceSection(f, keep)
+		if err != nil {
+			return 0, 0, "", fmt.Errorf("repair: %w", err)
+		}
+		if rc == nil {
+			keep = min(keep, reduced)
+			break
+		}
+		if why == "" {
+			why = rc.Describe()
+		}
+		if keep, err = lineStart(f, rc.Line); err != nil {
+			return 0, 0, "", fmt.Errorf("repair: %w", err)
+		}
+		if keep == 0 {
+			return 0, 0, "", fmt.Errorf("repair: the header line is not valid (%s); nothing can be kept", rc.Describe())
+		}
+	}
+	if keep == size && why == "" {
+		return 0, 0, "", ErrNothingToRepair
+	}
+	if why == "" {
+		why = "a torn last line"
+	}
+	return committed, keep, why, nil
+}
+
+// backupCut copies the removed bytes beside the session, synced, and
+// returns the backup's path.
+func backupCut(dir string, f *os.File, keep, removed int64, now time.Time) (string, error) {
+	path := filepath.Join(dir, "repair-"+now.UTC().Format("20060102T150405.000Z")+".cut")
+	b, err := OpenSidecarFile(dir, filepath.Base(path), os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+	if err != nil {
+		return "", err
+	}
+	_, werr := io.Copy(b, io.NewSectionReader(f, keep, removed))
+	if werr == nil {
+		werr = b.Sync()
+	}
+	if cerr := b.Close(); werr == nil {
+		werr = cerr
+	}
+	return path, werr
+}
+
+// rewriteRecords keeps the integrity records that vouch for at most keep
+// bytes and adds one for keep itself. Records go first: records that
+// vouch for less than the file are harmless (adopted), the other way
+// round is a TRUNCATED session.
+func rewriteRecords(dir string, f *os.File, records []byte, keep int64) error {
+	recs, _ := parseRecords(records)
+	var out []byte
+	for _, rec := range recs {
+		if rec.size <= keep {
+			out = append(out, rec.line()...)
+		}
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, keep)); err != nil {
+		return err
+	}
+	last := record{size: keep}
+	h.Sum(last.digest[:0])
+	if len(recs) == 0 || !bytes.HasSuffix(out, last.line()) {
+		out = append(out, last.line()...)
+	}
+	return writeSidecarAtomically(dir, IntegrityFile, out)
 }
 
 // lineStart is the offset at which 1-based line n of src starts (its
