@@ -63,32 +63,10 @@ func (a *Activities) RunTask(ctx context.Context, t Task) (Result, error) {
 	}
 	defer unlock()
 	defer os.RemoveAll(root)
-	if err := os.RemoveAll(repo); err != nil {
-		return res, err
-	}
 	sy := &syncer{blobs: a.Blobs, prefix: prefix, repo: repo, attempt: info.Attempt}
-
-	// The eval task folder is needed on every attempt (test.sh).
-	var evalTask *eval.Task
-	if t.Source.EvalTask != "" {
-		dir := filepath.Join(root, "task")
-		_ = os.RemoveAll(dir)
-		if err := a.unpackKey(ctx, t.Source.EvalTask, dir); err != nil {
-			return res, err
-		}
-		evalTask = &eval.Task{Name: t.Name, Dir: dir}
-	}
-	restored, err := sy.restore(ctx)
+	evalTask, err := a.setUp(ctx, t, sy, root, repo)
 	if err != nil {
 		return res, err
-	}
-	if !restored {
-		if err := a.materialize(ctx, t, evalTask, root, repo); err != nil {
-			return res, temporal.NewNonRetryableApplicationError(err.Error(), ErrConfiguration, err)
-		}
-		if err := sy.baseline(ctx); err != nil {
-			return res, err
-		}
 	}
 	res.SetupMs = time.Since(start).Milliseconds()
 
@@ -121,6 +99,39 @@ func (a *Activities) RunTask(ctx context.Context, t Task) (Result, error) {
 	if run.exit == -1 {
 		return res, fmt.Errorf("tiny-go was killed%s", run.why())
 	}
+	return a.judge(ctx, t, res, run, evalTask, root, repo)
+}
+
+// setUp lays out the task's workspace: the session restored from the
+// blob store (a later attempt), or the task's source materialized and
+// its baseline shipped. It returns the eval task, whose folder every
+// attempt needs (test.sh), or nil.
+func (a *Activities) setUp(ctx context.Context, t Task, sy *syncer, root, repo string) (*eval.Task, error) {
+	if err := os.RemoveAll(repo); err != nil {
+		return nil, err
+	}
+	var evalTask *eval.Task
+	if t.Source.EvalTask != "" {
+		dir := filepath.Join(root, "task")
+		_ = os.RemoveAll(dir)
+		if err := a.unpackKey(ctx, t.Source.EvalTask, dir); err != nil {
+			return nil, err
+		}
+		evalTask = &eval.Task{Name: t.Name, Dir: dir}
+	}
+	restored, err := sy.restore(ctx)
+	if err != nil || restored {
+		return evalTask, err
+	}
+	if err := a.materialize(ctx, t, evalTask, root, repo); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrConfiguration, err)
+	}
+	return evalTask, sy.baseline(ctx)
+}
+
+// judge gives the verdict of a run whose agent ended: by the session's
+// outcome, or by the eval task's test.sh.
+func (a *Activities) judge(ctx context.Context, t Task, res Result, run agentRun, evalTask *eval.Task, root, repo string) (Result, error) {
 	if evalTask == nil {
 		res.Status = eval.StatusPass
 		if res.Outcome != string(session.OutcomeCompleted) {
@@ -249,7 +260,62 @@ func (r agentRun) why() string {
 // activity heartbeats the committed facts.
 func (a *Activities) runAgent(ctx context.Context, t Task, sy *syncer, root, repo string, attempt int32) (agentRun, error) {
 	run := agentRun{exit: -1}
-	args := []string{"--json", "--cwd", repo, "--approval", "auto"}
+	args, finished, err := agentArgs(t, sy.state(), root, repo)
+	if err != nil {
+		return run, err
+	}
+	if finished {
+		run.exit = 0 // it finished before the last worker died
+		return run, nil
+	}
+	earlier, err := a.earlierCost(ctx, sy.prefix, attempt)
+	if err != nil {
+		return run, err
+	}
+	// As under `tiny-go eval`, the agent reports the cost of each reply
+	// to a log (internal/eval's child HTTP client): the cost budget.
+	costLog := filepath.Join(root, "eval.log")
+	var stderr bytes.Buffer
+	events := &eventLog{}
+	cmd := exec.Command(a.TinyGo, args...)
+	cmd.Dir = repo
+	cmd.Env = a.agentEnv(t, root, costLog)
+	cmd.Stdout = events
+	cmd.Stderr = eval.TailWriter(&stderr, 4096)
+	// Its own group (SIGTERM there is a durable abort); and it dies with
+	// the worker, as on a machine that is gone.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return run, temporal.NewNonRetryableApplicationError("start tiny-go: "+err.Error(), ErrConfiguration, err)
+	}
+	sv := &supervisor{a: a, ctx: ctx, t: t, sy: sy, cmd: cmd, events: events, run: &run,
+		earlier: earlier, costLog: costLog, costKey: fmt.Sprintf("%s/cost-%d", sy.prefix, attempt),
+		eventsKey: fmt.Sprintf("%s/events-%d.jsonl", sy.prefix, attempt)}
+	waitErr := sv.watch()
+	run.stderr = stderr.String()
+	var ee *exec.ExitError
+	switch {
+	case waitErr == nil:
+		run.exit = 0
+	case errors.As(waitErr, &ee):
+		run.exit = ee.ExitCode()
+	default:
+		return run, waitErr
+	}
+	if sv.syncErr != nil {
+		return run, sv.syncErr
+	}
+	if run.exit == 2 {
+		return run, temporal.NewNonRetryableApplicationError("tiny-go refused the task's settings"+run.why(), ErrConfiguration, nil)
+	}
+	return run, nil
+}
+
+// agentArgs are tiny-go's arguments for the task: a new run of its
+// prompt, or the recovery of the restored session st. finished says st
+// had already finished, so there is nothing to run.
+func agentArgs(t Task, st *session.State, root, repo string) (args []string, finished bool, err error) {
+	args = []string{"--json", "--cwd", repo, "--approval", "auto"}
 	if t.Model != "" && !hasFlag(t.Args, "--model") {
 		args = append(args, "--model", t.Model)
 	}
@@ -261,145 +327,138 @@ func (a *Activities) runAgent(ctx context.Context, t Task, sy *syncer, root, rep
 	if t.Source.EvalTask != "" && prompt == "" {
 		p, extra, _, err := (&eval.Task{Name: t.Name, Dir: filepath.Join(root, "task")}).Input()
 		if err != nil {
-			return run, temporal.NewNonRetryableApplicationError(err.Error(), ErrConfiguration, err)
+			return nil, false, temporal.NewNonRetryableApplicationError(err.Error(), ErrConfiguration, err)
 		}
 		prompt = p
 		args = append(args, extra...)
 	}
-	if st := sy.state(); st != nil {
-		id := st.Header.ID
-		switch {
-		case st.Operation != nil:
-			args = append(args, "--session", id) // recover it, then exit
-		case st.LastFinished.Outcome != "":
-			run.exit = 0 // it finished before the last worker died
-			return run, nil
-		default:
-			args = append(args, "--session", id, "--", prompt)
-		}
-	} else {
-		args = append(args, "--", prompt)
+	switch {
+	case st == nil:
+		return append(args, "--", prompt), false, nil
+	case st.Operation != nil:
+		return append(args, "--session", st.Header.ID), false, nil // recover it, then exit
+	case st.LastFinished.Outcome != "":
+		return nil, true, nil
 	}
+	return append(args, "--session", st.Header.ID, "--", prompt), false, nil
+}
 
+// agentEnv is the agent's environment: the worker's, made stable, with
+// the task's endpoint and provider and eval's cost log at costLog.
+func (a *Activities) agentEnv(t Task, root, costLog string) []string {
 	env := append(append([]string{}, a.Env...), eval.StableEnv()...)
 	env = append(env, "TINY_AGENT_ENVIRONMENT_IDENTITY=fleet:"+t.Key)
-	// As under `tiny-go eval`, the agent reports the cost of each reply
-	// to a log (internal/eval's child HTTP client): the cost budget.
-	costLog := filepath.Join(root, "eval.log")
 	env = append(env, eval.EnvRoot+"="+root, eval.EnvLog+"="+costLog, eval.EnvRecord+"=", eval.EnvReplay+"=")
-	earlier, err := a.earlierCost(ctx, sy.prefix, attempt)
-	if err != nil {
-		return run, err
-	}
 	if t.Endpoint != "" {
 		env = append(env, "TINY_ENDPOINT="+t.Endpoint)
 	}
 	if t.Provider != "" {
 		env = append(env, "TINY_PROVIDER="+t.Provider)
 	}
-	var stderr bytes.Buffer
-	events := &eventLog{}
-	cmd := exec.Command(a.TinyGo, args...)
-	cmd.Dir = repo
-	cmd.Env = env
-	cmd.Stdout = events
-	cmd.Stderr = eval.TailWriter(&stderr, 4096)
-	// Its own group (SIGTERM there is a durable abort); and it dies with
-	// the worker, as on a machine that is gone.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return run, temporal.NewNonRetryableApplicationError("start tiny-go: "+err.Error(), ErrConfiguration, err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	return env
+}
 
-	every := a.SyncEvery
+// supervisor keeps a running agent durable: every tick it ships the
+// session and events, heartbeats, and watches the cost and time budgets;
+// it aborts the agent durably (SIGTERM, then SIGKILL after abortGrace)
+// when a budget is spent or Temporal cancels the task.
+type supervisor struct {
+	a                           *Activities
+	ctx                         context.Context
+	t                           Task
+	sy                          *syncer
+	cmd                         *exec.Cmd
+	events                      *eventLog
+	run                         *agentRun
+	earlier                     float64
+	costLog, costKey, eventsKey string
+	syncErr                     error
+	aborting                    <-chan time.Time
+}
+
+// watch waits for the agent to end and returns cmd.Wait's error. The
+// agent's process group is gone and everything is shipped when it returns.
+func (s *supervisor) watch() error {
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	every := s.a.SyncEvery
 	if every <= 0 {
 		every = 100 * time.Millisecond
 	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
-	eventsKey := fmt.Sprintf("%s/events-%d.jsonl", sy.prefix, attempt)
-	var syncErr error
-	var aborting <-chan time.Time
+	ctxDone := s.ctx.Done()
+	outOfTime := time.After(firstDuration(s.t.Timeout, eval.DefaultAgentTimeout))
 	var waitErr error
-	sync := func(c context.Context) {
-		t0 := time.Now()
-		if err := sy.step(c); err != nil && syncErr == nil {
-			syncErr = err
-		}
-		if n := events.len(); n > events.sent {
-			_ = a.Blobs.Put(c, eventsKey, events.bytes())
-			events.sent = n
-		}
-		run.uploadMs += time.Since(t0).Milliseconds()
-		activity.RecordHeartbeat(ctx, sy.man.Facts)
-	}
-	abort := func() {
-		if aborting == nil {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			aborting = time.After(abortGrace)
-		}
-	}
-	ctxDone := ctx.Done()
-	outOfTime := time.After(firstDuration(t.Timeout, eval.DefaultAgentTimeout))
 loop:
 	for {
 		select {
 		case waitErr = <-done:
 			break loop
 		case <-outOfTime:
-			run.timedOut = true
-			abort()
+			s.run.timedOut = true
+			s.abort()
 		case <-tick.C:
-			sync(ctx)
-			run.cost = readCost(costLog)
-			if c := earlier + run.cost; c > run.reported {
-				run.reported = c
-				_ = a.Blobs.Put(ctx, fmt.Sprintf("%s/cost-%d", sy.prefix, attempt), []byte(strconv.FormatFloat(run.cost, 'g', -1, 64)))
-			}
-			if why := overBudget(t, sy.state(), earlier+run.cost); why != "" && run.overBudget == "" {
-				run.overBudget = why
-				abort()
-			}
+			s.tick()
 		case <-ctxDone:
 			ctxDone = nil
 			// Cancelled from Temporal: Esc, a durable abort. Timed out,
 			// lost or shut down: this attempt ends as if its machine
 			// died, and the next one recovers the step in flight.
 			var cancelled *temporal.CanceledError
-			if errors.As(context.Cause(ctx), &cancelled) {
-				abort()
+			if errors.As(context.Cause(s.ctx), &cancelled) {
+				s.abort()
 			} else {
-				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				s.kill()
 			}
-		case <-aborting:
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		case <-s.aborting:
+			s.kill()
 		}
 	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	sync(context.WithoutCancel(ctx))
-	run.cost = readCost(costLog)
-	_ = a.Blobs.Put(context.WithoutCancel(ctx), fmt.Sprintf("%s/cost-%d", sy.prefix, attempt), []byte(strconv.FormatFloat(run.cost, 'g', -1, 64)))
-	run.cost += earlier
-	run.stderr = stderr.String()
-	var ee *exec.ExitError
-	switch {
-	case waitErr == nil:
-		run.exit = 0
-	case errors.As(waitErr, &ee):
-		run.exit = ee.ExitCode()
-	default:
-		return run, waitErr
-	}
-	if syncErr != nil {
-		return run, syncErr
-	}
-	if run.exit == 2 {
-		return run, temporal.NewNonRetryableApplicationError("tiny-go refused the task's settings"+run.why(), ErrConfiguration, nil)
-	}
-	return run, nil
+	s.kill()
+	c := context.WithoutCancel(s.ctx)
+	s.sync(c)
+	s.run.cost = readCost(s.costLog)
+	_ = s.a.Blobs.Put(c, s.costKey, []byte(strconv.FormatFloat(s.run.cost, 'g', -1, 64)))
+	s.run.cost += s.earlier
+	return waitErr
 }
+
+func (s *supervisor) tick() {
+	s.sync(s.ctx)
+	s.run.cost = readCost(s.costLog)
+	if c := s.earlier + s.run.cost; c > s.run.reported {
+		s.run.reported = c
+		_ = s.a.Blobs.Put(s.ctx, s.costKey, []byte(strconv.FormatFloat(s.run.cost, 'g', -1, 64)))
+	}
+	if why := overBudget(s.t, s.sy.state(), s.earlier+s.run.cost); why != "" && s.run.overBudget == "" {
+		s.run.overBudget = why
+		s.abort()
+	}
+}
+
+// sync ships the session's new facts and the events, then heartbeats.
+func (s *supervisor) sync(c context.Context) {
+	t0 := time.Now()
+	if err := s.sy.step(c); err != nil && s.syncErr == nil {
+		s.syncErr = err
+	}
+	if n := s.events.len(); n > s.events.sent {
+		_ = s.a.Blobs.Put(c, s.eventsKey, s.events.bytes())
+		s.events.sent = n
+	}
+	s.run.uploadMs += time.Since(t0).Milliseconds()
+	activity.RecordHeartbeat(s.ctx, s.sy.man.Facts)
+}
+
+func (s *supervisor) abort() {
+	if s.aborting == nil {
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		s.aborting = time.After(abortGrace)
+	}
+}
+
+func (s *supervisor) kill() { _ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL) }
 
 // overBudget says why the task exceeds its budget ("" if not): tokens
 // from the session (every attempt's), cost in US dollars over attempts.
