@@ -123,48 +123,73 @@ func decodeHeader(rd *reader, line []byte) (Header, error) {
 	if err := rd.beginObject("the header"); err != nil {
 		return h, err
 	}
-	const (
-		hKind = 1 << iota
-		hVersion
-		hID
-		hCreatedAt
-		hCwd
-		hProvider
-		hModel
-		hEnv
-		hAll = 1<<iota - 1
-	)
-	var have uint
-	var kind string
-	var version int64 = -1
-	var firstErr error
-	keep := func(err error) {
-		if firstErr == nil {
-			firstErr = err
-		}
+	hs := headerScan{version: -1}
+	if err := hs.members(rd, &h); err != nil {
+		return h, err
 	}
+	if err := rd.end(); err != nil {
+		return h, err
+	}
+	switch kind := hs.kind; {
+	case kind == "entry" || kind == "record" || kind == "usage":
+		return h, &headerError{CorruptMissingHeader, "line 1 is a fact, not a header"}
+	case kind != "header":
+		return h, &headerError{CorruptInvalidHeader, `line 1 is not a header (kind must be "header")`}
+	case hs.version >= 0 && hs.version != Version:
+		return h, &headerError{CorruptUnsupportedVersion, fmt.Sprintf("session format version %d is not supported (want %d)", hs.version, Version)}
+	case hs.firstErr != nil:
+		return h, hs.firstErr
+	case hs.have != hAll:
+		return h, shapeErr("the header lacks a required member")
+	}
+	return h, nil
+}
+
+// The header's members, one bit each in headerScan.have.
+const (
+	hKind = 1 << iota
+	hVersion
+	hID
+	hCreatedAt
+	hCwd
+	hProvider
+	hModel
+	hEnv
+	hAll = 1<<iota - 1
+)
+
+// headerScan is what reading the header's members found: the members
+// seen, kind and version (checked after the whole object is read, so a
+// fact on line 1 is named as such), and the first shape error.
+type headerScan struct {
+	have     uint
+	kind     string
+	version  int64
+	firstErr error
+}
+
+// members reads the header object's members into h. Only a syntax error
+// stops it; a shape error is kept and reading goes on.
+func (hs *headerScan) members(rd *reader, h *Header) error {
 	for {
 		more, err := rd.more()
-		if err != nil {
-			return h, err
-		}
-		if !more {
-			break
+		if err != nil || !more {
+			return err
 		}
 		name, err := rd.name()
 		if err != nil {
-			return h, err
+			return err
 		}
 		var bit uint
 		switch string(name) {
 		case "kind":
 			bit = hKind
-			kind, err = rd.sym("kind")
+			hs.kind, err = rd.sym("kind")
 		case "version":
 			bit = hVersion
 			var v int64
 			if v, err = rd.safeInt("version"); err == nil {
-				version = v
+				hs.version = v
 			}
 		case "id":
 			bit = hID
@@ -185,31 +210,21 @@ func decodeHeader(rd *reader, line []byte) (Header, error) {
 			bit = hEnv
 			h.EnvironmentIdentity, err = rd.nonEmpty("environmentIdentity")
 		default:
-			keep(shapeErr(fmt.Sprintf("unknown header member %q", name)))
+			hs.keep(shapeErr(fmt.Sprintf("unknown header member %q", name)))
 			err = rd.skip()
 		}
 		if err != nil {
 			if errors.Is(err, errSyntax) {
-				return h, err
+				return err
 			}
-			keep(err)
+			hs.keep(err)
 		}
-		member(rd, &have, bit)
+		member(rd, &hs.have, bit)
 	}
-	if err := rd.end(); err != nil {
-		return h, err
+}
+
+func (hs *headerScan) keep(err error) {
+	if hs.firstErr == nil {
+		hs.firstErr = err
 	}
-	switch {
-	case kind == "entry" || kind == "record" || kind == "usage":
-		return h, &headerError{CorruptMissingHeader, "line 1 is a fact, not a header"}
-	case kind != "header":
-		return h, &headerError{CorruptInvalidHeader, `line 1 is not a header (kind must be "header")`}
-	case version >= 0 && version != Version:
-		return h, &headerError{CorruptUnsupportedVersion, fmt.Sprintf("session format version %d is not supported (want %d)", version, Version)}
-	case firstErr != nil:
-		return h, firstErr
-	case have != hAll:
-		return h, shapeErr("the header lacks a required member")
-	}
-	return h, nil
 }

@@ -266,97 +266,113 @@ func (w *recordWire) build() (Record, error) {
 		}
 		return &RunStarted{OperationID: w.operationID, InputEntryID: w.inputEntryID}, nil
 	case "compactionStarted":
-		if err := w.exactly(rCompactionStarted, w.typ); err != nil {
-			return nil, err
-		}
-		if w.operationKind != string(OperationCompaction) {
-			return nil, shapeErr(`compactionStarted has operationKind "compaction"`)
-		}
-		if len(w.compacted) == 0 {
-			return nil, shapeErr("compactedEntryIds must not be empty")
-		}
-		return &CompactionStarted{
-			OperationID:         w.operationID,
-			InputThroughEntryID: w.inputThrough,
-			ResultEntryID:       w.resultEntryID,
-			CompactedEntryIDs:   w.compacted,
-			RetainedEntryIDs:    w.retained,
-			SourceDigest:        w.sourceDigest,
-		}, nil
+		return w.compactionStarted()
 	case "stepAttempt":
-		if err := w.exactly(rStepAttempt, w.typ); err != nil {
-			return nil, err
-		}
-		if k := StepKind(w.stepKind); k != StepAssistant && k != StepCompaction {
-			return nil, shapeErr(fmt.Sprintf("unknown stepKind %q", w.stepKind))
-		}
-		if w.attempt != 1 && w.attempt != 2 {
-			return nil, shapeErr("attempt is 1 or 2")
-		}
-		return &StepAttempt{
-			OperationID:           w.operationID,
-			StepID:                w.stepID,
-			AttemptID:             w.attemptID,
-			StepKind:              StepKind(w.stepKind),
-			Attempt:               int(w.attempt),
-			ContextThroughEntryID: w.contextThrough,
-			ConfigurationSnapshot: w.snapshot,
-			ConfigurationDigest:   w.configDigest,
-		}, nil
+		return w.stepAttempt()
 	case "stepFailed":
 		if err := w.exactly(rStepFailed, w.typ); err != nil {
 			return nil, err
 		}
 		return &StepFailed{OperationID: w.operationID, StepID: w.stepID, AttemptID: w.attemptID, Error: w.errInfo}, nil
 	case "toolStarted":
-		if err := w.exactly(rToolStarted, w.typ); err != nil {
-			return nil, err
-		}
-		if w.replay != "safe" && w.replay != "never" {
-			return nil, shapeErr(`replay is "safe" or "never"`)
-		}
-		return &ToolStarted{
-			OperationID:         w.operationID,
-			StepID:              w.stepID,
-			AssistantEntryID:    w.assistantEntryID,
-			ToolIndex:           int(w.toolIndex),
-			ToolCallID:          w.toolCallID,
-			ToolName:            w.toolName,
-			Arguments:           w.arguments,
-			Replay:              w.replay,
-			ReplayKey:           w.replayKey,
-			EnvironmentIdentity: w.env,
-			ResultEntryID:       w.resultEntryID,
-		}, nil
+		return w.toolStarted()
 	case "abortRequested":
-		// toolCallId is there exactly for phase tool (session.md §3.2).
-		want := rAbortRequested
-		if w.phase == string(PhaseTool) {
-			want |= rToolCallID
-		}
-		if err := w.exactly(want, w.typ); err != nil {
-			return nil, err
-		}
-		if k := OperationKind(w.operationKind); k != OperationRun && k != OperationCompaction {
-			return nil, shapeErr(fmt.Sprintf("unknown operationKind %q", w.operationKind))
-		}
-		if p := Phase(w.phase); p != PhaseModel && p != PhaseTool && p != PhaseCompact {
-			return nil, shapeErr(fmt.Sprintf("unknown phase %q", w.phase))
-		}
-		if w.reason != AbortReasonEscape {
-			return nil, shapeErr(`abortRequested reason is "escape"`)
-		}
-		return &AbortRequested{
-			OperationID:   w.operationID,
-			OperationKind: OperationKind(w.operationKind),
-			Phase:         Phase(w.phase),
-			ToolCallID:    w.toolCallID,
-			Reason:        w.reason,
-		}, nil
+		return w.abortRequested()
 	case "operationFinished":
 		return w.finished()
 	}
 	return nil, shapeErr(fmt.Sprintf("unknown record type %q", w.typ))
+}
+
+func (w *recordWire) compactionStarted() (Record, error) {
+	if err := w.exactly(rCompactionStarted, w.typ); err != nil {
+		return nil, err
+	}
+	if w.operationKind != string(OperationCompaction) {
+		return nil, shapeErr(`compactionStarted has operationKind "compaction"`)
+	}
+	if len(w.compacted) == 0 {
+		return nil, shapeErr("compactedEntryIds must not be empty")
+	}
+	return &CompactionStarted{
+		OperationID:         w.operationID,
+		InputThroughEntryID: w.inputThrough,
+		ResultEntryID:       w.resultEntryID,
+		CompactedEntryIDs:   w.compacted,
+		RetainedEntryIDs:    w.retained,
+		SourceDigest:        w.sourceDigest,
+	}, nil
+}
+
+func (w *recordWire) stepAttempt() (Record, error) {
+	if err := w.exactly(rStepAttempt, w.typ); err != nil {
+		return nil, err
+	}
+	if k := StepKind(w.stepKind); k != StepAssistant && k != StepCompaction {
+		return nil, shapeErr(fmt.Sprintf("unknown stepKind %q", w.stepKind))
+	}
+	if w.attempt != 1 && w.attempt != 2 {
+		return nil, shapeErr("attempt is 1 or 2")
+	}
+	return &StepAttempt{
+		OperationID:           w.operationID,
+		StepID:                w.stepID,
+		AttemptID:             w.attemptID,
+		StepKind:              StepKind(w.stepKind),
+		Attempt:               int(w.attempt),
+		ContextThroughEntryID: w.contextThrough,
+		ConfigurationSnapshot: w.snapshot,
+		ConfigurationDigest:   w.configDigest,
+	}, nil
+}
+
+func (w *recordWire) toolStarted() (Record, error) {
+	if err := w.exactly(rToolStarted, w.typ); err != nil {
+		return nil, err
+	}
+	if w.replay != "safe" && w.replay != "never" {
+		return nil, shapeErr(`replay is "safe" or "never"`)
+	}
+	return &ToolStarted{
+		OperationID:         w.operationID,
+		StepID:              w.stepID,
+		AssistantEntryID:    w.assistantEntryID,
+		ToolIndex:           int(w.toolIndex),
+		ToolCallID:          w.toolCallID,
+		ToolName:            w.toolName,
+		Arguments:           w.arguments,
+		Replay:              w.replay,
+		ReplayKey:           w.replayKey,
+		EnvironmentIdentity: w.env,
+		ResultEntryID:       w.resultEntryID,
+	}, nil
+}
+
+func (w *recordWire) abortRequested() (Record, error) {
+	// toolCallId is there exactly for phase tool (session.md §3.2).
+	want := rAbortRequested
+	if w.phase == string(PhaseTool) {
+		want |= rToolCallID
+	}
+	if err := w.exactly(want, w.typ); err != nil {
+		return nil, err
+	}
+	if k := OperationKind(w.operationKind); k != OperationRun && k != OperationCompaction {
+		return nil, shapeErr(fmt.Sprintf("unknown operationKind %q", w.operationKind))
+	}
+	if p := Phase(w.phase); p != PhaseModel && p != PhaseTool && p != PhaseCompact {
+		return nil, shapeErr(fmt.Sprintf("unknown phase %q", w.phase))
+	}
+	if w.reason != AbortReasonEscape {
+		return nil, shapeErr(`abortRequested reason is "escape"`)
+	}
+	return &AbortRequested{
+		OperationID:   w.operationID,
+		OperationKind: OperationKind(w.operationKind),
+		Phase:         Phase(w.phase),
+		ToolCallID:    w.toolCallID,
+		Reason:        w.reason,
+	}, nil
 }
 
 func (w *recordWire) finished() (Record, error) {
