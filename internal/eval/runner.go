@@ -309,28 +309,8 @@ func (cfg *Config) runOne(ctx context.Context, t Task, rep int) (res RunResult) 
 	if err != nil {
 		return fail(StatusError, "%v", err)
 	}
-	if path, err := sessionFile(repo); err != nil {
+	if err := cfg.collect(t, root, repo, agent, &res); err != nil {
 		return fail(StatusError, "%v", err)
-	} else if path != "" {
-		m, err := readMetrics(path)
-		if err != nil {
-			return fail(StatusError, "%v", err)
-		}
-		res.Metrics = m
-	}
-	res.CostUSD = agent.cost
-	// HTTP sends beyond the attempts are the provider's own retries.
-	if extra := agent.sent - res.Requests; extra > 0 {
-		res.Retries += extra
-	}
-	if cfg.Record != "" {
-		exchanges, err := readExchanges(filepath.Join(root, "exchange.jsonl"))
-		if err != nil {
-			return fail(StatusError, "recording: %v", err)
-		}
-		if err := WriteRecording(cfg.Record, &Recording{Version: RecordingVersion, Task: t.Name, Endpoint: endpointOf(cfg.Env), Provider: envValue(cfg.Env, "TINY_PROVIDER"), Exchanges: exchanges}); err != nil {
-			return fail(StatusError, "recording: %v", err)
-		}
 	}
 	switch {
 	case ctx.Err() != nil:
@@ -367,6 +347,37 @@ func (cfg *Config) runOne(ctx context.Context, t Task, rep int) (res RunResult) 
 		res.Reason = fmt.Sprintf("test.sh passed, but the agent exited %d%s", agent.exit, agent.why())
 	}
 	return res
+}
+
+// collect reads what the agent did into res: the session's metrics, the
+// cost and the provider's own retries; when recording, it writes the
+// recording of the run.
+func (cfg *Config) collect(t Task, root, repo string, agent agentRun, res *RunResult) error {
+	if path, err := sessionFile(repo); err != nil {
+		return err
+	} else if path != "" {
+		m, err := readMetrics(path)
+		if err != nil {
+			return err
+		}
+		res.Metrics = m
+	}
+	res.CostUSD = agent.cost
+	// HTTP sends beyond the attempts are the provider's own retries.
+	if extra := agent.sent - res.Requests; extra > 0 {
+		res.Retries += extra
+	}
+	if cfg.Record == "" {
+		return nil
+	}
+	exchanges, err := readExchanges(filepath.Join(root, "exchange.jsonl"))
+	if err != nil {
+		return fmt.Errorf("recording: %w", err)
+	}
+	if err := WriteRecording(cfg.Record, &Recording{Version: RecordingVersion, Task: t.Name, Endpoint: endpointOf(cfg.Env), Provider: envValue(cfg.Env, "TINY_PROVIDER"), Exchanges: exchanges}); err != nil {
+		return fmt.Errorf("recording: %w", err)
+	}
+	return nil
 }
 
 // stableEnv makes what the agent's commands print the same from run to
