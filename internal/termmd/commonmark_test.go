@@ -151,7 +151,7 @@ func writeHTML(b *strings.Builder, n *node) {
 	case kindCodeBlock:
 		b.WriteString("<pre><code")
 		if lang, _, _ := strings.Cut(strings.TrimSpace(n.info), " "); n.fenceChar != 0 && lang != "" {
-			b.WriteString(` class="language-` + escapeHTML(unescape(lang)) + `"`)
+			b.WriteString(` class="language-` + escapeHTML(lang) + `"`)
 		}
 		b.WriteString(">")
 		if n.literal != "" {

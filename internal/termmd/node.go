@@ -42,9 +42,9 @@ const (
 	alignRight
 )
 
-// node is one element of a parsed document: a block or an inline. It is a
-// doubly linked tree because emphasis and links are found after their
-// contents were parsed and must wrap a run of siblings in a new node.
+// node is one element of a parsed document: a block or an inline, as
+// parse makes it from goldmark's tree. It is a doubly linked tree because
+// linkify splits text nodes around the URLs it finds.
 type node struct {
 	kind    nodeKind
 	level   uint8 // heading: 1-6; emphasis: 1 (emphasis) or 2 (strong)
@@ -53,8 +53,7 @@ type node struct {
 	parent, firstChild, lastChild, prev, next *node
 
 	// literal is the text of a text, code span, autolink, raw HTML, code
-	// block or HTML block node; of a paragraph, heading or table cell it
-	// is the source of its inlines until they are parsed.
+	// block or HTML block node.
 	literal string
 	dest    string // link, image: destination
 
@@ -63,32 +62,18 @@ type node struct {
 	*blockState
 }
 
-// blockState holds a block's layout (list, table) and the block
-// parser's state (unused once the document is parsed).
+// blockState holds a block's layout (lists, tables, code).
 type blockState struct {
 	// Lists.
-	ordered bool
-	start   int  // first number of an ordered list
-	tight   bool // no blank line between items or their blocks
+	ordered    bool
+	start      int  // first number of an ordered list
+	tight      bool // no blank line between items or their blocks
 
 	aligns []alignment // table: one per column
 	header bool        // table row: the header row
 
-	info string // fenced code block: its info string ("go", "python title=x")
-
-	open          bool
-	lines         []string // leaf block: content lines
-	startLine     int      // the source line where the block started
-	endLine       int      // the last source line that belongs to the block
-	fenceChar     byte     // fenced code: '`' or '~'; 0 for indented code
-	fenceLen      int      // fenced code: length of the opening fence
-	fenceIndent   int      // fenced code: indentation of the opening fence
-	listMarker    byte     // list: '-', '+', '*' or, ordered, '.' or ')'
-	markerIndent  int      // list item: columns before the marker
-	contentIndent int      // list item: columns from the marker to the content
-	htmlEndsBlank bool     // HTML block: ends before a blank line (kinds 6, 7)
-	htmlEndMarker string   // HTML block: ends at the line containing this (kinds 1-5)
-	htmlEndNoCase bool     // htmlEndMarker is matched case-insensitively
+	info      string // fenced code block: its info string ("go", "python title=x")
+	fenceChar byte   // fenced code: '`'; 0 for indented code
 }
 
 func (n *node) appendChild(c *node) {

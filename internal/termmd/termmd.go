@@ -3,22 +3,14 @@
 // fit a width: nothing is cut, a word wider than the line is broken, a
 // table too wide for the screen gets narrower columns whose cells wrap.
 //
-// It exists so that tiny-go starts fast. Go initialises every linked
-// package on every start, --help included: glamour links chroma, whose
-// lexers and styles are parsed then (tens of milliseconds); goldmark
-// compiles its HTML and autolink regular expressions then (about a
-// millisecond of the 1.6 ms a hello world takes to start). So the parser
-// is this package's own (block.go, inline.go) and does nothing until it
-// is called: no regular expressions, no entity table (the few named
-// entities replies use are decoded in a switch). Fenced code blocks are
-// syntax-highlighted by internal/highlight, whose lexers are also built
-// on first use (code.go).
+// goldmark parses (parse.go turns its tree into this package's nodes);
+// GitHub's bare URLs are found afterwards on the text (linkify.go), as
+// cmark-gfm does. Fenced code blocks are syntax-highlighted by
+// internal/highlight (code.go). Both are built on first use.
 //
 // Where it departs from CommonMark: a single '*' between letters or
 // digits is not emphasis ("2*3*4", "a*b*c": replies mean the
-// characters); unknown named entities stay as written; labels are
-// matched without full Unicode case folding; HTML is shown as text; a
-// table continues lazily like a paragraph (see addLine).
+// characters); HTML is shown as text.
 package termmd
 
 import (
