@@ -3,6 +3,10 @@ package lifecycle
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,10 +16,10 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/encoding/protojson"
 )
 
-// collector is a real OTLP/HTTP protobuf trace receiver on loopback.
+// collector is a real OTLP/HTTP JSON trace receiver on loopback.
 type collector struct {
 	srv *httptest.Server
 
@@ -54,8 +58,8 @@ func newCollector(t *testing.T, hang chan struct{}) *collector {
 				return
 			}
 		}
-		req := &coltracepb.ExportTraceServiceRequest{}
-		if err := proto.Unmarshal(body, req); err != nil || r.Header.Get("Content-Type") != "application/x-protobuf" {
+		req, err := decodeOTLP(body)
+		if err != nil || r.Header.Get("Content-Type") != "application/json" {
 			t.Errorf("collector: bad request (%v), content type %q", err, r.Header.Get("Content-Type"))
 			http.Error(w, "bad request", http.StatusBadRequest)
 			return
@@ -66,9 +70,8 @@ func newCollector(t *testing.T, hang chan struct{}) *collector {
 		c.headers = append(c.headers, r.Header.Clone())
 		c.paths = append(c.paths, r.URL.Path)
 		c.mu.Unlock()
-		resp, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		w.Write(resp)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte("{}"))
 	}))
 	t.Cleanup(c.srv.Close)
 	if hang != nil {
@@ -113,4 +116,49 @@ func attrMap(kvs []*commonpb.KeyValue) map[string]*commonpb.AnyValue {
 		m[kv.GetKey()] = kv.GetValue()
 	}
 	return m
+}
+
+// decodeOTLP reads an OTLP/JSON ExportTraceServiceRequest with the
+// official generated types: protojson, once the hex trace and span ids
+// (OTLP/JSON's one departure from protobuf's JSON mapping) are base64.
+func decodeOTLP(body []byte) (*coltracepb.ExportTraceServiceRequest, error) {
+	var doc any
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return nil, err
+	}
+	if err := hexIDsToBase64(doc); err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	req := &coltracepb.ExportTraceServiceRequest{}
+	return req, protojson.Unmarshal(b, req)
+}
+
+func hexIDsToBase64(v any) error {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if s, ok := x.(string); ok && (k == "traceId" || k == "spanId" || k == "parentSpanId") {
+				raw, err := hex.DecodeString(s)
+				if err != nil {
+					return fmt.Errorf("%s %q is not hex: %w", k, s, err)
+				}
+				v[k] = base64.StdEncoding.EncodeToString(raw)
+				continue
+			}
+			if err := hexIDsToBase64(x); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if err := hexIDsToBase64(x); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -20,17 +20,14 @@
 // Sinks never fail the caller: a failing writer or collector is remembered
 // or dropped, never returned into an operation's result.
 //
-// The OTLP/HTTP exporter (otlpexport.go, otlpencode.go, otlpwire.go) is
-// written here instead of using go.opentelemetry.io/otel/exporters/otlp/
-// otlptrace/otlptracehttp. The official exporter links about 140 packages
-// (gRPC, the protobuf registry, the generated OTLP types, grpc-gateway,
-// golang.org/x/net/trace), and Go initialises every linked package at each
-// start of tiny-go, --help included: 0.7 to 1.2 ms of a 5.7 to 7 ms start
-// (docs/performance.md §12). Even protowire is avoided, as it links the
-// protobuf module's detrand, which hashes the executable at init. The
-// exporter sends protobuf only, which every OTLP/HTTP receiver accepts.
-// Should upstream ever offer an OTLP/HTTP exporter free of the protobuf
-// runtime and gRPC, go back to it: the tests here decode with the official
-// types and would carry over. cmd/tiny-go's linked_test.go keeps those
-// packages out of the binary.
+// The OTLP/HTTP exporter (otlpexport.go, otlpjson.go) sends OTLP's JSON
+// encoding, which the protocol allows (application/json) and every
+// OTLP/HTTP receiver accepts, from plain structs the JSON library writes.
+// The official otlptracehttp links gRPC, the protobuf runtime and
+// registry and the generated OTLP types (about 140 packages, 0.7 to
+// 1.2 ms of init at every start: docs/performance.md §12), and protobuf's
+// wire format would have to be written by hand to avoid them. The tests
+// decode what is sent with the official generated types (protojson), so
+// a move to an official JSON exporter would carry them over.
+// cmd/tiny-go's linked_test.go keeps those packages out of the binary.
 package lifecycle

@@ -36,7 +36,7 @@ type OTelConfig struct {
 // should warn and go on.
 //
 // The sink turns the event stream into spans (see otelspans.go) exported
-// over OTLP/HTTP protobuf by a batch processor. Close ends spans still open
+// over OTLP/HTTP JSON by a batch processor. Close ends spans still open
 // with outcome effect_unknown and flushes within the timeout.
 //
 // Endpoint, headers, compression and service name come from Getenv only.

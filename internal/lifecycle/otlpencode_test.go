@@ -1,6 +1,8 @@
 package lifecycle
 
 import (
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -143,9 +145,9 @@ func TestEncodeTracesDecodesWithOfficialTypes(t *testing.T) {
 		Resource: res1, InstrumentationScope: instrumentation.Scope{Name: "second-scope"}}
 	otherRes := tracetest.SpanStub{Name: "other-resource", SpanContext: child, SpanKind: trace.SpanKindConsumer, Resource: res2, InstrumentationScope: scope}
 
-	got := &coltracepb.ExportTraceServiceRequest{}
 	body := encodeTraces([]sdktrace.ReadOnlySpan{full.Snapshot(), bare.Snapshot(), nil, okSpan.Snapshot(), otherRes.Snapshot()})
-	if err := proto.Unmarshal(body, got); err != nil {
+	got, err := decodeOTLP(body)
+	if err != nil {
 		t.Fatal(err)
 	}
 
@@ -215,8 +217,12 @@ func TestEncodeTracesDecodesWithOfficialTypes(t *testing.T) {
 	if len(got.ProtoReflect().GetUnknown()) != 0 {
 		t.Error("unknown fields at the top level")
 	}
-	if b, err := proto.Marshal(want); err == nil && len(b) != len(body) {
-		t.Errorf("encoded %d bytes, the official encoder %d", len(body), len(b))
+	// Ids are hex, 64-bit integers strings (OTLP/JSON).
+	for _, want := range []string{`"traceId":"0102030405060708090a0b0c0d0e0f10"`, `"parentSpanId":"0202020202020202"`,
+		fmt.Sprintf(`"startTimeUnixNano":"%d"`, start.UnixNano()), `"intValue":"-42"`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("the request lacks %s", want)
+		}
 	}
 }
 
@@ -227,24 +233,35 @@ func shortText(m proto.Message) string {
 }
 
 func TestEncodeTracesEmpty(t *testing.T) {
-	if b := encodeTraces(nil); len(b) != 0 {
-		t.Errorf("encodeTraces(nil) = %x", b)
+	if b := encodeTraces(nil); string(b) != `{"resourceSpans":[]}` {
+		t.Errorf("encodeTraces(nil) = %s", b)
 	}
 }
 
-func TestEncoderLengthPrefixes(t *testing.T) {
-	// Bodies just below and above each varint length boundary.
-	for _, n := range []int{0, 1, 127, 128, 16383, 16384, 1 << 21} {
-		var e pbEncoder
-		m := e.begin(1)
-		e.buf = append(e.buf, make([]byte, n)...)
-		e.end(m)
-		e.varint(2, 5) // something after the message must stay intact
-		want := appendTag(nil, 1, wireBytes)
-		want = appendBytes(want, make([]byte, n))
-		want = appendVarint(appendTag(want, 2, wireVarint), 5)
-		if string(e.buf) != string(want) {
-			t.Errorf("body of %d bytes: encoding differs", n)
-		}
+// Doubles that JSON numbers cannot hold are written as protobuf's JSON
+// mapping writes them, and read back.
+func TestEncodeTracesNonFiniteDoubles(t *testing.T) {
+	s := tracetest.SpanStub{Name: "f", SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{1}}),
+		Attributes: []attribute.KeyValue{attribute.Float64("nan", math.NaN()), attribute.Float64("inf", math.Inf(1)), attribute.Float64("-inf", math.Inf(-1))}}
+	got, err := decodeOTLP(encodeTraces([]sdktrace.ReadOnlySpan{s.Snapshot()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := got.GetResourceSpans()[0].GetScopeSpans()[0].GetSpans()[0].GetAttributes()
+	if !math.IsNaN(a[0].GetValue().GetDoubleValue()) || !math.IsInf(a[1].GetValue().GetDoubleValue(), 1) || !math.IsInf(a[2].GetValue().GetDoubleValue(), -1) {
+		t.Errorf("non-finite doubles read back as %v", a)
+	}
+}
+
+func TestEncodeTracesInvalidUTF8(t *testing.T) {
+	s := tracetest.SpanStub{Name: "bad\xff", SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{1}}),
+		Attributes: []attribute.KeyValue{attribute.String("cmd", "printf '\xfe'")}}
+	got, err := decodeOTLP(encodeTraces([]sdktrace.ReadOnlySpan{s.Snapshot()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := got.GetResourceSpans()[0].GetScopeSpans()[0].GetSpans()[0]
+	if sp.GetName() != "bad\ufffd" || sp.GetAttributes()[0].GetValue().GetStringValue() != "printf '\ufffd'" {
+		t.Errorf("invalid UTF-8 read back as %q, %q", sp.GetName(), sp.GetAttributes()[0].GetValue().GetStringValue())
 	}
 }

@@ -17,8 +17,8 @@ import (
 )
 
 // otlpExporter is a sdktrace.SpanExporter that POSTs each batch as an
-// OTLP/HTTP protobuf ExportTraceServiceRequest (encoded in otlpencode.go)
-// to one URL. Why it is not the official otlptracehttp: see doc.go.
+// OTLP/HTTP JSON ExportTraceServiceRequest (encoded in otlpjson.go) to
+// one URL. Why it is not the official otlptracehttp: see doc.go.
 //
 // Its errors never quote the endpoint or the collector's reply.
 type otlpExporter struct {
@@ -145,7 +145,7 @@ func (e *otlpExporter) post(ctx context.Context, body []byte) error {
 	for k, v := range e.headers {
 		req.Header.Set(k, v)
 	}
-	req.Header.Set("Content-Type", "application/x-protobuf")
+	req.Header.Set("Content-Type", "application/json")
 	if e.gzip {
 		req.Header.Set("Content-Encoding", "gzip")
 	}
@@ -166,8 +166,8 @@ func (e *otlpExporter) post(ctx context.Context, body []byte) error {
 	switch code := resp.StatusCode; {
 	case code/100 == 2:
 		ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-		if ct != "application/x-protobuf" {
-			return nil // empty, or a JSON reply we do not read
+		if ct != "application/json" {
+			return nil // empty, or a protobuf reply we do not read
 		}
 		rejected, msg, err := parsePartialSuccess(reply)
 		if err != nil {
@@ -229,61 +229,6 @@ func retryAfter(v string, now time.Time) time.Duration {
 		return t.Sub(now)
 	}
 	return 0
-}
-
-// parsePartialSuccess reads partial_success (rejected_spans and
-// error_message) from an ExportTraceServiceResponse. Like the protobuf
-// runtime it skips unknown fields and fields of an unexpected wire type,
-// and lets the last occurrence of a field win.
-func parsePartialSuccess(b []byte) (rejected int64, msg string, err error) {
-	const (
-		fResponsePartialSuccess = 1
-		fPartialRejectedSpans   = 1
-		fPartialErrorMessage    = 2
-	)
-	for len(b) > 0 {
-		num, typ, n, err := consumeTag(b)
-		if err != nil {
-			return 0, "", fmt.Errorf("partial success: %w", err)
-		}
-		b = b[n:]
-		if num != fResponsePartialSuccess || typ != wireBytes {
-			if n, err = skipValue(b, num, typ); err != nil {
-				return 0, "", fmt.Errorf("partial success: %w", err)
-			}
-			b = b[n:]
-			continue
-		}
-		ps, n, err := consumeBytes(b)
-		if err != nil {
-			return 0, "", fmt.Errorf("partial success: %w", err)
-		}
-		b = b[n:]
-		for len(ps) > 0 {
-			num, typ, n, err := consumeTag(ps)
-			if err != nil {
-				return 0, "", fmt.Errorf("partial success: %w", err)
-			}
-			ps = ps[n:]
-			switch {
-			case num == fPartialRejectedSpans && typ == wireVarint:
-				var v uint64
-				v, n, err = consumeVarint(ps)
-				rejected = int64(v)
-			case num == fPartialErrorMessage && typ == wireBytes:
-				var v []byte
-				v, n, err = consumeBytes(ps)
-				msg = string(v)
-			default:
-				n, err = skipValue(ps, num, typ)
-			}
-			if err != nil {
-				return 0, "", fmt.Errorf("partial success: %w", err)
-			}
-			ps = ps[n:]
-		}
-	}
-	return rejected, msg, nil
 }
 
 func gzipped(b []byte) ([]byte, error) {

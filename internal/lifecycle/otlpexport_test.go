@@ -19,7 +19,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/encoding/protojson"
 )
 
 // scriptedCollector answers the n-th request with replies[n] (the last one
@@ -127,7 +127,7 @@ func TestOTLPExporterRequest(t *testing.T) {
 		} else if h.Get("Content-Encoding") != "" {
 			t.Errorf("Content-Encoding %q without gzip", h.Get("Content-Encoding"))
 		}
-		for k, want := range map[string]string{"Content-Type": "application/x-protobuf", "Authorization": "Bearer x", "X-Tenant": "t1", "User-Agent": userAgent} {
+		for k, want := range map[string]string{"Content-Type": "application/json", "Authorization": "Bearer x", "X-Tenant": "t1", "User-Agent": userAgent} {
 			if got := h.Get(k); got != want {
 				t.Errorf("gzip=%v: %s = %q, want %q", gz, k, got, want)
 			}
@@ -135,8 +135,8 @@ func TestOTLPExporterRequest(t *testing.T) {
 		if !bytes.Equal(body, encodeTraces(spans)) {
 			t.Errorf("gzip=%v: body is not the encoded request", gz)
 		}
-		req := &coltracepb.ExportTraceServiceRequest{}
-		if err := proto.Unmarshal(body, req); err != nil || req.GetResourceSpans()[0].GetScopeSpans()[0].GetSpans()[0].GetName() != "op" {
+		req, err := decodeOTLP(body)
+		if err != nil || req.GetResourceSpans()[0].GetScopeSpans()[0].GetSpans()[0].GetName() != "op" {
 			t.Errorf("gzip=%v: decoded %v, %v", gz, req, err)
 		}
 	}
@@ -272,19 +272,20 @@ func TestOTLPExporterShutdownInterrupts(t *testing.T) {
 }
 
 func TestOTLPExporterPartialSuccess(t *testing.T) {
-	partial, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{PartialSuccess: &coltracepb.ExportTracePartialSuccess{RejectedSpans: 2, ErrorMessage: "from 127.0.0.1"}})
-	empty, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{PartialSuccess: &coltracepb.ExportTracePartialSuccess{}})
-	pb := map[string]string{"Content-Type": "application/x-protobuf"}
+	partial, _ := protojson.Marshal(&coltracepb.ExportTraceServiceResponse{PartialSuccess: &coltracepb.ExportTracePartialSuccess{RejectedSpans: 2, ErrorMessage: "from 127.0.0.1"}})
+	empty, _ := protojson.Marshal(&coltracepb.ExportTraceServiceResponse{PartialSuccess: &coltracepb.ExportTracePartialSuccess{}})
+	js := map[string]string{"Content-Type": "application/json"}
 	for _, tc := range []struct {
 		name  string
 		reply reply
 		fail  bool
 	}{
-		{"rejected spans", reply{status: 200, header: pb, body: partial}, true},
-		{"empty partial success", reply{status: 200, header: pb, body: empty}, false},
+		{"rejected spans", reply{status: 200, header: js, body: partial}, true},
+		{"rejected spans as a number", reply{status: 200, header: js, body: []byte(`{"partialSuccess":{"rejectedSpans":2}}`)}, true},
+		{"empty partial success", reply{status: 200, header: js, body: empty}, false},
 		{"no body", reply{status: 200}, false},
-		{"JSON reply", reply{status: 200, header: map[string]string{"Content-Type": "application/json"}, body: []byte(`{"partialSuccess":{"rejectedSpans":"2"}}`)}, false},
-		{"garbage protobuf", reply{status: 202, header: pb, body: []byte{0xff}}, false},
+		{"protobuf reply", reply{status: 200, header: map[string]string{"Content-Type": "application/x-protobuf"}, body: []byte{0x0a, 0x02, 0x08, 0x02}}, false},
+		{"garbage JSON", reply{status: 202, header: js, body: []byte{0xff}}, false},
 	} {
 		c := newScriptedCollector(t, tc.reply)
 		e := testExporter(t, otelSettings{endpoint: c.srv.URL}, 5*time.Second, fastRetry)
