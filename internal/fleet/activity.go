@@ -315,7 +315,11 @@ func (a *Activities) runAgent(ctx context.Context, t Task, sy *syncer, root, rep
 // prompt, or the recovery of the restored session st. finished says st
 // had already finished, so there is nothing to run.
 func agentArgs(t Task, st *session.State, root, repo string) (args []string, finished bool, err error) {
-	args = []string{"--json", "--cwd", repo, "--approval", "auto"}
+	approval := t.Approval
+	if approval == "" {
+		approval = "auto"
+	}
+	args = []string{"--json", "--cwd", repo, "--approval", approval}
 	if t.Model != "" && !hasFlag(t.Args, "--model") {
 		args = append(args, "--model", t.Model)
 	}

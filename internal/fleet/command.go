@@ -167,6 +167,7 @@ func settingsFlags(fl *pflag.FlagSet, s *Settings) {
 	fl.StringVar(&s.Model, "model", os.Getenv("TINY_MODEL"), "model id (default $TINY_MODEL)")
 	fl.StringVar(&s.Endpoint, "endpoint", os.Getenv("TINY_ENDPOINT"), "model endpoint the workers use (default $TINY_ENDPOINT; credentials come from the workers' environment)")
 	fl.StringVar(&s.Sandbox, "sandbox", "", "tiny-go --sandbox value for the agent")
+	fl.StringVar(&s.Approval, "approval", "auto", "tiny-go --approval mode of the agent: auto, or plan (it changes nothing)")
 	fl.DurationVar(&s.Timeout, "timeout", eval.DefaultAgentTimeout, "time limit of the agent per task attempt")
 	fl.DurationVar(&s.TestTimeout, "test-timeout", eval.DefaultTestTimeout, "time limit of test.sh per task")
 	fl.Int64Var(&s.MaxTokens, "max-tokens", 0, "token budget per task over all its attempts (0: none); over it the task stops and is not retried")
@@ -183,6 +184,9 @@ func evalCommand(stdout, stderr io.Writer) *cobra.Command {
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.check(); err != nil {
+				return err
+			}
+			if err := f.settings.check(); err != nil {
 				return err
 			}
 			if f.repeat < 1 {
@@ -291,6 +295,9 @@ func runCommand(stdout, stderr io.Writer) *cobra.Command {
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.check(); err != nil {
+				return err
+			}
+			if err := f.settings.check(); err != nil {
 				return err
 			}
 			task.Prompt = strings.Join(args, " ")

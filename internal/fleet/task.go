@@ -54,14 +54,18 @@ type Source struct {
 	EvalTask string `json:"evalTask,omitzero"`
 }
 
-// Settings are how the agent runs. Approvals are always auto: nobody is
-// there to answer.
+// Settings are how the agent runs.
 type Settings struct {
 	Model    string `json:"model,omitzero"`
 	Endpoint string `json:"endpoint,omitzero"`
 	Provider string `json:"provider,omitzero"`
 	// Sandbox is tiny-go's --sandbox value ("" for its default).
 	Sandbox string `json:"sandbox,omitzero"`
+	// Approval is tiny-go's --approval mode: auto ("", the default) or
+	// plan (read-only: the agent plans and changes nothing). ask is
+	// refused at submission, as nobody is there to answer; hooks in the
+	// workspace's .claude/settings.json still guard every call.
+	Approval string `json:"approval,omitzero"`
 	// Args are extra tiny-go flags (an eval task's args.txt).
 	Args []string `json:"args,omitzero"`
 	// Budget: time per attempt, tokens and US dollars over all attempts
@@ -116,4 +120,15 @@ var unsafeKey = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 // TaskKey is a blob-safe key for the repeat rep of the task name.
 func TaskKey(name string, rep int) string {
 	return fmt.Sprintf("%s-%d", unsafeKey.ReplaceAllString(name, "_"), rep)
+}
+
+// check refuses settings no worker can carry out, in one line.
+func (s Settings) check() error {
+	switch s.Approval {
+	case "", "auto", "plan":
+		return nil
+	case "ask":
+		return usage("--approval ask: nobody is there to answer on a worker; use auto or plan, and guard calls with the sandbox or PreToolUse hooks")
+	}
+	return usage("--approval %q: use auto or plan", s.Approval)
 }
