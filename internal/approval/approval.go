@@ -8,12 +8,12 @@ package approval
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
 // Mode is the --approval setting.
@@ -82,13 +82,12 @@ type Gate struct {
 	workDir string
 	ask     AskFunc
 
-	// sessionPath, when set, is the session whose sidecar keeps the
-	// rules (see RulesFile); f is that file, opened on the first "a".
-	sessionPath string
+	// journal, when set, keeps the rules beside the session (see
+	// RulesFile); the file is made on the first "a".
+	journal *store.Journal
 
 	mu    sync.Mutex
 	rules map[string]bool // what "a" allowed for the session (see call.rules)
-	f     *os.File
 }
 
 // NewGate returns a Gate for a session in workDir that asks with ask; its

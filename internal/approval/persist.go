@@ -3,9 +3,6 @@ package approval
 import (
 	"bytes"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/go-json-experiment/json"
@@ -34,7 +31,7 @@ type rulesLine struct {
 // answer there. Nothing is created until the first such answer.
 func NewSessionGate(workDir, sessionPath string, ask AskFunc) (*Gate, error) {
 	g := NewGate(workDir, ask)
-	g.sessionPath = sessionPath
+	g.journal = store.NewJournal(sessionPath, RulesFile, true)
 	rules, err := LoadRules(sessionPath)
 	if err != nil {
 		return nil, err
@@ -93,7 +90,7 @@ func validRule(parts []string) bool {
 
 // persist appends rules as one line and syncs it. Called with g.mu held.
 func (g *Gate) persist(rules []string) error {
-	if g.sessionPath == "" {
+	if g.journal == nil {
 		return nil
 	}
 	l := rulesLine{Allow: make([][]string, len(rules))}
@@ -104,77 +101,13 @@ func (g *Gate) persist(rules []string) error {
 	if err != nil {
 		return err
 	}
-	line = append(line, '\n')
-	if err := g.openLocked(); err != nil {
-		return err
-	}
-	if _, err := g.f.Write(line); err != nil {
-		return fmt.Errorf("write approval rules: %w", err)
-	}
-	if err := g.f.Sync(); err != nil {
-		return fmt.Errorf("sync approval rules: %w", err)
-	}
-	return nil
-}
-
-// openLocked opens the rules file for appending, creating it and its
-// directory as needed (and syncing their directory entries), and cuts
-// off a torn tail so the next line starts clean.
-func (g *Gate) openLocked() error {
-	if g.f != nil {
-		return nil
-	}
-	dir, err := store.SidecarDir(g.sessionPath, true)
-	if err != nil {
-		return fmt.Errorf("approval rules: %w", err)
-	}
-	f, err := store.OpenSidecarFile(dir, RulesFile, os.O_RDWR|os.O_CREATE)
-	if err != nil {
-		return fmt.Errorf("approval rules: %w", err)
-	}
-	fail := func(err error) error {
-		f.Close()
-		return fmt.Errorf("approval rules: %w", err)
-	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return fail(err)
-	}
-	keep := int64(bytes.LastIndexByte(data, '\n') + 1)
-	if keep != int64(len(data)) {
-		if err := f.Truncate(keep); err != nil {
-			return fail(err)
-		}
-	}
-	if _, err := f.Seek(keep, io.SeekStart); err != nil {
-		return fail(err)
-	}
-	for _, d := range []string{dir, filepath.Dir(dir)} {
-		if err := syncDir(d); err != nil {
-			return fail(err)
-		}
-	}
-	g.f = f
-	return nil
+	return g.journal.Append(append(line, '\n'))
 }
 
 // Close closes the rules file, if one was opened.
 func (g *Gate) Close() error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.f == nil {
+	if g.journal == nil {
 		return nil
 	}
-	err := g.f.Close()
-	g.f = nil
-	return err
-}
-
-func syncDir(path string) error {
-	d, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return g.journal.Close()
 }

@@ -217,31 +217,10 @@ func (h interactiveHost) Shell(ctx context.Context, command string) (string, err
 }
 
 func appendShell(path string, r shellRecord) error {
-	dir, err := store.SidecarDir(path, true)
-	if err != nil {
-		return err
-	}
-	f, err := store.OpenSidecarFile(dir, shellFile, os.O_RDWR|os.O_CREATE|os.O_APPEND)
-	if err != nil {
-		return err
-	}
 	b, _ := json.Marshal(r)
-	b = append(b, '\n')
-	// A line torn by a crash is ended first, so this record stands alone.
-	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
-		last := make([]byte, 1)
-		if _, err := f.ReadAt(last, fi.Size()-1); err == nil && last[0] != '\n' {
-			b = append([]byte{'\n'}, b...)
-		}
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	j := store.NewJournal(path, shellFile, true)
+	defer j.Close()
+	return j.Append(append(b, '\n'))
 }
 
 // shellJournalled reports whether !commands not yet sent wait beside the

@@ -16,9 +16,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/go-json-experiment/json"
@@ -38,8 +35,9 @@ type Store struct {
 	model       string
 	fsync       bool
 
+	journal *store.Journal // the file, made on the first Put
+
 	mu      sync.Mutex
-	f       *os.File // opened on the first Put
 	details map[string]record
 }
 
@@ -55,7 +53,8 @@ type record struct {
 // ignored, and cut off before the next append; other unreadable lines are
 // skipped, costing only the details they held.
 func Open(sessionPath, adapter, model string, fsync bool) (*Store, error) {
-	s := &Store{sessionPath: sessionPath, adapter: adapter, model: model, fsync: fsync, details: make(map[string]record)}
+	s := &Store{sessionPath: sessionPath, adapter: adapter, model: model, fsync: fsync, details: make(map[string]record),
+		journal: store.NewJournal(sessionPath, FileName, fsync)}
 	data, err := store.ReadSidecarFile(sessionPath, FileName)
 	if err != nil {
 		return nil, fmt.Errorf("reasoning details: %w", err)
@@ -99,64 +98,12 @@ func (s *Store) Put(entryID string, details jsontext.Value) error {
 	// The details go in raw: an encoder would normalize them.
 	line = append(append(append(line[:len(line)-1], `,"details":`...), details...), "}\n"...)
 
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.openLocked(); err != nil {
+	if err := s.journal.Append(line); err != nil {
 		return err
 	}
-	if _, err := s.f.Write(line); err != nil {
-		return fmt.Errorf("write reasoning details: %w", err)
-	}
-	if s.fsync {
-		if err := s.f.Sync(); err != nil {
-			return fmt.Errorf("sync reasoning details: %w", err)
-		}
-	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.details[entryID] = record{EntryID: entryID, Adapter: s.adapter, Model: s.model, Details: bytes.Clone(details)}
-	return nil
-}
-
-// openLocked opens the file for appending, creating it and its directory
-// as needed, and cuts off a torn tail so the next line starts clean.
-func (s *Store) openLocked() error {
-	if s.f != nil {
-		return nil
-	}
-	dir, err := store.SidecarDir(s.sessionPath, true)
-	if err != nil {
-		return fmt.Errorf("reasoning details: %w", err)
-	}
-	f, err := store.OpenSidecarFile(dir, FileName, os.O_RDWR|os.O_CREATE)
-	if err != nil {
-		return fmt.Errorf("reasoning details: %w", err)
-	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		f.Close()
-		return fmt.Errorf("reasoning details: %w", err)
-	}
-	keep := int64(bytes.LastIndexByte(data, '\n') + 1)
-	if keep != int64(len(data)) {
-		if err := f.Truncate(keep); err != nil {
-			f.Close()
-			return fmt.Errorf("reasoning details: %w", err)
-		}
-	}
-	if _, err := f.Seek(keep, io.SeekStart); err != nil {
-		f.Close()
-		return fmt.Errorf("reasoning details: %w", err)
-	}
-	if s.fsync {
-		// The file's entry in the sidecar directory, and that directory's
-		// in the sessions directory, must survive a power loss too.
-		for _, d := range []string{dir, filepath.Dir(dir)} {
-			if err := syncDir(d); err != nil {
-				f.Close()
-				return fmt.Errorf("reasoning details: %w", err)
-			}
-		}
-	}
-	s.f = f
 	return nil
 }
 
@@ -173,25 +120,7 @@ func (s *Store) Details(entryID string) jsontext.Value {
 }
 
 // Close closes the file.
-func (s *Store) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.f == nil {
-		return nil
-	}
-	err := s.f.Close()
-	s.f = nil
-	return err
-}
-
-func syncDir(path string) error {
-	d, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
+func (s *Store) Close() error { return s.journal.Close() }
 
 // Inherit copies to the session at dstPath the details kept beside the
 // session at srcPath for the assistant entries keep accepts, line for

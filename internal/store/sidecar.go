@@ -104,12 +104,7 @@ func ReplaceSidecarFile(sessionPath, name string, data []byte) error {
 	if err := writeSidecarAtomically(dir, name, data); err != nil {
 		return err
 	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return syncDirPath(dir)
 }
 
 // writeSidecarFile writes and syncs file name in the sidecar directory dir,
