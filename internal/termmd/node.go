@@ -65,9 +65,9 @@ type node struct {
 // blockState holds a block's layout (lists, tables, code).
 type blockState struct {
 	// Lists.
-	ordered    bool
-	start      int  // first number of an ordered list
-	tight      bool // no blank line between items or their blocks
+	ordered bool
+	start   int  // first number of an ordered list
+	tight   bool // no blank line between items or their blocks
 
 	aligns []alignment // table: one per column
 	header bool        // table row: the header row
