@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/tiny-agent/tiny-go/internal/secrets"
 )
 
 // fleetProgram runs `worker`, `eval --temporal` and `run --temporal`. It
@@ -110,21 +111,51 @@ func configureFleetEval(a *app, cmd *cobra.Command) {
 	})
 }
 
-// runFleet runs tiny-go-fleet with args and ends with its exit code.
+// runFleet hands the command line to tiny-go-fleet. The program that
+// runs tiny-go becomes tiny-go-fleet in place (execve: the same pid), so a
+// supervisor's SIGTERM or SIGKILL of `tiny-go worker` reaches the worker
+// itself and no second process can be orphaned. Only an in-process caller
+// whose standard streams are not this process's own (a test) gets a child
+// instead: one that dies with it and is sent the signals it gets.
 func (a *app) runFleet(args []string) error {
 	exe, err := fleetExecutable()
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(exe, args...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.stdin, a.stdout, a.stderr
-	if a.cwd != "" {
-		cmd.Dir = a.cwd
+	env := a.fleetEnv()
+	if a.stdin == os.Stdin && a.stdout == os.Stdout && a.stderr == os.Stderr {
+		if a.cwd != "" {
+			if err := os.Chdir(a.cwd); err != nil {
+				return fmt.Errorf("--cwd: %w", err)
+			}
+		}
+		err := syscall.Exec(exe, append([]string{exe}, args...), env)
+		return fmt.Errorf("%s: %w", fleetProgram, err)
 	}
-	// The terminal's Ctrl+C reaches it directly; it decides.
+	cmd := exec.Command(exe, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.Env, cmd.Dir = a.stdin, a.stdout, a.stderr, env, a.cwd
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("%s: %w", fleetProgram, err)
+	}
+	// The terminal's Ctrl+C reaches it directly (the same process group);
+	// it decides. The signals a supervisor sends this pid are passed on.
 	signal.Ignore(syscall.SIGINT)
 	defer signal.Reset(syscall.SIGINT)
-	err = cmd.Run()
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for {
+		select {
+		case sig := <-sigs:
+			_ = cmd.Process.Signal(sig)
+			continue
+		case err = <-done:
+		}
+		break
+	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		return exitError{code: max(ee.ExitCode(), exitFailed)}
@@ -133,6 +164,23 @@ func (a *app) runFleet(args []string) error {
 		return fmt.Errorf("%s: %w", fleetProgram, err)
 	}
 	return nil
+}
+
+// fleetEnv is the process's environment with the model keys tiny-go took
+// out of it at start put back: the fleet's workers hand them to the agents
+// they run (docs/fleet.md: credentials come from the workers'
+// environment).
+func (a *app) fleetEnv() []string {
+	env := os.Environ()
+	for _, name := range secrets.Names(a.getenv) {
+		if _, set := os.LookupEnv(name); set {
+			continue
+		}
+		if v := a.getenv(name); v != "" {
+			env = append(env, name+"="+v)
+		}
+	}
+	return env
 }
 
 // fleetExecutable is tiny-go-fleet beside this executable, else on $PATH.
