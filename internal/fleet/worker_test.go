@@ -90,4 +90,3 @@ func waitUntil(t *testing.T, limit time.Duration, what string, ok func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
-
