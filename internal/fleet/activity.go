@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -54,6 +55,8 @@ func (a *Activities) RunTask(ctx context.Context, t Task) (Result, error) {
 	}
 	res.Attempts, res.Workers = int(info.Attempt), workers
 	defer func() { res.WallMs = time.Since(start).Milliseconds() }()
+	var progress atomic.Int64
+	defer beat(ctx, &progress)()
 
 	root := filepath.Join(a.WorkRoot, unsafeKey.ReplaceAllString(info.WorkflowExecution.ID, "_"), t.Key)
 	repo := filepath.Join(root, "repo")
@@ -63,7 +66,7 @@ func (a *Activities) RunTask(ctx context.Context, t Task) (Result, error) {
 	}
 	defer unlock()
 	defer os.RemoveAll(root)
-	sy := &syncer{blobs: a.Blobs, prefix: prefix, repo: repo, attempt: info.Attempt}
+	sy := &syncer{blobs: a.Blobs, prefix: prefix, repo: repo, attempt: info.Attempt, progress: &progress}
 	evalTask, err := a.setUp(ctx, t, sy, root, repo)
 	if err != nil {
 		return res, err
@@ -452,7 +455,6 @@ func (s *supervisor) sync(c context.Context) {
 		s.events.sent = n
 	}
 	s.run.uploadMs += time.Since(t0).Milliseconds()
-	activity.RecordHeartbeat(s.ctx, s.sy.man.Facts)
 }
 
 func (s *supervisor) abort() {

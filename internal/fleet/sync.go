@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
@@ -56,6 +57,8 @@ type syncer struct {
 	// Stats of the uploads, for the result and docs/fleet.md.
 	uploads     int
 	uploadBytes int64
+	// progress is man.Facts for the activity's heartbeat goroutine.
+	progress *atomic.Int64
 }
 
 // sessionPath is the agent's one session file in repo ("" when none yet).
@@ -220,6 +223,9 @@ func (s *syncer) upload(ctx context.Context, name string, data []byte, snapshot 
 	}
 	s.uploads++
 	s.man = next
+	if s.progress != nil {
+		s.progress.Store(next.Facts) // the activity's heartbeat reports it
+	}
 	if old.Session != "" && old.Session != next.Session {
 		_ = s.blobs.Delete(ctx, old.Session)
 	}
@@ -271,5 +277,8 @@ func (s *syncer) restore(ctx context.Context) (ok bool, err error) {
 		s.dirty = false
 	}
 	s.man = m
+	if s.progress != nil {
+		s.progress.Store(m.Facts)
+	}
 	return true, nil
 }
