@@ -78,6 +78,10 @@ type Config struct {
 	// assistantStep).
 	MaxToolCalls int
 
+	// Hooks runs the user's hooks (internal/hooks); nil runs none. See
+	// userhooks.go.
+	Hooks HookRunner
+
 	// hooks are test seams; see hooks.go.
 	hooks *hooks
 }
@@ -216,8 +220,30 @@ func (a *Agent) Run(ctx context.Context, prompt string) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err // stopped before the prompt was accepted
 	}
-	opID := a.cfg.NewID()
 	entryID := a.cfg.NewID()
+	if a.cfg.Hooks != nil {
+		block, err := a.cfg.Hooks.PromptSubmitted(ctx, entryID, prompt)
+		if err != nil {
+			return Result{}, fmt.Errorf("UserPromptSubmit hooks: %w", err)
+		}
+		if block != "" {
+			return Result{}, &PromptBlockedError{Reason: block}
+		}
+	}
+	res, err := a.accept(ctx, entryID, prompt)
+	return a.stopHooks(ctx, res, err)
+}
+
+// PromptBlockedError is a prompt a UserPromptSubmit hook refused; nothing
+// of it was committed.
+type PromptBlockedError struct{ Reason string }
+
+func (e *PromptBlockedError) Error() string { return "a UserPromptSubmit hook blocked the prompt: " + e.Reason }
+
+// accept commits prompt as a new run (user entry entryID) and drives it
+// and the rest of its task.
+func (a *Agent) accept(ctx context.Context, entryID, prompt string) (Result, error) {
+	opID := a.cfg.NewID()
 	facts := []session.Fact{
 		{ID: entryID, Entry: &session.UserEntry{Content: prompt}},
 		{Record: &session.RunStarted{OperationID: opID, InputEntryID: entryID}},

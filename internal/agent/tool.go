@@ -52,6 +52,14 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 		intent = []session.Fact{{ID: p.ToolStartedID, Record: &started}}
 	}
 
+	var dec ToolDecision
+	var blocked string
+	if p.Mode != recovery.ModeReplay {
+		var err error
+		if dec, blocked, err = a.preToolHooks(ctx, op, &started); err != nil {
+			return fmt.Errorf("PreToolUse hooks of %s: %w", p.ToolName, err)
+		}
+	}
 	def := tool.Definition()
 	info := ToolInfo{
 		OperationID: op.OperationID, StepID: started.StepID, ToolStartedID: p.ToolStartedID,
@@ -59,13 +67,19 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 		Replay: started.Replay, ExecutionID: a.cfg.NewID(), ParentAttemptID: parentAttempt(op),
 		Recovery: r.recovery, Arguments: call.Function.Arguments,
 	}
+	if dec.Arguments != nil {
+		info.Arguments = string(dec.Arguments) // what runs is what is shown
+	}
 	var evs []Event
 	if p.Mode != recovery.ModeReplay {
 		evs = append(evs, ToolAdmitted{Tool: info})
 	}
 	evs = append(evs, ToolStarted{Tool: info})
+	if blocked != "" {
+		return a.commitDenial(ctx, &started, intent, blocked, evs...)
+	}
 	var ask *ApprovalRequest
-	if p.Mode != recovery.ModeReplay && rp.Policy != tools.ReplaySafe {
+	if p.Mode != recovery.ModeReplay && dec.Decision != DecisionAllow && (rp.Policy != tools.ReplaySafe || dec.Decision == DecisionAsk) {
 		ask = &ApprovalRequest{OperationID: op.OperationID, ToolCallID: call.ID, Tool: p.ToolName, Display: info.Display,
 			Builtin: def.DefinitionIdentity == "", Arguments: started.Arguments, Recovery: r.recovery}
 	}
@@ -110,6 +124,7 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 		return nil // the late result is discarded
 	}
 	delete(r.ownTools, p.ToolStartedID)
+	a.postToolHooks(ctx, op, &started, res.Content, res.IsError)
 	return nil
 }
 
