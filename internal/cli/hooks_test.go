@@ -1,0 +1,368 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/tiny-agent/tiny-go/internal/providertest"
+)
+
+// hookRun is a project with Claude Code hooks, driven through the real
+// binary against the scripted model.
+type hookRun struct {
+	*cliRun
+	srv  *providertest.Server
+	home string
+}
+
+func newHookRun(t *testing.T, settings string, replies ...providertest.Reply) *hookRun {
+	srv := providertest.New(t, replies...)
+	c := newCLI(t, srv)
+	// The machine's own ~/.claude must not count.
+	home := t.TempDir()
+	c.env["HOME"] = home
+	c.env["TINY_NOTIFY"] = "off"
+	h := &hookRun{cliRun: c, srv: srv, home: home}
+	if settings != "" {
+		c.write(".claude/settings.json", settings)
+	}
+	return h
+}
+
+// script writes an executable hook script under .claude/hooks.
+func (h *hookRun) script(name, body string) {
+	h.t.Helper()
+	p := filepath.Join(h.dir, ".claude", "hooks", name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// run runs the binary with args and returns its exit code, stdout and
+// stderr.
+func (h *hookRun) run(args ...string) (int, string, string) {
+	h.t.Helper()
+	cmd := h.command(h.srv.URL(), append([]string{"--cwd", h.dir}, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		h.t.Fatal(err)
+	}
+	return code, out.String(), errb.String()
+}
+
+// inputs are the JSON inputs the hook scripts saved (by saveInput), in
+// the order they ran.
+func (h *hookRun) inputs(prefix string) []map[string]any {
+	h.t.Helper()
+	files, _ := filepath.Glob(filepath.Join(h.dir, prefix+"-*.json"))
+	sort.Strings(files)
+	var out []map[string]any
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			h.t.Fatalf("%s is not JSON: %v: %s", f, err, b)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// saveInput is a script line that keeps the hook's stdin as
+// <prefix>-<n>.json in the project (n counts up).
+func saveInput(prefix string) string {
+	return `n=$(ls "$CLAUDE_PROJECT_DIR"/` + prefix + `-*.json 2>/dev/null | wc -l)
+input=$(cat)
+printf '%s' "$input" > "$CLAUDE_PROJECT_DIR/` + prefix + `-$(printf %03d $n).json"
+`
+}
+
+// toolMessage is the content of the tool message answering id in the
+// request.
+func toolMessage(r providertest.Request, id string) string {
+	for _, m := range r.Chat.Messages {
+		if m.Role == "tool" && m.ToolCallID == id && m.Content != nil {
+			return *m.Content
+		}
+	}
+	return ""
+}
+
+// lastUser is the content of the last user message of the request.
+func hookLastUser(r providertest.Request) string {
+	for i := len(r.Chat.Messages) - 1; i >= 0; i-- {
+		if m := r.Chat.Messages[i]; m.Role == "user" && m.Content != nil {
+			return *m.Content
+		}
+	}
+	return ""
+}
+
+const guardSettings = `{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/.claude/hooks/guard.sh","timeout":10}]}]}}`
+
+// The Bash guard every Claude Code user has: exit 2 on rm -rf. Nothing is
+// deleted, and the model's next request carries the guard's reason.
+func TestHookGuardBlocksRmRf(t *testing.T) {
+	h := newHookRun(t, guardSettings,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"rm -rf victim"}`)}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c2", "bash", `{"command":"echo safe > safe.txt"}`)}},
+		providertest.Reply{Text: "Done."},
+	)
+	h.script("guard.sh", `input=$(cat)
+case "$input" in
+*'rm -rf'*) echo "Blocked: rm -rf is not allowed in this repository" >&2; exit 2;;
+esac
+exit 0
+`)
+	h.write("victim/keep.txt", "precious\n")
+	code, _, stderr := h.run("clean up")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "victim", "keep.txt")); err != nil {
+		t.Fatalf("the guarded rm -rf ran: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "safe.txt")); err != nil {
+		t.Fatalf("the allowed command did not run: %v", err)
+	}
+	reqs := h.srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	got := toolMessage(reqs[1], "c1")
+	if !strings.Contains(got, "Blocked: rm -rf is not allowed in this repository") || !strings.Contains(got, "PreToolUse hook blocked") {
+		t.Errorf("the model was not told why: %q", got)
+	}
+}
+
+// PostToolUse on Write|Edit gets Claude Code's input: tool_name, the
+// absolute tool_input.file_path, tool_response, and the common fields.
+func TestHookPostToolUseWriteEdit(t *testing.T) {
+	h := newHookRun(t, `{"hooks":{"PostToolUse":[{"matcher":"Write|Edit","hooks":[{"type":"command","command":".claude/hooks/post.sh"}]}]}}`,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "write", `{"path":"c.txt","content":"x\n"}`)}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c2", "edit", `{"path":"c.txt","edits":[{"oldText":"x","newText":"y"}]}`)}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c3", "bash", `{"command":"true"}`)}},
+		providertest.Reply{Text: "Done."},
+	)
+	h.script("post.sh", saveInput("post")+`echo '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"formatted by the hook"}}'`)
+	if code, _, stderr := h.run("write and edit"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	in := h.inputs("post")
+	if len(in) != 2 {
+		t.Fatalf("the hook ran %d times, want 2 (write, edit; not bash): %v", len(in), in)
+	}
+	session := h.sessions()[0]
+	id := strings.TrimSuffix(filepath.Base(session), ".jsonl")
+	id = id[strings.LastIndexByte(id, '_')+1:]
+	want := filepath.Join(h.dir, "c.txt")
+	for i, name := range []string{"Write", "Edit"} {
+		m := in[i]
+		ti, _ := m["tool_input"].(map[string]any)
+		switch {
+		case m["tool_name"] != name, ti["file_path"] != want:
+			t.Errorf("input %d: tool_name %v, file_path %v; want %s, %s", i, m["tool_name"], ti["file_path"], name, want)
+		case m["hook_event_name"] != "PostToolUse", m["session_id"] != id, m["transcript_path"] != session, m["cwd"] != h.dir:
+			t.Errorf("input %d: common fields wrong: %v", i, m)
+		case m["tool_response"] == nil, m["tool_use_id"] != []string{"c1", "c2"}[i]:
+			t.Errorf("input %d: no tool_response or wrong tool_use_id: %v", i, m)
+		}
+	}
+	if e := in[1]["tool_input"].(map[string]any); e["old_string"] != "x" || e["new_string"] != "y" {
+		t.Errorf("Edit input not in Claude Code's shape: %v", e)
+	}
+	if got := toolMessage(h.srv.Requests()[1], "c1"); !strings.Contains(got, "formatted by the hook") {
+		t.Errorf("additionalContext did not reach the model: %q", got)
+	}
+}
+
+// UserPromptSubmit's plain stdout, and SessionStart's, are context for
+// the model; SessionStart says startup, then resume.
+func TestHookPromptAndSessionStartContext(t *testing.T) {
+	h := newHookRun(t, `{"hooks":{
+"UserPromptSubmit":[{"hooks":[{"type":"command","command":"sh .claude/hooks/ups.sh"}]}],
+"SessionStart":[{"matcher":"startup|resume","hooks":[{"type":"command","command":"sh .claude/hooks/start.sh"}]}]}}`,
+		providertest.Reply{Text: "First."},
+		providertest.Reply{Text: "Second."},
+	)
+	h.script("ups.sh", saveInput("ups")+`echo "The build uses Bazel; run bazel test //..."`)
+	h.script("start.sh", saveInput("start")+`echo "Today's on-call is Ada."`)
+	if code, _, stderr := h.run("first prompt"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := h.run("--continue", "second prompt"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	reqs := h.srv.Requests()
+	first, second := hookLastUser(reqs[0]), hookLastUser(reqs[1])
+	for _, want := range []string{"first prompt", "The build uses Bazel", "on-call is Ada"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("first request's prompt lacks %q: %q", want, first)
+		}
+	}
+	if !strings.Contains(second, "The build uses Bazel") || !strings.Contains(second, "on-call is Ada") {
+		t.Errorf("second request's prompt lacks the hooks' context: %q", second)
+	}
+	// The first prompt keeps its context in later requests too.
+	if got := *reqs[1].Chat.Messages[1].Content; !strings.Contains(got, "The build uses Bazel") {
+		t.Errorf("the first prompt lost its context in the second request: %q", got)
+	}
+	starts := h.inputs("start")
+	if len(starts) != 2 || starts[0]["source"] != "startup" || starts[1]["source"] != "resume" {
+		t.Fatalf("SessionStart inputs: %v", starts)
+	}
+	if ups := h.inputs("ups"); len(ups) != 2 || ups[0]["prompt"] != "first prompt" {
+		t.Errorf("UserPromptSubmit inputs: %v", ups)
+	}
+	if st := h.state(); len(st.Transcript) != 4 || *st.Transcript[0].Content != "first prompt" {
+		t.Errorf("the session holds the prompt as typed: %v", st.Transcript)
+	}
+}
+
+// A Stop hook that blocks makes the agent go on once, as an ordinary new
+// run; the second time it sees stop_hook_active and lets it stop.
+func TestHookStopContinuesOnce(t *testing.T) {
+	h := newHookRun(t, `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"sh .claude/hooks/stop.sh"}]}]}}`,
+		providertest.Reply{Text: "All done, I think."},
+		providertest.Reply{Text: "Tests pass now."},
+	)
+	h.script("stop.sh", saveInput("stop")+`case "$input" in
+*'"stop_hook_active":true'*) exit 0;;
+esac
+echo '{"decision":"block","reason":"Run the tests before you stop."}'
+`)
+	code, stdout, stderr := h.run("fix it")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	reqs := h.srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	if got := hookLastUser(reqs[1]); !strings.Contains(got, "Run the tests before you stop.") {
+		t.Errorf("the continuation's prompt: %q", got)
+	}
+	in := h.inputs("stop")
+	if len(in) != 2 || in[0]["stop_hook_active"] != false || in[1]["stop_hook_active"] != true {
+		t.Fatalf("Stop inputs: %v", in)
+	}
+	if in[0]["last_assistant_message"] != "All done, I think." {
+		t.Errorf("last_assistant_message: %v", in[0]["last_assistant_message"])
+	}
+	if !strings.Contains(stdout, "Tests pass now.") {
+		t.Errorf("stdout: %q", stdout)
+	}
+	st := h.state()
+	if !st.Idle() || len(st.Transcript) != 4 {
+		t.Errorf("want two finished runs, got %d messages", len(st.Transcript))
+	}
+}
+
+// A hook that exits 1 does not block: the call runs, and one line says so.
+func TestHookExitOneDoesNotBlock(t *testing.T) {
+	h := newHookRun(t, `{"hooks":{"PreToolUse":[{"matcher":"bash","hooks":[{"type":"command","command":"echo 'lint server unreachable' >&2; exit 1"}]}]}}`,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"echo ran > ran.txt"}`)}},
+		providertest.Reply{Text: "Done."},
+	)
+	code, _, stderr := h.run("go")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "ran.txt")); err != nil {
+		t.Fatal("the call did not run")
+	}
+	if n := strings.Count(stderr, "exited 1: lint server unreachable; not blocking"); n != 1 {
+		t.Errorf("want one line about the hook, got %d:\n%s", n, stderr)
+	}
+}
+
+// Bad hooks each get one clear line, and lose nothing: the call runs,
+// the session completes.
+func TestHookBadHooks(t *testing.T) {
+	h := newHookRun(t, `{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[
+{"type":"command","command":"sleep 60","timeout":1},
+{"type":"command","command":"head -c 10000000 /dev/zero | tr '\\0' x"},
+{"type":"command","command":"echo '{not json'"},
+{"type":"command","command":"$CLAUDE_PROJECT_DIR/.claude/hooks/missing.sh"}]}]}}`,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"echo ran > ran.txt"}`)}},
+		providertest.Reply{Text: "Done."},
+	)
+	code, _, stderr := h.run("go")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "ran.txt")); err != nil {
+		t.Fatal("the call did not run")
+	}
+	for _, want := range []string{
+		`"sleep 60" (` + filepath.Join(h.dir, ".claude", "settings.json") + `) timed out after 1s; its process group was killed`,
+		"printed more than 256 KiB; its output was ignored",
+		"invalid JSON output",
+		"was not found (exit 127)",
+	} {
+		if n := strings.Count(stderr, want); n != 1 {
+			t.Errorf("%q appears %d times in:\n%s", want, n, stderr)
+		}
+	}
+	if st := h.state(); !st.Idle() || len(st.Transcript) != 4 {
+		t.Errorf("the session did not complete: %d messages", len(st.Transcript))
+	}
+}
+
+// With hook_fail_closed a guard that fails blocks its call.
+func TestHookFailClosed(t *testing.T) {
+	h := newHookRun(t, `{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"sleep 60","timeout":1}]}]}}`,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"echo ran > ran.txt"}`)}},
+		providertest.Reply{Text: "Done."},
+	)
+	h.write(".tiny-agent/config.toml", "hook_fail_closed = true\n")
+	if code, _, stderr := h.run("go"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "ran.txt")); err == nil {
+		t.Fatal("the call ran although its guard failed and hooks fail closed")
+	}
+	if got := toolMessage(h.srv.Requests()[1], "c1"); !strings.Contains(got, "hook_fail_closed") {
+		t.Errorf("tool result: %q", got)
+	}
+}
+
+// `tiny-go config` lists each hook and where it came from, config.toml's
+// [hooks] included.
+func TestConfigShowsHooks(t *testing.T) {
+	h := newHookRun(t, guardSettings)
+	h.write(".claude/settings.local.json", `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"make test"}]}]},"permissions":{"allow":[]}}`)
+	h.write(".tiny-agent/config.toml", "[[hooks.PostToolUse]]\nmatcher = \"Write|Edit\"\n[[hooks.PostToolUse.hooks]]\ntype = \"command\"\ncommand = \"gofmt -w .\"\ntimeout = 5\n")
+	code, stdout, stderr := h.main("", "config")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"PreToolUse   Bash        $CLAUDE_PROJECT_DIR/.claude/hooks/guard.sh  10s      " + filepath.Join(h.dir, ".claude", "settings.json"),
+		"Stop         *           make test",
+		filepath.Join(h.dir, ".claude", "settings.local.json"),
+		"PostToolUse  Write|Edit  gofmt -w .",
+		filepath.Join(h.dir, ".tiny-agent", "config.toml") + ":1",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("config output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
