@@ -9,8 +9,10 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/providertest"
+	"github.com/tiny-agent/tiny-go/internal/testenv"
 )
 
 // hookRun is a project with Claude Code hooks, driven through the real
@@ -364,5 +366,107 @@ func TestConfigShowsHooks(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("config output lacks %q:\n%s", want, stdout)
 		}
+	}
+}
+
+// SIGKILL after a PreToolUse decision is recorded and before the call's
+// toolStarted commits: the resume neither runs the hook again nor asks
+// for approval (the hook allowed it), and runs the input the hook gave.
+func TestHookCrashBetweenDecisionAndTool(t *testing.T) {
+	h := newHookRun(t, `{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"sh .claude/hooks/rewrite.sh"}]}]}}`,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"echo original >> ran.txt"}`)}},
+		providertest.Reply{Text: "Done."},
+	)
+	h.script("rewrite.sh", saveInput("pre")+`echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"reviewed","updatedInput":{"command":"echo rewritten >> ran.txt"}}}'`)
+	// Commits: prompt, stepAttempt, reply, then the call's toolStarted:
+	// killed just before that one is written.
+	h.env[crashEnv] = "before:4"
+	code, _, stderr := h.run("--approval", "ask", "go")
+	if code != -1 {
+		t.Fatalf("the child was not killed (exit %d): %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "ran.txt")); err == nil {
+		t.Fatal("the call ran before its intent was durable")
+	}
+	delete(h.env, crashEnv)
+	// --approval ask with no terminal: a question would fail the resume.
+	code, _, stderr = h.run("--approval", "ask", "--continue", "--json")
+	if code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, stderr)
+	}
+	if n := len(h.inputs("pre")); n != 1 {
+		t.Errorf("the PreToolUse hook ran %d times", n)
+	}
+	b, _ := os.ReadFile(filepath.Join(h.dir, "ran.txt"))
+	if string(b) != "rewritten\n" {
+		t.Errorf("ran.txt = %q, want the hook's input run once", b)
+	}
+	st := h.state()
+	if !st.Idle() || len(st.Transcript) != 4 {
+		t.Fatalf("the run did not finish: %d messages", len(st.Transcript))
+	}
+	if !strings.Contains(string(h.sessionBytes()), `"arguments":{"command":"echo rewritten >> ran.txt"}`) {
+		t.Error("toolStarted does not record the input that ran")
+	}
+}
+
+// SIGKILL while a PostToolUse hook runs: the resume reports it and runs
+// neither the hook nor the tool again.
+func TestHookCrashDuringPostToolUse(t *testing.T) {
+	h := newHookRun(t, `{"hooks":{"PostToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"sh .claude/hooks/slow.sh"}]}]}}`,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"echo once >> ran.txt"}`)}},
+		providertest.Reply{Text: "Done."},
+	)
+	h.script("slow.sh", saveInput("post")+`sleep 30`)
+	cmd := h.command(h.srv.URL(), "--cwd", h.dir, "go")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return len(h.inputs("post")) == 1 }, "the PostToolUse hook to start")
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+
+	code, _, stderr := h.run("--continue", "--json")
+	if code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, stderr)
+	}
+	if n := strings.Count(stderr, "the PostToolUse hooks of tool call c1 were interrupted"); n != 1 {
+		t.Errorf("want one line about the interrupted hook, got %d:\n%s", n, stderr)
+	}
+	if n := len(h.inputs("post")); n != 1 {
+		t.Errorf("the PostToolUse hook ran %d times", n)
+	}
+	if b, _ := os.ReadFile(filepath.Join(h.dir, "ran.txt")); string(b) != "once\n" {
+		t.Errorf("ran.txt = %q", b)
+	}
+	if st := h.state(); !st.Idle() || len(st.Transcript) != 4 {
+		t.Fatalf("the run did not finish: %d messages", len(st.Transcript))
+	}
+	// A later resume does not report it again.
+	h.srv.Enqueue(providertest.Reply{Text: "Again."})
+	if _, _, stderr := h.run("--continue", "more"); strings.Contains(stderr, "interrupted") {
+		t.Errorf("reported twice:\n%s", stderr)
+	}
+}
+
+func (h *hookRun) sessionBytes() []byte {
+	h.t.Helper()
+	b, err := os.ReadFile(h.sessions()[0])
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return b
+}
+
+func waitFor(t *testing.T, ok func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(testenv.Scale(20 * time.Second))
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

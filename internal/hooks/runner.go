@@ -74,6 +74,10 @@ func (r *Runner) Attach(id, path string) error {
 	slices.Sort(calls)
 	for _, c := range calls {
 		r.report(fmt.Sprintf("the PostToolUse hooks of tool call %s were interrupted (tiny-go stopped while they ran); they are not run again", callID(c)))
+		// Reported once: the next resume does not say it again.
+		if err := l.add(record{Post: c, State: "interrupted"}); err != nil {
+			return err
+		}
 	}
 	return nil
 }
