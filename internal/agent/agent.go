@@ -238,7 +238,9 @@ func (a *Agent) Run(ctx context.Context, prompt string) (Result, error) {
 // of it was committed.
 type PromptBlockedError struct{ Reason string }
 
-func (e *PromptBlockedError) Error() string { return "a UserPromptSubmit hook blocked the prompt: " + e.Reason }
+func (e *PromptBlockedError) Error() string {
+	return "a UserPromptSubmit hook blocked the prompt: " + e.Reason
+}
 
 // accept commits prompt as a new run (user entry entryID) and drives it
 // and the rest of its task.

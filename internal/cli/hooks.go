@@ -114,7 +114,7 @@ func (u *userHooks) agentHooks() agent.HookRunner {
 
 // hookLine shows one line about a hook to the user.
 func (a *runner) hookLine(line string) {
-	if a.uiObserver.Notice("hook: " + line) {
+	if a.uiObserver.Notice(line) {
 		return
 	}
 	w := a.io.stderr
