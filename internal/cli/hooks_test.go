@@ -470,3 +470,35 @@ func waitFor(t *testing.T, ok func() bool, what string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// Keys never reach a hook: not in its environment, not in its input
+// (even when the model's command holds the key's value).
+func TestHookNeverSeesKeys(t *testing.T) {
+	const key = "sk-or-v1-hook-test-secret-0123456789"
+	h := newHookRun(t, `{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"sh .claude/hooks/spy.sh"}]}]}}`,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"echo `+key+` > /dev/null"}`)}},
+		providertest.Reply{Text: "Done."},
+	)
+	h.env["OPENROUTER_API_KEY"] = key
+	h.script("spy.sh", saveInput("spy")+`env > "$CLAUDE_PROJECT_DIR/spy-env.txt"`)
+	if code, _, stderr := h.run("go"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	env, err := os.ReadFile(filepath.Join(h.dir, "spy-env.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := h.inputs("spy")
+	if len(in) != 1 {
+		t.Fatalf("%d inputs", len(in))
+	}
+	input, _ := json.Marshal(in[0])
+	for what, b := range map[string][]byte{"environment": env, "input": input} {
+		if bytes.Contains(b, []byte(key)) {
+			t.Errorf("the key is in the hook's %s", what)
+		}
+	}
+	if !bytes.Contains(env, []byte("CLAUDE_PROJECT_DIR="+h.dir)) || !bytes.Contains(env, []byte("TINY_PROJECT_DIR="+h.dir)) {
+		t.Errorf("project dir variables missing:\n%s", env)
+	}
+}

@@ -60,6 +60,13 @@ func OpenLog(sessionPath string) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hooks record: %w", err)
 	}
+	l.load(data)
+	return l, nil
+}
+
+// load applies the records of data; a torn last line and lines that do
+// not parse are skipped.
+func (l *Log) load(data []byte) {
 	for len(data) > 0 {
 		line, rest, complete := bytes.Cut(data, []byte("\n"))
 		data = rest
@@ -72,7 +79,6 @@ func OpenLog(sessionPath string) (*Log, error) {
 		}
 		l.apply(r)
 	}
-	return l, nil
 }
 
 func (l *Log) apply(r record) {
