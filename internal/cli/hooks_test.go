@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -500,5 +501,80 @@ func TestHookNeverSeesKeys(t *testing.T) {
 	}
 	if !bytes.Contains(env, []byte("CLAUDE_PROJECT_DIR="+h.dir)) || !bytes.Contains(env, []byte("TINY_PROJECT_DIR="+h.dir)) {
 		t.Errorf("project dir variables missing:\n%s", env)
+	}
+}
+
+// A PermissionRequest hook answers for the user: allowed calls run
+// without a question (stdin has no answer to give), denied ones tell the
+// model why. A failed command runs PostToolUseFailure, not PostToolUse;
+// a turn longer than notify_after runs the Notification hooks; the
+// process ends with SessionEnd.
+func TestHookPermissionFailureNotificationEnd(t *testing.T) {
+	h := newHookRun(t, `{"hooks":{
+"PermissionRequest":[{"matcher":"Bash","hooks":[{"type":"command","command":"sh .claude/hooks/perm.sh"}]}],
+"PostToolUse":[{"hooks":[{"type":"command","command":"sh .claude/hooks/post.sh"}]}],
+"PostToolUseFailure":[{"hooks":[{"type":"command","command":"sh .claude/hooks/fail.sh"}]}],
+"Notification":[{"matcher":"idle_prompt","hooks":[{"type":"command","command":"sh .claude/hooks/note.sh"}]}],
+"SessionEnd":[{"hooks":[{"type":"command","command":"sh .claude/hooks/end.sh"}]}]}}`,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"echo ok > ok.txt"}`)}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c2", "bash", `{"command":"echo no > no.txt"}`)}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c3", "bash", `{"command":"echo failing; exit 3"}`)}},
+		providertest.Reply{Text: "Done."},
+	)
+	h.script("perm.sh", saveInput("perm")+`case "$input" in
+*'no.txt'*) echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"not that file"}}}';;
+*) echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}';;
+esac`)
+	h.script("post.sh", saveInput("post"))
+	h.script("fail.sh", saveInput("fail"))
+	h.script("note.sh", saveInput("note"))
+	h.script("end.sh", saveInput("end"))
+	h.env["TINY_NOTIFY_AFTER"] = "1ns"
+	code, _, stderr := h.run("--approval", "ask", "go")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "ok.txt")); err != nil {
+		t.Error("the call the hook allowed did not run")
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "no.txt")); err == nil {
+		t.Error("the call the hook denied ran")
+	}
+	if got := toolMessage(h.srv.Requests()[2], "c2"); !strings.Contains(got, "not that file") {
+		t.Errorf("the model was told %q", got)
+	}
+	if n := len(h.inputs("perm")); n != 3 {
+		t.Errorf("PermissionRequest ran %d times, want 3", n)
+	}
+	post, fail := h.inputs("post"), h.inputs("fail")
+	if len(post) != 1 || post[0]["tool_use_id"] != "c1" {
+		t.Errorf("PostToolUse inputs: %v", post)
+	}
+	if len(fail) != 1 || fail[0]["tool_use_id"] != "c3" || fail[0]["hook_event_name"] != "PostToolUseFailure" || !strings.Contains(fmt.Sprint(fail[0]["error"]), "failing") {
+		t.Errorf("PostToolUseFailure inputs: %v", fail)
+	}
+	if note := h.inputs("note"); len(note) != 1 || note[0]["notification_type"] != "idle_prompt" {
+		t.Errorf("Notification inputs: %v", note)
+	}
+	if end := h.inputs("end"); len(end) != 1 || end[0]["reason"] != "other" {
+		t.Errorf("SessionEnd inputs: %v", end)
+	}
+}
+
+// A UserPromptSubmit hook that exits 2 refuses the prompt: the user sees
+// why, and nothing of it reaches the model or the session.
+func TestHookPromptBlocked(t *testing.T) {
+	h := newHookRun(t, `{"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"echo 'prompts may not mention the password' >&2; exit 2"}]}]}}`)
+	code, _, stderr := h.run("what is the password")
+	if code == 0 || !strings.Contains(stderr, "a UserPromptSubmit hook blocked the prompt: prompts may not mention the password\n") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if n := len(h.srv.Requests()); n != 0 {
+		t.Errorf("%d model requests", n)
+	}
+	for _, s := range h.sessions() {
+		if b, _ := os.ReadFile(s); bytes.Contains(b, []byte("password")) {
+			t.Errorf("the refused prompt is in %s", s)
+		}
 	}
 }

@@ -164,9 +164,9 @@ func (r *Runner) PromptSubmitted(ctx context.Context, entryID, prompt string) (s
 	v := r.fire(ctx, UserPromptSubmit, nil, &Input{Prompt: prompt})
 	switch {
 	case v.block:
-		return "UserPromptSubmit: " + joinReasons(v.reason, "a hook blocked the prompt"), nil
+		return joinReasons(v.reason, "(no reason given)"), nil
 	case v.stop:
-		return "UserPromptSubmit: " + firstLine(v.stopReason, "a hook stopped tiny-go"), nil
+		return firstLine(v.stopReason, "(no reason given)"), nil
 	}
 	r.mu.Lock()
 	texts := append(r.pending, v.context...)
