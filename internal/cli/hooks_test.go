@@ -578,3 +578,48 @@ func TestHookPromptBlocked(t *testing.T) {
 		}
 	}
 }
+
+// An automatic compaction runs PreCompact and PostCompact (trigger auto),
+// then SessionStart with source compact, whose context goes with the next
+// prompt.
+func TestHookCompaction(t *testing.T) {
+	var replies []providertest.Reply
+	// Reported prompts grow past 0.85 of --context-window 1000: the run
+	// ends for a compaction between steps and a continuation answers.
+	for i, prompt := range []int64{300, 500, 700, 900} {
+		replies = append(replies, providertest.Reply{
+			ToolCalls: []providertest.ToolCall{toolCall(providertest.LongTaskCallID(i+1), "read", `{"path":"a.txt"}`)},
+			Usage:     &providertest.Usage{PromptTokens: prompt, CompletionTokens: 5},
+		})
+	}
+	replies = append(replies,
+		providertest.Reply{Text: "SUMMARY OF THE WORK", Usage: &providertest.Usage{PromptTokens: 400, CompletionTokens: 5}},
+		providertest.Reply{Text: "all done", Usage: &providertest.Usage{PromptTokens: 350, CompletionTokens: 5}},
+		providertest.Reply{Text: "next answered"},
+	)
+	h := newHookRun(t, `{"hooks":{
+"PreCompact":[{"matcher":"auto","hooks":[{"type":"command","command":"sh .claude/hooks/pre.sh"}]}],
+"PostCompact":[{"hooks":[{"type":"command","command":"sh .claude/hooks/post.sh"}]}],
+"SessionStart":[{"matcher":"compact","hooks":[{"type":"command","command":"sh .claude/hooks/start.sh"}]}]}}`, replies...)
+	h.write("a.txt", "alpha\n")
+	h.script("pre.sh", saveInput("precompact"))
+	h.script("post.sh", saveInput("postcompact"))
+	h.script("start.sh", saveInput("start")+`echo "Re-read AGENTS.md after a compaction."`)
+	if code, _, stderr := h.run("--context-window", "1000", "do the task"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	pre, post, start := h.inputs("precompact"), h.inputs("postcompact"), h.inputs("start")
+	if len(pre) != 1 || pre[0]["trigger"] != "auto" || len(post) != 1 || post[0]["trigger"] != "auto" {
+		t.Fatalf("PreCompact %v, PostCompact %v", pre, post)
+	}
+	if len(start) != 1 || start[0]["source"] != "compact" {
+		t.Fatalf("SessionStart inputs: %v", start)
+	}
+	if code, _, stderr := h.run("--context-window", "1000", "--continue", "next"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	reqs := h.srv.Requests()
+	if last := hookLastUser(reqs[len(reqs)-1]); !strings.Contains(last, "Re-read AGENTS.md after a compaction.") || !strings.Contains(last, "next") {
+		t.Fatalf("the next prompt: %q", last)
+	}
+}

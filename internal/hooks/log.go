@@ -22,6 +22,8 @@ import (
 //	{"post":"<call>","state":"started"}
 //	{"post":"<call>","state":"done"}
 //	{"context":"<entry id>","text":"..."}
+//	{"context":"next-prompt","text":"..."}   SessionStart's, until a prompt takes it
+//	{"context":"next-prompt"}                taken
 //
 // A call is named by its assistant entry id and tool call id. A pre line
 // is durable before the call's toolStarted (so a resume uses it instead
@@ -87,6 +89,8 @@ func (l *Log) apply(r record) {
 		l.pre[r.Pre] = r
 	case r.Post != "":
 		l.post[r.Post] = r.State
+	case r.Context != "" && r.Text == "":
+		delete(l.context, r.Context) // taken: a pending context went with a prompt
 	case r.Context != "":
 		if prev := l.context[r.Context]; prev != "" {
 			r.Text = prev + "\n\n" + r.Text

@@ -38,9 +38,12 @@ type Runner struct {
 	sessionID  string
 	transcript string
 	log        *Log
-	// pending is SessionStart's context, for the next prompt.
-	pending []string
 }
+
+// nextPrompt keys the context SessionStart hooks gave for the next
+// prompt, kept beside the session until a prompt takes it (a compaction
+// in one process, the prompt in the next).
+const nextPrompt = "next-prompt"
 
 var _ agent.HookRunner = (*Runner)(nil)
 
@@ -128,10 +131,11 @@ func callID(key string) string {
 // prompt.
 func (r *Runner) SessionStarted(ctx context.Context, source string) {
 	v := r.fire(ctx, SessionStart, []string{source}, &Input{Source: source})
-	if len(v.context) > 0 {
-		r.mu.Lock()
-		r.pending = append(r.pending, v.context...)
-		r.mu.Unlock()
+	if len(v.context) == 0 {
+		return
+	}
+	if err := r.current().add(record{Context: nextPrompt, Text: strings.Join(v.context, "\n\n")}); err != nil {
+		r.report(fmt.Sprintf("hook SessionStart: its context is lost: %v", err))
 	}
 }
 
@@ -168,16 +172,22 @@ func (r *Runner) PromptSubmitted(ctx context.Context, entryID, prompt string) (s
 	case v.stop:
 		return firstLine(v.stopReason, "(no reason given)"), nil
 	}
-	r.mu.Lock()
-	texts := append(r.pending, v.context...)
-	r.pending = nil
-	r.mu.Unlock()
+	l := r.current()
+	var texts []string
+	pending := l.Context(nextPrompt)
+	if pending != "" {
+		texts = append(texts, pending)
+	}
+	texts = append(texts, v.context...)
 	if len(texts) == 0 {
 		return "", nil
 	}
 	text := "Context added by hooks:\n" + strings.Join(texts, "\n\n")
-	if err := r.current().add(record{Context: entryID, Text: text}); err != nil {
+	if err := l.add(record{Context: entryID, Text: text}); err != nil {
 		return "", err
+	}
+	if pending != "" {
+		return "", l.add(record{Context: nextPrompt})
 	}
 	return "", nil
 }
