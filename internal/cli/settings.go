@@ -199,6 +199,9 @@ func settingDefaults() map[config.Key]string {
 		config.Reasoning:      "the model's default",
 		config.IdleTimeout:    "120s",
 		config.RequestTimeout: "10m",
+		config.HookFailClosed: "false",
+		config.Notify:         "bell (when stderr is a terminal)",
+		config.NotifyAfter:    "30s",
 	}
 }
 
