@@ -55,9 +55,13 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 	var dec ToolDecision
 	var blocked string
 	if p.Mode != recovery.ModeReplay {
+		var stopped bool
 		var err error
-		if dec, blocked, err = a.preToolHooks(ctx, op, &started); err != nil {
+		if dec, blocked, stopped, err = a.preToolHooks(ctx, op, &started); err != nil {
 			return fmt.Errorf("PreToolUse hooks of %s: %w", p.ToolName, err)
+		}
+		if stopped {
+			return nil // abort is durable; the planner writes the aborted result
 		}
 	}
 	def := tool.Definition()

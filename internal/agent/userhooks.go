@@ -82,25 +82,40 @@ const NoAskContent = "Error: A PreToolUse hook asked for the user's approval of 
 // preToolHooks runs the PreToolUse hooks of a call about to start: the
 // started record takes any updated input, and deny (or an ask nobody can
 // answer) returns the content of the blocked result.
-func (a *Agent) preToolHooks(ctx context.Context, op *session.Operation, started *session.ToolStarted) (dec ToolDecision, blocked string, err error) {
+//
+// The hooks run in the call's tool phase with nothing committed, as an
+// approval does: an Esc stops them and the call ends as never started
+// (stopped is set, and the planner writes the aborted result).
+func (a *Agent) preToolHooks(ctx context.Context, op *session.Operation, started *session.ToolStarted) (dec ToolDecision, blocked string, stopped bool, err error) {
 	if a.cfg.Hooks == nil {
-		return ToolDecision{}, "", nil
+		return ToolDecision{}, "", false, nil
+	}
+	ap, pctx := newPhase(ctx, session.PhaseTool, started.ToolCallID)
+	if aborted, err := a.commit(ctx, commitReq{phase: ap}); err != nil || aborted {
+		ap.cancel()
+		return ToolDecision{}, "", true, err
 	}
 	call := HookCall{Key: op.Assistant.EntryID + "/" + started.ToolCallID, ToolCallID: started.ToolCallID, Tool: started.ToolName, Arguments: started.Arguments}
-	dec, err = a.cfg.Hooks.BeforeTool(ctx, call)
-	if err != nil {
-		return dec, "", err
+	dec, err = a.cfg.Hooks.BeforeTool(pctx, call)
+	a.endPhase(ap)
+	switch {
+	case a.abortDurable():
+		return ToolDecision{}, "", true, nil
+	case ctx.Err() != nil:
+		return ToolDecision{}, "", true, ctx.Err() // hard stop: nothing committed
+	case err != nil:
+		return dec, "", false, err
 	}
 	if dec.Arguments != nil {
 		started.Arguments = dec.Arguments
 	}
 	switch {
 	case dec.Decision == DecisionDeny:
-		return dec, HookBlockedContent(dec.Reason), nil
+		return dec, HookBlockedContent(dec.Reason), false, nil
 	case dec.Decision == DecisionAsk && a.cfg.Approve == nil:
-		return dec, NoAskContent, nil
+		return dec, NoAskContent, false, nil
 	}
-	return dec, "", nil
+	return dec, "", false, nil
 }
 
 // postToolHooks runs the PostToolUse (or PostToolUseFailure) hooks of a

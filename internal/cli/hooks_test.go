@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/providertest"
+	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/testenv"
 )
 
@@ -621,5 +623,37 @@ func TestHookCompaction(t *testing.T) {
 	reqs := h.srv.Requests()
 	if last := hookLastUser(reqs[len(reqs)-1]); !strings.Contains(last, "Re-read AGENTS.md after a compaction.") || !strings.Contains(last, "next") {
 		t.Fatalf("the next prompt: %q", last)
+	}
+}
+
+// SIGTERM (the Esc path) while a PreToolUse hook runs aborts the call as
+// never started: the hook's process group is killed, the command never
+// runs, and the session ends aborted.
+func TestHookAbortDuringPreToolUse(t *testing.T) {
+	h := newHookRun(t, `{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"sh .claude/hooks/slow.sh"}]}]}}`,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"echo ran > ran.txt"}`)}},
+	)
+	h.script("slow.sh", `echo $$ > "$CLAUDE_PROJECT_DIR/hook.pid"; sleep 30`)
+	cmd := h.command(h.srv.URL(), "--cwd", h.dir, "go")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	waitFor(t, func() bool {
+		b, _ := os.ReadFile(filepath.Join(h.dir, "hook.pid"))
+		_, err := fmt.Sscan(string(b), &pid)
+		return err == nil
+	}, "the hook to start")
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Wait()
+	waitFor(t, func() bool { return syscall.Kill(pid, 0) != nil }, "the hook to be killed")
+	if _, err := os.Stat(filepath.Join(h.dir, "ran.txt")); err == nil {
+		t.Fatal("the call ran after the abort")
+	}
+	st := h.state()
+	if !st.Idle() || st.LastFinished.Outcome != session.OutcomeAborted {
+		t.Fatalf("session: idle %v, last %+v\n%s", st.Idle(), st.LastFinished, errb.String())
 	}
 }
