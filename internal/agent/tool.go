@@ -128,7 +128,7 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 		return nil // the late result is discarded
 	}
 	delete(r.ownTools, p.ToolStartedID)
-	a.postToolHooks(ctx, op, &started, res.Content, res.IsError)
+	a.postToolHooks(ctx, &started, res.Content, res.IsError)
 	return nil
 }
 

@@ -119,13 +119,21 @@ func (a *Agent) preToolHooks(ctx context.Context, op *session.Operation, started
 }
 
 // postToolHooks runs the PostToolUse (or PostToolUseFailure) hooks of a
-// call whose result is committed.
-func (a *Agent) postToolHooks(ctx context.Context, op *session.Operation, started *session.ToolStarted, content string, isError bool) {
+// call whose result is committed. They run in a phase of their own, so an
+// Esc stops them (the runner reports them as interrupted) and the abort
+// goes on as between phases.
+func (a *Agent) postToolHooks(ctx context.Context, started *session.ToolStarted, content string, isError bool) {
 	if a.cfg.Hooks == nil {
 		return
 	}
+	ap, pctx := newPhase(ctx, session.PhaseModel, "")
+	if aborted, err := a.commit(ctx, commitReq{phase: ap}); err != nil || aborted {
+		ap.cancel()
+		return
+	}
+	defer a.endPhase(ap)
 	call := HookCall{Key: started.AssistantEntryID + "/" + started.ToolCallID, ToolCallID: started.ToolCallID, Tool: started.ToolName, Arguments: started.Arguments}
-	a.cfg.Hooks.AfterTool(ctx, call, HookResult{EntryID: started.ResultEntryID, Content: content, IsError: isError})
+	a.cfg.Hooks.AfterTool(pctx, call, HookResult{EntryID: started.ResultEntryID, Content: content, IsError: isError})
 }
 
 // MaxStopContinuations bounds the runs Stop hooks may add after one

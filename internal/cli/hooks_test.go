@@ -657,3 +657,40 @@ func TestHookAbortDuringPreToolUse(t *testing.T) {
 		t.Fatalf("session: idle %v, last %+v\n%s", st.Idle(), st.LastFinished, errb.String())
 	}
 }
+
+// SIGTERM (the Esc path) while a PostToolUse hook runs stops the hook at
+// once, says so, and keeps the result; the run ends aborted.
+func TestHookAbortDuringPostToolUse(t *testing.T) {
+	h := newHookRun(t, `{"hooks":{"PostToolUse":[{"hooks":[{"type":"command","command":"sh .claude/hooks/slow.sh"}]}]}}`,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"echo ran >> ran.txt"}`)}},
+	)
+	h.script("slow.sh", `echo $$ > "$CLAUDE_PROJECT_DIR/hook.pid"; sleep 30`)
+	cmd := h.command(h.srv.URL(), "--cwd", h.dir, "go")
+	var errb testenv.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	waitFor(t, func() bool {
+		b, _ := os.ReadFile(filepath.Join(h.dir, "hook.pid"))
+		_, err := fmt.Sscan(string(b), &pid)
+		return err == nil
+	}, "the hook to start")
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Wait()
+	waitFor(t, func() bool { return syscall.Kill(pid, 0) != nil }, "the hook to be killed")
+	if n := strings.Count(errb.String(), "the PostToolUse hooks of tool call c1 were stopped; they are not run again"); n != 1 {
+		t.Errorf("want one line about the stopped hook:\n%s", errb.String())
+	}
+	if b, _ := os.ReadFile(filepath.Join(h.dir, "ran.txt")); string(b) != "ran\n" {
+		t.Errorf("ran.txt = %q", b)
+	}
+	st := h.state()
+	if !st.Idle() || st.LastFinished.Outcome != session.OutcomeAborted {
+		t.Fatalf("session: idle %v, last %+v\n%s", st.Idle(), st.LastFinished, errb.String())
+	}
+	if !strings.Contains(string(h.sessionBytes()), `"content":"(no output)","role":"tool","tool_call_id":"c1"},"result":{"type":"success"}`) {
+		t.Errorf("the tool's result was lost:\n%s", h.sessionBytes())
+	}
+}

@@ -87,7 +87,11 @@ func (r *Runner) AfterTool(ctx context.Context, call agent.HookCall, res agent.H
 	}
 	v := r.fire(ctx, ev, names, &in)
 	if ctx.Err() != nil {
-		return // stopped: the record says the hooks were interrupted
+		// Stopped (Esc): said now, and recorded so that no resume says it
+		// again. A process that dies here leaves "started" for the resume.
+		r.report(fmt.Sprintf("the %s hooks of tool call %s were stopped; they are not run again", ev, call.ToolCallID))
+		_ = l.add(record{Post: call.Key, State: "interrupted"})
+		return
 	}
 	var texts []string
 	if v.block {
