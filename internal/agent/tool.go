@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -102,9 +103,14 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 	afterEffect()
 	a.endPhase(ap)
 	dur := a.cfg.Now().Sub(begin)
+	return a.settleTool(ctx, r, p.ToolStartedID, &started, info, res, dur)
+}
 
+// settleTool commits the result of a call whose effect ended, unless an
+// abort or a hard stop came first, then runs its PostToolUse hooks.
+func (a *Agent) settleTool(ctx context.Context, r *run, toolStartedID string, started *session.ToolStarted, info ToolInfo, res tools.Result, dur time.Duration) error {
 	if a.abortDurable() {
-		r.cut[p.ToolStartedID] = ToolOutcome{Duration: dur, Partial: res.Content}
+		r.cut[toolStartedID] = ToolOutcome{Duration: dur, Partial: res.Content}
 		return nil // the planner writes the interrupted result
 	}
 	if ctx.Err() != nil {
@@ -117,7 +123,7 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 	}
 	entry := session.Fact{ID: started.ResultEntryID, Entry: &session.ToolResultEntry{
 		StepID: started.StepID, ToolCallID: started.ToolCallID, Content: res.Content,
-		ToolName: started.ToolName, ToolStartedID: p.ToolStartedID, Result: result,
+		ToolName: started.ToolName, ToolStartedID: toolStartedID, Result: result,
 	}}
 	completed := ToolOutcome{Outcome: outcome, Duration: dur, Content: res.Content}
 	aborted, err := a.commit(ctx, commitReq{facts: []session.Fact{entry}, settles: true, events: []Event{ToolCompleted{Tool: info, Outcome: completed}}})
@@ -127,8 +133,8 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 	if aborted {
 		return nil // the late result is discarded
 	}
-	delete(r.ownTools, p.ToolStartedID)
-	a.postToolHooks(ctx, &started, res.Content, res.IsError)
+	delete(r.ownTools, toolStartedID)
+	a.postToolHooks(ctx, started, res.Content, res.IsError)
 	return nil
 }
 
