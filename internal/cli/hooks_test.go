@@ -91,11 +91,13 @@ func (h *hookRun) inputs(prefix string) []map[string]any {
 }
 
 // saveInput is a script line that keeps the hook's stdin as
-// <prefix>-<n>.json in the project (n counts up).
+// <prefix>-<n>.json in the project (n counts up), renamed into place so
+// a test never reads half of one.
 func saveInput(prefix string) string {
 	return `n=$(ls "$CLAUDE_PROJECT_DIR"/` + prefix + `-*.json 2>/dev/null | wc -l)
 input=$(cat)
-printf '%s' "$input" > "$CLAUDE_PROJECT_DIR/` + prefix + `-$(printf %03d $n).json"
+printf '%s' "$input" > "$CLAUDE_PROJECT_DIR/` + prefix + `.tmp"
+mv "$CLAUDE_PROJECT_DIR/` + prefix + `.tmp" "$CLAUDE_PROJECT_DIR/` + prefix + `-$(printf %03d $n).json"
 `
 }
 
