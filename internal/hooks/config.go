@@ -181,8 +181,12 @@ func (c *Config) add(t Table, seen map[string]bool) {
 				continue
 			}
 			for _, h := range g.Hooks {
-				if h.Type != "command" || strings.TrimSpace(h.Command) == "" {
-					c.Problems = append(c.Problems, fmt.Sprintf("%s: hooks.%s: a hook of type %q without a command is not run (tiny-go runs type \"command\")", t.Source, ev, h.Type))
+				switch {
+				case h.Type != "command":
+					c.Problems = append(c.Problems, fmt.Sprintf("%s: hooks.%s: a hook of type %q is not run (tiny-go runs \"command\" hooks only)", t.Source, ev, h.Type))
+					continue
+				case strings.TrimSpace(h.Command) == "":
+					c.Problems = append(c.Problems, fmt.Sprintf("%s: hooks.%s: a command hook without a command is not run", t.Source, ev))
 					continue
 				}
 				key := ev + "\x00" + g.Matcher + "\x00" + h.Command
