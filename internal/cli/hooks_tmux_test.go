@@ -14,7 +14,8 @@ import (
 // TestHooksInATerminal runs Claude Code hooks in an interactive session
 // in tmux: the rm -rf guard blocks before any question is asked, a hook
 // that exits 1 gets one line above the prompt, and waiting for an approval
-// runs the Notification hook (permission_prompt) and rings the terminal.
+// runs the Notification hook (permission_prompt) and sends the terminal
+// an OSC 9 notification.
 func TestHooksInATerminal(t *testing.T) {
 	needTmux(t)
 	srv := providertest.New(t,
@@ -39,6 +40,9 @@ func TestHooksInATerminal(t *testing.T) {
 	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
 
 	p.waitText("/compact  /skill:name  /exit")
+	// The pane's raw output, escape sequences included.
+	raw := filepath.Join(t.TempDir(), "raw")
+	p.tmux("pipe-pane", "-t", "s", "-o", "cat >> "+raw)
 	p.text("clean up")
 	p.keys("Enter")
 	p.waitText("guard respected")
@@ -62,6 +66,11 @@ func TestHooksInATerminal(t *testing.T) {
 	if len(in) != 1 || in[0]["notification_type"] != "permission_prompt" || !strings.Contains(fmt.Sprint(in[0]["message"]), "bash") {
 		t.Fatalf("Notification inputs: %v", in)
 	}
+	osc := "\x1b]9;tiny-go needs your permission to use bash\x07"
+	p.wait("the OSC 9 notification", func(string) bool {
+		b, _ := os.ReadFile(raw)
+		return strings.Contains(string(b), osc)
+	})
 	p.keys("y")
 	p.waitText("wrote hi")
 	if _, err := os.Stat(filepath.Join(dir, "hi.txt")); err != nil {
