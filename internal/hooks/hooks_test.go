@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/agent"
 )
 
 func TestMatchers(t *testing.T) {
@@ -121,6 +123,59 @@ func TestSequence(t *testing.T) {
 	} {
 		if got := Sequence(tc.style, "tiny;go", "done \x1b? no bell\a"); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.style, got, tc.want)
+		}
+	}
+}
+
+func testRunner(t *testing.T, table string, failClosed bool) (*Runner, string) {
+	t.Helper()
+	dir := t.TempDir()
+	session := filepath.Join(dir, ".tiny-agent", "sessions", "s.jsonl")
+	if err := os.MkdirAll(filepath.Dir(session), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(session, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := New(Options{Config: Load(nil, []Table{{Source: "t", JSON: []byte(table)}}), Cwd: dir, ProjectDir: dir, Env: os.Environ(), FailClosed: failClosed})
+	if err := r.Attach("id", session); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r, dir
+}
+
+// updatedInput in Claude Code's shape becomes tiny-go's arguments, and the
+// decision is recorded: asked again, the runner answers from the record.
+func TestBeforeToolUpdatedInput(t *testing.T) {
+	r, dir := testRunner(t, `{"PreToolUse":[{"matcher":"Write","hooks":[{"type":"command","command":"echo x >> count; echo '{\"hookSpecificOutput\":{\"permissionDecision\":\"allow\",\"updatedInput\":{\"file_path\":\"/tmp/elsewhere.txt\",\"content\":\"safe\"}}}'"}]}]}`, false)
+	call := agent.HookCall{Key: "a/c1", ToolCallID: "c1", Tool: "write", Arguments: []byte(`{"path":"x.txt","content":"risky"}`)}
+	for range 2 {
+		dec, err := r.BeforeTool(context.Background(), call)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dec.Decision != "allow" || string(dec.Arguments) != `{"content":"safe","path":"/tmp/elsewhere.txt"}` {
+			t.Fatalf("decision %+v, arguments %s", dec, dec.Arguments)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "count")); string(b) != "x\n" {
+		t.Fatalf("the hook ran %q", b)
+	}
+}
+
+// With FailClosed a guard that crashes denies; without, it lets through.
+func TestFailClosed(t *testing.T) {
+	table := `{"PreToolUse":[{"hooks":[{"type":"command","command":"exit 1"}]}]}`
+	call := agent.HookCall{Key: "a/c1", ToolCallID: "c1", Tool: "bash", Arguments: []byte(`{"command":"ls"}`)}
+	for _, closed := range []bool{false, true} {
+		r, _ := testRunner(t, table, closed)
+		dec, err := r.BeforeTool(context.Background(), call)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (dec.Decision == "deny") != closed {
+			t.Errorf("fail closed %v: decision %+v", closed, dec)
 		}
 	}
 }

@@ -131,10 +131,11 @@ func callID(key string) string {
 // prompt.
 func (r *Runner) SessionStarted(ctx context.Context, source string) {
 	v := r.fire(ctx, SessionStart, []string{source}, &Input{Source: source})
-	if len(v.context) == 0 {
+	l := r.current()
+	if len(v.context) == 0 || l == nil {
 		return
 	}
-	if err := r.current().add(record{Context: nextPrompt, Text: strings.Join(v.context, "\n\n")}); err != nil {
+	if err := l.add(record{Context: nextPrompt, Text: strings.Join(v.context, "\n\n")}); err != nil {
 		r.report(fmt.Sprintf("hook SessionStart: its context is lost: %v", err))
 	}
 }
@@ -173,6 +174,9 @@ func (r *Runner) PromptSubmitted(ctx context.Context, entryID, prompt string) (s
 		return firstLine(v.stopReason, "(no reason given)"), nil
 	}
 	l := r.current()
+	if l == nil {
+		return "", nil
+	}
 	var texts []string
 	pending := l.Context(nextPrompt)
 	if pending != "" {
