@@ -121,6 +121,9 @@ type Agent struct {
 	// declinedContinuation is set when an Esc stopped the chain before its
 	// continuation run: this process does not start it on its own again.
 	declinedContinuation bool
+	// hookStop, set (under mu) while hooks run outside an operation,
+	// stops them: an Esc then has something to abort.
+	hookStop context.CancelFunc
 
 	events *eventQueue
 	wire   wireCache // the converted active context (driving goroutine only)
@@ -222,11 +225,15 @@ func (a *Agent) Run(ctx context.Context, prompt string) (Result, error) {
 	}
 	entryID := a.cfg.NewID()
 	if a.cfg.Hooks != nil {
-		block, err := a.cfg.Hooks.PromptSubmitted(ctx, entryID, prompt)
-		if err != nil {
+		var block string
+		var err error
+		stopped := a.outsideHooks(ctx, func(hctx context.Context) { block, err = a.cfg.Hooks.PromptSubmitted(hctx, entryID, prompt) })
+		switch {
+		case stopped: // Esc: the prompt was never accepted
+			return Result{Kind: session.OperationRun, Outcome: session.OutcomeAborted}, nil
+		case err != nil:
 			return Result{}, fmt.Errorf("UserPromptSubmit hooks: %w", err)
-		}
-		if block != "" {
+		case block != "":
 			return Result{}, &PromptBlockedError{Reason: block}
 		}
 	}
@@ -420,6 +427,12 @@ func (a *Agent) Abort(ctx context.Context) (bool, error) {
 	op := st.Operation
 	if op == nil && a.chainGap && !a.chainStopped {
 		a.chainStopped = true
+		a.mu.Unlock()
+		return true, nil
+	}
+	if op == nil && a.hookStop != nil {
+		a.hookStop()
+		a.hookStop = nil
 		a.mu.Unlock()
 		return true, nil
 	}

@@ -136,6 +136,22 @@ func (a *Agent) postToolHooks(ctx context.Context, started *session.ToolStarted,
 	a.cfg.Hooks.AfterTool(pctx, call, HookResult{EntryID: started.ResultEntryID, Content: content, IsError: isError})
 }
 
+// outsideHooks runs f (hooks while no operation is open: a prompt's,
+// a Stop's) with a context an Abort cancels, so an Esc stops a slow hook
+// instead of waiting for it. stopped reports that it did.
+func (a *Agent) outsideHooks(ctx context.Context, f func(context.Context)) (stopped bool) {
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	a.mu.Lock()
+	a.hookStop = cancel
+	a.mu.Unlock()
+	f(hctx)
+	a.mu.Lock()
+	a.hookStop = nil
+	a.mu.Unlock()
+	return hctx.Err() != nil && ctx.Err() == nil
+}
+
 // MaxStopContinuations bounds the runs Stop hooks may add after one
 // prompt, so a hook that never lets go cannot loop forever.
 const MaxStopContinuations = 8
@@ -147,8 +163,9 @@ func (a *Agent) stopHooks(ctx context.Context, res Result, err error) (Result, e
 		if res.Blocked != "" || res.Kind != session.OperationRun || res.Outcome != session.OutcomeCompleted {
 			return res, err
 		}
-		more := a.cfg.Hooks.Stopped(ctx, res.Answer, n > 0)
-		if more == "" || ctx.Err() != nil {
+		var more string
+		stopped := a.outsideHooks(ctx, func(hctx context.Context) { more = a.cfg.Hooks.Stopped(hctx, res.Answer, n > 0) })
+		if more == "" || stopped || ctx.Err() != nil {
 			return res, err
 		}
 		res, err = a.accept(ctx, a.cfg.NewID(), more)

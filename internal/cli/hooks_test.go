@@ -696,3 +696,38 @@ func TestHookAbortDuringPostToolUse(t *testing.T) {
 		t.Errorf("the tool's result was lost:\n%s", h.sessionBytes())
 	}
 }
+
+// SIGTERM (the Esc path) while a UserPromptSubmit hook runs stops it:
+// the prompt is not accepted, no request is sent, the hook is killed.
+func TestHookAbortDuringPromptHook(t *testing.T) {
+	h := newHookRun(t, `{"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"sh .claude/hooks/slow.sh"}]}]}}`,
+		providertest.Reply{Text: "never"},
+	)
+	h.script("slow.sh", `echo $$ > "$CLAUDE_PROJECT_DIR/hook.pid"; sleep 30`)
+	cmd := h.command(h.srv.URL(), "--cwd", h.dir, "go")
+	var errb testenv.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	waitFor(t, func() bool {
+		b, _ := os.ReadFile(filepath.Join(h.dir, "hook.pid"))
+		_, err := fmt.Sscan(string(b), &pid)
+		return err == nil
+	}, "the hook to start")
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Wait()
+	waitFor(t, func() bool { return syscall.Kill(pid, 0) != nil }, "the hook to be killed")
+	if !strings.Contains(errb.String(), "Aborted.") {
+		t.Errorf("stderr:\n%s", errb.String())
+	}
+	if n := len(h.srv.Requests()); n != 0 {
+		t.Errorf("%d requests after the prompt was stopped", n)
+	}
+	for _, s := range h.sessions() {
+		if b, _ := os.ReadFile(s); bytes.Contains(b, []byte(`"runStarted"`)) {
+			t.Errorf("the stopped prompt was accepted: %s", b)
+		}
+	}
+}

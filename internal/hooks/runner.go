@@ -167,6 +167,9 @@ func (r *Runner) Notified(ctx context.Context, kind, message string) {
 // accepted. Their context (and SessionStart's) is recorded for entryID.
 func (r *Runner) PromptSubmitted(ctx context.Context, entryID, prompt string) (string, error) {
 	v := r.fire(ctx, UserPromptSubmit, nil, &Input{Prompt: prompt})
+	if err := ctx.Err(); err != nil {
+		return "", err // stopped: nothing recorded, the prompt is not accepted
+	}
 	switch {
 	case v.block:
 		return joinReasons(v.reason, "(no reason given)"), nil
