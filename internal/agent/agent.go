@@ -78,6 +78,10 @@ type Config struct {
 	// assistantStep).
 	MaxToolCalls int
 
+	// Hooks runs the user's hooks (internal/hooks); nil runs none. See
+	// userhooks.go.
+	Hooks HookRunner
+
 	// hooks are test seams; see hooks.go.
 	hooks *hooks
 }
@@ -117,6 +121,9 @@ type Agent struct {
 	// declinedContinuation is set when an Esc stopped the chain before its
 	// continuation run: this process does not start it on its own again.
 	declinedContinuation bool
+	// hookStop, set (under mu) while hooks run outside an operation,
+	// stops them: an Esc then has something to abort.
+	hookStop context.CancelFunc
 
 	events *eventQueue
 	wire   wireCache // the converted active context (driving goroutine only)
@@ -216,8 +223,36 @@ func (a *Agent) Run(ctx context.Context, prompt string) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err // stopped before the prompt was accepted
 	}
-	opID := a.cfg.NewID()
 	entryID := a.cfg.NewID()
+	if a.cfg.Hooks != nil {
+		var block string
+		var err error
+		stopped := a.outsideHooks(ctx, func(hctx context.Context) { block, err = a.cfg.Hooks.PromptSubmitted(hctx, entryID, prompt) })
+		switch {
+		case stopped: // Esc: the prompt was never accepted
+			return Result{Kind: session.OperationRun, Outcome: session.OutcomeAborted}, nil
+		case err != nil:
+			return Result{}, fmt.Errorf("UserPromptSubmit hooks: %w", err)
+		case block != "":
+			return Result{}, &PromptBlockedError{Reason: block}
+		}
+	}
+	res, err := a.accept(ctx, entryID, prompt)
+	return a.stopHooks(ctx, res, err)
+}
+
+// PromptBlockedError is a prompt a UserPromptSubmit hook refused; nothing
+// of it was committed.
+type PromptBlockedError struct{ Reason string }
+
+func (e *PromptBlockedError) Error() string {
+	return "a UserPromptSubmit hook blocked the prompt: " + e.Reason
+}
+
+// accept commits prompt as a new run (user entry entryID) and drives it
+// and the rest of its task.
+func (a *Agent) accept(ctx context.Context, entryID, prompt string) (Result, error) {
+	opID := a.cfg.NewID()
 	facts := []session.Fact{
 		{ID: entryID, Entry: &session.UserEntry{Content: prompt}},
 		{Record: &session.RunStarted{OperationID: opID, InputEntryID: entryID}},
@@ -392,6 +427,12 @@ func (a *Agent) Abort(ctx context.Context) (bool, error) {
 	op := st.Operation
 	if op == nil && a.chainGap && !a.chainStopped {
 		a.chainStopped = true
+		a.mu.Unlock()
+		return true, nil
+	}
+	if op == nil && a.hookStop != nil {
+		a.hookStop()
+		a.hookStop = nil
 		a.mu.Unlock()
 		return true, nil
 	}

@@ -88,7 +88,7 @@ func (a *Agent) beginToolPhase(ctx context.Context, req *ApprovalRequest, starte
 		return nil, nil, false, fmt.Errorf("approval of %s: %w", req.Display, aerr)
 	case !ans.Allow:
 		a.endPhase(ap)
-		return nil, nil, false, a.commitDenial(ctx, started, intent, ans.Reason, evs...)
+		return nil, nil, false, a.commitDenial(ctx, started, intent, DeniedContent(ans.Reason), evs...)
 	}
 	// The phase opened above stays active while the intent commits.
 	if aborted, err := a.commit(ctx, commitReq{facts: intent, events: evs}); err != nil || aborted {
@@ -99,10 +99,9 @@ func (a *Agent) beginToolPhase(ctx context.Context, req *ApprovalRequest, starte
 }
 
 // commitDenial settles a denied call in one transaction: its intent and an
-// error result that tells the model the user said no. The projections see a
+// error result that tells the model the user (or a hook) said no. The projections see a
 // tool that failed at once.
-func (a *Agent) commitDenial(ctx context.Context, started *session.ToolStarted, intent []session.Fact, reason string, evs ...Event) error {
-	content := DeniedContent(reason)
+func (a *Agent) commitDenial(ctx context.Context, started *session.ToolStarted, intent []session.Fact, content string, evs ...Event) error {
 	facts := append(intent[:len(intent):len(intent)], session.Fact{ID: started.ResultEntryID, Entry: &session.ToolResultEntry{
 		StepID: started.StepID, ToolCallID: started.ToolCallID, Content: content,
 		ToolName: started.ToolName, ToolStartedID: intent[0].ID, Result: session.ResultError,

@@ -26,6 +26,9 @@ type wireCache struct {
 	base *session.Message // &active[0] when msgs was built
 	n    int              // active messages converted
 	msgs []provider.Message
+	// extra is what hooks added at an entry (recorded before the next
+	// request, never changed), sent after its content; nil adds nothing.
+	extra func(entryID string) string
 }
 
 // messages returns the system message followed by the active context,
@@ -46,6 +49,11 @@ func (c *wireCache) messages(systemPrompt string, active []session.Message, ids 
 		}
 		if m.Role == session.RoleUser && m.Content != nil && images != nil {
 			w.Images = images(*m.Content)
+		}
+		if j := c.n + i; c.extra != nil && m.Content != nil && m.Role != session.RoleAssistant && j < len(ids) {
+			if more := c.extra(ids[j]); more != "" {
+				w.Content = strPtr(*m.Content + "\n\n" + more)
+			}
 		}
 		c.msgs = append(c.msgs, w)
 	}
@@ -72,6 +80,9 @@ func strPtr(s string) *string { return &s }
 // assistantRequest is the physical request of a run's step: the system
 // prompt, the active context and the offered tools.
 func (a *Agent) assistantRequest(st *session.State) provider.Request {
+	if a.cfg.Hooks != nil {
+		a.wire.extra = a.hookContext
+	}
 	msgs := a.wire.messages(a.cfg.SystemPrompt, st.ActiveContext, st.ActiveEntryIDs, a.cfg.Reasoning.Details, a.cfg.Images)
 	return provider.Request{Model: a.cfg.Model, Messages: msgs, Tools: a.conf.wire}
 }

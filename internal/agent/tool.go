@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -52,6 +53,18 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 		intent = []session.Fact{{ID: p.ToolStartedID, Record: &started}}
 	}
 
+	var dec ToolDecision
+	var blocked string
+	if p.Mode != recovery.ModeReplay {
+		var stopped bool
+		var err error
+		if dec, blocked, stopped, err = a.preToolHooks(ctx, op, &started); err != nil {
+			return fmt.Errorf("PreToolUse hooks of %s: %w", p.ToolName, err)
+		}
+		if stopped {
+			return nil // abort is durable; the planner writes the aborted result
+		}
+	}
 	def := tool.Definition()
 	info := ToolInfo{
 		OperationID: op.OperationID, StepID: started.StepID, ToolStartedID: p.ToolStartedID,
@@ -59,13 +72,19 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 		Replay: started.Replay, ExecutionID: a.cfg.NewID(), ParentAttemptID: parentAttempt(op),
 		Recovery: r.recovery, Arguments: call.Function.Arguments,
 	}
+	if dec.Arguments != nil {
+		info.Arguments = string(dec.Arguments) // what runs is what is shown
+	}
 	var evs []Event
 	if p.Mode != recovery.ModeReplay {
 		evs = append(evs, ToolAdmitted{Tool: info})
 	}
 	evs = append(evs, ToolStarted{Tool: info})
+	if blocked != "" {
+		return a.commitDenial(ctx, &started, intent, blocked, evs...)
+	}
 	var ask *ApprovalRequest
-	if p.Mode != recovery.ModeReplay && rp.Policy != tools.ReplaySafe {
+	if p.Mode != recovery.ModeReplay && dec.Decision != DecisionAllow && (rp.Policy != tools.ReplaySafe || dec.Decision == DecisionAsk) {
 		ask = &ApprovalRequest{OperationID: op.OperationID, ToolCallID: call.ID, Tool: p.ToolName, Display: info.Display,
 			Builtin: def.DefinitionIdentity == "", Arguments: started.Arguments, Recovery: r.recovery}
 	}
@@ -84,9 +103,14 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 	afterEffect()
 	a.endPhase(ap)
 	dur := a.cfg.Now().Sub(begin)
+	return a.settleTool(ctx, r, p.ToolStartedID, &started, info, res, dur)
+}
 
+// settleTool commits the result of a call whose effect ended, unless an
+// abort or a hard stop came first, then runs its PostToolUse hooks.
+func (a *Agent) settleTool(ctx context.Context, r *run, toolStartedID string, started *session.ToolStarted, info ToolInfo, res tools.Result, dur time.Duration) error {
 	if a.abortDurable() {
-		r.cut[p.ToolStartedID] = ToolOutcome{Duration: dur, Partial: res.Content}
+		r.cut[toolStartedID] = ToolOutcome{Duration: dur, Partial: res.Content}
 		return nil // the planner writes the interrupted result
 	}
 	if ctx.Err() != nil {
@@ -99,7 +123,7 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 	}
 	entry := session.Fact{ID: started.ResultEntryID, Entry: &session.ToolResultEntry{
 		StepID: started.StepID, ToolCallID: started.ToolCallID, Content: res.Content,
-		ToolName: started.ToolName, ToolStartedID: p.ToolStartedID, Result: result,
+		ToolName: started.ToolName, ToolStartedID: toolStartedID, Result: result,
 	}}
 	completed := ToolOutcome{Outcome: outcome, Duration: dur, Content: res.Content}
 	aborted, err := a.commit(ctx, commitReq{facts: []session.Fact{entry}, settles: true, events: []Event{ToolCompleted{Tool: info, Outcome: completed}}})
@@ -109,7 +133,8 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 	if aborted {
 		return nil // the late result is discarded
 	}
-	delete(r.ownTools, p.ToolStartedID)
+	delete(r.ownTools, toolStartedID)
+	a.postToolHooks(ctx, started, res.Content, res.IsError)
 	return nil
 }
 

@@ -40,7 +40,7 @@ func (a *runner) newGate() (*approval.Gate, error) {
 		return nil, nil
 	}
 	if a.embed != nil {
-		return approval.NewSessionGate(a.cwd, a.store.Path(), a.embed.ask)
+		return approval.NewSessionGate(a.cwd, a.store.Path(), a.notifyingAsk(a.embed.ask))
 	}
 	ask := func(ctx context.Context, p approval.Prompt) (approval.Answer, error) {
 		ans, err := a.uiObserver.Ask(ctx, p)
@@ -67,7 +67,7 @@ func (a *runner) newGate() (*approval.Gate, error) {
 		}
 		return ans, err
 	}
-	return approval.NewSessionGate(a.cwd, a.store.Path(), ask)
+	return approval.NewSessionGate(a.cwd, a.store.Path(), a.notifyingAsk(ask))
 }
 
 // progress is the one-shot display that shows progress on stderr now, or

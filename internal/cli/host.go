@@ -112,11 +112,13 @@ func (h interactiveHost) NewSession() (ui.Banner, error) {
 		return ui.Banner{}, err
 	}
 	drop := a.emptyCreated()
+	a.sessionSwitching("clear")
 	if err := a.useStore(st); err != nil {
 		_ = os.Remove(st.Path())
 		return ui.Banner{}, err
 	}
 	drop()
+	defer a.sessionSwitched("clear")
 	a.created, a.resumed = true, false
 	a.costs.reset()
 	return a.banner(), nil
@@ -151,10 +153,12 @@ func (h interactiveHost) Resume(id string) (ui.Banner, []session.Message, error)
 		return ui.Banner{}, nil, fmt.Errorf("session %s has an open operation; exit and run: tiny-go --session %s", id, id)
 	}
 	drop := a.emptyCreated()
+	a.sessionSwitching("other")
 	if err := a.useStore(st); err != nil {
 		return ui.Banner{}, nil, err
 	}
 	drop()
+	defer a.sessionSwitched("resume")
 	a.created, a.resumed = false, true
 	a.costs.reset()
 	if m := chosenModel(st.Path()); m != "" && m != a.model {

@@ -35,6 +35,10 @@ func (a *runner) run(ctx context.Context, prompt string) (agent.Result, error) {
 }
 
 func (e currentEngine) Compact(ctx context.Context) (agent.Result, agent.CompactStats, error) {
+	if u := e.a.userHooks; u != nil {
+		u.manual.Store(true)
+		defer u.manual.Store(false)
+	}
 	return e.a.agent.Compact(ctx)
 }
 
@@ -155,7 +159,7 @@ func (a *runner) useStore(st *store.Store) error {
 		st.Close()
 		return err
 	}
-	cfg.Approve = a.embed.wrapApprove(approveHook(gate))
+	cfg.Approve = a.embed.wrapApprove(a.hookedApprove(approveHook(gate)))
 	// The reasoning details the fork's replies need sent back live beside
 	// the fork (the ones it shares with its source were copied there when
 	// it was written); new ones must not go to the source.
@@ -185,7 +189,7 @@ func (a *runner) useStore(st *store.Store) error {
 	}
 	a.reasoning = rs
 	_ = prev.Close()
-	return nil
+	return a.attachHooks()
 }
 
 // accepted reports whether the newest user entry of st is text (the run

@@ -146,6 +146,10 @@ type runner struct {
 	shellTool tools.Tool
 	// costs adds up the session's cost for /cost.
 	costs sessionCost
+	// userHooks runs the user's hooks and notifications (hooks.go).
+	userHooks *userHooks
+	// exitReason is SessionEnd's reason when the process lets go.
+	exitReason string
 }
 
 // configureRun makes the root command run prompts: its flags, and the
@@ -370,6 +374,7 @@ func (a *runner) start(ctx context.Context) error {
 	if err := a.buildAgent(envID); err != nil {
 		return fail("agent_setup_error", err)
 	}
+	a.sessionStarted(ctx)
 	a.sink.Emit(lifecycle.StartupCompleted(time.Since(began), lifecycle.Succeeded, ""))
 	return nil
 }
@@ -484,6 +489,9 @@ func (a *runner) buildAgent(envID string) error {
 	if a.reasoning, err = a.openReasoning(); err != nil {
 		return err
 	}
+	if err := a.setupHooks(secretVars); err != nil {
+		return err
+	}
 	if a.gate, err = a.newGate(); err != nil {
 		return err
 	}
@@ -506,7 +514,7 @@ func (a *runner) buildAgent(envID string) error {
 		// stdout carries the events; a wait for a retry still shows.
 		sinks = append(sinks, retryLines(a.io.stderr))
 	}
-	sinks = append(sinks, a.embed.eventSink())
+	sinks = append(sinks, a.embed.eventSink(), a.hookEvents())
 	a.watch = &configWatch{inner: provider.Retry(client, provider.RetryConfig{Endpoint: client.URL(), EndpointSource: endpointSource(a.io)})}
 	a.agent, err = agent.New(agent.Config{
 		Log:                 log,
@@ -519,7 +527,8 @@ func (a *runner) buildAgent(envID string) error {
 		Events:              agent.Fanout(sinks...),
 		AutoCompact:         a.autoCompact(client),
 		Scrub:               a.scrubber(secretVars),
-		Approve:             a.embed.wrapApprove(approveHook(a.gate)),
+		Approve:             a.embed.wrapApprove(a.hookedApprove(approveHook(a.gate))),
+		Hooks:               a.userHooks.agentHooks(),
 		BeforeEffect:        a.checkpointHook(),
 		Identity:            a.wire.identity(),
 		Reasoning:           a.reasoning,
@@ -570,6 +579,7 @@ func (a *runner) operate(ctx context.Context, promptText string) error {
 		// Interactive mode handles signals itself (the Ctrl+C path).
 		stop()
 		stopped = true
+		a.exitReason = "prompt_input_exit"
 		return a.interactive(ctx)
 	}
 	text, err := a.expand(promptText)
@@ -668,6 +678,7 @@ func (a *runner) close() {
 	if a.gate != nil {
 		_ = a.gate.Close()
 	}
+	a.sessionEnded(firstNonEmpty(a.exitReason, "other"))
 	if a.bg != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = a.bg.StopAll(ctx)

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tiny-agent/tiny-go/internal/config"
+	"github.com/tiny-agent/tiny-go/internal/hooks"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/secrets"
 )
@@ -166,7 +167,8 @@ See docs/configuration.md.`,
 			if err != nil {
 				return err
 			}
-			return printSettings(io, asJSON)
+			hookCfg, _ := loadHookConfig(io, cwd)
+			return printSettings(io, asJSON, hookCfg)
 		},
 	}
 	fl := cmd.Flags()
@@ -197,6 +199,9 @@ func settingDefaults() map[config.Key]string {
 		config.Reasoning:      "the model's default",
 		config.IdleTimeout:    "120s",
 		config.RequestTimeout: "10m",
+		config.HookFailClosed: "false",
+		config.Notify:         "bell (when stderr is a terminal)",
+		config.NotifyAfter:    "30s",
 	}
 }
 
@@ -205,7 +210,7 @@ type mcpServerSetting struct {
 	Source config.Source `json:"source"`
 }
 
-func printSettings(io stdio, asJSON bool) error {
+func printSettings(io stdio, asJSON bool, hookCfg *hooks.Config) error {
 	s := io.settings
 	all := s.All(settingDefaults())
 	var servers []mcpServerSetting
@@ -225,7 +230,12 @@ func printSettings(io stdio, asJSON bool) error {
 			Settings   []from             `json:"settings"`
 			MCPCatalog string             `json:"mcpCatalog,omitzero"`
 			MCPServers []mcpServerSetting `json:"mcpServers"`
-		}{Files: s.Files, MCPServers: servers}
+			Hooks      []hooks.Hook       `json:"hooks"`
+			Problems   []string           `json:"hookProblems,omitzero"`
+		}{Files: s.Files, MCPServers: servers, Hooks: hookCfg.Hooks, Problems: hookCfg.Problems}
+		if out.Hooks == nil {
+			out.Hooks = []hooks.Hook{}
+		}
 		if out.Files == nil {
 			out.Files = []config.FileInfo{}
 		}
@@ -275,5 +285,8 @@ func printSettings(io stdio, asJSON bool) error {
 	for _, sv := range servers {
 		fmt.Fprintf(w, "%s.%s\t\t%s\n", config.MCPServers, sv.Alias, sv.Source)
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return printHooks(io.stdout, hookCfg)
 }

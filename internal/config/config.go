@@ -36,6 +36,18 @@ const (
 	Reasoning      Key = "reasoning"
 	IdleTimeout    Key = "idle_timeout"
 	RequestTimeout Key = "request_timeout"
+	// HookFailClosed makes a PreToolUse hook that fails (crashes, times
+	// out, prints invalid JSON) block its call instead of letting it
+	// through ("true" or "false").
+	HookFailClosed Key = "hook_fail_closed"
+	// Notify is how the terminal is told that tiny-go waits for an
+	// approval or ended a long turn: off, bell, osc9 or osc777.
+	Notify Key = "notify"
+	// NotifyAfter is how long a turn runs before its end is notified.
+	NotifyAfter Key = "notify_after"
+	// Hooks is the [hooks] table: event -> [{matcher, hooks}], the shape
+	// of Claude Code's settings.json (internal/hooks reads it).
+	Hooks Key = "hooks"
 	// MCPServers is the table of MCP servers ([mcp_servers.<alias>]), an
 	// alternative to the catalog file of $TINY_MCP_CONFIG.
 	MCPServers Key = "mcp_servers"
@@ -43,7 +55,7 @@ const (
 
 // Keys lists the scalar and list settings in the order they are shown.
 var Keys = []Key{Model, Endpoint, Provider, APIKey, Approval, Sandbox, Writable, Network,
-	ContextWindow, CompactShare, Reasoning, IdleTimeout, RequestTimeout}
+	ContextWindow, CompactShare, Reasoning, IdleTimeout, RequestTimeout, HookFailClosed, Notify, NotifyAfter}
 
 // EnvVar is the environment variable of a setting, or "".
 func EnvVar(k Key) string {
@@ -64,6 +76,12 @@ func EnvVar(k Key) string {
 		return "TINY_IDLE_TIMEOUT"
 	case RequestTimeout:
 		return "TINY_REQUEST_TIMEOUT"
+	case HookFailClosed:
+		return "TINY_HOOK_FAIL_CLOSED"
+	case Notify:
+		return "TINY_NOTIFY"
+	case NotifyAfter:
+		return "TINY_NOTIFY_AFTER"
 	case MCPServers:
 		return MCPConfigEnv
 	}
@@ -150,6 +168,7 @@ type Options struct {
 type Settings struct {
 	values  map[Key]Setting
 	servers []Server
+	hooks   []HookTable
 	// Files are the settings files looked at, in precedence order (user,
 	// then project), whether or not they exist.
 	Files  []FileInfo
@@ -198,6 +217,9 @@ func Load(o Options) (*Settings, error) {
 		}
 		for _, v := range file.Values {
 			s.values[v.Key] = v // the project's replaces the user's
+		}
+		if file.Hooks != nil {
+			s.hooks = append(s.hooks, *file.Hooks)
 		}
 		for _, sv := range file.Servers {
 			servers[sv.Alias] = sv
@@ -311,6 +333,9 @@ func (s *Settings) FromFile(k Key) (Setting, bool) {
 
 // Servers are the MCP servers of the files (the project's replacing the
 // user's of the same alias), sorted by alias. They are not used when
+// HookTables returns the [hooks] tables of the files, the user's first.
+func (s *Settings) HookTables() []HookTable { return slices.Clone(s.hooks) }
+
 // $TINY_MCP_CONFIG is set.
 func (s *Settings) Servers() []Server { return slices.Clone(s.servers) }
 

@@ -29,6 +29,14 @@ type File struct {
 	Path    string
 	Values  []Setting
 	Servers []Server
+	Hooks   *HookTable
+}
+
+// HookTable is a file's [hooks] table as JSON, in the shape of the hooks
+// key of Claude Code's settings.json; internal/hooks validates it.
+type HookTable struct {
+	Source Source
+	JSON   []byte
 }
 
 // Server is one [mcp_servers.<alias>] table: its members are those of a
@@ -61,6 +69,10 @@ type document struct {
 	IdleTimeout    *string              `toml:"idle_timeout"`
 	RequestTimeout *string              `toml:"request_timeout"`
 	MCPServers     map[string]serverDoc `toml:"mcp_servers"`
+	HookFailClosed *bool                `toml:"hook_fail_closed"`
+	Notify         *string              `toml:"notify"`
+	NotifyAfter    *string              `toml:"notify_after"`
+	Hooks          map[string]any       `toml:"hooks"`
 }
 
 type serverDoc struct {
@@ -155,6 +167,8 @@ func Parse(path string, scope Kind, data []byte, perm fs.FileMode, home string) 
 		{Reasoning, doc.Reasoning, oneOf("off", "low", "medium", "high")},
 		{IdleTimeout, doc.IdleTimeout, positiveDuration},
 		{RequestTimeout, doc.RequestTimeout, positiveDuration},
+		{Notify, doc.Notify, oneOf("off", "bell", "osc9", "osc777")},
+		{NotifyAfter, doc.NotifyAfter, positiveDuration},
 	}
 	for _, c := range checks {
 		if err := str(c.k, c.v, c.check); err != nil {
@@ -184,6 +198,16 @@ func Parse(path string, scope Kind, data []byte, perm fs.FileMode, home string) 
 			list = append(list, abs)
 		}
 		f.Values = append(f.Values, Setting{Key: Writable, Value: strings.Join(list, ", "), List: list, Set: true, Source: s})
+	}
+	if doc.HookFailClosed != nil {
+		f.Values = append(f.Values, Setting{Key: HookFailClosed, Value: strconv.FormatBool(*doc.HookFailClosed), Set: true, Source: src(string(HookFailClosed))})
+	}
+	if doc.Hooks != nil {
+		data, err := json.Marshal(doc.Hooks)
+		if err != nil {
+			return nil, fmt.Errorf("%s: hooks: %w", path, err)
+		}
+		f.Hooks = &HookTable{Source: src(string(Hooks)), JSON: data}
 	}
 	for _, alias := range slices.Sorted(maps.Keys(doc.MCPServers)) {
 		data, err := json.Marshal(doc.MCPServers[alias])

@@ -1,0 +1,228 @@
+package hooks
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/cctools"
+)
+
+// Options configure a Runner.
+type Options struct {
+	Config *Config
+	// Cwd is where hooks run and what they are told; ProjectDir is
+	// CLAUDE_PROJECT_DIR and TINY_PROJECT_DIR.
+	Cwd, ProjectDir string
+	// Env is the hooks' environment, without tiny-go's keys.
+	Env []string
+	// Scrub masks secret values in a hook's input; nil masks nothing.
+	Scrub func(string) string
+	// PermissionMode is Claude Code's name for the approval mode.
+	PermissionMode string
+	// FailClosed makes a PreToolUse hook that fails block its call.
+	FailClosed bool
+	// Report shows one line to the user.
+	Report func(line string)
+}
+
+// Runner runs the hooks of one tiny-go process on its current session;
+// it is the agent's HookRunner.
+type Runner struct {
+	opt Options
+
+	mu         sync.Mutex
+	sessionID  string
+	transcript string
+	log        *Log
+}
+
+// nextPrompt keys the context SessionStart hooks gave for the next
+// prompt, kept beside the session until a prompt takes it (a compaction
+// in one process, the prompt in the next).
+const nextPrompt = "next-prompt"
+
+var _ agent.HookRunner = (*Runner)(nil)
+
+// New returns a Runner; Attach gives it its session.
+func New(opt Options) *Runner {
+	if opt.Config == nil {
+		opt.Config = &Config{}
+	}
+	if opt.Report == nil {
+		opt.Report = func(string) {}
+	}
+	return &Runner{opt: opt}
+}
+
+// Attach makes the session at path (id) the current one: its hooks
+// record is read, and a PostToolUse hook an earlier process left
+// unfinished is reported (it is not run again).
+func (r *Runner) Attach(id, path string) error {
+	l, err := OpenLog(path)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	old := r.log
+	r.sessionID, r.transcript, r.log = id, path, l
+	r.mu.Unlock()
+	if old != nil {
+		_ = old.Close()
+	}
+	calls := l.Interrupted()
+	slices.Sort(calls)
+	for _, c := range calls {
+		r.report(fmt.Sprintf("the PostToolUse hooks of tool call %s were interrupted (tiny-go stopped while they ran); they are not run again", callID(c)))
+		// Reported once: the next resume does not say it again.
+		if err := l.add(record{Post: c, State: "interrupted"}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close closes the session's record.
+func (r *Runner) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.log == nil {
+		return nil
+	}
+	return r.log.Close()
+}
+
+func (r *Runner) current() *Log {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.log
+}
+
+// Any reports whether hooks of ev are configured.
+func (r *Runner) Any(ev Event) bool { return len(r.opt.Config.On(ev)) > 0 }
+
+func (r *Runner) report(line string) { r.opt.Report(line) }
+
+func (r *Runner) common(ev Event, in *Input) {
+	r.mu.Lock()
+	in.SessionID, in.TranscriptPath = r.sessionID, r.transcript
+	r.mu.Unlock()
+	in.Cwd, in.PermissionMode, in.HookEventName = r.opt.Cwd, r.opt.PermissionMode, ev
+}
+
+func (r *Runner) env() []string {
+	env := slices.Clip(r.opt.Env)
+	return append(env, "CLAUDE_PROJECT_DIR="+r.opt.ProjectDir, "TINY_PROJECT_DIR="+r.opt.ProjectDir)
+}
+
+// callID is the tool call id of a call key.
+func callID(key string) string {
+	if _, id, ok := strings.Cut(key, "/"); ok {
+		return id
+	}
+	return key
+}
+
+// SessionStarted runs the SessionStart hooks (source: startup, resume,
+// clear or compact); what they print becomes context for the next
+// prompt.
+func (r *Runner) SessionStarted(ctx context.Context, source string) {
+	v := r.fire(ctx, SessionStart, []string{source}, &Input{Source: source})
+	l := r.current()
+	if len(v.context) == 0 || l == nil {
+		return
+	}
+	if err := l.add(record{Context: nextPrompt, Text: strings.Join(v.context, "\n\n")}); err != nil {
+		r.report(fmt.Sprintf("hook SessionStart: its context is lost: %v", err))
+	}
+}
+
+// SessionEnded runs the SessionEnd hooks (reason: clear, logout,
+// prompt_input_exit, other).
+func (r *Runner) SessionEnded(ctx context.Context, reason string) {
+	r.fire(ctx, SessionEnd, []string{reason}, &Input{Reason: reason})
+}
+
+// Compacting runs the PreCompact hooks (trigger: manual or auto), or the
+// PostCompact hooks once it is done.
+func (r *Runner) Compacting(ctx context.Context, trigger string, done bool) {
+	ev := PreCompact
+	if done {
+		ev = PostCompact
+	}
+	empty := ""
+	r.fire(ctx, ev, []string{trigger}, &Input{Trigger: trigger, CustomInstructions: &empty})
+}
+
+// Notified runs the Notification hooks (type: permission_prompt,
+// idle_prompt).
+func (r *Runner) Notified(ctx context.Context, kind, message string) {
+	r.fire(ctx, Notification, []string{kind}, &Input{Message: message, NotificationType: kind})
+}
+
+// PromptSubmitted runs the UserPromptSubmit hooks before a prompt is
+// accepted. Their context (and SessionStart's) is recorded for entryID.
+func (r *Runner) PromptSubmitted(ctx context.Context, entryID, prompt string) (string, error) {
+	v := r.fire(ctx, UserPromptSubmit, nil, &Input{Prompt: prompt})
+	if err := ctx.Err(); err != nil {
+		return "", err // stopped: nothing recorded, the prompt is not accepted
+	}
+	switch {
+	case v.block:
+		return joinReasons(v.reason, "(no reason given)"), nil
+	case v.stop:
+		return firstLine(v.stopReason, "(no reason given)"), nil
+	}
+	l := r.current()
+	if l == nil {
+		return "", nil
+	}
+	var texts []string
+	pending := l.Context(nextPrompt)
+	if pending != "" {
+		texts = append(texts, pending)
+	}
+	texts = append(texts, v.context...)
+	if len(texts) == 0 {
+		return "", nil
+	}
+	text := "Context added by hooks:\n" + strings.Join(texts, "\n\n")
+	if err := l.add(record{Context: entryID, Text: text}); err != nil {
+		return "", err
+	}
+	if pending != "" {
+		return "", l.add(record{Context: nextPrompt})
+	}
+	return "", nil
+}
+
+// Context is what hooks added at entryID.
+func (r *Runner) Context(entryID string) string {
+	if l := r.current(); l != nil {
+		return l.Context(entryID)
+	}
+	return ""
+}
+
+func joinReasons(rs []string, empty string) string {
+	var parts []string
+	for _, s := range rs {
+		if s = strings.TrimSpace(s); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) == 0 {
+		return empty
+	}
+	return strings.Join(parts, "\n")
+}
+
+// toolNames are a call's names (tiny-go's and Claude Code's) and its
+// input in Claude Code's shape.
+func (r *Runner) toolInput(call agent.HookCall) ([]string, Input) {
+	cc := cctools.ToClaude(call.Tool, call.Arguments, r.opt.Cwd)
+	return cctools.Names(call.Tool, call.Arguments), Input{ToolName: cc.Name, ToolInput: cc.Input, ToolUseID: call.ToolCallID}
+}
