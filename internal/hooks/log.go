@@ -3,9 +3,6 @@ package hooks
 import (
 	"bytes"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/go-json-experiment/json"
@@ -47,8 +44,8 @@ type record struct {
 // Log is the hooks sidecar of one session.
 type Log struct {
 	mu      sync.Mutex
-	path    string // the session file
-	f       *os.File
+	path    string         // the session file
+	journal *store.Journal // the file beside it, made on the first record
 	pre     map[string]record
 	post    map[string]string // call -> started | done
 	context map[string]string
@@ -57,7 +54,8 @@ type Log struct {
 // OpenLog reads the hooks sidecar of the session at sessionPath (none
 // yet is empty); the file is created with the first record.
 func OpenLog(sessionPath string) (*Log, error) {
-	l := &Log{path: sessionPath, pre: map[string]record{}, post: map[string]string{}, context: map[string]string{}}
+	l := &Log{path: sessionPath, journal: store.NewJournal(sessionPath, LogFile, true),
+		pre: map[string]record{}, post: map[string]string{}, context: map[string]string{}}
 	data, err := store.ReadSidecarFile(sessionPath, LogFile)
 	if err != nil {
 		return nil, fmt.Errorf("hooks record: %w", err)
@@ -144,73 +142,12 @@ func (l *Log) add(r record) error {
 	line = append(line, '\n')
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.openLocked(); err != nil {
+	if err := l.journal.Append(line); err != nil {
 		return err
-	}
-	if _, err := l.f.Write(line); err != nil {
-		return fmt.Errorf("write hooks record: %w", err)
-	}
-	if err := l.f.Sync(); err != nil {
-		return fmt.Errorf("sync hooks record: %w", err)
 	}
 	l.apply(r)
 	return nil
 }
 
-// openLocked opens the file for appending, creating it and the sidecar
-// directory (their entries synced), and cuts a torn tail.
-func (l *Log) openLocked() error {
-	if l.f != nil {
-		return nil
-	}
-	dir, err := store.SidecarDir(l.path, true)
-	if err != nil {
-		return fmt.Errorf("hooks record: %w", err)
-	}
-	f, err := store.OpenSidecarFile(dir, LogFile, os.O_RDWR|os.O_CREATE)
-	if err != nil {
-		return fmt.Errorf("hooks record: %w", err)
-	}
-	data, err := io.ReadAll(f)
-	if err == nil {
-		keep := int64(bytes.LastIndexByte(data, '\n') + 1)
-		if keep != int64(len(data)) {
-			err = f.Truncate(keep)
-		}
-		if err == nil {
-			_, err = f.Seek(keep, io.SeekStart)
-		}
-	}
-	for _, d := range []string{dir, filepath.Dir(dir)} {
-		if err == nil {
-			err = syncDir(d)
-		}
-	}
-	if err != nil {
-		f.Close()
-		return fmt.Errorf("hooks record: %w", err)
-	}
-	l.f = f
-	return nil
-}
-
 // Close closes the file, if one was opened.
-func (l *Log) Close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.f == nil {
-		return nil
-	}
-	err := l.f.Close()
-	l.f = nil
-	return err
-}
-
-func syncDir(path string) error {
-	d, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
+func (l *Log) Close() error { return l.journal.Close() }
