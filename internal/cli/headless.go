@@ -1,0 +1,356 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/google/uuid"
+	"github.com/spf13/pflag"
+
+	"github.com/tiny-agent/tiny-go/internal/acp"
+	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/attach"
+	"github.com/tiny-agent/tiny-go/internal/cctools"
+	"github.com/tiny-agent/tiny-go/internal/headless"
+	"github.com/tiny-agent/tiny-go/internal/lifecycle"
+	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/tools"
+)
+
+// headlessFlags are Claude Code's print-mode flags (docs/headless.md):
+// with -p, --output-format or --input-format tiny-go speaks the
+// stream-json protocol of the Claude Agent SDK.
+type headlessFlags struct {
+	print          bool
+	output, input  string
+	verbose        bool
+	partial        bool
+	promptTool     string
+	maxTurns       int
+	allowed        []string
+	disallowed     []string
+	tools          string
+	system, append string
+	permissionMode string
+	skip           bool
+}
+
+// ignoredSDKFlags are flags the SDK (or a Claude Code user) may pass that
+// tiny-go has no use for: accepted, and named in one warning line. A
+// flag that takes a value is repeatable.
+var ignoredSDKFlags = []struct {
+	name    string
+	boolean bool
+}{
+	{"thinking", false}, {"max-thinking-tokens", false}, {"thinking-display", false}, {"effort", false},
+	{"max-budget-usd", false}, {"task-budget", false}, {"betas", false}, {"json-schema", false},
+	{"debug-file", false}, {"debug", true}, {"permission-prompts", false}, {"channels", false},
+	{"mcp-config", false}, {"strict-mcp-config", true}, {"setting-sources", false}, {"settings", false},
+	{"allow-dangerously-skip-permissions", true}, {"fallback-model", false}, {"include-hook-events", true},
+	{"session-mirror", true}, {"project-config-root", false}, {"add-dir", false}, {"await-initialize", true},
+	{"plugin-dir", false}, {"plugin-dir-no-mcp", false}, {"fork-session", true}, {"resume-session-at", false},
+	{"resume-drops-turn", false}, {"session-id", false}, {"no-session-persistence", true},
+	{"initialize-fields", false}, {"managed-settings-in-initialize", true}, {"managed-settings", false},
+	{"replay-user-messages", true},
+}
+
+func addHeadlessFlags(fl *pflag.FlagSet) *headlessFlags {
+	h := &headlessFlags{}
+	fl.BoolVarP(&h.print, "print", "p", false, "print mode: run the prompt (or the stream-json input) without the terminal UI, as `claude -p` does (docs/headless.md)")
+	fl.StringVar(&h.output, "output-format", "", "print mode output: text (the answer), json (the result message) or stream-json (every message)")
+	fl.StringVar(&h.input, "input-format", "", "print mode input: text (the prompt argument) or stream-json (messages and control requests on stdin)")
+	fl.BoolVar(&h.verbose, "verbose", false, "accepted for Claude Code compatibility (stream-json always has every message)")
+	fl.BoolVar(&h.partial, "include-partial-messages", false, "stream-json: add stream_event messages with the reply's text as it streams")
+	fl.StringVar(&h.promptTool, "permission-prompt-tool", "", "stdio: ask the SDK (can_use_tool) about the calls the permission mode asks about")
+	fl.IntVar(&h.maxTurns, "max-turns", 0, "print mode: stop a run after this many model replies (error_max_turns)")
+	fl.StringArrayVar(&h.allowed, "allowedTools", nil, "tools that run without asking, in Claude Code's names: Bash, Bash(go test:*), Edit, Write, mcp__server__tool")
+	fl.StringArrayVar(&h.disallowed, "disallowedTools", nil, "tools that never run, in Claude Code's names (a bare name removes the tool)")
+	fl.StringVar(&h.tools, "tools", "", "the built-in tools to offer, in Claude Code's names (default: all)")
+	fl.StringVar(&h.system, "system-prompt", "", "print mode: replace tiny-go's system prompt")
+	fl.StringVar(&h.append, "append-system-prompt", "", "print mode: append to the system prompt")
+	fl.StringVar(&h.permissionMode, "permission-mode", "", "print mode: default, acceptEdits, bypassPermissions, plan, dontAsk or auto")
+	fl.BoolVar(&h.skip, "dangerously-skip-permissions", false, "print mode: the same as --permission-mode bypassPermissions")
+	for _, f := range ignoredSDKFlags {
+		if f.boolean {
+			fl.Bool(f.name, false, "accepted and ignored (Claude Code compatibility)")
+		} else {
+			fl.StringArray(f.name, nil, "accepted and ignored (Claude Code compatibility)")
+		}
+		_ = fl.MarkHidden(f.name)
+	}
+	return h
+}
+
+// active reports whether the command line asks for print mode.
+func (h *headlessFlags) active() bool {
+	return h.print || h.output != "" || h.input != ""
+}
+
+// options validates the flags into the driver's options.
+func (h *headlessFlags) options(fl *pflag.FlagSet, f *runFlags, args []string) (headless.Options, error) {
+	o := headless.Options{Output: firstNonEmpty(h.output, headless.FormatText), PartialMessages: h.partial, MaxTurns: h.maxTurns, Version: version}
+	switch o.Output {
+	case headless.FormatText, headless.FormatJSON, headless.FormatStreamJSON:
+	default:
+		return o, usageErrorf("--output-format must be text, json or stream-json, not %q", o.Output)
+	}
+	switch h.input {
+	case "", "text":
+	case "stream-json":
+		o.StreamInput = true
+	default:
+		return o, usageErrorf("--input-format must be text or stream-json, not %q", h.input)
+	}
+	switch h.promptTool {
+	case "":
+	case "stdio":
+		o.PromptTool = o.StreamInput
+		if !o.StreamInput {
+			return o, usageErrorf("--permission-prompt-tool stdio needs --input-format stream-json (the answers come on stdin)")
+		}
+	default:
+		return o, usageErrorf("--permission-prompt-tool: tiny-go asks only over stdio (--permission-prompt-tool stdio), not through the MCP tool %q", h.promptTool)
+	}
+	if h.maxTurns < 0 {
+		return o, usageErrorf("--max-turns must be at least 1")
+	}
+	mode, err := h.mode(f)
+	if err != nil {
+		return o, err
+	}
+	o.Mode = mode
+	o.Rules = headless.Rules{Allow: headless.SplitRules(h.allowed), Deny: headless.SplitRules(h.disallowed)}
+	if err := h.selectTools(fl, f, o.Rules.Deny); err != nil {
+		return o, err
+	}
+	o.Prompt = strings.Join(args, " ")
+	if o.StreamInput && strings.TrimSpace(o.Prompt) != "" {
+		return o, usageErrorf("with --input-format stream-json the prompts come on stdin, not as arguments")
+	}
+	return o, nil
+}
+
+// mode is the permission mode: --permission-mode, else bypassPermissions
+// when --dangerously-skip-permissions or --approval auto asks for it.
+func (h *headlessFlags) mode(f *runFlags) (headless.Mode, error) {
+	switch {
+	case h.permissionMode != "":
+		m, err := headless.ParseMode(h.permissionMode)
+		if err != nil {
+			return "", usageErrorf("--permission-mode: %v", err)
+		}
+		return m, nil
+	case h.skip || f.approval == "auto":
+		return headless.ModeBypass, nil
+	}
+	return headless.ModeDefault, nil
+}
+
+// selectTools applies --tools and the bare names of --disallowedTools to
+// the built-in tools offered (as --plugin would).
+func (h *headlessFlags) selectTools(fl *pflag.FlagSet, f *runFlags, deny []string) error {
+	set, err := tools.Select(f.plugins)
+	if err != nil {
+		return usageError{err}
+	}
+	if fl.Changed("tools") && h.tools != "default" {
+		set = nil
+		for _, n := range headless.SplitRules([]string{h.tools}) {
+			if t := cctools.TinyName(n); slices.Contains(tools.PluginNames(), t) && !slices.Contains(set, t) {
+				set = append(set, t)
+			}
+		}
+	}
+	for _, n := range deny {
+		if strings.Contains(n, "(") {
+			continue // a pattern: decided per call
+		}
+		set = slices.DeleteFunc(set, func(t string) bool { return t == cctools.TinyName(n) || (n == cctools.Bash && t == "bg") })
+	}
+	f.plugins = []string{strings.Join(set, ",") + ","}
+	return nil
+}
+
+// warnIgnored names the ignored flags that were given, in one line.
+func warnIgnored(fl *pflag.FlagSet, stderr io.Writer) {
+	var given []string
+	for _, f := range ignoredSDKFlags {
+		if fl.Changed(f.name) {
+			given = append(given, "--"+f.name)
+		}
+	}
+	if len(given) > 0 {
+		fmt.Fprintf(stderr, "tiny-go: ignoring %s (no use in tiny-go; see docs/headless.md)\n", strings.Join(given, ", "))
+	}
+}
+
+// runHeadless is print mode: the session is built exactly as a one-shot
+// run's, with the driver as its event sink and approval host.
+func runHeadless(ctx context.Context, io stdio, cwd string, f runFlags, h *headlessFlags, fl *pflag.FlagSet, args []string, hooks *testHooks) error {
+	args = resumeArg(&f, args)
+	opt, err := h.options(fl, &f, args)
+	if err != nil {
+		return err
+	}
+	if !opt.StreamInput && strings.TrimSpace(opt.Prompt) == "" {
+		return usageErrorf("-p needs a prompt (or --input-format stream-json)")
+	}
+	if f.session != "" && f.cont {
+		return usageErrorf("--resume and --continue cannot be used together.")
+	}
+	warnIgnored(fl, io.stderr)
+	opt.In, opt.Out, opt.Log = io.stdin, io.stdout, io.stderr
+	d := headless.New(opt)
+
+	f.approval, f.json = "ask", true // the driver decides; stdout is the protocol's
+	quiet := stdio{stdin: strings.NewReader(""), stdout: io.stderr, stderr: io.stderr, getenv: io.getenv, settings: io.settings}
+	r := &runner{io: quiet, flags: f, cwd: cwd, hooks: hooks, embed: &embedding{host: acp.Host{Events: d.Events, Ask: d.Ask, Approve: d.Approve}}}
+	if err := r.configure(); err != nil {
+		return err
+	}
+	r.sink = lifecycle.NewTracker(lifecycle.Multi())
+	defer r.close()
+	if err := r.start(ctx); err != nil {
+		return err
+	}
+	s := &headlessSession{r: r, baseModel: r.model}
+	if err := s.SetSystemPrompt(h.system, h.append); err != nil {
+		return err
+	}
+	return r.serveHeadless(ctx, d, s)
+}
+
+// serveHeadless recovers an open operation, then serves the driver with
+// signals routed into the durable abort (SIGTERM is how the SDK stops a
+// process that does not exit).
+func (a *runner) serveHeadless(ctx context.Context, d *headless.Driver, s *headlessSession) error {
+	ctx, hardStop := context.WithCancel(ctx)
+	defer hardStop()
+	stop := a.onSignals(hardStop)
+	defer stop()
+	// A reader that closed stdout must not kill tiny-go with SIGPIPE before
+	// the running operation is aborted durably.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
+	if a.agent.Pending() {
+		res, err := a.agent.Resume(ctx)
+		if err != nil {
+			return fmt.Errorf("resume: %w", err)
+		}
+		if res.Blocked != "" {
+			return errors.New(blockedMessage(a.store.ID(), res.Blocked))
+		}
+	}
+	if code := d.Serve(ctx, s); code != 0 {
+		return exitError{code: code}
+	}
+	return nil
+}
+
+// resumeArg takes `--resume ID` written with a space: the id is the first
+// argument when it names a session.
+func resumeArg(f *runFlags, args []string) []string {
+	if !f.resume || len(args) == 0 {
+		return args
+	}
+	if _, err := uuid.Parse(args[0]); err != nil {
+		return args
+	}
+	f.session, f.resume = args[0], false
+	return args[1:]
+}
+
+// headlessSession is a runner seen by the headless driver.
+type headlessSession struct {
+	r         *runner
+	baseModel string
+	// system is tiny-go's own system prompt, before any replacement.
+	system string
+}
+
+func (s *headlessSession) ID() string            { return s.r.store.ID() }
+func (s *headlessSession) WorkDir() string       { return s.r.cwd }
+func (s *headlessSession) Model() string         { return s.r.agent.Config().Model }
+func (s *headlessSession) Agent() *agent.Agent   { return s.r.agent }
+func (s *headlessSession) State() *session.State { return s.r.store.State() }
+func (s *headlessSession) MCPServers() []string  { return s.r.mcpAliases }
+
+func (s *headlessSession) Tools() []string {
+	var names []string
+	for _, t := range s.r.agent.Config().Tools {
+		names = append(names, t.Definition().Name)
+	}
+	return names
+}
+
+func (s *headlessSession) Run(ctx context.Context, prompt string) (agent.Result, error) {
+	text, err := s.r.expand(prompt)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	return s.r.run(ctx, text)
+}
+
+func (s *headlessSession) SetModel(model string) error {
+	return s.rebuild(func(c *agent.Config) { c.Model = firstNonEmpty(model, s.baseModel) })
+}
+
+// SetSystemPrompt replaces tiny-go's system prompt (when replace is set)
+// and appends appendText.
+func (s *headlessSession) SetSystemPrompt(replace, appendText string) error {
+	if s.system == "" {
+		s.system = s.r.agent.Config().SystemPrompt
+	}
+	prompt := firstNonEmpty(replace, s.system)
+	if a := strings.TrimSpace(appendText); a != "" {
+		prompt += "\n\n" + a
+	}
+	return s.rebuild(func(c *agent.Config) { c.SystemPrompt = prompt })
+}
+
+// rebuild makes a new agent with a changed configuration; only between
+// runs.
+func (s *headlessSession) rebuild(change func(*agent.Config)) error {
+	cfg := s.r.agent.Config()
+	before := cfg
+	change(&cfg)
+	if cfg.Model == before.Model && cfg.SystemPrompt == before.SystemPrompt {
+		return nil
+	}
+	ag, err := agent.New(cfg)
+	if err != nil {
+		return err
+	}
+	s.r.agent, s.r.model = ag, cfg.Model
+	return nil
+}
+
+func (s *headlessSession) StoreImage(mediaType string, data []byte, label string) (string, error) {
+	return s.r.storeImage(attach.Attachment{Mention: label, Kind: "image", Image: data, MediaType: mediaType})
+}
+
+// resumeValue is --resume: alone it picks a session (interactive), with a
+// value (--resume=ID, as the SDK passes it) it names the session.
+type resumeValue struct{ f *runFlags }
+
+func (v resumeValue) String() string { return "" }
+func (v resumeValue) Type() string   { return "id" }
+func (v resumeValue) Set(s string) error {
+	if s == resumePick {
+		v.f.resume = true
+		return nil
+	}
+	v.f.session = strings.TrimSpace(s)
+	return nil
+}
+
+// resumePick is --resume's value when none is given.
+const resumePick = "\x00pick"
