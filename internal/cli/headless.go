@@ -200,7 +200,9 @@ func runHeadless(ctx context.Context, io stdio, cwd string, f runFlags, h *headl
 		return err
 	}
 	if !opt.StreamInput && strings.TrimSpace(opt.Prompt) == "" {
-		return usageErrorf("-p needs a prompt (or --input-format stream-json)")
+		if opt.Prompt, err = pipedPrompt(io.stdin); err != nil {
+			return err
+		}
 	}
 	if f.session != "" && f.cont {
 		return usageErrorf("--resume and --continue cannot be used together.")
@@ -253,6 +255,25 @@ func (a *runner) serveHeadless(ctx context.Context, d *headless.Driver, s *headl
 		return exitError{code: code}
 	}
 	return nil
+}
+
+// pipedPrompt is the prompt of `echo question | tiny-go -p`: stdin, when it
+// is not a terminal.
+func pipedPrompt(in io.Reader) (string, error) {
+	const none = "-p needs a prompt: as an argument, piped on stdin, or as messages with --input-format stream-json"
+	if f, ok := in.(*os.File); ok {
+		if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice != 0 {
+			return "", usageErrorf(none)
+		}
+	}
+	b, err := io.ReadAll(io.LimitReader(in, 16<<20))
+	if err != nil {
+		return "", fmt.Errorf("reading the prompt from stdin: %w", err)
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return "", usageErrorf(none)
+	}
+	return string(b), nil
 }
 
 // resumeArg takes `--resume ID` written with a space: the id is the first

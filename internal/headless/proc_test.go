@@ -259,6 +259,14 @@ func TestTextOutput(t *testing.T) {
 	if err != nil || string(out) != "the answer\n" {
 		t.Fatalf("stdout %q, %v", out, err)
 	}
+	// The prompt may come on stdin.
+	srv.Enqueue(providertest.Reply{Text: "piped answer"})
+	cmd = exec.Command(selfLink(t), "-p")
+	cmd.Dir, cmd.Env, cmd.Stdin = dir, env(srv.URL()), strings.NewReader("a piped question\n")
+	out, err = cmd.Output()
+	if err != nil || string(out) != "piped answer\n" || !strings.Contains(string(srv.Requests()[1].Body), "a piped question") {
+		t.Fatalf("stdout %q, %v", out, err)
+	}
 }
 
 // Without a permission prompt tool the mode and the rules decide:

@@ -332,12 +332,23 @@ func TestSDKResume(t *testing.T) {
 	}
 }
 
-func TestSDKUnknownControlRequest(t *testing.T) {
+func TestSDKControlRequests(t *testing.T) {
 	dir := t.TempDir()
-	srv := providertest.New(t, providertest.Reply{Text: "Still here."})
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "w1", Name: "write", Arguments: `{"path":"notes.txt","content":"noted\n"}`}}},
+		providertest.Reply{Text: "Still here."})
 	seen := sdkClient(t, srv, dir, "control")
 	if msg, _ := seen["unknownControl"].(string); !strings.Contains(msg, "mcp_status") {
 		t.Errorf("the unknown control request was answered %q; want an error naming it", msg)
+	}
+	if mode, _ := seen["mode"].(map[string]any); mode["mode"] != "acceptEdits" {
+		t.Errorf("setPermissionMode returned %v", seen["mode"])
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "notes.txt")); err != nil || string(b) != "noted\n" {
+		t.Errorf("notes.txt = %q, %v: acceptEdits did not let the write run", b, err)
+	}
+	if inits := messages(seen, "system", "init"); len(inits) != 1 || inits[0]["permissionMode"] != "acceptEdits" {
+		t.Errorf("init = %v", inits)
 	}
 	r := onlyResult(t, seen)
 	if r["subtype"] != "success" || r["result"] != "Still here." {

@@ -86,19 +86,27 @@ const scenarios = {
     await collect(query({ prompt: "second question", options: { ...base, resume: process.env.HL_SESSION } }));
   },
 
-  // A request tiny-go does not know (mcp_status) gets an error; a known
-  // one (set_model) succeeds; the run goes on.
+  // A request tiny-go does not know (mcp_status) gets an error and the
+  // session goes on; set_permission_mode (acceptEdits, sent before the
+  // prompt) lets the model's Write run without canUseTool.
   async control() {
-    let finish;
+    let finish, modeSet;
     const done = new Promise((r) => { finish = r; });
-    const q = query({ prompt: prompts([user("hello")], done), options: { ...base } });
+    const ready = new Promise((r) => { modeSet = r; });
+    async function* input() {
+      await ready;
+      yield user("write the notes");
+      await done;
+    }
+    const q = query({ prompt: input(), options: { ...base } });
     try {
       await q.mcpServerStatus();
       seen.unknownControl = "answered";
     } catch (e) {
       seen.unknownControl = String(e.message || e);
     }
-    await q.setPermissionMode("acceptEdits");
+    seen.mode = await q.setPermissionMode("acceptEdits");
+    modeSet();
     await collect(q, async (m) => { if (m.type === "result") finish(); });
   },
 
