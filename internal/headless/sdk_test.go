@@ -44,7 +44,9 @@ func env(srvURL string) []string {
 
 // selfLink is tiny-go for the SDK: a path not ending in .js, which the SDK
 // executes directly.
-func selfLink(t *testing.T) string {
+func selfLink(t *testing.T) string { return selfLinkTB(t) }
+
+func selfLinkTB(t testing.TB) string {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
