@@ -209,7 +209,7 @@ func (d *Driver) runTurn(ctx context.Context, u *UserMessage) int {
 		d.writeResult(resultMessage{Subtype: resultExecution, IsError: true, Errors: []string{err.Error()}, DurationMS: time.Since(began).Milliseconds()})
 		return 1
 	}
-	t := &turn{mark: len(d.s.State().Transcript), tools: map[string]toolUse{}, failed: map[string]bool{}}
+	t := &turn{mark: len(d.s.State().Transcript), tools: map[string]toolUse{}, ok: map[string]bool{}}
 	d.tmu.Lock()
 	d.turn = t
 	d.tmu.Unlock()

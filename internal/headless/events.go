@@ -24,10 +24,11 @@ type turn struct {
 	api         time.Duration
 	usage       session.Usage // of the latest reply
 	total       session.Usage
-	// tools are the calls reported, by id (for tool_use_result); failed
-	// the ones whose result is an error.
+	// tools are the calls reported, by id (for tool_use_result); ok the
+	// ones that ran and succeeded (every other result, synthetic ones
+	// included, is an error).
 	tools   map[string]toolUse
-	failed  map[string]bool
+	ok      map[string]bool
 	denials []permissionDenial
 	// streaming is set while a reply's text streams (partial messages).
 	streaming bool
@@ -74,8 +75,8 @@ func (d *Driver) Events(ev agent.Event) {
 		t.api += e.Outcome.Duration
 		d.flush(t)
 	case agent.ToolCompleted:
-		if e.Outcome.Outcome != "succeeded" {
-			t.failed[e.Tool.ToolCallID] = true
+		if e.Outcome.Outcome == "succeeded" {
+			t.ok[e.Tool.ToolCallID] = true
 		}
 		d.flush(t)
 	case agent.OperationCompleted:
@@ -158,7 +159,7 @@ func (d *Driver) emitToolResult(t *turn, m session.Message) {
 	if m.Content != nil {
 		text = *m.Content
 	}
-	isErr := t.failed[m.ToolCallID] || isErrorContent(text)
+	isErr := !t.ok[m.ToolCallID]
 	msg := userMessage{Type: "user", SessionID: d.s.ID(), UUID: newUUID(), Message: userBody{Role: "user", Content: []block{{
 		Type: "tool_result", ToolUseID: m.ToolCallID, Content: &text, IsError: &isErr,
 	}}}}

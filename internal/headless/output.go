@@ -2,7 +2,6 @@ package headless
 
 import (
 	"encoding/json"
-	"strings"
 
 	"github.com/google/uuid"
 
@@ -172,7 +171,3 @@ func usageOf(u session.Usage) apiUsage {
 }
 
 func strPtr(s string) *string { return &s }
-
-// isErrorContent tells a failed result by the text every tiny-go tool
-// and synthetic result starts a failure with.
-func isErrorContent(s string) bool { return strings.HasPrefix(s, "Error:") }

@@ -152,8 +152,11 @@ func TestSDKStreamedQuery(t *testing.T) {
 	dir := t.TempDir()
 	srv := providertest.New(t, providertest.Reply{Text: "Hello from tiny-go.", ChunkSize: 4,
 		Usage: &providertest.Usage{PromptTokens: 100, CompletionTokens: 7}})
-	seen := sdkClient(t, srv, dir, "stream")
+	seen := sdkClient(t, srv, dir, "stream", "HL_SYSTEM=You are tiny-go under test.")
 	id, st := readSession(t, dir)
+	if sys := srv.Requests()[0].Chat.Messages[0]; sys.Role != "system" || sys.Content == nil || *sys.Content != "You are tiny-go under test." {
+		t.Errorf("the SDK's systemPrompt did not replace the system prompt: %+v", sys)
+	}
 
 	inits := messages(seen, "system", "init")
 	if len(inits) != 1 {
@@ -328,6 +331,9 @@ func TestSDKResume(t *testing.T) {
 	if body := string(reqs[1].Body); !strings.Contains(body, "say hello") || !strings.Contains(body, "First answer.") {
 		t.Errorf("the resumed request lacks the first turn: %s", body)
 	}
+	if sys := reqs[1].Chat.Messages[0]; sys.Content == nil || !strings.HasSuffix(*sys.Content, "\n\nAnswer in one line.") || len(*sys.Content) < 200 {
+		t.Errorf("the SDK's appended system prompt: %+v", sys)
+	}
 	gotID, st := readSession(t, dir)
 	if gotID != id || len(st.Transcript) != 4 {
 		t.Errorf("session %s has %d messages; want %s with 4", gotID, len(st.Transcript), id)
@@ -385,5 +391,52 @@ func TestSDKCloseMidRun(t *testing.T) {
 	_, st := readSession(t, dir)
 	if st.Operation != nil || st.LastFinished.Outcome != session.OutcomeAborted {
 		t.Errorf("session: operation %v, last %v; want an aborted run", st.Operation, st.LastFinished)
+	}
+}
+
+// A tiny-go the SDK was driving is killed (SIGKILL) in the middle of a
+// command; resuming its session id through the SDK recovers the open run
+// first (the command is not run again: its result is the contract's
+// error, and the run goes on), and then answers the new prompt.
+func TestSDKResumeAfterKill(t *testing.T) {
+	dir := t.TempDir()
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "call-long", Name: "bash",
+			Arguments: `{"command":"echo run >> runs.txt; sleep 300 & echo $! > sleep.pid; wait"}`}}},
+		providertest.Reply{Text: "The interrupted run goes on."}, // recovery finishes the open run first
+		providertest.Reply{Text: "Recovered."},
+	)
+	p := start(t, srv, dir, append(strings.Fields(streamArgs), "--permission-mode=bypassPermissions")...)
+	p.send(initialize)
+	p.send(userLine("run the long command"))
+	init := p.next("system")
+	waitFile(t, filepath.Join(dir, "sleep.pid"))
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.cmd.Wait()
+	id := init["session_id"].(string)
+
+	seen := sdkClient(t, srv, dir, "resume", "HL_SESSION="+id)
+	r := onlyResult(t, seen)
+	if r["subtype"] != "success" || r["result"] != "Recovered." || r["session_id"] != id {
+		t.Fatalf("result = %v", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "runs.txt")); string(b) != "run\n" {
+		t.Errorf("runs.txt = %q: the command ran again", b)
+	}
+	noneLeft(t, dir)
+	_, st := readSession(t, dir)
+	if st.Operation != nil || st.LastFinished.Outcome != session.OutcomeCompleted {
+		t.Errorf("session: operation %v, last %v", st.Operation, st.LastFinished)
+	}
+	var callResult string
+	for _, m := range st.Transcript {
+		if m.Role == session.RoleTool && m.ToolCallID == "call-long" && m.Content != nil {
+			callResult = *m.Content
+		}
+	}
+	if !strings.Contains(callResult, "not replayed") {
+		t.Errorf("the killed call's result is %q; want the contract's text", callResult)
 	}
 }

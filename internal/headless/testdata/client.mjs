@@ -48,7 +48,8 @@ function user(content) {
 const scenarios = {
   // A streamed query: init, assistant and result messages.
   async stream() {
-    await collect(query({ prompt: "say hello", options: { ...base, includePartialMessages: true } }));
+    const systemPrompt = process.env.HL_SYSTEM || undefined;
+    await collect(query({ prompt: "say hello", options: { ...base, includePartialMessages: true, systemPrompt } }));
   },
 
   // canUseTool: the first Bash call is allowed with a changed command,
@@ -83,7 +84,8 @@ const scenarios = {
 
   // resume: a second query continues the first one's session.
   async resume() {
-    await collect(query({ prompt: "second question", options: { ...base, resume: process.env.HL_SESSION } }));
+    const systemPrompt = { type: "preset", preset: "claude_code", append: "Answer in one line." };
+    await collect(query({ prompt: "second question", options: { ...base, resume: process.env.HL_SESSION, systemPrompt } }));
   },
 
   // A request tiny-go does not know (mcp_status) gets an error and the
