@@ -63,7 +63,7 @@ var ignoredSDKFlags = []struct {
 
 func addHeadlessFlags(fl *pflag.FlagSet) *headlessFlags {
 	h := &headlessFlags{}
-	fl.BoolVarP(&h.print, "print", "p", false, "print mode: run the prompt (or the stream-json input) without the terminal UI, as `claude -p` does (docs/headless.md)")
+	fl.BoolVarP(&h.print, "print", "p", false, "print mode: run the prompt (or the stream-json input) without the terminal UI, as claude -p does (docs/headless.md)")
 	fl.StringVar(&h.output, "output-format", "", "print mode output: text (the answer), json (the result message) or stream-json (every message)")
 	fl.StringVar(&h.input, "input-format", "", "print mode input: text (the prompt argument) or stream-json (messages and control requests on stdin)")
 	fl.BoolVar(&h.verbose, "verbose", false, "accepted for Claude Code compatibility (stream-json always has every message)")
@@ -363,7 +363,9 @@ func (s *headlessSession) StoreImage(mediaType string, data []byte, label string
 type resumeValue struct{ f *runFlags }
 
 func (v resumeValue) String() string { return "" }
-func (v resumeValue) Type() string   { return "id" }
+
+// Type is "bool" so that help shows --resume as the switch it is alone.
+func (v resumeValue) Type() string { return "bool" }
 func (v resumeValue) Set(s string) error {
 	if s == resumePick {
 		v.f.resume = true
@@ -374,4 +376,4 @@ func (v resumeValue) Set(s string) error {
 }
 
 // resumePick is --resume's value when none is given.
-const resumePick = "\x00pick"
+const resumePick = "true"
