@@ -353,3 +353,34 @@ func TestSetModelAndImage(t *testing.T) {
 		t.Errorf("the image did not reach the model: %.400s", req.Body)
 	}
 }
+
+// --tools picks the built-in tools offered (Claude Code's names), and a
+// bare --disallowedTools name removes one: the model is offered only
+// those, and system/init lists only those.
+func TestToolsAndDisallowedTools(t *testing.T) {
+	dir := t.TempDir()
+	srv := providertest.New(t, providertest.Reply{Text: "ok"})
+	cmd := exec.Command(selfLink(t), "-p", "--output-format=stream-json", "--verbose", "--tools=Read,Edit,Bash", "--disallowedTools=Bash", "hi")
+	cmd.Dir, cmd.Env = dir, env(srv.URL())
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var init map[string]any
+	_ = json.Unmarshal([]byte(strings.SplitN(string(out), "\n", 2)[0]), &init)
+	if got := jsonOf(init["tools"]); got != `["Read","Edit"]` {
+		t.Errorf("init tools = %s", got)
+	}
+	var offered []string
+	for _, tl := range srv.Requests()[0].Chat.Tools {
+		offered = append(offered, tl.Function.Name)
+	}
+	if strings.Join(offered, ",") != "read,edit" {
+		t.Errorf("the model was offered %v", offered)
+	}
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
