@@ -58,7 +58,7 @@ var ignoredSDKFlags = []struct {
 	{"plugin-dir", false}, {"plugin-dir-no-mcp", false}, {"fork-session", true}, {"resume-session-at", false},
 	{"resume-drops-turn", false}, {"session-id", false}, {"no-session-persistence", true},
 	{"initialize-fields", false}, {"managed-settings-in-initialize", true}, {"managed-settings", false},
-	{"replay-user-messages", true},
+	{"replay-user-messages", true}, {"workload", false}, {"debug-to-stderr", true},
 }
 
 func addHeadlessFlags(fl *pflag.FlagSet) *headlessFlags {
@@ -77,16 +77,27 @@ func addHeadlessFlags(fl *pflag.FlagSet) *headlessFlags {
 	fl.StringVar(&h.append, "append-system-prompt", "", "print mode: append to the system prompt")
 	fl.StringVar(&h.permissionMode, "permission-mode", "", "print mode: default, acceptEdits, bypassPermissions, plan, dontAsk or auto")
 	fl.BoolVar(&h.skip, "dangerously-skip-permissions", false, "print mode: the same as --permission-mode bypassPermissions")
+	return h
+}
+
+// addIgnoredSDKFlags defines the ignored flags last (newRootCommand), and
+// only those no other part of tiny-go defines: one that gains a meaning
+// elsewhere keeps it.
+func addIgnoredSDKFlags(fl *pflag.FlagSet) {
 	for _, f := range ignoredSDKFlags {
+		if fl.Lookup(f.name) != nil {
+			continue
+		}
 		if f.boolean {
-			fl.Bool(f.name, false, "accepted and ignored (Claude Code compatibility)")
+			fl.Bool(f.name, false, ignoredUsage)
 		} else {
-			fl.StringArray(f.name, nil, "accepted and ignored (Claude Code compatibility)")
+			fl.StringArray(f.name, nil, ignoredUsage)
 		}
 		_ = fl.MarkHidden(f.name)
 	}
-	return h
 }
+
+const ignoredUsage = "accepted and ignored (Claude Code compatibility)"
 
 // active reports whether the command line asks for print mode.
 func (h *headlessFlags) active() bool {
@@ -182,7 +193,7 @@ func (h *headlessFlags) selectTools(fl *pflag.FlagSet, f *runFlags, deny []strin
 func warnIgnored(fl *pflag.FlagSet, stderr io.Writer) {
 	var given []string
 	for _, f := range ignoredSDKFlags {
-		if fl.Changed(f.name) {
+		if fl.Changed(f.name) && fl.Lookup(f.name).Usage == ignoredUsage {
 			given = append(given, "--"+f.name)
 		}
 	}

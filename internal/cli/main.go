@@ -109,6 +109,7 @@ Without a prompt it is interactive; with one it runs it and exits.`,
 	configureRun(a, root)
 	configureManners(a, root)
 	configureFleet(a, root)
+	addIgnoredSDKFlags(root.Flags()) // last: see headless.go
 	return root
 }
 
