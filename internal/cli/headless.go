@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -61,22 +62,72 @@ var ignoredSDKFlags = []struct {
 	{"replay-user-messages", true}, {"workload", false}, {"debug-to-stderr", true},
 }
 
-func addHeadlessFlags(fl *pflag.FlagSet) *headlessFlags {
-	h := &headlessFlags{}
-	fl.BoolVarP(&h.print, "print", "p", false, "print mode: run the prompt (or the stream-json input) without the terminal UI, as claude -p does (docs/headless.md)")
-	fl.StringVar(&h.output, "output-format", "", "print mode output: text (the answer), json (the result message) or stream-json (every message)")
-	fl.StringVar(&h.input, "input-format", "", "print mode input: text (the prompt argument) or stream-json (messages and control requests on stdin)")
-	fl.BoolVar(&h.verbose, "verbose", false, "accepted for Claude Code compatibility (stream-json always has every message)")
-	fl.BoolVar(&h.partial, "include-partial-messages", false, "stream-json: add stream_event messages with the reply's text as it streams")
-	fl.StringVar(&h.promptTool, "permission-prompt-tool", "", "stdio: ask the SDK (can_use_tool) about the calls the permission mode asks about")
-	fl.IntVar(&h.maxTurns, "max-turns", 0, "print mode: stop a run after this many model replies (error_max_turns)")
-	fl.StringArrayVar(&h.allowed, "allowedTools", nil, "tools that run without asking, in Claude Code's names: Bash, Bash(go test:*), Edit, Write, mcp__server__tool")
-	fl.StringArrayVar(&h.disallowed, "disallowedTools", nil, "tools that never run, in Claude Code's names (a bare name removes the tool)")
-	fl.StringVar(&h.tools, "tools", "", "the built-in tools to offer, in Claude Code's names (default: all)")
-	fl.StringVar(&h.system, "system-prompt", "", "print mode: replace tiny-go's system prompt")
-	fl.StringVar(&h.append, "append-system-prompt", "", "print mode: append to the system prompt")
-	fl.StringVar(&h.permissionMode, "permission-mode", "", "print mode: default, acceptEdits, bypassPermissions, plan, dontAsk or auto")
-	fl.BoolVar(&h.skip, "dangerously-skip-permissions", false, "print mode: the same as --permission-mode bypassPermissions")
+// addHeadlessFlags defines the print-mode flags. It runs last
+// (newRootCommand) and skips a flag something else already defines:
+// headlessFrom reads the values by name, whoever defined them.
+func addHeadlessFlags(fl *pflag.FlagSet) {
+	str := func(name, usage string) {
+		if fl.Lookup(name) == nil {
+			fl.String(name, "", usage)
+		}
+	}
+	boolean := func(name, short, usage string) {
+		if fl.Lookup(name) == nil {
+			if short != "" && fl.ShorthandLookup(short) == nil {
+				fl.BoolP(name, short, false, usage)
+				return
+			}
+			fl.Bool(name, false, usage)
+		}
+	}
+	list := func(name, usage string) {
+		if fl.Lookup(name) == nil {
+			fl.StringArray(name, nil, usage)
+		}
+	}
+	boolean("print", "p", "print mode: run the prompt (or the stream-json input) without the terminal UI, as claude -p does (docs/headless.md)")
+	str("output-format", "print mode output: text (the answer), json (the result message) or stream-json (every message)")
+	str("input-format", "print mode input: text (the prompt argument) or stream-json (messages and control requests on stdin)")
+	boolean("verbose", "", "accepted for Claude Code compatibility (stream-json always has every message)")
+	boolean("include-partial-messages", "", "stream-json: add stream_event messages with the reply's text as it streams")
+	str("permission-prompt-tool", "stdio: ask the SDK (can_use_tool) about the calls the permission mode asks about")
+	if fl.Lookup("max-turns") == nil {
+		fl.Int("max-turns", 0, "print mode: stop a run after this many model replies (error_max_turns)")
+	}
+	list("allowedTools", "tools that run without asking, in Claude Code's names: Bash, Bash(go test:*), Edit, Write, mcp__server__tool")
+	list("disallowedTools", "tools that never run, in Claude Code's names (a bare name removes the tool)")
+	str("tools", "the built-in tools to offer, in Claude Code's names (default: all)")
+	str("system-prompt", "print mode: replace tiny-go's system prompt")
+	str("append-system-prompt", "print mode: append to the system prompt")
+	str("permission-mode", "print mode: default, acceptEdits, bypassPermissions, plan, dontAsk or auto")
+	boolean("dangerously-skip-permissions", "", "print mode: the same as --permission-mode bypassPermissions")
+}
+
+// headlessFrom reads the print-mode flags of a parsed command line.
+func headlessFrom(fl *pflag.FlagSet) *headlessFlags {
+	value := func(name string) string {
+		if f := fl.Lookup(name); f != nil {
+			return f.Value.String()
+		}
+		return ""
+	}
+	list := func(name string) []string {
+		if v, err := fl.GetStringArray(name); err == nil {
+			return v
+		}
+		if v, err := fl.GetStringSlice(name); err == nil {
+			return v
+		}
+		return nil
+	}
+	h := &headlessFlags{
+		print: value("print") == "true", output: value("output-format"), input: value("input-format"),
+		verbose: value("verbose") == "true", partial: value("include-partial-messages") == "true",
+		promptTool: value("permission-prompt-tool"), allowed: list("allowedTools"), disallowed: list("disallowedTools"),
+		tools: value("tools"), system: value("system-prompt"), append: value("append-system-prompt"),
+		permissionMode: value("permission-mode"), skip: value("dangerously-skip-permissions") == "true",
+	}
+	h.maxTurns, _ = strconv.Atoi(value("max-turns"))
 	return h
 }
 

@@ -171,7 +171,6 @@ func configureRun(a *app, root *cobra.Command) {
 	addSandboxFlags(fl, &f.sandbox)
 	fl.IntVar(&f.maxToolCalls, "max-tool-calls", agent.DefaultMaxToolCalls, "the most tool calls one model reply may ask for; a reply with more runs none of them and fails the step after one retry")
 	fl.Float64Var(&f.compactShare, "compact-share", 0, "compact before a run when the last prompt exceeded this share of the window (default $TINY_COMPACT_SHARE or 0.85)")
-	h := addHeadlessFlags(fl)
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		cwd, err := a.workDir()
 		if err != nil {
@@ -187,7 +186,7 @@ func configureRun(a *app, root *cobra.Command) {
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		if h.active() {
+		if h := headlessFrom(cmd.Flags()); h.active() {
 			return runHeadless(ctx, io, cwd, f, h, cmd.Flags(), args, a.hooks)
 		}
 		return runRoot(ctx, io, cwd, f, args, a.hooks)
