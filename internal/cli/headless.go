@@ -39,6 +39,7 @@ type headlessFlags struct {
 	disallowed     []string
 	tools          string
 	system, append string
+	systemFile     string
 	permissionMode string
 	skip           bool
 }
@@ -98,6 +99,7 @@ func addHeadlessFlags(fl *pflag.FlagSet) {
 	list("disallowedTools", "tools that never run, in Claude Code's names (a bare name removes the tool)")
 	str("tools", "the built-in tools to offer, in Claude Code's names (default: all)")
 	str("system-prompt", "print mode: replace tiny-go's system prompt")
+	str("system-prompt-file", "print mode: replace tiny-go's system prompt with this file's text")
 	str("append-system-prompt", "print mode: append to the system prompt")
 	str("permission-mode", "print mode: default, acceptEdits, bypassPermissions, plan, dontAsk or auto")
 	boolean("dangerously-skip-permissions", "", "print mode: the same as --permission-mode bypassPermissions")
@@ -124,7 +126,7 @@ func headlessFrom(fl *pflag.FlagSet) *headlessFlags {
 		print: value("print") == "true", output: value("output-format"), input: value("input-format"),
 		verbose: value("verbose") == "true", partial: value("include-partial-messages") == "true",
 		promptTool: value("permission-prompt-tool"), allowed: list("allowedTools"), disallowed: list("disallowedTools"),
-		tools: value("tools"), system: value("system-prompt"), append: value("append-system-prompt"),
+		tools: value("tools"), system: value("system-prompt"), append: value("append-system-prompt"), systemFile: value("system-prompt-file"),
 		permissionMode: value("permission-mode"), skip: value("dangerously-skip-permissions") == "true",
 	}
 	h.maxTurns, _ = strconv.Atoi(value("max-turns"))
@@ -285,7 +287,15 @@ func runHeadless(ctx context.Context, io stdio, cwd string, f runFlags, h *headl
 		return err
 	}
 	s := &headlessSession{r: r, baseModel: r.model}
-	if err := s.SetSystemPrompt(h.system, h.append); err != nil {
+	system := h.system
+	if h.systemFile != "" {
+		b, err := os.ReadFile(h.systemFile)
+		if err != nil {
+			return usageErrorf("--system-prompt-file: %v", err)
+		}
+		system = string(b)
+	}
+	if err := s.SetSystemPrompt(system, h.append); err != nil {
 		return err
 	}
 	return r.serveHeadless(ctx, d, s)

@@ -384,3 +384,22 @@ func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// --system-prompt-file replaces tiny-go's system prompt and
+// --append-system-prompt extends it (the Python SDK's flags).
+func TestSystemPromptFlags(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "sys.txt"), []byte("Be terse.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := providertest.New(t, providertest.Reply{Text: "ok"})
+	cmd := exec.Command(selfLink(t), "-p", "--system-prompt-file", "sys.txt", "--append-system-prompt", "Use British spelling.", "hi")
+	cmd.Dir, cmd.Env = dir, env(srv.URL())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	sys := srv.Requests()[0].Chat.Messages[0]
+	if sys.Content == nil || *sys.Content != "Be terse.\n\nUse British spelling." {
+		t.Fatalf("system message = %+v", sys)
+	}
+}
