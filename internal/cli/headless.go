@@ -273,6 +273,7 @@ func runHeadless(ctx context.Context, io stdio, cwd string, f runFlags, h *headl
 	}
 	warnIgnored(fl, io.stderr)
 	opt.In, opt.Out, opt.Log = io.stdin, io.stdout, io.stderr
+	opt.OutputGone = outputGone(io.stdout)
 	d := headless.New(opt)
 
 	f.approval, f.json = "ask", true // the driver decides; stdout is the protocol's

@@ -55,7 +55,11 @@ func New(opt Options) *Driver {
 	if opt.Mode == "" {
 		opt.Mode = ModeDefault
 	}
-	return &Driver{opt: opt, out: &writer{w: opt.Out}, mode: opt.Mode, pending: map[string]chan *ControlResponse{}, inputDone: make(chan struct{})}
+	d := &Driver{opt: opt, mode: opt.Mode, pending: map[string]chan *ControlResponse{}, inputDone: make(chan struct{})}
+	// Whoever read the output is gone: nothing can see the rest of the
+	// turn, so it is aborted durably rather than run blind.
+	d.out = &writer{w: opt.Out, gone: func() { go d.abortRun(context.Background()) }}
+	return d
 }
 
 // Serve runs the session until the input ends (or, without stream input,
@@ -66,6 +70,12 @@ func (d *Driver) Serve(ctx context.Context, s Session) int {
 	d.mu.Lock()
 	d.s = s
 	d.mu.Unlock()
+	if d.opt.OutputGone != nil {
+		go func() {
+			<-d.opt.OutputGone
+			d.out.markBroken()
+		}()
+	}
 	if !d.opt.StreamInput {
 		close(d.inputDone)
 		return d.runTurn(ctx, &UserMessage{Text: d.opt.Prompt})
@@ -83,9 +93,13 @@ func (d *Driver) Serve(ctx context.Context, s Session) int {
 			continue
 		}
 		d.runTurn(ctx, w.user)
-		if d.sdkClosed() {
+		if d.sdkClosed() || d.out.isBroken() {
 			break // the SDK closed its end mid-run: the run was aborted
 		}
+	}
+	if d.out.isBroken() {
+		fmt.Fprintln(d.opt.Log, "tiny-go: the output was closed; the turn was aborted and the session keeps it (resume with --resume "+s.ID()+")")
+		return 1
 	}
 	if msg := d.fatalLine(); msg != "" {
 		d.writeResult(resultMessage{Subtype: resultExecution, IsError: true, Errors: []string{msg}})
@@ -319,11 +333,19 @@ func (d *Driver) emit(v any) {
 	}
 }
 
-// writer serializes writes of whole lines.
+// writer serializes writes of whole lines; gone runs once, on the first
+// failed write.
 type writer struct {
 	mu     sync.Mutex
 	w      io.Writer
 	broken bool
+	gone   func()
+}
+
+func (w *writer) isBroken() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.broken
 }
 
 func (w *writer) json(v any) {
@@ -341,6 +363,22 @@ func (w *writer) text(s string) {
 		return
 	}
 	if _, err := io.WriteString(w.w, s); err != nil {
-		w.broken = true
+		w.breakLocked()
+	}
+}
+
+func (w *writer) markBroken() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.breakLocked()
+}
+
+func (w *writer) breakLocked() {
+	if w.broken {
+		return
+	}
+	w.broken = true
+	if w.gone != nil {
+		w.gone()
 	}
 }

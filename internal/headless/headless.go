@@ -31,6 +31,9 @@ type Options struct {
 	Out io.Writer
 	// Log is stderr: warnings, one line each.
 	Log io.Writer
+	// OutputGone, when set, is closed when the reader of Out went away:
+	// the running turn is aborted durably, as if stdin had closed.
+	OutputGone <-chan struct{}
 	// Prompt is the prompt of a text-input run (-p PROMPT); with
 	// StreamInput the prompts come from In.
 	Prompt      string

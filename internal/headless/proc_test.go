@@ -29,6 +29,7 @@ type proc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
+	stdout io.ReadCloser
 	lines  chan map[string]any
 	stderr *testenv.Buffer
 }
@@ -46,7 +47,7 @@ func start(t *testing.T, srv *providertest.Server, dir string, args ...string) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{t: t, cmd: cmd, stdin: stdin, lines: make(chan map[string]any, 1024), stderr: &testenv.Buffer{}}
+	p := &proc{t: t, cmd: cmd, stdin: stdin, stdout: stdout, lines: make(chan map[string]any, 1024), stderr: &testenv.Buffer{}}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -401,5 +402,28 @@ func TestSystemPromptFlags(t *testing.T) {
 	sys := srv.Requests()[0].Chat.Messages[0]
 	if sys.Content == nil || *sys.Content != "Be terse.\n\nUse British spelling." {
 		t.Fatalf("system message = %+v", sys)
+	}
+}
+
+// The reader of tiny-go's output going away (the host process died) while
+// a command runs is a durable abort too, even with stdin still open and
+// nothing to write yet: the pipe's write end reports it.
+func TestOutputClosedMidRunAborts(t *testing.T) {
+	dir := t.TempDir()
+	srv := providertest.New(t, providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "call-long", Name: "bash", Arguments: longCommand}}})
+	p := start(t, srv, dir, append(strings.Fields(streamArgs), "--permission-mode=bypassPermissions")...)
+	p.send(userLine("run the long command"))
+	waitFile(t, filepath.Join(dir, "sleep.pid"))
+	_ = p.stdout.Close()
+	if code := p.exit(); code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+	noneLeft(t, dir)
+	_, st := readSession(t, dir)
+	if st.Operation != nil || st.LastFinished.Outcome != session.OutcomeAborted {
+		t.Errorf("session: operation %v, last %v; want an aborted run", st.Operation, st.LastFinished)
+	}
+	if !strings.Contains(p.stderr.String(), "the output was closed") {
+		t.Errorf("stderr = %q", p.stderr.String())
 	}
 }
