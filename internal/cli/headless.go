@@ -159,62 +159,15 @@ func (h *headlessFlags) active() bool {
 
 // options validates the flags into the driver's options.
 func (h *headlessFlags) options(fl *pflag.FlagSet, f *runFlags, args []string) (headless.Options, error) {
-	o := headless.Options{Output: firstNonEmpty(h.output, headless.FormatText), PartialMessages: h.partial, MaxTurns: h.maxTurns, Version: version}
-	switch o.Output {
-	case headless.FormatText, headless.FormatJSON, headless.FormatStreamJSON:
-	default:
-		return o, usageErrorf("--output-format must be text, json or stream-json, not %q", o.Output)
-	}
-	switch h.input {
-	case "", "text":
-	case "stream-json":
-		o.StreamInput = true
-	default:
-		return o, usageErrorf("--input-format must be text or stream-json, not %q", h.input)
-	}
-	switch h.promptTool {
-	case "":
-	case "stdio":
-		o.PromptTool = o.StreamInput
-		if !o.StreamInput {
-			return o, usageErrorf("--permission-prompt-tool stdio needs --input-format stream-json (the answers come on stdin)")
-		}
-	default:
-		return o, usageErrorf("--permission-prompt-tool: tiny-go asks only over stdio (--permission-prompt-tool stdio), not through the MCP tool %q", h.promptTool)
-	}
-	if h.maxTurns < 0 {
-		return o, usageErrorf("--max-turns must be at least 1")
-	}
-	mode, err := h.mode(f)
+	o, err := headless.NewOptions(headless.Flags{
+		Output: h.output, Input: h.input, PromptTool: h.promptTool, PermissionMode: h.permissionMode,
+		Partial: h.partial, SkipPermissions: h.skip, AutoApproval: f.approval == "auto",
+		MaxTurns: h.maxTurns, Allowed: h.allowed, Disallowed: h.disallowed, Prompt: strings.Join(args, " "),
+	}, version)
 	if err != nil {
-		return o, err
+		return o, usageError{err}
 	}
-	o.Mode = mode
-	o.Rules = headless.Rules{Allow: headless.SplitRules(h.allowed), Deny: headless.SplitRules(h.disallowed)}
-	if err := h.selectTools(fl, f, o.Rules.Deny); err != nil {
-		return o, err
-	}
-	o.Prompt = strings.Join(args, " ")
-	if o.StreamInput && strings.TrimSpace(o.Prompt) != "" {
-		return o, usageErrorf("with --input-format stream-json the prompts come on stdin, not as arguments")
-	}
-	return o, nil
-}
-
-// mode is the permission mode: --permission-mode, else bypassPermissions
-// when --dangerously-skip-permissions or --approval auto asks for it.
-func (h *headlessFlags) mode(f *runFlags) (headless.Mode, error) {
-	switch {
-	case h.permissionMode != "":
-		m, err := headless.ParseMode(h.permissionMode)
-		if err != nil {
-			return "", usageErrorf("--permission-mode: %v", err)
-		}
-		return m, nil
-	case h.skip || f.approval == "auto":
-		return headless.ModeBypass, nil
-	}
-	return headless.ModeDefault, nil
+	return o, h.selectTools(fl, f, o.Rules.Deny)
 }
 
 // selectTools applies --tools and the bare names of --disallowedTools to
