@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/google/uuid"
@@ -315,24 +316,32 @@ func resumeArg(f *runFlags, args []string) []string {
 	return args[1:]
 }
 
-// headlessSession is a runner seen by the headless driver.
+// headlessSession is a runner seen by the headless driver. The driver
+// reads the agent from its input goroutine (interrupt, initialize) while
+// the main one may rebuild it between runs: mu orders the two.
 type headlessSession struct {
 	r         *runner
 	baseModel string
 	// system is tiny-go's own system prompt, before any replacement.
 	system string
+	mu     sync.RWMutex
 }
 
 func (s *headlessSession) ID() string            { return s.r.store.ID() }
 func (s *headlessSession) WorkDir() string       { return s.r.cwd }
-func (s *headlessSession) Model() string         { return s.r.agent.Config().Model }
-func (s *headlessSession) Agent() *agent.Agent   { return s.r.agent }
+func (s *headlessSession) Model() string         { return s.Agent().Config().Model }
 func (s *headlessSession) State() *session.State { return s.r.store.State() }
 func (s *headlessSession) MCPServers() []string  { return s.r.mcpAliases }
 
+func (s *headlessSession) Agent() *agent.Agent {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.r.agent
+}
+
 func (s *headlessSession) Tools() []string {
 	var names []string
-	for _, t := range s.r.agent.Config().Tools {
+	for _, t := range s.Agent().Config().Tools {
 		names = append(names, t.Definition().Name)
 	}
 	return names
@@ -354,7 +363,7 @@ func (s *headlessSession) SetModel(model string) error {
 // and appends appendText.
 func (s *headlessSession) SetSystemPrompt(replace, appendText string) error {
 	if s.system == "" {
-		s.system = s.r.agent.Config().SystemPrompt
+		s.system = s.Agent().Config().SystemPrompt
 	}
 	prompt := firstNonEmpty(replace, s.system)
 	if a := strings.TrimSpace(appendText); a != "" {
@@ -366,7 +375,7 @@ func (s *headlessSession) SetSystemPrompt(replace, appendText string) error {
 // rebuild makes a new agent with a changed configuration; only between
 // runs.
 func (s *headlessSession) rebuild(change func(*agent.Config)) error {
-	cfg := s.r.agent.Config()
+	cfg := s.Agent().Config()
 	before := cfg
 	change(&cfg)
 	if cfg.Model == before.Model && cfg.SystemPrompt == before.SystemPrompt {
@@ -376,7 +385,9 @@ func (s *headlessSession) rebuild(change func(*agent.Config)) error {
 	if err != nil {
 		return err
 	}
+	s.mu.Lock()
 	s.r.agent, s.r.model = ag, cfg.Model
+	s.mu.Unlock()
 	return nil
 }
 
