@@ -256,8 +256,8 @@ func runHeadless(ctx context.Context, io stdio, cwd string, f runFlags, h *headl
 	return r.serveHeadless(ctx, d, s)
 }
 
-// serveHeadless recovers an open operation, then serves the driver with
-// signals routed into the durable abort (SIGTERM is how the SDK stops a
+// serveHeadless serves the driver with signals routed into the durable
+// abort (SIGTERM is how the SDK stops a
 // process that does not exit).
 func (a *runner) serveHeadless(ctx context.Context, d *headless.Driver, s *headlessSession) error {
 	ctx, hardStop := context.WithCancel(ctx)
@@ -269,15 +269,6 @@ func (a *runner) serveHeadless(ctx context.Context, d *headless.Driver, s *headl
 	pipe := make(chan os.Signal, 1)
 	signal.Notify(pipe, syscall.SIGPIPE)
 	defer signal.Stop(pipe)
-	if a.agent.Pending() {
-		res, err := a.agent.Resume(ctx)
-		if err != nil {
-			return fmt.Errorf("resume: %w", err)
-		}
-		if res.Blocked != "" {
-			return errors.New(blockedMessage(a.store.ID(), res.Blocked))
-		}
-	}
 	if code := d.Serve(ctx, s); code != 0 {
 		return exitError{code: code}
 	}
@@ -345,6 +336,21 @@ func (s *headlessSession) Tools() []string {
 		names = append(names, t.Definition().Name)
 	}
 	return names
+}
+
+func (s *headlessSession) Recover(ctx context.Context) error {
+	ag := s.Agent()
+	if !ag.Pending() {
+		return nil
+	}
+	res, err := ag.Resume(ctx)
+	if err != nil {
+		return fmt.Errorf("recovering the open operation of session %s: %w", s.ID(), err)
+	}
+	if res.Blocked != "" {
+		return errors.New(blockedMessage(s.ID(), res.Blocked))
+	}
+	return nil
 }
 
 func (s *headlessSession) Run(ctx context.Context, prompt string) (agent.Result, error) {

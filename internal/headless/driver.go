@@ -78,10 +78,16 @@ func (d *Driver) Serve(ctx context.Context, s Session) int {
 	}
 	if !d.opt.StreamInput {
 		close(d.inputDone)
+		if code := d.recover(ctx); code != 0 {
+			return code
+		}
 		return d.runTurn(ctx, &UserMessage{Text: d.opt.Prompt})
 	}
 	queue := make(chan work, 1024)
 	go d.read(ctx, queue)
+	if code := d.recover(ctx); code != 0 {
+		return code
+	}
 	for w := range queue {
 		if d.fatalLine() != "" {
 			break
@@ -108,6 +114,24 @@ func (d *Driver) Serve(ctx context.Context, s Session) int {
 	// As Claude Code's: with stream input, how each turn ended is in its
 	// result; the exit code says only whether the conversation itself
 	// failed (a bad line).
+	return 0
+}
+
+// recover finishes an operation a crash left open, before any message
+// runs. It is reported in no message (Claude Code has no such step), but
+// the SDK can interrupt it and is asked about its calls as about a turn's.
+func (d *Driver) recover(ctx context.Context) int {
+	d.mu.Lock()
+	d.running = true
+	d.mu.Unlock()
+	err := d.s.Recover(ctx)
+	d.mu.Lock()
+	d.running = false
+	d.mu.Unlock()
+	if err != nil {
+		d.writeResult(resultMessage{Subtype: resultExecution, IsError: true, Errors: []string{err.Error()}})
+		return 1
+	}
 	return 0
 }
 

@@ -67,6 +67,9 @@ type Session interface {
 	MCPServers() []string
 	Agent() *agent.Agent
 	State() *session.State
+	// Recover finishes an operation a crash left open (nothing that ran
+	// runs again); an error says why the session cannot go on.
+	Recover(ctx context.Context) error
 	// Run runs one prompt as a run of the session.
 	Run(ctx context.Context, prompt string) (agent.Result, error)
 	// SetModel and SetSystemPrompt rebuild the agent between runs.

@@ -440,3 +440,42 @@ func TestSDKResumeAfterKill(t *testing.T) {
 		t.Errorf("the killed call's result is %q; want the contract's text", callResult)
 	}
 }
+
+// tiny-go dies while a call waits for the SDK's permission: nothing of
+// the call is durable, so resuming the session through the SDK asks about
+// it again (during the recovery, before the new prompt), and the allowed
+// call runs once.
+func TestSDKResumeAsksAgainAfterKillDuringPermission(t *testing.T) {
+	dir := t.TempDir()
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "call-ask", Name: "bash", Arguments: `{"command":"echo ran >> runs.txt"}`}}},
+		providertest.Reply{Text: "The recovered run is done."},
+		providertest.Reply{Text: "Second answer."},
+	)
+	p := start(t, srv, dir, append(strings.Fields(streamArgs), "--permission-prompt-tool=stdio")...)
+	p.send(initialize)
+	p.send(userLine("append a line"))
+	init := p.next("system")
+	if req := p.next("control_request"); req["request"].(map[string]any)["subtype"] != "can_use_tool" {
+		t.Fatalf("request = %v", req)
+	}
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.cmd.Wait()
+	if _, err := os.Stat(filepath.Join(dir, "runs.txt")); !os.IsNotExist(err) {
+		t.Fatal("the call ran without an answer")
+	}
+
+	seen := sdkClient(t, srv, dir, "resumeAllow", "HL_SESSION="+init["session_id"].(string))
+	perms := seen["permissions"].([]any)
+	if len(perms) != 1 || perms[0].(map[string]any)["toolUseID"] != "call-ask" {
+		t.Fatalf("permission requests = %v; want the waiting call once", perms)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "runs.txt")); string(b) != "ran\n" {
+		t.Errorf("runs.txt = %q; want one run", b)
+	}
+	if r := onlyResult(t, seen); r["result"] != "Second answer." {
+		t.Errorf("result = %v", r)
+	}
+}

@@ -88,6 +88,16 @@ const scenarios = {
     await collect(query({ prompt: "second question", options: { ...base, resume: process.env.HL_SESSION, systemPrompt } }));
   },
 
+  // resume with canUseTool: a call left waiting for permission by a dead
+  // tiny-go is asked about again, and allowed.
+  async resumeAllow() {
+    const canUseTool = async (toolName, input, { toolUseID }) => {
+      seen.permissions.push({ toolName, input, toolUseID });
+      return { behavior: "allow", updatedInput: input };
+    };
+    await collect(query({ prompt: "second question", options: { ...base, resume: process.env.HL_SESSION, canUseTool } }));
+  },
+
   // A request tiny-go does not know (mcp_status) gets an error and the
   // session goes on; set_permission_mode (acceptEdits, sent before the
   // prompt) lets the model's Write run without canUseTool.
