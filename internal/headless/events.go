@@ -30,8 +30,10 @@ type turn struct {
 	tools   map[string]toolUse
 	ok      map[string]bool
 	denials []permissionDenial
-	// streaming is set while a reply's text streams (partial messages).
-	streaming bool
+	// block is the content block of the reply streaming now ("thinking"
+	// or "text", "" between blocks), index its index (partial messages).
+	block string
+	index int
 }
 
 type toolUse struct {
@@ -59,8 +61,10 @@ func (d *Driver) Events(ev agent.Event) {
 			d.emitPartial(map[string]any{"type": "message_start", "message": map[string]any{
 				"id": "msg_" + e.Model.AttemptID, "type": "message", "role": "assistant", "model": d.s.Model(), "content": []any{}}})
 		}
+	case agent.ModelReasoningDelta:
+		d.streamDelta(t, "thinking", e.Text)
 	case agent.ModelDelta:
-		d.streamText(t, e.Text)
+		d.streamDelta(t, "text", e.Text)
 	case agent.ModelCompleted:
 		d.endStream(t)
 		if e.Outcome.Outcome == "succeeded" {
@@ -85,25 +89,41 @@ func (d *Driver) Events(ev agent.Event) {
 	}
 }
 
-func (d *Driver) streamText(t *turn, text string) {
+// streamDelta reports a piece of the reply as Claude Code's stream
+// events: a thinking block, then a text block, each opened on its first
+// piece and closed when the next one opens or the reply ends.
+func (d *Driver) streamDelta(t *turn, kind, text string) {
 	if !d.opt.PartialMessages || text == "" {
 		return
 	}
-	if !t.streaming {
-		t.streaming = true
-		d.emitPartial(map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
+	if t.block != kind {
+		d.closeBlock(t)
+		t.block = kind
+		start := map[string]any{"type": kind, kind: ""}
+		d.emitPartial(map[string]any{"type": "content_block_start", "index": t.index, "content_block": start})
 	}
-	d.emitPartial(map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": text}})
+	delta := map[string]any{"type": "text_delta", "text": text}
+	if kind == "thinking" {
+		delta = map[string]any{"type": "thinking_delta", "thinking": text}
+	}
+	d.emitPartial(map[string]any{"type": "content_block_delta", "index": t.index, "delta": delta})
+}
+
+func (d *Driver) closeBlock(t *turn) {
+	if t.block == "" {
+		return
+	}
+	d.emitPartial(map[string]any{"type": "content_block_stop", "index": t.index})
+	t.block = ""
+	t.index++
 }
 
 func (d *Driver) endStream(t *turn) {
 	if !d.opt.PartialMessages {
 		return
 	}
-	if t.streaming {
-		t.streaming = false
-		d.emitPartial(map[string]any{"type": "content_block_stop", "index": 0})
-	}
+	d.closeBlock(t)
+	t.index = 0
 	d.emitPartial(map[string]any{"type": "message_stop"})
 }
 

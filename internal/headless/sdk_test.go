@@ -150,7 +150,7 @@ func readSession(t *testing.T, dir string) (string, *session.State) {
 
 func TestSDKStreamedQuery(t *testing.T) {
 	dir := t.TempDir()
-	srv := providertest.New(t, providertest.Reply{Text: "Hello from tiny-go.", ChunkSize: 4,
+	srv := providertest.New(t, providertest.Reply{Reasoning: "Let me think.", Text: "Hello from tiny-go.", ChunkSize: 4,
 		Usage: &providertest.Usage{PromptTokens: 100, CompletionTokens: 7}})
 	seen := sdkClient(t, srv, dir, "stream", "HL_SYSTEM=You are tiny-go under test.")
 	id, st := readSession(t, dir)
@@ -179,15 +179,26 @@ func TestSDKStreamedQuery(t *testing.T) {
 	if len(texts) != 1 || texts[0]["text"] != "Hello from tiny-go." {
 		t.Fatalf("assistant text blocks = %v", texts)
 	}
-	var streamed strings.Builder
+	// Partial messages: the thinking block (index 0), then the text
+	// block (index 1), each opened, streamed and closed.
+	streamed := map[float64]string{}
+	var kinds []string
 	for _, e := range messages(seen, "stream_event", "") {
 		ev := e["event"].(map[string]any)
-		if ev["type"] == "content_block_delta" {
-			streamed.WriteString(ev["delta"].(map[string]any)["text"].(string))
+		switch ev["type"] {
+		case "content_block_start":
+			kinds = append(kinds, ev["content_block"].(map[string]any)["type"].(string))
+		case "content_block_delta":
+			d := ev["delta"].(map[string]any)
+			piece, _ := d["text"].(string)
+			if th, ok := d["thinking"].(string); ok {
+				piece = th
+			}
+			streamed[ev["index"].(float64)] += piece
 		}
 	}
-	if streamed.String() != "Hello from tiny-go." {
-		t.Errorf("partial messages streamed %q", streamed.String())
+	if strings.Join(kinds, ",") != "thinking,text" || streamed[0] != "Let me think." || streamed[1] != "Hello from tiny-go." {
+		t.Errorf("partial messages: blocks %v, streamed %v", kinds, streamed)
 	}
 	r := onlyResult(t, seen)
 	if r["subtype"] != "success" || r["is_error"] != false || r["result"] != "Hello from tiny-go." || r["session_id"] != id || r["num_turns"] != 1.0 {
