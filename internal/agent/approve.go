@@ -31,6 +31,10 @@ type Approval struct {
 	// Reason is the user's optional explanation of a denial; the model
 	// sees it in the call's result.
 	Reason string
+	// Arguments, when set on an allowed call, replace the model's: the
+	// call runs with them, and toolStarted records them (the Claude Agent
+	// SDK's updatedInput). They must be a JSON object.
+	Arguments jsontext.Value
 }
 
 // ApproveFunc decides a call. It may block until the user answers; ctx
@@ -89,6 +93,13 @@ func (a *Agent) beginToolPhase(ctx context.Context, req *ApprovalRequest, starte
 	case !ans.Allow:
 		a.endPhase(ap)
 		return nil, nil, false, a.commitDenial(ctx, started, intent, DeniedContent(ans.Reason), evs...)
+	}
+	if ans.Arguments != nil {
+		if !ans.Arguments.IsValid() || ans.Arguments.Kind() != '{' {
+			a.endPhase(ap)
+			return nil, nil, false, fmt.Errorf("approval of %s: the updated arguments are not a JSON object", req.Display)
+		}
+		started.Arguments = ans.Arguments
 	}
 	// The phase opened above stays active while the intent commits.
 	if aborted, err := a.commit(ctx, commitReq{facts: intent, events: evs}); err != nil || aborted {

@@ -109,6 +109,8 @@ Without a prompt it is interactive; with one it runs it and exits.`,
 	configureRun(a, root)
 	configureManners(a, root)
 	configureFleet(a, root)
+	addHeadlessFlags(root.Flags()) // last: see headless.go
+	addIgnoredSDKFlags(root.Flags())
 	return root
 }
 

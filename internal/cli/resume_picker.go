@@ -14,9 +14,12 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/ui"
 )
 
-// addResumeFlag adds --resume: pick the session to resume from a list.
+// addResumeFlag adds --resume: pick the session to resume from a list;
+// --resume=ID (as the Claude Agent SDK passes it) names the session.
 func addResumeFlag(root *cobra.Command, f *runFlags) {
-	root.Flags().BoolVar(&f.resume, "resume", false, "pick a session of this directory to resume (interactive)")
+	fl := root.Flags()
+	fl.Var(resumeValue{f}, "resume", "pick a session of this directory to resume (interactive); --resume=ID resumes that one")
+	fl.Lookup("resume").NoOptDefVal = resumePick
 }
 
 // pickSession resolves --resume into a session id: the user picks one of

@@ -190,6 +190,9 @@ func configureRun(a *app, root *cobra.Command) {
 		if ctx == nil {
 			ctx = context.Background()
 		}
+		if h := headlessFrom(cmd.Flags()); h.active() {
+			return runHeadless(ctx, io, cwd, f, h, cmd.Flags(), args, a.hooks)
+		}
 		return runRoot(ctx, io, cwd, f, args, a.hooks)
 	}
 }

@@ -1,0 +1,422 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/google/uuid"
+	"github.com/spf13/pflag"
+
+	"github.com/tiny-agent/tiny-go/internal/acp"
+	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/attach"
+	"github.com/tiny-agent/tiny-go/internal/cctools"
+	"github.com/tiny-agent/tiny-go/internal/headless"
+	"github.com/tiny-agent/tiny-go/internal/lifecycle"
+	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/tools"
+)
+
+// headlessFlags are Claude Code's print-mode flags (docs/headless.md):
+// with -p, --output-format or --input-format tiny-go speaks the
+// stream-json protocol of the Claude Agent SDK.
+type headlessFlags struct {
+	print          bool
+	output, input  string
+	verbose        bool
+	partial        bool
+	promptTool     string
+	maxTurns       int
+	allowed        []string
+	disallowed     []string
+	tools          string
+	system, append string
+	systemFile     string
+	permissionMode string
+	skip           bool
+}
+
+// ignoredSDKFlags are flags the SDK (or a Claude Code user) may pass that
+// tiny-go has no use for: accepted, and named in one warning line. A
+// flag that takes a value is repeatable.
+var ignoredSDKFlags = []struct {
+	name    string
+	boolean bool
+}{
+	{"thinking", false}, {"max-thinking-tokens", false}, {"thinking-display", false}, {"effort", false},
+	{"max-budget-usd", false}, {"task-budget", false}, {"betas", false}, {"json-schema", false},
+	{"debug-file", false}, {"debug", true}, {"permission-prompts", false}, {"channels", false},
+	{"mcp-config", false}, {"strict-mcp-config", true}, {"setting-sources", false}, {"settings", false},
+	{"allow-dangerously-skip-permissions", true}, {"fallback-model", false}, {"include-hook-events", true},
+	{"session-mirror", true}, {"project-config-root", false}, {"add-dir", false}, {"await-initialize", true},
+	{"plugin-dir", false}, {"plugin-dir-no-mcp", false}, {"fork-session", true}, {"resume-session-at", false},
+	{"resume-drops-turn", false}, {"session-id", false}, {"no-session-persistence", true},
+	{"initialize-fields", false}, {"managed-settings-in-initialize", true}, {"managed-settings", false},
+	{"replay-user-messages", true}, {"workload", false}, {"debug-to-stderr", true},
+}
+
+// addHeadlessFlags defines the print-mode flags. It runs last
+// (newRootCommand) and skips a flag something else already defines:
+// headlessFrom reads the values by name, whoever defined them.
+func addHeadlessFlags(fl *pflag.FlagSet) {
+	str := func(name, usage string) {
+		if fl.Lookup(name) == nil {
+			fl.String(name, "", usage)
+		}
+	}
+	boolean := func(name, short, usage string) {
+		if fl.Lookup(name) == nil {
+			if short != "" && fl.ShorthandLookup(short) == nil {
+				fl.BoolP(name, short, false, usage)
+				return
+			}
+			fl.Bool(name, false, usage)
+		}
+	}
+	list := func(name, usage string) {
+		if fl.Lookup(name) == nil {
+			fl.StringArray(name, nil, usage)
+		}
+	}
+	boolean("print", "p", "print mode: run the prompt (or the stream-json input) without the terminal UI, as claude -p does (docs/headless.md)")
+	str("output-format", "print mode output: text (the answer), json (the result message) or stream-json (every message)")
+	str("input-format", "print mode input: text (the prompt argument) or stream-json (messages and control requests on stdin)")
+	boolean("verbose", "", "accepted for Claude Code compatibility (stream-json always has every message)")
+	boolean("include-partial-messages", "", "stream-json: add stream_event messages with the reply's text as it streams")
+	str("permission-prompt-tool", "stdio: ask the SDK (can_use_tool) about the calls the permission mode asks about")
+	if fl.Lookup("max-turns") == nil {
+		fl.Int("max-turns", 0, "print mode: stop a run after this many model replies (error_max_turns)")
+	}
+	list("allowedTools", "tools that run without asking, in Claude Code's names: Bash, Bash(go test:*), Edit, Write, mcp__server__tool")
+	list("disallowedTools", "tools that never run, in Claude Code's names (a bare name removes the tool)")
+	str("tools", "the built-in tools to offer, in Claude Code's names (default: all)")
+	str("system-prompt", "print mode: replace tiny-go's system prompt")
+	str("system-prompt-file", "print mode: replace tiny-go's system prompt with this file's text")
+	str("append-system-prompt", "print mode: append to the system prompt")
+	str("permission-mode", "print mode: default, acceptEdits, bypassPermissions, plan, dontAsk or auto")
+	boolean("dangerously-skip-permissions", "", "print mode: the same as --permission-mode bypassPermissions")
+}
+
+// headlessFrom reads the print-mode flags of a parsed command line.
+func headlessFrom(fl *pflag.FlagSet) *headlessFlags {
+	value := func(name string) string {
+		if f := fl.Lookup(name); f != nil {
+			return f.Value.String()
+		}
+		return ""
+	}
+	list := func(name string) []string {
+		if v, err := fl.GetStringArray(name); err == nil {
+			return v
+		}
+		if v, err := fl.GetStringSlice(name); err == nil {
+			return v
+		}
+		return nil
+	}
+	h := &headlessFlags{
+		print: value("print") == "true", output: value("output-format"), input: value("input-format"),
+		verbose: value("verbose") == "true", partial: value("include-partial-messages") == "true",
+		promptTool: value("permission-prompt-tool"), allowed: list("allowedTools"), disallowed: list("disallowedTools"),
+		tools: value("tools"), system: value("system-prompt"), append: value("append-system-prompt"), systemFile: value("system-prompt-file"),
+		permissionMode: value("permission-mode"), skip: value("dangerously-skip-permissions") == "true",
+	}
+	h.maxTurns, _ = strconv.Atoi(value("max-turns"))
+	return h
+}
+
+// addIgnoredSDKFlags defines the ignored flags last (newRootCommand), and
+// only those no other part of tiny-go defines: one that gains a meaning
+// elsewhere keeps it.
+func addIgnoredSDKFlags(fl *pflag.FlagSet) {
+	for _, f := range ignoredSDKFlags {
+		if fl.Lookup(f.name) != nil {
+			continue
+		}
+		if f.boolean {
+			fl.Bool(f.name, false, ignoredUsage)
+		} else {
+			fl.StringArray(f.name, nil, ignoredUsage)
+		}
+		_ = fl.MarkHidden(f.name)
+	}
+}
+
+const ignoredUsage = "accepted and ignored (Claude Code compatibility)"
+
+// active reports whether the command line asks for print mode.
+func (h *headlessFlags) active() bool {
+	return h.print || h.output != "" || h.input != ""
+}
+
+// options validates the flags into the driver's options.
+func (h *headlessFlags) options(fl *pflag.FlagSet, f *runFlags, args []string) (headless.Options, error) {
+	o, err := headless.NewOptions(headless.Flags{
+		Output: h.output, Input: h.input, PromptTool: h.promptTool, PermissionMode: h.permissionMode,
+		Partial: h.partial, SkipPermissions: h.skip, AutoApproval: f.approval == "auto",
+		MaxTurns: h.maxTurns, Allowed: h.allowed, Disallowed: h.disallowed, Prompt: strings.Join(args, " "),
+	}, version)
+	if err != nil {
+		return o, usageError{err}
+	}
+	return o, h.selectTools(fl, f, o.Rules.Deny)
+}
+
+// selectTools applies --tools and the bare names of --disallowedTools to
+// the built-in tools offered (as --plugin would).
+func (h *headlessFlags) selectTools(fl *pflag.FlagSet, f *runFlags, deny []string) error {
+	set, err := tools.Select(f.plugins)
+	if err != nil {
+		return usageError{err}
+	}
+	if fl.Changed("tools") && h.tools != "default" {
+		set = nil
+		for _, n := range headless.SplitRules([]string{h.tools}) {
+			if t := cctools.TinyName(n); slices.Contains(tools.PluginNames(), t) && !slices.Contains(set, t) {
+				set = append(set, t)
+			}
+		}
+	}
+	for _, n := range deny {
+		if strings.Contains(n, "(") {
+			continue // a pattern: decided per call
+		}
+		set = slices.DeleteFunc(set, func(t string) bool { return t == cctools.TinyName(n) || (n == cctools.Bash && t == "bg") })
+	}
+	f.plugins = []string{strings.Join(set, ",") + ","}
+	return nil
+}
+
+// warnIgnored names the ignored flags that were given, in one line.
+func warnIgnored(fl *pflag.FlagSet, stderr io.Writer) {
+	var given []string
+	for _, f := range ignoredSDKFlags {
+		if fl.Changed(f.name) && fl.Lookup(f.name).Usage == ignoredUsage {
+			given = append(given, "--"+f.name)
+		}
+	}
+	if len(given) > 0 {
+		fmt.Fprintf(stderr, "tiny-go: ignoring %s (no use in tiny-go; see docs/headless.md)\n", strings.Join(given, ", "))
+	}
+}
+
+// runHeadless is print mode: the session is built exactly as a one-shot
+// run's, with the driver as its event sink and approval host.
+func runHeadless(ctx context.Context, io stdio, cwd string, f runFlags, h *headlessFlags, fl *pflag.FlagSet, args []string, hooks *testHooks) error {
+	args = resumeArg(&f, args)
+	opt, err := h.options(fl, &f, args)
+	if err != nil {
+		return err
+	}
+	if !opt.StreamInput && strings.TrimSpace(opt.Prompt) == "" {
+		if opt.Prompt, err = pipedPrompt(io.stdin); err != nil {
+			return err
+		}
+	}
+	if f.session != "" && f.cont {
+		return usageErrorf("--resume and --continue cannot be used together.")
+	}
+	warnIgnored(fl, io.stderr)
+	opt.In, opt.Out, opt.Log = io.stdin, io.stdout, io.stderr
+	opt.OutputGone = outputGone(io.stdout)
+	d := headless.New(opt)
+
+	f.approval, f.json = "ask", true // the driver decides; stdout is the protocol's
+	quiet := stdio{stdin: strings.NewReader(""), stdout: io.stderr, stderr: io.stderr, getenv: io.getenv, settings: io.settings}
+	r := &runner{io: quiet, flags: f, cwd: cwd, hooks: hooks, embed: &embedding{host: acp.Host{Events: d.Events, Ask: d.Ask, Approve: d.Approve}}}
+	if err := r.configure(); err != nil {
+		return err
+	}
+	r.sink = lifecycle.NewTracker(lifecycle.Multi())
+	defer r.close()
+	if err := r.start(ctx); err != nil {
+		return err
+	}
+	s := &headlessSession{r: r, baseModel: r.model}
+	system := h.system
+	if h.systemFile != "" {
+		b, err := os.ReadFile(h.systemFile)
+		if err != nil {
+			return usageErrorf("--system-prompt-file: %v", err)
+		}
+		system = string(b)
+	}
+	if err := s.SetSystemPrompt(system, h.append); err != nil {
+		return err
+	}
+	return r.serveHeadless(ctx, d, s)
+}
+
+// serveHeadless serves the driver with signals routed into the durable
+// abort (SIGTERM is how the SDK stops a
+// process that does not exit).
+func (a *runner) serveHeadless(ctx context.Context, d *headless.Driver, s *headlessSession) error {
+	ctx, hardStop := context.WithCancel(ctx)
+	defer hardStop()
+	stop := a.onSignals(hardStop)
+	defer stop()
+	// A reader that closed stdout must not kill tiny-go with SIGPIPE before
+	// the running operation is aborted durably.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
+	if code := d.Serve(ctx, s); code != 0 {
+		return exitError{code: code}
+	}
+	return nil
+}
+
+// pipedPrompt is the prompt of `echo question | tiny-go -p`: stdin, when it
+// is not a terminal.
+func pipedPrompt(in io.Reader) (string, error) {
+	const none = "-p needs a prompt: as an argument, piped on stdin, or as messages with --input-format stream-json"
+	if f, ok := in.(*os.File); ok {
+		if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice != 0 {
+			return "", usageErrorf(none)
+		}
+	}
+	b, err := io.ReadAll(io.LimitReader(in, 16<<20))
+	if err != nil {
+		return "", fmt.Errorf("reading the prompt from stdin: %w", err)
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return "", usageErrorf(none)
+	}
+	return string(b), nil
+}
+
+// resumeArg takes `--resume ID` written with a space: the id is the first
+// argument when it names a session.
+func resumeArg(f *runFlags, args []string) []string {
+	if !f.resume || len(args) == 0 {
+		return args
+	}
+	if _, err := uuid.Parse(args[0]); err != nil {
+		return args
+	}
+	f.session, f.resume = args[0], false
+	return args[1:]
+}
+
+// headlessSession is a runner seen by the headless driver. The driver
+// reads the agent from its input goroutine (interrupt, initialize) while
+// the main one may rebuild it between runs: mu orders the two.
+type headlessSession struct {
+	r         *runner
+	baseModel string
+	// system is tiny-go's own system prompt, before any replacement.
+	system string
+	mu     sync.RWMutex
+}
+
+func (s *headlessSession) ID() string            { return s.r.store.ID() }
+func (s *headlessSession) WorkDir() string       { return s.r.cwd }
+func (s *headlessSession) Model() string         { return s.Agent().Config().Model }
+func (s *headlessSession) State() *session.State { return s.r.store.State() }
+func (s *headlessSession) MCPServers() []string  { return s.r.mcpAliases }
+
+func (s *headlessSession) Agent() *agent.Agent {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.r.agent
+}
+
+func (s *headlessSession) Tools() []string {
+	var names []string
+	for _, t := range s.Agent().Config().Tools {
+		names = append(names, t.Definition().Name)
+	}
+	return names
+}
+
+func (s *headlessSession) Recover(ctx context.Context) error {
+	ag := s.Agent()
+	if !ag.Pending() {
+		return nil
+	}
+	res, err := ag.Resume(ctx)
+	if err != nil {
+		return fmt.Errorf("recovering the open operation of session %s: %w", s.ID(), err)
+	}
+	if res.Blocked != "" {
+		return errors.New(blockedMessage(s.ID(), res.Blocked))
+	}
+	return nil
+}
+
+func (s *headlessSession) Run(ctx context.Context, prompt string) (agent.Result, error) {
+	text, err := s.r.expand(prompt)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	return s.r.run(ctx, text)
+}
+
+func (s *headlessSession) SetModel(model string) error {
+	return s.rebuild(func(c *agent.Config) { c.Model = firstNonEmpty(model, s.baseModel) })
+}
+
+// SetSystemPrompt replaces tiny-go's system prompt (when replace is set)
+// and appends appendText.
+func (s *headlessSession) SetSystemPrompt(replace, appendText string) error {
+	if s.system == "" {
+		s.system = s.Agent().Config().SystemPrompt
+	}
+	prompt := firstNonEmpty(replace, s.system)
+	if a := strings.TrimSpace(appendText); a != "" {
+		prompt += "\n\n" + a
+	}
+	return s.rebuild(func(c *agent.Config) { c.SystemPrompt = prompt })
+}
+
+// rebuild makes a new agent with a changed configuration; only between
+// runs.
+func (s *headlessSession) rebuild(change func(*agent.Config)) error {
+	cfg := s.Agent().Config()
+	before := cfg
+	change(&cfg)
+	if cfg.Model == before.Model && cfg.SystemPrompt == before.SystemPrompt {
+		return nil
+	}
+	ag, err := agent.New(cfg)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.r.agent, s.r.model = ag, cfg.Model
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *headlessSession) StoreImage(mediaType string, data []byte, label string) (string, error) {
+	return s.r.storeImage(attach.Attachment{Mention: label, Kind: "image", Image: data, MediaType: mediaType})
+}
+
+// resumeValue is --resume: alone it picks a session (interactive), with a
+// value (--resume=ID, as the SDK passes it) it names the session.
+type resumeValue struct{ f *runFlags }
+
+func (v resumeValue) String() string { return "" }
+
+// Type is "bool" so that help shows --resume as the switch it is alone.
+func (v resumeValue) Type() string { return "bool" }
+func (v resumeValue) Set(s string) error {
+	if s == resumePick {
+		v.f.resume = true
+		return nil
+	}
+	v.f.session = strings.TrimSpace(s)
+	return nil
+}
+
+// resumePick is --resume's value when none is given.
+const resumePick = "true"

@@ -1,0 +1,113 @@
+package headless
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// control answers one control request of the SDK. Changes of the session
+// (the model, the system prompt) are queued, so they apply between runs
+// in the order the SDK sent them.
+func (d *Driver) control(ctx context.Context, r *ControlRequest, queue chan<- work) {
+	var resp any
+	var err error
+	switch r.Subtype {
+	case "initialize":
+		resp, err = d.initialize(r.Body, queue)
+	case "interrupt":
+		d.abortRun(ctx)
+		resp = map[string]any{}
+	case "set_permission_mode":
+		resp, err = d.setMode(r.Body)
+	case "set_model":
+		err = d.setModel(r.Body, queue)
+	default:
+		err = fmt.Errorf("tiny-go does not support the control request %q", r.Subtype)
+	}
+	body := responseBody{Subtype: "success", RequestID: r.ID, Response: resp}
+	if err != nil {
+		body = responseBody{Subtype: "error", RequestID: r.ID, Error: err.Error()}
+	}
+	if body.Response == nil && body.Subtype == "success" {
+		body.Response = map[string]any{}
+	}
+	d.out.json(outResponse{Type: controlResponse, Response: body})
+}
+
+// initialize takes what tiny-go can of the SDK's session options and
+// says so: the system prompt is applied; MCP servers and hook callbacks
+// are not (tiny-go's own catalog and hooks are), and the reply says that
+// as Claude Code does (mcp_servers_applied false).
+func (d *Driver) initialize(body json.RawMessage, queue chan<- work) (any, error) {
+	var req struct {
+		SystemPrompt       []string        `json:"systemPrompt"`
+		AppendSystemPrompt string          `json:"appendSystemPrompt"`
+		MCPServers         map[string]any  `json:"mcpServers"`
+		Hooks              map[string]any  `json:"hooks"`
+		Agents             json.RawMessage `json:"agents"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	d.mu.Lock()
+	d.sdk = true
+	d.mu.Unlock()
+	replace := strings.TrimSpace(strings.Join(req.SystemPrompt, "\n\n"))
+	if replace != "" || strings.TrimSpace(req.AppendSystemPrompt) != "" {
+		queue <- work{apply: func() error { return d.s.SetSystemPrompt(replace, req.AppendSystemPrompt) }}
+	}
+	resp := map[string]any{
+		"commands": []any{map[string]any{"name": "compact", "description": "Summarize the conversation so far", "argumentHint": ""}},
+		"agents":   []any{}, "output_style": "default", "available_output_styles": []string{"default"},
+		"models":  []any{map[string]any{"value": d.s.Model(), "displayName": d.s.Model(), "description": "the model tiny-go runs"}},
+		"account": map[string]any{}, "claude_code_version": d.opt.Version + " (tiny-go)",
+	}
+	if req.MCPServers != nil {
+		resp["mcp_servers_applied"] = false
+		if len(req.MCPServers) > 0 {
+			fmt.Fprintln(d.opt.Log, "tiny-go: the SDK's mcpServers are not connected: tiny-go takes MCP servers from $TINY_MCP_CONFIG (--mcp alias)")
+		}
+	}
+	if len(req.Hooks) > 0 {
+		resp["hooks_applied"] = false
+		fmt.Fprintln(d.opt.Log, "tiny-go: the SDK's hook callbacks are not called by tiny-go")
+	}
+	return resp, nil
+}
+
+func (d *Driver) setMode(body json.RawMessage) (any, error) {
+	var req struct {
+		Mode string `json:"mode"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, fmt.Errorf("set_permission_mode: %w", err)
+	}
+	m, err := ParseMode(req.Mode)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	d.mode = m
+	d.mu.Unlock()
+	return map[string]any{"mode": string(m)}, nil
+}
+
+// setModel queues the change: a running turn keeps its model, the next
+// one uses the new one. "default" (or null) is the model tiny-go started
+// with.
+func (d *Driver) setModel(body json.RawMessage, queue chan<- work) error {
+	var req struct {
+		Model *string `json:"model"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return fmt.Errorf("set_model: %w", err)
+	}
+	model := ""
+	if req.Model != nil && *req.Model != "default" {
+		model = strings.TrimSpace(*req.Model)
+	}
+	queue <- work{apply: func() error { return d.s.SetModel(model) }}
+	return nil
+}

@@ -1,0 +1,238 @@
+package headless
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/cctools"
+	"github.com/tiny-agent/tiny-go/internal/session"
+)
+
+// turn is what the driver keeps of the run in progress.
+type turn struct {
+	// mark is how many transcript messages are already reported.
+	mark int
+	// turns counts the model replies; maxTurnsHit is set when the run
+	// was stopped for --max-turns.
+	turns       int
+	maxTurnsHit bool
+	cost        float64
+	api         time.Duration
+	usage       session.Usage // of the latest reply
+	total       session.Usage
+	// tools are the calls reported, by id (for tool_use_result); ok the
+	// ones that ran and succeeded (every other result, synthetic ones
+	// included, is an error).
+	tools   map[string]toolUse
+	ok      map[string]bool
+	denials []permissionDenial
+	// block is the content block of the reply streaming now ("thinking"
+	// or "text", "" between blocks), index its index (partial messages).
+	block string
+	index int
+}
+
+type toolUse struct {
+	tool string
+	args jsontext.Value
+}
+
+// Events is the agent's event sink: the committed transcript is reported
+// as assistant and user messages after each reply and each tool result,
+// so what the SDK sees is what the session holds.
+func (d *Driver) Events(ev agent.Event) {
+	d.tmu.Lock()
+	defer d.tmu.Unlock()
+	t := d.turn
+	if t == nil {
+		return // recovery before the first turn
+	}
+	switch e := ev.(type) {
+	case agent.ModelStarted:
+		if d.opt.MaxTurns > 0 && t.turns >= d.opt.MaxTurns && !t.maxTurnsHit {
+			t.maxTurnsHit = true
+			go d.abortRun(context.Background())
+		}
+		if d.opt.PartialMessages {
+			d.emitPartial(map[string]any{"type": "message_start", "message": map[string]any{
+				"id": "msg_" + e.Model.AttemptID, "type": "message", "role": "assistant", "model": d.s.Model(), "content": []any{}}})
+		}
+	case agent.ModelReasoningDelta:
+		d.streamDelta(t, "thinking", e.Text)
+	case agent.ModelDelta:
+		d.streamDelta(t, "text", e.Text)
+	case agent.ModelCompleted:
+		d.endStream(t)
+		if e.Outcome.Outcome == "succeeded" {
+			t.turns++
+			if e.Outcome.Cost != nil {
+				t.cost += *e.Outcome.Cost
+			}
+			if e.Outcome.Usage != nil {
+				t.usage = *e.Outcome.Usage
+			}
+		}
+		t.api += e.Outcome.Duration
+		d.flush(t)
+	case agent.ToolCompleted:
+		if e.Outcome.Outcome == "succeeded" {
+			t.ok[e.Tool.ToolCallID] = true
+		}
+		d.flush(t)
+	case agent.OperationCompleted:
+		t.total = e.Outcome.Usage
+		d.flush(t)
+	}
+}
+
+// streamDelta reports a piece of the reply as Claude Code's stream
+// events: a thinking block, then a text block, each opened on its first
+// piece and closed when the next one opens or the reply ends.
+func (d *Driver) streamDelta(t *turn, kind, text string) {
+	if !d.opt.PartialMessages || text == "" {
+		return
+	}
+	if t.block != kind {
+		d.closeBlock(t)
+		t.block = kind
+		start := map[string]any{"type": kind, kind: ""}
+		d.emitPartial(map[string]any{"type": "content_block_start", "index": t.index, "content_block": start})
+	}
+	delta := map[string]any{"type": "text_delta", "text": text}
+	if kind == "thinking" {
+		delta = map[string]any{"type": "thinking_delta", "thinking": text}
+	}
+	d.emitPartial(map[string]any{"type": "content_block_delta", "index": t.index, "delta": delta})
+}
+
+func (d *Driver) closeBlock(t *turn) {
+	if t.block == "" {
+		return
+	}
+	d.emitPartial(map[string]any{"type": "content_block_stop", "index": t.index})
+	t.block = ""
+	t.index++
+}
+
+func (d *Driver) endStream(t *turn) {
+	if !d.opt.PartialMessages {
+		return
+	}
+	d.closeBlock(t)
+	t.index = 0
+	d.emitPartial(map[string]any{"type": "message_stop"})
+}
+
+func (d *Driver) emitPartial(ev map[string]any) {
+	d.emit(streamEvent{Type: streamEventType, Event: ev, SessionID: d.s.ID(), UUID: newUUID()})
+}
+
+// flush reports the transcript messages committed since the last flush.
+// The caller holds tmu.
+func (d *Driver) flush(t *turn) {
+	st := d.s.State()
+	for i := t.mark; i < len(st.Transcript); i++ {
+		m := st.Transcript[i]
+		switch m.Role {
+		case session.RoleAssistant:
+			d.emitAssistant(t, m, st.TranscriptEntryIDs[i])
+		case session.RoleTool:
+			d.emitToolResult(t, m)
+		}
+	}
+	if len(st.Transcript) > t.mark {
+		t.mark = len(st.Transcript)
+	}
+}
+
+func (d *Driver) emitAssistant(t *turn, m session.Message, entryID string) {
+	var content []block
+	if m.Content != nil && *m.Content != "" {
+		content = append(content, block{Type: "text", Text: m.Content})
+	}
+	for _, c := range m.ToolCalls {
+		args := jsontext.Value(c.Function.Arguments)
+		if !json.Valid(args) {
+			args = jsontext.Value("{}")
+		}
+		cc := cctools.ToClaude(c.Function.Name, args, d.s.WorkDir())
+		t.tools[c.ID] = toolUse{tool: c.Function.Name, args: args}
+		content = append(content, block{Type: "tool_use", ID: c.ID, Name: cc.Name, Input: json.RawMessage(cc.Input)})
+	}
+	stop := "end_turn"
+	if len(m.ToolCalls) > 0 {
+		stop = "tool_use"
+	}
+	u := usageOf(t.usage)
+	d.emit(assistantMessage{Type: "assistant", SessionID: d.s.ID(), UUID: newUUID(), Message: apiMessage{
+		ID: "msg_" + entryID, Type: "message", Role: "assistant", Model: d.s.Model(),
+		Content: nonNilBlocks(content), StopReason: &stop, Usage: &u,
+	}})
+}
+
+func (d *Driver) emitToolResult(t *turn, m session.Message) {
+	text := ""
+	if m.Content != nil {
+		text = *m.Content
+	}
+	isErr := !t.ok[m.ToolCallID]
+	msg := userMessage{Type: "user", SessionID: d.s.ID(), UUID: newUUID(), Message: userBody{Role: "user", Content: []block{{
+		Type: "tool_result", ToolUseID: m.ToolCallID, Content: &text, IsError: &isErr,
+	}}}}
+	if u, ok := t.tools[m.ToolCallID]; ok {
+		msg.ToolUseResult = json.RawMessage(cctools.Response(u.tool, u.args, d.s.WorkDir(), text, isErr))
+	}
+	d.emit(msg)
+}
+
+func nonNilBlocks(b []block) []block {
+	if b == nil {
+		return []block{}
+	}
+	return b
+}
+
+// writeInit reports the session as Claude Code's system/init.
+func (d *Driver) writeInit() {
+	var tools []string
+	seen := map[string]bool{}
+	for _, name := range d.s.Tools() {
+		for _, n := range claudeNames(name) {
+			if !seen[n] {
+				seen[n] = true
+				tools = append(tools, n)
+			}
+		}
+	}
+	servers := []mcpStatus{}
+	for _, a := range d.s.MCPServers() {
+		servers = append(servers, mcpStatus{Name: a, Status: "connected"})
+	}
+	d.mu.Lock()
+	mode := d.mode
+	d.mu.Unlock()
+	d.emit(initMessage{Type: "system", Subtype: "init", CWD: d.s.WorkDir(), SessionID: d.s.ID(),
+		Tools: nonNil(tools), MCPServers: servers, Model: d.s.Model(), PermissionMode: string(mode),
+		SlashCommands: []string{"compact"}, APIKeySource: "none", Version: d.opt.Version + " (tiny-go)",
+		OutputStyle: "default", Skills: []string{}, Plugins: []string{}, Agents: []string{}, UUID: newUUID()})
+}
+
+// claudeNames are the Claude Code tools one tiny-go tool stands for: bg
+// is Bash in the background, BashOutput and KillShell.
+func claudeNames(tool string) []string {
+	if tool == "bg" {
+		return []string{cctools.Bash, cctools.BashOutput, cctools.KillShell}
+	}
+	return []string{cctools.ClaudeName(tool)}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

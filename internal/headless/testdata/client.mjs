@@ -1,0 +1,162 @@
+// A program built on the official Claude Agent SDK that runs tiny-go
+// (pathToClaudeCodeExecutable) through one scenario and prints what it
+// saw as one JSON object on stdout; the Go test (sdk_test.go) asserts on
+// it, on the session file, the file system and /proc. Usage:
+// node client.mjs SCENARIO, with the executable in $HL_AGENT, the working
+// directory in $HL_CWD and, for "resume", the session in $HL_SESSION.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { query } from "@anthropic-ai/claude-agent-sdk";
+
+const scenario = process.argv[2];
+const cwd = process.env.HL_CWD;
+const seen = { scenario, messages: [], permissions: [], stderr: "" };
+const base = {
+  pathToClaudeCodeExecutable: process.env.HL_AGENT,
+  cwd,
+  env: process.env,
+  stderr: (s) => { seen.stderr += s; },
+};
+
+async function untilFile(path, ms = 30000) {
+  const end = Date.now() + ms;
+  while (!existsSync(path)) {
+    if (Date.now() > end) throw new Error("timed out waiting for " + path);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+// collect reads every message of q; onMessage may act on each.
+async function collect(q, onMessage = async () => {}) {
+  for await (const m of q) {
+    seen.messages.push(m);
+    await onMessage(m);
+  }
+}
+
+// prompts yields the given user messages and then waits for done, so the
+// input stays open until the run is over (as an SDK host does).
+async function* prompts(messages, done) {
+  for (const m of messages) yield m;
+  await done;
+}
+
+function user(content) {
+  return { type: "user", message: { role: "user", content }, parent_tool_use_id: null, session_id: "" };
+}
+
+const scenarios = {
+  // A streamed query: init, assistant and result messages.
+  async stream() {
+    const systemPrompt = process.env.HL_SYSTEM || undefined;
+    await collect(query({ prompt: "say hello", options: { ...base, includePartialMessages: true, systemPrompt } }));
+  },
+
+  // canUseTool: the first Bash call is allowed with a changed command,
+  // the second denied with a message.
+  async permissions() {
+    const q = query({
+      prompt: "make two files",
+      options: {
+        ...base,
+        canUseTool: async (toolName, input, { toolUseID }) => {
+          seen.permissions.push({ toolName, input, toolUseID });
+          if (seen.permissions.length === 1) {
+            return { behavior: "allow", updatedInput: { ...input, command: "echo changed > allowed.txt" } };
+          }
+          return { behavior: "deny", message: "not this one, please" };
+        },
+      },
+    });
+    await collect(q);
+  },
+
+  // interrupt() while a long command runs.
+  async interrupt() {
+    const q = query({ prompt: "run the long command", options: { ...base, permissionMode: "bypassPermissions" } });
+    await collect(q, async (m) => {
+      if (m.type === "assistant" && m.message.content.some((b) => b.type === "tool_use")) {
+        await untilFile(join(cwd, "sleep.pid"));
+        seen.interrupt = await q.interrupt();
+      }
+    });
+  },
+
+  // resume: a second query continues the first one's session.
+  async resume() {
+    const systemPrompt = { type: "preset", preset: "claude_code", append: "Answer in one line." };
+    await collect(query({ prompt: "second question", options: { ...base, resume: process.env.HL_SESSION, systemPrompt } }));
+  },
+
+  // resume with canUseTool: a call left waiting for permission by a dead
+  // tiny-go is asked about again, and allowed.
+  async resumeAllow() {
+    const canUseTool = async (toolName, input, { toolUseID }) => {
+      seen.permissions.push({ toolName, input, toolUseID });
+      return { behavior: "allow", updatedInput: input };
+    };
+    await collect(query({ prompt: "second question", options: { ...base, resume: process.env.HL_SESSION, canUseTool } }));
+  },
+
+  // A request tiny-go does not know (mcp_status) gets an error and the
+  // session goes on; set_permission_mode (acceptEdits, sent before the
+  // prompt) lets the model's Write run without canUseTool.
+  async control() {
+    let finish, modeSet;
+    const done = new Promise((r) => { finish = r; });
+    const ready = new Promise((r) => { modeSet = r; });
+    async function* input() {
+      await ready;
+      yield user("write the notes");
+      await done;
+    }
+    const q = query({ prompt: input(), options: { ...base } });
+    try {
+      await q.mcpServerStatus();
+      seen.unknownControl = "answered";
+    } catch (e) {
+      seen.unknownControl = String(e.message || e);
+    }
+    seen.mode = await q.setPermissionMode("acceptEdits");
+    modeSet();
+    await collect(q, async (m) => { if (m.type === "result") finish(); });
+  },
+
+  // A malformed user message: one error result, and the SDK reports the
+  // exit.
+  async malformed() {
+    let finish;
+    const done = new Promise((r) => { finish = r; });
+    const q = query({ prompt: prompts([{ type: "user", message: { role: "user", content: 42 } }], done), options: { ...base } });
+    try {
+      await collect(q, async (m) => { if (m.type === "result") finish(); });
+    } catch (e) {
+      seen.thrown = String(e.message || e);
+    }
+  },
+
+  // close() while a long command runs: the SDK ends tiny-go's stdin.
+  async close() {
+    let finish;
+    const done = new Promise((r) => { finish = r; });
+    const q = query({ prompt: prompts([user("run the long command")], done), options: { ...base, permissionMode: "bypassPermissions" } });
+    try {
+      await collect(q, async (m) => {
+        if (m.type === "assistant" && m.message.content.some((b) => b.type === "tool_use")) {
+          await untilFile(join(cwd, "sleep.pid"));
+          q.close();
+        }
+      });
+    } catch (e) {
+      seen.thrown = String(e.message || e);
+    }
+    finish();
+  },
+};
+
+try {
+  await scenarios[scenario]();
+} catch (e) {
+  seen.error = String(e.stack || e);
+}
+process.stdout.write(JSON.stringify(seen));
