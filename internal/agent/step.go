@@ -105,7 +105,11 @@ func (a *Agent) assistantStep(ctx context.Context, r *run, st *session.State, p 
 	}
 	resp := s.resp
 	if reason := invalidReply(resp, p.StepKind); reason != "" {
-		return a.failStep(ctx, r, op, s, reason, "invalid_response")
+		errType := "invalid_response"
+		if resp.FinishReason == provider.FinishRefusal {
+			errType = "refusal"
+		}
+		return a.failStep(ctx, r, op, s, reason, errType)
 	}
 	if n, max := len(resp.ToolCalls), a.maxToolCalls(); n > max {
 		return a.tooManyCalls(ctx, r, op, s, n, max)
@@ -176,15 +180,22 @@ func (a *Agent) settleReply(ctx context.Context, r *run, op *session.Operation, 
 	return nil, nil
 }
 
-// failStep commits stepFailed and the failed terminal in one transaction.
+// failStep commits stepFailed and the failed terminal in one transaction,
+// with the usage the failed reply reported (billed, so recorded).
 func (a *Agent) failStep(ctx context.Context, r *run, op *session.Operation, s *sent, reason, errType string) (*Result, error) {
 	e := session.ErrorInfo{Code: session.CodeModelError, Message: reason}
 	fin := &session.OperationFinished{OperationID: op.OperationID, OperationKind: op.Kind, Outcome: session.OutcomeFailed, Error: &e}
-	facts := []session.Fact{
-		{Record: &session.StepFailed{OperationID: op.OperationID, StepID: s.info.StepID, AttemptID: s.info.AttemptID, Error: e}},
-		{Record: fin},
-	}
+	var facts []session.Fact
 	failed := ModelOutcome{Outcome: "failed", Duration: s.dur, ErrorType: errType}
+	billed, ok := billedUsage(s)
+	if ok {
+		usage := sessionUsage(billed)
+		facts = append(facts, session.Fact{Usage: &session.UsageFact{OperationID: op.OperationID, AttemptID: s.info.AttemptID, Usage: usage}})
+		failed.Usage, failed.Cost = &usage, billed.Cost
+	}
+	facts = append(facts,
+		session.Fact{Record: &session.StepFailed{OperationID: op.OperationID, StepID: s.info.StepID, AttemptID: s.info.AttemptID, Error: e}},
+		session.Fact{Record: fin})
 	aborted, err := a.commit(ctx, commitReq{facts: facts, settles: true, events: []Event{ModelCompleted{Model: s.info, Outcome: failed}}})
 	if err != nil {
 		return nil, fmt.Errorf("commit step failure: %w", err)
@@ -192,8 +203,26 @@ func (a *Agent) failStep(ctx context.Context, r *run, op *session.Operation, s *
 	if aborted {
 		return nil, nil
 	}
+	if failed.Usage != nil {
+		r.usage = addUsage(r.usage, *failed.Usage)
+	}
 	delete(r.ownAttempts, s.info.AttemptID)
 	return a.finished(r, fin), nil
+}
+
+// billedUsage is the usage a failed step's reply reported: that of a reply
+// that arrived but cannot settle the step (cut off, declined, invalid), or
+// what a provider error carried. ok is false when nothing was reported.
+func billedUsage(s *sent) (provider.Usage, bool) {
+	u := s.resp.Usage
+	if s.err != nil {
+		var pe *provider.Error
+		if !errors.As(s.err, &pe) || pe.Usage == nil {
+			return provider.Usage{}, false
+		}
+		u = *pe.Usage
+	}
+	return u, sessionUsage(u) != session.Usage{}
 }
 
 // abortDurable reports whether the open operation has a committed abort.
@@ -227,6 +256,8 @@ func invalidReply(resp provider.Response, kind session.StepKind) string {
 		if len(resp.ToolCalls) == 0 {
 			return "the reply was cut off by the model token limit"
 		}
+	case provider.FinishRefusal:
+		return DeclinedPrefix + " (" + resp.StopDetail + ")"
 	default:
 		return fmt.Sprintf("unsupported finish reason %q", resp.FinishReason)
 	}
@@ -267,6 +298,11 @@ func assistantEntry(stepID, attemptID string, resp provider.Response) *session.A
 	}
 	return e
 }
+
+// DeclinedPrefix starts the stepFailed message of a reply the model
+// declined to give (Anthropic's refusal, OpenAI's content_filter); the
+// provider's reason follows in parentheses.
+const DeclinedPrefix = "the model declined to answer"
 
 // failureReason is the short, safe text persisted in stepFailed.
 func failureReason(err error) string {

@@ -588,7 +588,7 @@ func (a *runner) operate(ctx context.Context, promptText string) error {
 	}
 	discarded := a.discardConfigFailure()
 	if !a.flags.json {
-		if res.Outcome != session.OutcomeCompleted {
+		if res.Outcome != session.OutcomeCompleted || res.Completion == session.CompletionTruncated {
 			fmt.Fprintln(a.io.stderr, describeOutcome(res))
 		}
 		if !discarded {
@@ -695,11 +695,17 @@ func (a *runner) close() {
 }
 
 func exitFor(res agent.Result) error {
-	if res.Blocked != "" || res.Outcome != session.OutcomeCompleted {
+	// A reply cut off while calling tools completed (nothing of it ran)
+	// but did not do what was asked: like a cut-off text reply, non-zero.
+	if res.Blocked != "" || res.Outcome != session.OutcomeCompleted || res.Completion == session.CompletionTruncated {
 		return exitError{code: exitFailed}
 	}
 	return nil
 }
+
+// TruncatedLine is what every mode says of a reply cut off by the token
+// limit while it was calling tools.
+const TruncatedLine = "Stopped: the reply was cut off by the model token limit; its tool calls were not run."
 
 // describeOutcome is the one-line summary of how an operation ended.
 func describeOutcome(res agent.Result) string {
@@ -715,7 +721,7 @@ func describeOutcome(res agent.Result) string {
 	case res.Outcome == session.OutcomeFailed:
 		return "Failed."
 	case res.Completion == session.CompletionTruncated:
-		return "completed (the reply was cut off by the model token limit; its tool calls were not run)"
+		return TruncatedLine
 	}
 	return "completed"
 }

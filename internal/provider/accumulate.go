@@ -150,6 +150,8 @@ func (a *accumulator) result() (Response, error) {
 		r.FinishReason = FinishToolUse
 	case "length":
 		r.FinishReason = FinishLength
+	case "content_filter":
+		r.FinishReason, r.StopDetail = FinishRefusal, a.finish
 	case "":
 		return Response{}, &Error{Kind: KindMalformedResponse, Message: "provider reply has no finish reason"}
 	default:

@@ -81,7 +81,7 @@ func runOutcomeLine(res agent.Result, sessionID string) string {
 	case res.Outcome == session.OutcomeFailed:
 		return "Failed: " + errorInfoText(res.Error)
 	case res.Completion == session.CompletionTruncated:
-		return "Stopped: the reply was cut off by the model token limit."
+		return "Stopped: the reply was cut off by the model token limit; its tool calls were not run."
 	}
 	return ""
 }
