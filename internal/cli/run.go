@@ -441,7 +441,7 @@ func (a *runner) buildAgent(envID string) error {
 		return err
 	}
 	a.bg = bg
-	secretVars := []string{openRouterKeyVar, endpointKeyVar, anthropicKeyVar}
+	secretVars := []string{openRouterKeyVar, endpointKeyVar, anthropicKeyVar, openaiKeyVar}
 	for _, sv := range a.servers {
 		if sv.TokenEnv != "" {
 			secretVars = append(secretVars, sv.TokenEnv)

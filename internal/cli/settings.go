@@ -188,7 +188,7 @@ func settingDefaults() map[config.Key]string {
 	return map[config.Key]string{
 		config.Model:          DefaultModel,
 		config.Endpoint:       DefaultEndpoint + " (anthropic: the Messages API)",
-		config.Provider:       "openrouter (anthropic when the endpoint is Anthropic's)",
+		config.Provider:       "openrouter (anthropic when the endpoint is Anthropic's); openai-responses for the Responses API",
 		config.Approval:       "ask (interactive), auto (one-shot, --json)",
 		config.Sandbox:        "workspace",
 		config.Network:        "on",
@@ -197,6 +197,7 @@ func settingDefaults() map[config.Key]string {
 		config.Reasoning:      "the model's default",
 		config.IdleTimeout:    "120s",
 		config.RequestTimeout: "10m",
+		config.NativeTools:    "auto (on for GPT-5.1 and later and the codex models, with openai-responses)",
 	}
 }
 
