@@ -222,6 +222,11 @@ func billedUsage(s *sent) (provider.Usage, bool) {
 		}
 		u = *pe.Usage
 	}
+	for _, n := range []int64{u.Input, u.Output, u.CacheRead, u.CacheWrite} {
+		if n < 0 || n > 1<<53-1 {
+			return provider.Usage{}, false // not recordable (the failure may be just that)
+		}
+	}
 	return u, sessionUsage(u) != session.Usage{}
 }
 
