@@ -128,7 +128,7 @@ func (a *Agent) assistantStep(ctx context.Context, r *run, st *session.State, p 
 		fin = &session.OperationFinished{OperationID: op.OperationID, OperationKind: op.Kind, Outcome: session.OutcomeCompleted, Completion: session.CompletionNormal, FinalEntryID: entryID}
 		facts = append(facts, session.Fact{Record: fin})
 	}
-	completed := ModelOutcome{Outcome: "succeeded", Duration: s.dur, Usage: &usage, PromptTokens: resp.Usage.PromptTokens, ContextWindow: a.contextWindow(ctx), Cost: resp.Usage.Cost}
+	completed := ModelOutcome{Outcome: "succeeded", Duration: s.dur, Usage: &usage, PromptTokens: resp.Usage.PromptTokens, ContextWindow: a.contextWindow(ctx), Cost: resp.Usage.Cost, ReasoningTokens: resp.Usage.Reasoning}
 	return a.settleReply(ctx, r, op, s, facts, fin, completed)
 }
 
@@ -191,7 +191,7 @@ func (a *Agent) failStep(ctx context.Context, r *run, op *session.Operation, s *
 	if ok {
 		usage := sessionUsage(billed)
 		facts = append(facts, session.Fact{Usage: &session.UsageFact{OperationID: op.OperationID, AttemptID: s.info.AttemptID, Usage: usage}})
-		failed.Usage, failed.Cost = &usage, billed.Cost
+		failed.Usage, failed.Cost, failed.ReasoningTokens = &usage, billed.Cost, billed.Reasoning
 	}
 	facts = append(facts,
 		session.Fact{Record: &session.StepFailed{OperationID: op.OperationID, StepID: s.info.StepID, AttemptID: s.info.AttemptID, Error: e}},

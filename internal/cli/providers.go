@@ -166,8 +166,12 @@ func (a *runner) contextWindowLookup(client *provider.Client) func(context.Conte
 		return func(context.Context) int64 { return anthropicContextWindow }
 	}
 	model := a.model
+	responsesAPI := a.wire.responses
 	return func(ctx context.Context) int64 {
 		n, err := client.ContextWindow(ctx, model)
+		if err != nil && responsesAPI {
+			return responses.ContextWindow(model) // OpenAI's list gives none
+		}
 		if err != nil {
 			return 0
 		}

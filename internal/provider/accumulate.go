@@ -155,9 +155,11 @@ func (a *accumulator) result() (Response, error) {
 	case "":
 		return Response{}, &Error{Kind: KindMalformedResponse, Message: "provider reply has no finish reason"}
 	default:
+		u := a.usage.normalize()
 		return Response{}, &Error{
 			Kind:    KindUnsupportedFinishReason,
 			Message: fmt.Sprintf("provider finished with unsupported reason %q", sanitize(a.finish, a.apiKey, 40)),
+			Usage:   &u, // billed all the same
 		}
 	}
 	for i := range a.calls {

@@ -334,9 +334,11 @@ func (d *decoder) result() (provider.Response, error) {
 	case "":
 		return provider.Response{}, malformed("a reply without a stop reason")
 	default:
+		u := d.usage()
 		return provider.Response{}, &provider.Error{
 			Kind:    provider.KindUnsupportedFinishReason,
 			Message: fmt.Sprintf("provider finished with unsupported reason %q", provider.Sanitize(d.stop, d.apiKey, 40)),
+			Usage:   &u,
 		}
 	}
 	indices := make([]int, 0, len(d.blocks))

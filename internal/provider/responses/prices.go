@@ -47,3 +47,27 @@ func Price(model string, u provider.Usage) *float64 {
 	cost := (float64(u.Input)*p.input + float64(u.CacheRead)*p.cachedInput + float64(u.Output)*p.output) / 1e6
 	return &cost
 }
+
+// windows are the context windows of OpenAI's models by id prefix (their
+// model list does not say); the longest matching prefix wins.
+var windows = map[string]int64{
+	"gpt-5":      400000,
+	"gpt-4.1":    1047576,
+	"gpt-4o":     128000,
+	"o3":         200000,
+	"o4-mini":    200000,
+	"codex-mini": 200000,
+}
+
+// ContextWindow is the context window of an OpenAI model in tokens, or 0
+// when it is not known.
+func ContextWindow(model string) int64 {
+	model = bareModel(model)
+	best := ""
+	for prefix := range windows {
+		if strings.HasPrefix(model, prefix) && len(prefix) > len(best) {
+			best = prefix
+		}
+	}
+	return windows[best]
+}
