@@ -88,13 +88,13 @@ func (d *decoder) event(data []byte) error {
 		d.begun = true
 		return d.itemEvent(ev, ev.Type == "response.output_item.done")
 	case "response.output_text.delta":
-		return d.delta(ev, func(it *item) { it.text.WriteString(ev.Delta) }, provider.Delta{Content: ev.Delta})
+		return d.delta(ev, "message", func(it *item) { it.text.WriteString(ev.Delta) }, provider.Delta{Content: ev.Delta})
 	case "response.refusal.delta":
-		return d.delta(ev, func(it *item) { it.refusal.WriteString(ev.Delta) }, provider.Delta{Content: ev.Delta})
+		return d.delta(ev, "message", func(it *item) { it.refusal.WriteString(ev.Delta) }, provider.Delta{Content: ev.Delta})
 	case "response.function_call_arguments.delta":
-		return d.delta(ev, func(it *item) { it.args.WriteString(ev.Delta) }, provider.Delta{})
+		return d.delta(ev, "function_call", func(it *item) { it.args.WriteString(ev.Delta) }, provider.Delta{})
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
-		return d.delta(ev, func(*item) {}, provider.Delta{Reasoning: ev.Delta})
+		return d.delta(ev, "reasoning", func(*item) {}, provider.Delta{Reasoning: ev.Delta})
 	case "response.completed", "response.incomplete", "response.failed":
 		if ev.Response == nil {
 			return malformed(ev.Type + " without a response")
@@ -130,15 +130,17 @@ func (d *decoder) itemEvent(ev Event, done bool) error {
 	return nil
 }
 
-// delta applies a streamed piece to its item and shows it.
-func (d *decoder) delta(ev Event, apply func(*item), show provider.Delta) error {
+// delta applies a streamed piece to its item and shows it. A server that
+// streams pieces without announcing their item first gets one of the
+// type the piece belongs to, so its text is not lost.
+func (d *decoder) delta(ev Event, typ string, apply func(*item), show provider.Delta) error {
 	d.begun = true
 	if ev.OutputIndex == nil {
 		return malformed(ev.Type + " without an output index")
 	}
 	it := d.items[*ev.OutputIndex]
 	if it == nil {
-		it = &item{}
+		it = &item{head: Item{Type: typ}}
 		d.items[*ev.OutputIndex] = it
 	}
 	apply(it)
@@ -220,7 +222,10 @@ func (d *decoder) assemble() (provider.Response, bool) {
 				kept, keep = append(kept, it.raw), true
 			}
 		case typ == "message":
-			t, ref := it.message()
+			t, ref, whole := it.message()
+			if whole && d.onDelta != nil && t+ref != "" {
+				d.onDelta(provider.Delta{Content: t + ref}) // shown as given
+			}
 			text.WriteString(t)
 			if ref != "" {
 				text.WriteString(ref)
@@ -254,11 +259,11 @@ func (d *decoder) assemble() (provider.Response, bool) {
 }
 
 // message is a message item's text and refusal: as streamed, or from the
-// whole item when nothing was streamed.
-func (it *item) message() (text, refusal string) {
+// whole item when nothing was streamed (whole).
+func (it *item) message() (text, refusal string, whole bool) {
 	text, refusal = it.text.String(), it.refusal.String()
 	if text != "" || refusal != "" {
-		return text, refusal
+		return text, refusal, false
 	}
 	var t, ref strings.Builder
 	for _, p := range it.head.Content {
@@ -269,7 +274,7 @@ func (it *item) message() (text, refusal string) {
 			ref.WriteString(p.Refusal)
 		}
 	}
-	return t.String(), ref.String()
+	return t.String(), ref.String(), true
 }
 
 // usage normalizes as runtime.md §1 means it: input_tokens include the
