@@ -588,7 +588,10 @@ func (a *runner) operate(ctx context.Context, promptText string) error {
 	}
 	discarded := a.discardConfigFailure()
 	if !a.flags.json {
-		if res.Outcome != session.OutcomeCompleted || res.Completion == session.CompletionTruncated {
+		switch {
+		case res.Completion == session.CompletionTruncated:
+			fmt.Fprintln(a.io.stderr, TruncatedLine)
+		case res.Outcome != session.OutcomeCompleted:
 			fmt.Fprintln(a.io.stderr, describeOutcome(res))
 		}
 		if !discarded {
@@ -721,7 +724,7 @@ func describeOutcome(res agent.Result) string {
 	case res.Outcome == session.OutcomeFailed:
 		return "Failed."
 	case res.Completion == session.CompletionTruncated:
-		return TruncatedLine
+		return "completed (the reply was cut off by the model token limit; its tool calls were not run)"
 	}
 	return "completed"
 }

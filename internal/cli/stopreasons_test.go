@@ -77,6 +77,10 @@ func TestOneShotCutOffToolCall(t *testing.T) {
 			if st.Usage.Output != 4096 {
 				t.Fatalf("the cut-off reply's usage was not recorded: %+v", st.Usage)
 			}
+			// The billed tokens count in the cost shown (list prices).
+			if name != "chat" && !strings.Contains(stderr, "cost $") {
+				t.Fatalf("no cost line for the cut-off reply:\n%s", stderr)
+			}
 		})
 	}
 }
