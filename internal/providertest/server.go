@@ -212,7 +212,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	respond := s.respond
 	s.mu.Unlock()
-	if !ok && respond != nil && r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions") {
+	if !ok && respond != nil && r.Method == http.MethodPost && isModelPath(r.URL.Path) {
 		reply, ok = respond(rec), true
 		if err := reply.validate(); err != nil {
 			reply = Reply{Status: http.StatusInternalServerError, Body: "invalid responder reply: " + err.Error(), ContentType: "text/plain"}

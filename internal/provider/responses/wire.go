@@ -15,7 +15,7 @@ type Request struct {
 	ToolChoice        string     `json:"tool_choice,omitempty"`
 	ParallelToolCalls *bool      `json:"parallel_tool_calls,omitempty"`
 	Reasoning         *Reasoning `json:"reasoning,omitempty"`
-	MaxOutputTokens   int        `json:"max_output_tokens,omitempty"`
+	MaxOutputTokens   int        `json:"max_output_tokens,omitzero"`
 	Store             bool       `json:"store"`
 	Stream            bool       `json:"stream"`
 	Include           []string   `json:"include,omitempty"`
