@@ -51,7 +51,7 @@ func encodeRequest(req provider.Request, o options) ([]byte, error) {
 	if len(r.Tools) > 0 {
 		r.ToolChoice = "auto"
 	}
-	r.Reasoning = reasoning(o)
+	r.Reasoning = reasoning(o, req.Model)
 	head, err := json.Marshal(r)
 	if err != nil {
 		return nil, err
@@ -68,18 +68,31 @@ func encodeRequest(req provider.Request, o options) ([]byte, error) {
 
 // reasoning is the reasoning parameter: the effort when one is set, and
 // summaries for models that reason (others reject the parameter).
-func reasoning(o options) *Reasoning {
+func reasoning(o options, model string) *Reasoning {
 	if !o.reasoningModel {
 		return nil
 	}
 	r := &Reasoning{Summary: "auto"}
 	switch o.effort {
 	case provider.ReasoningOff:
-		r.Effort = "minimal"
+		r.Effort = leastEffort(model)
 	case provider.ReasoningLow, provider.ReasoningMedium, provider.ReasoningHigh:
 		r.Effort = o.effort
 	}
 	return r
+}
+
+// leastEffort is the lowest effort a model takes: "none" from GPT-5.1 on,
+// "minimal" for the GPT-5 family, "low" for the o-series.
+func leastEffort(model string) string {
+	m := bareModel(model)
+	switch {
+	case strings.HasPrefix(m, "gpt-5."):
+		return "none"
+	case strings.HasPrefix(m, "gpt-5"):
+		return "minimal"
+	}
+	return "low"
 }
 
 // tools are the function tools, with write, edit and bash replaced by the

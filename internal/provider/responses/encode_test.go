@@ -150,3 +150,21 @@ func TestCallsWithoutKeptItemsAreFunctionCalls(t *testing.T) {
 		t.Errorf("a model that does not reason got the reasoning parameter: %s", body)
 	}
 }
+
+// --reasoning off asks each model family for its least effort; models that
+// do not reason get no reasoning parameter.
+func TestReasoningEffort(t *testing.T) {
+	for _, c := range []struct{ model, effort, want string }{
+		{"gpt-5.1-codex", provider.ReasoningOff, `"reasoning":{"effort":"none","summary":"auto"}`},
+		{"gpt-5-mini", provider.ReasoningOff, `"reasoning":{"effort":"minimal","summary":"auto"}`},
+		{"o4-mini", provider.ReasoningOff, `"reasoning":{"effort":"low","summary":"auto"}`},
+		{"gpt-5.1", provider.ReasoningHigh, `"reasoning":{"effort":"high","summary":"auto"}`},
+		{"openai/gpt-5.1", "", `"reasoning":{"summary":"auto"}`},
+	} {
+		body, err := encodeRequest(provider.Request{Model: c.model, Messages: []provider.Message{{Role: provider.RoleUser, Content: str("x")}}},
+			(&wire{effort: c.effort}).options(c.model))
+		if err != nil || !bytes.Contains(body, []byte(c.want)) || bytes.Contains(body, []byte(`"max_output_tokens"`)) {
+			t.Errorf("%s %s: %v\n%s", c.model, c.effort, err, body)
+		}
+	}
+}
