@@ -168,3 +168,26 @@ func TestReasoningEffort(t *testing.T) {
 		}
 	}
 }
+
+// bash's result is read back into a shell outcome.
+func TestShellOutput(t *testing.T) {
+	for _, c := range []struct {
+		content, stdout, outcome string
+		code                     int
+	}{
+		{"a\nb\n\nCommand exited with code 2", "a\nb", "exit", 2},
+		{"out\n\nCommand timed out after 1.5 seconds.", "out", "timeout", 0},
+		{"all fine\n", "all fine\n", "exit", 0},
+		{"Error: Tool arguments were invalid; the tool was not executed.", "Error: Tool arguments were invalid; the tool was not executed.", "exit", 1},
+		{"echoed Command exited with code 3 in the middle\nmore", "echoed Command exited with code 3 in the middle\nmore", "exit", 0},
+	} {
+		o := shellOutput(c.content)
+		code := 0
+		if o.Outcome.ExitCode != nil {
+			code = *o.Outcome.ExitCode
+		}
+		if o.Stdout != c.stdout || o.Outcome.Type != c.outcome || code != c.code {
+			t.Errorf("%q: %+v code %d", c.content, o, code)
+		}
+	}
+}

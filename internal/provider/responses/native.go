@@ -3,7 +3,6 @@ package responses
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -145,7 +144,7 @@ func localShellArgs(action jsontext.Value) (bashArgs, error) {
 		b.WriteString("cd " + shellQuote(a.WorkingDirectory) + " && ")
 	}
 	for k, v := range a.Env {
-		if validName.MatchString(k) {
+		if validName(k) {
 			b.WriteString("export " + k + "=" + shellQuote(v) + "; ")
 		}
 	}
@@ -163,7 +162,15 @@ func localShellArgs(action jsontext.Value) (bashArgs, error) {
 	return bashArgs{Command: b.String(), Timeout: seconds(a.TimeoutMS)}, nil
 }
 
-var validName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// validName reports a variable name sh takes.
+func validName(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
 
 func seconds(ms *float64) *float64 {
 	if ms == nil || *ms <= 0 {
@@ -206,27 +213,39 @@ func patchSucceeded(content string) bool {
 	switch {
 	case strings.HasPrefix(content, "Successfully "):
 		return true
-	case strings.HasPrefix(content, "Error"), exitLine.MatchString(content), strings.Contains(content, "\n\nCommand "):
+	case strings.HasPrefix(content, "Error"), strings.Contains(content, "Command exited with code "), strings.Contains(content, "\n\nCommand "):
 		return false
 	}
 	return strings.TrimSpace(content) == "" || content == "(no output)"
 }
 
-var (
-	exitLine    = regexp.MustCompile(`\n*Command exited with code (\d+)$`)
-	timeoutLine = regexp.MustCompile(`\n*Command timed out after [0-9.]+ seconds\.$`)
+// The lines bash ends a failed command's result with (internal/tools).
+const (
+	exitPrefix    = "Command exited with code "
+	timeoutPrefix = "Command timed out after "
 )
+
+// lastLine splits off the final line of content when it starts with
+// prefix, with the blank lines before it; ok is false otherwise.
+func lastLine(content, prefix string) (before, line string, ok bool) {
+	i := strings.LastIndex(content, prefix)
+	if i < 0 || strings.Contains(content[i:], "\n") || i > 0 && content[i-1] != '\n' {
+		return "", "", false
+	}
+	return strings.TrimRight(content[:i], "\n"), content[i:], true
+}
 
 // shellOutput reads bash's result back into a command outcome: the exit
 // code or the timeout bash appends, else exit 0. bash merges stderr into
 // stdout, so stderr stays empty.
 func shellOutput(content string) ShellOutput {
-	if m := exitLine.FindStringSubmatchIndex(content); m != nil {
-		code, _ := strconv.Atoi(content[m[2]:m[3]])
-		return ShellOutput{Stdout: content[:m[0]], Outcome: ShellOutcome{Type: "exit", ExitCode: &code}}
+	if before, line, ok := lastLine(content, exitPrefix); ok {
+		if code, err := strconv.Atoi(strings.TrimPrefix(line, exitPrefix)); err == nil {
+			return ShellOutput{Stdout: before, Outcome: ShellOutcome{Type: "exit", ExitCode: &code}}
+		}
 	}
-	if m := timeoutLine.FindStringIndex(content); m != nil {
-		return ShellOutput{Stdout: content[:m[0]], Outcome: ShellOutcome{Type: "timeout"}}
+	if before, _, ok := lastLine(content, timeoutPrefix); ok {
+		return ShellOutput{Stdout: before, Outcome: ShellOutcome{Type: "timeout"}}
 	}
 	zero := 0
 	if strings.HasPrefix(content, "Error:") {
