@@ -128,11 +128,13 @@ func (a *runner) newClient(httpClient *http.Client) (*provider.Client, error) {
 }
 
 // configureResponses resolves the endpoint and key of the Responses API:
-// OpenAI's by default (OPENAI_API_KEY, else TINY_API_KEY), or any server
-// that speaks it (LM Studio, vLLM, OpenRouter) at TINY_ENDPOINT.
+// OpenAI's by default (OPENAI_API_KEY), or any server that speaks it (LM
+// Studio, vLLM: TINY_API_KEY when it needs one; OpenRouter:
+// OPENROUTER_API_KEY) at TINY_ENDPOINT. As for every provider, a key goes
+// only to its own host.
 func (a *runner) configureResponses() error {
 	a.endpoint = firstNonEmpty(a.io.getenv("TINY_ENDPOINT"), responses.DefaultEndpoint)
-	if provider.IsOpenRouter(a.endpoint) {
+	if !isOpenAI(a.endpoint) {
 		acc, ok := resolveEndpoint(a.endpoint, a.io.getenv)
 		if !ok {
 			return usageErrorf("OPENROUTER_API_KEY is not set: export your OpenRouter key to use its Responses API.")
@@ -142,9 +144,6 @@ func (a *runner) configureResponses() error {
 	}
 	a.access = endpointAccess{name: "openai", keyVar: openaiKeyVar, key: strings.TrimSpace(a.io.getenv(openaiKeyVar))}
 	if a.access.key == "" {
-		a.access = endpointAccess{name: "openai", keyVar: "TINY_API_KEY", key: strings.TrimSpace(a.io.getenv("TINY_API_KEY"))}
-	}
-	if a.access.key == "" && isOpenAI(a.endpoint) {
 		return usageErrorf("OPENAI_API_KEY is not set: export your OpenAI key to use TINY_PROVIDER=openai-responses, or set TINY_ENDPOINT to another server that speaks the Responses API.")
 	}
 	return nil

@@ -113,3 +113,32 @@ func TestResponsesNativeToolsRunAsTinyGoTools(t *testing.T) {
 		}
 	}
 }
+
+// OPENAI_API_KEY goes only to OpenAI: another server that speaks the
+// Responses API gets TINY_API_KEY (or nothing); OpenAI's endpoint without
+// its key is one line that says what to set.
+func TestResponsesKeysStayWithTheirHost(t *testing.T) {
+	srv := providertest.New(t, providertest.Reply{Text: "one"}, providertest.Reply{Text: "two"})
+	base := map[string]string{"TINY_PROVIDER": "openai-responses", "OPENAI_API_KEY": "sk-openai-SECRET-123456", "TINY_MODEL": "gpt-5.1",
+		"TINY_ENDPOINT": srv.URL(), "OTEL_SDK_DISABLED": "true"}
+	c := &cliRun{t: t, dir: t.TempDir(), env: base}
+	if code, _, stderr := c.main("", "hi"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	c.env["TINY_API_KEY"] = "local-token-123456"
+	if code, _, stderr := c.main("", "hi"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	reqs := srv.Requests()
+	if got := reqs[0].Header.Get("Authorization"); got != "" {
+		t.Fatalf("a local server got %q", got)
+	}
+	if got := reqs[1].Header.Get("Authorization"); got != "Bearer local-token-123456" {
+		t.Fatalf("TINY_API_KEY not sent: %q", got)
+	}
+	c = &cliRun{t: t, dir: t.TempDir(), env: map[string]string{"TINY_PROVIDER": "openai-responses", "OTEL_SDK_DISABLED": "true"}}
+	code, _, stderr := c.main("", "hi")
+	if code == 0 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "OPENAI_API_KEY is not set") {
+		t.Fatalf("exit %d: %q", code, stderr)
+	}
+}
