@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -20,9 +21,10 @@ const MaxPauseTurns = 5
 func (c *Client) Stream(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
 	var done Response
 	for turn := 0; ; turn++ {
-		resp, err := c.streamOnce(ctx, req, onDelta)
+		part, err := c.streamOnce(ctx, req, onDelta)
+		resp := part
 		if turn > 0 {
-			resp, err = joinPaused(done, resp, err)
+			resp, err = joinPaused(done, part, err)
 		}
 		if err != nil || resp.FinishReason != FinishPause {
 			return resp, err
@@ -33,12 +35,11 @@ func (c *Client) Stream(ctx context.Context, req Request, onDelta func(Delta)) (
 				Message: fmt.Sprintf("the provider paused the reply %d times (pause_turn); it was not continued further", turn+1)}
 		}
 		done = resp
+		// Only the new part is sent back: the earlier ones are already in
+		// the request. The caller's slice is never appended to.
 		req.Messages = append(slices.Clip(req.Messages), Message{
-			Role: RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls, ReasoningDetails: resp.ReasoningDetails,
+			Role: RoleAssistant, Content: part.Content, ToolCalls: part.ToolCalls, ReasoningDetails: part.ReasoningDetails,
 		})
-		// Later turns append to what this one sent; only the new part is
-		// joined onto done.
-		req.Messages = slices.Clip(req.Messages)
 	}
 }
 
@@ -46,7 +47,8 @@ func (c *Client) Stream(ctx context.Context, req Request, onDelta func(Delta)) (
 // up, so a failed continuation still reports what the paused turns used.
 func joinPaused(prev, next Response, err error) (Response, error) {
 	if err != nil {
-		if pe, ok := err.(*Error); ok {
+		var pe *Error
+		if errors.As(err, &pe) {
 			u := prev.Usage
 			if pe.Usage != nil {
 				u = addUsage(u, *pe.Usage)

@@ -106,8 +106,15 @@ func TestPauseTurnIsBounded(t *testing.T) {
 	if !errors.As(err, &pe) || !strings.Contains(pe.Message, "paused the reply 6 times") || pe.Usage == nil || pe.Usage.Input != 600 {
 		t.Fatalf("err %v", err)
 	}
-	if n := len(srv.Requests()); n != provider.MaxPauseTurns+1 {
-		t.Fatalf("%d requests", n)
+	reqs := srv.Requests()
+	if len(reqs) != provider.MaxPauseTurns+1 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	// Each continuation sends back what came since the last one, once:
+	// the last request holds the paused text five times, not 1+2+3+4+5.
+	last := decodeBody(t, reqs[len(reqs)-1].Body)
+	if n := bytes.Count(reqs[len(reqs)-1].Body, []byte("Searching… ")); n != provider.MaxPauseTurns || len(last.Messages) != 2 {
+		t.Fatalf("the paused text was sent back %d times in %d turns", n, len(last.Messages))
 	}
 }
 
