@@ -27,14 +27,14 @@ type options struct {
 // instructions; the conversation becomes input items, raw items spliced in
 // as received (an encoder would normalize them, and encrypted reasoning is
 // checked byte for byte).
-func encodeRequest(req provider.Request, o options) ([]byte, error) {
+func encodeRequest(req provider.Request, o options, cache *itemCache) ([]byte, error) {
 	var system []string
 	for _, m := range req.Messages {
 		if m.Role == provider.RoleSystem && m.Content != nil {
 			system = append(system, *m.Content)
 		}
 	}
-	items, err := inputItems(req.Messages)
+	items, err := inputItems(req.Messages, cache)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,12 @@ func encodeRequest(req provider.Request, o options) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	body := append(head[:len(head)-1], `,"input":[`...)
+	size := len(head) + 16
+	for _, it := range items {
+		size += len(it) + 1
+	}
+	body := make([]byte, 0, size) // one allocation for a body of any length
+	body = append(append(body, head[:len(head)-1]...), `,"input":[`...)
 	for i, it := range items {
 		if i > 0 {
 			body = append(body, ',')
@@ -149,41 +154,55 @@ func cacheKey(model string, system []string, items []jsontext.Value) string {
 // items (its ReasoningDetails) is sent in the order the model produced
 // them: reasoning and native calls raw, its text and function calls from
 // the session. Results of native calls go back as their output items.
-func inputItems(msgs []provider.Message) ([]jsontext.Value, error) {
+// cache (nil: none) reuses the items of messages the last request had.
+func inputItems(msgs []provider.Message, cache *itemCache) ([]jsontext.Value, error) {
+	if cache != nil {
+		cache.mu.Lock()
+		defer cache.mu.Unlock()
+	}
 	var out []jsontext.Value
 	native := map[string]string{} // call_id -> native item type
-	add := func(v any) error {
-		b, err := json.Marshal(v)
-		if err == nil {
-			out = append(out, b)
-		}
-		return err
-	}
+	n := 0
 	for _, m := range msgs {
-		var err error
-		switch m.Role {
-		case provider.RoleUser:
-			err = add(userMessage(m))
-		case provider.RoleAssistant:
-			var items []jsontext.Value
-			items, err = assistantItems(m, native)
-			out = append(out, items...)
-		case provider.RoleTool:
-			content := ""
-			if m.Content != nil {
-				content = *m.Content
-			}
-			if typ, ok := native[m.ToolCallID]; ok {
-				err = add(nativeOutput(typ, m.ToolCallID, content))
-			} else {
-				err = add(FunctionCallOutput{Type: "function_call_output", CallID: m.ToolCallID, Output: content})
-			}
+		if m.Role == provider.RoleSystem {
+			continue // the instructions
 		}
+		items, err := cache.items(n, m, native, func(own map[string]string) ([]jsontext.Value, error) {
+			return messageItems(m, native, own)
+		})
 		if err != nil {
 			return nil, err
 		}
+		out = append(out, items...)
+		n++
 	}
+	cache.trim(n)
 	return out, nil
+}
+
+// messageItems converts one message; native holds the native calls of
+// the messages before it, own receives those of this one.
+func messageItems(m provider.Message, native, own map[string]string) ([]jsontext.Value, error) {
+	one := func(v any) ([]jsontext.Value, error) {
+		b, err := json.Marshal(v)
+		return []jsontext.Value{b}, err
+	}
+	switch m.Role {
+	case provider.RoleUser:
+		return one(userMessage(m))
+	case provider.RoleAssistant:
+		return assistantItems(m, own)
+	case provider.RoleTool:
+		content := ""
+		if m.Content != nil {
+			content = *m.Content
+		}
+		if typ, ok := native[m.ToolCallID]; ok {
+			return one(nativeOutput(typ, m.ToolCallID, content))
+		}
+		return one(FunctionCallOutput{Type: "function_call_output", CallID: m.ToolCallID, Output: content})
+	}
+	return nil, nil
 }
 
 func userMessage(m provider.Message) InputMessage {

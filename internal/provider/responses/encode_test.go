@@ -2,8 +2,10 @@ package responses
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -52,7 +54,7 @@ func TestNextRequestInputItemByItem(t *testing.T) {
 		{Role: provider.RoleUser, Content: str("thanks")},
 	}
 	tools := []provider.ToolDefinition{{Name: "read"}, {Name: "write"}, {Name: "edit"}, {Name: "bash"}}
-	body, err := encodeRequest(provider.Request{Model: "gpt-5.1", Messages: msgs, Tools: tools}, (&wire{}).options("gpt-5.1"))
+	body, err := encodeRequest(provider.Request{Model: "gpt-5.1", Messages: msgs, Tools: tools}, (&wire{}).options("gpt-5.1"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +136,7 @@ func TestCallsWithoutKeptItemsAreFunctionCalls(t *testing.T) {
 		{Role: provider.RoleAssistant, Content: str("Running."), ToolCalls: []provider.ToolCall{{ID: "c1", Name: "bash", Arguments: `{"command":"ls"}`}}},
 		{Role: provider.RoleTool, ToolCallID: "c1", Content: str("x")},
 	}
-	body, err := encodeRequest(provider.Request{Model: "gpt-4.1", Messages: msgs, Tools: []provider.ToolDefinition{{Name: "bash"}}}, (&wire{}).options("gpt-4.1"))
+	body, err := encodeRequest(provider.Request{Model: "gpt-4.1", Messages: msgs, Tools: []provider.ToolDefinition{{Name: "bash"}}}, (&wire{}).options("gpt-4.1"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +164,7 @@ func TestReasoningEffort(t *testing.T) {
 		{"openai/gpt-5.1", "", `"reasoning":{"summary":"auto"}`},
 	} {
 		body, err := encodeRequest(provider.Request{Model: c.model, Messages: []provider.Message{{Role: provider.RoleUser, Content: str("x")}}},
-			(&wire{effort: c.effort}).options(c.model))
+			(&wire{effort: c.effort}).options(c.model), nil)
 		if err != nil || !bytes.Contains(body, []byte(c.want)) || bytes.Contains(body, []byte(`"max_output_tokens"`)) {
 			t.Errorf("%s %s: %v\n%s", c.model, c.effort, err, body)
 		}
@@ -190,4 +192,41 @@ func TestShellOutput(t *testing.T) {
 			t.Errorf("%q: %+v code %d", c.content, o, code)
 		}
 	}
+}
+
+// The item cache never changes a body: a growing conversation, a changed
+// message and a compaction give the bytes of an uncached encoding.
+func TestItemCacheKeepsBodiesExact(t *testing.T) {
+	r2 := decodeFixture(t, "apply_patch.sse")
+	msgs := []provider.Message{
+		{Role: provider.RoleSystem, Content: str("sys")},
+		{Role: provider.RoleUser, Content: str("go")},
+		{Role: provider.RoleAssistant, ToolCalls: r2.ToolCalls, ReasoningDetails: r2.ReasoningDetails},
+		{Role: provider.RoleTool, ToolCallID: "call_P1", Content: str("Successfully wrote 1 bytes to a.")},
+		{Role: provider.RoleTool, ToolCallID: "call_P2", Content: str("failed")},
+		{Role: provider.RoleTool, ToolCallID: "call_P3", Content: str("")},
+		{Role: provider.RoleAssistant, Content: str("done")},
+		{Role: provider.RoleUser, Content: str("more")},
+	}
+	var w wire
+	check := func(what string, ms []provider.Message) {
+		t.Helper()
+		req := provider.Request{Model: "gpt-5.1", Messages: ms}
+		got, err := w.Encode(req)
+		want, err2 := encodeRequest(req, w.options(req.Model), nil)
+		if err != nil || err2 != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%s: cached body differs:\n got %s\nwant %s", what, got, want)
+		}
+	}
+	for n := 2; n <= len(msgs); n++ {
+		check(fmt.Sprintf("%d messages", n), msgs[:n])
+	}
+	// The call's kept items are lost (another model): its results become
+	// function_call_output although their messages did not change.
+	changed := slices.Clone(msgs)
+	changed[2].ReasoningDetails = nil
+	check("kept items gone", changed)
+	changed[3].Content = str("Successfully wrote 2 bytes to a.")
+	check("a changed result", changed)
+	check("compacted", []provider.Message{msgs[0], {Role: provider.RoleUser, Content: str("[Compacted history]\n...")}, msgs[7]})
 }

@@ -93,6 +93,7 @@ type wire struct {
 	effort    string
 	native    Native
 	maxOutput int
+	cache     itemCache
 }
 
 func (w *wire) URL(endpoint string) (*url.URL, error) {
@@ -106,7 +107,7 @@ func (w *wire) Header(h http.Header, apiKey string) {
 }
 
 func (w *wire) Encode(req provider.Request) ([]byte, error) {
-	return encodeRequest(req, w.options(req.Model))
+	return encodeRequest(req, w.options(req.Model), &w.cache)
 }
 
 func (w *wire) Decode(body io.Reader, apiKey string, onDelta func(provider.Delta)) (provider.Response, error) {
