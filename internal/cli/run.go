@@ -590,7 +590,7 @@ func (a *runner) operate(ctx context.Context, promptText string) error {
 	if !a.flags.json {
 		switch {
 		case res.Completion == session.CompletionTruncated:
-			fmt.Fprintln(a.io.stderr, TruncatedLine)
+			fmt.Fprintln(a.io.stderr, ui.TruncatedLine)
 		case res.Outcome != session.OutcomeCompleted:
 			fmt.Fprintln(a.io.stderr, describeOutcome(res))
 		}
@@ -705,10 +705,6 @@ func exitFor(res agent.Result) error {
 	}
 	return nil
 }
-
-// TruncatedLine is what every mode says of a reply cut off by the token
-// limit while it was calling tools.
-const TruncatedLine = "Stopped: the reply was cut off by the model token limit; its tool calls were not run."
 
 // describeOutcome is the one-line summary of how an operation ended.
 func describeOutcome(res agent.Result) string {

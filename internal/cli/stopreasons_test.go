@@ -13,13 +13,14 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/ui"
 )
 
 // The lines every mode shows for a reply cut off while calling tools and
 // for a reply the model declined (the UI and one-shot print them; ACP ends
 // the prompt with max_tokens and refusal).
 var (
-	cutOffLine   = TruncatedLine
+	cutOffLine   = ui.TruncatedLine
 	declinedLine = "Failed: " + agent.DeclinedPrefix + " (refusal)"
 )
 
