@@ -127,3 +127,24 @@ func splitHandler(data string, i int) http.HandlerFunc {
 		_, _ = w.Write([]byte(data[i:]))
 	}
 }
+
+// A tool_use whose input was given whole goes back with that input.
+func TestWholeToolInputIsSentBack(t *testing.T) {
+	srv := providertest.New(t, providertest.Reply{Body: fixture(t, "tool_use_whole.sse")}, providertest.Reply{Text: "ok"})
+	c := newClient(t, srv, "")
+	resp, err := c.Stream(t.Context(), provider.Request{Model: "claude-sonnet-4-5", Messages: base()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	result := "alpha"
+	msgs := append(base(), provider.Message{Role: provider.RoleAssistant, ToolCalls: resp.ToolCalls},
+		provider.Message{Role: provider.RoleTool, ToolCallID: resp.ToolCalls[0].ID, Content: &result})
+	if _, err := c.Stream(t.Context(), provider.Request{Model: "claude-sonnet-4-5", Messages: msgs}, nil); err != nil {
+		t.Fatal(err)
+	}
+	body := decodeBody(t, srv.Requests()[1].Body)
+	turn := body.Messages[1]
+	if turn.Role != "assistant" || len(turn.Content) != 1 || !bytes.Contains(turn.Content[0], []byte(`"input":{"path":"a.txt"}`)) {
+		t.Fatalf("assistant turn sent back: %s", turn.Content)
+	}
+}
