@@ -159,9 +159,7 @@ func (d *decoder) result() (provider.Response, error) {
 		e.Usage = &usage
 		return provider.Response{}, e
 	}
-	if len(d.items) == 0 {
-		d.fromOutput(f.Output)
-	}
+	d.fromOutput(f.Output)
 	r, refused := d.assemble()
 	r.Usage = usage
 	switch {
@@ -189,14 +187,25 @@ func (d *decoder) result() (provider.Response, error) {
 	return r, nil
 }
 
-// fromOutput takes the items of a terminal response whose stream carried
-// no item events (servers that send the result whole).
+// fromOutput completes the items from the terminal response's output:
+// those the stream never settled with output_item.done (or never
+// announced at all: servers that send the result whole) are taken as
+// given there.
 func (d *decoder) fromOutput(output []jsontext.Value) {
 	for i, raw := range output {
-		var head Item
-		if json.Unmarshal(raw, &head) == nil {
-			d.items[i] = &item{head: head, raw: bytes.Clone(raw), done: true}
+		if it := d.items[i]; it != nil && it.done {
+			continue
 		}
+		var head Item
+		if json.Unmarshal(raw, &head) != nil {
+			continue
+		}
+		it := d.items[i]
+		if it == nil {
+			it = &item{}
+			d.items[i] = it
+		}
+		it.head, it.raw, it.done = head, bytes.Clone(raw), true
 	}
 }
 
