@@ -27,3 +27,16 @@ func TestInsufficientQuotaIsNotRetried(t *testing.T) {
 		t.Fatalf("message %q", pe.Message)
 	}
 }
+
+// OpenAI's refusal field (in place of content) is shown as the reply's
+// text and makes the reply a refusal.
+func TestChatRefusalField(t *testing.T) {
+	body := "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null,\"refusal\":\"I can't\"}}]}\n\n" +
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\" help.\"}}]}\n\n" +
+		"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
+	srv := providertest.New(t, providertest.Reply{Body: body})
+	r, text, err := stream(t, newClient(t, srv, provider.Config{}))
+	if err != nil || r.FinishReason != provider.FinishRefusal || r.StopDetail != "refusal" || *r.Content != "I can't help." || strings.Join(text, "") != "I can't help." {
+		t.Fatalf("%+v %q %v", r, text, err)
+	}
+}
