@@ -73,19 +73,28 @@ var fixtures = map[string]want{
 // Every fixture decodes to the same reply however the stream is split:
 // at every byte, as two reads.
 func TestFixturesSplitAtEveryByte(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.sse"))
+	for _, f := range files {
+		if _, ok := fixtures[filepath.Base(f)]; !ok {
+			t.Errorf("%s has no expected reply", f)
+		}
+	}
 	for name, w := range fixtures {
-		data, err := os.ReadFile(filepath.Join("testdata", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := 0; i <= len(data); i++ {
-			var shown strings.Builder
-			r := io.MultiReader(bytes.NewReader(data[:i]), bytes.NewReader(data[i:]))
-			resp, err := readStream(r, "", func(d provider.Delta) { shown.WriteString(d.Content) })
-			if msg := check(w, resp, err, shown.String()); msg != "" {
-				t.Fatalf("%s split at %d: %s", name, i, msg)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			data, err := os.ReadFile(filepath.Join("testdata", name))
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			for i := 0; i <= len(data); i++ {
+				var shown strings.Builder
+				r := io.MultiReader(bytes.NewReader(data[:i]), bytes.NewReader(data[i:]))
+				resp, err := readStream(r, "", func(d provider.Delta) { shown.WriteString(d.Content) })
+				if msg := check(w, resp, err, shown.String()); msg != "" {
+					t.Fatalf("split at %d: %s", i, msg)
+				}
+			}
+		})
 	}
 }
 
