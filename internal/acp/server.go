@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -353,10 +354,18 @@ func stopReason(res agent.Result) acpsdk.StopReason {
 		return acpsdk.StopReasonCancelled
 	case res.Completion == session.CompletionTruncated, cutOff(res):
 		return acpsdk.StopReasonMaxTokens
+	case declined(res):
+		return acpsdk.StopReasonRefusal
 	}
-	// refusal: no provider tiny-go speaks reports one apart from its
-	// text, so a refused answer ends the turn like any other.
 	return acpsdk.StopReasonEndTurn
+}
+
+// declined reports a run that failed because the model declined to answer
+// (Anthropic's refusal, OpenAI's content_filter): for the editor that is
+// the refusal stop, not an error.
+func declined(res agent.Result) bool {
+	return res.Outcome == session.OutcomeFailed && res.Error != nil &&
+		res.Error.Code == session.CodeModelError && strings.HasPrefix(res.Error.Message, agent.DeclinedPrefix)
 }
 
 // cutOff reports a run that failed because its answer hit the model's
@@ -370,7 +379,7 @@ func cutOff(res agent.Result) bool {
 // runError is the JSON-RPC error of an operation that did not complete.
 func runError(id string, res agent.Result, err error) error {
 	switch {
-	case err == nil && cutOff(res):
+	case err == nil && (cutOff(res) || declined(res)):
 		return nil
 	case errors.Is(err, agent.ErrBusy):
 		return acpsdk.NewInvalidRequest(map[string]any{"error": "a prompt is already running in this session"})

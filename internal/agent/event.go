@@ -126,6 +126,9 @@ type ModelOutcome struct {
 	// ContextWindow of the model, set with PromptTokens on an assistant
 	// step, so a display can show the share of the window in use.
 	ContextWindow int64
+	// ReasoningTokens is the part of the output spent reasoning, when the
+	// provider reports it (display data).
+	ReasoningTokens int64
 }
 
 // ToolInfo identifies one tool execution.

@@ -156,7 +156,8 @@ func TestBadProviderOutcomes(t *testing.T) {
 	}{
 		{"length without calls", providertest.Reply{Text: "partial", FinishReason: "length"}, "cut off by the model token limit"},
 		{"empty reply", providertest.Reply{}, "empty reply"},
-		{"unsupported finish reason", providertest.Reply{Text: "x", FinishReason: "content_filter"}, "unsupported"},
+		{"unsupported finish reason", providertest.Reply{Text: "x", FinishReason: "end_of_world"}, "unsupported"},
+		{"content filter", providertest.Reply{Text: "x", FinishReason: "content_filter"}, "the model declined to answer (content_filter)"},
 		{"rate limited", providertest.Reply{Status: 429}, "429"},
 		{"server error", providertest.Reply{Status: 500}, "500"},
 		{"stream cut", providertest.Reply{Text: "hello world", ChunkSize: 2, Cut: true, After: 2}, "ended before"},

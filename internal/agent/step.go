@@ -105,7 +105,11 @@ func (a *Agent) assistantStep(ctx context.Context, r *run, st *session.State, p 
 	}
 	resp := s.resp
 	if reason := invalidReply(resp, p.StepKind); reason != "" {
-		return a.failStep(ctx, r, op, s, reason, "invalid_response")
+		errType := "invalid_response"
+		if resp.FinishReason == provider.FinishRefusal {
+			errType = "refusal"
+		}
+		return a.failStep(ctx, r, op, s, reason, errType)
 	}
 	if n, max := len(resp.ToolCalls), a.maxToolCalls(); n > max {
 		return a.tooManyCalls(ctx, r, op, s, n, max)
@@ -124,7 +128,7 @@ func (a *Agent) assistantStep(ctx context.Context, r *run, st *session.State, p 
 		fin = &session.OperationFinished{OperationID: op.OperationID, OperationKind: op.Kind, Outcome: session.OutcomeCompleted, Completion: session.CompletionNormal, FinalEntryID: entryID}
 		facts = append(facts, session.Fact{Record: fin})
 	}
-	completed := ModelOutcome{Outcome: "succeeded", Duration: s.dur, Usage: &usage, PromptTokens: resp.Usage.PromptTokens, ContextWindow: a.contextWindow(ctx), Cost: resp.Usage.Cost}
+	completed := ModelOutcome{Outcome: "succeeded", Duration: s.dur, Usage: &usage, PromptTokens: resp.Usage.PromptTokens, ContextWindow: a.contextWindow(ctx), Cost: resp.Usage.Cost, ReasoningTokens: resp.Usage.Reasoning}
 	return a.settleReply(ctx, r, op, s, facts, fin, completed)
 }
 
@@ -176,15 +180,22 @@ func (a *Agent) settleReply(ctx context.Context, r *run, op *session.Operation, 
 	return nil, nil
 }
 
-// failStep commits stepFailed and the failed terminal in one transaction.
+// failStep commits stepFailed and the failed terminal in one transaction,
+// with the usage the failed reply reported (billed, so recorded).
 func (a *Agent) failStep(ctx context.Context, r *run, op *session.Operation, s *sent, reason, errType string) (*Result, error) {
 	e := session.ErrorInfo{Code: session.CodeModelError, Message: reason}
 	fin := &session.OperationFinished{OperationID: op.OperationID, OperationKind: op.Kind, Outcome: session.OutcomeFailed, Error: &e}
-	facts := []session.Fact{
-		{Record: &session.StepFailed{OperationID: op.OperationID, StepID: s.info.StepID, AttemptID: s.info.AttemptID, Error: e}},
-		{Record: fin},
-	}
+	var facts []session.Fact
 	failed := ModelOutcome{Outcome: "failed", Duration: s.dur, ErrorType: errType}
+	billed, ok := billedUsage(s)
+	if ok {
+		usage := sessionUsage(billed)
+		facts = append(facts, session.Fact{Usage: &session.UsageFact{OperationID: op.OperationID, AttemptID: s.info.AttemptID, Usage: usage}})
+		failed.Usage, failed.Cost, failed.ReasoningTokens = &usage, billed.Cost, billed.Reasoning
+	}
+	facts = append(facts,
+		session.Fact{Record: &session.StepFailed{OperationID: op.OperationID, StepID: s.info.StepID, AttemptID: s.info.AttemptID, Error: e}},
+		session.Fact{Record: fin})
 	aborted, err := a.commit(ctx, commitReq{facts: facts, settles: true, events: []Event{ModelCompleted{Model: s.info, Outcome: failed}}})
 	if err != nil {
 		return nil, fmt.Errorf("commit step failure: %w", err)
@@ -192,8 +203,31 @@ func (a *Agent) failStep(ctx context.Context, r *run, op *session.Operation, s *
 	if aborted {
 		return nil, nil
 	}
+	if failed.Usage != nil {
+		r.usage = addUsage(r.usage, *failed.Usage)
+	}
 	delete(r.ownAttempts, s.info.AttemptID)
 	return a.finished(r, fin), nil
+}
+
+// billedUsage is the usage a failed step's reply reported: that of a reply
+// that arrived but cannot settle the step (cut off, declined, invalid), or
+// what a provider error carried. ok is false when nothing was reported.
+func billedUsage(s *sent) (provider.Usage, bool) {
+	u := s.resp.Usage
+	if s.err != nil {
+		var pe *provider.Error
+		if !errors.As(s.err, &pe) || pe.Usage == nil {
+			return provider.Usage{}, false
+		}
+		u = *pe.Usage
+	}
+	for _, n := range []int64{u.Input, u.Output, u.CacheRead, u.CacheWrite} {
+		if n < 0 || n > 1<<53-1 {
+			return provider.Usage{}, false // not recordable (the failure may be just that)
+		}
+	}
+	return u, sessionUsage(u) != session.Usage{}
 }
 
 // abortDurable reports whether the open operation has a committed abort.
@@ -227,6 +261,8 @@ func invalidReply(resp provider.Response, kind session.StepKind) string {
 		if len(resp.ToolCalls) == 0 {
 			return "the reply was cut off by the model token limit"
 		}
+	case provider.FinishRefusal:
+		return DeclinedPrefix + " (" + resp.StopDetail + ")"
 	default:
 		return fmt.Sprintf("unsupported finish reason %q", resp.FinishReason)
 	}
@@ -267,6 +303,11 @@ func assistantEntry(stepID, attemptID string, resp provider.Response) *session.A
 	}
 	return e
 }
+
+// DeclinedPrefix starts the stepFailed message of a reply the model
+// declined to give (Anthropic's refusal, OpenAI's content_filter); the
+// provider's reason follows in parentheses.
+const DeclinedPrefix = "the model declined to answer"
 
 // failureReason is the short, safe text persisted in stepFailed.
 func failureReason(err error) string {

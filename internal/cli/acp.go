@@ -98,7 +98,7 @@ func (b *acpBackend) MissingKey() (string, string) {
 		return "", ""
 	}
 	msg := err.Error()
-	for _, v := range []string{anthropicKeyVar, openRouterKeyVar} {
+	for _, v := range []string{anthropicKeyVar, openRouterKeyVar, openaiKeyVar} {
 		if strings.HasPrefix(msg, v) {
 			return v, msg
 		}

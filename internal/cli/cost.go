@@ -40,12 +40,20 @@ func (c *costLog) event(ev agent.Event) {
 		}
 		c.sum += *ev.Outcome.Cost
 		c.priced++
-		fmt.Fprintf(c.w, "  $%.4f %s\n", *ev.Outcome.Cost, ui.UsageLine(*ev.Outcome.Usage, 0, 0))
+		fmt.Fprintf(c.w, "  $%.4f %s%s\n", *ev.Outcome.Cost, ui.UsageLine(*ev.Outcome.Usage, 0, 0), reasoningPart(ev.Outcome.ReasoningTokens))
 	case agent.OperationCompleted:
 		if c.priced > 0 {
 			fmt.Fprintf(c.w, "cost $%.4f for %d request(s)%s\n", c.sum, c.requests, unpriced(c.requests-c.priced))
 		}
 	}
+}
+
+// reasoningPart names the output tokens spent reasoning, when reported.
+func reasoningPart(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d reasoning)", n)
 }
 
 func unpriced(n int) string {

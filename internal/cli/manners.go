@@ -29,8 +29,11 @@ Environment:
   TINY_ENDPOINT          an OpenAI-compatible base URL (default https://openrouter.ai/api/v1)
   TINY_API_KEY           the bearer token of another endpoint, when it needs one
   TINY_MODEL             the model id (default ` + DefaultModel + `)
-  TINY_PROVIDER          openrouter (default), openai or anthropic (the Messages API)
+  TINY_PROVIDER          openrouter (default), openai, openai-responses (the Responses
+                         API) or anthropic (the Messages API)
   ANTHROPIC_API_KEY      the Anthropic key, for TINY_PROVIDER=anthropic
+  OPENAI_API_KEY         the OpenAI key, for TINY_PROVIDER=openai-responses
+  TINY_NATIVE_TOOLS      auto, on or off: OpenAI's apply_patch and shell tools
   TINY_MCP_CONFIG        the MCP server catalog used by --mcp and 'tiny-go mcp list'
   TINY_CONTEXT_WINDOW, TINY_COMPACT_SHARE, TINY_IDLE_TIMEOUT, TINY_REQUEST_TIMEOUT,
   TINY_REASONING

@@ -10,6 +10,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/provider"
 	"github.com/tiny-agent/tiny-go/internal/provider/anthropic"
+	"github.com/tiny-agent/tiny-go/internal/provider/responses"
 	"github.com/tiny-agent/tiny-go/internal/reasoning"
 )
 
@@ -34,6 +35,9 @@ func (f *providerFlags) register(fl *pflag.FlagSet) {
 // the endpoint is Anthropic's.
 type wireChoice struct {
 	anthropic bool
+	// responses is OpenAI's Responses API (TINY_PROVIDER=openai-responses).
+	responses bool
+	native    responses.Native
 	effort    string
 }
 
@@ -41,6 +45,9 @@ type wireChoice struct {
 func (w wireChoice) identity() agent.Identity {
 	if w.anthropic {
 		return agent.Identity{Adapter: anthropic.AdapterIdentity, RoutingPrefix: anthropic.RoutingPrefix}
+	}
+	if w.responses {
+		return agent.Identity{Adapter: responses.AdapterIdentity, RoutingPrefix: responses.RoutingPrefix}
 	}
 	return agent.Identity{}
 }
@@ -51,11 +58,18 @@ func chooseWire(getenv func(string) string) (wireChoice, error) {
 	switch p := strings.ToLower(strings.TrimSpace(getenv("TINY_PROVIDER"))); p {
 	case "anthropic":
 		w.anthropic = true
+	case "openai-responses":
+		w.responses = true
 	case "", "openrouter", "openai":
 		w.anthropic = anthropic.IsEndpoint(getenv("TINY_ENDPOINT"))
 	default:
-		return w, usageErrorf("TINY_PROVIDER must be openrouter, openai or anthropic, not %q", p)
+		return w, usageErrorf("TINY_PROVIDER must be openrouter, openai, openai-responses or anthropic, not %q", p)
 	}
+	n, err := responses.ParseNative(getenv("TINY_NATIVE_TOOLS"))
+	if err != nil {
+		return w, usageErrorf("TINY_NATIVE_TOOLS (or native_tools): %v", err)
+	}
+	w.native = n
 	return w, nil
 }
 
@@ -71,6 +85,9 @@ func (a *runner) configureProvider() error {
 		return usageErrorf("--reasoning (or TINY_REASONING) must be off, low, medium or high")
 	}
 	a.wire = w
+	if w.responses {
+		return a.configureResponses()
+	}
 	if !w.anthropic {
 		a.endpoint = firstNonEmpty(a.io.getenv("TINY_ENDPOINT"), DefaultEndpoint)
 		acc, ok := resolveEndpoint(a.endpoint, a.io.getenv)
@@ -103,7 +120,42 @@ func (a *runner) newClient(httpClient *http.Client) (*provider.Client, error) {
 	if a.wire.anthropic {
 		return anthropic.New(anthropic.Config{Transport: cfg})
 	}
+	if a.wire.responses {
+		cfg.UsageAccounting = false
+		return responses.New(responses.Config{Transport: cfg, Native: a.wire.native})
+	}
 	return provider.New(cfg)
+}
+
+// configureResponses resolves the endpoint and key of the Responses API:
+// OpenAI's by default (OPENAI_API_KEY), or any server that speaks it (LM
+// Studio, vLLM: TINY_API_KEY when it needs one; OpenRouter:
+// OPENROUTER_API_KEY) at TINY_ENDPOINT. As for every provider, a key goes
+// only to its own host.
+func (a *runner) configureResponses() error {
+	a.endpoint = firstNonEmpty(a.io.getenv("TINY_ENDPOINT"), responses.DefaultEndpoint)
+	if !isOpenAI(a.endpoint) {
+		acc, ok := resolveEndpoint(a.endpoint, a.io.getenv)
+		if !ok {
+			return usageErrorf("OPENROUTER_API_KEY is not set: export your OpenRouter key to use its Responses API.")
+		}
+		a.access = acc
+		return nil
+	}
+	a.access = endpointAccess{name: "openai", keyVar: openaiKeyVar, key: strings.TrimSpace(a.io.getenv(openaiKeyVar))}
+	if a.access.key == "" {
+		return usageErrorf("OPENAI_API_KEY is not set: export your OpenAI key to use TINY_PROVIDER=openai-responses, or set TINY_ENDPOINT to another server that speaks the Responses API.")
+	}
+	return nil
+}
+
+// openaiKeyVar holds the key of OpenAI's own API.
+const openaiKeyVar = "OPENAI_API_KEY"
+
+// isOpenAI reports whether endpoint is OpenAI's own API.
+func isOpenAI(endpoint string) bool {
+	u, err := provider.EndpointURL(endpoint, responses.DefaultEndpoint)
+	return err == nil && (u.Hostname() == "api.openai.com" || strings.HasSuffix(u.Hostname(), ".openai.com"))
 }
 
 // contextWindowLookup finds the model's window the first time it is
@@ -113,8 +165,12 @@ func (a *runner) contextWindowLookup(client *provider.Client) func(context.Conte
 		return func(context.Context) int64 { return anthropicContextWindow }
 	}
 	model := a.model
+	responsesAPI := a.wire.responses
 	return func(ctx context.Context) int64 {
 		n, err := client.ContextWindow(ctx, model)
+		if err != nil && responsesAPI {
+			return responses.ContextWindow(model) // OpenAI's list gives none
+		}
 		if err != nil {
 			return 0
 		}

@@ -449,7 +449,7 @@ func (a *runner) buildAgent(envID string) error {
 		return err
 	}
 	a.bg = bg
-	secretVars := []string{openRouterKeyVar, endpointKeyVar, anthropicKeyVar}
+	secretVars := []string{openRouterKeyVar, endpointKeyVar, anthropicKeyVar, openaiKeyVar}
 	for _, sv := range a.servers {
 		if sv.TokenEnv != "" {
 			secretVars = append(secretVars, sv.TokenEnv)
@@ -601,7 +601,10 @@ func (a *runner) operate(ctx context.Context, promptText string) error {
 	}
 	discarded := a.discardConfigFailure()
 	if !a.flags.json {
-		if res.Outcome != session.OutcomeCompleted {
+		switch {
+		case res.Completion == session.CompletionTruncated:
+			fmt.Fprintln(a.io.stderr, ui.TruncatedLine)
+		case res.Outcome != session.OutcomeCompleted:
 			fmt.Fprintln(a.io.stderr, describeOutcome(res))
 		}
 		if !discarded {
@@ -709,7 +712,9 @@ func (a *runner) close() {
 }
 
 func exitFor(res agent.Result) error {
-	if res.Blocked != "" || res.Outcome != session.OutcomeCompleted {
+	// A reply cut off while calling tools completed (nothing of it ran)
+	// but did not do what was asked: like a cut-off text reply, non-zero.
+	if res.Blocked != "" || res.Outcome != session.OutcomeCompleted || res.Completion == session.CompletionTruncated {
 		return exitError{code: exitFailed}
 	}
 	return nil

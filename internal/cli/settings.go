@@ -190,7 +190,7 @@ func settingDefaults() map[config.Key]string {
 	return map[config.Key]string{
 		config.Model:          DefaultModel,
 		config.Endpoint:       DefaultEndpoint + " (anthropic: the Messages API)",
-		config.Provider:       "openrouter (anthropic when the endpoint is Anthropic's)",
+		config.Provider:       "openrouter (anthropic when the endpoint is Anthropic's); openai-responses for the Responses API",
 		config.Approval:       "ask (interactive), auto (one-shot, --json)",
 		config.Sandbox:        "workspace",
 		config.Network:        "on",
@@ -202,6 +202,8 @@ func settingDefaults() map[config.Key]string {
 		config.HookFailClosed: "false",
 		config.Notify:         "bell (when stderr is a terminal)",
 		config.NotifyAfter:    "30s",
+
+		config.NativeTools: "auto (on for GPT-5.1 and later and the codex models, with openai-responses)",
 	}
 }
 

@@ -48,6 +48,9 @@ const (
 	// Hooks is the [hooks] table: event -> [{matcher, hooks}], the shape
 	// of Claude Code's settings.json (internal/hooks reads it).
 	Hooks Key = "hooks"
+	// NativeTools says when the Responses API offers OpenAI's native
+	// apply_patch and shell tools: auto, on or off.
+	NativeTools Key = "native_tools"
 	// MCPServers is the table of MCP servers ([mcp_servers.<alias>]), an
 	// alternative to the catalog file of $TINY_MCP_CONFIG.
 	MCPServers Key = "mcp_servers"
@@ -55,7 +58,7 @@ const (
 
 // Keys lists the scalar and list settings in the order they are shown.
 var Keys = []Key{Model, Endpoint, Provider, APIKey, Approval, Sandbox, Writable, Network,
-	ContextWindow, CompactShare, Reasoning, IdleTimeout, RequestTimeout, HookFailClosed, Notify, NotifyAfter}
+	ContextWindow, CompactShare, Reasoning, IdleTimeout, RequestTimeout, HookFailClosed, Notify, NotifyAfter, NativeTools}
 
 // EnvVar is the environment variable of a setting, or "".
 func EnvVar(k Key) string {
@@ -82,6 +85,8 @@ func EnvVar(k Key) string {
 		return "TINY_NOTIFY"
 	case NotifyAfter:
 		return "TINY_NOTIFY_AFTER"
+	case NativeTools:
+		return "TINY_NATIVE_TOOLS"
 	case MCPServers:
 		return MCPConfigEnv
 	}
@@ -94,7 +99,7 @@ const MCPConfigEnv = "TINY_MCP_CONFIG"
 
 // KeyVars are the variables an API key is read from, by endpoint: an
 // api_key in a file stands in for whichever of them is unset.
-var KeyVars = []string{"OPENROUTER_API_KEY", "TINY_API_KEY", "ANTHROPIC_API_KEY"}
+var KeyVars = []string{"OPENROUTER_API_KEY", "TINY_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"}
 
 // Kind tells where a value came from.
 type Kind string

@@ -68,6 +68,7 @@ type document struct {
 	Reasoning      *string              `toml:"reasoning"`
 	IdleTimeout    *string              `toml:"idle_timeout"`
 	RequestTimeout *string              `toml:"request_timeout"`
+	NativeTools    *string              `toml:"native_tools"`
 	MCPServers     map[string]serverDoc `toml:"mcp_servers"`
 	HookFailClosed *bool                `toml:"hook_fail_closed"`
 	Notify         *string              `toml:"notify"`
@@ -151,7 +152,7 @@ func Parse(path string, scope Kind, data []byte, perm fs.FileMode, home string) 
 	}{
 		{Model, doc.Model, nonEmpty},
 		{Endpoint, doc.Endpoint, checkURL},
-		{Provider, doc.Provider, oneOf("openrouter", "openai", "anthropic")},
+		{Provider, doc.Provider, oneOf("openrouter", "openai", "openai-responses", "anthropic")},
 		{APIKey, doc.APIKey, func(v string) error {
 			if perm&0o077 != 0 {
 				return fmt.Errorf("a key is only read from a file no one else can read: run chmod 600 %s (the file is %04o), or keep the key in the environment", path, perm)
@@ -169,6 +170,8 @@ func Parse(path string, scope Kind, data []byte, perm fs.FileMode, home string) 
 		{RequestTimeout, doc.RequestTimeout, positiveDuration},
 		{Notify, doc.Notify, oneOf("off", "bell", "osc9", "osc777")},
 		{NotifyAfter, doc.NotifyAfter, positiveDuration},
+
+		{NativeTools, doc.NativeTools, oneOf("auto", "on", "off")},
 	}
 	for _, c := range checks {
 		if err := str(c.k, c.v, c.check); err != nil {

@@ -507,7 +507,7 @@ func (cfg *Config) runAgent(ctx context.Context, t Task, in taskInput, rec *Reco
 		env = append(env, EnvRecord+"="+filepath.Join(root, "exchange.jsonl"))
 	case rec != nil:
 		env = append(env, EnvReplay+"="+filepath.Join(cfg.Replay, t.Name+".json"),
-			"OPENROUTER_API_KEY="+replayKey, "TINY_API_KEY="+replayKey, "ANTHROPIC_API_KEY="+replayKey,
+			"OPENROUTER_API_KEY="+replayKey, "TINY_API_KEY="+replayKey, "ANTHROPIC_API_KEY="+replayKey, "OPENAI_API_KEY="+replayKey,
 			"TINY_ENDPOINT="+replayEndpoint(rec), "TINY_PROVIDER="+rec.Provider)
 	}
 

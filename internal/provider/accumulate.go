@@ -28,6 +28,8 @@ type accumulator struct {
 	// events counts the chunks applied: an error after the first one is
 	// never retried (the reply had begun).
 	events int
+	// refused is set once refusal text arrived.
+	refused bool
 }
 
 func newAccumulator(apiKey string, onDelta func(Delta)) *accumulator {
@@ -56,6 +58,7 @@ func (a *accumulator) addChunk(data []byte) error {
 		if ch.Delta != nil {
 			a.addReasoning(ch.Delta)
 			a.addText(ch.Delta.Content)
+			a.addRefusal(ch.Delta.Refusal)
 			for _, tc := range ch.Delta.ToolCalls {
 				a.addToolCallDelta(tc)
 			}
@@ -88,6 +91,7 @@ func (a *accumulator) addMessage(data []byte) error {
 				a.wholeDetails = bytes.Clone(ch.Message.ReasoningDetails)
 			}
 			a.addText(ch.Message.Content)
+			a.addRefusal(ch.Message.Refusal)
 			for _, tc := range ch.Message.ToolCalls {
 				a.calls = append(a.calls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 			}
@@ -109,6 +113,13 @@ func (a *accumulator) addText(s *string) {
 	a.content.WriteString(*s)
 	if a.onDelta != nil {
 		a.onDelta(Delta{Content: *s})
+	}
+}
+
+func (a *accumulator) addRefusal(s *string) {
+	if s != nil && *s != "" {
+		a.refused = true
+		a.addText(s)
 	}
 }
 
@@ -146,16 +157,23 @@ func (a *accumulator) result() (Response, error) {
 	switch a.finish {
 	case "stop":
 		r.FinishReason = FinishStop
+		if a.refused {
+			r.FinishReason, r.StopDetail = FinishRefusal, "refusal"
+		}
 	case "tool_calls", "function_call":
 		r.FinishReason = FinishToolUse
 	case "length":
 		r.FinishReason = FinishLength
+	case "content_filter":
+		r.FinishReason, r.StopDetail = FinishRefusal, a.finish
 	case "":
 		return Response{}, &Error{Kind: KindMalformedResponse, Message: "provider reply has no finish reason"}
 	default:
+		u := a.usage.normalize()
 		return Response{}, &Error{
 			Kind:    KindUnsupportedFinishReason,
 			Message: fmt.Sprintf("provider finished with unsupported reason %q", sanitize(a.finish, a.apiKey, 40)),
+			Usage:   &u, // billed all the same
 		}
 	}
 	for i := range a.calls {

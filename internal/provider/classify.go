@@ -68,6 +68,7 @@ func classifyStatus(e *Error, header http.Header, body []byte, now time.Time) {
 	switch {
 	case isContextOverflow(e.Status, body):
 		e.Kind = KindContextOverflow
+	case e.Kind == KindQuota:
 	case retryableStatus(e.Status):
 		e.Retryable = true
 		e.RetryAfter = retryAfter(header.Get("Retry-After"), now)

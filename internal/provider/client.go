@@ -179,8 +179,8 @@ func defaultHTTPClient(connect time.Duration) *http.Client {
 // URL returns the chat completions URL with any password redacted.
 func (c *Client) URL() string { return c.url.Redacted() }
 
-// Stream sends one request and reads the reply. See Provider.
-func (c *Client) Stream(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
+// streamOnce sends one request and reads the reply.
+func (c *Client) streamOnce(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
 	body, err := c.encode(req)
 	if err != nil {
 		return Response{}, fmt.Errorf("encode provider request: %w", err)

@@ -192,6 +192,7 @@ func TestFinishReasons(t *testing.T) {
 		{"tool_calls", provider.FinishToolUse},
 		{"function_call", provider.FinishToolUse},
 		{"length", provider.FinishLength},
+		{"content_filter", provider.FinishRefusal},
 	} {
 		srv := providertest.New(t, providertest.Reply{Text: "x", FinishReason: tt.wire})
 		r, _, err := stream(t, newClient(t, srv, provider.Config{}))
@@ -204,14 +205,14 @@ func TestFinishReasons(t *testing.T) {
 	}
 
 	srv := providertest.New(t,
-		providertest.Reply{Text: "x", FinishReason: "content_filter"},
+		providertest.Reply{Text: "x", FinishReason: "end_of_world"},
 		providertest.Reply{Text: "x", OmitFinish: true},
 		providertest.Reply{Text: "x", OmitFinish: true, JSON: true},
 	)
 	c := newClient(t, srv, provider.Config{})
 	_, _, err := stream(t, c)
 	pe := providerError(t, err, provider.KindUnsupportedFinishReason)
-	if pe.Message != `provider finished with unsupported reason "content_filter"` {
+	if pe.Message != `provider finished with unsupported reason "end_of_world"` {
 		t.Errorf("message = %q", pe.Message)
 	}
 	for range 2 {

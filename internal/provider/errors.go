@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"strings"
@@ -32,13 +33,24 @@ func statusError(status int, contentType string, body []byte, apiKey string) *Er
 		e.Kind = KindRateLimited
 	}
 	e.Message = fmt.Sprintf("provider returned HTTP %d", status)
-	if status == http.StatusTooManyRequests {
+	switch {
+	case status == http.StatusTooManyRequests && QuotaExhausted(body):
+		e.Kind = KindQuota
+		e.Message += " (insufficient quota: check the account's plan and billing)"
+	case status == http.StatusTooManyRequests:
 		e.Message += " (rate limited)"
 	}
 	if msg := sanitize(bodyMessage(contentType, body), apiKey, maxSummary); msg != "" {
 		e.Message += ": " + msg
 	}
 	return e
+}
+
+// QuotaExhausted reports an error body that says the account has no
+// credit left (OpenAI sends it as HTTP 429 with code insufficient_quota):
+// waiting does not help, so it is never retried.
+func QuotaExhausted(body []byte) bool {
+	return bytes.Contains(body, []byte("insufficient_quota"))
 }
 
 // bodyMessage extracts the human-readable message of an error body.

@@ -39,7 +39,7 @@ func (c *Client) modelList(ctx context.Context) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, ModelsTimeout)
 	defer cancel()
 	u := *c.url
-	u.Path = strings.TrimSuffix(u.Path, "/chat/completions") + "/models"
+	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/chat/completions"), "/responses") + "/models"
 	u.RawPath = ""
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {

@@ -70,6 +70,9 @@ type Usage struct {
 	// reported it (OpenRouter usage accounting) or a price table knows it;
 	// nil otherwise. Display data only, never part of a fact.
 	Cost *float64
+	// Reasoning is the part of Output the model spent reasoning, when the
+	// provider reports it (display data; Output already includes it).
+	Reasoning int64
 }
 
 // Finish reasons after normalization.
@@ -77,6 +80,14 @@ const (
 	FinishStop    = "stop"
 	FinishToolUse = "toolUse"
 	FinishLength  = "length"
+	// FinishRefusal is a reply the model (or the provider's content
+	// filter) declined to give; Response.StopDetail names the provider's
+	// reason ("refusal", "content_filter"). The agent fails the step with
+	// one line saying so; the text streamed before stays on the screen.
+	FinishRefusal = "refusal"
+	// FinishPause is Anthropic's pause_turn: the Client continues the turn
+	// itself by sending the reply back, so a Provider never returns it.
+	FinishPause = "pause"
 )
 
 // Response is a complete, settled reply. Nothing partial is ever returned
@@ -85,10 +96,13 @@ type Response struct {
 	Content *string
 	// ToolCalls in the order the model produced them.
 	ToolCalls []ToolCall
-	// FinishReason is FinishStop, FinishToolUse or FinishLength; any other
-	// provider value is reported as an *Error instead.
+	// FinishReason is FinishStop, FinishToolUse, FinishLength or
+	// FinishRefusal; any other provider value is reported as an *Error
+	// instead.
 	FinishReason string
-	Usage        Usage
+	// StopDetail is the provider's own word for a FinishRefusal.
+	StopDetail string
+	Usage      Usage
 	// ReasoningDetails are the reply's reasoning_details (or thinking
 	// blocks) as received: a JSON array to send back with this message on
 	// every later request; nil when there were none.
@@ -133,6 +147,9 @@ const (
 	// too long for the model's context window: not a failure of the task,
 	// the agent compacts and continues (runtime.md §1, §4).
 	KindContextOverflow = "context_overflow"
+	// KindQuota is an account without credit (insufficient_quota): never
+	// retried, the message says to check billing.
+	KindQuota = "insufficient_quota"
 )
 
 // Error is a provider failure with a short, safe reason (no response body,
@@ -149,6 +166,9 @@ type Error struct {
 	Retryable bool
 	// RetryAfter is the server's Retry-After (seconds or HTTP date), else 0.
 	RetryAfter time.Duration
+	// Usage is what a reply that failed or was cut off reported it had
+	// used: the provider bills it, so the agent records it (nil: none).
+	Usage *Usage
 }
 
 func (e *Error) Error() string { return e.Message }

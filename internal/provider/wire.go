@@ -119,6 +119,9 @@ type wireDelta struct {
 	// ReasoningDetails is kept raw: a fragment array in a stream, the
 	// array to send back in a whole message.
 	ReasoningDetails jsontext.Value `json:"reasoning_details"`
+	// Refusal is OpenAI's refusal text (in place of content), shown and
+	// kept as the reply's text; the reply is then a FinishRefusal.
+	Refusal *string `json:"refusal"`
 }
 
 type wireToolCallDelta struct {

@@ -83,6 +83,11 @@ type Reply struct {
 	// After is the number of events written before Hang or Cut.
 	After int `json:"after,omitzero"`
 
+	// Items are raw output items of a /responses reply (native calls),
+	// each sent whole as output_item.added and output_item.done after the
+	// tool calls.
+	Items []jsontext.Value `json:"items,omitzero"`
+
 	// Handler, when set, answers the request instead; every other field is
 	// ignored. It cannot be part of a script file.
 	Handler http.HandlerFunc `json:"-"`

@@ -212,7 +212,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	respond := s.respond
 	s.mu.Unlock()
-	if !ok && respond != nil && r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions") {
+	if !ok && respond != nil && r.Method == http.MethodPost && isModelPath(r.URL.Path) {
 		reply, ok = respond(rec), true
 		if err := reply.validate(); err != nil {
 			reply = Reply{Status: http.StatusInternalServerError, Body: "invalid responder reply: " + err.Error(), ContentType: "text/plain"}
@@ -239,6 +239,9 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, index int, reply
 	resp := build(reply, model)
 	if strings.HasSuffix(r.URL.Path, "/messages") {
 		resp = anthropicResponse(reply, model)
+	}
+	if strings.HasSuffix(r.URL.Path, "/responses") {
+		resp = responsesResponse(reply, model)
 	}
 	if reply.Delay > 0 && !s.wait(r, index, time.After(reply.Delay)) {
 		panic(http.ErrAbortHandler)
@@ -353,7 +356,7 @@ func (s *Server) serveModels(w http.ResponseWriter) {
 // isModelPath reports the paths replies answer: Chat Completions and
 // Anthropic's Messages API.
 func isModelPath(path string) bool {
-	return strings.HasSuffix(path, "/chat/completions") || strings.HasSuffix(path, "/messages")
+	return strings.HasSuffix(path, "/chat/completions") || strings.HasSuffix(path, "/messages") || strings.HasSuffix(path, "/responses")
 }
 
 // Respond makes the server compute the reply of every request that finds

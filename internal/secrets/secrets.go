@@ -21,7 +21,7 @@ import (
 )
 
 // ModelKeyVars are the variables that may hold the model's API key.
-var ModelKeyVars = []string{"OPENROUTER_API_KEY", "TINY_API_KEY", "ANTHROPIC_API_KEY"}
+var ModelKeyVars = []string{"OPENROUTER_API_KEY", "TINY_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"}
 
 // mcpConfigVar names the MCP catalog (mcp.md).
 const mcpConfigVar = "TINY_MCP_CONFIG"

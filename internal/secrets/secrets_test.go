@@ -73,7 +73,7 @@ func TestNamesReadsTheMCPCatalog(t *testing.T) {
 	}
 	env := map[string]string{"TINY_MCP_CONFIG": path}
 	got := Names(func(k string) string { return env[k] })
-	want := []string{"OPENROUTER_API_KEY", "TINY_API_KEY", "ANTHROPIC_API_KEY", "A_TOKEN", "B_TOKEN"}
+	want := []string{"OPENROUTER_API_KEY", "TINY_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "A_TOKEN", "B_TOKEN"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("Names = %v, want %v", got, want)
 	}

@@ -79,6 +79,11 @@ func toolStartLine(t agent.ToolInfo, width int) string {
 
 func zeroUsage(u session.Usage) bool { return u == session.Usage{} }
 
+// TruncatedLine is what every mode says of a reply cut off by the token
+// limit while it was calling tools (one-shot on stderr, the UI after the
+// reply; ACP ends the prompt with max_tokens).
+const TruncatedLine = "Stopped: the reply was cut off by the model token limit; its tool calls were not run."
+
 // runOutcomeLine is the line after a run ends, "" for a normal completion.
 func runOutcomeLine(res agent.Result, sessionID string) string {
 	switch {
@@ -89,7 +94,7 @@ func runOutcomeLine(res agent.Result, sessionID string) string {
 	case res.Outcome == session.OutcomeFailed:
 		return "Failed: " + errorInfoText(res.Error)
 	case res.Completion == session.CompletionTruncated:
-		return "Stopped: the reply was cut off by the model token limit."
+		return TruncatedLine
 	}
 	return ""
 }

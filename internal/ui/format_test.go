@@ -196,7 +196,7 @@ func TestOutcomeLines(t *testing.T) {
 		{agent.Result{Outcome: session.OutcomeAborted}, "Aborted."},
 		{agent.Result{Outcome: session.OutcomeFailed, Error: &session.ErrorInfo{Message: "provider request failed"}}, "Failed: provider request failed"},
 		{agent.Result{Outcome: session.OutcomeFailed}, "Failed: the operation failed"},
-		{agent.Result{Outcome: session.OutcomeCompleted, Completion: session.CompletionTruncated}, "Stopped: the reply was cut off by the model token limit."},
+		{agent.Result{Outcome: session.OutcomeCompleted, Completion: session.CompletionTruncated}, "Stopped: the reply was cut off by the model token limit; its tool calls were not run."},
 		{agent.Result{Blocked: "configuration_changed"}, "Blocked (configuration_changed): restore the matching configuration or run: tiny-go session abort s1"},
 	}
 	for _, tt := range tests {

@@ -29,6 +29,9 @@ type event struct {
 type startMessage struct {
 	Model string `json:"model"`
 	Usage *usage `json:"usage"`
+	// Content is usually empty here; a server that gives blocks whole
+	// puts them here, and they are used as given.
+	Content []jsontext.Value `json:"content"`
 }
 
 type eventDelta struct {
@@ -60,6 +63,9 @@ type contentBlock struct {
 	ID       string `json:"id"`
 	Name     string `json:"name"`
 	Thinking string `json:"thinking"`
+	// Input is the tool_use input when it is given whole rather than
+	// streamed as input_json_delta.
+	Input jsontext.Value `json:"input"`
 }
 
 // blockState accumulates one content block.
@@ -69,6 +75,9 @@ type blockState struct {
 	signature strings.Builder
 	id, name  string
 	input     strings.Builder
+	// given is the tool_use input of content_block_start, used when no
+	// input_json_delta follows.
+	given jsontext.Value
 	// raw is the start of a redacted_thinking block, kept as received.
 	raw jsontext.Value
 }
@@ -145,6 +154,11 @@ func (d *decoder) event(data []byte) error {
 		d.started = true
 		d.model = ev.Message.Model
 		d.addUsage(ev.Message.Usage)
+		for i, cb := range ev.Message.Content {
+			if err := d.startBlock(i, cb); err != nil {
+				return err
+			}
+		}
 	case "content_block_start":
 		d.content = true
 		return d.blockStart(ev)
@@ -186,11 +200,16 @@ func (d *decoder) blockStart(ev event) error {
 	if ev.Index == nil || *ev.Index < 0 {
 		return malformed("a content event without an index")
 	}
-	if _, dup := d.blocks[*ev.Index]; dup {
+	return d.startBlock(*ev.Index, ev.ContentBlock)
+}
+
+// startBlock starts the block at index from its (possibly whole) start.
+func (d *decoder) startBlock(index int, raw jsontext.Value) error {
+	if _, dup := d.blocks[index]; dup {
 		return malformed("two content blocks with one index")
 	}
 	var cb contentBlock
-	if err := json.Unmarshal(ev.ContentBlock, &cb); err != nil {
+	if err := json.Unmarshal(raw, &cb); err != nil {
 		return malformed("an invalid content block")
 	}
 	b := &blockState{kind: cb.Type, id: cb.ID, name: cb.Name}
@@ -202,9 +221,13 @@ func (d *decoder) blockStart(ev event) error {
 		b.text.WriteString(cb.Thinking)
 		d.show(provider.Delta{Reasoning: cb.Thinking})
 	case "redacted_thinking":
-		b.raw = bytes.Clone(ev.ContentBlock)
+		b.raw = bytes.Clone(raw)
+	case "tool_use":
+		if cb.Input.Kind() == '{' {
+			b.given = bytes.Clone(cb.Input)
+		}
 	}
-	d.blocks[*ev.Index] = b
+	d.blocks[index] = b
 	return nil
 }
 
@@ -287,6 +310,10 @@ func (d *decoder) streamError(e *apiError) error {
 		}
 	}
 	pe.Retryable = pe.Status != 0 && !d.content
+	if d.started {
+		u := d.usage() // billed even though the reply failed
+		pe.Usage = &u
+	}
 	return pe
 }
 
@@ -298,14 +325,20 @@ func (d *decoder) result() (provider.Response, error) {
 		r.FinishReason = provider.FinishStop
 	case "tool_use":
 		r.FinishReason = provider.FinishToolUse
-	case "max_tokens":
+	case "max_tokens", "model_context_window_exceeded":
 		r.FinishReason = provider.FinishLength
+	case "refusal":
+		r.FinishReason, r.StopDetail = provider.FinishRefusal, d.stop
+	case "pause_turn":
+		r.FinishReason = provider.FinishPause
 	case "":
 		return provider.Response{}, malformed("a reply without a stop reason")
 	default:
+		u := d.usage()
 		return provider.Response{}, &provider.Error{
 			Kind:    provider.KindUnsupportedFinishReason,
 			Message: fmt.Sprintf("provider finished with unsupported reason %q", provider.Sanitize(d.stop, d.apiKey, 40)),
+			Usage:   &u,
 		}
 	}
 	indices := make([]int, 0, len(d.blocks))
@@ -334,7 +367,12 @@ func (d *decoder) result() (provider.Response, error) {
 			}
 			args := b.input.String()
 			if strings.TrimSpace(args) == "" {
-				args = "{}" // a call without parameters streams no input
+				// Input given whole in content_block_start, else a call
+				// without parameters (which streams no input).
+				args = "{}"
+				if b.given != nil {
+					args = string(b.given)
+				}
 			}
 			r.ToolCalls = append(r.ToolCalls, provider.ToolCall{ID: b.id, Name: b.name, Arguments: args})
 		case "thinking":
