@@ -95,7 +95,11 @@ func describe(err error, f failure) string {
 	case f.proc.exited():
 		return fmt.Sprintf("the server exited (%s) before answering %s", f.proc.exitText(), step) + f.proc.seeLog()
 	case seen.status != 0:
-		return fmt.Sprintf("the server answered %s with HTTP %d %s", step, seen.status, http.StatusText(seen.status))
+		cause := fmt.Sprintf("the server answered %s with HTTP %d %s", step, seen.status, http.StatusText(seen.status))
+		if seen.serverText != "" {
+			cause += ": " + clean(seen.serverText, f.token)
+		}
+		return cause
 	case errors.As(err, &dnsErr):
 		return "cannot resolve host " + clean(dnsErr.Name, f.token)
 	case errors.As(err, &certErr), errors.As(err, &authorityErr), errors.As(err, &hostErr):

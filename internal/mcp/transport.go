@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +10,10 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"strings"
 	"sync/atomic"
+
+	"github.com/go-json-experiment/json"
 )
 
 // MaxResponseBytes bounds every response body from an MCP server.
@@ -30,17 +34,21 @@ type observation struct {
 
 // seen is what an observation recorded.
 type seen struct {
-	status   int     // first HTTP error status
+	status int // the latest HTTP error status
+	// serverText is the message of the JSON-RPC error (or the short plain
+	// text) the server sent with that status: its own words for the failure.
+	serverText string
 	tooLarge bool    // a body went past MaxResponseBytes
 	badType  *string // the content type of a 2xx reply that is not MCP's
 }
 
-func (o *observation) sawStatus(code int) {
+// sawStatus records an HTTP error status and the server's text with it.
+// The latest wins: after a fallback, the status of the request that ended
+// the operation is the one to report.
+func (o *observation) sawStatus(code int, text string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.seen.status == 0 {
-		o.seen.status = code
-	}
+	o.seen.status, o.seen.serverText = code, text
 }
 
 // sawContentType records a successful reply that is neither JSON nor an
@@ -117,7 +125,7 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if resp.StatusCode >= 300 && obs != nil {
-		obs.sawStatus(resp.StatusCode)
+		obs.sawStatus(resp.StatusCode, peekErrorText(resp))
 	}
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 && resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusNoContent && resp.ContentLength != 0 && obs != nil && req.Method == http.MethodPost {
 		if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct != "application/json" && ct != "text/event-stream" {
@@ -194,4 +202,51 @@ func newHTTPClient(s Server, base http.RoundTripper, version *atomic.Pointer[str
 			return http.ErrUseLastResponse
 		},
 	}, nil
+}
+
+// forgetStatus drops the recorded status; a nil observation has none.
+func (o *observation) forgetStatus() {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.seen.status, o.seen.serverText = 0, ""
+}
+
+// maxErrorBody bounds what is read of an error reply to find its message.
+const maxErrorBody = 64 << 10
+
+// peekErrorText reads the start of an error reply and puts it back: the SDK
+// drops a JSON-RPC error whose id is null (what TypeScript-SDK servers send
+// with HTTP 400), so its message is taken here. It is the JSON-RPC error's
+// message, or "": other bodies (HTML pages, proxies' text) are never quoted.
+func peekErrorText(resp *http.Response) string {
+	if resp.Body == nil || resp.Body == http.NoBody {
+		return ""
+	}
+	head, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
+	if err != nil {
+		return ""
+	}
+	return errorText(resp.Header.Get("Content-Type"), head)
+}
+
+// errorText finds the server's message in an error body.
+func errorText(contentType string, body []byte) string {
+	if ct, _, _ := mime.ParseMediaType(contentType); ct == "application/json" {
+		var msg struct {
+			Error *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(body, &msg) == nil && msg.Error != nil {
+			return strings.TrimSpace(msg.Error.Message)
+		}
+	}
+	return ""
 }
