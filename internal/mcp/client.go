@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tiny-agent/tiny-go/internal/procs"
@@ -127,6 +129,9 @@ func Connect(ctx context.Context, s Server, opts Options) (*Client, error) {
 	c.adopt(session, hs)
 
 	listed, err := listTools(ctx, session)
+	if noTools(session, err) {
+		listed, err = nil, nil
+	}
 	if err != nil {
 		var ce error
 		var bad *listError
@@ -194,9 +199,12 @@ func (c *Client) dial(ctx context.Context, hs *handshake) (*sdk.ClientSession, e
 		Capabilities: &sdk.ClientCapabilities{},
 	})
 	var transport sdk.Transport
-	if c.proc != nil {
+	switch {
+	case c.proc != nil:
 		transport = &sdk.IOTransport{Reader: c.proc.stdout, Writer: c.proc.stdin}
-	} else {
+	case c.server.SSE:
+		transport = &sdk.SSEClientTransport{Endpoint: c.server.Endpoint, HTTPClient: c.http}
+	default:
 		transport = &sdk.StreamableClientTransport{
 			Endpoint:   c.server.Endpoint,
 			HTTPClient: c.http,
@@ -325,6 +333,18 @@ func (c *Client) watchStdio(session *sdk.ClientSession) {
 	}
 }
 
+// noTools reports a server without tools: it does not declare the tools
+// capability, and says so when asked anyway (method not found).
+func noTools(session *sdk.ClientSession, err error) bool {
+	if err == nil {
+		return false
+	}
+	res := session.InitializeResult()
+	rpcErr := serverError(err)
+	return res != nil && res.Capabilities != nil && res.Capabilities.Tools == nil &&
+		rpcErr != nil && rpcErr.Code == jsonrpc.CodeMethodNotFound
+}
+
 // listError is a tools/list answer that breaks the rules of mcp.md.
 type listError struct{ msg string }
 
@@ -370,34 +390,57 @@ func listTools(ctx context.Context, session *sdk.ClientSession) ([]*sdk.Tool, er
 	}
 }
 
-// offered builds the adapters of the allowlisted tools, in allowlist order.
-// Description and schema limits are checked for these only: a tool that is
-// never offered cannot harm the conversation.
+// offered builds the adapters of the offered tools: the allowlisted ones
+// in allowlist order (each must exist and be valid), or without an
+// allowlist every listed tool in the server's order, where one that breaks
+// the limits is left out with a notice rather than failing the server.
+// disallowedTools are never offered. Limits are checked for offered tools
+// only: a tool that is never offered cannot harm the conversation.
 func (c *Client) offered(listed []*sdk.Tool) ([]*Tool, error) {
 	byName := make(map[string]*sdk.Tool, len(listed))
 	for _, t := range listed {
 		byName[t.Name] = t
 	}
-	out := make([]*Tool, 0, len(c.server.AllowedTools))
-	for _, name := range c.server.AllowedTools {
+	names := c.server.AllowedTools
+	if names == nil {
+		for _, t := range listed {
+			names = append(names, t.Name)
+		}
+	}
+	out := make([]*Tool, 0, len(names))
+	for _, name := range names {
+		if slices.Contains(c.server.DisallowedTools, name) {
+			continue
+		}
 		t, ok := byName[name]
 		if !ok {
 			return nil, fmt.Errorf("MCP allowlisted tool is missing: %s", name)
 		}
-		if len(t.Description) > MaxDescriptionBytes {
-			return nil, fmt.Errorf("tool %q: description is %d bytes (at most %d)", name, len(t.Description), MaxDescriptionBytes)
-		}
-		params, err := validateInputSchema(t.InputSchema)
-		if err != nil {
-			return nil, fmt.Errorf("tool %q: %w", name, err)
-		}
-		tool, err := newTool(c, t.Name, t.Description, params)
-		if err != nil {
+		tool, err := c.adapter(t)
+		switch {
+		case err != nil && c.server.AllowedTools != nil:
 			return nil, err
+		case err != nil:
+			if c.opts.Notice != nil {
+				c.opts.Notice(fmt.Sprintf("MCP %s: tool %s is not offered: %v", c.server.Alias, clean(name, ""), err))
+			}
+		default:
+			out = append(out, tool)
 		}
-		out = append(out, tool)
 	}
 	return out, nil
+}
+
+// adapter checks one listed tool and builds its adapter.
+func (c *Client) adapter(t *sdk.Tool) (*Tool, error) {
+	if len(t.Description) > MaxDescriptionBytes {
+		return nil, fmt.Errorf("tool %q: description is %d bytes (at most %d)", t.Name, len(t.Description), MaxDescriptionBytes)
+	}
+	params, err := validateInputSchema(t.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("tool %q: %w", t.Name, err)
+	}
+	return newTool(c, t.Name, t.Description, params)
 }
 
 // Alias is the server's catalog alias.
@@ -410,7 +453,7 @@ func (c *Client) Protocol() string {
 	return c.protocol
 }
 
-// Tools are the offered (allowlisted) tools, in allowlist order.
+// Tools are the offered tools (see offered).
 func (c *Client) Tools() []tools.Tool {
 	out := make([]tools.Tool, len(c.tools))
 	for i, t := range c.tools {

@@ -102,6 +102,8 @@ type authTransport struct {
 	base   http.RoundTripper
 	origin *url.URL
 	token  string // "" sends no Authorization header
+	// headers are the configured ones, sent to the server's origin only.
+	headers map[string]string
 	// version is the protocol an initialize negotiated, sent as
 	// Mcp-Protocol-Version when the SDK did not set it (see handshake).
 	version *atomic.Pointer[string]
@@ -111,8 +113,11 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	obs := observationFrom(req.Context())
 	ours := sameOrigin(req.URL, t.origin)
 	version := t.version.Load()
-	if ours && (t.token != "" || version != nil && req.Header.Get("Mcp-Protocol-Version") == "") {
+	if ours && (t.token != "" || len(t.headers) > 0 || version != nil && req.Header.Get("Mcp-Protocol-Version") == "") {
 		req = req.Clone(req.Context()) // a RoundTripper must not modify its request
+		for name, value := range t.headers {
+			req.Header.Set(name, value)
+		}
 		if t.token != "" {
 			req.Header.Set("Authorization", "Bearer "+t.token)
 		}
@@ -197,7 +202,7 @@ func newHTTPClient(s Server, base http.RoundTripper, version *atomic.Pointer[str
 		version = new(atomic.Pointer[string])
 	}
 	return &http.Client{
-		Transport: &authTransport{base: base, origin: origin, token: s.bearer(), version: version},
+		Transport: &authTransport{base: base, origin: origin, token: s.bearer(), headers: s.Headers, version: version},
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},
