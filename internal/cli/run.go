@@ -258,7 +258,7 @@ func (a *runner) configure() error {
 	if a.tools, err = tools.Select(a.flags.plugins); err != nil {
 		return usageError{err}
 	}
-	if a.servers, err = configureMCP(a.flags.mcp, a.io); err != nil {
+	if a.servers, err = configureMCP(a.flags.mcp, a.io, a.cwd); err != nil {
 		return usageError{err}
 	}
 	for _, sv := range a.servers {

@@ -50,6 +50,7 @@ type Catalog struct {
 const (
 	TransportHTTP  = "http"  // Streamable HTTP at a URL
 	TransportStdio = "stdio" // a local program spoken to over stdin/stdout
+	TransportSSE   = "sse"   // the older HTTP+SSE transport
 )
 
 // Server is one validated catalog entry. Its token was read from the
@@ -104,10 +105,13 @@ func (s Server) Format(f fmt.State, _ rune) {
 		s.Alias, s.Endpoint, s.TokenEnv, s.AllowedTools, s.CallTimeout)
 }
 
-// Transport is TransportStdio or TransportHTTP.
+// Transport is TransportStdio, TransportHTTP or TransportSSE.
 func (s Server) Transport() string {
-	if s.Command != "" {
+	switch {
+	case s.Command != "":
 		return TransportStdio
+	case s.SSE:
+		return TransportSSE
 	}
 	return TransportHTTP
 }

@@ -493,5 +493,5 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// Transport is TransportStdio or TransportHTTP.
+// Transport is TransportStdio, TransportHTTP or TransportSSE.
 func (c *Client) Transport() string { return c.server.Transport() }
