@@ -71,4 +71,3 @@ func (c Catalog) Merge(lower Catalog) Catalog {
 	slices.SortFunc(out.Servers, func(a, b Server) int { return strings.Compare(a.Alias, b.Alias) })
 	return out
 }
-

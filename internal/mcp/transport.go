@@ -9,8 +9,8 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"sync"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/go-json-experiment/json"
@@ -38,8 +38,8 @@ type seen struct {
 	// serverText is the message of the JSON-RPC error (or the short plain
 	// text) the server sent with that status: its own words for the failure.
 	serverText string
-	tooLarge bool    // a body went past MaxResponseBytes
-	badType  *string // the content type of a 2xx reply that is not MCP's
+	tooLarge   bool    // a body went past MaxResponseBytes
+	badType    *string // the content type of a 2xx reply that is not MCP's
 }
 
 // sawStatus records an HTTP error status and the server's text with it.
