@@ -44,6 +44,7 @@ func mcpOptions(cwd string, io stdio, servers []mcp.Server, sb *sandbox.Sandbox,
 			defer mu.Unlock()
 			fmt.Fprintln(io.stderr, line)
 		},
+		OAuth: mcpOAuth(io, false),
 	}
 }
 
@@ -102,7 +103,7 @@ func newMCPCommand(a *app) *cobra.Command {
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
-	cmd.AddCommand(list, newMCPAddCommand(a), newMCPRemoveCommand(a))
+	cmd.AddCommand(list, newMCPAddCommand(a), newMCPRemoveCommand(a), newMCPLoginCommand(a), newMCPLogoutCommand(a), newMCPCallCommand(a))
 	return cmd
 }
 

@@ -11,9 +11,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tiny-agent/tiny-go/internal/oauth"
 	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
 	"github.com/tiny-agent/tiny-go/internal/tools"
@@ -64,6 +66,18 @@ type Options struct {
 	// Notice receives one line when a server goes away mid-session, once
 	// per server. nil drops it.
 	Notice func(string)
+	// OAuth signs in to remote servers that ask for it (HTTP 401); nil
+	// leaves a 401 to fail the server with its status.
+	OAuth *OAuthOptions
+}
+
+// OAuthOptions say where tokens are kept and how a sign-in may run.
+type OAuthOptions struct {
+	Store *oauth.Store
+	// Interactive lets a 401 start the browser flow (`tiny-go mcp login`);
+	// otherwise it fails with a hint naming that command.
+	Interactive bool
+	Browser     oauth.Browser
 }
 
 func (o Options) connectTimeout() time.Duration {
@@ -80,6 +94,7 @@ type Client struct {
 	http    *http.Client            // remote servers
 	proc    *stdioProcess           // stdio servers
 	version *atomic.Pointer[string] // see handshake.version
+	oauth   auth.OAuthHandler       // remote servers that may sign in
 	tools   []*Tool
 
 	mu       sync.Mutex
@@ -112,6 +127,9 @@ func Connect(ctx context.Context, s Server, opts Options) (*Client, error) {
 			return nil, invalid(doingConnecting, err.Error())
 		}
 		c.http = httpClient
+		if c.oauth, err = newOAuthHandler(s, opts); err != nil {
+			return nil, invalid("signing in", err.Error())
+		}
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, opts.connectTimeout())
@@ -206,8 +224,9 @@ func (c *Client) dial(ctx context.Context, hs *handshake) (*sdk.ClientSession, e
 		transport = &sdk.SSEClientTransport{Endpoint: c.server.Endpoint, HTTPClient: c.http}
 	default:
 		transport = &sdk.StreamableClientTransport{
-			Endpoint:   c.server.Endpoint,
-			HTTPClient: c.http,
+			Endpoint:     c.server.Endpoint,
+			HTTPClient:   c.http,
+			OAuthHandler: c.oauth,
 			// Server-initiated messages are not used; a standing GET stream
 			// would only be one more long-lived body.
 			DisableStandaloneSSE: true,

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tiny-agent/tiny-go/internal/oauth"
 	"github.com/tiny-agent/tiny-go/internal/secrets"
 )
 
@@ -94,6 +95,12 @@ func describe(err error, f failure) string {
 		return "interrupted"
 	case f.proc.exited():
 		return fmt.Sprintf("the server exited (%s) before answering %s", f.proc.exitText(), step) + f.proc.seeLog()
+	case seen.authErr != nil:
+		var login *oauth.LoginNeededError
+		if errors.As(seen.authErr, &login) {
+			return login.Error()
+		}
+		return "signing in: " + clean(seen.authErr.Error(), f.token)
 	case seen.status != 0:
 		cause := fmt.Sprintf("the server answered %s with HTTP %d %s", step, seen.status, http.StatusText(seen.status))
 		if seen.serverText != "" {

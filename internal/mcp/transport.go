@@ -38,6 +38,7 @@ type seen struct {
 	// serverText is the message of the JSON-RPC error (or the short plain
 	// text) the server sent with that status: its own words for the failure.
 	serverText string
+	authErr    error // why signing in failed
 	tooLarge   bool    // a body went past MaxResponseBytes
 	badType    *string // the content type of a 2xx reply that is not MCP's
 }
@@ -207,6 +208,13 @@ func newHTTPClient(s Server, base http.RoundTripper, version *atomic.Pointer[str
 			return http.ErrUseLastResponse
 		},
 	}, nil
+}
+
+// sawAuthError records why a sign-in failed.
+func (o *observation) sawAuthError(err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.seen.authErr = err
 }
 
 // forgetStatus drops the recorded status; a nil observation has none.
