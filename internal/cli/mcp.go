@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
 
+	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
@@ -44,7 +45,30 @@ func mcpOptions(cwd string, io stdio, servers []mcp.Server, sb *sandbox.Sandbox,
 			defer mu.Unlock()
 			fmt.Fprintln(io.stderr, line)
 		},
-		OAuth: mcpOAuth(io, false),
+		OAuth:  mcpOAuth(io, false),
+		Elicit: mcpElicit(io, display),
+	}
+}
+
+// mcpElicit puts a server's form to the user: in the interactive UI while
+// it runs, else on the terminal a line per field; without a terminal it is
+// declined with one line on stderr.
+func mcpElicit(io stdio, display *ui.Observer) mcp.ElicitFunc {
+	return func(ctx context.Context, f mcp.Form) (mcp.ElicitAnswer, error) {
+		ans, err := display.Ask(ctx, ui.FormPrompt(f))
+		switch {
+		case err == nil && ans.Choice == approval.Deny:
+			return mcp.ElicitAnswer{Action: mcp.ElicitDecline}, nil
+		case err == nil:
+			return mcp.ElicitAnswer{Action: mcp.ElicitAccept, Content: f.Defaults()}, nil
+		case !errors.Is(err, ui.ErrNotAttached):
+			return mcp.ElicitAnswer{Action: mcp.ElicitCancel}, nil
+		}
+		if !ui.IsTerminal(io.stdin, io.stderr) {
+			fmt.Fprintf(io.stderr, "MCP %s asked for input (%s); declined: there is no terminal to answer on\n", f.Server, ui.OneLine(f.Message))
+			return mcp.ElicitAnswer{Action: mcp.ElicitDecline}, nil
+		}
+		return ui.AskForm(ctx, io.stdin, io.stderr, f)
 	}
 }
 

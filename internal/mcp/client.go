@@ -66,6 +66,9 @@ type Options struct {
 	// Notice receives one line when a server goes away mid-session, once
 	// per server. nil drops it.
 	Notice func(string)
+	// Elicit puts a server's form to the user; nil declines every form
+	// and says so through Notice (one-shot runs without a terminal).
+	Elicit ElicitFunc
 	// OAuth signs in to remote servers that ask for it (HTTP 401); nil
 	// leaves a 401 to fail the server with its status.
 	OAuth *OAuthOptions
@@ -213,8 +216,12 @@ func (c *Client) dial(ctx context.Context, hs *handshake) (*sdk.ClientSession, e
 		version = "dev"
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: name, Version: version}, &sdk.ClientOptions{
-		// No roots, sampling or elicitation: tiny-go only calls tools.
-		Capabilities: &sdk.ClientCapabilities{},
+		// No roots or sampling: tiny-go calls tools, and answers the
+		// forms a server asks the user to fill in while one runs.
+		Capabilities: &sdk.ClientCapabilities{
+			Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}},
+		},
+		ElicitationHandler: elicitHandler(c.server.Alias, c.opts.Elicit, c.opts.Notice),
 	})
 	var transport sdk.Transport
 	switch {
@@ -227,12 +234,15 @@ func (c *Client) dial(ctx context.Context, hs *handshake) (*sdk.ClientSession, e
 			Endpoint:     c.server.Endpoint,
 			HTTPClient:   c.http,
 			OAuthHandler: c.oauth,
-			// Server-initiated messages are not used; a standing GET stream
-			// would only be one more long-lived body.
-			DisableStandaloneSSE: true,
+			// The standalone GET stream carries requests the server starts
+			// outside a call (elicitation); servers without one say 405.
 		}
 	}
-	transport = &handshakeTransport{inner: transport, hs: hs}
+	if c.proc != nil {
+		transport = &handshakeTransport{inner: transport, hs: hs}
+	} else {
+		ctx = withHandshake(ctx, hs)
+	}
 	type result struct {
 		session *sdk.ClientSession
 		err     error

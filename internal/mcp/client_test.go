@@ -291,7 +291,7 @@ func TestCallReconnectsAfterServerForgetsSession(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		(*current.Load()).ServeHTTP(w, r)
 	}))
-	defer srv.Close()
+	t.Cleanup(srv.Close) // after the client's cleanup, which ends its GET stream
 	c := connect(t, catalogServer(t, "st", entry{URL: srv.URL, AllowedTools: []string{"echo"}}))
 	tool := c.Tools()[0]
 	if res := tool.Run(context.Background(), []byte(`{}`)); res.Content != "ok" {

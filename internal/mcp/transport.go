@@ -126,7 +126,7 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Header.Set("Mcp-Protocol-Version", *version)
 		}
 	}
-	resp, err := t.base.RoundTrip(req)
+	resp, err := roundTripHandshake(req, t.base.RoundTrip)
 	if err != nil {
 		return nil, err
 	}

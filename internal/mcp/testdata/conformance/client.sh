@@ -32,7 +32,11 @@ auth/*)
 initialize) "$TINY_GO" mcp call conf ;;
 tools_call) "$TINY_GO" mcp call conf add_numbers '{"a":5,"b":3}' ;;
 sse-retry) "$TINY_GO" mcp call conf test_reconnection ;;
-elicitation-sep1034-client-defaults) "$TINY_GO" mcp call conf test_client_elicitation_defaults ;;
+elicitation-sep1034-client-defaults)
+	# On a terminal (script(1) gives it one), pressing Enter at each field
+	# takes the form's defaults, and at the end sends them.
+	yes '' | script -qec "'$TINY_GO' mcp call conf test_client_elicitation_defaults" /dev/null
+	;;
 *)
 	echo "client.sh: no tiny-go command for scenario $scenario" >&2
 	exit 2

@@ -23,24 +23,28 @@ function newServer() {
     { description: "Add two numbers", inputSchema: { a: z.number(), b: z.number() } },
     async ({ a, b }) => ({ content: [{ type: "text", text: `sum=${a + b} via ${mode}` }] }),
   );
-  server.registerTool(
-    "ask_name",
-    { description: "Ask the user for a name (elicitation)", inputSchema: {} },
-    async () => {
-      const res = await server.server.elicitInput({
-        message: "What is your name?",
-        requestedSchema: {
-          type: "object",
-          properties: {
-            name: { type: "string", title: "Name", default: "Ada" },
-            age: { type: "integer", title: "Age", default: 36 },
+  // ask_name asks on the call's own stream; ask_later on the standalone
+  // GET stream, as a server does for a request not tied to a call.
+  for (const [name, related] of [["ask_name", true], ["ask_later", false]]) {
+    server.registerTool(
+      name,
+      { description: "Ask the user for a name (elicitation)", inputSchema: {} },
+      async (_args, extra) => {
+        const res = await server.server.elicitInput({
+          message: "What is your name?",
+          requestedSchema: {
+            type: "object",
+            properties: {
+              name: { type: "string", title: "Name", default: "Ada" },
+              age: { type: "integer", title: "Age", default: 36 },
+            },
+            required: ["name"],
           },
-          required: ["name"],
-        },
-      });
-      return { content: [{ type: "text", text: `action=${res.action} content=${JSON.stringify(res.content ?? null)}` }] };
-    },
-  );
+        }, related ? { relatedRequestId: extra.requestId } : undefined);
+        return { content: [{ type: "text", text: `action=${res.action} content=${JSON.stringify(res.content ?? null)}` }] };
+      },
+    );
+  }
   return server;
 }
 
