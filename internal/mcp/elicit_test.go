@@ -41,7 +41,7 @@ func TestElicitationTypeScriptServer(t *testing.T) {
 					t.Fatalf("%s: forms %+v", mode, seen)
 				}
 				// The SDK hands the schema over as a Go map: the order is lost.
-			var names []string
+				var names []string
 				for _, f := range seen[0].Fields {
 					names = append(names, f.Name)
 				}

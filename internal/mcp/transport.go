@@ -38,7 +38,7 @@ type seen struct {
 	// serverText is the message of the JSON-RPC error (or the short plain
 	// text) the server sent with that status: its own words for the failure.
 	serverText string
-	authErr    error // why signing in failed
+	authErr    error   // why signing in failed
 	tooLarge   bool    // a body went past MaxResponseBytes
 	badType    *string // the content type of a 2xx reply that is not MCP's
 }
