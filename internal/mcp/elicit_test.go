@@ -2,9 +2,14 @@ package mcp
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/oauth"
 )
 
 // A TypeScript-SDK server asks for input mid-call: the form reaches the
@@ -51,4 +56,60 @@ func TestElicitationTypeScriptServer(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestParseForm(t *testing.T) {
+	f, err := ParseForm("s", "m", []byte(`{"type":"object","properties":{
+		"color":{"type":"string","oneOf":[{"const":"red"},{"const":"blue"}],"default":"blue"},
+		"n":{"type":"number","default":"x"},"ok":{"type":"boolean","default":true}},"required":["ok"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := f.Defaults()
+	if d["color"] != "blue" || d["ok"] != true || len(d) != 2 {
+		t.Errorf("defaults %v (a default of the wrong type is dropped)", d)
+	}
+	if _, err := f.Fields[0].Parse("green"); err == nil {
+		t.Error("a value outside the enum was taken")
+	}
+	if _, err := ParseForm("s", "m", []byte(`{"type":"object","properties":{"x":{"type":"array"}}}`)); err == nil {
+		t.Error("an array field was taken")
+	}
+}
+
+func FuzzParseForm(f *testing.F) {
+	f.Add([]byte(`{"type":"object","properties":{"a":{"type":"string","default":"x"},"b":{"type":"integer","default":3}},"required":["a"]}`))
+	f.Add([]byte(`{"properties":{"c":{"type":"string","enum":["x","y"],"default":"z"}}}`))
+	f.Fuzz(func(t *testing.T, schema []byte) {
+		form, err := ParseForm("s", "m", schema)
+		if err != nil {
+			return
+		}
+		for _, fl := range form.Fields {
+			if fl.Default == nil {
+				continue
+			}
+			// A default always parses back as its own field's value.
+			if _, err := fl.Parse(fmt.Sprint(fl.Default)); err != nil {
+				t.Fatalf("default %v of %+v does not parse: %v", fl.Default, fl, err)
+			}
+		}
+	})
+}
+
+// A server that asks to sign in fails a run with one line naming the
+// command; the browser is never opened outside `tiny-go mcp login`.
+func TestSignInNeededHint(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://`+r.Host+`/.well-known/oauth-protected-resource/mcp"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	s := catalogServer(t, "docs", entry{URL: srv.URL + "/mcp", TokenEnv: "UNUSED"})
+	s.token, s.TokenEnv = nil, ""
+	_, err := Connect(context.Background(), s, Options{OAuth: &OAuthOptions{Store: &oauth.Store{Dir: t.TempDir()}, Browser: func(context.Context, string) error {
+		t.Error("the browser was opened")
+		return nil
+	}}})
+	assertConnectError(t, err, ErrorConnectionFailed, "MCP docs: connecting: sign-in needed: run `tiny-go mcp login docs`")
 }
