@@ -50,19 +50,35 @@ func mcpOptions(cwd string, io stdio, servers []mcp.Server, sb *sandbox.Sandbox,
 	}
 }
 
+// elicit puts a server's form to the editor over ACP, as a permission
+// question: allow sends the form's defaults, reject declines, and a
+// cancelled question cancels.
+func (e *embedding) elicit(ctx context.Context, f mcp.Form) (mcp.ElicitAnswer, error) {
+	ans, _ := formAnswer(f, func() (approval.Answer, error) { return e.ask(ctx, ui.FormPrompt(f)) })
+	return ans, nil
+}
+
+// formAnswer maps the answer to a form put as a yes/no question.
+func formAnswer(f mcp.Form, ask func() (approval.Answer, error)) (mcp.ElicitAnswer, error) {
+	ans, err := ask()
+	switch {
+	case err != nil:
+		return mcp.ElicitAnswer{Action: mcp.ElicitCancel}, err
+	case ans.Choice == approval.Deny:
+		return mcp.ElicitAnswer{Action: mcp.ElicitDecline}, nil
+	}
+	return mcp.ElicitAnswer{Action: mcp.ElicitAccept, Content: f.Defaults()}, nil
+}
+
 // mcpElicit puts a server's form to the user: in the interactive UI while
 // it runs, else on the terminal a line per field; without a terminal it is
 // declined with one line on stderr.
 func mcpElicit(io stdio, display *ui.Observer) mcp.ElicitFunc {
 	return func(ctx context.Context, f mcp.Form) (mcp.ElicitAnswer, error) {
-		ans, err := display.Ask(ctx, ui.FormPrompt(f))
-		switch {
-		case err == nil && ans.Choice == approval.Deny:
-			return mcp.ElicitAnswer{Action: mcp.ElicitDecline}, nil
-		case err == nil:
-			return mcp.ElicitAnswer{Action: mcp.ElicitAccept, Content: f.Defaults()}, nil
-		case !errors.Is(err, ui.ErrNotAttached):
-			return mcp.ElicitAnswer{Action: mcp.ElicitCancel}, nil
+		ans, err := formAnswer(f, func() (approval.Answer, error) { return display.Ask(ctx, ui.FormPrompt(f)) })
+		if !errors.Is(err, ui.ErrNotAttached) {
+			// An ended question (Esc, Ctrl+C) cancels the form.
+			return ans, nil
 		}
 		if !ui.IsTerminal(io.stdin, io.stderr) {
 			fmt.Fprintf(io.stderr, "MCP %s asked for input (%s); declined: there is no terminal to answer on\n", f.Server, ui.OneLine(f.Message))

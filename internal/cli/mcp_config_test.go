@@ -120,3 +120,32 @@ func TestMCPScopesPrecedence(t *testing.T) {
 		t.Errorf("after remove: %q", stdout)
 	}
 }
+
+// A one-shot run without a terminal declines a server's form and says so
+// in one line; the call goes on with the server's answer to that.
+func TestMCPElicitationDeclinedWithoutTerminal(t *testing.T) {
+	url := startTSMCPServer(t, "stateful")
+	ask, _ := mcp.ToolName("ts", "ask_later")
+	provider := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", ask, `{}`)}},
+		providertest.Reply{Text: "ok"},
+	)
+	c := newCLI(t, provider)
+	c.write(".mcp.json", `{"mcpServers":{"ts":{"type":"http","url":"`+url+`"}}}`)
+	code, _, stderr := c.main("", "--mcp", "ts", "ask me")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "MCP ts asked for input (What is your name?); declined: there is no terminal to answer on\n") {
+		t.Errorf("stderr %q", stderr)
+	}
+	var results []string
+	for _, m := range c.state().Transcript {
+		if m.Role == session.RoleTool {
+			results = append(results, *m.Content)
+		}
+	}
+	if len(results) != 1 || results[0] != "action=decline content=null" {
+		t.Errorf("results %q", results)
+	}
+}

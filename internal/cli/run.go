@@ -347,6 +347,9 @@ func (a *runner) start(ctx context.Context) error {
 	mcpCtx, stopMCPSignals := interruptible(ctx)
 	defer stopMCPSignals()
 	mcpOpts := mcpOptions(a.cwd, a.io, a.servers, a.sandbox, a.procs, a.uiObserver)
+	if a.embed != nil {
+		mcpOpts.Elicit = a.embed.elicit // forms go to the editor (ACP)
+	}
 	for _, s := range a.servers {
 		a.sink.Emit(lifecycle.MCPStarted(s.Alias))
 		t0 := time.Now()
