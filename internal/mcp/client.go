@@ -98,6 +98,7 @@ type Client struct {
 	proc    *stdioProcess           // stdio servers
 	version *atomic.Pointer[string] // see handshake.version
 	oauth   auth.OAuthHandler       // remote servers that may sign in
+	timers  callTimers              // of the calls in flight
 	tools   []*Tool
 
 	mu       sync.Mutex
@@ -221,7 +222,7 @@ func (c *Client) dial(ctx context.Context, hs *handshake) (*sdk.ClientSession, e
 		Capabilities: &sdk.ClientCapabilities{
 			Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}},
 		},
-		ElicitationHandler: elicitHandler(c.server.Alias, c.opts.Elicit, c.opts.Notice),
+		ElicitationHandler: elicitHandler(c.server.Alias, c.opts.Elicit, c.opts.Notice, &c.timers),
 	})
 	var transport sdk.Transport
 	switch {

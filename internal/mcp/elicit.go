@@ -202,8 +202,9 @@ func (f Field) Parse(text string) (any, error) {
 
 // elicitHandler answers a server's elicitation/create: a form goes to ask
 // (nil: declined, and notice says so once per request); a URL request is
-// declined, tiny-go opens no pages for servers.
-func elicitHandler(alias string, ask ElicitFunc, notice func(string)) func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+// declined, tiny-go opens no pages for servers. The calls' timeouts stand
+// still while the user answers.
+func elicitHandler(alias string, ask ElicitFunc, notice func(string), timers *callTimers) func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 	return func(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 		p := req.Params
 		if p.Mode == "url" {
@@ -224,7 +225,9 @@ func elicitHandler(alias string, ask ElicitFunc, notice func(string)) func(conte
 			}
 			return &sdk.ElicitResult{Action: ElicitDecline}, nil
 		}
+		timers.pause()
 		ans, err := ask(ctx, form)
+		timers.resume()
 		if err != nil {
 			return nil, err
 		}

@@ -113,3 +113,26 @@ func TestSignInNeededHint(t *testing.T) {
 	}}})
 	assertConnectError(t, err, ErrorConnectionFailed, "MCP docs: connecting: sign-in needed: run `tiny-go mcp login docs`")
 }
+
+// The call timeout stands still while the user answers: a form answered
+// after longer than the whole timeout still completes the call.
+func TestCallTimeoutPausedWhileAsking(t *testing.T) {
+	url := startTSServer(t, "stateful")
+	release := make(chan struct{})
+	opts := Options{ConnectTimeout: 20 * time.Second, Elicit: func(ctx context.Context, f Form) (ElicitAnswer, error) {
+		<-release
+		return ElicitAnswer{Action: ElicitAccept, Content: f.Defaults()}, nil
+	}}
+	s := catalogServer(t, "ts", entry{URL: url, AllowedTools: []string{"ask_name"}, CallTimeoutMs: 1000})
+	c, err := Connect(context.Background(), s, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// Released only after twice the call timeout has passed.
+	time.AfterFunc(2*time.Second, func() { close(release) })
+	res := c.tools[0].Run(context.Background(), []byte(`{}`))
+	if res.IsError || res.Content != `action=accept content={"age":36,"name":"Ada"}` {
+		t.Fatalf("%+v", res)
+	}
+}
