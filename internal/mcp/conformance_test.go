@@ -20,9 +20,6 @@ var conformanceUnsupported = map[string]string{
 	// SEP-990 enterprise-managed authorization: the client trades an
 	// enterprise IdP's ID token for an ID-JAG; tiny-go has no IdP sign-in.
 	"auth/cross-app-access-complete-flow": "enterprise-managed authorization (SEP-990) is not implemented",
-	// The 2025-03-26 server's metadata names an issuer other than its
-	// origin; the SDK's RFC 8414 issuer check refuses it.
-	"auth/2025-03-26-oauth-metadata-backcompat": "metadata whose issuer differs from the server's origin is refused",
 }
 
 // TestConformanceSuite runs every client scenario of the official MCP

@@ -166,7 +166,7 @@ func (h *Handler) newAuthorizationCode() (auth.OAuthHandler, error) {
 			TokenEndpointAuthMethod: "none",
 		}},
 		RequestRefreshToken: true,
-		Client:              h.opts.HTTP,
+		Client:              newLegacyIssuer(h.opts.HTTP, h.opts.Server),
 		ScopeFilter:         h.scopes,
 		NewTokenSource:      h.persist,
 	}

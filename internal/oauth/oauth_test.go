@@ -9,8 +9,10 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,6 +142,49 @@ func TestConfigValidate(t *testing.T) {
 	for _, c := range []Config{{}, {ClientID: "c"}, {Grant: GrantClientCredentials, ClientID: "c", ClientSecret: "s"}, {Grant: GrantClientCredentials, ClientID: "c", PrivateKeyFile: "k", SigningAlgorithm: "ES256"}} {
 		if err := c.Validate(); err != nil {
 			t.Errorf("%+v: %v", c, err)
+		}
+	}
+}
+
+// A 2025-03-26 server's metadata may name an issuer on a path of its own
+// origin: read as the origin once the server has no protected-resource
+// metadata; an issuer elsewhere, or a server with that metadata, is left
+// for the SDK's check.
+func TestLegacyIssuer(t *testing.T) {
+	var prm int
+	var issuer string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/.well-known/oauth-protected-resource/mcp":
+			w.WriteHeader(prm)
+		case "/.well-known/oauth-authorization-server":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"issuer":%q,"token_endpoint":"x"}`, issuer)
+		}
+	}))
+	defer srv.Close()
+	for _, tt := range []struct {
+		prm          int
+		issuer, want string
+	}{
+		{404, srv.URL + "/oauth", srv.URL},
+		{404, "https://elsewhere.example/oauth", "https://elsewhere.example/oauth"},
+		{200, srv.URL + "/oauth", srv.URL + "/oauth"},
+	} {
+		prm, issuer = tt.prm, tt.issuer
+		c := newLegacyIssuer(srv.Client(), srv.URL+"/mcp")
+		if r, err := c.Get(srv.URL + "/.well-known/oauth-protected-resource/mcp"); err == nil {
+			r.Body.Close()
+		}
+		r, err := c.Get(srv.URL + "/.well-known/oauth-authorization-server")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var meta struct{ Issuer string }
+		err = json.UnmarshalRead(r.Body, &meta, json.MatchCaseInsensitiveNames(true))
+		r.Body.Close()
+		if err != nil || meta.Issuer != tt.want {
+			t.Errorf("prm %d, issuer %s: read %q, want %q (%v)", tt.prm, tt.issuer, meta.Issuer, tt.want, err)
 		}
 	}
 }
