@@ -73,19 +73,6 @@ func parseRemote(s *Server, f serverFile) error {
 	return nil
 }
 
-// secretValues are the values that must never be shown: the token and the
-// configured header values.
-func (s Server) secretValues() []string {
-	var out []string
-	if t := s.bearer(); t != "" {
-		out = append(out, t)
-	}
-	for _, name := range sortedKeys(s.Headers) {
-		out = append(out, s.Headers[name])
-	}
-	return out
-}
-
 func sortedKeys(m map[string]string) []string {
 	return slices.Sorted(maps.Keys(m))
 }
