@@ -229,7 +229,7 @@ func (c *Client) dial(ctx context.Context, hs *handshake) (*sdk.ClientSession, e
 	case c.proc != nil:
 		transport = &sdk.IOTransport{Reader: c.proc.stdout, Writer: c.proc.stdin}
 	case c.server.SSE:
-		transport = &sdk.SSEClientTransport{Endpoint: c.server.Endpoint, HTTPClient: c.http}
+		transport = detached{&sdk.SSEClientTransport{Endpoint: c.server.Endpoint, HTTPClient: c.http}}
 	default:
 		transport = &sdk.StreamableClientTransport{
 			Endpoint:     c.server.Endpoint,
@@ -264,6 +264,16 @@ func (c *Client) dial(ctx context.Context, hs *handshake) (*sdk.ClientSession, e
 		}()
 		return nil, ctx.Err()
 	}
+}
+
+// detached connects its transport with a context that is never
+// cancelled: the older SSE transport ties its event stream, which carries
+// every reply, to that context, and the handshake's ends when it does.
+// dial still gives up on time, and Close ends the stream.
+type detached struct{ sdk.Transport }
+
+func (d detached) Connect(ctx context.Context) (sdk.Connection, error) {
+	return d.Transport.Connect(context.WithoutCancel(ctx))
 }
 
 // adopt makes session the current one.

@@ -60,7 +60,7 @@ func startTSServer(t *testing.T, mode string) string {
 // whose id is null (a stateful one: "Invalid or missing session ID"); the
 // client falls back to initialize, connects, and its tools run.
 func TestTypeScriptSDKServers(t *testing.T) {
-	for _, mode := range []string{"stdio", "stateless", "stateful"} {
+	for _, mode := range []string{"stdio", "stateless", "stateful", "sse"} {
 		t.Run(mode, func(t *testing.T) {
 			var s Server
 			opts := Options{ConnectTimeout: 20 * time.Second}
@@ -75,6 +75,7 @@ func TestTypeScriptSDKServers(t *testing.T) {
 				opts.ConnectTimeout = 20 * time.Second
 			} else {
 				s = catalogServer(t, "ts", entry{URL: startTSServer(t, mode), AllowedTools: []string{"add"}})
+				s.SSE = mode == "sse"
 			}
 			c, err := Connect(context.Background(), s, opts)
 			if err != nil {

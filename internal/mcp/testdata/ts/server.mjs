@@ -3,6 +3,7 @@
 //   stdio      the server on stdin/stdout
 //   stateless  Streamable HTTP without sessions (a fresh transport per request)
 //   stateful   Streamable HTTP with sessions (Mcp-Session-Id)
+//   sse        the older HTTP+SSE transport (GET /sse, POST /messages)
 //   notools    stdio, a server that lists no tools
 // An HTTP server listens on 127.0.0.1 on a free port and prints its URL as
 // the first line of stdout.
@@ -11,6 +12,7 @@ import { randomUUID } from "node:crypto";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 import { z } from "zod";
 
 const mode = process.argv[2] ?? "stdio";
@@ -55,14 +57,14 @@ async function readBody(req) {
   return text ? JSON.parse(text) : undefined;
 }
 
-function listen(handler) {
+function listen(handler, path = "/mcp") {
   const srv = http.createServer((req, res) => {
     handler(req, res).catch((err) => {
       if (!res.headersSent) res.writeHead(500).end(String(err));
     });
   });
   srv.listen(0, "127.0.0.1", () => {
-    process.stdout.write(`http://127.0.0.1:${srv.address().port}/mcp\n`);
+    process.stdout.write(`http://127.0.0.1:${srv.address().port}${path}\n`);
   });
 }
 
@@ -100,6 +102,24 @@ if (mode === "stdio" || mode === "notools") {
     }
     await transport.handleRequest(req, res, body);
   });
+} else if (mode === "sse") {
+  const transports = new Map();
+  listen(async (req, res) => {
+    const url = new URL(req.url, "http://localhost");
+    if (req.method === "GET" && url.pathname === "/sse") {
+      const transport = new SSEServerTransport("/messages", res);
+      transports.set(transport.sessionId, transport);
+      res.on("close", () => transports.delete(transport.sessionId));
+      await newServer().connect(transport);
+      return;
+    }
+    const transport = transports.get(url.searchParams.get("sessionId"));
+    if (req.method !== "POST" || !transport) {
+      res.writeHead(404).end();
+      return;
+    }
+    await transport.handlePostMessage(req, res, await readBody(req));
+  }, "/sse");
 } else {
   console.error(`unknown mode ${mode}`);
   process.exit(2);
