@@ -42,7 +42,9 @@ func TestConformanceSuite(t *testing.T) {
 		t.Fatalf("building tiny-go: %v\n%s", err, out)
 	}
 	cmd := exec.Command(filepath.Join(bin, "node"), filepath.Join(bin, "conformance"), "client",
-		"--command", filepath.Join(dir, "client.sh"), "--suite", "all", "-o", t.TempDir())
+		"--command", filepath.Join(dir, "client.sh"), "--suite", "all", "-o", t.TempDir(),
+		// The scenarios run at once; on a busy machine 30 s per client is short.
+		"--timeout", "120000")
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), "TINY_GO="+tinyGo, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	var out bytes.Buffer
