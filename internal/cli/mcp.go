@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
 
+	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
@@ -44,6 +45,46 @@ func mcpOptions(cwd string, io stdio, servers []mcp.Server, sb *sandbox.Sandbox,
 			defer mu.Unlock()
 			fmt.Fprintln(io.stderr, line)
 		},
+		OAuth:  mcpOAuth(io, false),
+		Elicit: mcpElicit(io, display),
+	}
+}
+
+// elicit puts a server's form to the editor over ACP, as a permission
+// question: allow sends the form's defaults, reject declines, and a
+// cancelled question cancels.
+func (e *embedding) elicit(ctx context.Context, f mcp.Form) (mcp.ElicitAnswer, error) {
+	ans, _ := formAnswer(f, func() (approval.Answer, error) { return e.ask(ctx, ui.FormPrompt(f)) })
+	return ans, nil
+}
+
+// formAnswer maps the answer to a form put as a yes/no question.
+func formAnswer(f mcp.Form, ask func() (approval.Answer, error)) (mcp.ElicitAnswer, error) {
+	ans, err := ask()
+	switch {
+	case err != nil:
+		return mcp.ElicitAnswer{Action: mcp.ElicitCancel}, err
+	case ans.Choice == approval.Deny:
+		return mcp.ElicitAnswer{Action: mcp.ElicitDecline}, nil
+	}
+	return mcp.ElicitAnswer{Action: mcp.ElicitAccept, Content: f.Defaults()}, nil
+}
+
+// mcpElicit puts a server's form to the user: in the interactive UI while
+// it runs, else on the terminal a line per field; without a terminal it is
+// declined with one line on stderr.
+func mcpElicit(io stdio, display *ui.Observer) mcp.ElicitFunc {
+	return func(ctx context.Context, f mcp.Form) (mcp.ElicitAnswer, error) {
+		ans, err := formAnswer(f, func() (approval.Answer, error) { return display.Ask(ctx, ui.FormPrompt(f)) })
+		if !errors.Is(err, ui.ErrNotAttached) {
+			// An ended question (Esc, Ctrl+C) cancels the form.
+			return ans, nil
+		}
+		if !ui.IsTerminal(io.stdin, io.stderr) {
+			fmt.Fprintf(io.stderr, "MCP %s asked for input (%s); declined: there is no terminal to answer on\n", f.Server, ui.OneLine(f.Message))
+			return mcp.ElicitAnswer{Action: mcp.ElicitDecline}, nil
+		}
+		return ui.AskForm(ctx, io.stdin, io.stderr, f)
 	}
 }
 
@@ -77,13 +118,13 @@ func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
 func newMCPCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp",
-		Short: "Check the MCP servers of $TINY_MCP_CONFIG or the settings files",
+		Short: "Manage MCP servers: list (connect and check), add, remove, login, logout",
 		RunE:  runGroup(a),
 	}
 	var asJSON bool
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "Connect to every catalog server and show its transport, result, protocol and allowed tools",
+		Short: "Connect to every configured server and show its transport, result, protocol, tools and source file",
 		Example: `  tiny-go mcp list
   tiny-go mcp list --json`,
 		Args: exactArgs(0, "no arguments"),
@@ -102,7 +143,7 @@ func newMCPCommand(a *app) *cobra.Command {
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
-	cmd.AddCommand(list)
+	cmd.AddCommand(list, newMCPAddCommand(a), newMCPRemoveCommand(a), newMCPLoginCommand(a), newMCPLogoutCommand(a), newMCPCallCommand(a))
 	return cmd
 }
 
@@ -122,8 +163,11 @@ type mcpListEntry struct {
 	Args         []string `json:"args,omitzero"`
 	Status       string   `json:"status"` // "connected" or "failed"
 	Protocol     string   `json:"protocol,omitzero"`
-	AllowedTools []string `json:"allowedTools"`
-	Error        *mcpErr  `json:"error,omitzero"`
+	AllowedTools []string `json:"allowedTools,omitzero"` // absent: every tool
+	// Tools are the offered tools of a connected server.
+	Tools  []string `json:"tools,omitzero"`
+	Source string   `json:"source"`
+	Error  *mcpErr  `json:"error,omitzero"`
 }
 
 type mcpErr struct {
@@ -134,12 +178,12 @@ type mcpErr struct {
 // mcpList connects to every catalog server at once and reports each; it
 // fails (exit 1) when any server does.
 func mcpList(ctx context.Context, io stdio, cwd string, asJSON bool) error {
-	catalog, ok, err := mcpCatalog(io)
-	if !ok {
-		return usageErrorf("%s is not set and no settings file has [mcp_servers]: point it at your MCP catalog, or add [mcp_servers.<alias>] to .tiny-agent/config.toml (see docs/configuration.md)", mcp.ConfigEnv)
-	}
+	catalog, ok, err := mcpCatalog(io, cwd)
 	if err != nil {
 		return err
+	}
+	if !ok {
+		return usageError{errNoMCPServers}
 	}
 	// What a killed tiny-go left running here is stopped first; the
 	// servers started now are recorded like a run's commands.
@@ -161,7 +205,7 @@ func mcpList(ctx context.Context, io stdio, cwd string, asJSON bool) error {
 	entries := make([]mcpListEntry, len(catalog.Servers))
 	var wg sync.WaitGroup
 	for i, s := range catalog.Servers {
-		entries[i] = mcpListEntry{Alias: s.Alias, Transport: s.Transport(), Endpoint: s.Endpoint, Command: s.Command, Args: s.Args, AllowedTools: s.AllowedTools}
+		entries[i] = mcpListEntry{Alias: s.Alias, Transport: s.Transport(), Endpoint: s.Endpoint, Command: s.Command, Args: s.Args, AllowedTools: s.AllowedTools, Source: s.Source}
 		wg.Go(func() {
 			c, err := mcp.Connect(ctx, s, opts)
 			if err != nil {
@@ -174,6 +218,9 @@ func mcpList(ctx context.Context, io stdio, cwd string, asJSON bool) error {
 				return
 			}
 			entries[i].Status, entries[i].Protocol = "connected", c.Protocol()
+			for _, t := range c.Tools() {
+				entries[i].Tools = append(entries[i].Tools, strings.TrimPrefix(t.Definition().Display, "mcp:"+s.Alias+"/"))
+			}
 			c.Close()
 		})
 	}
@@ -209,7 +256,7 @@ func printMCPList(io stdio, path string, entries []mcpListEntry) {
 		return
 	}
 	w := tabwriter.NewWriter(io.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "ALIAS\tTRANSPORT\tTARGET\tRESULT\tALLOWED TOOLS")
+	fmt.Fprintln(w, "ALIAS\tTRANSPORT\tTARGET\tRESULT\tTOOLS\tSOURCE")
 	for _, e := range entries {
 		target := e.Endpoint
 		if e.Transport == mcp.TransportStdio {
@@ -219,7 +266,14 @@ func printMCPList(io stdio, path string, entries []mcpListEntry) {
 		if e.Error != nil {
 			result = "failed"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", e.Alias, e.Transport, target, result, strings.Join(e.AllowedTools, ", "))
+		tools := strings.Join(e.Tools, ", ")
+		if e.Error != nil {
+			tools = strings.Join(e.AllowedTools, ", ")
+		}
+		if tools == "" {
+			tools = "-"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Alias, e.Transport, target, result, tools, e.Source)
 	}
 	w.Flush()
 	for _, e := range entries {

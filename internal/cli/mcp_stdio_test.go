@@ -239,7 +239,7 @@ func TestMCPList(t *testing.T) {
 		}
 	}
 	for alias, want := range map[string]string{
-		"ALIAS": "ALIAS TRANSPORT TARGET RESULT ALLOWED TOOLS",
+		"ALIAS": "ALIAS TRANSPORT TARGET RESULT TOOLS SOURCE",
 		"down":  "down http http://127.0.0.1:1/mcp failed x",
 		"py":    "pyserver.py normal connected (2025-06-18) echo, env",
 		"MCP":   "MCP down: connecting: cannot connect: connection refused",
@@ -274,7 +274,7 @@ func TestMCPList(t *testing.T) {
 	waitGone(t, "the server", readPid(t, filepath.Join(c.dir, "server.pid")))
 
 	delete(c.env, "TINY_MCP_CONFIG")
-	if code, _, stderr := c.main("", "mcp", "list"); code != 2 || !strings.Contains(stderr, "TINY_MCP_CONFIG is not set") {
+	if code, _, stderr := c.main("", "mcp", "list"); code != 2 || !strings.Contains(stderr, "no MCP servers are configured: add one with `tiny-go mcp add") {
 		t.Errorf("without a catalog: exit %d, %q", code, stderr)
 	}
 }

@@ -265,7 +265,7 @@ func (a *runner) configure() error {
 	if a.tools, err = tools.Select(a.flags.plugins); err != nil {
 		return usageError{err}
 	}
-	if a.servers, err = configureMCP(a.flags.mcp, a.io); err != nil {
+	if a.servers, err = configureMCP(a.flags.mcp, a.io, a.cwd); err != nil {
 		return usageError{err}
 	}
 	for _, sv := range a.servers {
@@ -354,6 +354,9 @@ func (a *runner) start(ctx context.Context) error {
 	mcpCtx, stopMCPSignals := interruptible(ctx)
 	defer stopMCPSignals()
 	mcpOpts := mcpOptions(a.cwd, a.io, a.servers, a.sandbox, a.procs, a.uiObserver)
+	if a.embed != nil {
+		mcpOpts.Elicit = a.embed.elicit // forms go to the editor (ACP)
+	}
 	for _, s := range a.servers {
 		a.sink.Emit(lifecycle.MCPStarted(s.Alias))
 		t0 := time.Now()

@@ -157,7 +157,7 @@ func TestStartupErrorsCreateNoSession(t *testing.T) {
 	}{
 		{"unknown plugin", nil, []string{"--plugin", "bash,nope", "hi"}, "Unknown plugin: nope. Available plugins: bash, read, write, edit, bg", 2},
 		{"missing key", map[string]string{"OPENROUTER_API_KEY": "", "TINY_ENDPOINT": ""}, []string{"hi"}, "OPENROUTER_API_KEY", 2},
-		{"mcp without catalog", nil, []string{"--mcp", "docs", "hi"}, "TINY_MCP_CONFIG must be set to use --mcp", 2},
+		{"mcp without catalog", nil, []string{"--mcp", "docs", "hi"}, "no MCP servers are configured", 2},
 		{"json without prompt", nil, []string{"--json"}, "--json requires a one-shot prompt.", 2},
 		{"unknown session", nil, []string{"--session", "01890000-0000-7000-8000-000000000000", "hi"}, "01890000-0000-7000-8000-000000000000", 1},
 	}

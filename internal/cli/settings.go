@@ -98,31 +98,29 @@ func (s stdio) settingSource(k config.Key) config.Source {
 	return s.settings.Source(k)
 }
 
-// mcpCatalog is the MCP catalog in effect: the file of $TINY_MCP_CONFIG,
-// else the [mcp_servers] of the settings files. ok is false without
-// either.
-func mcpCatalog(io stdio) (c mcp.Catalog, ok bool, err error) {
-	if path := io.getenv(mcp.ConfigEnv); path != "" {
-		c, err := mcp.LoadCatalog(path, io.lookupEnv)
-		return c, true, err
-	}
-	if io.settings == nil || len(io.settings.Servers()) == 0 {
-		return mcp.Catalog{}, false, nil
+// settingsMCPCatalog is the [mcp_servers] of the settings files, one
+// scope of the MCP catalog in effect (mcpCatalog).
+func settingsMCPCatalog(io stdio) (c mcp.Catalog, err error) {
+	if io.settings == nil {
+		return mcp.Catalog{}, nil
 	}
 	var files []string
 	for _, sv := range io.settings.Servers() {
 		data := append(append([]byte(`{"servers":{`+strings.TrimSpace(jsonString(sv.Alias))+`:`), sv.JSON...), "}}"...)
 		one, err := mcp.ParseCatalog(data, io.lookupEnv)
 		if err != nil {
-			return mcp.Catalog{}, true, fmt.Errorf("%s: mcp_servers.%s: %w", sv.Source, sv.Alias, err)
+			return mcp.Catalog{}, fmt.Errorf("%s: mcp_servers.%s: %w", sv.Source, sv.Alias, err)
 		}
-		c.Servers = append(c.Servers, one.Servers...)
+		for _, s := range one.Servers {
+			s.Source = mcp.ScopeSettings + ": " + sv.Source.String()
+			c.Servers = append(c.Servers, s)
+		}
 		if !slices.Contains(files, sv.Source.File) {
 			files = append(files, sv.Source.File)
 		}
 	}
 	c.Path = strings.Join(files, ", ")
-	return c, true, nil
+	return c, nil
 }
 
 func jsonString(s string) string {
@@ -130,14 +128,18 @@ func jsonString(s string) string {
 	return string(b)
 }
 
-// configureMCP picks the servers of --mcp from the catalog in effect.
-func configureMCP(flags []string, io stdio) ([]mcp.Server, error) {
-	if len(flags) == 0 || io.getenv(mcp.ConfigEnv) != "" || io.settings == nil || len(io.settings.Servers()) == 0 {
-		return mcp.Configure(flags, io.lookupEnv)
+// configureMCP picks the servers of --mcp from the catalog in effect;
+// without --mcp it reads nothing.
+func configureMCP(flags []string, io stdio, cwd string) ([]mcp.Server, error) {
+	if len(flags) == 0 {
+		return nil, nil
 	}
-	c, _, err := mcpCatalog(io)
+	c, ok, err := mcpCatalog(io, cwd)
 	if err != nil {
 		return nil, err
+	}
+	if !ok {
+		return nil, errNoMCPServers
 	}
 	return mcp.Select(c, flags)
 }

@@ -217,19 +217,23 @@ func TestMCPListFromSettings(t *testing.T) {
 		t.Errorf("%+v", out)
 	}
 
-	// TINY_MCP_CONFIG replaces the files' servers.
+	// TINY_MCP_CONFIG is merged with the files' servers, and wins for an
+	// alias both define; each row names its source.
 	catalog := filepath.Join(t.TempDir(), "mcp.json")
-	if err := os.WriteFile(catalog, []byte(`{"servers":{}}`), 0o600); err != nil {
+	if err := os.WriteFile(catalog, []byte(`{"mcpServers":{"py":{"command":"no-such-server-xyz"}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	c.env["TINY_MCP_CONFIG"] = catalog
-	if code, stdout, _ := c.main("", "mcp", "list"); code != 0 || !strings.Contains(stdout, catalog+" has no servers.") {
+	if code, stdout, _ := c.main("", "mcp", "list"); code != 1 || !strings.Contains(stdout, "no-such-server-xyz") || !strings.Contains(stdout, "env: "+catalog) {
 		t.Errorf("with TINY_MCP_CONFIG: exit %d, %q", code, stdout)
 	}
 	delete(c.env, "TINY_MCP_CONFIG")
+	if code, stdout, _ := c.main("", "mcp", "list"); code != 0 || !strings.Contains(stdout, "settings: "+project+":3") {
+		t.Errorf("source of a settings server: exit %d, %q", code, stdout)
+	}
 
 	// A server the MCP catalog rules refuse is named with its file and line.
-	c.write(".tiny-agent/config.toml", "\n[mcp_servers.bad]\ncommand = \"x\"\n")
+	c.write(".tiny-agent/config.toml", "\n[mcp_servers.bad]\ncommand = \"x\"\nallowedTools = []\n")
 	code, _, stderr = c.main("", "mcp", "list")
 	if code == 0 || !strings.HasPrefix(stderr, "tiny-go: "+project+":2: mcp_servers.bad: ") || !strings.Contains(stderr, "allowedTools") {
 		t.Errorf("bad server: exit %d, %q", code, stderr)

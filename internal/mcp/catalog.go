@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -22,6 +23,7 @@ import (
 	"unicode"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // ConfigEnv names the environment variable holding the catalog path. There
@@ -48,6 +50,7 @@ type Catalog struct {
 const (
 	TransportHTTP  = "http"  // Streamable HTTP at a URL
 	TransportStdio = "stdio" // a local program spoken to over stdin/stdout
+	TransportSSE   = "sse"   // the older HTTP+SSE transport
 )
 
 // Server is one validated catalog entry. Its token was read from the
@@ -65,9 +68,26 @@ type Server struct {
 	PassEnv []string
 	// TokenEnv names the variable holding the bearer token; empty when the
 	// server takes no token.
-	TokenEnv     string
+	TokenEnv string
+	// AllowedTools, when not nil, are the only tools offered (each must
+	// exist); nil offers every tool the server lists.
 	AllowedTools []string
-	CallTimeout  time.Duration
+	// DisallowedTools are never offered.
+	DisallowedTools []string
+	CallTimeout     time.Duration
+	// SSE selects the older HTTP+SSE transport ("type": "sse").
+	SSE bool
+	// Env are literal variables of a stdio server (.mcp.json's "env"),
+	// already expanded.
+	Env map[string]string
+	// Headers are sent with every request to a remote server (.mcp.json's
+	// "headers"), already expanded; their values are treated as secrets.
+	Headers map[string]string
+	// OAuth configures sign-in; nil signs in with the defaults when the
+	// server asks for it.
+	OAuth *OAuthConfig
+	// Source is the file the server was read from, for `mcp list`.
+	Source string
 	// token returns the secret. It is a func because fmt prints a func as
 	// an address whatever the verb and however deeply it is nested, so a
 	// Server printed by mistake never shows the token.
@@ -85,10 +105,13 @@ func (s Server) Format(f fmt.State, _ rune) {
 		s.Alias, s.Endpoint, s.TokenEnv, s.AllowedTools, s.CallTimeout)
 }
 
-// Transport is TransportStdio or TransportHTTP.
+// Transport is TransportStdio, TransportHTTP or TransportSSE.
 func (s Server) Transport() string {
-	if s.Command != "" {
+	switch {
+	case s.Command != "":
 		return TransportStdio
+	case s.SSE:
+		return TransportSSE
 	}
 	return TransportHTTP
 }
@@ -119,10 +142,11 @@ func (s Server) bearer() string {
 
 // AuthHeader is the header that carries the token, or "" without a token.
 func (s Server) AuthHeader() string {
-	if s.token == nil {
-		return ""
+	names := sortedKeys(s.Headers)
+	if s.token != nil {
+		names = append([]string{"Authorization"}, names...)
 	}
-	return "Authorization"
+	return strings.Join(names, ",")
 }
 
 // The catalog's wire shape. Pointers tell a missing member from a zero one.
@@ -131,16 +155,50 @@ type catalogFile struct {
 }
 
 type serverFile struct {
-	URL           *string   `json:"url"`
-	TokenEnv      *string   `json:"tokenEnv"`
-	Command       *string   `json:"command"`
-	Args          *[]string `json:"args"`
-	PassEnv       *[]string `json:"passEnv"`
-	AllowedTools  *[]string `json:"allowedTools"`
-	CallTimeoutMs *int64    `json:"callTimeoutMs"`
+	Type            *string           `json:"type"`
+	Env             map[string]string `json:"env"`
+	Headers         map[string]string `json:"headers"`
+	DisallowedTools *[]string         `json:"disallowedTools"`
+	OAuth           *OAuthConfig      `json:"oauth"`
+	URL             *string           `json:"url"`
+	TokenEnv        *string           `json:"tokenEnv"`
+	Command         *string           `json:"command"`
+	Args            *[]string         `json:"args"`
+	PassEnv         *[]string         `json:"passEnv"`
+	AllowedTools    *[]string         `json:"allowedTools"`
+	CallTimeoutMs   *int64            `json:"callTimeoutMs"`
 }
 
 var envNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+
+// decodeCatalog reads either shape: tiny-go's strict {"servers": ...}, or
+// {"mcpServers": ...} as Claude Code, Cursor and VS Code write it, whose
+// members other tools add (and other top-level members) are ignored.
+func decodeCatalog(data []byte) (catalogFile, error) {
+	var shared struct {
+		MCPServers jsontext.Value `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(data, &shared); err != nil {
+		return catalogFile{}, describeJSONError(err)
+	}
+	var file catalogFile
+	if shared.MCPServers != nil {
+		if err := json.Unmarshal(shared.MCPServers, &file.Servers); err != nil {
+			return catalogFile{}, describeJSONError(err)
+		}
+		if file.Servers == nil {
+			return catalogFile{}, errors.New(`"mcpServers" must be an object`)
+		}
+		return file, nil
+	}
+	if err := json.Unmarshal(data, &file, json.RejectUnknownMembers(true)); err != nil {
+		return catalogFile{}, describeJSONError(err)
+	}
+	if file.Servers == nil {
+		return catalogFile{}, errors.New(`missing "servers" (or "mcpServers") object`)
+	}
+	return file, nil
+}
 
 // LoadCatalog reads and validates the catalog at path. env looks up
 // environment variables (os.LookupEnv in production); every tokenEnv must
@@ -170,12 +228,9 @@ func LoadCatalog(path string, env func(string) (string, bool)) (Catalog, error) 
 // Unknown members, duplicate names, invalid UTF-8 and trailing data are
 // all rejected.
 func ParseCatalog(data []byte, env func(string) (string, bool)) (Catalog, error) {
-	var file catalogFile
-	if err := json.Unmarshal(data, &file, json.RejectUnknownMembers(true)); err != nil {
-		return Catalog{}, describeJSONError(err)
-	}
-	if file.Servers == nil {
-		return Catalog{}, errors.New(`missing "servers" object`)
+	file, err := decodeCatalog(data)
+	if err != nil {
+		return Catalog{}, err
 	}
 	aliases := make([]string, 0, len(file.Servers))
 	for alias := range file.Servers {
@@ -198,7 +253,12 @@ func parseServer(alias string, f serverFile, env func(string) (string, bool)) (S
 		return Server{}, err
 	}
 	s := Server{Alias: alias, CallTimeout: DefaultCallTimeout}
-
+	if err := expandServer(&f, env); err != nil {
+		return Server{}, err
+	}
+	if err := checkServerType(f); err != nil {
+		return Server{}, err
+	}
 	switch {
 	case f.URL == nil && f.Command == nil:
 		return Server{}, errors.New(`either "url" (a remote server) or "command" (a stdio server) is required`)
@@ -209,57 +269,16 @@ func parseServer(alias string, f serverFile, env func(string) (string, bool)) (S
 			return Server{}, err
 		}
 	default:
-		if f.Args != nil || f.PassEnv != nil {
-			return Server{}, errors.New(`"args" and "passEnv" belong to a stdio server ("command")`)
-		}
-		endpoint, err := CanonicalEndpoint(*f.URL)
-		if err != nil {
-			return Server{}, err
-		}
-		s.Endpoint = endpoint
-	}
-
-	if f.TokenEnv != nil {
-		name := *f.TokenEnv
-		if !envNamePattern().MatchString(name) {
-			return Server{}, fmt.Errorf(`"tokenEnv" must match %s`, envNamePattern())
-		}
-		value, ok := env(name)
-		if !ok || value == "" {
-			return Server{}, fmt.Errorf("environment variable %s (tokenEnv) must be set", name)
-		}
-		if !validToken(value) {
-			// Never echo the value: it is a secret.
-			return Server{}, fmt.Errorf("environment variable %s (tokenEnv) holds spaces or control characters", name)
-		}
-		s.TokenEnv = name
-		s.token = func() string { return value }
-	}
-
-	if f.AllowedTools == nil {
-		return Server{}, errors.New(`"allowedTools" is required: list the tools to offer`)
-	}
-	if len(*f.AllowedTools) == 0 {
-		return Server{}, errors.New(`"allowedTools" must name at least one tool`)
-	}
-	seen := make(map[string]bool, len(*f.AllowedTools))
-	for _, tool := range *f.AllowedTools {
-		if tool == "" {
-			return Server{}, errors.New(`"allowedTools" has an empty name`)
-		}
-		if strings.ContainsFunc(tool, unicode.IsControl) {
-			return Server{}, fmt.Errorf(`"allowedTools" entry %q has control characters`, tool)
-		}
-		if seen[tool] {
-			return Server{}, fmt.Errorf(`"allowedTools" lists %q twice`, tool)
-		}
-		seen[tool] = true
-		if _, err := ToolName(alias, tool); err != nil {
+		if err := parseRemote(&s, f); err != nil {
 			return Server{}, err
 		}
 	}
-	s.AllowedTools = slices.Clone(*f.AllowedTools)
-
+	if err := parseToken(&s, f, env); err != nil {
+		return Server{}, err
+	}
+	if err := parseToolLists(&s, f); err != nil {
+		return Server{}, err
+	}
 	if f.CallTimeoutMs != nil {
 		ms := *f.CallTimeoutMs
 		if ms <= 0 || ms > MaxCallTimeout.Milliseconds() {
@@ -270,11 +289,84 @@ func parseServer(alias string, f serverFile, env func(string) (string, bool)) (S
 	return s, nil
 }
 
+func parseToken(s *Server, f serverFile, env func(string) (string, bool)) error {
+	if f.TokenEnv == nil {
+		return nil
+	}
+	name := *f.TokenEnv
+	if !envNamePattern().MatchString(name) {
+		return fmt.Errorf(`"tokenEnv" must match %s`, envNamePattern())
+	}
+	value, ok := env(name)
+	if !ok || value == "" {
+		return fmt.Errorf("environment variable %s (tokenEnv) must be set", name)
+	}
+	if !validToken(value) {
+		// Never echo the value: it is a secret.
+		return fmt.Errorf("environment variable %s (tokenEnv) holds spaces or control characters", name)
+	}
+	s.TokenEnv = name
+	s.token = func() string { return value }
+	return nil
+}
+
+// parseToolLists checks allowedTools (optional: without it every listed
+// tool is offered) and disallowedTools.
+func parseToolLists(s *Server, f serverFile) error {
+	if f.AllowedTools != nil {
+		if len(*f.AllowedTools) == 0 {
+			return errors.New(`"allowedTools" must name at least one tool (leave it out to offer every tool)`)
+		}
+		if err := checkToolList(s.Alias, "allowedTools", *f.AllowedTools); err != nil {
+			return err
+		}
+		s.AllowedTools = slices.Clone(*f.AllowedTools)
+	}
+	if f.DisallowedTools != nil {
+		if err := checkToolList(s.Alias, "disallowedTools", *f.DisallowedTools); err != nil {
+			return err
+		}
+		s.DisallowedTools = slices.Clone(*f.DisallowedTools)
+	}
+	return nil
+}
+
+func checkToolList(alias, member string, tools []string) error {
+	seen := make(map[string]bool, len(tools))
+	for _, tool := range tools {
+		if tool == "" {
+			return fmt.Errorf(`%q has an empty name`, member)
+		}
+		if strings.ContainsFunc(tool, unicode.IsControl) {
+			return fmt.Errorf(`%q entry %q has control characters`, member, tool)
+		}
+		if seen[tool] {
+			return fmt.Errorf(`%q lists %q twice`, member, tool)
+		}
+		seen[tool] = true
+		if _, err := ToolName(alias, tool); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // parseStdio validates the members of a stdio server. A token travels in
 // an HTTP header only; a stdio server gets its variables through passEnv.
 func parseStdio(s *Server, f serverFile) error {
 	if f.TokenEnv != nil {
 		return errors.New(`"tokenEnv" belongs to a remote server ("url"); a stdio server gets variables through "passEnv"`)
+	}
+	if f.Headers != nil || f.OAuth != nil {
+		return errors.New(`"headers" and "oauth" belong to a remote server ("url")`)
+	}
+	for name := range f.Env {
+		if !envNamePattern().MatchString(name) {
+			return fmt.Errorf(`"env" name %q must match %s`, name, envNamePattern())
+		}
+	}
+	if len(f.Env) > 0 {
+		s.Env = maps.Clone(f.Env)
 	}
 	cmd := *f.Command
 	switch {

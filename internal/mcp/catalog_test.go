@@ -58,10 +58,10 @@ func TestParseCatalogRejects(t *testing.T) {
 		name, json, want string
 	}{
 		{"not an object", `[]`, "invalid JSON at /: expected an object"},
-		{"no servers", `{}`, `missing "servers" object`},
-		{"null servers", `{"servers":null}`, `missing "servers" object`},
+		{"no servers", `{}`, `missing "servers" (or "mcpServers") object`},
+		{"null servers", `{"servers":null}`, `missing "servers" (or "mcpServers") object`},
 		{"unknown top-level member", `{"servers":{},"extra":1}`, "invalid JSON at /extra: unknown member"},
-		{"unknown server member", srv(ok + `,"headers":{"X":"y"}`), "invalid JSON at /servers/s/headers: unknown member"},
+		{"unknown server member", srv(ok + `,"header":{"X":"y"}`), "invalid JSON at /servers/s/header: unknown member"},
 		{"literal token member", srv(ok + `,"token":"` + testToken + `"`), "invalid JSON at /servers/s/token: unknown member"},
 		{"case-folded member", srv(`"URL":"https://h","allowedTools":["t"]`), "invalid JSON at /servers/s/URL: unknown member"},
 		{"duplicate server", `{"servers":{"s":{` + ok + `},"s":{` + ok + `}}}`, `duplicate object member name "s"`},
@@ -82,7 +82,7 @@ func TestParseCatalogRejects(t *testing.T) {
 		{"tokenEnv empty value", srv(ok + `,"tokenEnv":"EMPTY"`), "environment variable EMPTY (tokenEnv) must be set"},
 		{"token with space", srv(ok + `,"tokenEnv":"SPACED"`), "holds spaces or control characters"},
 		{"token with newline", srv(ok + `,"tokenEnv":"NEWLINE"`), "holds spaces or control characters"},
-		{"allowedTools missing", srv(`"url":"https://h"`), `"allowedTools" is required`},
+		{"allowedTools empty", srv(`"url":"https://h","allowedTools":[]`), `leave it out to offer every tool`},
 		{"allowedTools empty", srv(`"url":"https://h","allowedTools":[]`), `"allowedTools" must name at least one tool`},
 		{"allowedTools not strings", srv(`"url":"https://h","allowedTools":[1]`), "expected a string"},
 		{"allowedTools empty name", srv(`"url":"https://h","allowedTools":[""]`), "has an empty name"},
@@ -98,8 +98,8 @@ func TestParseCatalogRejects(t *testing.T) {
 		{"alias comma", `{"servers":{"a,b":{` + ok + `}}}`, "must not contain a comma"},
 		{"alias space", `{"servers":{"a b":{` + ok + `}}}`, "must not contain spaces"},
 		{"url and command", srv(ok + `,"command":"npx"`), `"url" and "command" exclude each other`},
-		{"args on a remote server", srv(ok + `,"args":["x"]`), `"args" and "passEnv" belong to a stdio server`},
-		{"passEnv on a remote server", srv(ok + `,"passEnv":["X"]`), `"args" and "passEnv" belong to a stdio server`},
+		{"args on a remote server", srv(ok + `,"args":["x"]`), `"args", "env" and "passEnv" belong to a stdio server`},
+		{"passEnv on a remote server", srv(ok + `,"passEnv":["X"]`), `"args", "env" and "passEnv" belong to a stdio server`},
 		{"command empty", srv(`"command":"","allowedTools":["t"]`), `"command" must not be empty`},
 		{"command relative path", srv(`"command":"./server","allowedTools":["t"]`), `must be an absolute path or a name looked up on PATH`},
 		{"command control", srv(`"command":"a\u0000b","allowedTools":["t"]`), `"command" has control characters`},
@@ -107,7 +107,13 @@ func TestParseCatalogRejects(t *testing.T) {
 		{"passEnv pattern", srv(`"command":"npx","passEnv":["A-B"],"allowedTools":["t"]`), `"passEnv" entry "A-B" must match`},
 		{"passEnv twice", srv(`"command":"npx","passEnv":["A","A"],"allowedTools":["t"]`), `"passEnv" lists "A" twice`},
 		{"args NUL", srv(`"command":"npx","args":["a\u0000"],"allowedTools":["t"]`), `"args" has an argument with a NUL byte`},
-		{"stdio allowedTools missing", srv(`"command":"npx"`), `"allowedTools" is required`},
+		{"disallowedTools twice", srv(`"command":"npx","disallowedTools":["a","a"]`), `"disallowedTools" lists "a" twice`},
+		{"bad type", srv(`"command":"npx","type":"ws"`), `"type" must be "stdio", "http" or "sse"`},
+		{"stdio type with url", srv(`"url":"https://h","type":"stdio"`), `"type": "stdio" needs "command"`},
+		{"headers on stdio", srv(`"command":"npx","headers":{"A":"b"}`), `"headers" and "oauth" belong to a remote server`},
+		{"bad header value", srv(`"url":"https://h","headers":{"A":"b\r\nc"}`), `"headers" value of A has control characters`},
+		{"unset variable", srv(`"url":"https://h/${NOPE_NOT_SET}"`), `environment variable NOPE_NOT_SET is not set`},
+		{"client credentials without secret", srv(`"url":"https://h","oauth":{"grant":"client_credentials","clientId":"x"}`), `needs either "clientSecret" or "privateKeyFile"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

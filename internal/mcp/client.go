@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tiny-agent/tiny-go/internal/oauth"
 	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
 	"github.com/tiny-agent/tiny-go/internal/tools"
@@ -62,6 +66,21 @@ type Options struct {
 	// Notice receives one line when a server goes away mid-session, once
 	// per server. nil drops it.
 	Notice func(string)
+	// Elicit puts a server's form to the user; nil declines every form
+	// and says so through Notice (one-shot runs without a terminal).
+	Elicit ElicitFunc
+	// OAuth signs in to remote servers that ask for it (HTTP 401); nil
+	// leaves a 401 to fail the server with its status.
+	OAuth *OAuthOptions
+}
+
+// OAuthOptions say where tokens are kept and how a sign-in may run.
+type OAuthOptions struct {
+	Store *oauth.Store
+	// Interactive lets a 401 start the browser flow (`tiny-go mcp login`);
+	// otherwise it fails with a hint naming that command.
+	Interactive bool
+	Browser     oauth.Browser
 }
 
 func (o Options) connectTimeout() time.Duration {
@@ -78,6 +97,8 @@ type Client struct {
 	http    *http.Client            // remote servers
 	proc    *stdioProcess           // stdio servers
 	version *atomic.Pointer[string] // see handshake.version
+	oauth   auth.OAuthHandler       // remote servers that may sign in
+	timers  callTimers              // of the calls in flight
 	tools   []*Tool
 
 	mu       sync.Mutex
@@ -110,6 +131,9 @@ func Connect(ctx context.Context, s Server, opts Options) (*Client, error) {
 			return nil, invalid(doingConnecting, err.Error())
 		}
 		c.http = httpClient
+		if c.oauth, err = newOAuthHandler(s, opts); err != nil {
+			return nil, invalid("signing in", err.Error())
+		}
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, opts.connectTimeout())
@@ -127,6 +151,9 @@ func Connect(ctx context.Context, s Server, opts Options) (*Client, error) {
 	c.adopt(session, hs)
 
 	listed, err := listTools(ctx, session)
+	if noTools(session, err) {
+		listed, err = nil, nil
+	}
 	if err != nil {
 		var ce error
 		var bad *listError
@@ -190,22 +217,33 @@ func (c *Client) dial(ctx context.Context, hs *handshake) (*sdk.ClientSession, e
 		version = "dev"
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: name, Version: version}, &sdk.ClientOptions{
-		// No roots, sampling or elicitation: tiny-go only calls tools.
-		Capabilities: &sdk.ClientCapabilities{},
+		// No roots or sampling: tiny-go calls tools, and answers the
+		// forms a server asks the user to fill in while one runs.
+		Capabilities: &sdk.ClientCapabilities{
+			Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}},
+		},
+		ElicitationHandler: elicitHandler(c.server.Alias, c.opts.Elicit, c.opts.Notice, &c.timers),
 	})
 	var transport sdk.Transport
-	if c.proc != nil {
+	switch {
+	case c.proc != nil:
 		transport = &sdk.IOTransport{Reader: c.proc.stdout, Writer: c.proc.stdin}
-	} else {
+	case c.server.SSE:
+		transport = detached{&sdk.SSEClientTransport{Endpoint: c.server.Endpoint, HTTPClient: c.http}}
+	default:
 		transport = &sdk.StreamableClientTransport{
-			Endpoint:   c.server.Endpoint,
-			HTTPClient: c.http,
-			// Server-initiated messages are not used; a standing GET stream
-			// would only be one more long-lived body.
-			DisableStandaloneSSE: true,
+			Endpoint:     c.server.Endpoint,
+			HTTPClient:   c.http,
+			OAuthHandler: c.oauth,
+			// The standalone GET stream carries requests the server starts
+			// outside a call (elicitation); servers without one say 405.
 		}
 	}
-	transport = &handshakeTransport{inner: transport, hs: hs}
+	if c.proc != nil {
+		transport = &handshakeTransport{inner: transport, hs: hs}
+	} else {
+		ctx = withHandshake(ctx, hs)
+	}
 	type result struct {
 		session *sdk.ClientSession
 		err     error
@@ -226,6 +264,16 @@ func (c *Client) dial(ctx context.Context, hs *handshake) (*sdk.ClientSession, e
 		}()
 		return nil, ctx.Err()
 	}
+}
+
+// detached connects its transport with a context that is never
+// cancelled: the older SSE transport ties its event stream, which carries
+// every reply, to that context, and the handshake's ends when it does.
+// dial still gives up on time, and Close ends the stream.
+type detached struct{ sdk.Transport }
+
+func (d detached) Connect(ctx context.Context) (sdk.Connection, error) {
+	return d.Transport.Connect(context.WithoutCancel(ctx))
 }
 
 // adopt makes session the current one.
@@ -325,6 +373,18 @@ func (c *Client) watchStdio(session *sdk.ClientSession) {
 	}
 }
 
+// noTools reports a server without tools: it does not declare the tools
+// capability, and says so when asked anyway (method not found).
+func noTools(session *sdk.ClientSession, err error) bool {
+	if err == nil {
+		return false
+	}
+	res := session.InitializeResult()
+	rpcErr := serverError(err)
+	return res != nil && res.Capabilities != nil && res.Capabilities.Tools == nil &&
+		rpcErr != nil && rpcErr.Code == jsonrpc.CodeMethodNotFound
+}
+
 // listError is a tools/list answer that breaks the rules of mcp.md.
 type listError struct{ msg string }
 
@@ -370,34 +430,57 @@ func listTools(ctx context.Context, session *sdk.ClientSession) ([]*sdk.Tool, er
 	}
 }
 
-// offered builds the adapters of the allowlisted tools, in allowlist order.
-// Description and schema limits are checked for these only: a tool that is
-// never offered cannot harm the conversation.
+// offered builds the adapters of the offered tools: the allowlisted ones
+// in allowlist order (each must exist and be valid), or without an
+// allowlist every listed tool in the server's order, where one that breaks
+// the limits is left out with a notice rather than failing the server.
+// disallowedTools are never offered. Limits are checked for offered tools
+// only: a tool that is never offered cannot harm the conversation.
 func (c *Client) offered(listed []*sdk.Tool) ([]*Tool, error) {
 	byName := make(map[string]*sdk.Tool, len(listed))
 	for _, t := range listed {
 		byName[t.Name] = t
 	}
-	out := make([]*Tool, 0, len(c.server.AllowedTools))
-	for _, name := range c.server.AllowedTools {
+	names := c.server.AllowedTools
+	if names == nil {
+		for _, t := range listed {
+			names = append(names, t.Name)
+		}
+	}
+	out := make([]*Tool, 0, len(names))
+	for _, name := range names {
+		if slices.Contains(c.server.DisallowedTools, name) {
+			continue
+		}
 		t, ok := byName[name]
 		if !ok {
 			return nil, fmt.Errorf("MCP allowlisted tool is missing: %s", name)
 		}
-		if len(t.Description) > MaxDescriptionBytes {
-			return nil, fmt.Errorf("tool %q: description is %d bytes (at most %d)", name, len(t.Description), MaxDescriptionBytes)
-		}
-		params, err := validateInputSchema(t.InputSchema)
-		if err != nil {
-			return nil, fmt.Errorf("tool %q: %w", name, err)
-		}
-		tool, err := newTool(c, t.Name, t.Description, params)
-		if err != nil {
+		tool, err := c.adapter(t)
+		switch {
+		case err != nil && c.server.AllowedTools != nil:
 			return nil, err
+		case err != nil:
+			if c.opts.Notice != nil {
+				c.opts.Notice(fmt.Sprintf("MCP %s: tool %s is not offered: %v", c.server.Alias, clean(name, ""), err))
+			}
+		default:
+			out = append(out, tool)
 		}
-		out = append(out, tool)
 	}
 	return out, nil
+}
+
+// adapter checks one listed tool and builds its adapter.
+func (c *Client) adapter(t *sdk.Tool) (*Tool, error) {
+	if len(t.Description) > MaxDescriptionBytes {
+		return nil, fmt.Errorf("tool %q: description is %d bytes (at most %d)", t.Name, len(t.Description), MaxDescriptionBytes)
+	}
+	params, err := validateInputSchema(t.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("tool %q: %w", t.Name, err)
+	}
+	return newTool(c, t.Name, t.Description, params)
 }
 
 // Alias is the server's catalog alias.
@@ -410,7 +493,7 @@ func (c *Client) Protocol() string {
 	return c.protocol
 }
 
-// Tools are the offered (allowlisted) tools, in allowlist order.
+// Tools are the offered tools (see offered).
 func (c *Client) Tools() []tools.Tool {
 	out := make([]tools.Tool, len(c.tools))
 	for i, t := range c.tools {
@@ -450,5 +533,5 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// Transport is TransportStdio or TransportHTTP.
+// Transport is TransportStdio, TransportHTTP or TransportSSE.
 func (c *Client) Transport() string { return c.server.Transport() }

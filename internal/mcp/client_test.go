@@ -172,17 +172,17 @@ func TestConnectDefaultTimeoutIsTenSeconds(t *testing.T) {
 	}
 }
 
-func TestConnectUnauthorizedIsSanitized(t *testing.T) {
-	// The server echoes the token and its own secrets in the body; neither
-	// may reach the error.
+func TestConnectUnauthorizedShowsServerTextWithoutToken(t *testing.T) {
+	// The server echoes the token in its JSON-RPC error: its message is
+	// shown, the token never.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"bad token %s BODY-SECRET"}}`, r.Header.Get("Authorization"))
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"bad token %s server text"}}`, r.Header.Get("Authorization"))
 	}))
 	defer srv.Close()
 	_, err := Connect(context.Background(), catalogServer(t, "auth", entry{URL: srv.URL, AllowedTools: []string{"x"}}), Options{})
-	assertConnectError(t, err, ErrorConnectionFailed, "MCP auth: connecting: the server answered server/discover with HTTP 401 Unauthorized")
+	assertConnectError(t, err, ErrorConnectionFailed, "MCP auth: connecting: the server answered server/discover with HTTP 401 Unauthorized: bad token Bearer [redacted] server text")
 }
 
 func TestConnectRefusesRedirect(t *testing.T) {
@@ -291,7 +291,7 @@ func TestCallReconnectsAfterServerForgetsSession(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		(*current.Load()).ServeHTTP(w, r)
 	}))
-	defer srv.Close()
+	t.Cleanup(srv.Close) // after the client's cleanup, which ends its GET stream
 	c := connect(t, catalogServer(t, "st", entry{URL: srv.URL, AllowedTools: []string{"echo"}}))
 	tool := c.Tools()[0]
 	if res := tool.Run(context.Background(), []byte(`{}`)); res.Content != "ok" {

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tiny-agent/tiny-go/internal/oauth"
 	"github.com/tiny-agent/tiny-go/internal/secrets"
 )
 
@@ -94,8 +95,18 @@ func describe(err error, f failure) string {
 		return "interrupted"
 	case f.proc.exited():
 		return fmt.Sprintf("the server exited (%s) before answering %s", f.proc.exitText(), step) + f.proc.seeLog()
+	case seen.authErr != nil:
+		var login *oauth.LoginNeededError
+		if errors.As(seen.authErr, &login) {
+			return login.Error()
+		}
+		return "signing in: " + clean(seen.authErr.Error(), f.token)
 	case seen.status != 0:
-		return fmt.Sprintf("the server answered %s with HTTP %d %s", step, seen.status, http.StatusText(seen.status))
+		cause := fmt.Sprintf("the server answered %s with HTTP %d %s", step, seen.status, http.StatusText(seen.status))
+		if seen.serverText != "" {
+			cause += ": " + clean(seen.serverText, f.token)
+		}
+		return cause
 	case errors.As(err, &dnsErr):
 		return "cannot resolve host " + clean(dnsErr.Name, f.token)
 	case errors.As(err, &certErr), errors.As(err, &authorityErr), errors.As(err, &hostErr):

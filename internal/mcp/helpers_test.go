@@ -70,7 +70,7 @@ func testEnv(vars map[string]string) func(string) (string, bool) {
 type entry struct {
 	URL           string   `json:"url"`
 	TokenEnv      string   `json:"tokenEnv,omitzero"`
-	AllowedTools  []string `json:"allowedTools"`
+	AllowedTools  []string `json:"allowedTools,omitzero"`
 	CallTimeoutMs int64    `json:"callTimeoutMs,omitzero"`
 }
 

@@ -122,7 +122,11 @@ func (h *handshake) writeFailed(ctx context.Context, req *jsonrpc.Request, err e
 	}
 	h.answered = true
 	h.discoverErr = err
-	h.mayFallBack = (status == 0 || status == 400) && cannotSpeak(err)
+	// Any HTTP 400 is a server that does not know server/discover: servers
+	// built on the TypeScript SDK refuse it with an error whose id is null
+	// ("Unsupported protocol version", or "Invalid or missing session ID"
+	// when they keep sessions), which the SDK drops unread.
+	h.mayFallBack = status == 400 || status == 0 && cannotSpeak(err)
 }
 
 // received looks at a reply: the one to server/discover decides whether an
@@ -198,6 +202,10 @@ func (c *handshakeConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if req != nil {
 		if err := c.hs.sending(req); err != nil {
 			return err
+		}
+		if req.Method == methodInitialize {
+			// The refused server/discover is history once initialize goes.
+			observationFrom(ctx).forgetStatus()
 		}
 	}
 	err := c.Connection.Write(ctx, msg)

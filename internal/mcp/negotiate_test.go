@@ -92,7 +92,7 @@ func TestDiscoverFailureDoesNotFallBack(t *testing.T) {
 		{"500", plainStatus(500), ErrorConnectionFailed, "the server answered server/discover with HTTP 500 Internal Server Error"},
 		{"503", plainStatus(503), ErrorConnectionFailed, "the server answered server/discover with HTTP 503 Service Unavailable"},
 		// A JSON-RPC "method not found" inside a 404 is still a 404.
-		{"404 with method not found", rpcError(404, -32601, "BODY-SECRET"), ErrorConnectionFailed, "the server answered server/discover with HTTP 404 Not Found"},
+		{"404 with method not found", rpcError(404, -32601, "no such method"), ErrorConnectionFailed, "the server answered server/discover with HTTP 404 Not Found: no such method"},
 		{"other JSON-RPC error", rpcError(200, -32603, "internal trouble"), ErrorConnectionFailed, "the server answered server/discover with error -32603: internal trouble"},
 		{"html", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")

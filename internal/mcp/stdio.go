@@ -129,8 +129,8 @@ func startStdio(s Server, opts Options) (*stdioProcess, error) {
 	return p, nil
 }
 
-// serverEnv is the minimal environment: PATH, HOME, LANG, TMPDIR and the
-// passEnv variables that are set. A variable holding a secret tiny-go
+// serverEnv is the minimal environment: PATH, HOME, LANG, TMPDIR, the
+// passEnv variables that are set and the literal "env" ones. A variable holding a secret tiny-go
 // knows (the model's API key, a token) is refused, not silently dropped.
 func serverEnv(s Server, lookup func(string) (string, bool), secrets []string) ([]string, error) {
 	var env []string
@@ -142,6 +142,15 @@ func serverEnv(s Server, lookup func(string) (string, bool), secrets []string) (
 		for _, secret := range secrets {
 			if secret != "" && strings.Contains(v, secret) {
 				return nil, fmt.Errorf("%s holds the model's API key or another secret; it is never passed to an MCP server", name)
+			}
+		}
+		env = append(env, name+"="+v)
+	}
+	for _, name := range sortedKeys(s.Env) {
+		v := s.Env[name]
+		for _, secret := range secrets {
+			if secret != "" && strings.Contains(v, secret) {
+				return nil, fmt.Errorf(`"env" %s holds the model's API key or another secret; it is never passed to an MCP server`, name)
 			}
 		}
 		env = append(env, name+"="+v)

@@ -82,7 +82,7 @@ type stdioEntry struct {
 	Command       string   `json:"command"`
 	Args          []string `json:"args,omitzero"`
 	PassEnv       []string `json:"passEnv,omitzero"`
-	AllowedTools  []string `json:"allowedTools"`
+	AllowedTools  []string `json:"allowedTools,omitzero"`
 	CallTimeoutMs int64    `json:"callTimeoutMs,omitzero"`
 }
 

@@ -74,7 +74,7 @@ func (t *Tool) Replay() tools.Replay {
 // drop the HTTP request, so the server sees the cancellation too.
 func (t *Tool) Run(ctx context.Context, args jsontext.Value) tools.Result {
 	s := t.client.server
-	timeoutCtx, cancel := context.WithTimeout(ctx, s.CallTimeout)
+	timeoutCtx, cancel := t.client.timers.start(ctx, s.CallTimeout)
 	defer cancel()
 	callCtx, obs, stop := observe(timeoutCtx)
 	defer stop()
@@ -123,7 +123,7 @@ func (t *Tool) failed(ctx, timeoutCtx context.Context, err error, obs *observati
 	switch {
 	case ctx.Err() != nil:
 		return cancelledResult()
-	case !obs.snapshot().tooLarge && errors.Is(timeoutCtx.Err(), context.DeadlineExceeded):
+	case !obs.snapshot().tooLarge && timedOut(timeoutCtx):
 		return tools.Result{Content: fmt.Sprintf("%sno reply within %s", t.failurePrefix(), s.CallTimeout), IsError: true}
 	case proc != nil && connectionEnded(err):
 		// The connection ends a moment before the exit is collected.

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,8 +9,11 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/go-json-experiment/json"
 )
 
 // MaxResponseBytes bounds every response body from an MCP server.
@@ -30,17 +34,22 @@ type observation struct {
 
 // seen is what an observation recorded.
 type seen struct {
-	status   int     // first HTTP error status
-	tooLarge bool    // a body went past MaxResponseBytes
-	badType  *string // the content type of a 2xx reply that is not MCP's
+	status int // the latest HTTP error status
+	// serverText is the message of the JSON-RPC error (or the short plain
+	// text) the server sent with that status: its own words for the failure.
+	serverText string
+	authErr    error   // why signing in failed
+	tooLarge   bool    // a body went past MaxResponseBytes
+	badType    *string // the content type of a 2xx reply that is not MCP's
 }
 
-func (o *observation) sawStatus(code int) {
+// sawStatus records an HTTP error status and the server's text with it.
+// The latest wins: after a fallback, the status of the request that ended
+// the operation is the one to report.
+func (o *observation) sawStatus(code int, text string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.seen.status == 0 {
-		o.seen.status = code
-	}
+	o.seen.status, o.seen.serverText = code, text
 }
 
 // sawContentType records a successful reply that is neither JSON nor an
@@ -94,6 +103,8 @@ type authTransport struct {
 	base   http.RoundTripper
 	origin *url.URL
 	token  string // "" sends no Authorization header
+	// headers are the configured ones, sent to the server's origin only.
+	headers map[string]string
 	// version is the protocol an initialize negotiated, sent as
 	// Mcp-Protocol-Version when the SDK did not set it (see handshake).
 	version *atomic.Pointer[string]
@@ -103,8 +114,11 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	obs := observationFrom(req.Context())
 	ours := sameOrigin(req.URL, t.origin)
 	version := t.version.Load()
-	if ours && (t.token != "" || version != nil && req.Header.Get("Mcp-Protocol-Version") == "") {
+	if ours && (t.token != "" || len(t.headers) > 0 || version != nil && req.Header.Get("Mcp-Protocol-Version") == "") {
 		req = req.Clone(req.Context()) // a RoundTripper must not modify its request
+		for name, value := range t.headers {
+			req.Header.Set(name, value)
+		}
 		if t.token != "" {
 			req.Header.Set("Authorization", "Bearer "+t.token)
 		}
@@ -112,12 +126,12 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Header.Set("Mcp-Protocol-Version", *version)
 		}
 	}
-	resp, err := t.base.RoundTrip(req)
+	resp, err := roundTripHandshake(req, t.base.RoundTrip)
 	if err != nil {
 		return nil, err
 	}
 	if resp.StatusCode >= 300 && obs != nil {
-		obs.sawStatus(resp.StatusCode)
+		obs.sawStatus(resp.StatusCode, peekErrorText(resp))
 	}
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 && resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusNoContent && resp.ContentLength != 0 && obs != nil && req.Method == http.MethodPost {
 		if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct != "application/json" && ct != "text/event-stream" {
@@ -189,9 +203,63 @@ func newHTTPClient(s Server, base http.RoundTripper, version *atomic.Pointer[str
 		version = new(atomic.Pointer[string])
 	}
 	return &http.Client{
-		Transport: &authTransport{base: base, origin: origin, token: s.bearer(), version: version},
+		Transport: &authTransport{base: base, origin: origin, token: s.bearer(), headers: s.Headers, version: version},
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},
 	}, nil
+}
+
+// sawAuthError records why a sign-in failed.
+func (o *observation) sawAuthError(err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.seen.authErr = err
+}
+
+// forgetStatus drops the recorded status; a nil observation has none.
+func (o *observation) forgetStatus() {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.seen.status, o.seen.serverText = 0, ""
+}
+
+// maxErrorBody bounds what is read of an error reply to find its message.
+const maxErrorBody = 64 << 10
+
+// peekErrorText reads the start of an error reply and puts it back: the SDK
+// drops a JSON-RPC error whose id is null (what TypeScript-SDK servers send
+// with HTTP 400), so its message is taken here. It is the JSON-RPC error's
+// message, or "": other bodies (HTML pages, proxies' text) are never quoted.
+func peekErrorText(resp *http.Response) string {
+	if resp.Body == nil || resp.Body == http.NoBody {
+		return ""
+	}
+	head, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
+	if err != nil {
+		return ""
+	}
+	return errorText(resp.Header.Get("Content-Type"), head)
+}
+
+// errorText finds the server's message in an error body.
+func errorText(contentType string, body []byte) string {
+	if ct, _, _ := mime.ParseMediaType(contentType); ct == "application/json" {
+		var msg struct {
+			Error *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(body, &msg) == nil && msg.Error != nil {
+			return strings.TrimSpace(msg.Error.Message)
+		}
+	}
+	return ""
 }
