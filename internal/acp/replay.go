@@ -7,6 +7,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/todo"
 )
 
 // replay sends the session's visible history to the client, as
@@ -58,6 +59,9 @@ func (s *sess) replay() {
 				s.update(c.start(tc.ID, status))
 			}
 		}
+	}
+	if l := todo.FromState(st); l != nil {
+		s.plan(l)
 	}
 }
 

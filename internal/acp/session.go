@@ -319,6 +319,9 @@ func (s *sess) event(ev agent.Event) {
 			opts = append(opts, acpsdk.WithUpdateContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(clip(e.Outcome.Content)))}))
 		}
 		s.update(acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Tool.ToolCallID), opts...))
+		if l, ok := planFromCall(e); ok {
+			s.plan(l)
+		}
 	}
 }
 

@@ -62,6 +62,8 @@ type runFlags struct {
 	sandbox        sandboxFlags
 	approval       string
 	maxToolCalls   int
+	// agentTools offers todo_write and task (agents.go).
+	agentTools bool
 	providerFlags
 }
 
@@ -170,6 +172,7 @@ func configureRun(a *app, root *cobra.Command) {
 	fl.DurationVar(&f.requestTimeout, "request-timeout", 0, "fail a model request that takes longer than this in total (default $TINY_REQUEST_TIMEOUT or 10m)")
 	addSandboxFlags(fl, &f.sandbox)
 	fl.IntVar(&f.maxToolCalls, "max-tool-calls", agent.DefaultMaxToolCalls, "the most tool calls one model reply may ask for; a reply with more runs none of them and fails the step after one retry")
+	fl.BoolVar(&f.agentTools, "agent-tools", true, "offer the todo_write and task tools (todo list and subagents; docs/agents.md)")
 	fl.Float64Var(&f.compactShare, "compact-share", 0, "compact before a run when the last prompt exceeded this share of the window (default $TINY_COMPACT_SHARE or 0.85)")
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		cwd, err := a.workDir()
@@ -461,6 +464,9 @@ func (a *runner) buildAgent(envID string) error {
 	}
 	a.shellTool = shell[0]
 	all := append(builtins, a.mcp.Tools()...)
+	if all, err = a.withAgentTools(all); err != nil {
+		return err
+	}
 	names := make([]string, len(all))
 	for i, t := range all {
 		names[i] = t.Definition().Name

@@ -128,6 +128,8 @@ func (c *resumeCheck) init() bool {
 	if err != nil {
 		return false
 	}
+	// As a run with the default --agent-tools offers them.
+	builtins = append(builtins, agentToolsFor(c.cwd)...)
 	names := make([]string, len(builtins))
 	for i, t := range builtins {
 		names[i] = t.Definition().Name

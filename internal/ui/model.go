@@ -13,6 +13,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/commands"
 	"github.com/tiny-agent/tiny-go/internal/interrupt"
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/todo"
 )
 
 // opKind is the user-level operation in progress: one Run or Compact call
@@ -97,6 +98,7 @@ type model struct {
 	cancelShell context.CancelFunc // stops the running !command
 
 	approval *pendingApproval // the tool call waiting for the user (approve.go)
+	todos    todo.List        // the model's todo list (todo.go)
 
 	rewinder Rewinder     // /rewind (rewind.go)
 	rewind   *rewindState // a rewind being planned, confirmed or applied
@@ -218,6 +220,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 			m.sized = true
 			m.printLines(errLines(m.problems))
 			m.printLines(recapLines(m.recap, m.width-1, &m.md, colorStyles(), func(s string) string { return bold.Render(s) }))
+			m.printLines(todoLines(m.todos))
 		}
 		m.readyGen++
 		gen := m.readyGen
@@ -298,6 +301,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 			msg.report = buildReport(msg.info, msg.outcome, nil)
 		}
 		m.printLines(msg.report.lines(m.width-1, colorStyles()))
+		m.todoUpdate(msg.info, msg.outcome)
 		m.setPhase("Working")
 		return nil
 	case retryMsg:

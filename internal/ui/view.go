@@ -29,6 +29,7 @@ func (m *model) view() tea.View {
 	if len(m.st.live) > 0 {
 		lines = append(lines, liveLines(m.st.live, m.width, max(m.liveRoom()-len(lines), 1))...)
 	}
+	lines = append(lines, m.todoView()...)
 	if m.op != opNone {
 		lines = append(lines, truncate(m.statusLine(), m.width))
 	}
