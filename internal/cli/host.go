@@ -90,7 +90,7 @@ func (h interactiveHost) Status() []string {
 		"session path: " + a.store.Path(),
 		"window: " + share,
 		"sandbox: " + sandbox + " (network " + network + ")",
-		"approval: " + string(a.approval),
+		"approval: " + string(a.mode.Mode()),
 		"mcp: " + mcp,
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tiny-agent/tiny-go/internal/planmode"
 	"strings"
 	"time"
 
@@ -26,7 +27,7 @@ func (e currentEngine) Run(ctx context.Context, prompt string) (agent.Result, er
 // run runs prompt on the current agent, preceded by the user's
 // !commands since the last prompt.
 func (a *runner) run(ctx context.Context, prompt string) (agent.Result, error) {
-	text, sent := a.withShell(prompt)
+	text, sent := a.withShell(planmode.Remind(prompt, a.mode.Planning()))
 	res, err := a.agent.Run(ctx, text)
 	if accepted(a.store.State(), text) {
 		sent()

@@ -139,6 +139,11 @@ type runner struct {
 	// the current session in ask mode.
 	approval approval.Mode
 	gate     *approval.Gate
+	// mode is the approval mode now (Shift+Tab changes it); planSandbox
+	// the read-only sandbox of bash in plan mode, once made (plan.go).
+	mode           *approval.Switch
+	planSandbox    *sandbox.Sandbox
+	planScratchDir string
 	// procs records this run's command processes; Close kills leftovers.
 	procs *procs.Tracker
 	// embed adapts the agent to a host other than the terminal (acp.go);
@@ -467,6 +472,7 @@ func (a *runner) buildAgent(envID string) error {
 	if all, err = a.withAgentTools(all); err != nil {
 		return err
 	}
+	all = a.planTools(all, toolCfg)
 	names := make([]string, len(all))
 	for i, t := range all {
 		names[i] = t.Definition().Name
@@ -525,7 +531,7 @@ func (a *runner) buildAgent(envID string) error {
 		Events:              agent.Fanout(sinks...),
 		AutoCompact:         a.autoCompact(client),
 		Scrub:               a.scrubber(secretVars),
-		Approve:             a.embed.wrapApprove(approveHook(a.gate)),
+		Approve:             a.embed.wrapApprove(a.mode.Hook(approveHook(a.gate))),
 		BeforeEffect:        a.checkpointHook(),
 		Identity:            a.wire.identity(),
 		Reasoning:           a.reasoning,
@@ -698,6 +704,10 @@ func (a *runner) close() {
 	// Last: its thread started the commands, whose Pdeathsig fires when
 	// it ends.
 	a.sandbox.Close()
+	a.planSandbox.Close()
+	if a.planScratchDir != "" {
+		_ = os.RemoveAll(a.planScratchDir)
+	}
 }
 
 func exitFor(res agent.Result) error {

@@ -46,6 +46,7 @@ func (a *runner) interactive(ctx context.Context) error {
 		History:     ui.NewHistory(a.cwd),
 		Recap:       a.recap(),
 		Todos:       todo.FromState(a.store.State()),
+		Mode:        a.mode,
 		Banner:      a.banner(),
 		ExpandSkill: func(input string) (string, error) { return a.expand(input) },
 		// A new session whose every request failed for its settings is

@@ -9,6 +9,7 @@ import (
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/attach"
 	"github.com/tiny-agent/tiny-go/internal/commands"
 	"github.com/tiny-agent/tiny-go/internal/interrupt"
@@ -99,6 +100,10 @@ type model struct {
 
 	approval *pendingApproval // the tool call waiting for the user (approve.go)
 	todos    todo.List        // the model's todo list (todo.go)
+	// mode is the approval mode (Shift+Tab cycles it); planReady is set
+	// while a finished plan waits for acceptance (plan.go).
+	mode      *approval.Switch
+	planReady bool
 
 	rewinder Rewinder     // /rewind (rewind.go)
 	rewind   *rewindState // a rewind being planned, confirmed or applied
@@ -348,6 +353,9 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	if cmd, handled := m.mentionKey(k); handled {
 		return cmd
 	}
+	if cmd, handled := m.planKey(k); handled {
+		return cmd
+	}
 	if k.String() != "ctrl+c" && m.ctrlCAt != (time.Time{}) {
 		m.ctrlCAt = time.Time{}
 		if m.notice == ctrlCAgain {
@@ -355,6 +363,8 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 	}
 	switch k.String() {
+	case "shift+tab":
+		return m.cycleMode()
 	case "ctrl+r":
 		m.search = &historySearch{match: -1, draft: m.input.Value()}
 		m.showSearch()
