@@ -77,6 +77,7 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 		return nil // abort is durable; the planner writes the aborted result
 	}
 	r.ownTools[p.ToolStartedID] = info
+	pctx = tools.WithStartedID(pctx, p.ToolStartedID)
 	afterEffect := a.beforeEffect(pctx, p.ToolStartedID, p.ToolName, started.Arguments)
 	begin := a.cfg.Now()
 	res := runTool(pctx, tool, started.Arguments)
@@ -102,7 +103,7 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 		ToolName: started.ToolName, ToolStartedID: p.ToolStartedID, Result: result,
 	}}
 	completed := ToolOutcome{Outcome: outcome, Duration: dur, Content: res.Content}
-	aborted, err := a.commit(ctx, commitReq{facts: []session.Fact{entry}, settles: true, events: []Event{ToolCompleted{Tool: info, Outcome: completed}}})
+	aborted, err := a.commit(ctx, commitReq{facts: withToolUsage(entry, started.OperationID, p.ToolStartedID, res.Usage), settles: true, events: []Event{ToolCompleted{Tool: info, Outcome: completed}}})
 	if err != nil {
 		return fmt.Errorf("commit tool result: %w", err)
 	}

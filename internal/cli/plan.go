@@ -25,6 +25,7 @@ func (a *runner) planTools(all []tools.Tool, cfg tools.Config) []tools.Tool {
 		once.Do(func() { bash, err = a.readOnlyBash(cfg) })
 		return bash, err
 	}
+	a.readOnly = readOnly
 	return planmode.Wrap(all, planmode.Config{Planning: a.mode.Planning, ReadOnlyBash: readOnly})
 }
 

@@ -62,8 +62,10 @@ type runFlags struct {
 	sandbox        sandboxFlags
 	approval       string
 	maxToolCalls   int
-	// agentTools offers todo_write and task (agents.go).
-	agentTools bool
+	// agentTools offers todo_write and task (agents.go); maxParallel
+	// bounds the task calls of one reply that run at once.
+	agentTools  bool
+	maxParallel int
 	providerFlags
 }
 
@@ -144,6 +146,10 @@ type runner struct {
 	mode           *approval.Switch
 	planSandbox    *sandbox.Sandbox
 	planScratchDir string
+	// readOnly is bash with the tree read-only (plan mode, explore);
+	// kids builds the subagents (task.go).
+	readOnly func() (tools.Tool, error)
+	kids     *children
 	// procs records this run's command processes; Close kills leftovers.
 	procs *procs.Tracker
 	// embed adapts the agent to a host other than the terminal (acp.go);
@@ -178,6 +184,7 @@ func configureRun(a *app, root *cobra.Command) {
 	addSandboxFlags(fl, &f.sandbox)
 	fl.IntVar(&f.maxToolCalls, "max-tool-calls", agent.DefaultMaxToolCalls, "the most tool calls one model reply may ask for; a reply with more runs none of them and fails the step after one retry")
 	fl.BoolVar(&f.agentTools, "agent-tools", true, "offer the todo_write and task tools (todo list and subagents; docs/agents.md)")
+	fl.IntVar(&f.maxParallel, "max-parallel-tasks", agent.DefaultMaxParallel, "the most task calls (subagents) of one reply that run at once")
 	fl.Float64Var(&f.compactShare, "compact-share", 0, "compact before a run when the last prompt exceeded this share of the window (default $TINY_COMPACT_SHARE or 0.85)")
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		cwd, err := a.workDir()
@@ -469,7 +476,7 @@ func (a *runner) buildAgent(envID string) error {
 	}
 	a.shellTool = shell[0]
 	all := append(builtins, a.mcp.Tools()...)
-	if all, err = a.withAgentTools(all); err != nil {
+	if all, err = a.withAgentTools(all, envID); err != nil {
 		return err
 	}
 	all = a.planTools(all, toolCfg)
@@ -519,6 +526,8 @@ func (a *runner) buildAgent(envID string) error {
 		sinks = append(sinks, retryLines(a.io.stderr))
 	}
 	sinks = append(sinks, a.embed.eventSink())
+	approve := a.embed.wrapApprove(a.mode.Hook(approveHook(a.gate)))
+	a.attachChildren(all, approve)
 	a.watch = &configWatch{inner: provider.Retry(client, provider.RetryConfig{Endpoint: client.URL(), EndpointSource: endpointSource(a.io)})}
 	a.agent, err = agent.New(agent.Config{
 		Log:                 log,
@@ -531,12 +540,13 @@ func (a *runner) buildAgent(envID string) error {
 		Events:              agent.Fanout(sinks...),
 		AutoCompact:         a.autoCompact(client),
 		Scrub:               a.scrubber(secretVars),
-		Approve:             a.embed.wrapApprove(a.mode.Hook(approveHook(a.gate))),
+		Approve:             approve,
 		BeforeEffect:        a.checkpointHook(),
 		Identity:            a.wire.identity(),
 		Reasoning:           a.reasoning,
 		Images:              (&imageLoader{cwd: a.cwd}).images,
 		MaxToolCalls:        a.flags.maxToolCalls,
+		MaxParallel:         a.flags.maxParallel,
 	})
 	return err
 }

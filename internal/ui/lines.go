@@ -315,6 +315,8 @@ func (p *linePrinter) handle(msg any) {
 		}
 		p.step.Reset()
 		p.mu.Unlock()
+	case lineMsg:
+		p.println(msg.line)
 	case toolStartedMsg:
 		p.println(toolStartLine(msg.info, 0))
 	case toolDoneMsg:

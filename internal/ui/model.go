@@ -318,6 +318,9 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	case noticeMsg:
 		m.printLines([]string{errStyle.Render(msg.line)})
 		return nil
+	case lineMsg:
+		m.printLines([]string{faint.Render(truncate(msg.line, m.width-1))})
+		return nil
 	case cancelRequestedMsg:
 		if m.op != opNone {
 			m.setPhase("Aborting")

@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"github.com/tiny-agent/tiny-go/internal/agents"
+	"github.com/tiny-agent/tiny-go/internal/store"
+)
+
+// nestSessions orders a listing so that each subagent's session comes
+// right after its parent's (children in their own order), and returns
+// the links of the children. A child whose parent is not listed stays
+// where it is.
+func nestSessions(sums []store.Summary) ([]store.Summary, map[string]agents.Link) {
+	links := map[string]agents.Link{}
+	listed := map[string]bool{}
+	for _, s := range sums {
+		listed[s.ID] = true
+		if l, ok := agents.ParentOf(s.Path); ok {
+			links[s.ID] = l
+		}
+	}
+	if len(links) == 0 {
+		return sums, links
+	}
+	kids := map[string][]store.Summary{}
+	for _, s := range sums {
+		if l, ok := links[s.ID]; ok && listed[l.Parent] && l.Parent != s.ID {
+			kids[l.Parent] = append(kids[l.Parent], s)
+		}
+	}
+	out := make([]store.Summary, 0, len(sums))
+	seen := map[string]bool{}
+	var add func(s store.Summary)
+	add = func(s store.Summary) {
+		if seen[s.ID] {
+			return
+		}
+		seen[s.ID] = true
+		out = append(out, s)
+		for _, k := range kids[s.ID] {
+			add(k)
+		}
+	}
+	for _, s := range sums {
+		if l, ok := links[s.ID]; ok && listed[l.Parent] && l.Parent != s.ID {
+			continue // listed under its parent
+		}
+		add(s)
+	}
+	for _, s := range sums { // a cycle of links: still listed
+		add(s)
+	}
+	return out, links
+}
+
+// childLabel is how a listing names a subagent's session.
+func childLabel(l agents.Link) string {
+	label := l.Agent + " subagent of " + shortID(l.Parent)
+	if l.Description != "" {
+		label += ": " + l.Description
+	}
+	return label
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// isChild reports whether the session at path is a subagent's: --continue
+// passes those by (the parent resumes them).
+func isChild(path string) bool {
+	_, ok := agents.ParentOf(path)
+	return ok
+}
