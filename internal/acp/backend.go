@@ -10,9 +10,9 @@
 package acp
 
 import (
-	"time"
 	"context"
 	"github.com/tiny-agent/tiny-go/internal/commands"
+	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"

@@ -159,7 +159,7 @@ func (srv *server) Initialize(_ context.Context, p acpsdk.InitializeRequest) (ac
 			PromptCapabilities: acpsdk.PromptCapabilities{
 				EmbeddedContext: true,
 			},
-			McpCapabilities: acpsdk.McpCapabilities{Http: true},
+			McpCapabilities:     acpsdk.McpCapabilities{Http: true},
 			SessionCapabilities: acpsdk.SessionCapabilities{List: &acpsdk.SessionListCapabilities{}},
 		},
 		AgentInfo:   &acpsdk.Implementation{Name: "tiny-go", Title: acpsdk.Ptr("tiny-go"), Version: srv.opt.Version},
@@ -435,7 +435,6 @@ func (srv *server) CloseSession(_ context.Context, p acpsdk.CloseSessionRequest)
 }
 
 // Methods of capabilities tiny-go does not announce.
-
 
 func (srv *server) ResumeSession(context.Context, acpsdk.ResumeSessionRequest) (acpsdk.ResumeSessionResponse, error) {
 	return acpsdk.ResumeSessionResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionResume)
