@@ -143,7 +143,15 @@ func (a *Agent) runBatch(ctx context.Context, r *run, op *session.Operation, b [
 		}
 		return nil
 	}
+	// Checkpoints before and after each effect, as for a call alone.
+	afters := make([]func(), len(calls))
+	for i, c := range calls {
+		afters[i] = a.beforeEffect(pctx, c.id, c.started.ToolName, c.started.Arguments)
+	}
 	a.runConcurrently(pctx, r, calls)
+	for _, after := range afters {
+		after()
+	}
 	a.endPhase(ap)
 	return a.settleBatch(ctx, r, calls)
 }

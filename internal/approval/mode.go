@@ -50,9 +50,16 @@ func (s *Switch) Hook(gate agent.ApproveFunc) agent.ApproveFunc {
 		return nil
 	}
 	return func(ctx context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
-		if s.Mode() != Ask {
+		if s.Mode() != Ask || changesNothing(req) {
 			return agent.Approval{Allow: true}, nil
 		}
 		return gate(ctx, req)
 	}
+}
+
+// changesNothing: the built-in todo_write (the list is the call's own
+// arguments) and task (each of the subagent's calls is asked about on its
+// own) are not asked about.
+func changesNothing(req agent.ApprovalRequest) bool {
+	return req.Builtin && (req.Tool == "todo_write" || req.Tool == "task")
 }
