@@ -149,13 +149,17 @@ func TestSubagentFromClaudeAgents(t *testing.T) {
 				if turn == 0 {
 					return providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("r1", "read", `{"path":"a.txt"}`), toolCall("r2", "bash", `{"command":"touch bash-ran"}`)}}
 				}
-				return providertest.Reply{Text: "a.txt says alpha", Usage: &providertest.Usage{PromptTokens: 1000, CompletionTokens: 50}}
+				cost := 0.25
+				return providertest.Reply{Text: "a.txt says alpha", Usage: &providertest.Usage{PromptTokens: 1000, CompletionTokens: 50, Cost: &cost}}
 			},
 		},
 	}.reply)
 	code, stdout, stderr := runIn(t, dir, srv, "ask the reader")
 	if code != 0 || strings.TrimSpace(stdout) != "parent heard: a.txt says alpha" {
 		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "cost $0.2500 for 4 request(s)") {
+		t.Errorf("the child's cost is not in the parent's:\n%s", stderr)
 	}
 	if !strings.Contains(stderr, "⎿ [reader] ◆ read a.txt") {
 		t.Errorf("stderr does not show the child's call:\n%s", stderr)

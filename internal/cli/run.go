@@ -150,6 +150,9 @@ type runner struct {
 	// kids builds the subagents (task.go).
 	readOnly func() (tools.Tool, error)
 	kids     *children
+	// costSink adds up the price of model requests (/cost, one-shot's
+	// cost lines); subagents' requests go to it too.
+	costSink func(agent.Event)
 	// procs records this run's command processes; Close kills leftovers.
 	procs *procs.Tracker
 	// embed adapts the agent to a host other than the terminal (acp.go);
@@ -518,9 +521,12 @@ func (a *runner) buildAgent(envID string) error {
 		a.preUI = &gatedObserver{inner: ui.NewOneShot(ui.OneShotOptions{Stdout: a.io.stderr, Stderr: a.io.stderr, WorkDir: a.cwd, Getenv: a.io.getenv})}
 		a.preUI.on.Store(true)
 		sinks = append(sinks, a.uiObserver.Event, a.preUI.event, a.costs.event)
+		a.costSink = a.costs.event
 	case !a.flags.json:
 		a.oneShot = ui.NewOneShot(ui.OneShotOptions{Stdout: a.io.stdout, Stderr: a.io.stderr, WorkDir: a.cwd, Getenv: a.io.getenv})
-		sinks = append(sinks, a.oneShot.Event, newCostLog(a.oneShot.Stderr()).event)
+		costs := newCostLog(a.oneShot.Stderr())
+		sinks = append(sinks, a.oneShot.Event, costs.event)
+		a.costSink = costs.event
 	default:
 		// stdout carries the events; a wait for a retry still shows.
 		sinks = append(sinks, retryLines(a.io.stderr))

@@ -228,7 +228,7 @@ func (c *children) agent(st *store.Store, depth int, d agents.Definition) (*agen
 		SystemPrompt:        system,
 		EnvironmentIdentity: c.envID,
 		NewID:               func() string { return uuid.Must(uuid.NewV7()).String() },
-		Events:              func(ev agent.Event) { c.show(label, ev) },
+		Events:              func(ev agent.Event) { c.show(label, ev); c.rollUp(ev) },
 		Scrub:               c.a.scrubber(nil),
 		Approve:             c.serialApprove(),
 		Identity:            c.a.wire.identity(),
@@ -261,5 +261,13 @@ func (c *children) show(label string, ev agent.Event) {
 	}
 	if p := c.a.progress(); p != nil {
 		p.Line(line)
+	}
+}
+
+// rollUp adds the price of a child's model request to the parent's cost
+// (its tokens reach the parent's session with the task call's result).
+func (c *children) rollUp(ev agent.Event) {
+	if mc, ok := ev.(agent.ModelCompleted); ok && c.a.costSink != nil {
+		c.a.costSink(mc)
 	}
 }
