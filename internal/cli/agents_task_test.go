@@ -199,6 +199,10 @@ func TestSubagentFromClaudeAgents(t *testing.T) {
 			t.Errorf("usage: child %+v, parent %+v", st.Usage, parent.Usage)
 		}
 	}
+	_, js, _ := runIn(t, dir, srv, "session", "list", "--json")
+	if !strings.Contains(js, `"parent": "`+parent.Header.ID+`"`) || !strings.Contains(js, `"agent": "reader"`) {
+		t.Errorf("session list --json lacks the link:\n%s", js)
+	}
 	code, list, errs := runIn(t, dir, srv, "session", "list")
 	lines := strings.Split(strings.TrimSpace(list), "\n")
 	if code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[2], "└ ") || !strings.Contains(lines[2], "reader subagent of "+parent.Header.ID[:8]) {
