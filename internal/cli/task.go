@@ -96,15 +96,7 @@ func (c *children) run(ctx context.Context, parentPath, parentID string, depth i
 	select {
 	case <-done:
 	case <-ctx.Done():
-		if _, aerr := ag.Abort(context.Background()); aerr != nil {
-			stop()
-		}
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			stop() // the abort is durable; what is left reconciles on resume
-			<-done
-		}
+		abortChild(ag, done, stop)
 	}
 	u := st.State().Usage
 	return childResult(call.Agent.Name, res, err, &u), nil
@@ -269,5 +261,30 @@ func (c *children) show(label string, ev agent.Event) {
 func (c *children) rollUp(ev agent.Event) {
 	if mc, ok := ev.(agent.ModelCompleted); ok && c.a.costSink != nil {
 		c.a.costSink(mc)
+	}
+}
+
+// abortChild aborts a running child durably and waits for it to end. An
+// abort that finds nothing open yet (the child is about to accept its
+// prompt) is tried again until it takes or the child ends; past 10 s the
+// child is stopped hard, and what is open reconciles on the next resume.
+func abortChild(ag *agent.Agent, done <-chan struct{}, stop context.CancelFunc) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ok, err := ag.Abort(context.Background())
+		if ok || err != nil || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-done:
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	select {
+	case <-done:
+	case <-time.After(time.Until(deadline)):
+		stop()
+		<-done
 	}
 }
