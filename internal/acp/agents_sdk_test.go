@@ -90,9 +90,18 @@ func TestSDKClientAgents(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "marker.txt"), []byte("M-42\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.MkdirAll(filepath.Join(dir, ".claude", "agents"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	reader := "---\nname: reader\ndescription: Reads one file.\ntools: Read\n---\nYou are the reader agent.\n"
+	if err := os.WriteFile(filepath.Join(dir, ".claude", "agents", "reader.md"), []byte(reader), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	srv := providertest.New(t)
 	srv.Respond(route(func(last providertest.Message, prompt string) providertest.Reply {
 		switch {
+		case prompt == "and now?":
+			return providertest.Reply{Text: "still here"}
 		case strings.HasPrefix(prompt, "plan it") && last.Role == "user":
 			return providertest.Reply{ToolCalls: []providertest.ToolCall{call("ls", "bash", `{"command":"ls"}`), call("touch", "bash", `{"command":"touch planned-file"}`)}}
 		case strings.HasPrefix(prompt, "plan it"):
@@ -101,10 +110,19 @@ func TestSDKClientAgents(t *testing.T) {
 			return providertest.Reply{ToolCalls: []providertest.ToolCall{
 				call("todo", "todo_write", `{"todos":[{"content":"Find the marker","status":"in_progress","activeForm":"Finding the marker"},{"content":"Report","status":"pending","activeForm":"Reporting"}]}`),
 				call("task", "task", `{"description":"find marker","prompt":"What does marker.txt say?","subagent_type":"explore"}`),
+				call("task2", "task", `{"description":"read marker","prompt":"Read marker.txt.","subagent_type":"reader"}`),
 			}}
+		case last.ToolCallID == "task2":
+			return providertest.Reply{Text: "DONE"}
 		}
 		return providertest.Reply{Text: "DONE: " + *last.Content}
 	}, map[string]func(providertest.Message) providertest.Reply{
+		"You are the reader agent.": func(last providertest.Message) providertest.Reply {
+			if last.Role == "user" {
+				return providertest.Reply{ToolCalls: []providertest.ToolCall{call("r1", "read", `{"path":"marker.txt"}`), call("r2", "bash", `{"command":"touch reader-bash"}`)}}
+			}
+			return providertest.Reply{Text: "reader done"}
+		},
 		explorePrompt: func(last providertest.Message) providertest.Reply {
 			if last.Role == "user" {
 				return providertest.Reply{ToolCalls: []providertest.ToolCall{call("cat", "bash", `{"command":"cat marker.txt; touch explored"}`)}}
@@ -118,7 +136,7 @@ func TestSDKClientAgents(t *testing.T) {
 	if !strings.Contains(string(modes), `"id":"plan"`) {
 		t.Fatalf("modes: %s", modes)
 	}
-	for _, f := range []string{"planned-file", "explored"} {
+	for _, f := range []string{"planned-file", "explored", "reader-bash"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			t.Errorf("%s was made: plan mode and explore keep the tree read-only", f)
 		}
@@ -141,8 +159,16 @@ func TestSDKClientAgents(t *testing.T) {
 	if got := resultOf(parent, "task"); got != "marker says M-42" {
 		t.Fatalf("the task result is %q", got)
 	}
-	if len(children) != 1 || !children[0].Idle() {
+	if got := resultOf(parent, "task2"); got != "reader done" {
+		t.Fatalf("the reader's result is %q", got)
+	}
+	if len(children) != 2 || !children[0].Idle() || !children[1].Idle() {
 		t.Fatalf("%d children", len(children))
+	}
+	for _, r := range srv.Requests() {
+		if m := r.Chat.Messages; strings.HasPrefix(*m[0].Content, "You are the reader agent.") && (len(r.Chat.Tools) != 1 || r.Chat.Tools[0].Function.Name != "read") {
+			t.Fatalf("the reader was offered %d tools", len(r.Chat.Tools))
+		}
 	}
 	list, _ := json.Marshal(seen["list"])
 	var l struct {
@@ -152,11 +178,30 @@ func TestSDKClientAgents(t *testing.T) {
 			Meta      map[string]any `json:"_meta"`
 		} `json:"sessions"`
 	}
-	if err := json.Unmarshal(list, &l); err != nil || len(l.Sessions) != 2 {
+	if err := json.Unmarshal(list, &l); err != nil || len(l.Sessions) != 3 {
 		t.Fatalf("session/list: %s", list)
 	}
-	if l.Sessions[0].SessionID != seen["sessionId"] || l.Sessions[1].Meta["parentSessionId"] != seen["sessionId"] || l.Sessions[1].Meta["agent"] != "explore" {
-		t.Fatalf("session/list does not list the child under its parent: %s", list)
+	agentsListed := map[any]bool{}
+	for _, c := range l.Sessions[1:] {
+		if c.Meta["parentSessionId"] != seen["sessionId"] {
+			t.Fatalf("session/list does not list the children under their parent: %s", list)
+		}
+		agentsListed[c.Meta["agent"]] = true
+	}
+	if l.Sessions[0].SessionID != seen["sessionId"] || !agentsListed["explore"] || !agentsListed["reader"] {
+		t.Fatalf("session/list: %s", list)
+	}
+
+	// Loaded again, the session's todo list reaches the editor once more.
+	loaded := sdkClient(t, srv, dir, "load", "ACP_SESSION="+seen["sessionId"].(string))
+	if plans := updatesOf(loaded, "plan"); len(plans) != 1 {
+		t.Fatalf("%d plan updates after session/load", len(plans))
+	}
+	if users := updatesOf(loaded, "user_message_chunk"); len(users) == 0 || users[0]["content"].(map[string]any)["text"] != "plan it" {
+		t.Fatalf("the replayed prompt keeps the plan-mode reminder: %v", users)
+	}
+	if l.Sessions[0].Title != "plan it" {
+		t.Fatalf("the listed title is %q", l.Sessions[0].Title)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/tiny-agent/tiny-go/internal/planmode"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/todo"
 )
@@ -33,7 +34,7 @@ func (s *sess) replay() {
 		switch m.Role {
 		case session.RoleUser:
 			if m.Content != nil {
-				s.update(acpsdk.UpdateUserMessageText(*m.Content))
+				s.update(acpsdk.UpdateUserMessageText(planmode.Strip(*m.Content)))
 			}
 		case session.RoleAssistant:
 			if m.Content != nil && *m.Content != "" {

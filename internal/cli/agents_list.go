@@ -5,6 +5,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/acp"
 	"github.com/tiny-agent/tiny-go/internal/agents"
+	"github.com/tiny-agent/tiny-go/internal/planmode"
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
@@ -15,7 +16,9 @@ import (
 func nestSessions(sums []store.Summary) ([]store.Summary, map[string]agents.Link) {
 	links := map[string]agents.Link{}
 	listed := map[string]bool{}
-	for _, s := range sums {
+	for i, s := range sums {
+		// A prompt sent in plan mode is listed without its reminder.
+		sums[i].FirstPrompt, sums[i].LastPrompt = planmode.Strip(s.FirstPrompt), planmode.Strip(s.LastPrompt)
 		listed[s.ID] = true
 		if l, ok := agents.ParentOf(s.Path); ok {
 			links[s.ID] = l

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/tiny-agent/tiny-go/internal/planmode"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
+	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/tools"
 )
 
@@ -90,4 +92,24 @@ func userCache() string {
 func within(path, dir string) bool {
 	rel, err := filepath.Rel(dir, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// withoutReminders is msgs with the plan-mode reminder taken out of the
+// user's prompts, for a recap (a copy: the state is not changed).
+func withoutReminders(msgs []session.Message) []session.Message {
+	var out []session.Message
+	for i, m := range msgs {
+		if m.Role != session.RoleUser || m.Content == nil || planmode.Strip(*m.Content) == *m.Content {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(msgs)
+		}
+		text := planmode.Strip(*m.Content)
+		out[i].Content = &text
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
 }

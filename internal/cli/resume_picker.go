@@ -62,7 +62,7 @@ func (a *runner) recap() []session.Message {
 	if !a.resumed || a.store == nil {
 		return nil
 	}
-	return recapOf(a.store.State())
+	return withoutReminders(recapOf(a.store.State()))
 }
 
 // recapOf is what a resumed session shows the last turns of: its

@@ -91,3 +91,16 @@ func Remind(prompt string, planning bool) string {
 
 // Accepted is the prompt that carries out an accepted plan.
 const Accepted = "The user accepted the plan. Plan mode is off: carry it out now."
+
+// Strip takes the reminder back out of a prompt for display (recaps,
+// listings, an editor's replay); a listing's prompt may be cut short
+// inside it.
+func Strip(s string) string {
+	if i := strings.Index(s, "\n\n"+Reminder); i >= 0 {
+		return s[:i] + s[i+2+len(Reminder):]
+	}
+	if i := strings.Index(s, "<system-reminder>Plan mode"); i >= 0 {
+		return strings.TrimSpace(s[:i])
+	}
+	return s
+}

@@ -16,7 +16,9 @@ type fake struct {
 }
 
 func (f fake) Definition() tools.Definition { return tools.Definition{Name: f.name, Description: "d"} }
-func (f fake) Replay() tools.Replay         { return tools.Replay{Policy: tools.ReplayNever, Key: "k:" + f.name} }
+func (f fake) Replay() tools.Replay {
+	return tools.Replay{Policy: tools.ReplayNever, Key: "k:" + f.name}
+}
 func (f fake) Run(context.Context, jsontext.Value) tools.Result {
 	*f.ran = append(*f.ran, f.name)
 	return tools.Result{Content: f.name + " ran"}
@@ -55,7 +57,10 @@ func TestWrap(t *testing.T) {
 	if r := w[1].Run(ctx, jsontext.Value(`{}`)); !r.IsError {
 		t.Fatal("bash ran without a read-only sandbox")
 	}
-	if got := Remind("x", true); got != "x\n\n"+Reminder || Remind(got, true) != got || Remind("x", false) != "x" {
+	if got := Remind("x", true); got != "x\n\n"+Reminder || Remind(got, true) != got || Remind("x", false) != "x" || Strip(got) != "x" {
 		t.Fatal("Remind")
+	}
+	if Strip("plan it <system-reminder>Plan mode is on: inv…") != "plan it" || Strip("plain") != "plain" {
+		t.Fatal("Strip of a listing's cut prompt")
 	}
 }
