@@ -140,3 +140,71 @@ func TestSubagentCrashTmux(t *testing.T) {
 	q.keys("C-c", "C-c")
 	q.waitText("EXIT=0")
 }
+
+// TestParallelSubagentsTmux: in the terminal, a reply with two task calls
+// runs a restricted agent from .claude/agents (tools: Read) and general at
+// the same time; each child's progress is whole lines under its label, and
+// both reports reach the parent.
+func TestParallelSubagentsTmux(t *testing.T) {
+	needTmux(t)
+	dir := t.TempDir()
+	writeAgent(t, dir, "reader", "---\nname: reader\ndescription: Reads one file.\ntools: Read\n---\nYou are the reader agent.\n")
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("N-7\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := providertest.New(t)
+	srv.Respond(agentScript{
+		parent: func(turn int, last providertest.Message) providertest.Reply {
+			if turn == 0 {
+				// general first: run alone, it would never see the reader's session.
+				return providertest.Reply{ToolCalls: []providertest.ToolCall{taskCall("k1", "general", "wait for the reader"), taskCall("k2", "reader", "read notes.txt")}}
+			}
+			return providertest.Reply{Text: "both back"}
+		},
+		children: map[string]func(int, providertest.Message) providertest.Reply{
+			"You are the reader agent.": func(turn int, last providertest.Message) providertest.Reply {
+				if turn == 0 {
+					return providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("r1", "read", `{"path":"notes.txt"}`), toolCall("r2", "write", `{"path":"x","content":"x"}`)}}
+				}
+				return providertest.Reply{Text: "reader report"}
+			},
+			generalPrompt: func(turn int, last providertest.Message) providertest.Reply {
+				if turn == 0 {
+					// Runs until the reader has started: the two run together.
+					return providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("g1", "bash", `{"command":"touch g-started; for i in $(seq 400); do ls .tiny-agent/sessions/*.jsonl | wc -l | grep -q 3 && echo together && exit 0; sleep 0.05; done; echo alone"}`)}}
+				}
+				return providertest.Reply{Text: "general report: " + strings.TrimSpace(*last.Content)}
+			},
+		},
+	}.reply)
+	bin := programAs(t, "tiny-go")
+	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-agent-par-%d", os.Getpid())}
+	script := fmt.Sprintf(`cd %s && TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s --approval auto; echo EXIT=$?; sleep 60`, dir, srv.URL(), bin)
+	p.tmux("new-session", "-d", "-x", "140", "-y", "50", "-s", "s", "sh", "-c", script)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	p.waitText("/compact  /skill:name  /exit")
+	p.text("fan out")
+	p.keys("Enter")
+	p.waitText("both back")
+	screen := p.screen()
+	for _, want := range []string{"⎿ [reader] ◆ read notes.txt", "⎿ [general] ◆ bash touch g-started", "⎿ [reader] done", "⎿ [general] done"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the screen lacks %q", want)
+		}
+	}
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.Count(l, "⎿ [") > 1 {
+			t.Errorf("two children on one line: %q", l)
+		}
+	}
+	parent, _ := parentAndChildren(t, dir)
+	res := toolResults(parent)
+	if res["k2"] != "reader report" || res["k1"] != "general report: together" {
+		t.Fatalf("results %q\n%s", res, screen)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x")); err == nil {
+		t.Fatal("the reader wrote a file it was not offered the tool for")
+	}
+	p.keys("C-c", "C-c")
+	p.waitText("EXIT=0")
+}
