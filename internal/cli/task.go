@@ -159,7 +159,18 @@ func (c *children) open(parentPath, parentID string, call agents.Call) (*store.S
 	}
 	opts := store.Options{Fsync: c.a.flags.fsync}
 	if _, err := store.PathByID(c.a.cwd, l.Child); err == nil {
-		return store.Open(c.a.cwd, l.Child, opts)
+		st, err := store.Open(c.a.cwd, l.Child, opts)
+		if err == nil {
+			if _, ok := agents.ParentOf(st.Path()); !ok {
+				// A crash between its creation and its link.
+				err = agents.WriteParent(st.Path(), l)
+			}
+		}
+		if err != nil && st != nil {
+			st.Close()
+			return nil, err
+		}
+		return st, err
 	}
 	first := true
 	opts.NewID = func() (string, error) {
