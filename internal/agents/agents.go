@@ -259,3 +259,9 @@ func (d Definition) Offers(name string) bool {
 	}
 	return slices.Contains(d.Tools, name)
 }
+
+// MayDelegate reports whether d's child may be offered task when the depth
+// limit allows it: an agent with every tool, or one that lists Task.
+func (d Definition) MayDelegate() bool {
+	return d.Tools == nil || slices.Contains(d.Tools, ToolName)
+}

@@ -51,6 +51,15 @@ func TestParallelSubagents(t *testing.T) {
 	if len(children) != 3 {
 		t.Fatalf("%d child sessions", len(children))
 	}
+	// general has every tool but task: with the default depth no child
+	// delegates further.
+	for _, r := range requestsOf(srv, generalPrompt) {
+		for _, tl := range r.Chat.Tools {
+			if tl.Function.Name == "task" {
+				t.Fatal("a child was offered task")
+			}
+		}
+	}
 	res := toolResults(parent)
 	for i := 1; i <= 3; i++ {
 		if want := fmt.Sprintf("child %d: together", i); res[fmt.Sprintf("k%d", i)] != want {

@@ -209,3 +209,57 @@ func TestSubagentFromClaudeAgents(t *testing.T) {
 		t.Fatalf("session list (exit %d):\n%s%s", code, list, errs)
 	}
 }
+
+// TestNestedSubagents: with TINY_AGENT_MAX_DEPTH=2 a child gets the task
+// tool (never with the default depth of 1) and its own child is linked
+// under it.
+func TestNestedSubagents(t *testing.T) {
+	dir := t.TempDir()
+	srv := providertest.New(t)
+	srv.Respond(agentScript{
+		parent: func(turn int, last providertest.Message) providertest.Reply {
+			if turn == 0 {
+				return providertest.Reply{ToolCalls: []providertest.ToolCall{taskCall("k1", "general", "delegate further")}}
+			}
+			return providertest.Reply{Text: "top: " + *last.Content}
+		},
+		children: map[string]func(int, providertest.Message) providertest.Reply{
+			generalPrompt: func(turn int, last providertest.Message) providertest.Reply {
+				if turn == 0 {
+					return providertest.Reply{ToolCalls: []providertest.ToolCall{taskCall("k2", "explore", "look")}}
+				}
+				return providertest.Reply{Text: "middle: " + *last.Content}
+			},
+			"You are a read-only exploration subagent": func(int, providertest.Message) providertest.Reply {
+				return providertest.Reply{Text: "bottom"}
+			},
+		},
+	}.reply)
+	cmd := program(t, dir, srv, "go deep")
+	cmd.Env = append(cmd.Env, "TINY_AGENT_MAX_DEPTH=2")
+	out, err := cmd.Output()
+	if err != nil || strings.TrimSpace(string(out)) != "top: middle: bottom" {
+		t.Fatalf("%v: %q", err, out)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, ".tiny-agent", "sessions", "*.jsonl"))
+	links := map[string]string{} // agent -> parent id
+	for _, f := range files {
+		if l, ok := agents.ParentOf(f); ok {
+			links[l.Agent] = l.Parent
+			if l.Agent == "general" {
+				links["general-id"] = l.Child
+			}
+		}
+	}
+	if len(files) != 3 || links["explore"] == "" || links["explore"] != links["general-id"] {
+		t.Fatalf("%d sessions, links %v", len(files), links)
+	}
+	// The grandchild (depth 2) was offered no task tool.
+	for _, r := range requestsOf(srv, "You are a read-only exploration subagent") {
+		for _, tl := range r.Chat.Tools {
+			if tl.Function.Name == "task" {
+				t.Fatal("the grandchild was offered task")
+			}
+		}
+	}
+}

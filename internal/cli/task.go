@@ -213,7 +213,7 @@ func (c *children) agent(st *store.Store, depth int, d agents.Definition) (*agen
 	if d.ReadOnlyBash {
 		ts = planmode.Wrap(ts, planmode.Config{Planning: func() bool { return true }, ReadOnlyBash: c.readOnly})
 	}
-	if depth+1 < c.maxDepth && d.Offers(agents.ToolName) {
+	if depth+1 < c.maxDepth && d.MayDelegate() {
 		path, id := st.Path(), st.ID()
 		ts = append(ts, agents.NewTool(c.defs, c.runner(func() (string, string) { return path, id }, depth+1)))
 	}
