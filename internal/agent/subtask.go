@@ -30,6 +30,15 @@ func withToolUsage(entry session.Fact, opID, toolStartedID string, u *session.Us
 	return []session.Fact{entry, {Usage: &session.UsageFact{OperationID: opID, ToolStartedID: toolStartedID, Usage: *u}}}
 }
 
+// withUsage adds the tokens a call spent to an operation's (its footer and
+// its lifecycle event count what the session's usage facts count).
+func withUsage(total session.Usage, u *session.Usage) session.Usage {
+	if u == nil {
+		return total
+	}
+	return addUsage(total, *u)
+}
+
 // continuation turns the planner's "interrupted" for a started call of a
 // Continuable tool into a continuation of that call with its persisted
 // arguments (recovery.ModeReplay keeps its toolStarted). Only outside an
@@ -206,6 +215,7 @@ func (a *Agent) settleBatch(ctx context.Context, r *run, calls []*batchCall) err
 	if !aborted {
 		for _, c := range calls {
 			delete(r.ownTools, c.id)
+			r.usage = withUsage(r.usage, c.res.Usage)
 		}
 	}
 	return nil

@@ -77,7 +77,20 @@ func withTool(t tools.Tool) harnessOption {
 // results and usage come back in the order of the calls.
 func TestConcurrentCallsRunInBatches(t *testing.T) {
 	sub := newSubtask()
-	h := newHarness(t, []providertest.Reply{subCalls(3), {Text: "ok"}}, withTool(sub), func(c *Config) { c.MaxParallel = 2 })
+	var mu sync.Mutex
+	var opUsage session.Usage
+	h := newHarness(t, []providertest.Reply{subCalls(3), {Text: "ok"}}, withTool(sub), func(c *Config) {
+		c.MaxParallel = 2
+		prev := c.Events
+		c.Events = func(ev Event) {
+			prev(ev)
+			if oc, ok := ev.(OperationCompleted); ok {
+				mu.Lock()
+				opUsage = oc.Outcome.Usage
+				mu.Unlock()
+			}
+		}
+	})
 	go func() {
 		<-sub.entered
 		<-sub.entered // the first two run together: both are waiting now
@@ -87,6 +100,12 @@ func TestConcurrentCallsRunInBatches(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 	st := h.reduce()
+	// The operation's usage counts the calls' tokens, as the session does.
+	mu.Lock()
+	defer mu.Unlock()
+	if opUsage.Input < 30 || opUsage.Output < 3 {
+		t.Errorf("the operation's usage %+v lacks the calls' tokens", opUsage)
+	}
 	if got := sub.most.Load(); got != 2 {
 		t.Errorf("at most %d ran at once, want 2", got)
 	}

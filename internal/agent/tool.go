@@ -111,6 +111,7 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 		return nil // the late result is discarded
 	}
 	delete(r.ownTools, p.ToolStartedID)
+	r.usage = withUsage(r.usage, res.Usage)
 	return nil
 }
 
