@@ -12,6 +12,7 @@ package acp
 import (
 	"context"
 	"github.com/tiny-agent/tiny-go/internal/commands"
+	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
@@ -29,6 +30,18 @@ type Backend interface {
 	// session req.SessionID of req.Cwd. An open operation is left pending:
 	// the caller recovers it (Agent().Resume) before anything else.
 	Open(ctx context.Context, req OpenRequest) (Session, error)
+	// List is the sessions of cwd for session/list, newest first, each
+	// subagent's right after its parent's.
+	List(cwd string) ([]Listed, error)
+}
+
+// Listed is one session of a listing.
+type Listed struct {
+	ID        string
+	Title     string
+	UpdatedAt time.Time
+	// Parent and Agent are set for a subagent's session (docs/agents.md).
+	Parent, Agent string
 }
 
 // OpenRequest is what a session is built from.
@@ -55,6 +68,9 @@ type Host struct {
 	// Editor, when set, is where read, write and edit go for the files
 	// the client offers (fs/read_text_file, fs/write_text_file).
 	Editor tools.Editor
+	// Mode is the session's mode as the editor sets it (session/set_mode):
+	// the tools follow it (plan mode: planmode).
+	Mode *approval.Switch
 }
 
 // Rewinder is a session that can be put back to before a user turn

@@ -6,7 +6,9 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/tiny-agent/tiny-go/internal/planmode"
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/todo"
 )
 
 // replay sends the session's visible history to the client, as
@@ -32,7 +34,7 @@ func (s *sess) replay() {
 		switch m.Role {
 		case session.RoleUser:
 			if m.Content != nil {
-				s.update(acpsdk.UpdateUserMessageText(*m.Content))
+				s.update(acpsdk.UpdateUserMessageText(planmode.Strip(*m.Content)))
 			}
 		case session.RoleAssistant:
 			if m.Content != nil && *m.Content != "" {
@@ -58,6 +60,9 @@ func (s *sess) replay() {
 				s.update(c.start(tc.ID, status))
 			}
 		}
+	}
+	if l := todo.FromState(st); l != nil {
+		s.plan(l)
 	}
 }
 

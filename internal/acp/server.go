@@ -160,7 +160,8 @@ func (srv *server) Initialize(_ context.Context, p acpsdk.InitializeRequest) (ac
 			PromptCapabilities: acpsdk.PromptCapabilities{
 				EmbeddedContext: true,
 			},
-			McpCapabilities: acpsdk.McpCapabilities{Http: true},
+			McpCapabilities:     acpsdk.McpCapabilities{Http: true},
+			SessionCapabilities: acpsdk.SessionCapabilities{List: &acpsdk.SessionListCapabilities{}},
 		},
 		AgentInfo:   &acpsdk.Implementation{Name: "tiny-go", Title: acpsdk.Ptr("tiny-go"), Version: srv.opt.Version},
 		AuthMethods: []acpsdk.AuthMethod{},
@@ -286,7 +287,7 @@ func (srv *server) SetSessionMode(_ context.Context, p acpsdk.SetSessionModeRequ
 	}
 	m, err := approval.ParseMode(string(p.ModeId))
 	if err != nil {
-		return acpsdk.SetSessionModeResponse{}, acpsdk.NewInvalidParams(map[string]any{"error": "modeId must be ask or auto"})
+		return acpsdk.SetSessionModeResponse{}, acpsdk.NewInvalidParams(map[string]any{"error": "modeId must be ask, auto or plan"})
 	}
 	s.setMode(m)
 	return acpsdk.SetSessionModeResponse{}, nil
@@ -443,10 +444,6 @@ func (srv *server) CloseSession(_ context.Context, p acpsdk.CloseSessionRequest)
 }
 
 // Methods of capabilities tiny-go does not announce.
-
-func (srv *server) ListSessions(context.Context, acpsdk.ListSessionsRequest) (acpsdk.ListSessionsResponse, error) {
-	return acpsdk.ListSessionsResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionList)
-}
 
 func (srv *server) ResumeSession(context.Context, acpsdk.ResumeSessionRequest) (acpsdk.ResumeSessionResponse, error) {
 	return acpsdk.ResumeSessionResponse{}, acpsdk.NewMethodNotFound(acpsdk.AgentMethodSessionResume)

@@ -12,6 +12,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/commands"
+	"github.com/tiny-agent/tiny-go/internal/planmode"
 )
 
 // updateQueue bounds the session updates waiting for a slow client. When
@@ -44,7 +45,8 @@ type sess struct {
 	idle     *sync.Cond // signalled when running ends
 	running  bool
 	mode     approval.Mode
-	rejected map[string]bool // "reject always" answers of this connection
+	modeSw   *approval.Switch // mode, for the session's tools
+	rejected map[string]bool  // "reject always" answers of this connection
 	// cancelled is closed when the running prompt is cancelled; from then
 	// on updates never block.
 	cancelled chan struct{}
@@ -66,6 +68,7 @@ func newSess(srv *server) *sess {
 		updates:   make(chan queued, updateQueue),
 		done:      make(chan struct{}),
 		mode:      srv.opt.Mode,
+		modeSw:    approval.NewSwitch(srv.opt.Mode),
 		rejected:  map[string]bool{},
 		cancelled: make(chan struct{}),
 		announced: map[string]bool{},
@@ -86,6 +89,7 @@ func (s *sess) host() Host {
 		Events:  s.event,
 		Ask:     s.ask,
 		Approve: withRequest,
+		Mode:    s.modeSw,
 	}
 	if fs := s.srv.clientFS(); fs.read || fs.write {
 		h.Editor = &clientEditor{s: s, fs: fs}
@@ -245,7 +249,7 @@ func (s *sess) run(ctx context.Context, text string) (agent.Result, error) {
 	if c, args, ok := customCommand(s.custom, text); ok {
 		text = c.Expand(args)
 	}
-	res, err := a.Run(ctx, text)
+	res, err := a.Run(ctx, planmode.Remind(text, s.modeSw.Planning()))
 	if rerr := runError(s.id, res, err); rerr != nil {
 		return res, rerr
 	}
@@ -319,6 +323,9 @@ func (s *sess) event(ev agent.Event) {
 			opts = append(opts, acpsdk.WithUpdateContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(clip(e.Outcome.Content)))}))
 		}
 		s.update(acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Tool.ToolCallID), opts...))
+		if l, ok := planFromCall(e); ok {
+			s.plan(l)
+		}
 	}
 }
 
@@ -333,6 +340,7 @@ func (s *sess) modeState() *acpsdk.SessionModeState {
 		AvailableModes: []acpsdk.SessionMode{
 			{Id: acpsdk.SessionModeId(approval.Ask), Name: "Ask", Description: acpsdk.Ptr("Ask before commands, file changes and MCP calls run")},
 			{Id: acpsdk.SessionModeId(approval.Auto), Name: "Auto", Description: acpsdk.Ptr("Run every tool call at once (within the sandbox)")},
+			{Id: acpsdk.SessionModeId(approval.Plan), Name: "Plan", Description: acpsdk.Ptr("Look, don't touch: read, and bash with the tree read-only; the agent answers with a plan")},
 		},
 	}
 }
@@ -340,6 +348,7 @@ func (s *sess) modeState() *acpsdk.SessionModeState {
 func (s *sess) setMode(m approval.Mode) {
 	s.mu.Lock()
 	s.mode = m
+	s.modeSw.Set(m)
 	s.mu.Unlock()
 	s.update(acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{CurrentModeId: acpsdk.SessionModeId(m), SessionUpdate: "current_mode_update"}})
 }

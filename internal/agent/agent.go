@@ -77,6 +77,9 @@ type Config struct {
 	// DefaultMaxToolCalls. A reply with more runs none of them (see
 	// assistantStep).
 	MaxToolCalls int
+	// MaxParallel bounds the calls of one reply that run at once (tools
+	// that run concurrently: subagents); 0 means DefaultMaxParallel.
+	MaxParallel int
 
 	// Hooks runs the user's hooks (internal/hooks); nil runs none. See
 	// userhooks.go.

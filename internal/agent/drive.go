@@ -64,8 +64,16 @@ func (a *Agent) drive(ctx context.Context, recovering bool) (Result, error) {
 		case recovery.StartStep:
 			res, err = a.step(ctx, r, st, p)
 		case recovery.StartTool:
+			if b := a.batch(op, p); b != nil {
+				err = a.runBatch(ctx, r, op, b)
+				break
+			}
 			err = a.toolStep(ctx, r, op, p)
 		case recovery.AppendSynthetic:
+			if c, ok := a.continuation(op, p); ok {
+				err = a.toolStep(ctx, r, op, c)
+				break
+			}
 			err = a.appendSynthetic(ctx, r, op, p)
 		case recovery.CloseAttempt:
 			err = a.closeAttempt(ctx, r, op, p)

@@ -96,6 +96,7 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 		return nil // abort is durable; the planner writes the aborted result
 	}
 	r.ownTools[p.ToolStartedID] = info
+	pctx = tools.WithStartedID(pctx, p.ToolStartedID)
 	afterEffect := a.beforeEffect(pctx, p.ToolStartedID, p.ToolName, started.Arguments)
 	begin := a.cfg.Now()
 	res := runTool(pctx, tool, started.Arguments)
@@ -126,7 +127,7 @@ func (a *Agent) settleTool(ctx context.Context, r *run, toolStartedID string, st
 		ToolName: started.ToolName, ToolStartedID: toolStartedID, Result: result,
 	}}
 	completed := ToolOutcome{Outcome: outcome, Duration: dur, Content: res.Content}
-	aborted, err := a.commit(ctx, commitReq{facts: []session.Fact{entry}, settles: true, events: []Event{ToolCompleted{Tool: info, Outcome: completed}}})
+	aborted, err := a.commit(ctx, commitReq{facts: withToolUsage(entry, started.OperationID, toolStartedID, res.Usage), settles: true, events: []Event{ToolCompleted{Tool: info, Outcome: completed}}})
 	if err != nil {
 		return fmt.Errorf("commit tool result: %w", err)
 	}
@@ -134,6 +135,7 @@ func (a *Agent) settleTool(ctx context.Context, r *run, toolStartedID string, st
 		return nil // the late result is discarded
 	}
 	delete(r.ownTools, toolStartedID)
+	r.usage = withUsage(r.usage, res.Usage)
 	a.postToolHooks(ctx, started, res.Content, res.IsError)
 	return nil
 }

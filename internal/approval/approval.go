@@ -24,15 +24,19 @@ const (
 	Ask Mode = "ask"
 	// Auto runs every call at once.
 	Auto Mode = "auto"
+	// Plan lets the model look but not touch (Claude Code's name, which
+	// hooks see as permission_mode): read, and bash with the tree
+	// read-only; every other call is refused (planmode).
+	Plan Mode = "plan"
 )
 
 // ParseMode validates a --approval value.
 func ParseMode(s string) (Mode, error) {
 	switch m := Mode(strings.TrimSpace(s)); m {
-	case Ask, Auto:
+	case Ask, Auto, Plan:
 		return m, nil
 	}
-	return "", fmt.Errorf("--approval must be ask or auto, not %q", s)
+	return "", fmt.Errorf("--approval must be ask, auto or plan, not %q", s)
 }
 
 // Choice is the user's answer to one prompt.

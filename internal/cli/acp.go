@@ -60,11 +60,13 @@ func newACPCommand(a *app) *cobra.Command {
 	fl.StringArrayVar(&f.mcp, "mcp", nil, "MCP server aliases from $TINY_MCP_CONFIG, comma-separated (repeatable)")
 	fl.StringArrayVar(&f.skills, "skill", nil, "a SKILL.md file to offer (repeatable)")
 	fl.BoolVar(&f.fsync, "fsync", false, "sync every commit to disk (power-loss durable)")
-	fl.StringVar(&f.approval, "approval", "", "the mode sessions start in: ask (default) or auto; the editor switches it with session/set_mode")
+	fl.StringVar(&f.approval, "approval", "", "the mode sessions start in: ask (default), auto or plan; the editor switches it with session/set_mode")
 	fl.Int64Var(&f.contextWindow, "context-window", 0, "the model's context window in tokens (default $TINY_CONTEXT_WINDOW, else the endpoint's model list, else 128000)")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 0, "fail a model request that sends nothing for this long (default $TINY_IDLE_TIMEOUT or 120s)")
 	fl.DurationVar(&f.requestTimeout, "request-timeout", 0, "fail a model request that takes longer than this in total (default $TINY_REQUEST_TIMEOUT or 10m)")
 	fl.IntVar(&f.maxToolCalls, "max-tool-calls", agent.DefaultMaxToolCalls, "the most tool calls one model reply may ask for; a reply with more runs none of them and fails the step after one retry")
+	fl.BoolVar(&f.agentTools, "agent-tools", true, "offer the todo_write and task tools (todo list and subagents; docs/agents.md)")
+	fl.IntVar(&f.maxParallel, "max-parallel-tasks", agent.DefaultMaxParallel, "the most task calls (subagents) of one reply that run at once")
 	f.providerFlags.register(fl)
 	addSandboxFlags(fl, &f.sandbox)
 	return cmd
@@ -124,6 +126,9 @@ func (b *acpBackend) Open(ctx context.Context, req acp.OpenRequest) (acp.Session
 	r := &runner{io: io, flags: f, cwd: req.Cwd, embed: &embedding{host: req.Host}}
 	if err := r.configure(); err != nil {
 		return nil, err
+	}
+	if req.Host.Mode != nil {
+		r.mode = req.Host.Mode // the editor's mode (session/set_mode)
 	}
 	r.sink = lifecycle.NewTracker(lifecycle.Multi())
 	if err := r.start(ctx); err != nil {

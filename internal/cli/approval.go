@@ -18,6 +18,7 @@ func (a *runner) configureApproval() error {
 	if a.uiObserver != nil && !a.flags.json {
 		a.approval = approval.Ask
 	}
+	defer func() { a.mode = approval.NewSwitch(a.approval) }()
 	if a.flags.approval == "" {
 		return nil
 	}
@@ -36,7 +37,8 @@ func (a *runner) configureApproval() error {
 // and otherwise (recovery before the UI starts, one-shot mode) to stderr,
 // answered on stdin.
 func (a *runner) newGate() (*approval.Gate, error) {
-	if a.approval != approval.Ask {
+	// Interactive mode may switch to ask at any time (Shift+Tab).
+	if a.approval != approval.Ask && a.uiObserver == nil {
 		return nil, nil
 	}
 	if a.embed != nil {

@@ -45,6 +45,9 @@ func openNewest(cwd string, opts store.Options, finish func(path string) error) 
 		if h.Corruption == nil && !h.Lines && !shellJournalled(h.Path) {
 			continue // header only
 		}
+		if isChild(h.Path) {
+			continue // a subagent's: its parent resumes it
+		}
 		if s, err := corruptLaterFork(heads, h); err != nil || s != nil {
 			if err != nil {
 				return nil, fmt.Errorf("--continue: %w", err)

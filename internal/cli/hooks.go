@@ -65,15 +65,18 @@ func (a *runner) setupHooks(secretVars []string) error {
 		}
 		failClosed = b
 	}
-	mode := "default"
-	if a.approval == approval.Auto {
-		mode = "bypassPermissions"
+	mode := func() string {
+		m := a.approval
+		if a.mode != nil {
+			m = a.mode.Mode()
+		}
+		return claudePermissionMode(m)
 	}
 	scrub := a.scrubber(secretVars)
 	u.run = hooks.New(hooks.Options{
 		Config: cfg, Cwd: a.cwd, ProjectDir: project,
 		Env: withoutVars(os.Environ(), secretVars), Scrub: scrub.Scrub,
-		PermissionMode: mode, FailClosed: failClosed, Report: a.hookLine,
+		Mode: mode, FailClosed: failClosed, Report: a.hookLine,
 	})
 	return u.run.Attach(a.store.ID(), a.store.Path())
 }
@@ -266,4 +269,24 @@ func printHooks(w io.Writer, cfg *hooks.Config) error {
 		fmt.Fprintf(w, "hook problem: %s\n", p)
 	}
 	return nil
+}
+
+// claudePermissionMode is Claude Code's name of an approval mode.
+func claudePermissionMode(m approval.Mode) string {
+	switch m {
+	case approval.Auto:
+		return "bypassPermissions"
+	case approval.Plan:
+		return "plan"
+	}
+	return "default"
+}
+
+// childHooks is a hooks runner for a subagent's session, or nil when no
+// hook is configured; close it when the subagent ends.
+func (u *userHooks) childHooks(id, path string) (*hooks.Runner, error) {
+	if u == nil || u.run == nil {
+		return nil, nil
+	}
+	return u.run.Child(id, path)
 }

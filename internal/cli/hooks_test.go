@@ -731,3 +731,62 @@ func TestHookAbortDuringPromptHook(t *testing.T) {
 		}
 	}
 }
+
+// A subagent's calls pass the same guard as its parent's (a Bash rm -rf
+// is blocked, its reason reaches the child), its hooks see its own
+// session, and its end runs SubagentStop, not Stop, with the live
+// permission mode.
+func TestHooksGuardSubagents(t *testing.T) {
+	h := newHookRun(t, `{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/.claude/hooks/guard.sh"}]}],`+
+		`"SubagentStop":[{"hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/.claude/hooks/substop.sh"}]}],`+
+		`"Stop":[{"hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/.claude/hooks/stop.sh"}]}]}}`)
+	h.script("guard.sh", saveInput("pre")+`case "$input" in
+*'rm -rf'*) echo "Blocked: no rm -rf" >&2; exit 2;;
+esac
+exit 0
+`)
+	h.script("substop.sh", saveInput("substop"))
+	h.script("stop.sh", saveInput("stop"))
+	h.write("victim/keep.txt", "precious\n")
+	writeAgent(t, h.dir, "cleaner", "---\nname: cleaner\ndescription: Cleans up.\ntools: Bash\n---\nYou are the cleaner agent.\n")
+	h.srv.Respond(agentScript{
+		parent: func(turn int, last providertest.Message) providertest.Reply {
+			if turn == 0 {
+				return providertest.Reply{ToolCalls: []providertest.ToolCall{taskCall("t1", "cleaner", "Remove victim.")}}
+			}
+			return providertest.Reply{Text: "parent heard: " + *last.Content}
+		},
+		children: map[string]func(int, providertest.Message) providertest.Reply{
+			"You are the cleaner agent.": func(turn int, last providertest.Message) providertest.Reply {
+				if turn == 0 {
+					return providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("k1", "bash", `{"command":"rm -rf victim"}`)}}
+				}
+				return providertest.Reply{Text: "child saw: " + *last.Content}
+			},
+		},
+	}.reply)
+	code, stdout, stderr := h.run("clean up")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "victim", "keep.txt")); err != nil {
+		t.Fatalf("the subagent's guarded rm -rf ran: %v", err)
+	}
+	if !strings.Contains(stdout, "Blocked: no rm -rf") {
+		t.Errorf("the guard's reason did not reach the child (and its answer the parent): %q", stdout)
+	}
+	pre := h.inputs("pre")
+	if len(pre) != 1 || pre[0]["tool_name"] != "Bash" {
+		t.Fatalf("PreToolUse inputs: %v", pre)
+	}
+	sub, stop := h.inputs("substop"), h.inputs("stop")
+	if len(sub) != 1 || sub[0]["hook_event_name"] != "SubagentStop" || len(stop) != 1 {
+		t.Fatalf("SubagentStop ran %d times, Stop %d times: %v %v", len(sub), len(stop), sub, stop)
+	}
+	if sub[0]["session_id"] == stop[0]["session_id"] || pre[0]["session_id"] != sub[0]["session_id"] {
+		t.Errorf("the child's hooks do not see the child's session: pre %v, substop %v, stop %v", pre[0]["session_id"], sub[0]["session_id"], stop[0]["session_id"])
+	}
+	if sub[0]["permission_mode"] != "bypassPermissions" {
+		t.Errorf("permission_mode %v in a one-shot (auto) run", sub[0]["permission_mode"])
+	}
+}

@@ -90,7 +90,7 @@ func (h interactiveHost) Status() []string {
 		"session path: " + a.store.Path(),
 		"window: " + share,
 		"sandbox: " + sandbox + " (network " + network + ")",
-		"approval: " + string(a.approval),
+		"approval: " + string(a.mode.Mode()),
 		"mcp: " + mcp,
 	}
 }
@@ -130,11 +130,16 @@ func (h interactiveHost) Sessions() ([]ui.SessionChoice, error) {
 		return nil, err
 	}
 	var out []ui.SessionChoice
+	list, links := nestSessions(list)
 	for _, s := range list {
 		if s.State == store.SummaryCorrupt || headerOnly(s) {
 			continue
 		}
-		out = append(out, ui.SessionChoice{ID: s.ID, FirstPrompt: s.FirstPrompt, LastPrompt: s.LastPrompt, State: summaryState(s), Started: s.Started})
+		c := ui.SessionChoice{ID: s.ID, FirstPrompt: s.FirstPrompt, LastPrompt: s.LastPrompt, State: summaryState(s), Started: s.Started}
+		if l, ok := links[s.ID]; ok {
+			c.Origin = "└ " + childLabel(l)
+		}
+		out = append(out, c)
 	}
 	return out, nil
 }

@@ -39,11 +39,16 @@ func pickSession(ctx context.Context, io stdio, cwd string, f runFlags, prompt s
 		return "", false, fmt.Errorf("--resume: %w", err)
 	}
 	var choices []ui.SessionChoice
+	list, links := nestSessions(list)
 	for _, s := range list {
 		if s.State == store.SummaryCorrupt {
 			continue
 		}
-		choices = append(choices, ui.SessionChoice{ID: s.ID, FirstPrompt: s.FirstPrompt, LastPrompt: s.LastPrompt, State: summaryState(s), Started: s.Started, Origin: forkLabel(s.Path)})
+		origin := forkLabel(s.Path)
+		if l, ok := links[s.ID]; ok {
+			origin = "└ " + childLabel(l)
+		}
+		choices = append(choices, ui.SessionChoice{ID: s.ID, FirstPrompt: s.FirstPrompt, LastPrompt: s.LastPrompt, State: summaryState(s), Started: s.Started, Origin: origin})
 	}
 	if len(choices) == 0 {
 		return "", false, fmt.Errorf("--resume: no session in %s to resume", cwd)
@@ -60,7 +65,7 @@ func (a *runner) recap() []session.Message {
 	if !a.resumed || a.store == nil {
 		return nil
 	}
-	return recapOf(a.store.State())
+	return withoutReminders(recapOf(a.store.State()))
 }
 
 // recapOf is what a resumed session shows the last turns of: its

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tiny-agent/tiny-go/internal/planmode"
 	"strings"
 	"time"
 
@@ -26,7 +27,7 @@ func (e currentEngine) Run(ctx context.Context, prompt string) (agent.Result, er
 // run runs prompt on the current agent, preceded by the user's
 // !commands since the last prompt.
 func (a *runner) run(ctx context.Context, prompt string) (agent.Result, error) {
-	text, sent := a.withShell(prompt)
+	text, sent := a.withShell(planmode.Remind(prompt, a.mode.Planning()))
 	res, err := a.agent.Run(ctx, text)
 	if accepted(a.store.State(), text) {
 		sent()
@@ -159,7 +160,11 @@ func (a *runner) useStore(st *store.Store) error {
 		st.Close()
 		return err
 	}
-	cfg.Approve = a.embed.wrapApprove(a.hookedApprove(approveHook(gate)))
+	approve := a.hookedApprove(approveHook(gate))
+	if a.mode != nil {
+		approve = a.mode.Hook(approve) // the mode Shift+Tab set goes on in the fork
+	}
+	cfg.Approve = a.embed.wrapApprove(approve)
 	// The reasoning details the fork's replies need sent back live beside
 	// the fork (the ones it shares with its source were copied there when
 	// it was written); new ones must not go to the source.

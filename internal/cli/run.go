@@ -62,6 +62,10 @@ type runFlags struct {
 	sandbox        sandboxFlags
 	approval       string
 	maxToolCalls   int
+	// agentTools offers todo_write and task (agents.go); maxParallel
+	// bounds the task calls of one reply that run at once.
+	agentTools  bool
+	maxParallel int
 	providerFlags
 }
 
@@ -137,6 +141,18 @@ type runner struct {
 	// the current session in ask mode.
 	approval approval.Mode
 	gate     *approval.Gate
+	// mode is the approval mode now (Shift+Tab changes it); planSandbox
+	// the read-only sandbox of bash in plan mode, once made (plan.go).
+	mode           *approval.Switch
+	planSandbox    *sandbox.Sandbox
+	planScratchDir string
+	// readOnly is bash with the tree read-only (plan mode, explore);
+	// kids builds the subagents (task.go).
+	readOnly func() (tools.Tool, error)
+	kids     *children
+	// costSink adds up the price of model requests (/cost, one-shot's
+	// cost lines); subagents' requests go to it too.
+	costSink func(agent.Event)
 	// procs records this run's command processes; Close kills leftovers.
 	procs *procs.Tracker
 	// embed adapts the agent to a host other than the terminal (acp.go);
@@ -174,6 +190,8 @@ func configureRun(a *app, root *cobra.Command) {
 	fl.DurationVar(&f.requestTimeout, "request-timeout", 0, "fail a model request that takes longer than this in total (default $TINY_REQUEST_TIMEOUT or 10m)")
 	addSandboxFlags(fl, &f.sandbox)
 	fl.IntVar(&f.maxToolCalls, "max-tool-calls", agent.DefaultMaxToolCalls, "the most tool calls one model reply may ask for; a reply with more runs none of them and fails the step after one retry")
+	fl.BoolVar(&f.agentTools, "agent-tools", true, "offer the todo_write and task tools (todo list and subagents; docs/agents.md)")
+	fl.IntVar(&f.maxParallel, "max-parallel-tasks", agent.DefaultMaxParallel, "the most task calls (subagents) of one reply that run at once")
 	fl.Float64Var(&f.compactShare, "compact-share", 0, "compact before a run when the last prompt exceeded this share of the window (default $TINY_COMPACT_SHARE or 0.85)")
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		cwd, err := a.workDir()
@@ -472,6 +490,10 @@ func (a *runner) buildAgent(envID string) error {
 	}
 	a.shellTool = shell[0]
 	all := append(builtins, a.mcp.Tools()...)
+	if all, err = a.withAgentTools(all, envID); err != nil {
+		return err
+	}
+	all = a.planTools(all, toolCfg)
 	names := make([]string, len(all))
 	for i, t := range all {
 		names[i] = t.Definition().Name
@@ -513,14 +535,19 @@ func (a *runner) buildAgent(envID string) error {
 		a.preUI = &gatedObserver{inner: ui.NewOneShot(ui.OneShotOptions{Stdout: a.io.stderr, Stderr: a.io.stderr, WorkDir: a.cwd, Getenv: a.io.getenv})}
 		a.preUI.on.Store(true)
 		sinks = append(sinks, a.uiObserver.Event, a.preUI.event, a.costs.event)
+		a.costSink = a.costs.event
 	case !a.flags.json:
 		a.oneShot = ui.NewOneShot(ui.OneShotOptions{Stdout: a.io.stdout, Stderr: a.io.stderr, WorkDir: a.cwd, Getenv: a.io.getenv})
-		sinks = append(sinks, a.oneShot.Event, newCostLog(a.oneShot.Stderr()).event)
+		costs := newCostLog(a.oneShot.Stderr())
+		sinks = append(sinks, a.oneShot.Event, costs.event)
+		a.costSink = costs.event
 	default:
 		// stdout carries the events; a wait for a retry still shows.
 		sinks = append(sinks, retryLines(a.io.stderr))
 	}
 	sinks = append(sinks, a.embed.eventSink(), a.hookEvents())
+	approve := a.embed.wrapApprove(a.mode.Hook(a.hookedApprove(approveHook(a.gate))))
+	a.attachChildren(all, approve)
 	a.watch = &configWatch{inner: provider.Retry(client, provider.RetryConfig{Endpoint: client.URL(), EndpointSource: endpointSource(a.io)})}
 	a.agent, err = agent.New(agent.Config{
 		Log:                 log,
@@ -533,13 +560,14 @@ func (a *runner) buildAgent(envID string) error {
 		Events:              agent.Fanout(sinks...),
 		AutoCompact:         a.autoCompact(client),
 		Scrub:               a.scrubber(secretVars),
-		Approve:             a.embed.wrapApprove(a.hookedApprove(approveHook(a.gate))),
+		Approve:             approve,
 		Hooks:               a.userHooks.agentHooks(),
 		BeforeEffect:        a.checkpointHook(),
 		Identity:            a.wire.identity(),
 		Reasoning:           a.reasoning,
 		Images:              (&imageLoader{cwd: a.cwd}).images,
 		MaxToolCalls:        a.flags.maxToolCalls,
+		MaxParallel:         a.flags.maxParallel,
 	})
 	return err
 }
@@ -712,6 +740,10 @@ func (a *runner) close() {
 	// Last: its thread started the commands, whose Pdeathsig fires when
 	// it ends.
 	a.sandbox.Close()
+	a.planSandbox.Close()
+	if a.planScratchDir != "" {
+		_ = os.RemoveAll(a.planScratchDir)
+	}
 }
 
 func exitFor(res agent.Result) error {

@@ -57,7 +57,12 @@ and the last prompt. --json prints one JSON object instead.`,
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			forks := forkColumn(sums)
 			fmt.Fprintln(tw, "ID\tSTARTED\tMODEL\tSTATE\tSIZE\tLAST PROMPT"+forks.header())
+			sums, links := nestSessions(sums)
 			for _, s := range sums {
+				id := s.ID
+				if l, ok := links[s.ID]; ok {
+					id = "└ " + s.ID + " (" + childLabel(l) + ")"
+				}
 				state := summaryState(s)
 				if s.Corruption != nil {
 					state += " (" + s.Corruption.Code + ")"
@@ -69,7 +74,7 @@ and the last prompt. --json prints one JSON object instead.`,
 					state = "rewind in progress"
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n",
-					s.ID, s.Started.UTC().Format(time.DateTime), dash(s.Model), state, formatSize(s.Size), dash(s.LastPrompt), forks.cell(s.ID))
+					id, s.Started.UTC().Format(time.DateTime), dash(s.Model), state, formatSize(s.Size), dash(s.LastPrompt), forks.cell(s.ID))
 			}
 			return tw.Flush()
 		},
@@ -128,6 +133,8 @@ func (c *resumeCheck) init() bool {
 	if err != nil {
 		return false
 	}
+	// As a run with the default --agent-tools offers them.
+	builtins = append(builtins, agentToolsFor(c.cwd)...)
 	names := make([]string, len(builtins))
 	for i, t := range builtins {
 		names[i] = t.Definition().Name

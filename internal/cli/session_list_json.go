@@ -33,11 +33,16 @@ type sessionListItem struct {
 	Size             int64  `json:"size"`                // bytes
 	LastPrompt       string `json:"lastPrompt,omitzero"`
 	ForkOf           string `json:"forkOf,omitzero"` // "<source id>@<fact>" for a fork
+	// Parent is the session whose task call started this subagent's
+	// session, Agent the agent (docs/agents.md).
+	Parent string `json:"parent,omitzero"`
+	Agent  string `json:"agent,omitzero"`
 }
 
 func printSessionListJSON(a *app, cwd string, sums []store.Summary, check *resumeCheck) error {
 	forks := forkColumn(sums)
 	out := sessionListJSON{Directory: store.SessionsDir(cwd), Sessions: make([]sessionListItem, 0, len(sums))}
+	sums, links := nestSessions(sums)
 	for _, s := range sums {
 		item := sessionListItem{
 			ID:               s.ID,
@@ -53,6 +58,9 @@ func printSessionListJSON(a *app, cwd string, sums []store.Summary, check *resum
 		}
 		if s.Corruption != nil {
 			item.Corruption = s.Corruption.Code
+		}
+		if l, ok := links[s.ID]; ok {
+			item.Parent, item.Agent = l.Parent, l.Agent
 		}
 		out.Sessions = append(out.Sessions, item)
 	}

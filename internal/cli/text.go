@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/todo"
 	"github.com/tiny-agent/tiny-go/internal/ui"
 )
 
@@ -44,6 +45,8 @@ func (a *runner) interactive(ctx context.Context) error {
 		Observer:    a.uiObserver,
 		History:     ui.NewHistory(a.cwd),
 		Recap:       a.recap(),
+		Todos:       todo.FromState(a.store.State()),
+		Mode:        a.mode,
 		Banner:      a.banner(),
 		ExpandSkill: func(input string) (string, error) { return a.expand(input) },
 		// A new session whose every request failed for its settings is

@@ -488,7 +488,9 @@ const replayKey = "eval-replay-no-key"
 func (cfg *Config) runAgent(ctx context.Context, t Task, in taskInput, rec *Recording, root, repo string) (agentRun, error) {
 	run := agentRun{exit: -1}
 	args := append([]string{}, cfg.Command[1:]...)
-	args = append(args, "--json", "--cwd", repo)
+	// The suite measures the core loop; its recordings were made with the
+	// built-in tools only, so the todo list and subagents stay off.
+	args = append(args, "--json", "--cwd", repo, "--agent-tools=false")
 	model := cfg.Model
 	if model == "" && rec != nil {
 		model = rec.model()

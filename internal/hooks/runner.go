@@ -21,8 +21,11 @@ type Options struct {
 	Env []string
 	// Scrub masks secret values in a hook's input; nil masks nothing.
 	Scrub func(string) string
-	// PermissionMode is Claude Code's name for the approval mode.
+	// PermissionMode is Claude Code's name for the approval mode;
+	// Mode, when set, says it at the moment a hook runs (Shift+Tab and an
+	// editor change the mode while tiny-go runs).
 	PermissionMode string
+	Mode           func() string
 	// FailClosed makes a PreToolUse hook that fails block its call.
 	FailClosed bool
 	// Report shows one line to the user.
@@ -33,6 +36,9 @@ type Options struct {
 // it is the agent's HookRunner.
 type Runner struct {
 	opt Options
+	// subagent: the runner of a subagent's session (Child), whose end is
+	// SubagentStop and whose prompt is its parent's call, not the user's.
+	subagent bool
 
 	mu         sync.Mutex
 	sessionID  string
@@ -56,6 +62,20 @@ func New(opt Options) *Runner {
 		opt.Report = func(string) {}
 	}
 	return &Runner{opt: opt}
+}
+
+// Child is a runner with r's hooks for a subagent's session at path (id):
+// the PreToolUse and PostToolUse hooks guard the subagent's calls as they
+// guard the parent's, their decisions are kept beside the subagent's
+// session, and its end runs the SubagentStop hooks instead of Stop. The
+// caller closes it.
+func (r *Runner) Child(id, path string) (*Runner, error) {
+	c := New(r.opt)
+	c.subagent = true
+	if err := c.Attach(id, path); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // Attach makes the session at path (id) the current one: its hooks
@@ -111,6 +131,9 @@ func (r *Runner) common(ev Event, in *Input) {
 	in.SessionID, in.TranscriptPath = r.sessionID, r.transcript
 	r.mu.Unlock()
 	in.Cwd, in.PermissionMode, in.HookEventName = r.opt.Cwd, r.opt.PermissionMode, ev
+	if r.opt.Mode != nil {
+		in.PermissionMode = r.opt.Mode()
+	}
 }
 
 func (r *Runner) env() []string {
@@ -166,6 +189,9 @@ func (r *Runner) Notified(ctx context.Context, kind, message string) {
 // PromptSubmitted runs the UserPromptSubmit hooks before a prompt is
 // accepted. Their context (and SessionStart's) is recorded for entryID.
 func (r *Runner) PromptSubmitted(ctx context.Context, entryID, prompt string) (string, error) {
+	if r.subagent {
+		return "", nil // the parent's task call, not a prompt the user submitted
+	}
 	v := r.fire(ctx, UserPromptSubmit, nil, &Input{Prompt: prompt})
 	if err := ctx.Err(); err != nil {
 		return "", err // stopped: nothing recorded, the prompt is not accepted

@@ -123,6 +123,9 @@ func (r *Runner) matchAny(ev Event, names []string) bool {
 // decision "block") is the prompt of one more run, its reason for the
 // model.
 func (r *Runner) Stopped(ctx context.Context, answer string, active bool) string {
+	if r.subagent {
+		return r.SubagentStopped(ctx, answer, active)
+	}
 	v := r.fire(ctx, Stop, nil, &Input{StopHookActive: &active, LastAssistantMessage: answer})
 	if !v.block || v.stop || ctx.Err() != nil {
 		return ""
@@ -134,7 +137,7 @@ func (r *Runner) Stopped(ctx context.Context, answer string, active bool) string
 
 // SubagentStopped runs the SubagentStop hooks when a subagent answered;
 // like Stopped, a non-empty result is what the subagent is told to go on
-// with. (The seam for subagents.)
+// with (a Child runner's Stopped).
 func (r *Runner) SubagentStopped(ctx context.Context, answer string, active bool) string {
 	v := r.fire(ctx, SubagentStop, nil, &Input{StopHookActive: &active, LastAssistantMessage: answer})
 	if !v.block || v.stop || ctx.Err() != nil {

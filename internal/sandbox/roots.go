@@ -24,7 +24,11 @@ func writableRoots(p Policy) []string {
 			want = append(want, filepath.Clean(path))
 		}
 	}
-	add(tempDir(getenv))
+	if p.Mode == ReadOnly && p.Scratch != "" {
+		add(p.Scratch)
+	} else {
+		add(tempDir(getenv))
+	}
 	if p.Mode == Workspace {
 		add(p.WorkDir)
 		add(cacheDir(getenv, home))

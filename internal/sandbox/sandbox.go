@@ -56,6 +56,11 @@ type Policy struct {
 	// Getenv looks up the environment that locates the temporary and cache
 	// directories; nil means os.Getenv.
 	Getenv func(string) string
+	// Scratch, in read-only mode, is the one writable root instead of the
+	// temporary directory, which may hold the working tree (plan mode
+	// keeps the tree read-only wherever it is); a path that does not exist
+	// leaves nothing writable.
+	Scratch string
 	// NoNamespaces starts commands without namespaces, as where the
 	// kernel refuses them (tests of the fallback, and of the difference in
 	// start cost; contain.go).

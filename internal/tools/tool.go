@@ -6,6 +6,8 @@ import (
 	"context"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
 // Replay policies. Only the built-in read is ever ReplaySafe.
@@ -39,6 +41,9 @@ type Replay struct {
 type Result struct {
 	Content string
 	IsError bool
+	// Usage, when set, is the tokens the call spent (a subagent's model
+	// requests); it is recorded with the result, owned by the call.
+	Usage *session.Usage
 }
 
 // Tool is one callable tool. Run receives arguments that are already known

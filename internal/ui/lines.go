@@ -41,6 +41,9 @@ func runLines(ctx context.Context, opts Options) error {
 	if recap := recapLines(opts.Recap, lineWidth, nil, plainStyles(), func(s string) string { return s }); len(recap) > 0 {
 		pr.println(strings.Join(recap, "\n"))
 	}
+	if l := todoLines(opts.Todos); len(l) > 0 {
+		pr.println(strings.Join(l, "\n"))
+	}
 
 	readCtx, stopReading := context.WithCancel(ctx)
 	defer stopReading()
@@ -312,6 +315,8 @@ func (p *linePrinter) handle(msg any) {
 		}
 		p.step.Reset()
 		p.mu.Unlock()
+	case lineMsg:
+		p.println(msg.line)
 	case toolStartedMsg:
 		p.println(toolStartLine(msg.info, 0))
 	case toolDoneMsg:

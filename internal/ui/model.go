@@ -9,10 +9,12 @@ import (
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/attach"
 	"github.com/tiny-agent/tiny-go/internal/commands"
 	"github.com/tiny-agent/tiny-go/internal/interrupt"
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/todo"
 )
 
 // opKind is the user-level operation in progress: one Run or Compact call
@@ -97,6 +99,11 @@ type model struct {
 	cancelShell context.CancelFunc // stops the running !command
 
 	approval *pendingApproval // the tool call waiting for the user (approve.go)
+	todos    todo.List        // the model's todo list (todo.go)
+	// mode is the approval mode (Shift+Tab cycles it); planReady is set
+	// while a finished plan waits for acceptance (plan.go).
+	mode      *approval.Switch
+	planReady bool
 
 	rewinder Rewinder     // /rewind (rewind.go)
 	rewind   *rewindState // a rewind being planned, confirmed or applied
@@ -218,6 +225,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 			m.sized = true
 			m.printLines(errLines(m.problems))
 			m.printLines(recapLines(m.recap, m.width-1, &m.md, colorStyles(), func(s string) string { return bold.Render(s) }))
+			m.printLines(todoLines(m.todos))
 		}
 		m.readyGen++
 		gen := m.readyGen
@@ -298,6 +306,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 			msg.report = buildReport(msg.info, msg.outcome, nil)
 		}
 		m.printLines(msg.report.lines(m.width-1, colorStyles()))
+		m.todoUpdate(msg.info, msg.outcome)
 		m.setPhase("Working")
 		return nil
 	case retryMsg:
@@ -308,6 +317,9 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return nil
 	case noticeMsg:
 		m.printLines([]string{errStyle.Render(msg.line)})
+		return nil
+	case lineMsg:
+		m.printLines([]string{faint.Render(truncate(msg.line, m.width-1))})
 		return nil
 	case cancelRequestedMsg:
 		if m.op != opNone {
@@ -344,6 +356,9 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	if cmd, handled := m.mentionKey(k); handled {
 		return cmd
 	}
+	if cmd, handled := m.planKey(k); handled {
+		return cmd
+	}
 	if k.String() != "ctrl+c" && m.ctrlCAt != (time.Time{}) {
 		m.ctrlCAt = time.Time{}
 		if m.notice == ctrlCAgain {
@@ -351,6 +366,8 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 	}
 	switch k.String() {
+	case "shift+tab":
+		return m.cycleMode()
 	case "ctrl+r":
 		m.search = &historySearch{match: -1, draft: m.input.Value()}
 		m.showSearch()

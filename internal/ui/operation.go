@@ -216,6 +216,7 @@ func (m *model) runDone(msg runDoneMsg) {
 			m.print(errStyle.Render(line))
 		}
 	}
+	m.planDone(msg)
 	m.endOp()
 }
 

@@ -101,6 +101,9 @@ func (l *toolLog) report(t agent.ToolInfo, o agent.ToolOutcome) toolReport {
 		l.mu.Unlock()
 	}
 	r := buildReport(t, o, change)
+	if tr, ok := todoReport(t, o); ok {
+		r = tr
+	}
 	if shown {
 		r.diff, r.more = nil, 0 // the approval question showed it
 	}

@@ -51,6 +51,8 @@ func runTTY(ctx context.Context, opts Options) (err error) {
 		}
 	}
 	m.recap = opts.Recap
+	m.todos = opts.Todos
+	m.mode = opts.Mode
 	if m.store = opts.History; m.store != nil {
 		if entries, err := m.store.Load(); err == nil {
 			m.hist.entries, m.hist.pos = entries, len(entries)

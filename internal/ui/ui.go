@@ -13,9 +13,11 @@ import (
 	"golang.org/x/term"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/attach"
 	"github.com/tiny-agent/tiny-go/internal/commands"
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/todo"
 )
 
 // Engine is what the UI drives; *agent.Agent implements it. Run and Compact
@@ -53,6 +55,11 @@ type Options struct {
 	// Recap is the transcript of a resumed session: its last turns are
 	// shown after the banner, before the first prompt.
 	Recap []session.Message
+	// Todos is the model's todo list of a resumed session (todo.FromState).
+	Todos todo.List
+	// Mode is the approval mode Shift+Tab cycles (ask, auto, plan); nil
+	// shows no mode and cycles nothing.
+	Mode *approval.Switch
 	// History keeps the inputs of the working directory across runs
 	// (Up, Down and Ctrl+R browse it); nil keeps them in memory only.
 	History *History

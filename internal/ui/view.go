@@ -29,6 +29,7 @@ func (m *model) view() tea.View {
 	if len(m.st.live) > 0 {
 		lines = append(lines, liveLines(m.st.live, m.width, max(m.liveRoom()-len(lines), 1))...)
 	}
+	lines = append(lines, m.todoView()...)
 	if m.op != opNone {
 		lines = append(lines, truncate(m.statusLine(), m.width))
 	}
@@ -36,8 +37,10 @@ func (m *model) view() tea.View {
 	if m.notice != "" {
 		lines = append(lines, faint.Render(truncate(m.notice, m.width)))
 	}
+	lines = append(lines, m.planView()...)
 	above := len(lines)
 	lines = append(lines, m.input.View())
+	lines = append(lines, m.modeLine()...)
 	lines = append(lines, m.menuView()...)
 	lines = append(lines, m.mentionView()...)
 
@@ -68,6 +71,9 @@ func (m *model) statusLine() string {
 		return fmt.Sprintf("%s Sending again after %s… %ds%s", frame, m.retryCause, secs, faint.Render(hint))
 	}
 	secs := int(now.Sub(m.phaseStart).Seconds())
+	if m.mode.Planning() {
+		hint = " · plan mode" + hint
+	}
 	return fmt.Sprintf("%s %s… %ds%s", frame, m.phase, secs, faint.Render(hint))
 }
 

@@ -127,6 +127,29 @@ async function main() {
       clearTimeout(timer);
       break;
     }
+    case "agents": {
+      // Plan mode, then the todo list and a subagent, then the listing.
+      const { sessionId, modes } = await agent.request(methods.agent.session.new, { cwd, mcpServers: [] });
+      seen.sessionId = sessionId;
+      seen.modes = modes;
+      await agent.request(methods.agent.session.setMode, { sessionId, modeId: "plan" });
+      seen.planPrompt = await agent.request(methods.agent.session.prompt, { sessionId, prompt: text("plan it") });
+      await agent.request(methods.agent.session.setMode, { sessionId, modeId: "auto" });
+      seen.prompt = await agent.request(methods.agent.session.prompt, { sessionId, prompt: text("delegate") });
+      seen.list = await agent.request(methods.agent.session.list, { cwd });
+      break;
+    }
+    case "cancel-child": {
+      // session/cancel while a subagent runs a command.
+      const { sessionId } = await agent.request(methods.agent.session.new, { cwd, mcpServers: [] });
+      seen.sessionId = sessionId;
+      await agent.request(methods.agent.session.setMode, { sessionId, modeId: "auto" });
+      const prompt = agent.request(methods.agent.session.prompt, { sessionId, prompt: text("deploy it") });
+      await untilFile(join(cwd, "pid"));
+      await agent.notify(methods.agent.session.cancel, { sessionId });
+      seen.prompt = await prompt;
+      break;
+    }
     default:
       throw new Error("unknown scenario " + scenario);
   }

@@ -1,0 +1,65 @@
+package approval
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/tiny-agent/tiny-go/internal/agent"
+)
+
+// Switch is the mode in effect, which the user may change while a session
+// runs (Shift+Tab in the terminal, session/set_mode in an editor). Safe for
+// concurrent use; a nil *Switch is Auto.
+type Switch struct {
+	m atomic.Value // Mode
+}
+
+// NewSwitch starts in m.
+func NewSwitch(m Mode) *Switch {
+	s := &Switch{}
+	s.m.Store(m)
+	return s
+}
+
+// Mode is the mode now.
+func (s *Switch) Mode() Mode {
+	if s == nil {
+		return Auto
+	}
+	return s.m.Load().(Mode)
+}
+
+// Set changes the mode.
+func (s *Switch) Set(m Mode) { s.m.Store(m) }
+
+// Next moves to the next mode, ask -> auto -> plan -> ask, and returns it.
+func (s *Switch) Next() Mode {
+	next := map[Mode]Mode{Ask: Auto, Auto: Plan, Plan: Ask}[s.Mode()]
+	s.Set(next)
+	return next
+}
+
+// Planning reports whether plan mode is on.
+func (s *Switch) Planning() bool { return s.Mode() == Plan }
+
+// Hook is the agent's Approve hook under s: ask asks (gate, nil when
+// there is none), auto and plan allow (in plan mode the tools themselves
+// refuse what would change something; see planmode).
+func (s *Switch) Hook(gate agent.ApproveFunc) agent.ApproveFunc {
+	if gate == nil {
+		return nil
+	}
+	return func(ctx context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
+		if s.Mode() != Ask || changesNothing(req) {
+			return agent.Approval{Allow: true}, nil
+		}
+		return gate(ctx, req)
+	}
+}
+
+// changesNothing: the built-in todo_write (the list is the call's own
+// arguments) and task (each of the subagent's calls is asked about on its
+// own) are not asked about.
+func changesNothing(req agent.ApprovalRequest) bool {
+	return req.Builtin && (req.Tool == "todo_write" || req.Tool == "task")
+}

@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"os"
+
+	"github.com/tiny-agent/tiny-go/internal/acp"
+	"github.com/tiny-agent/tiny-go/internal/agents"
+	"github.com/tiny-agent/tiny-go/internal/planmode"
+	"github.com/tiny-agent/tiny-go/internal/store"
+)
+
+// nestSessions orders a listing so that each subagent's session comes
+// right after its parent's (children in their own order), and returns
+// the links of the children. A child whose parent is not listed stays
+// where it is.
+func nestSessions(sums []store.Summary) ([]store.Summary, map[string]agents.Link) {
+	links := map[string]agents.Link{}
+	listed := map[string]bool{}
+	for i, s := range sums {
+		// A prompt sent in plan mode is listed without its reminder.
+		sums[i].FirstPrompt, sums[i].LastPrompt = planmode.Strip(s.FirstPrompt), planmode.Strip(s.LastPrompt)
+		listed[s.ID] = true
+		if l, ok := agents.ParentOf(s.Path); ok {
+			links[s.ID] = l
+		}
+	}
+	if len(links) == 0 {
+		return sums, links
+	}
+	kids := map[string][]store.Summary{}
+	for _, s := range sums {
+		if l, ok := links[s.ID]; ok && listed[l.Parent] && l.Parent != s.ID {
+			kids[l.Parent] = append(kids[l.Parent], s)
+		}
+	}
+	out := make([]store.Summary, 0, len(sums))
+	seen := map[string]bool{}
+	var add func(s store.Summary)
+	add = func(s store.Summary) {
+		if seen[s.ID] {
+			return
+		}
+		seen[s.ID] = true
+		out = append(out, s)
+		for _, k := range kids[s.ID] {
+			add(k)
+		}
+	}
+	for _, s := range sums {
+		if l, ok := links[s.ID]; ok && listed[l.Parent] && l.Parent != s.ID {
+			continue // listed under its parent
+		}
+		add(s)
+	}
+	for _, s := range sums { // a cycle of links: still listed
+		add(s)
+	}
+	return out, links
+}
+
+// childLabel is how a listing names a subagent's session.
+func childLabel(l agents.Link) string {
+	label := l.Agent + " subagent of " + shortID(l.Parent)
+	if l.Description != "" {
+		label += ": " + l.Description
+	}
+	return label
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// isChild reports whether the session at path is a subagent's: --continue
+// passes those by (the parent resumes them).
+func isChild(path string) bool {
+	_, ok := agents.ParentOf(path)
+	return ok
+}
+
+// List is session/list of `tiny-go acp`: the sessions of cwd, each
+// subagent's right after its parent's.
+func (b *acpBackend) List(cwd string) ([]acp.Listed, error) {
+	sums, err := store.List(cwd)
+	if err != nil {
+		return nil, err
+	}
+	sums, links := nestSessions(sums)
+	out := make([]acp.Listed, 0, len(sums))
+	for _, s := range sums {
+		l := acp.Listed{ID: s.ID, Title: s.FirstPrompt, UpdatedAt: s.Started}
+		if fi, err := os.Stat(s.Path); err == nil {
+			l.UpdatedAt = fi.ModTime()
+		}
+		if k, ok := links[s.ID]; ok {
+			l.Parent, l.Agent, l.Title = k.Parent, k.Agent, childLabel(k)
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}

@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/tiny-agent/tiny-go/internal/planmode"
+	"github.com/tiny-agent/tiny-go/internal/sandbox"
+	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/tools"
+)
+
+// planTools applies plan mode to the offered tools: bash in plan mode
+// runs through a read-only sandbox of its own, made the first time it is
+// needed (a run that never plans pays nothing for it).
+func (a *runner) planTools(all []tools.Tool, cfg tools.Config) []tools.Tool {
+	var (
+		once sync.Once
+		bash tools.Tool
+		err  error
+	)
+	readOnly := func() (tools.Tool, error) {
+		once.Do(func() { bash, err = a.readOnlyBash(cfg) })
+		return bash, err
+	}
+	a.readOnly = readOnly
+	return planmode.Wrap(all, planmode.Config{Planning: a.mode.Planning, ReadOnlyBash: readOnly})
+}
+
+// readOnlyBash is bash confined to a read-only tree. Its temporary
+// directory is a scratch directory of its own outside the working tree
+// (the system's may hold the tree, and Landlock cannot carve the tree out
+// of a writable root).
+func (a *runner) readOnlyBash(cfg tools.Config) (tools.Tool, error) {
+	scratch, err := a.planScratch()
+	if err != nil {
+		return nil, err
+	}
+	sb, _, err := sandbox.New(sandbox.Policy{Mode: sandbox.ReadOnly, WorkDir: a.cwd, Scratch: scratch, NetworkOff: a.sandbox.NetworkOff(), Getenv: a.io.getenv})
+	if err != nil {
+		return nil, err
+	}
+	if !sb.Confined() {
+		sb.Close()
+		return nil, errors.New("this kernel has no Landlock")
+	}
+	a.planSandbox = sb
+	cfg.Plugins, cfg.Sandbox = []string{tools.PluginBash}, sb
+	env := make([]string, 0, len(cfg.Env)+1)
+	for _, kv := range cfg.Env {
+		if !strings.HasPrefix(kv, "TMPDIR=") {
+			env = append(env, kv)
+		}
+	}
+	cfg.Env = append(env, "TMPDIR="+scratch)
+	ts, err := tools.Builtins(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return ts[0], nil
+}
+
+// planScratch makes the scratch directory of plan mode's commands, in the
+// temporary directory unless that holds the working tree, else in the
+// user's cache directory; removed at exit.
+func (a *runner) planScratch() (string, error) {
+	for _, base := range []string{os.TempDir(), userCache()} {
+		if base == "" || within(a.cwd, base) {
+			continue
+		}
+		dir, err := os.MkdirTemp(base, "tiny-go-plan-")
+		if err != nil {
+			continue
+		}
+		a.planScratchDir = dir
+		return dir, nil
+	}
+	// Nowhere outside the tree: nothing is writable at all.
+	return filepath.Join(a.cwd, ".tiny-agent", "no-scratch-in-plan-mode"), nil
+}
+
+func userCache() string {
+	d, _ := os.UserCacheDir()
+	return d
+}
+
+// within reports whether path is dir or under it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// withoutReminders is msgs with the plan-mode reminder taken out of the
+// user's prompts, for a recap (a copy: the state is not changed).
+func withoutReminders(msgs []session.Message) []session.Message {
+	var out []session.Message
+	for i, m := range msgs {
+		if m.Role != session.RoleUser || m.Content == nil || planmode.Strip(*m.Content) == *m.Content {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(msgs)
+		}
+		text := planmode.Strip(*m.Content)
+		out[i].Content = &text
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
+}
