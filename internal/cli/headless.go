@@ -178,17 +178,25 @@ func (h *headlessFlags) selectTools(fl *pflag.FlagSet, f *runFlags, deny []strin
 	if err != nil {
 		return usageError{err}
 	}
+	// todo_write and task (TodoWrite, Task) come and go together: a list
+	// that names neither, or a deny of either, leaves both out.
+	agentTool := func(n string) bool { return n == cctools.TodoWrite || n == cctools.Task }
 	if fl.Changed("tools") && h.tools != "default" {
 		set = nil
+		f.agentTools = false
 		for _, n := range headless.SplitRules([]string{h.tools}) {
 			if t := cctools.TinyName(n); slices.Contains(tools.PluginNames(), t) && !slices.Contains(set, t) {
 				set = append(set, t)
 			}
+			f.agentTools = f.agentTools || agentTool(n)
 		}
 	}
 	for _, n := range deny {
 		if strings.Contains(n, "(") {
 			continue // a pattern: decided per call
+		}
+		if agentTool(n) {
+			f.agentTools = false
 		}
 		set = slices.DeleteFunc(set, func(t string) bool { return t == cctools.TinyName(n) || (n == cctools.Bash && t == "bg") })
 	}

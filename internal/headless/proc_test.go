@@ -427,3 +427,26 @@ func TestOutputClosedMidRunAborts(t *testing.T) {
 		t.Errorf("stderr = %q", p.stderr.String())
 	}
 }
+
+// TodoWrite or Task in --tools brings the agent tools; a deny of either
+// leaves them out.
+func TestToolsNameTheAgentTools(t *testing.T) {
+	for _, tc := range []struct{ flags, want string }{
+		{"--tools=Read,TodoWrite", "read,todo_write,task"},
+		{"--disallowedTools=Task", "bash,read,write,edit,bg"},
+	} {
+		srv := providertest.New(t, providertest.Reply{Text: "ok"})
+		cmd := exec.Command(selfLink(t), "-p", tc.flags, "hi")
+		cmd.Dir, cmd.Env = t.TempDir(), env(srv.URL())
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v: %s", tc.flags, err, out)
+		}
+		var offered []string
+		for _, tl := range srv.Requests()[0].Chat.Tools {
+			offered = append(offered, tl.Function.Name)
+		}
+		if got := strings.Join(offered, ","); got != tc.want {
+			t.Errorf("%s: offered %s, want %s", tc.flags, got, tc.want)
+		}
+	}
+}
