@@ -1,0 +1,368 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// client is one running language server: its process, the JSON-RPC
+// connection over its stdio (Content-Length framing, sourcegraph/jsonrpc2),
+// the documents tiny-go opened in it and the diagnostics it published.
+type client struct {
+	server Server
+	root   string
+	proc   *process
+	conn   *jsonrpc2.Conn
+	name   string // what the server calls itself, else server.Name
+
+	mu      sync.Mutex
+	docs    map[string]*document // by URI
+	diags   map[string]*published
+	seq     uint64        // publishes so far
+	changed chan struct{} // closed and replaced on every publish
+	dead    chan struct{} // closed when the connection ends
+	err     error         // why it ended
+}
+
+// document is what the server has of one file: its version and text.
+type document struct {
+	version int
+	text    string
+	seq     uint64 // publishes before the last sync
+}
+
+// published is the last diagnostics of one document.
+type published struct {
+	seq     uint64
+	version int // 0: the server gave none
+	at      time.Time
+	diags   []Diagnostic
+}
+
+// startClient starts the server's process and initializes it.
+func startClient(ctx context.Context, s Server, root string, sp spawner) (*client, error) {
+	proc, err := sp.spawn(s, root)
+	if err != nil {
+		return nil, err
+	}
+	c := &client{server: s, root: root, proc: proc, name: s.Name,
+		docs: map[string]*document{}, diags: map[string]*published{},
+		changed: make(chan struct{}), dead: make(chan struct{})}
+	stream := jsonrpc2.NewBufferedStream(proc.pipe(), jsonrpc2.VSCodeObjectCodec{})
+	c.conn = jsonrpc2.NewConn(context.Background(), stream, jsonrpc2.HandlerWithError(c.handle).SuppressErrClosed())
+	go c.watch()
+	if err := c.initialize(ctx); err != nil {
+		c.kill()
+		return nil, fmt.Errorf("%s did not start: %w", s.Name, err)
+	}
+	return c, nil
+}
+
+// watch notes the end of the connection (the process exited, crashed or
+// closed its output).
+func (c *client) watch() {
+	select {
+	case <-c.conn.DisconnectNotify():
+	case <-c.proc.done:
+		c.conn.Close()
+	}
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = c.proc.exitError()
+	}
+	c.mu.Unlock()
+	close(c.dead)
+}
+
+func (c *client) alive() bool {
+	select {
+	case <-c.dead:
+		return false
+	default:
+		return true
+	}
+}
+
+func (c *client) initialize(ctx context.Context) error {
+	p := initializeParams{ProcessID: os.Getpid(), RootURI: fileURI(c.root), RootPath: c.root,
+		WorkspaceFolders: []workspaceFolder{{URI: fileURI(c.root), Name: baseName(c.root)}},
+		Capabilities:     json.RawMessage(clientCapabilities), InitializationOptions: c.server.InitializationOptions}
+	p.ClientInfo.Name = "tiny-go"
+	var res initializeResult
+	if err := c.call(ctx, "initialize", p, &res); err != nil {
+		return err
+	}
+	if res.ServerInfo != nil && res.ServerInfo.Name != "" {
+		c.name = res.ServerInfo.Name
+	}
+	return c.conn.Notify(ctx, "initialized", struct{}{})
+}
+
+// call is a request that also ends when the server dies.
+func (c *client) call(ctx context.Context, method string, params, result any) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-c.dead:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err := c.conn.Call(ctx, method, params, result)
+	if err != nil && !c.alive() {
+		return c.deadError()
+	}
+	return err
+}
+
+func (c *client) deadError() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return fmt.Errorf("%s exited: %w", c.server.Name, c.err)
+	}
+	return fmt.Errorf("%s exited", c.server.Name)
+}
+
+// handle answers what a server asks of its client: settings (none: every
+// item null), registrations and progress tokens (accepted), and keeps
+// the diagnostics it publishes.
+func (c *client) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
+	switch req.Method {
+	case "textDocument/publishDiagnostics":
+		var p publishDiagnosticsParams
+		if req.Params != nil && json.Unmarshal(*req.Params, &p) == nil {
+			c.publish(p)
+		}
+		return nil, nil
+	case "workspace/configuration":
+		var p struct {
+			Items []json.RawMessage `json:"items"`
+		}
+		if req.Params != nil {
+			_ = json.Unmarshal(*req.Params, &p)
+		}
+		return make([]any, len(p.Items)), nil
+	case "workspace/workspaceFolders":
+		return []workspaceFolder{{URI: fileURI(c.root), Name: baseName(c.root)}}, nil
+	case "client/registerCapability", "client/unregisterCapability", "window/workDoneProgress/create",
+		"window/showMessageRequest", "workspace/diagnostic/refresh", "workspace/semanticTokens/refresh",
+		"workspace/inlayHint/refresh", "workspace/codeLens/refresh":
+		return nil, nil
+	}
+	if req.Notif {
+		return nil, nil // $/progress, window/logMessage and the like
+	}
+	return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "tiny-go does not handle " + req.Method}
+}
+
+func (c *client) publish(p publishDiagnosticsParams) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	defer c.wake()
+	pub := &published{seq: c.seq, at: time.Now(), diags: p.Diagnostics}
+	if p.Version != nil {
+		pub.version = *p.Version
+	}
+	path, ok := uriPath(p.URI)
+	if !ok {
+		return
+	}
+	c.diags[path] = pub
+}
+
+// wake tells the waiters something was published; c.mu is held.
+func (c *client) wake() {
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// sync makes the server's copy of uri the given text: opened at version
+// 1, else changed (whole text) and saved. It returns the version the
+// server now has and the publish count before the change, so a wait can
+// tell later publishes from earlier ones; same is true when the server
+// already had that text.
+func (c *client) sync(ctx context.Context, path, languageID, text string) (version int, seq uint64, same bool, err error) {
+	uri := fileURI(path)
+	c.mu.Lock()
+	doc, open := c.docs[path]
+	seq = c.seq
+	if open && doc.text == text {
+		c.mu.Unlock()
+		return doc.version, seq, true, nil
+	}
+	if !open {
+		doc = &document{}
+		c.docs[path] = doc
+	}
+	doc.version++
+	doc.text, doc.seq = text, seq
+	version = doc.version
+	c.mu.Unlock()
+	if !open {
+		err = c.conn.Notify(ctx, "textDocument/didOpen", didOpenParams{TextDocument: textDocumentItem{
+			URI: uri, LanguageID: languageID, Version: version, Text: text}})
+	} else {
+		err = c.conn.Notify(ctx, "textDocument/didChange", didChangeParams{
+			TextDocument:   versionedDocument{URI: uri, Version: version},
+			ContentChanges: []contentChange{{Text: text}}})
+		if err == nil {
+			err = c.conn.Notify(ctx, "textDocument/didSave", didSaveParams{TextDocument: documentID{URI: uri}, Text: text})
+		}
+	}
+	if err != nil && !c.alive() {
+		err = c.deadError()
+	}
+	return version, seq, false, err
+}
+
+// closeDocument forgets a document that no longer exists.
+func (c *client) closeDocument(ctx context.Context, path string) {
+	c.mu.Lock()
+	_, open := c.docs[path]
+	delete(c.docs, path)
+	delete(c.diags, path)
+	c.mu.Unlock()
+	if open {
+		_ = c.conn.Notify(ctx, "textDocument/didClose", didCloseParams{TextDocument: documentID{URI: fileURI(path)}})
+	}
+}
+
+// filesChanged tells the server about files changed on disk that it has
+// not opened (a command rewrote them).
+func (c *client) filesChanged(ctx context.Context, events []fileEvent) {
+	if len(events) > 0 {
+		_ = c.conn.Notify(ctx, "workspace/didChangeWatchedFiles", didChangeWatchedFilesParams{Changes: events})
+	}
+}
+
+// settle is how long a document's diagnostics must stay unchanged to
+// count as the server's answer: servers publish in bursts (syntax, then
+// types), as opencode and Crush also assume.
+const settle = 150 * time.Millisecond
+
+// errNoAnswer is a wait that ended before the server answered.
+var errNoAnswer = errors.New("no answer yet")
+
+// wait returns the diagnostics of path published after publish number
+// seq for at least version, once they have been quiet for settle. It
+// ends early with errNoAnswer when ctx ends, or with the server's exit.
+func (c *client) wait(ctx context.Context, path string, seq uint64, version int) ([]Diagnostic, error) {
+	var quiet <-chan time.Time
+	var last uint64
+	for {
+		c.mu.Lock()
+		pub, changed := c.diags[path], c.changed
+		c.mu.Unlock()
+		if pub != nil && pub.seq > seq && (pub.version == 0 || pub.version >= version) {
+			if pub.seq != last {
+				last = pub.seq
+				quiet = time.After(settle)
+			}
+		}
+		select {
+		case <-quiet:
+			return pub.diags, nil
+		case <-changed:
+		case <-c.dead:
+			return nil, c.deadError()
+		case <-ctx.Done():
+			return nil, errNoAnswer
+		}
+	}
+}
+
+// text is the server's copy of a document; open is false when it has
+// none.
+func (c *client) text(path string) (text string, open bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if doc := c.docs[path]; doc != nil {
+		return doc.text, true
+	}
+	return "", false
+}
+
+// latest is the diagnostics of a document's current text, waiting for
+// them when the server has not published them yet.
+func (c *client) latest(ctx context.Context, path string) ([]Diagnostic, error) {
+	c.mu.Lock()
+	doc, pub := c.docs[path], c.diags[path]
+	var version int
+	var seq uint64
+	if doc != nil {
+		version, seq = doc.version, doc.seq
+	}
+	c.mu.Unlock()
+	switch {
+	case doc == nil:
+		return nil, nil
+	case pub != nil && pub.seq > seq && (pub.version == 0 || pub.version >= version):
+		return pub.diags, nil
+	}
+	return c.wait(ctx, path, seq, version)
+}
+
+func (c *client) openCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.docs)
+}
+
+// current is the last diagnostics of every document, by path.
+func (c *client) current() map[string][]Diagnostic {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string][]Diagnostic, len(c.diags))
+	for path, p := range c.diags {
+		out[path] = p.diags
+	}
+	return out
+}
+
+// shutdown asks the server to exit, then ends its process group.
+func (c *client) shutdown(grace time.Duration) {
+	if c.alive() {
+		ctx, cancel := context.WithTimeout(context.Background(), grace)
+		if c.call(ctx, "shutdown", nil, nil) == nil {
+			_ = c.conn.Notify(ctx, "exit", nil)
+			select {
+			case <-c.proc.done:
+			case <-ctx.Done():
+			}
+		}
+		cancel()
+	}
+	c.kill()
+}
+
+func (c *client) kill() {
+	c.proc.kill()
+	_ = c.conn.Close()
+}
+
+// pipe joins a process's stdout and stdin into the stream jsonrpc2 reads
+// and writes.
+type pipe struct {
+	io.Reader
+	io.WriteCloser
+	closeRead func() error
+}
+
+func (p pipe) Close() error {
+	err := p.WriteCloser.Close()
+	if cerr := p.closeRead(); err == nil {
+		err = cerr
+	}
+	return err
+}

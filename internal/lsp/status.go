@@ -1,0 +1,146 @@
+package lsp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/store"
+)
+
+// Status is one server of one root, as `tiny-go lsp status` and
+// /diagnostics show it.
+type Status struct {
+	Name     string    `json:"name"`
+	Server   string    `json:"server,omitempty"` // what it calls itself
+	Root     string    `json:"root"`
+	Command  []string  `json:"command"`
+	PID      int       `json:"pid,omitempty"`
+	State    string    `json:"state"` // starting, running, exited, failed
+	Since    time.Time `json:"since"`
+	Starts   int       `json:"starts"`
+	Files    int       `json:"files"` // documents open in it
+	Error    string    `json:"error,omitempty"`
+	TinyPID  int       `json:"tinyPid"` // the tiny-go process that runs it
+	LastExit string    `json:"lastExit,omitempty"`
+}
+
+// Status lists the servers this manager started, by name and root.
+func (m *Manager) Status() []Status {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Status
+	for _, k := range slices.SortedFunc(maps.Keys(m.slots), func(a, b slotKey) int {
+		return strings.Compare(a.name+"\x00"+a.root, b.name+"\x00"+b.root)
+	}) {
+		s := m.slots[k]
+		st := Status{Name: s.server.Name, Root: s.root, Command: s.server.Command, Since: s.since,
+			Starts: s.starts, TinyPID: os.Getpid(), LastExit: s.lastExit}
+		switch {
+		case !s.finished():
+			st.State = "starting"
+		case s.err != nil:
+			st.State, st.Error = "failed", s.err.Error()
+		case s.c != nil && s.c.alive():
+			st.State, st.PID, st.Server = "running", s.c.proc.pgid, s.c.name
+			st.Files = s.c.openCount()
+		case s.c != nil:
+			st.State, st.Error = "exited", s.c.deadError().Error()
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// statusFile is .tiny-agent/lsp/run-<pid>.json: the servers of one
+// tiny-go process, for `tiny-go lsp status` in another.
+type statusFile struct {
+	workDir string
+	mu      sync.Mutex
+	written bool
+}
+
+func (f *statusFile) path(pid int) (string, error) {
+	dir, err := store.StateDir(f.workDir, "lsp", true)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "run-"+strconv.Itoa(pid)+".json"), nil
+}
+
+// saveStatus writes the status file (best effort: it only informs).
+func (m *Manager) saveStatus() {
+	st := m.Status()
+	f := &m.status
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, err := f.path(os.Getpid())
+	if err != nil {
+		return
+	}
+	data, err := json.Marshal(st)
+	if err != nil {
+		return
+	}
+	tmp := p + ".tmp"
+	if os.WriteFile(tmp, data, 0o600) == nil && os.Rename(tmp, p) == nil {
+		f.written = true
+	}
+}
+
+func (f *statusFile) remove() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p, err := f.path(os.Getpid()); err == nil && f.written {
+		_ = os.Remove(p)
+	}
+}
+
+// ReadStatus lists the servers of every tiny-go process of workDir that
+// is still alive; the files of processes that are gone are removed.
+func ReadStatus(workDir string) ([]Status, error) {
+	dir, err := store.StateDir(workDir, "lsp", false)
+	if err != nil || dir == "" {
+		return nil, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Status
+	for _, e := range entries {
+		pidText, ok := strings.CutPrefix(strings.TrimSuffix(e.Name(), ".json"), "run-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if syscall.Kill(pid, 0) == syscall.ESRCH {
+			_ = os.Remove(p)
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		var st []Status
+		if err := json.Unmarshal(data, &st); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		out = append(out, st...)
+	}
+	return out, nil
+}
