@@ -39,6 +39,9 @@ const (
 	// MCPServers is the table of MCP servers ([mcp_servers.<alias>]), an
 	// alternative to the catalog file of $TINY_MCP_CONFIG.
 	MCPServers Key = "mcp_servers"
+	// LSP is the table of language servers ([lsp], [lsp.<name>];
+	// docs/lsp.md).
+	LSP Key = "lsp"
 )
 
 // Keys lists the scalar and list settings in the order they are shown.
@@ -150,6 +153,7 @@ type Options struct {
 type Settings struct {
 	values  map[Key]Setting
 	servers []Server
+	lsp     []Table
 	// Files are the settings files looked at, in precedence order (user,
 	// then project), whether or not they exist.
 	Files  []FileInfo
@@ -201,6 +205,9 @@ func Load(o Options) (*Settings, error) {
 		}
 		for _, sv := range file.Servers {
 			servers[sv.Alias] = sv
+		}
+		if file.LSP != nil {
+			s.lsp = append(s.lsp, *file.LSP)
 		}
 	}
 	for _, alias := range slices.Sorted(maps.Keys(servers)) {
@@ -313,6 +320,15 @@ func (s *Settings) FromFile(k Key) (Setting, bool) {
 // user's of the same alias), sorted by alias. They are not used when
 // $TINY_MCP_CONFIG is set.
 func (s *Settings) Servers() []Server { return slices.Clone(s.servers) }
+
+// LSP are the [lsp] tables of the files, the user's first: each one's
+// servers replace those of the same name before it.
+func (s *Settings) LSP() []Table {
+	if s == nil {
+		return nil
+	}
+	return slices.Clone(s.lsp)
+}
 
 // TokenEnvNames are the token variables of every server of the files
 // (not only those in use), which hold secrets; nil for nil Settings.

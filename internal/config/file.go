@@ -29,6 +29,16 @@ type File struct {
 	Path    string
 	Values  []Setting
 	Servers []Server
+	// LSP is the [lsp] table (language servers) as JSON, validated by
+	// the lsp package when a server is first needed; nil without one.
+	LSP *Table
+}
+
+// Table is a table of a settings file handed as JSON to the package it
+// configures.
+type Table struct {
+	Source Source
+	JSON   []byte
 }
 
 // Server is one [mcp_servers.<alias>] table: its members are those of a
@@ -61,6 +71,7 @@ type document struct {
 	IdleTimeout    *string              `toml:"idle_timeout"`
 	RequestTimeout *string              `toml:"request_timeout"`
 	MCPServers     map[string]serverDoc `toml:"mcp_servers"`
+	LSP            map[string]any       `toml:"lsp"`
 }
 
 type serverDoc struct {
@@ -195,6 +206,13 @@ func Parse(path string, scope Kind, data []byte, perm fs.FileMode, home string) 
 			sv.TokenEnv = *t
 		}
 		f.Servers = append(f.Servers, sv)
+	}
+	if doc.LSP != nil {
+		data, err := json.Marshal(doc.LSP)
+		if err != nil {
+			return nil, fmt.Errorf("%s: lsp: %w", path, err)
+		}
+		f.LSP = &Table{Source: src(string(LSP)), JSON: data}
 	}
 	sort.SliceStable(f.Values, func(i, j int) bool { return slices.Index(Keys, f.Values[i].Key) < slices.Index(Keys, f.Values[j].Key) })
 	return f, nil

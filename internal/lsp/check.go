@@ -17,7 +17,7 @@ type Change struct {
 	// Before is the file's text before the change when it is known (write
 	// and edit read it first); Known says whether it is. A file that did
 	// not exist before is Known with Absent set.
-	Before       string
+	Before        string
 	Known, Absent bool
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
@@ -92,7 +91,7 @@ func (c *client) alive() bool {
 }
 
 func (c *client) initialize(ctx context.Context) error {
-	p := initializeParams{ProcessID: os.Getpid(), RootURI: fileURI(c.root), RootPath: c.root,
+	p := initializeParams{RootURI: fileURI(c.root), RootPath: c.root,
 		WorkspaceFolders: []workspaceFolder{{URI: fileURI(c.root), Name: baseName(c.root)}},
 		Capabilities:     json.RawMessage(clientCapabilities), InitializationOptions: c.server.InitializationOptions}
 	p.ClientInfo.Name = "tiny-go"

@@ -55,12 +55,35 @@ type slotKey struct{ name, root string }
 type slot struct {
 	server   Server
 	root     string
-	c        *client
-	err      error
-	ready    chan struct{} // closed when the current start ended
+	cur      *attempt // the current start, nil before the first
 	starts   int
 	since    time.Time
 	lastExit string
+}
+
+// attempt is one start of a server; c and err are set before ready is
+// closed.
+type attempt struct {
+	ready chan struct{}
+	c     *client
+	err   error
+}
+
+func (a *attempt) finished() bool {
+	select {
+	case <-a.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// up is the running client of the slot, or nil.
+func (s *slot) up() *client {
+	if s.cur != nil && s.cur.finished() && s.cur.c != nil && s.cur.c.alive() {
+		return s.cur.c
+	}
+	return nil
 }
 
 // maxStarts bounds the starts of one server for one root: a server that
@@ -75,6 +98,9 @@ const initTimeout = 60 * time.Second
 func NewManager(o Options) *Manager {
 	if o.Settings.entries == nil {
 		o.Settings = DefaultSettings()
+	}
+	if real, err := filepath.EvalSymlinks(o.WorkDir); err == nil {
+		o.WorkDir = real // paths are compared after resolving links
 	}
 	return &Manager{opts: o, slots: map[slotKey]*slot{}, prepares: map[string]chan struct{}{},
 		status: statusFile{workDir: o.WorkDir}}
@@ -114,7 +140,7 @@ func (m *Manager) running(t target) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.slots[slotKey{t.server.Name, t.root}]
-	return s != nil && s.c != nil && s.c.alive()
+	return s != nil && s.up() != nil
 }
 
 // client returns t's server, starting it (again) when it is not running,
@@ -131,9 +157,9 @@ func (m *Manager) client(ctx context.Context, t target) (*client, error) {
 		s = &slot{server: t.server, root: t.root}
 		m.slots[k] = s
 	}
-	if s.ready == nil || s.finished() && (s.c == nil || !s.c.alive()) {
-		if s.c != nil {
-			s.lastExit = s.c.deadError().Error()
+	if s.cur == nil || s.cur.finished() && s.up() == nil {
+		if s.cur != nil && s.cur.c != nil {
+			s.lastExit = s.cur.c.deadError().Error()
 		}
 		if s.starts >= maxStarts {
 			m.mu.Unlock()
@@ -141,34 +167,22 @@ func (m *Manager) client(ctx context.Context, t target) (*client, error) {
 		}
 		m.launch(s)
 	}
-	ready := s.ready
+	a := s.cur
 	m.mu.Unlock()
 	select {
-	case <-ready:
+	case <-a.ready:
+		return a.c, a.err
 	case <-ctx.Done():
 		return nil, errNoAnswer
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return s.c, s.err
-}
-
-func (s *slot) finished() bool {
-	select {
-	case <-s.ready:
-		return true
-	default:
-		return false
 	}
 }
 
 // launch starts s's server in the background; m.mu is held.
 func (m *Manager) launch(s *slot) {
 	s.starts++
-	s.c, s.err = nil, nil
 	s.since = time.Now()
-	ready := make(chan struct{})
-	s.ready = ready
+	a := &attempt{ready: make(chan struct{})}
+	s.cur = a
 	sp := spawner{workDir: m.opts.WorkDir, env: m.opts.Env, sandbox: m.opts.Sandbox, procs: m.opts.Procs}
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), initTimeout)
@@ -176,16 +190,15 @@ func (m *Manager) launch(s *slot) {
 		cancel()
 		m.mu.Lock()
 		closed := m.closed
-		if !closed {
-			s.c, s.err = c, err
-		}
-		close(ready)
-		m.mu.Unlock()
 		if closed && c != nil {
 			c.kill()
+			c, err = nil, errors.New("tiny-go is stopping")
 		}
+		a.c, a.err = c, err
+		close(a.ready)
+		m.mu.Unlock()
 		m.saveStatus()
-		if c != nil && !closed {
+		if c != nil {
 			<-c.dead
 			m.saveStatus()
 		}
@@ -200,8 +213,8 @@ func (m *Manager) Close() {
 	m.closed = true
 	var cs []*client
 	for _, s := range m.slots {
-		if s.c != nil {
-			cs = append(cs, s.c)
+		if s.cur != nil && s.cur.finished() && s.cur.c != nil {
+			cs = append(cs, s.cur.c)
 		}
 	}
 	m.mu.Unlock()

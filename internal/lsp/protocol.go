@@ -47,11 +47,11 @@ func (s Severity) String() string {
 
 // Diagnostic is one complaint of a server about a document.
 type Diagnostic struct {
-	Range    Range          `json:"range"`
-	Severity Severity       `json:"severity,omitzero"`
+	Range    Range           `json:"range"`
+	Severity Severity        `json:"severity,omitzero"`
 	Code     json.RawMessage `json:"code,omitzero"`
-	Source   string         `json:"source,omitzero"`
-	Message  string         `json:"message"`
+	Source   string          `json:"source,omitzero"`
+	Message  string          `json:"message"`
 }
 
 // publishDiagnosticsParams is textDocument/publishDiagnostics.
@@ -114,12 +114,15 @@ type didChangeWatchedFilesParams struct {
 }
 
 type initializeParams struct {
-	ProcessID             int               `json:"processId"`
+	// ProcessID is null: in the commands' PID namespace tiny-go's pid
+	// names no process, and a server watching it would exit at once.
+	// The containment ends a server with tiny-go instead.
+	ProcessID             *int              `json:"processId"`
 	RootURI               string            `json:"rootUri"`
 	RootPath              string            `json:"rootPath"`
 	WorkspaceFolders      []workspaceFolder `json:"workspaceFolders"`
-	Capabilities          json.RawMessage    `json:"capabilities"`
-	InitializationOptions json.RawMessage    `json:"initializationOptions,omitzero"`
+	Capabilities          json.RawMessage   `json:"capabilities"`
+	InitializationOptions json.RawMessage   `json:"initializationOptions,omitzero"`
 	ClientInfo            struct {
 		Name string `json:"name"`
 	} `json:"clientInfo"`

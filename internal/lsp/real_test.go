@@ -66,23 +66,56 @@ func edit(t *testing.T, m *Manager, path, text string) string {
 	return m.Check(context.Background(), []Change{ch})
 }
 
-func TestGoplsStringIntoInt(t *testing.T) {
-	needServer(t, "gopls")
-	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
-		"go.mod":  "module example.com/m\n\ngo 1.22\n",
-		"main.go": "package main\n\nfunc main() {\n\tvar n int = 1\n\t_ = n\n}\n",
-	})
-	m := NewManager(Options{WorkDir: dir, Settings: patient()})
-	defer m.Close()
-	path := filepath.Join(dir, "main.go")
-	got := edit(t, m, path, "package main\n\nfunc main() {\n\tvar n int = \"x\"\n\t_ = n\n}\n")
-	t.Logf("bad edit:%s", got)
-	if !strings.Contains(got, "main.go:4:") || !strings.Contains(got, " error ") {
-		t.Fatalf("the error of line 4 is not reported:\n%s", got)
-	}
-	got = edit(t, m, path, "package main\n\nfunc main() {\n\tvar n int = 2\n\t_ = n\n}\n")
-	if got != "" {
-		t.Fatalf("a clean edit reported:\n%s", got)
+// language is one server's case: a project, a file of it, and its text
+// clean, with a string put into an int variable on line 4, and clean
+// again differently.
+type language struct {
+	program    string
+	files      map[string]string
+	file       string
+	bad, clean string
+}
+
+var languages = map[string]language{
+	"go": {program: "gopls",
+		files: map[string]string{"go.mod": "module example.com/m\n\ngo 1.22\n",
+			"main.go": "package main\n\nfunc main() {\n\tvar n int = 1\n\t_ = n\n}\n"},
+		file:  "main.go",
+		bad:   "package main\n\nfunc main() {\n\tvar n int = \"x\"\n\t_ = n\n}\n",
+		clean: "package main\n\nfunc main() {\n\tvar n int = 2\n\t_ = n\n}\n"},
+	"python": {program: "pyright-langserver",
+		files: map[string]string{"pyrightconfig.json": "{}\n",
+			"main.py": "def main() -> None:\n    pass\n\n\nn: int = 1\n"},
+		file:  "main.py",
+		bad:   "def main() -> None:\n    pass\n\nn: int = \"x\"\n",
+		clean: "def main() -> None:\n    pass\n\nn: int = 2\n"},
+	"typescript": {program: "typescript-language-server",
+		files: map[string]string{"tsconfig.json": "{\"compilerOptions\": {\"strict\": true}}\n",
+			"main.ts": "export function main(): void {}\n\n\nlet n: number = 1;\nexport { n };\n"},
+		file:  "main.ts",
+		bad:   "export function main(): void {}\n\n\nlet n: number = \"x\";\nexport { n };\n",
+		clean: "export function main(): void {}\n\n\nlet n: number = 2;\nexport { n };\n"},
+}
+
+// TestStringIntoInt: in each language, the server's error for the line
+// reaches the text appended to the result; a clean edit appends nothing.
+func TestStringIntoInt(t *testing.T) {
+	for name, l := range languages {
+		t.Run(name, func(t *testing.T) {
+			needServer(t, l.program)
+			dir := t.TempDir()
+			writeFiles(t, dir, l.files)
+			m := NewManager(Options{WorkDir: dir, Settings: patient()})
+			defer m.Close()
+			path := filepath.Join(dir, l.file)
+			got := edit(t, m, path, l.bad)
+			t.Logf("bad edit:%s", got)
+			if !strings.Contains(got, l.file+":4:") || !strings.Contains(got, " error ") {
+				t.Fatalf("the error of line 4 is not reported:\n%s", got)
+			}
+			if got := edit(t, m, path, l.clean); got != "" {
+				t.Fatalf("a clean edit reported:\n%s", got)
+			}
+		})
 	}
 }

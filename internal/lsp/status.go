@@ -46,16 +46,18 @@ func (m *Manager) Status() []Status {
 		s := m.slots[k]
 		st := Status{Name: s.server.Name, Root: s.root, Command: s.server.Command, Since: s.since,
 			Starts: s.starts, TinyPID: os.Getpid(), LastExit: s.lastExit}
-		switch {
-		case !s.finished():
+		switch a := s.cur; {
+		case a == nil:
+			continue
+		case !a.finished():
 			st.State = "starting"
-		case s.err != nil:
-			st.State, st.Error = "failed", s.err.Error()
-		case s.c != nil && s.c.alive():
-			st.State, st.PID, st.Server = "running", s.c.proc.pgid, s.c.name
-			st.Files = s.c.openCount()
-		case s.c != nil:
-			st.State, st.Error = "exited", s.c.deadError().Error()
+		case a.err != nil:
+			st.State, st.Error = "failed", a.err.Error()
+		case a.c.alive():
+			st.State, st.PID, st.Server = "running", a.c.proc.pgid, a.c.name
+			st.Files = a.c.openCount()
+		default:
+			st.State, st.Error = "exited", a.c.deadError().Error()
 		}
 		out = append(out, st)
 	}

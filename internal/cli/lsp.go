@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/lsp"
+	"github.com/tiny-agent/tiny-go/internal/tools"
+)
+
+// lspState is the language servers of a run (docs/lsp.md): nil when
+// TINY_LSP=off or when neither write nor edit is offered. Nothing starts
+// before a file needs its server.
+type lspState struct {
+	manager *lsp.Manager
+	effects *lsp.Effects
+}
+
+// newLSP prepares the language servers of a run; env is the commands'
+// environment (without tiny-go's keys).
+func (a *runner) newLSP(env []string) (*lspState, error) {
+	if strings.EqualFold(strings.TrimSpace(a.io.getenv("TINY_LSP")), "off") ||
+		!slices.Contains(a.tools, tools.PluginWrite) && !slices.Contains(a.tools, tools.PluginEdit) {
+		return nil, nil
+	}
+	settings, err := lspSettings(a.io, a.cwd)
+	if err != nil {
+		return nil, err
+	}
+	m := lsp.NewManager(lsp.Options{WorkDir: a.cwd, Env: env, Sandbox: a.sandbox, Procs: a.procs, Settings: settings})
+	st := &lspState{manager: m}
+	st.effects = lsp.NewEffects(m, func(ctx context.Context, id string) ([]string, error) {
+		if a.recorder == nil {
+			return nil, errors.New("checkpoints are off")
+		}
+		return a.recorder.Changed(ctx, id)
+	})
+	return st, nil
+}
+
+// lspSettings are the [lsp] tables of the settings files over the
+// project's .lsp.json (Claude Code's shape), over the defaults.
+func lspSettings(io stdio, cwd string) (lsp.Settings, error) {
+	s := lsp.DefaultSettings()
+	p := filepath.Join(cwd, ".lsp.json")
+	if data, err := os.ReadFile(p); err == nil {
+		if err := s.ApplyLSPJSON(data); err != nil {
+			return s, fmt.Errorf("%s: %w (fix it, or set TINY_LSP=off)", p, err)
+		}
+	}
+	for _, t := range io.settings.LSP() {
+		if err := s.ApplyTable(t.JSON); err != nil {
+			return s, fmt.Errorf("%s: %w (fix it, or set TINY_LSP=off)", t.Source, err)
+		}
+	}
+	return s, nil
+}
+
+// tools is the diagnostics tool, if the servers are on.
+func (l *lspState) tools() []tools.Tool {
+	if l == nil {
+		return nil
+	}
+	return []tools.Tool{l.manager.Tool()}
+}
+
+// before adds the language servers' part to a BeforeEffect: the text a
+// write or edit is about to replace goes to its server meanwhile.
+func (l *lspState) before(hook agent.BeforeEffect) agent.BeforeEffect {
+	if l == nil {
+		return hook
+	}
+	return func(ctx context.Context, id, tool string, args jsontext.Value) func() {
+		var after func()
+		if hook != nil {
+			after = hook(ctx, id, tool, args)
+		}
+		l.effects.Before(ctx, id, tool, json.RawMessage(args))
+		return after
+	}
+}
+
+// note is the agent's ResultNote: the diagnostics a change introduced.
+func (l *lspState) note() agent.ResultNote {
+	if l == nil {
+		return nil
+	}
+	return func(ctx context.Context, id, tool string, _ jsontext.Value, failed bool) string {
+		return l.effects.Note(ctx, id, tool, failed)
+	}
+}
+
+func (l *lspState) close() {
+	if l != nil {
+		l.manager.Close()
+	}
+}
