@@ -131,6 +131,36 @@ func TestLSPDiagnosticsReachTheModel(t *testing.T) {
 	}
 }
 
+// A command that changes a source file brings what its server reports of
+// it (the files are those the checkpoint recorded as changed).
+func TestLSPDiagnosticsAfterACommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts language servers")
+	}
+	lspPath(t)
+	if _, err := exec.LookPath("gopls"); err != nil {
+		t.Skip("gopls is not on PATH (.ci/run installs it)")
+	}
+	files := map[string]string{"go.mod": "module example.com/m\n\ngo 1.22\n",
+		"main.go":  "package main\n\nfunc main() {\n\tvar n int = 1\n\t_ = n\n}\n",
+		"other.go": "package main\n\nvar untouched int = \"still wrong\"\n"}
+	dir := lspProject(t, files)
+	srv := providertest.New(t, bashCall(t, `sed -i 's/= 1/= "x"/' main.go`), providertest.Reply{Text: "done"})
+	cmd := program(t, dir, srv, "--approval", "auto", "change it")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("tiny-go: %v\n%s", err, stderr.String())
+	}
+	got := toolResult(t, srv, "c1")
+	if !strings.Contains(got, "\nmain.go:4:") || !strings.Contains(got, " error ") {
+		t.Fatalf("the command's result has no error for main.go line 4:\n%s", got)
+	}
+	if strings.Contains(got, "other.go") {
+		t.Fatalf("a file the command did not change is reported:\n%s", got)
+	}
+}
+
 // A SIGKILL of tiny-go while its language server runs leaves no process
 // of the server behind (the servers run in the commands' containment).
 func TestLSPServerDiesWithTinyGo(t *testing.T) {

@@ -47,6 +47,10 @@ type Manager struct {
 	prepares map[string]chan struct{} // by path: a baseline being taken
 	closed   bool
 	status   statusFile
+	// life ends with Close: a start still waiting for its server's
+	// answer then gives up and kills it.
+	life context.Context
+	end  context.CancelFunc
 }
 
 type slotKey struct{ name, root string }
@@ -102,8 +106,9 @@ func NewManager(o Options) *Manager {
 	if real, err := filepath.EvalSymlinks(o.WorkDir); err == nil {
 		o.WorkDir = real // paths are compared after resolving links
 	}
+	life, end := context.WithCancel(context.Background())
 	return &Manager{opts: o, slots: map[slotKey]*slot{}, prepares: map[string]chan struct{}{},
-		status: statusFile{workDir: o.WorkDir}}
+		status: statusFile{workDir: o.WorkDir}, life: life, end: end}
 }
 
 // Servers are the servers in effect (looked up once).
@@ -185,7 +190,7 @@ func (m *Manager) launch(s *slot) {
 	s.cur = a
 	sp := spawner{workDir: m.opts.WorkDir, env: m.opts.Env, sandbox: m.opts.Sandbox, procs: m.opts.Procs}
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), initTimeout)
+		ctx, cancel := context.WithTimeout(m.life, initTimeout)
 		c, err := startClient(ctx, s.server, s.root, sp)
 		cancel()
 		m.mu.Lock()
@@ -212,12 +217,21 @@ func (m *Manager) Close() {
 	m.mu.Lock()
 	m.closed = true
 	var cs []*client
+	var starting []chan struct{}
 	for _, s := range m.slots {
-		if s.cur != nil && s.cur.finished() && s.cur.c != nil {
+		switch {
+		case s.cur == nil:
+		case !s.cur.finished():
+			starting = append(starting, s.cur.ready)
+		case s.cur.c != nil:
 			cs = append(cs, s.cur.c)
 		}
 	}
 	m.mu.Unlock()
+	m.end() // a start in progress kills its server
+	for _, ready := range starting {
+		<-ready
+	}
 	var wg sync.WaitGroup
 	for _, c := range cs {
 		wg.Go(func() { c.shutdown(time.Second) })
