@@ -259,12 +259,22 @@ func formatList(rel, server string, ds []Diagnostic, limit int) []string {
 }
 
 func formatDiagnostic(rel, server string, d Diagnostic) string {
-	source := d.Source
+	source := oneLine(d.Source)
 	if source == "" {
 		source = server
 	}
-	return fmt.Sprintf("%s:%d:%d %s %s (%s)", rel, d.Range.Start.Line+1, d.Range.Start.Character+1,
+	return fmt.Sprintf("%s:%d:%d %s %s (%s)", noControls(rel), d.Range.Start.Line+1, d.Range.Start.Character+1,
 		d.Severity, oneLine(d.Message), source)
+}
+
+// noControls keeps a path from a server's URI on one line.
+func noControls(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, s)
 }
 
 // oneLine joins a multi-line message (pyright and tsc explain on

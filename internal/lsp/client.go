@@ -52,17 +52,25 @@ func startClient(ctx context.Context, s Server, root string, sp spawner) (*clien
 	if err != nil {
 		return nil, err
 	}
-	c := &client{server: s, root: root, proc: proc, name: s.Name,
-		docs: map[string]*document{}, diags: map[string]*published{},
-		changed: make(chan struct{}), dead: make(chan struct{})}
-	stream := jsonrpc2.NewBufferedStream(proc.pipe(), jsonrpc2.VSCodeObjectCodec{})
-	c.conn = jsonrpc2.NewConn(context.Background(), stream, jsonrpc2.HandlerWithError(c.handle).SuppressErrClosed())
+	c := newClient(s, root, proc.pipe())
+	c.proc = proc
 	go c.watch()
 	if err := c.initialize(ctx); err != nil {
 		c.kill()
 		return nil, fmt.Errorf("%s did not start: %w", s.Name, err)
 	}
 	return c, nil
+}
+
+// newClient speaks JSON-RPC with Content-Length framing (the base
+// protocol of LSP) over rwc.
+func newClient(s Server, root string, rwc io.ReadWriteCloser) *client {
+	c := &client{server: s, root: root, name: s.Name,
+		docs: map[string]*document{}, diags: map[string]*published{},
+		changed: make(chan struct{}), dead: make(chan struct{})}
+	stream := jsonrpc2.NewBufferedStream(rwc, jsonrpc2.VSCodeObjectCodec{})
+	c.conn = jsonrpc2.NewConn(context.Background(), stream, jsonrpc2.HandlerWithError(c.handle).SuppressErrClosed())
+	return c
 }
 
 // watch notes the end of the connection (the process exited, crashed or
