@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/spf13/cobra"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/lsp"
@@ -103,4 +104,72 @@ func (l *lspState) close() {
 	if l != nil {
 		l.manager.Close()
 	}
+}
+
+func newLSPCommand(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "lsp",
+		Short: "Language servers: which are in effect and which run (docs/lsp.md)",
+		RunE:  runGroup(a),
+	}
+	var asJSON bool
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "Show the language servers in effect and those the tiny-go processes of this directory run",
+		Example: `  tiny-go lsp status
+  tiny-go lsp status --json`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cwd, err := a.workDir()
+			if err != nil {
+				return err
+			}
+			io, err := loadSettings(a.stdio(), cwd, cmd.Flags())
+			if err != nil {
+				return err
+			}
+			return lspStatus(io, cwd, asJSON)
+		},
+	}
+	status.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	cmd.AddCommand(status)
+	return cmd
+}
+
+// lspStatus prints the servers in effect and those running.
+func lspStatus(io stdio, cwd string, asJSON bool) error {
+	settings, err := lspSettings(io, cwd)
+	if err != nil {
+		return err
+	}
+	servers := settings.Servers(nil)
+	if strings.EqualFold(strings.TrimSpace(io.getenv("TINY_LSP")), "off") {
+		servers = nil
+	}
+	running, err := lsp.ReadStatus(cwd)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		type server struct {
+			Name      string            `json:"name"`
+			Command   []string          `json:"command"`
+			Languages map[string]string `json:"languages"`
+		}
+		out := struct {
+			Servers []server     `json:"servers"`
+			Running []lsp.Status `json:"running"`
+		}{Servers: []server{}, Running: running}
+		for _, s := range servers {
+			out.Servers = append(out.Servers, server{s.Name, s.Command, s.Languages})
+		}
+		if out.Running == nil {
+			out.Running = []lsp.Status{}
+		}
+		return json.NewEncoder(io.stdout).Encode(out)
+	}
+	for _, l := range lsp.StatusLines(cwd, servers, running) {
+		fmt.Fprintln(io.stdout, l)
+	}
+	return nil
 }

@@ -186,8 +186,16 @@ func TestLSPServerDiesWithTinyGo(t *testing.T) {
 	if !strings.Contains(strings.Join(servers, " "), "gopls") {
 		t.Fatalf("no gopls runs in %s: %q", dir, servers)
 	}
+	status := lspStatusOf(t, dir, srv)
+	if !strings.Contains(status, "go          running  root ., pid ") || !strings.Contains(status, "tiny-go pid "+strconv.Itoa(k.child)) {
+		t.Fatalf("tiny-go lsp status does not show gopls running:\n%s", status)
+	}
 	if err := syscall.Kill(k.child, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
+	}
+	k.waitGone(t, k.child)
+	if status := lspStatusOf(t, dir, srv); !strings.Contains(status, "None runs now") {
+		t.Fatalf("after the SIGKILL, tiny-go lsp status says:\n%s", status)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for left := servers; len(left) > 0; left = processesIn(dir, k.cmd.Process.Pid, k.child) {
@@ -196,6 +204,15 @@ func TestLSPServerDiesWithTinyGo(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+func lspStatusOf(t *testing.T, dir string, srv *providertest.Server) string {
+	t.Helper()
+	out, err := program(t, dir, srv, "lsp", "status").CombinedOutput()
+	if err != nil {
+		t.Fatalf("tiny-go lsp status: %v\n%s", err, out)
+	}
+	return string(out)
 }
 
 // processesIn scans /proc for live processes working in dir (or under

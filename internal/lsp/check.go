@@ -83,6 +83,7 @@ func (m *Manager) Check(ctx context.Context, changes []Change) string {
 	for i := range files {
 		reports[i] = m.checkOne(ctx, targets[i], files[i])
 	}
+	m.saveStatus()
 	return m.render(reports, wait)
 }
 

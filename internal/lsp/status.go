@@ -146,3 +146,40 @@ func ReadStatus(workDir string) ([]Status, error) {
 	}
 	return out, nil
 }
+
+// StatusLines are `tiny-go lsp status` for people: the servers in effect
+// and, for each one running in a tiny-go process of this directory, its
+// root, pid, state and open files.
+func StatusLines(workDir string, servers []Server, running []Status) []string {
+	var lines []string
+	if len(servers) == 0 {
+		lines = append(lines, "No language server found on PATH or configured (gopls, pyright-langserver, basedpyright-langserver, typescript-language-server, rust-analyzer, clangd).")
+	} else {
+		lines = append(lines, "Servers in effect:")
+		for _, s := range servers {
+			lines = append(lines, fmt.Sprintf("  %-11s %s  (%s)", s.Name, strings.Join(s.Command, " "), strings.Join(slices.Sorted(maps.Keys(s.Languages)), " ")))
+		}
+	}
+	if len(running) == 0 {
+		return append(lines, "None runs now: a server starts when a file it checks is changed.")
+	}
+	lines = append(lines, "Running:")
+	for _, st := range running {
+		root := st.Root
+		if rel, err := filepath.Rel(workDir, root); err == nil && rel == "." {
+			root = "."
+		} else if err == nil && !strings.HasPrefix(rel, "..") {
+			root = "./" + filepath.ToSlash(rel)
+		}
+		line := fmt.Sprintf("  %-11s %-8s root %s", st.Name, st.State, root)
+		if st.PID != 0 {
+			line += fmt.Sprintf(", pid %d, %d open files", st.PID, st.Files)
+		}
+		line += fmt.Sprintf(", since %s, started %d×, tiny-go pid %d", st.Since.Local().Format("15:04:05"), st.Starts, st.TinyPID)
+		if st.Error != "" {
+			line += ": " + st.Error
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
