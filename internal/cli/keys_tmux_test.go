@@ -103,7 +103,7 @@ func TestTmuxKeysAndCommands(t *testing.T) {
 	p.waitText("Ctrl+C                 clear the input")
 	p.text("/nosuch")
 	p.keys("Enter")
-	p.waitText("Unknown command: /nosuch. Commands: /help /clear /model /status /cost /resume /rewind /compact /skill:name /exit /quit /review")
+	p.waitText("Unknown command: /nosuch. Commands: /help /clear /model /status /cost /resume /rewind /compact /diagnostics /skill:name /exit /quit /review")
 
 	// /model switches for the rest of the session.
 	p.text("/model second/model")

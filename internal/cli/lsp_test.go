@@ -161,6 +161,37 @@ func TestLSPDiagnosticsAfterACommand(t *testing.T) {
 	}
 }
 
+// The model asks: the diagnostics tool lists a file's errors (starting
+// its server), then, without a path, those of every open file.
+func TestLSPDiagnosticsTool(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts language servers")
+	}
+	lspPath(t)
+	if _, err := exec.LookPath("gopls"); err != nil {
+		t.Skip("gopls is not on PATH (.ci/run installs it)")
+	}
+	c := lspCases["go"]
+	files := map[string]string{"go.mod": c.files["go.mod"], "main.go": c.bad}
+	dir := lspProject(t, files)
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "diagnostics", `{"path":"main.go"}`)}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c2", "diagnostics", `{}`)}},
+		providertest.Reply{Text: "done"},
+	)
+	cmd := program(t, dir, srv, "--approval", "auto", "check")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("tiny-go: %v\n%s", err, stderr.String())
+	}
+	for _, id := range []string{"c1", "c2"} {
+		if got := toolResult(t, srv, id); !strings.HasPrefix(got, "main.go:4:14 error ") {
+			t.Fatalf("diagnostics (%s) = %q", id, got)
+		}
+	}
+}
+
 // A SIGKILL of tiny-go while its language server runs leaves no process
 // of the server behind (the servers run in the commands' containment).
 func TestLSPServerDiesWithTinyGo(t *testing.T) {

@@ -516,7 +516,7 @@ func (m *model) submit() tea.Cmd {
 	case cmdHelp:
 		m.printLines(helpLines(m.custom))
 		return nil
-	case cmdModel, cmdStatus, cmdCost, cmdClear, cmdResume, cmdShell:
+	case cmdModel, cmdStatus, cmdCost, cmdClear, cmdResume, cmdShell, cmdDiagnostics:
 		return m.hostCommand(c)
 	}
 	return m.startRun(c.text)
