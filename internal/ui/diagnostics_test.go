@@ -24,7 +24,7 @@ func (h *diagHost) Diagnostics(_ context.Context, path string) []string {
 // /diagnostics [path] asks the host for that path (or every open file)
 // and prints what it answers.
 func TestDiagnosticsCommand(t *testing.T) {
-	if c := parseCommand("/diagnostics  main.go ", nil); c.kind != cmdDiagnostics || c.text != "main.go" {
+	if c := parseCommand("/diagnostics  main.go ", nil); c.kind != cmdDiag || c.text != "main.go" {
 		t.Fatalf("parseCommand = %+v", c)
 	}
 	inR, inW, err := os.Pipe()

@@ -129,7 +129,7 @@ func (m *model) hostCommand(c command) tea.Cmd {
 		m.printLines(recapLines(recap, m.width-1, &m.md, colorStyles(), func(s string) string { return bold.Render(s) }))
 	case cmdShell:
 		return m.startShell(c.text)
-	case cmdDiagnostics:
+	case cmdDiag:
 		// Off the UI goroutine: a server may take its bound to answer.
 		ctx := m.ctx
 		return func() tea.Msg {
@@ -225,7 +225,7 @@ func (r *lineRunner) hostLine(ctx context.Context, c command) {
 		var out string
 		out, err = h.Shell(ctx, c.text)
 		lines = []string{strings.TrimRight(out, "\n")}
-	case cmdDiagnostics:
+	case cmdDiag:
 		var ok bool
 		if lines, ok = diagnostics(ctx, h, c.text); !ok {
 			lines = []string{"Language servers are off (TINY_LSP=off, or neither write nor edit is offered)."}
