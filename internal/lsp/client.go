@@ -29,6 +29,10 @@ type client struct {
 	changed chan struct{} // closed and replaced on every publish
 	dead    chan struct{} // closed when the connection ends
 	err     error         // why it ended
+	// unversioned: the server publishes without document versions, and
+	// (typescript-language-server) nothing when they stay empty, so a
+	// change is given as a close and an open, after which it publishes.
+	unversioned bool
 }
 
 // document is what the server has of one file: its version and text.
@@ -180,6 +184,8 @@ func (c *client) publish(p publishDiagnosticsParams) {
 	pub := &published{seq: c.seq, at: time.Now(), diags: p.Diagnostics}
 	if p.Version != nil {
 		pub.version = *p.Version
+	} else {
+		c.unversioned = true
 	}
 	path, ok := uriPath(p.URI)
 	if !ok {
@@ -208,6 +214,10 @@ func (c *client) sync(ctx context.Context, path, languageID, text string) (versi
 		c.mu.Unlock()
 		return doc.version, seq, true, nil
 	}
+	if open && c.unversioned {
+		c.mu.Unlock()
+		return c.reopen(ctx, path, languageID, text)
+	}
 	if !open {
 		doc = &document{}
 		c.docs[path] = doc
@@ -231,6 +241,68 @@ func (c *client) sync(ctx context.Context, path, languageID, text string) (versi
 		err = c.deadError()
 	}
 	return version, seq, false, err
+}
+
+// clearWait bounds the wait for the empty publish a server sends when a
+// document with diagnostics is closed.
+const clearWait = 250 * time.Millisecond
+
+// reopen gives an unversioned server a document's new text by closing
+// and opening it: such a server publishes what it finds in a document
+// just opened, even nothing, where it stays silent about a change that
+// leaves the document without diagnostics. The empty publish of the
+// close comes first and is not taken for the answer.
+func (c *client) reopen(ctx context.Context, path, languageID, text string) (version int, seq uint64, same bool, err error) {
+	uri := fileURI(path)
+	c.mu.Lock()
+	doc := c.docs[path]
+	_, published := c.diags[path]
+	seq, changed := c.seq, c.changed
+	doc.version++
+	doc.text = text
+	version = doc.version
+	c.mu.Unlock()
+	if err := c.conn.Notify(ctx, "textDocument/didClose", didCloseParams{TextDocument: documentID{URI: uri}}); err != nil {
+		return 0, 0, false, c.notifyError(err)
+	}
+	if published {
+		// Publishes of the text before may still come first: the close's
+		// is the first empty one after it.
+		wait, cancel := context.WithTimeout(ctx, clearWait)
+		for !c.cleared(path, seq) && wait.Err() == nil {
+			select {
+			case <-changed:
+				c.mu.Lock()
+				changed = c.changed
+				c.mu.Unlock()
+			case <-wait.Done():
+			}
+		}
+		cancel()
+	}
+	c.mu.Lock()
+	seq = c.seq
+	doc.seq = seq
+	c.mu.Unlock()
+	err = c.conn.Notify(ctx, "textDocument/didOpen", didOpenParams{TextDocument: textDocumentItem{
+		URI: uri, LanguageID: languageID, Version: version, Text: text}})
+	return version, seq, false, c.notifyError(err)
+}
+
+// cleared reports whether path's diagnostics were published empty after
+// publish number seq.
+func (c *client) cleared(path string, seq uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	pub := c.diags[path]
+	return pub != nil && pub.seq > seq && len(pub.diags) == 0
+}
+
+func (c *client) notifyError(err error) error {
+	if err != nil && !c.alive() {
+		return c.deadError()
+	}
+	return err
 }
 
 // closeDocument forgets a document that no longer exists.
@@ -258,6 +330,20 @@ func (c *client) filesChanged(ctx context.Context, events []fileEvent) {
 // types), as opencode and Crush also assume.
 const settle = 150 * time.Millisecond
 
+// settleUnversioned is settle for a server without versions, whose
+// answer to one change comes in several publishes (typescript-language-
+// server: syntax, then semantic, then suggestion diagnostics).
+const settleUnversioned = 400 * time.Millisecond
+
+func (c *client) settle() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.unversioned {
+		return settleUnversioned
+	}
+	return settle
+}
+
 // errNoAnswer is a wait that ended before the server answered.
 var errNoAnswer = errors.New("no answer yet")
 
@@ -274,7 +360,7 @@ func (c *client) wait(ctx context.Context, path string, seq uint64, version int)
 		if pub != nil && pub.seq > seq && (pub.version == 0 || pub.version >= version) {
 			if pub.seq != last {
 				last = pub.seq
-				quiet = time.After(settle)
+				quiet = time.After(c.settle())
 			}
 		}
 		select {

@@ -12,7 +12,7 @@ import (
 
 // needServer skips without the server's program; .ci/run installs every
 // one of them, so CI never skips.
-func needServer(t *testing.T, program string) {
+func needServer(t testing.TB, program string) {
 	t.Helper()
 	if _, err := exec.LookPath(program); err != nil {
 		t.Skipf("%s is not on PATH (.ci/run installs it)", program)
@@ -32,7 +32,7 @@ func init() {
 	os.Setenv("PATH", strings.Join(append(extra, os.Getenv("PATH")), string(os.PathListSeparator)))
 }
 
-func writeFiles(t *testing.T, dir string, files map[string]string) {
+func writeFiles(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	for name, text := range files {
 		p := filepath.Join(dir, name)
@@ -55,7 +55,7 @@ func patient() Settings {
 
 // edit changes a file the way the write tool does, with Prepare before
 // and Check after, and returns what Check appends.
-func edit(t *testing.T, m *Manager, path, text string) string {
+func edit(t testing.TB, m *Manager, path, text string) string {
 	t.Helper()
 	old, err := os.ReadFile(path)
 	ch := Change{Path: path, Known: true, Before: string(old), Absent: os.IsNotExist(err)}
@@ -115,6 +115,29 @@ func TestStringIntoInt(t *testing.T) {
 			}
 			if got := edit(t, m, path, l.clean); got != "" {
 				t.Fatalf("a clean edit reported:\n%s", got)
+			}
+		})
+	}
+}
+
+// TestEditsInARow: a running server's answers to clean and bad edits in
+// turn, each compared with the one before (typescript-language-server
+// says nothing of a change that leaves a file clean: the client reopens
+// the file for it).
+func TestEditsInARow(t *testing.T) {
+	for name, l := range languages {
+		t.Run(name, func(t *testing.T) {
+			needServer(t, l.program)
+			dir := t.TempDir()
+			writeFiles(t, dir, l.files)
+			m := NewManager(Options{WorkDir: dir, Settings: patient()})
+			defer m.Close()
+			path := filepath.Join(dir, l.file)
+			for i, text := range []string{l.clean, l.bad, l.clean, l.clean + "\n", l.bad} {
+				got := edit(t, m, path, text)
+				if bad := text == l.bad; bad != strings.Contains(got, l.file+":4:") || !bad && got != "" {
+					t.Fatalf("edit %d (bad: %v) reported:\n%s", i, bad, got)
+				}
 			}
 		})
 	}
