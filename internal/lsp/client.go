@@ -317,14 +317,6 @@ func (c *client) closeDocument(ctx context.Context, path string) {
 	}
 }
 
-// filesChanged tells the server about files changed on disk that it has
-// not opened (a command rewrote them).
-func (c *client) filesChanged(ctx context.Context, events []fileEvent) {
-	if len(events) > 0 {
-		_ = c.conn.Notify(ctx, "workspace/didChangeWatchedFiles", didChangeWatchedFilesParams{Changes: events})
-	}
-}
-
 // settle is how long a document's diagnostics must stay unchanged to
 // count as the server's answer: servers publish in bursts (syntax, then
 // types), as opencode and Crush also assume.

@@ -104,15 +104,6 @@ type didCloseParams struct {
 	TextDocument documentID `json:"textDocument"`
 }
 
-type fileEvent struct {
-	URI  string `json:"uri"`
-	Type int    `json:"type"` // 1 created, 2 changed, 3 deleted
-}
-
-type didChangeWatchedFilesParams struct {
-	Changes []fileEvent `json:"changes"`
-}
-
 type initializeParams struct {
 	// ProcessID is null: in the commands' PID namespace tiny-go's pid
 	// names no process, and a server watching it would exit at once.
@@ -129,8 +120,8 @@ type initializeParams struct {
 }
 
 // clientCapabilities says what tiny-go handles: pushed diagnostics with
-// versions, full-text sync with saves, workspace/configuration (answered
-// with nulls) and watched-file notifications.
+// versions, full-text sync with saves and workspace/configuration
+// (answered with nulls).
 const clientCapabilities = `{
  "textDocument": {
   "synchronization": {"didSave": true, "dynamicRegistration": false},
@@ -138,8 +129,7 @@ const clientCapabilities = `{
  },
  "workspace": {
   "configuration": true,
-  "workspaceFolders": true,
-  "didChangeWatchedFiles": {"dynamicRegistration": true}
+  "workspaceFolders": true
  },
  "window": {"workDoneProgress": false},
  "general": {"positionEncodings": ["utf-16"]}
