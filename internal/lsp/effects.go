@@ -35,9 +35,11 @@ func NewEffects(m *Manager, changed func(ctx context.Context, toolStartedID stri
 const maxCommandFiles = 20
 
 // Before reads the text of the file a write or edit is about to change
-// and lets its server work on it meanwhile (Prepare).
+// and lets its server work on it meanwhile (Prepare). A read does the
+// same for the file it reads: a change usually follows, and finds the
+// server started and the file checked.
 func (e *Effects) Before(_ context.Context, toolStartedID, tool string, args json.RawMessage) {
-	if tool != "write" && tool != "edit" {
+	if tool != "write" && tool != "edit" && tool != "read" {
 		return
 	}
 	path, ok := e.argPath(args)
@@ -48,6 +50,12 @@ func (e *Effects) Before(_ context.Context, toolStartedID, tool string, args jso
 		return
 	}
 	ch := Change{Path: path, Known: true}
+	if tool == "read" {
+		if text, exists, err := readText(path); err == nil && exists {
+			e.m.Prepare(Change{Path: path, Known: true, Before: text})
+		}
+		return
+	}
 	text, exists, err := readText(path)
 	switch {
 	case err != nil:

@@ -23,7 +23,8 @@ import (
 //	crash:  a working server that kills itself with SIGKILL on the first
 //	        change of a document, in the middle of the diagnostics
 //	        request, unless TINY_LSP_FAKE_MARK exists (it creates it);
-//	        it reports "bad line" for every line that says bad.
+//	        it reports "bad line" for every line that says bad;
+//	steady: crash without the crash.
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("TINY_LSP_FAKE"); mode != "" {
 		fakeServer(mode)
@@ -67,7 +68,7 @@ func fakeHandle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request)
 	case "exit":
 		os.Exit(0)
 	case "textDocument/didChange":
-		if mark := os.Getenv("TINY_LSP_FAKE_MARK"); mark != "" {
+		if mark := os.Getenv("TINY_LSP_FAKE_MARK"); os.Getenv("TINY_LSP_FAKE") == "crash" {
 			if _, err := os.Stat(mark); os.IsNotExist(err) {
 				_ = os.WriteFile(mark, nil, 0o600)
 				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
@@ -156,7 +157,7 @@ func TestServerThatNeverAnswers(t *testing.T) {
 // A file outside the working directory starts no server and gets no
 // note; the tool says why.
 func TestFileOutsideTheWorkspace(t *testing.T) {
-	m, _, pidFile := fakeManager(t, "crash", patient())
+	m, _, pidFile := fakeManager(t, "steady", patient())
 	outside := filepath.Join(t.TempDir(), "b.fake")
 	writeFiles(t, filepath.Dir(outside), map[string]string{"b.fake": "ok\n"})
 	if got := edit(t, m, outside, "bad\n"); got != "" {
@@ -200,3 +201,36 @@ func alive(pid int) bool {
 }
 
 func sleepTick() { time.Sleep(10 * time.Millisecond) }
+
+// A read starts the file's server and opens the file in it, so that the
+// change that follows finds them ready; Note adds nothing to a read.
+func TestReadWarmsTheServer(t *testing.T) {
+	m, dir, _ := fakeManager(t, "steady", patient())
+	writeFiles(t, dir, map[string]string{"a.fake": "bad\n"})
+	e := NewEffects(m, nil)
+	e.Before(context.Background(), "t1", "read", json.RawMessage(`{"path":"a.fake"}`))
+	if note := e.Note(context.Background(), "t1", "read", false); note != "" {
+		t.Fatalf("a read got %q", note)
+	}
+	for i := 0; ; i++ {
+		if st := m.Status(); len(st) == 1 && st[0].State == "running" && st[0].Files == 1 {
+			break
+		}
+		if i == 6000 {
+			t.Fatalf("no server with the file open after the read: %+v", m.Status())
+		}
+		sleepTick()
+	}
+	// The file's errors were there before: a write that keeps them adds
+	// nothing, one that adds one reports it.
+	e.Before(context.Background(), "t2", "write", json.RawMessage(`{"path":"a.fake"}`))
+	writeFiles(t, dir, map[string]string{"a.fake": "bad\nok\n"})
+	if note := e.Note(context.Background(), "t2", "write", false); note != "" {
+		t.Fatalf("an unchanged error was reported: %q", note)
+	}
+	e.Before(context.Background(), "t3", "write", json.RawMessage(`{"path":"a.fake"}`))
+	writeFiles(t, dir, map[string]string{"a.fake": "bad\nok\nbad\n"})
+	if note := e.Note(context.Background(), "t3", "write", false); !strings.Contains(note, "a.fake:3:1 error bad line (fake)") {
+		t.Fatalf("the new error is not reported: %q", note)
+	}
+}

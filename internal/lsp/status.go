@@ -70,6 +70,7 @@ type statusFile struct {
 	workDir string
 	mu      sync.Mutex
 	written bool
+	closed  bool // removed for good: the manager is closed
 }
 
 func (f *statusFile) path(pid int) (string, error) {
@@ -87,7 +88,7 @@ func (m *Manager) saveStatus() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	p, err := f.path(os.Getpid())
-	if err != nil {
+	if err != nil || f.closed {
 		return
 	}
 	data, err := json.Marshal(st)
@@ -103,6 +104,7 @@ func (m *Manager) saveStatus() {
 func (f *statusFile) remove() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.closed = true
 	if p, err := f.path(os.Getpid()); err == nil && f.written {
 		_ = os.Remove(p)
 	}
