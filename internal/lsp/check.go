@@ -101,7 +101,7 @@ func (m *Manager) checkOne(ctx context.Context, t target, ch Change) report {
 	c, err := m.client(ctx, t)
 	switch {
 	case errors.Is(err, errNoAnswer):
-		r.pending = t.server.Name + " is still starting"
+		r.pending = t.server.Program() + " is still starting"
 		return r
 	case err != nil:
 		r.failed = err.Error()

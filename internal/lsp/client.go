@@ -20,7 +20,7 @@ type client struct {
 	root   string
 	proc   *process
 	conn   *jsonrpc2.Conn
-	name   string // what the server calls itself, else server.Name
+	name   string // what the server calls itself, else its program
 
 	mu      sync.Mutex
 	docs    map[string]*document // by URI
@@ -61,7 +61,7 @@ func startClient(ctx context.Context, s Server, root string, sp spawner) (*clien
 	go c.watch()
 	if err := c.initialize(ctx); err != nil {
 		c.kill()
-		return nil, fmt.Errorf("%s did not start: %w", s.Name, err)
+		return nil, fmt.Errorf("%s did not start: %w", s.Program(), err)
 	}
 	return c, nil
 }
@@ -69,7 +69,7 @@ func startClient(ctx context.Context, s Server, root string, sp spawner) (*clien
 // newClient speaks JSON-RPC with Content-Length framing (the base
 // protocol of LSP) over rwc.
 func newClient(s Server, root string, rwc io.ReadWriteCloser) *client {
-	c := &client{server: s, root: root, name: s.Name,
+	c := &client{server: s, root: root, name: s.Program(),
 		docs: map[string]*document{}, diags: map[string]*published{},
 		changed: make(chan struct{}), dead: make(chan struct{})}
 	stream := jsonrpc2.NewBufferedStream(rwc, jsonrpc2.VSCodeObjectCodec{})
@@ -82,6 +82,11 @@ func newClient(s Server, root string, rwc io.ReadWriteCloser) *client {
 func (c *client) watch() {
 	select {
 	case <-c.conn.DisconnectNotify():
+		// Its output ends first when it dies: its exit status says more.
+		select {
+		case <-c.proc.done:
+		case <-time.After(200 * time.Millisecond):
+		}
 	case <-c.proc.done:
 		c.conn.Close()
 	}
@@ -139,9 +144,9 @@ func (c *client) deadError() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {
-		return fmt.Errorf("%s exited: %w", c.server.Name, c.err)
+		return fmt.Errorf("%s exited: %w", c.server.Program(), c.err)
 	}
-	return fmt.Errorf("%s exited", c.server.Name)
+	return fmt.Errorf("%s exited", c.server.Program())
 }
 
 // handle answers what a server asks of its client: settings (none: every

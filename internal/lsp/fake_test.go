@@ -98,6 +98,12 @@ func fakeManager(t *testing.T, mode string, s Settings) (*Manager, string, strin
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The server's program is called fake-lsp (messages name it).
+	link := filepath.Join(t.TempDir(), "fake-lsp")
+	if err := os.Symlink(exe, link); err != nil {
+		t.Fatal(err)
+	}
+	exe = link
 	cfg := map[string]any{"fake": map[string]any{"command": []string{exe}, "extensionToLanguage": map[string]string{".fake": "fake"},
 		"env": map[string]string{"TINY_LSP_FAKE": mode, "TINY_LSP_FAKE_PID": pidFile, "TINY_LSP_FAKE_MARK": filepath.Join(t.TempDir(), "crashed")}}}
 	data, _ := json.Marshal(cfg)
@@ -117,7 +123,7 @@ func TestServerKilledMidRequest(t *testing.T) {
 	path := filepath.Join(dir, "a.fake")
 	writeFiles(t, dir, map[string]string{"a.fake": "ok\n"})
 	got := edit(t, m, path, "bad\n")
-	if !strings.Contains(got, "No diagnostics for a.fake: fake exited") || !strings.Contains(got, "started again on the next change") {
+	if !strings.Contains(got, "No diagnostics for a.fake: fake-lsp exited") || !strings.Contains(got, "started again on the next change") {
 		t.Fatalf("the crash is not reported as such:\n%s", got)
 	}
 	got = edit(t, m, path, "bad\nbad\n")
@@ -140,7 +146,7 @@ func TestServerThatNeverAnswers(t *testing.T) {
 	writeFiles(t, dir, map[string]string{"a.fake": "ok\n"})
 	for range 2 {
 		got := edit(t, m, path, "bad\n")
-		if !strings.Contains(got, "Diagnostics pending for a.fake: fake is still starting") {
+		if !strings.Contains(got, "Diagnostics pending for a.fake: fake-lsp is still starting") {
 			t.Fatalf("no pending note:\n%s", got)
 		}
 	}

@@ -168,7 +168,7 @@ func (m *Manager) client(ctx context.Context, t target) (*client, error) {
 		}
 		if s.starts >= maxStarts {
 			m.mu.Unlock()
-			return nil, fmt.Errorf("%s stopped %d times; it is not started again (its log: .tiny-agent/lsp/%s.log)", t.server.Name, s.starts, safeName(t.server.Name))
+			return nil, fmt.Errorf("%s stopped %d times; it is not started again (its log: .tiny-agent/lsp/%s.log)", t.server.Program(), s.starts, safeName(t.server.Name))
 		}
 		m.launch(s)
 	}

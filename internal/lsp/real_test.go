@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -140,5 +141,50 @@ func TestEditsInARow(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// gopls killed in the middle of the request for a change's diagnostics
+// (stopped first, so that it cannot answer before it dies): the result
+// says so, and the next change starts it again and gets its answer.
+func TestGoplsKilledMidRequest(t *testing.T) {
+	l := languages["go"]
+	needServer(t, l.program)
+	dir := t.TempDir()
+	writeFiles(t, dir, l.files)
+	m := NewManager(Options{WorkDir: dir, Settings: patient()})
+	defer m.Close()
+	path := filepath.Join(dir, l.file)
+	if got := edit(t, m, path, l.clean); got != "" {
+		t.Fatalf("clean edit: %s", got)
+	}
+	st := m.Status()
+	if len(st) != 1 || st[0].PID == 0 {
+		t.Fatalf("status %+v", st)
+	}
+	pid := st[0].PID
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan string, 1)
+	go func() { done <- edit(t, m, path, l.bad) }()
+	m.mu.Lock()
+	c := m.slots[slotKey{"go", dir}].cur.c
+	m.mu.Unlock()
+	for text, _ := c.text(path); text != l.bad; text, _ = c.text(path) {
+		sleepTick() // until the change was sent: the wait for its answer is on
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-done; !strings.Contains(got, "No diagnostics for main.go: gopls exited") || !strings.Contains(got, "started again") {
+		t.Fatalf("the kill is not reported:\n%s", got)
+	}
+	got := edit(t, m, path, l.bad+"\nvar m int = \"y\"\n")
+	if !strings.Contains(got, "main.go:8:") {
+		t.Fatalf("after the restart, no error for line 8:\n%s", got)
+	}
+	if st := m.Status(); st[0].Starts != 2 || st[0].PID == pid {
+		t.Fatalf("status after the restart %+v", st)
 	}
 }

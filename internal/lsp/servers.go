@@ -33,6 +33,14 @@ type Server struct {
 	InitializationOptions json.RawMessage
 }
 
+// Program is the name of the server's program, for messages.
+func (s Server) Program() string {
+	if len(s.Command) == 0 {
+		return s.Name
+	}
+	return filepath.Base(s.Command[0])
+}
+
 // candidate is a built-in server: the first of its commands found on
 // PATH is used.
 type candidate struct {

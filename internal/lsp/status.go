@@ -87,8 +87,11 @@ func (m *Manager) saveStatus() {
 	f := &m.status
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.closed {
+		return // and no directory made again
+	}
 	p, err := f.path(os.Getpid())
-	if err != nil || f.closed {
+	if err != nil {
 		return
 	}
 	data, err := json.Marshal(st)

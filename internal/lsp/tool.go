@@ -88,7 +88,7 @@ func (m *Manager) Report(ctx context.Context, path string) string {
 		}
 	}
 	if err == errNoAnswer {
-		return fmt.Sprintf("Diagnostics pending for %s: %s did not answer within %s; ask again later.", rel, t.server.Name, wait)
+		return fmt.Sprintf("Diagnostics pending for %s: %s did not answer within %s; ask again later.", rel, t.server.Program(), wait)
 	}
 	return fmt.Sprintf("No diagnostics for %s: %v.", rel, err)
 }
