@@ -26,11 +26,25 @@ type lspState struct {
 	effects *lsp.Effects
 }
 
+// lspOn tells whether a run with these plugins has language servers.
+func lspOn(getenv func(string) string, plugins []string) bool {
+	return !strings.EqualFold(strings.TrimSpace(getenv("TINY_LSP")), "off") &&
+		(slices.Contains(plugins, tools.PluginWrite) || slices.Contains(plugins, tools.PluginEdit))
+}
+
+// defaultLSPTools are the tools language servers add to a run with every
+// built-in (the configuration a resume is checked against).
+func defaultLSPTools(getenv func(string) string) []tools.Tool {
+	if !lspOn(getenv, tools.PluginNames()) {
+		return nil
+	}
+	return []tools.Tool{lsp.NewManager(lsp.Options{}).Tool()}
+}
+
 // newLSP prepares the language servers of a run; env is the commands'
 // environment (without tiny-go's keys).
 func (a *runner) newLSP(env []string) (*lspState, error) {
-	if strings.EqualFold(strings.TrimSpace(a.io.getenv("TINY_LSP")), "off") ||
-		!slices.Contains(a.tools, tools.PluginWrite) && !slices.Contains(a.tools, tools.PluginEdit) {
+	if !lspOn(a.io.getenv, a.tools) {
 		return nil, nil
 	}
 	settings, err := lspSettings(a.io, a.cwd)

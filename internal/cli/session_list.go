@@ -128,6 +128,7 @@ func (c *resumeCheck) init() bool {
 	if err != nil {
 		return false
 	}
+	builtins = append(builtins, defaultLSPTools(c.getenv)...)
 	names := make([]string, len(builtins))
 	for i, t := range builtins {
 		names[i] = t.Definition().Name
