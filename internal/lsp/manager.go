@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -129,7 +130,7 @@ type target struct {
 
 func (m *Manager) targetOf(path string) (target, bool, error) {
 	sv, lang, ok := serverFor(m.Servers(), path)
-	if !ok {
+	if !ok || vendored(path) {
 		return target{}, false, nil
 	}
 	root, inside := rootOf(m.opts.WorkDir, path, sv.RootMarkers)
@@ -137,6 +138,17 @@ func (m *Manager) targetOf(path string) (target, bool, error) {
 		return target{}, false, errOutside
 	}
 	return target{server: sv, lang: lang, root: root}, true, nil
+}
+
+// vendored reports whether path is in a directory of other people's code
+// (node_modules, .git): no server is started for it.
+func vendored(path string) bool {
+	for _, part := range strings.Split(filepath.ToSlash(path), "/") {
+		if part == "node_modules" || part == ".git" {
+			return true
+		}
+	}
+	return false
 }
 
 // running reports whether t's server is up (so a change waits the
