@@ -71,7 +71,7 @@ func TestTmuxKeysAndCommands(t *testing.T) {
 	// completes.
 	p.text("/")
 	p.waitText("/status")
-	p.waitText("↑↓ for more (12 commands)")
+	p.waitText("↑↓ for more (13 commands)")
 	p.keys("Up") // wraps to the last: the custom command
 	p.waitText("› /review              Review a file for bugs (custom)")
 	p.text("mo")

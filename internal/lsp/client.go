@@ -329,44 +329,57 @@ const settle = 150 * time.Millisecond
 
 // settleUnversioned is settle for a server without versions, whose
 // answer to one change comes in several publishes (typescript-language-
-// server: syntax, then semantic, then suggestion diagnostics).
-const settleUnversioned = 400 * time.Millisecond
+// server: syntax, then semantic, then suggestion diagnostics);
+// settleUnversionedEmpty after an empty one, which is often only the
+// syntax pass: a wait that ends first (its bound) takes it as the answer.
+const (
+	settleUnversioned      = 400 * time.Millisecond
+	settleUnversionedEmpty = time.Second
+)
 
-func (c *client) settle() time.Duration {
+func (c *client) settle(pub *published) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.unversioned {
-		return settleUnversioned
+	switch {
+	case !c.unversioned:
+		return settle
+	case len(pub.diags) == 0:
+		return settleUnversionedEmpty
 	}
-	return settle
+	return settleUnversioned
 }
 
 // errNoAnswer is a wait that ended before the server answered.
 var errNoAnswer = errors.New("no answer yet")
 
 // wait returns the diagnostics of path published after publish number
-// seq for at least version, once they have been quiet for settle. It
-// ends early with errNoAnswer when ctx ends, or with the server's exit.
+// seq for at least version, once they have been quiet for settle (or
+// when ctx ends after they came). It ends with errNoAnswer when ctx ends
+// before, or with the server's exit.
 func (c *client) wait(ctx context.Context, path string, seq uint64, version int) ([]Diagnostic, error) {
 	var quiet <-chan time.Time
 	var last uint64
+	var answer []Diagnostic
 	for {
 		c.mu.Lock()
 		pub, changed := c.diags[path], c.changed
 		c.mu.Unlock()
 		if pub != nil && pub.seq > seq && (pub.version == 0 || pub.version >= version) {
 			if pub.seq != last {
-				last = pub.seq
-				quiet = time.After(c.settle())
+				last, answer = pub.seq, pub.diags
+				quiet = time.After(c.settle(pub))
 			}
 		}
 		select {
 		case <-quiet:
-			return pub.diags, nil
+			return answer, nil
 		case <-changed:
 		case <-c.dead:
 			return nil, c.deadError()
 		case <-ctx.Done():
+			if last != 0 {
+				return answer, nil // answered, if not quite quiet yet
+			}
 			return nil, errNoAnswer
 		}
 	}
