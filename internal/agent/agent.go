@@ -63,6 +63,10 @@ type Config struct {
 	// BeforeEffect, when set, runs between a tool call's durable intent
 	// and its effect (checkpoints); see effect.go.
 	BeforeEffect BeforeEffect
+	// ResultNote, when set, adds text to a tool call's result after its
+	// effect ended, before the result is committed (language-server
+	// diagnostics); see effect.go.
+	ResultNote ResultNote
 	// Scrub masks the secret values tiny-go knows in every tool result
 	// before it is committed (and so before it is shown or sent); nil
 	// masks nothing.

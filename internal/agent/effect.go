@@ -24,6 +24,21 @@ func (a *Agent) beforeEffect(ctx context.Context, toolStartedID, toolName string
 	return func() {}
 }
 
+// ResultNote returns text to append to a tool call's result, once the
+// effect ended (after BeforeEffect's after func) and before the result
+// is committed: the note is part of the durable result, so a resume,
+// which never runs a committed call again, never asks for it again. It
+// may block, bounded by ctx (the tool phase's, which an abort cancels).
+type ResultNote func(ctx context.Context, toolStartedID, toolName string, arguments jsontext.Value, failed bool) string
+
+// resultNote runs the configured ResultNote.
+func (a *Agent) resultNote(ctx context.Context, toolStartedID, toolName string, arguments jsontext.Value, failed bool) string {
+	if a.cfg.ResultNote == nil {
+		return ""
+	}
+	return a.cfg.ResultNote(ctx, toolStartedID, toolName, arguments, failed)
+}
+
 // Config returns the configuration the agent was built with, so that an
 // agent like it can be built on another session (a conversation rewind
 // continues in a fork).

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 
@@ -59,4 +60,43 @@ func boolWord(b bool, word string) string {
 		return word
 	}
 	return "not " + word
+}
+
+// ResultNote's text is appended to the tool's result after the effect
+// (and BeforeEffect's after func) ran, is committed with it, and reaches
+// the model; a failed call is told so.
+func TestResultNoteIsCommittedWithTheResult(t *testing.T) {
+	var order []string
+	var failed []bool
+	h := newHarness(t, []providertest.Reply{
+		calls(call("c1", "bash", `{"command":"echo hi"}`)),
+		calls(call("c2", "bash", `{"command":"exit 3"}`)),
+		text("done"),
+	}, func(c *Config) {
+		c.BeforeEffect = func(context.Context, string, string, jsontext.Value) func() {
+			return func() { order = append(order, "after effect") }
+		}
+		c.ResultNote = func(_ context.Context, id, name string, _ jsontext.Value, f bool) string {
+			order = append(order, "note "+name)
+			failed = append(failed, f)
+			return "\n\nNOTE for " + name
+		}
+	})
+	if res := h.run("go"); res.Outcome != session.OutcomeCompleted {
+		t.Fatalf("outcome %s", res.Outcome)
+	}
+	if got := strings.Join(order, ", "); got != "after effect, note bash, after effect, note bash" {
+		t.Fatalf("order: %s", got)
+	}
+	if len(failed) != 2 || failed[0] || !failed[1] {
+		t.Fatalf("failed = %v", failed)
+	}
+	committed := string(h.bytes())
+	if strings.Count(committed, `NOTE for bash`) != 2 {
+		t.Fatalf("the notes are not in the session:\n%s", committed)
+	}
+	msgs := h.server.Requests()[1].Chat.Messages
+	if last := msgs[len(msgs)-1]; last.Content == nil || !strings.HasSuffix(*last.Content, "\n\nNOTE for bash") {
+		t.Fatalf("the model got %+v", last)
+	}
 }

@@ -102,6 +102,9 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 	res := runTool(pctx, tool, started.Arguments)
 	res.Content = a.cfg.Scrub.Scrub(res.Content) // before it is committed, shown or sent
 	afterEffect()
+	if note := a.resultNote(pctx, p.ToolStartedID, p.ToolName, started.Arguments, res.IsError); note != "" {
+		res.Content += a.cfg.Scrub.Scrub(note)
+	}
 	a.endPhase(ap)
 	dur := a.cfg.Now().Sub(begin)
 	return a.settleTool(ctx, r, p.ToolStartedID, &started, info, res, dur)

@@ -19,7 +19,7 @@ func classify(req agent.ApprovalRequest, workDir string) call {
 			Detail: limitLines(argumentLines(req.Arguments)), Always: "every call of " + req.Display}, rules: toolRule(req.Tool)}
 	}
 	switch req.Tool {
-	case "read":
+	case "read", "diagnostics": // diagnostics only asks the language servers
 		return call{harmless: true}
 	case "bash":
 		cmd, _ := stringField(req.Arguments, "command")

@@ -271,6 +271,7 @@ type Recorder struct {
 	mu    sync.Mutex
 	index io.Writer // the session's checkpoints.jsonl, opened for append
 	now   func() time.Time
+	kept  map[string][2]Record // the last effects' records, for Changed
 }
 
 // NewRecorder records into index (opened O_APPEND).
@@ -305,12 +306,15 @@ func (r *Recorder) BeforeEffect(ctx context.Context, toolStartedID, tool string,
 		}
 		take = func() Record { return r.store.SnapshotFiles(path) }
 	}
-	r.append(take(), toolStartedID, tool, PhaseBefore)
+	before := take()
+	r.append(before, toolStartedID, tool, PhaseBefore)
 	return func() {
 		// The after state is taken even when the call was cancelled:
 		// whatever it changed must be known.
 		ctx = context.WithoutCancel(ctx)
-		r.append(take(), toolStartedID, tool, PhaseAfter)
+		after := take()
+		r.append(after, toolStartedID, tool, PhaseAfter)
+		r.keep(toolStartedID, before, after)
 	}
 }
 

@@ -16,6 +16,11 @@ import (
 // checkpoints.jsonl. TINY_CHECKPOINTS=off turns it off; a store that
 // cannot be opened turns it off with one line on stderr (the run goes on).
 func (a *runner) checkpointHook() agent.BeforeEffect {
+	a.recorder = nil
+	return a.lsp.before(a.checkpointOnly())
+}
+
+func (a *runner) checkpointOnly() agent.BeforeEffect {
 	if strings.EqualFold(strings.TrimSpace(a.io.getenv("TINY_CHECKPOINTS")), "off") {
 		return nil
 	}
@@ -39,6 +44,7 @@ func (a *runner) checkpointHook() agent.BeforeEffect {
 		a.checkpoints = cs
 	}
 	rec := checkpoint.NewRecorder(cs, sidecarAppender{sessionPath: a.store.Path(), name: checkpoint.IndexFile})
+	a.recorder = rec
 	return rec.BeforeEffect
 }
 

@@ -106,6 +106,7 @@ Without a prompt it is interactive; with one it runs it and exits.`,
 	root.AddCommand(newEvalCommand(a))
 	root.AddCommand(newConfigCommand(a))
 	root.AddCommand(newACPCommand(a))
+	root.AddCommand(newLSPCommand(a))
 	configureRun(a, root)
 	configureManners(a, root)
 	configureFleet(a, root)

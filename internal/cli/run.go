@@ -137,6 +137,11 @@ type runner struct {
 	oneShot *ui.OneShot
 	// sandbox confines commands and file writes; closed last.
 	sandbox *sandbox.Sandbox
+
+	// recorder is the session's checkpoint recorder (nil: checkpoints
+	// off); lsp the language servers (nil: off).
+	recorder *checkpoint.Recorder
+	lsp      *lspState
 	// approval is the --approval mode in effect; gate the Approve hook of
 	// the current session in ask mode.
 	approval approval.Mode
@@ -489,7 +494,10 @@ func (a *runner) buildAgent(envID string) error {
 		return err
 	}
 	a.shellTool = shell[0]
-	all := append(builtins, a.mcp.Tools()...)
+	if a.lsp, err = a.newLSP(toolCfg.Env); err != nil {
+		return err
+	}
+	all := append(append(builtins, a.lsp.tools()...), a.mcp.Tools()...)
 	if all, err = a.withAgentTools(all, envID); err != nil {
 		return err
 	}
@@ -563,6 +571,7 @@ func (a *runner) buildAgent(envID string) error {
 		Approve:             approve,
 		Hooks:               a.userHooks.agentHooks(),
 		BeforeEffect:        a.checkpointHook(),
+		ResultNote:          a.lsp.note(),
 		Identity:            a.wire.identity(),
 		Reasoning:           a.reasoning,
 		Images:              (&imageLoader{cwd: a.cwd}).images,
@@ -724,6 +733,7 @@ func (a *runner) close() {
 	if a.mcp != nil {
 		_ = a.mcp.Close() // stdio servers are stopped politely first
 	}
+	a.lsp.close()
 	a.procs.Close()
 	if a.checkpoints != nil {
 		_ = a.checkpoints.Close()

@@ -133,6 +133,7 @@ func (c *resumeCheck) init() bool {
 	if err != nil {
 		return false
 	}
+	builtins = append(builtins, defaultLSPTools(c.getenv)...)
 	// As a run with the default --agent-tools offers them.
 	builtins = append(builtins, agentToolsFor(c.cwd)...)
 	names := make([]string, len(builtins))

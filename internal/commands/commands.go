@@ -39,6 +39,7 @@ var Builtins = []Command{
 	{Name: "resume", ArgHint: "[id]", Description: "list this directory's sessions or switch to one", Builtin: true},
 	{Name: "rewind", ArgHint: "[N]", Description: "go back to before a turn (files and/or conversation)", Builtin: true},
 	{Name: "compact", Description: "summarize the conversation so far", Builtin: true},
+	{Name: "diagnostics", ArgHint: "[path]", Description: "errors and warnings of the language servers, of a file or every open one", Builtin: true},
 	{Name: "skill:", ArgHint: "name [text]", Description: "send a skill's instructions with your text", Builtin: true},
 	{Name: "exit", Description: "exit tiny-go", Builtin: true},
 	{Name: "quit", Description: "exit tiny-go", Builtin: true},

@@ -54,6 +54,9 @@ const (
 	// MCPServers is the table of MCP servers ([mcp_servers.<alias>]), an
 	// alternative to the catalog file of $TINY_MCP_CONFIG.
 	MCPServers Key = "mcp_servers"
+	// LSP is the table of language servers ([lsp], [lsp.<name>];
+	// docs/lsp.md).
+	LSP Key = "lsp"
 )
 
 // Keys lists the scalar and list settings in the order they are shown.
@@ -173,7 +176,8 @@ type Options struct {
 type Settings struct {
 	values  map[Key]Setting
 	servers []Server
-	hooks   []HookTable
+	hooks   []Table
+	lsp     []Table
 	// Files are the settings files looked at, in precedence order (user,
 	// then project), whether or not they exist.
 	Files  []FileInfo
@@ -228,6 +232,9 @@ func Load(o Options) (*Settings, error) {
 		}
 		for _, sv := range file.Servers {
 			servers[sv.Alias] = sv
+		}
+		if file.LSP != nil {
+			s.lsp = append(s.lsp, *file.LSP)
 		}
 	}
 	for _, alias := range slices.Sorted(maps.Keys(servers)) {
@@ -339,10 +346,19 @@ func (s *Settings) FromFile(k Key) (Setting, bool) {
 // Servers are the MCP servers of the files (the project's replacing the
 // user's of the same alias), sorted by alias. They are not used when
 // HookTables returns the [hooks] tables of the files, the user's first.
-func (s *Settings) HookTables() []HookTable { return slices.Clone(s.hooks) }
+func (s *Settings) HookTables() []Table { return slices.Clone(s.hooks) }
 
 // $TINY_MCP_CONFIG is set.
 func (s *Settings) Servers() []Server { return slices.Clone(s.servers) }
+
+// LSP are the [lsp] tables of the files, the user's first: each one's
+// servers replace those of the same name before it.
+func (s *Settings) LSP() []Table {
+	if s == nil {
+		return nil
+	}
+	return slices.Clone(s.lsp)
+}
 
 // TokenEnvNames are the token variables of every server of the files
 // (not only those in use), which hold secrets; nil for nil Settings.

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -263,5 +265,31 @@ func TestWritableAndServers(t *testing.T) {
 	}
 	if src := s2.Source(MCPServers); src.Kind != Env || src.Name != MCPConfigEnv {
 		t.Errorf("with %s: %+v", MCPConfigEnv, src)
+	}
+}
+
+// The [lsp] tables of both files reach the lsp package as JSON, the
+// user's first, each with the line it starts on.
+func TestLSPTables(t *testing.T) {
+	o := setup(t,
+		"model = \"m\"\n[lsp]\nwait = \"2s\"\n[lsp.python]\noff = true\n",
+		"[lsp.go]\ncommand = [\"gopls\", \"serve\"]\n")
+	s, err := Load(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := s.LSP()
+	if len(tables) != 2 {
+		t.Fatalf("tables %+v", tables)
+	}
+	var user map[string]any
+	if err := json.Unmarshal(tables[0].JSON, &user); err != nil {
+		t.Fatal(err)
+	}
+	if tables[0].Source.Kind != User || tables[0].Source.Line != 2 || fmt.Sprint(user) != "map[python:map[off:true] wait:2s]" {
+		t.Errorf("user's: %+v %s", tables[0].Source, tables[0].JSON)
+	}
+	if tables[1].Source.Kind != Project || string(tables[1].JSON) != `{"go":{"command":["gopls","serve"]}}` {
+		t.Errorf("project's: %+v %s", tables[1].Source, tables[1].JSON)
 	}
 }

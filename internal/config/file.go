@@ -29,12 +29,17 @@ type File struct {
 	Path    string
 	Values  []Setting
 	Servers []Server
-	Hooks   *HookTable
+	// Hooks is the [hooks] table as JSON, in the shape of the hooks key of
+	// Claude Code's settings.json; internal/hooks validates it.
+	Hooks *Table
+	// LSP is the [lsp] table (language servers) as JSON, validated by
+	// the lsp package when a server is first needed; nil without one.
+	LSP *Table
 }
 
-// HookTable is a file's [hooks] table as JSON, in the shape of the hooks
-// key of Claude Code's settings.json; internal/hooks validates it.
-type HookTable struct {
+// Table is a table of a settings file handed as JSON to the package it
+// configures.
+type Table struct {
 	Source Source
 	JSON   []byte
 }
@@ -74,6 +79,7 @@ type document struct {
 	Notify         *string              `toml:"notify"`
 	NotifyAfter    *string              `toml:"notify_after"`
 	Hooks          map[string]any       `toml:"hooks"`
+	LSP            map[string]any       `toml:"lsp"`
 }
 
 type serverDoc struct {
@@ -210,7 +216,7 @@ func Parse(path string, scope Kind, data []byte, perm fs.FileMode, home string) 
 		if err != nil {
 			return nil, fmt.Errorf("%s: hooks: %w", path, err)
 		}
-		f.Hooks = &HookTable{Source: src(string(Hooks)), JSON: data}
+		f.Hooks = &Table{Source: src(string(Hooks)), JSON: data}
 	}
 	for _, alias := range slices.Sorted(maps.Keys(doc.MCPServers)) {
 		data, err := json.Marshal(doc.MCPServers[alias])
@@ -222,6 +228,13 @@ func Parse(path string, scope Kind, data []byte, perm fs.FileMode, home string) 
 			sv.TokenEnv = *t
 		}
 		f.Servers = append(f.Servers, sv)
+	}
+	if doc.LSP != nil {
+		data, err := json.Marshal(doc.LSP)
+		if err != nil {
+			return nil, fmt.Errorf("%s: lsp: %w", path, err)
+		}
+		f.LSP = &Table{Source: src(string(LSP)), JSON: data}
 	}
 	sort.SliceStable(f.Values, func(i, j int) bool { return slices.Index(Keys, f.Values[i].Key) < slices.Index(Keys, f.Values[j].Key) })
 	return f, nil

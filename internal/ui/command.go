@@ -25,6 +25,7 @@ const (
 	cmdResume                     // /resume [id]; text holds the id
 	cmdCustom                     // a custom command; text is its expanded prompt
 	cmdShell                      // !command; text is the command
+	cmdDiag                       // /diagnostics [path]; text holds the path
 )
 
 // command is a parsed input.
@@ -73,6 +74,8 @@ func parseCommand(input string, custom []commands.Command) command {
 		return command{kind: cmdModel, text: rest}
 	case word == "/resume":
 		return command{kind: cmdResume, text: rest}
+	case word == "/diagnostics":
+		return command{kind: cmdDiag, text: rest}
 	case strings.HasPrefix(word, "/skill:") && len(word) > len("/skill:"):
 		return command{kind: cmdSkill, text: t}
 	case word == "/skill" || word == "/skill:":

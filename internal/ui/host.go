@@ -35,6 +35,22 @@ type Host interface {
 	Shell(ctx context.Context, command string) (string, error)
 }
 
+// DiagnosticsHost is a Host that can run /diagnostics: the language
+// servers' errors and warnings of path, or of every open file for "".
+type DiagnosticsHost interface {
+	Diagnostics(ctx context.Context, path string) []string
+}
+
+// diagnostics asks the host for /diagnostics; ok is false without
+// language servers.
+func diagnostics(ctx context.Context, h Host, path string) (lines []string, ok bool) {
+	d, ok := h.(DiagnosticsHost)
+	if !ok {
+		return nil, false
+	}
+	return d.Diagnostics(ctx, path), true
+}
+
 // hostResultMsg ends a host call that ran off the UI goroutine.
 type hostResultMsg struct {
 	lines []string
@@ -113,6 +129,16 @@ func (m *model) hostCommand(c command) tea.Cmd {
 		m.printLines(recapLines(recap, m.width-1, &m.md, colorStyles(), func(s string) string { return bold.Render(s) }))
 	case cmdShell:
 		return m.startShell(c.text)
+	case cmdDiag:
+		// Off the UI goroutine: a server may take its bound to answer.
+		ctx := m.ctx
+		return func() tea.Msg {
+			lines, ok := diagnostics(ctx, h, c.text)
+			if !ok {
+				lines = []string{"Language servers are off (TINY_LSP=off, or neither write nor edit is offered)."}
+			}
+			return hostResultMsg{lines: lines}
+		}
 	}
 	return nil
 }
@@ -199,6 +225,11 @@ func (r *lineRunner) hostLine(ctx context.Context, c command) {
 		var out string
 		out, err = h.Shell(ctx, c.text)
 		lines = []string{strings.TrimRight(out, "\n")}
+	case cmdDiag:
+		var ok bool
+		if lines, ok = diagnostics(ctx, h, c.text); !ok {
+			lines = []string{"Language servers are off (TINY_LSP=off, or neither write nor edit is offered)."}
+		}
 	}
 	if err != nil {
 		lines = append(lines, err.Error())

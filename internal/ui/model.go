@@ -533,7 +533,7 @@ func (m *model) submit() tea.Cmd {
 	case cmdHelp:
 		m.printLines(helpLines(m.custom))
 		return nil
-	case cmdModel, cmdStatus, cmdCost, cmdClear, cmdResume, cmdShell:
+	case cmdModel, cmdStatus, cmdCost, cmdClear, cmdResume, cmdShell, cmdDiag:
 		return m.hostCommand(c)
 	}
 	return m.startRun(c.text)

@@ -1,0 +1,198 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/spf13/cobra"
+
+	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/lsp"
+	"github.com/tiny-agent/tiny-go/internal/tools"
+)
+
+// lspState is the language servers of a run (docs/lsp.md): nil when
+// TINY_LSP=off or when neither write nor edit is offered. Nothing starts
+// before a file needs its server.
+type lspState struct {
+	manager *lsp.Manager
+	effects *lsp.Effects
+}
+
+// lspOn tells whether a run with these plugins has language servers.
+func lspOn(getenv func(string) string, plugins []string) bool {
+	return !strings.EqualFold(strings.TrimSpace(getenv("TINY_LSP")), "off") &&
+		(slices.Contains(plugins, tools.PluginWrite) || slices.Contains(plugins, tools.PluginEdit))
+}
+
+// defaultLSPTools are the tools language servers add to a run with every
+// built-in (the configuration a resume is checked against).
+func defaultLSPTools(getenv func(string) string) []tools.Tool {
+	if !lspOn(getenv, tools.PluginNames()) {
+		return nil
+	}
+	return []tools.Tool{lsp.NewManager(lsp.Options{}).Tool()}
+}
+
+// newLSP prepares the language servers of a run; env is the commands'
+// environment (without tiny-go's keys).
+func (a *runner) newLSP(env []string) (*lspState, error) {
+	if !lspOn(a.io.getenv, a.tools) {
+		return nil, nil
+	}
+	settings, err := lspSettings(a.io, a.cwd)
+	if err != nil {
+		return nil, err
+	}
+	m := lsp.NewManager(lsp.Options{WorkDir: a.cwd, Env: env, Sandbox: a.sandbox, Procs: a.procs, Settings: settings})
+	st := &lspState{manager: m}
+	st.effects = lsp.NewEffects(m, func(ctx context.Context, id string) ([]string, error) {
+		if a.recorder == nil {
+			return nil, errors.New("checkpoints are off")
+		}
+		return a.recorder.Changed(ctx, id)
+	})
+	return st, nil
+}
+
+// lspSettings are the [lsp] tables of the settings files over the
+// project's .lsp.json (Claude Code's shape), over the defaults.
+func lspSettings(io stdio, cwd string) (lsp.Settings, error) {
+	s := lsp.DefaultSettings()
+	p := filepath.Join(cwd, ".lsp.json")
+	if data, err := os.ReadFile(p); err == nil {
+		if err := s.ApplyLSPJSON(data); err != nil {
+			return s, fmt.Errorf("%s: %w (fix it, or set TINY_LSP=off)", p, err)
+		}
+	}
+	for _, t := range io.settings.LSP() {
+		if err := s.ApplyTable(t.JSON); err != nil {
+			return s, fmt.Errorf("%s: %w (fix it, or set TINY_LSP=off)", t.Source, err)
+		}
+	}
+	return s, nil
+}
+
+// tools is the diagnostics tool, if the servers are on.
+func (l *lspState) tools() []tools.Tool {
+	if l == nil {
+		return nil
+	}
+	return []tools.Tool{l.manager.Tool()}
+}
+
+// before adds the language servers' part to a BeforeEffect: the text a
+// write or edit is about to replace goes to its server meanwhile.
+func (l *lspState) before(hook agent.BeforeEffect) agent.BeforeEffect {
+	if l == nil {
+		return hook
+	}
+	return func(ctx context.Context, id, tool string, args jsontext.Value) func() {
+		var after func()
+		if hook != nil {
+			after = hook(ctx, id, tool, args)
+		}
+		l.effects.Before(ctx, id, tool, json.RawMessage(args))
+		return after
+	}
+}
+
+// note is the agent's ResultNote: the diagnostics a change introduced.
+func (l *lspState) note() agent.ResultNote {
+	if l == nil {
+		return nil
+	}
+	return func(ctx context.Context, id, tool string, _ jsontext.Value, failed bool) string {
+		return l.effects.Note(ctx, id, tool, failed)
+	}
+}
+
+func (l *lspState) close() {
+	if l != nil {
+		l.manager.Close()
+	}
+}
+
+func newLSPCommand(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "lsp",
+		Short: "Language servers: which are in effect and which run (docs/lsp.md)",
+		RunE:  runGroup(a),
+	}
+	var asJSON bool
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "Show the language servers in effect and those the tiny-go processes of this directory run",
+		Example: `  tiny-go lsp status
+  tiny-go lsp status --json`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cwd, err := a.workDir()
+			if err != nil {
+				return err
+			}
+			io, err := loadSettings(a.stdio(), cwd, cmd.Flags())
+			if err != nil {
+				return err
+			}
+			return lspStatus(io, cwd, asJSON)
+		},
+	}
+	status.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	cmd.AddCommand(status)
+	return cmd
+}
+
+// lspStatus prints the servers in effect and those running.
+func lspStatus(io stdio, cwd string, asJSON bool) error {
+	settings, err := lspSettings(io, cwd)
+	if err != nil {
+		return err
+	}
+	servers := settings.Servers(nil)
+	if strings.EqualFold(strings.TrimSpace(io.getenv("TINY_LSP")), "off") {
+		servers = nil
+	}
+	running, err := lsp.ReadStatus(cwd)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		type server struct {
+			Name      string            `json:"name"`
+			Command   []string          `json:"command"`
+			Languages map[string]string `json:"languages"`
+		}
+		out := struct {
+			Servers []server     `json:"servers"`
+			Running []lsp.Status `json:"running"`
+		}{Servers: []server{}, Running: running}
+		for _, s := range servers {
+			out.Servers = append(out.Servers, server{s.Name, s.Command, s.Languages})
+		}
+		if out.Running == nil {
+			out.Running = []lsp.Status{}
+		}
+		return json.NewEncoder(io.stdout).Encode(out)
+	}
+	for _, l := range lsp.StatusLines(cwd, servers, running) {
+		fmt.Fprintln(io.stdout, l)
+	}
+	return nil
+}
+
+// Diagnostics is /diagnostics: what the diagnostics tool would tell the
+// model, for the user.
+func (h interactiveHost) Diagnostics(ctx context.Context, path string) []string {
+	if h.a.lsp == nil {
+		return []string{"Language servers are off (TINY_LSP=off, or neither write nor edit is offered)."}
+	}
+	return strings.Split(h.a.lsp.manager.Report(ctx, path), "\n")
+}
