@@ -30,7 +30,7 @@ type Config struct {
 // passThrough are the tools that change nothing outside the session, run
 // as they are in plan mode (task's children get wrapped tools of their
 // own).
-var passThrough = map[string]bool{"read": true, "todo_write": true, "task": true}
+var passThrough = map[string]bool{"read": true, "todo_write": true, "task": true, "diagnostics": true}
 
 // Wrap returns ts with plan mode applied.
 func Wrap(ts []tools.Tool, c Config) []tools.Tool {
