@@ -183,12 +183,13 @@ func (h *headlessFlags) selectTools(fl *pflag.FlagSet, f *runFlags, deny []strin
 	agentTool := func(n string) bool { return n == cctools.TodoWrite || n == cctools.Task }
 	if fl.Changed("tools") && h.tools != "default" {
 		set = nil
-		f.agentTools = false
+		f.agentTools, f.noDiagnosticsTool = false, true
 		for _, n := range headless.SplitRules([]string{h.tools}) {
 			if t := cctools.TinyName(n); slices.Contains(tools.PluginNames(), t) && !slices.Contains(set, t) {
 				set = append(set, t)
 			}
 			f.agentTools = f.agentTools || agentTool(n)
+			f.noDiagnosticsTool = f.noDiagnosticsTool && n != "diagnostics"
 		}
 	}
 	for _, n := range deny {
@@ -197,6 +198,9 @@ func (h *headlessFlags) selectTools(fl *pflag.FlagSet, f *runFlags, deny []strin
 		}
 		if agentTool(n) {
 			f.agentTools = false
+		}
+		if n == "diagnostics" {
+			f.noDiagnosticsTool = true
 		}
 		set = slices.DeleteFunc(set, func(t string) bool { return t == cctools.TinyName(n) || (n == cctools.Bash && t == "bg") })
 	}

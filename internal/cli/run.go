@@ -64,8 +64,12 @@ type runFlags struct {
 	maxToolCalls   int
 	// agentTools offers todo_write and task (agents.go); maxParallel
 	// bounds the task calls of one reply that run at once.
-	agentTools  bool
-	maxParallel int
+	agentTools bool
+	// noDiagnosticsTool leaves the language servers' diagnostics tool out
+	// (print mode's --tools did not name it); diagnostics still follow
+	// edits.
+	noDiagnosticsTool bool
+	maxParallel       int
 	providerFlags
 }
 
@@ -497,7 +501,11 @@ func (a *runner) buildAgent(envID string) error {
 	if a.lsp, err = a.newLSP(toolCfg.Env); err != nil {
 		return err
 	}
-	all := append(append(builtins, a.lsp.tools()...), a.mcp.Tools()...)
+	all := builtins
+	if !a.flags.noDiagnosticsTool {
+		all = append(all, a.lsp.tools()...)
+	}
+	all = append(all, a.mcp.Tools()...)
 	if all, err = a.withAgentTools(all, envID); err != nil {
 		return err
 	}

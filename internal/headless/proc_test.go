@@ -433,7 +433,8 @@ func TestOutputClosedMidRunAborts(t *testing.T) {
 func TestToolsNameTheAgentTools(t *testing.T) {
 	for _, tc := range []struct{ flags, want string }{
 		{"--tools=Read,TodoWrite", "read,todo_write,task"},
-		{"--disallowedTools=Task", "bash,read,write,edit,bg"},
+		{"--disallowedTools=Task", "bash,read,write,edit,bg,diagnostics"},
+		{"--tools=Read,Edit,diagnostics", "read,edit,diagnostics"},
 	} {
 		srv := providertest.New(t, providertest.Reply{Text: "ok"})
 		cmd := exec.Command(selfLink(t), "-p", tc.flags, "hi")
