@@ -120,6 +120,7 @@ type Store struct {
 	approx int64
 
 	tr     *tracking // nil: every snapshot scans the tree
+	gitw   gitWatch  // the newest recorded git state (gitstate.go)
 	warn   func(string)
 	warned atomic.Bool
 }
