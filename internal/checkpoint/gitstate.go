@@ -67,7 +67,7 @@ func (s *Store) gitDirs() (*gitWatch, error) {
 	switch {
 	case err != nil || len(lines) < 2:
 		w.off = "git rev-parse failed"
-	case len(lines) >= 3 && lines[2] != "files":
+	case len(lines) >= 3 && lines[2] != "files" && lines[2] != "--show-ref-format": // an older git echoes the option: files only
 		w.off = "the repository stores refs as " + lines[2]
 	default:
 		w.gitDir, w.commonDir = lines[0], lines[1]

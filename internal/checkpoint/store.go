@@ -144,6 +144,7 @@ func Open(cwd string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("checkpoints: %w", err)
 		}
 		s.git = g
+		s.protectStateDir()
 	}
 	return s, nil
 }
