@@ -42,7 +42,7 @@ type Plan struct {
 	// Git puts the repository's refs, HEAD, stash list and index back.
 	Git      []GitAction `json:"git,omitempty"`
 	Skipped  []Skip      `json:"skipped,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	Warnings []string    `json:"warnings,omitempty"`
 }
 
 // view is what one record says about paths. A snapshot's files are not
