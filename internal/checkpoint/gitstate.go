@@ -434,7 +434,7 @@ func hasAfter(recs []Record, key string) bool {
 // (which may name them), the stash list, and the index last. Each action
 // is checked against its planned value, so a rewind run again after an
 // interruption skips what is done.
-func (s *Store) applyGit(ctx context.Context, plan *Plan, force bool, sum *Summary) error {
+func (s *Store) applyGit(ctx context.Context, plan *Plan, force bool, sum *Summary, done int) error {
 	if len(plan.Git) == 0 {
 		return nil
 	}
@@ -477,6 +477,9 @@ func (s *Store) applyGit(ctx context.Context, plan *Plan, force bool, sum *Summa
 			sum.Deleted = append(sum.Deleted, a.label())
 		default:
 			sum.Restored = append(sum.Restored, a.label())
+		}
+		if done++; s.opts.AfterApply != nil {
+			s.opts.AfterApply(done)
 		}
 	}
 	w.key = ""

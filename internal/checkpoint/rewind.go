@@ -545,7 +545,7 @@ func (s *Store) Apply(ctx context.Context, plan *Plan, force bool) (Summary, []A
 		}
 	}
 	s.pruneEmptied(done)
-	if err := s.applyGit(ctx, plan, force, &sum); err != nil {
+	if err := s.applyGit(ctx, plan, force, &sum, len(done)); err != nil {
 		return sum, done, err
 	}
 	sum.Skipped = append(sum.Skipped, plan.Skipped...)

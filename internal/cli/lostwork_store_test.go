@@ -6,8 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/checkpoint/checkpointtest"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
@@ -81,22 +84,22 @@ func repoState(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-// The turn of issue 28 on the watcher path is rewound byte for byte:
-// every file (git-ignored ones included, modes and symlinks) and the git
-// state; what cannot come back is named, one line per kind.
-func TestRewindDestructiveTurnOnTheWatcherPath(t *testing.T) {
+// runDestructiveTurn seeds the repository and plays the turn in a
+// one-shot run; it returns the files and the git state before the turn.
+func runDestructiveTurn(t *testing.T) (c *cliRun, files, git map[string]string) {
+	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
 	var replies []providertest.Reply
 	for i, cmd := range destructiveTurn {
 		args, _ := json.Marshal(map[string]string{"command": cmd})
-		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c"+string(rune('1'+i)), "bash", string(args))}})
+		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c"+strconv.Itoa(i+1), "bash", string(args))}})
 	}
 	replies = append(replies, providertest.Reply{Text: "done"})
-	c := newCLI(t, providertest.New(t, replies...))
+	c = newCLI(t, providertest.New(t, replies...))
 	seedDestructiveRepo(t, c.dir)
-	files, git := checkpointtest.TreeDigests(t, c.dir), repoState(t, c.dir)
+	files, git = checkpointtest.TreeDigests(t, c.dir), repoState(t, c.dir)
 	if code, _, stderr := c.main("", "destroy everything"); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -109,6 +112,14 @@ func TestRewindDestructiveTurnOnTheWatcherPath(t *testing.T) {
 	if maps.Equal(repoState(t, c.dir), git) {
 		t.Fatal("the turn did not change the git state")
 	}
+	return c, files, git
+}
+
+// The turn of issue 28 on the watcher path is rewound byte for byte:
+// every file (git-ignored ones included, modes and symlinks) and the git
+// state; what cannot come back is named, one line per kind.
+func TestRewindDestructiveTurnOnTheWatcherPath(t *testing.T) {
+	c, files, git := runDestructiveTurn(t)
 	out := c.rewind(sessionID(t, c), "--turn", "1", "--files-only")
 	if got := checkpointtest.TreeDigests(t, c.dir); !maps.Equal(got, files) {
 		t.Errorf("files after the rewind:\n%v\nwant\n%v\noutput:\n%s", got, files, out)
@@ -138,4 +149,65 @@ func TestRewindDestructiveTurnOnTheWatcherPath(t *testing.T) {
 	}
 	// The objects the turn dropped are kept reachable from a gc.
 	checkpointtest.Sh(t, c.dir, "git reflog expire --expire=now --all && git gc -q --prune=now && git fsck --no-dangling --connectivity-only")
+}
+
+// A rewind of the destructive turn killed (SIGKILL) after each of its
+// steps, files and git state alike, is finished by running it again: the
+// files and the git state end byte for byte as before the turn.
+func TestDestructiveRewindSurvivesSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays the turn once per kill point")
+	}
+	paused := programAs(t, "tiny-go-rewind-pause")
+	prog := programAs(t, "tiny-go")
+	for k := 1; k < 40; k++ {
+		c, files, git := runDestructiveTurn(t)
+		id := sessionID(t, c)
+		pauseFile := filepath.Join(t.TempDir(), "paused")
+		cmd := exec.Command(paused, "--cwd", c.dir, "session", "rewind", id, "--turn", "1", "--files-only")
+		cmd.Env = append(os.Environ(), childEnv+"=1", "OTEL_SDK_DISABLED=true", rewindPauseEnv+"="+strconv.Itoa(k)+":"+pauseFile)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		pausedAt := false
+		for deadline := time.Now().Add(15 * time.Second); !pausedAt; time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(pauseFile); err == nil {
+				pausedAt = true
+				break
+			}
+			select {
+			case <-exited:
+			default:
+				if time.Now().Before(deadline) {
+					continue
+				}
+				t.Fatal("the rewind neither paused nor ended")
+			}
+			break
+		}
+		if !pausedAt {
+			if k < 10 {
+				t.Fatalf("the rewind ended before its step %d", k)
+			}
+			t.Logf("killed after each of %d steps", k-1)
+			return // k is past the last step: every step was killed after
+		}
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		<-exited
+		rerun := exec.Command(prog, "--cwd", c.dir, "session", "rewind", id, "--turn", "1", "--files-only")
+		rerun.Env = append(os.Environ(), childEnv+"=1", "OTEL_SDK_DISABLED=true")
+		out, err := rerun.CombinedOutput()
+		if err != nil {
+			t.Fatalf("kill after step %d, rerun: %v\n%s", k, err, out)
+		}
+		if got := checkpointtest.TreeDigests(t, c.dir); !maps.Equal(got, files) {
+			t.Fatalf("kill after step %d: files\n%v\nwant\n%v\n%s", k, got, files, out)
+		}
+		if got := repoState(t, c.dir); !maps.Equal(got, git) {
+			t.Fatalf("kill after step %d: git state differs\n%s", k, out)
+		}
+	}
+	t.Fatal("the rewind never ended")
 }
