@@ -88,7 +88,13 @@ func (s *Store) Track(warn func(line string)) {
 		// Ignored files are covered (ignored.go): every directory is
 		// watched.
 		tr.ignoredDirs = map[string]bool{}
-		t, err := watch.Start(s.cwd, syncDir, watch.Options{Skip: s.skipDir(tr.ignoredDirs), MaxWatches: s.opts.MaxWatches})
+		t, err := watch.Start(s.cwd, syncDir, watch.Options{Skip: s.skipDir(tr.ignoredDirs), MaxWatches: s.opts.MaxWatches, Context: ctx})
+		if ctx.Err() != nil {
+			if t != nil {
+				t.Close()
+			}
+			return
+		}
 		if err != nil {
 			s.fellBack(err.Error())
 			return
@@ -117,25 +123,6 @@ func (s *Store) skipDir(ignored map[string]bool) func(string) bool {
 	return func(rel string) bool {
 		return rel == stateDirName || rel == ".git" || strings.HasSuffix(rel, "/.git") || ignored[rel]
 	}
-}
-
-// ignoredDirs lists the directories git ignores (node_modules, build
-// output): they get no watches.
-func (s *Store) ignoredDirs() map[string]bool {
-	out := map[string]bool{}
-	if s.git == nil {
-		return out
-	}
-	data, _, err := s.git.run(context.Background(), nil, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
-	if err != nil {
-		return out
-	}
-	for _, p := range bytes.Split(data, []byte{0}) {
-		if d, ok := strings.CutSuffix(string(p), "/"); ok && d != "" {
-			out[d] = true
-		}
-	}
-	return out
 }
 
 // fellBack ends tracking and says so once.
