@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/go-json-experiment/json"
@@ -45,7 +44,6 @@ const keepRefPrefix = "refs/tiny-agent/keep/"
 
 // gitWatch caches the newest recorded git state of this process.
 type gitWatch struct {
-	mu        sync.Mutex
 	gitDir    string // the work tree's git directory (HEAD, index)
 	commonDir string // refs, packed-refs, logs (shared by linked work trees)
 	off       string // why git state is not recorded ("" when it is)

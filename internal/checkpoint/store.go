@@ -121,6 +121,10 @@ type Store struct {
 
 	tr     *tracking // nil: every snapshot scans the tree
 	gitw   gitWatch  // the newest recorded git state (gitstate.go)
+	// lazy: Track on the first tree snapshot (TrackLazily).
+	lazy     bool
+	lazyOnce sync.Once
+	lazyWarn func(string)
 	warn   func(string)
 	warned atomic.Bool
 }
@@ -372,6 +376,7 @@ func (s *Store) hasBlob(h string) bool {
 
 // Close ends the helper process a git store may have started.
 func (s *Store) Close() error {
+	s.lazyOnce.Do(func() {}) // no tracking starts after Close
 	if s.tr != nil {
 		s.tr.stop() // a baseline still being taken is not needed
 		<-s.tr.ready

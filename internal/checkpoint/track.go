@@ -537,3 +537,18 @@ func (s *Store) dropIgnored(ctx context.Context, seen map[string]manifestFile) {
 		}
 	}
 }
+
+// TrackLazily is Track deferred to the first tree snapshot: a process
+// whose answer runs no command (or whose commands need no whole-tree
+// snapshot) never walks the tree, and start-up does no work for it.
+func (s *Store) TrackLazily(warn func(line string)) {
+	s.lazyWarn = warn
+	s.lazy = true
+}
+
+// startLazy starts the tracking TrackLazily asked for, once.
+func (s *Store) startLazy() {
+	if s.lazy {
+		s.lazyOnce.Do(func() { s.Track(s.lazyWarn) })
+	}
+}
