@@ -119,14 +119,14 @@ type Store struct {
 	// eviction.
 	approx int64
 
-	tr     *tracking // nil: every snapshot scans the tree
-	gitw   gitWatch  // the newest recorded git state (gitstate.go)
+	tr   *tracking // nil: every snapshot scans the tree
+	gitw gitWatch  // the newest recorded git state (gitstate.go)
 	// lazy: Track on the first tree snapshot (TrackLazily).
 	lazy     bool
 	lazyOnce sync.Once
 	lazyWarn func(string)
-	warn   func(string)
-	warned atomic.Bool
+	warn     func(string)
+	warned   atomic.Bool
 }
 
 // Open opens (creating it when needed) the checkpoint store of cwd. The
