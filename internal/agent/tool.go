@@ -77,6 +77,7 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 		return nil // abort is durable; the planner writes the aborted result
 	}
 	r.ownTools[p.ToolStartedID] = info
+	pctx = tools.WithCallID(pctx, p.ToolStartedID) // a command's transaction is keyed by it
 	afterEffect := a.beforeEffect(pctx, p.ToolStartedID, p.ToolName, started.Arguments)
 	begin := a.cfg.Now()
 	res := runTool(pctx, tool, started.Arguments)

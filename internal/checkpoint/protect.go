@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 )
 
@@ -29,6 +30,10 @@ func (s *Store) protectStateDir() {
 	if w.off != "" {
 		return
 	}
+	if err := s.userGitQuiet("check-ignore", "-q", "--no-index", stateDirName+"/"); err == nil {
+		s.markNested(state, marker) // ignored already: the user's rules keep git add away
+		return
+	}
 	exclude := filepath.Join(w.commonDir, "info", "exclude")
 	line := "/" + s.git.prefix + stateDirName + "/"
 	data, err := os.ReadFile(exclude)
@@ -44,10 +49,22 @@ func (s *Store) protectStateDir() {
 			return
 		}
 	}
+	s.markNested(state, marker)
+}
+
+// markNested makes .tiny-agent a nested repository: HEAD, objects/, refs/.
+func (s *Store) markNested(state, marker string) {
 	for _, d := range []string{"objects", "refs"} {
 		if _, err := ensureDirs(state, ".git", d); err != nil {
 			return
 		}
 	}
 	_ = writeAtomic(filepath.Join(marker, "HEAD"), []byte("ref: refs/heads/tiny-agent\n"), fileMode, false)
+}
+
+// userGitQuiet runs git on the user's repository for its exit status.
+func (s *Store) userGitQuiet(args ...string) error {
+	cmd := exec.Command("git", args...)
+	cmd.Dir, cmd.Env = s.cwd, cleanGitEnv()
+	return cmd.Run()
 }

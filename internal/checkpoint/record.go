@@ -30,6 +30,9 @@ type File struct {
 	Hash string `json:"hash,omitempty"`
 	Mode uint32 `json:"mode,omitempty"` // permission bits
 	Link bool   `json:"link,omitempty"`
+	// Dir is a directory (recorded by command transactions: empty
+	// directories and directory modes come back too).
+	Dir bool `json:"dir,omitempty"`
 	// Missing says why the content was not kept ("larger than 64.0 MiB",
 	// "unreadable: permission denied"); Hash is then empty.
 	Missing string `json:"missing,omitempty"`
@@ -56,6 +59,9 @@ type Record struct {
 	// Tree is "git:<tree oid>" or "plain:<manifest hash>".
 	Tree  string `json:"tree,omitempty"`
 	Files []File `json:"files,omitempty"`
+	// Tx names the transaction a command ran as (tx.go): its states are
+	// beside it in the store, not in the record.
+	Tx string `json:"tx,omitempty"`
 	// Missing says why no snapshot could be taken; the record then
 	// covers nothing.
 	Missing string `json:"missing,omitempty"`
@@ -198,6 +204,9 @@ func (s *Store) SnapshotFiles(paths ...string) Record {
 	defer unlock()
 	for _, p := range paths {
 		f, data, err := s.stat(p)
+		if f.Dir {
+			f.Dir, f.Missing = false, "a directory"
+		}
 		if err == nil && !f.Absent && f.Missing == "" {
 			h, n, perr := s.putBlob(data)
 			if perr != nil {
@@ -235,7 +244,7 @@ func (s *Store) stat(path string) (File, []byte, error) {
 		t, rerr := os.Readlink(abs)
 		data, err = []byte(t), rerr
 	case fi.IsDir():
-		f.Missing = "a directory"
+		f.Dir = true
 		return f, nil, nil
 	case fi.Size() > s.opts.MaxFileSize:
 		err = errTooLarge
@@ -277,6 +286,7 @@ func (s *Store) Rel(path string) string {
 // effect is about to start and an after record when it ended.
 type Recorder struct {
 	store *Store
+	tx    *txMode // nil: commands are snapshotted (tx_recorder.go)
 	mu    sync.Mutex
 	index io.Writer // the session's checkpoints.jsonl, opened for append
 	now   func() time.Time
@@ -299,6 +309,9 @@ func (r *Recorder) Store() *Store { return r.store }
 func (r *Recorder) BeforeEffect(ctx context.Context, toolStartedID, tool string, args jsontext.Value) (after func()) {
 	if tool == "read" {
 		return func() {}
+	}
+	if after, ok := r.beginTx(toolStartedID, tool, Beyond(r.store.Cwd(), tool, args)); ok {
+		return after
 	}
 	take := func() Record { return r.store.Snapshot(ctx) }
 	if tool == "write" || tool == "edit" {

@@ -129,6 +129,7 @@ type planner struct {
 	candidates map[string]bool
 	gitKnown   map[string]map[string]*File // git tree -> path -> state (nil: absent)
 	current    *view                       // a fresh snapshot, taken when an effect has no after record
+	txDirs     map[string]bool             // directories transactions recorded: snapshots (files only) do not know them
 	err        error                       // the first failed lookup
 }
 
@@ -165,7 +166,7 @@ func (p *planner) coveredBy(v *view, path string) (File, bool) {
 		}
 		return f, true
 	}
-	if !v.tree || filepath.IsAbs(path) || (!v.all && p.ignoredUnlessKnown(path)) {
+	if !v.tree || filepath.IsAbs(path) || p.txDirs[path] || (!v.all && p.ignoredUnlessKnown(path)) {
 		return File{}, false
 	}
 	if v.missing != "" {
@@ -194,6 +195,9 @@ func (p *planner) ignoredUnlessKnown(path string) bool {
 }
 
 func (p *planner) isIgnored(path string) bool {
+	if path == ".git" || strings.HasPrefix(path, ".git/") {
+		return true // snapshots never hold it; transactions do
+	}
 	if p.s.git == nil {
 		return path == stateDirName || strings.HasPrefix(path, stateDirName+"/")
 	}
@@ -219,7 +223,10 @@ func (p *planner) isIgnored(path string) bool {
 // needs. Only two chains on different kinds of roots (a whole-tree scan
 // in between) are compared as whole lists.
 func (s *Store) PlanRewind(ctx context.Context, recs []Record, force bool) (*Plan, error) {
-	p := &planner{s: s, ctx: ctx, ignored: map[string]bool{}, inTree: map[string]bool{}, candidates: map[string]bool{}, gitKnown: map[string]map[string]*File{}}
+	if _, err := s.RecoverTx(); err != nil {
+		return nil, err
+	}
+	p := &planner{s: s, ctx: ctx, ignored: map[string]bool{}, inTree: map[string]bool{}, candidates: map[string]bool{}, gitKnown: map[string]map[string]*File{}, txDirs: map[string]bool{}}
 	plan, err := p.plan(recs, force)
 	if err == nil {
 		err = p.err
@@ -241,6 +248,12 @@ func (p *planner) plan(recs []Record, force bool) (*Plan, error) {
 	byKey := map[string]*pair{}
 	for _, rec := range s.applyCutoff(recs) {
 		v := newView(rec)
+		if rec.Tx != "" {
+			var err error
+			if v, err = p.txView(rec); err != nil {
+				return nil, err
+			}
+		}
 		if v.ref != "" {
 			p.trees = append(p.trees, v)
 		}
@@ -319,7 +332,7 @@ func (p *planner) plan(recs []Record, force bool) (*Plan, error) {
 			plan.Skipped = append(plan.Skipped, Skip{path, "its earlier content was not kept (" + target.Missing + ")"})
 			continue
 		}
-		if !target.Absent && !s.hasBlob(target.Hash) {
+		if !target.Absent && !target.Dir && !s.hasBlob(target.Hash) {
 			plan.Skipped = append(plan.Skipped, Skip{path, "its earlier content is no longer in the checkpoint store"})
 			continue
 		}
@@ -331,7 +344,7 @@ func (p *planner) plan(recs []Record, force bool) (*Plan, error) {
 			plan.Skipped = append(plan.Skipped, Skip{path, cur.Missing})
 			continue
 		}
-		if !cur.Absent {
+		if !cur.Absent && !cur.Dir {
 			cur.Hash = sha256Hash(data)
 		}
 		if s.same(cur, target) {
@@ -352,7 +365,7 @@ func (p *planner) plan(recs []Record, force bool) (*Plan, error) {
 		case cur.Absent:
 			op = OpCreate
 		}
-		if !cur.Absent {
+		if !cur.Absent && !cur.Dir {
 			// Keep what is overwritten: the rewind itself can be undone.
 			if _, _, err := s.putBlob(data); err != nil {
 				return nil, fmt.Errorf("keep %s before the rewind: %w", path, err)
@@ -373,7 +386,7 @@ func (p *planner) currentView(before *view) (*view, error) {
 			if err != nil {
 				return nil, err
 			}
-			if !f.Absent && f.Missing == "" {
+			if !f.Absent && !f.Dir && f.Missing == "" {
 				f.Hash = sha256Hash(data)
 			}
 			v.files[path] = f
@@ -434,6 +447,12 @@ func (p *planner) changedPaths(pr *pair) []string {
 func (s *Store) same(a, b File) bool {
 	if a.Absent || b.Absent {
 		return a.Absent == b.Absent
+	}
+	if a.Dir || b.Dir {
+		return a.Dir == b.Dir && a.Missing == "" && b.Missing == "" && a.Mode == b.Mode
+	}
+	if strings.HasPrefix(a.Hash, schemeTx) || strings.HasPrefix(b.Hash, schemeTx) {
+		return s.sameTx(a, b)
 	}
 	if a.Missing != "" || b.Missing != "" || a.Hash == "" || b.Hash == "" {
 		return false
@@ -517,7 +536,7 @@ func (s *Store) Apply(ctx context.Context, plan *Plan, force bool) (Summary, []A
 	var sum Summary
 	var done []Action
 	s.removeStaleTemps(plan.Actions)
-	for _, a := range plan.Actions {
+	for _, a := range applyOrder(plan.Actions) {
 		if err := ctx.Err(); err != nil {
 			return sum, done, err
 		}
@@ -525,7 +544,7 @@ func (s *Store) Apply(ctx context.Context, plan *Plan, force bool) (Summary, []A
 		if err != nil {
 			return sum, done, err
 		}
-		if !cur.Absent && cur.Missing == "" {
+		if !cur.Absent && !cur.Dir && cur.Missing == "" {
 			cur.Hash = s.hashLike(a.To.Hash, data)
 		}
 		switch {
@@ -576,7 +595,9 @@ func (s *Store) sameAsPlanned(cur, from File, data []byte) bool {
 	if cur.Missing != "" {
 		return false
 	}
-	cur.Hash = sha256Hash(data)
+	if !cur.Dir {
+		cur.Hash = sha256Hash(data)
+	}
 	return s.same(cur, from)
 }
 
@@ -589,6 +610,9 @@ func (s *Store) put(a Action) error {
 			return nil
 		}
 		return err
+	}
+	if a.To.Dir {
+		return putDir(abs, a.To.Mode)
 	}
 	data, err := s.readBlob(a.To.Hash)
 	if err != nil {
@@ -661,4 +685,36 @@ func (s *Store) removeStaleTemps(actions []Action) {
 			os.Remove(filepath.Join(dir, n))
 		}
 	}
+}
+
+// applyOrder is the order a rewind puts paths back in: deletions first,
+// deepest first (a directory the turn made is emptied before it goes, and
+// a file can come back where it stood), then the rest, parents first.
+func applyOrder(actions []Action) []Action {
+	out := make([]Action, 0, len(actions))
+	for i := len(actions) - 1; i >= 0; i-- {
+		if actions[i].Op == OpDelete {
+			out = append(out, actions[i])
+		}
+	}
+	for _, a := range actions {
+		if a.Op != OpDelete {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// putDir makes abs a directory with mode: what stands there instead (a
+// file or symlink) goes first.
+func putDir(abs string, mode uint32) error {
+	if fi, err := os.Lstat(abs); err == nil && !fi.IsDir() {
+		if err := os.Remove(abs); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return err
+	}
+	return os.Chmod(abs, fs.FileMode(mode).Perm())
 }

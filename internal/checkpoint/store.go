@@ -254,8 +254,11 @@ func (s *Store) putBlob(data []byte) (string, int64, error) {
 	return h, int64(len(data)), nil
 }
 
-// readBlob returns the bytes of a hash of either scheme.
+// readBlob returns the bytes of a hash of any scheme.
 func (s *Store) readBlob(h string) ([]byte, error) {
+	if strings.HasPrefix(h, schemeTx) {
+		return s.readTxBlob(h)
+	}
 	if oid, ok := strings.CutPrefix(h, schemeGit); ok {
 		if s.git == nil {
 			return nil, fmt.Errorf("blob %s needs a git work tree", h)
@@ -359,6 +362,14 @@ func (s *Store) maybeEvict(ctx context.Context) {
 
 // hasBlob reports whether the content of h can still be read.
 func (s *Store) hasBlob(h string) bool {
+	if strings.HasPrefix(h, schemeTx) {
+		p, err := s.txBlobPath(h)
+		if err != nil {
+			return false
+		}
+		_, err = os.Lstat(p)
+		return err == nil
+	}
 	if oid, ok := strings.CutPrefix(h, schemeGit); ok {
 		if s.git == nil {
 			return false

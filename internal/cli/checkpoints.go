@@ -39,6 +39,8 @@ func (a *runner) checkpointHook() agent.BeforeEffect {
 		a.checkpoints = cs
 	}
 	rec := checkpoint.NewRecorder(cs, sidecarAppender{sessionPath: a.store.Path(), name: checkpoint.IndexFile})
+	stderr := a.io.stderr
+	a.enableTx(rec, func(line string) { fmt.Fprintln(stderr, line) })
 	return rec.BeforeEffect
 }
 

@@ -98,6 +98,7 @@ func runDestructiveTurn(t *testing.T) (c *cliRun, files, git map[string]string) 
 	}
 	replies = append(replies, providertest.Reply{Text: "done"})
 	c = newCLI(t, providertest.New(t, replies...))
+	c.env["TINY_OVERLAY"] = "off" // the watcher path (the overlay's: tx_rewind_test.go)
 	seedDestructiveRepo(t, c.dir)
 	files, git = checkpointtest.TreeDigests(t, c.dir), repoState(t, c.dir)
 	if code, _, stderr := c.main("", "destroy everything"); code != 0 {

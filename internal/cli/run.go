@@ -106,6 +106,7 @@ type runner struct {
 	// checkpoints is the working directory's checkpoint store, opened
 	// (and its change tracking started) with the first checkpoint hook.
 	checkpoints *checkpoint.Store
+	txns        *txBridge // bash commands as transactions (tx.go)
 	bg          *tools.Manager
 	mcp         mcp.Clients
 	agent       *agent.Agent
@@ -448,7 +449,7 @@ func (a *runner) buildAgent(envID string) error {
 		}
 	}
 	a.warnUnmaskable(secretVars)
-	toolCfg := tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.sandbox, Procs: a.procs, Editor: a.embed.editor()}
+	toolCfg := tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.sandbox, Procs: a.procs, Editor: a.embed.editor(), Transactions: a.transactions()}
 	builtins, err := tools.Builtins(toolCfg)
 	if err != nil {
 		return err

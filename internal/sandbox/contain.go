@@ -220,6 +220,12 @@ func unwrapErrno(err error) error {
 // SysProcAttr (process group or session, Pdeathsig) applies to the init,
 // which becomes the command: what the caller signals and waits for.
 func (c *containment) wrap(cmd *exec.Cmd) error {
+	return c.wrapInit(cmd, c.initPath, nsinit.Argv0)
+}
+
+// wrapInit is wrap through the init at initPath started as argv0 with
+// extra arguments after the state directory (overlay.go).
+func (c *containment) wrapInit(cmd *exec.Cmd, initPath, argv0 string, extra ...string) error {
 	if cmd.Err != nil {
 		return nil // Start reports it
 	}
@@ -233,8 +239,9 @@ func (c *containment) wrap(cmd *exec.Cmd) error {
 		return errors.New("sandbox: too many ExtraFiles for the namespace init")
 	}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, c.ruleset)
-	args := append([]string{nsinit.Argv0, string(rune('0' + fd)), c.stateDir, cmd.Path}, cmd.Args...)
-	cmd.Path, cmd.Args = c.initPath, args
+	args := append([]string{argv0, string(rune('0' + fd)), c.stateDir}, extra...)
+	args = append(append(args, cmd.Path), cmd.Args...)
+	cmd.Path, cmd.Args = initPath, args
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}

@@ -19,6 +19,10 @@ func TestMain(m *testing.M) {
 		userNSChild(base)
 		os.Exit(0)
 	}
+	if base := os.Getenv("SANDBOX_TEST_OVERLAY"); base != "" {
+		fmt.Print(overlayRun(base))
+		os.Exit(0)
+	}
 	if os.Getenv("SANDBOX_TEST_HOLD_SECRET") != "" {
 		secretHolder()
 		os.Exit(0)

@@ -1,0 +1,68 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/tiny-agent/tiny-go/internal/sandbox"
+)
+
+// Transactions lets bash run a command as a transaction: over a private
+// view of the working directory (an overlay, docs/checkpoints.md), whose
+// changes reach the tree when the command has ended.
+type Transactions interface {
+	// For is the transaction of the tool call of ctx (CallID), nil when
+	// the command runs on the tree itself.
+	For(ctx context.Context) Transaction
+}
+
+// Transaction is one command's.
+type Transaction interface {
+	// Dirs are the overlay's layers.
+	Dirs() (lower, upper, work string)
+	// Commit brings the command's changes into the tree; conflicts are
+	// the paths another program changed meanwhile, left as that program
+	// left them, each with where the command's version was kept.
+	Commit() (conflicts []string, err error)
+}
+
+type callIDKey struct{}
+
+// WithCallID marks ctx as the context of the tool call whose toolStarted
+// fact is id.
+func WithCallID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, callIDKey{}, id)
+}
+
+// CallID is the toolStarted id of ctx's tool call, "" when none.
+func CallID(ctx context.Context) string {
+	id, _ := ctx.Value(callIDKey{}).(string)
+	return id
+}
+
+// overlayOf is a transaction's overlay, nil for none.
+func overlayOf(tx Transaction) *sandbox.Overlay {
+	if tx == nil {
+		return nil
+	}
+	lower, upper, work := tx.Dirs()
+	return &sandbox.Overlay{Lower: lower, Upper: upper, Work: work}
+}
+
+// commitNote commits tx and says, for the model, what did not reach the
+// tree; "" when everything did.
+func commitNote(tx Transaction) string {
+	if tx == nil {
+		return ""
+	}
+	conflicts, err := tx.Commit()
+	var b strings.Builder
+	for _, c := range conflicts {
+		fmt.Fprintf(&b, "\n\nNot applied: %s was changed by another program while the command ran; its version stays.", c)
+	}
+	if err != nil {
+		fmt.Fprintf(&b, "\n\nThe command's changes could not all be applied to the working directory: %v", err)
+	}
+	return b.String()
+}
