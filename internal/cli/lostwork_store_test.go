@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -211,4 +212,35 @@ func TestDestructiveRewindSurvivesSIGKILL(t *testing.T) {
 		}
 	}
 	t.Fatal("the rewind never ended")
+}
+
+// A command that deletes node_modules over the overlay costs the store no
+// copy: the directory is moved into it whole (same inodes), and a rewind
+// moves nothing back by copying either: the files come back.
+func TestDeletedNodeModulesIsMovedNotCopied(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the overlay needs root here (the user-namespace case: tx_rewind_test.go)")
+	}
+	c := newCLI(t, providertest.New(t, bashCall(t, "rm -rf node_modules"), providertest.Reply{Text: "done"}))
+	for i := range 50 {
+		c.write(fmt.Sprintf("node_modules/p%d/index.js", i), strings.Repeat("x", i))
+	}
+	var st syscall.Stat_t
+	if err := syscall.Lstat(filepath.Join(c.dir, "node_modules/p7/index.js"), &st); err != nil {
+		t.Fatal(err)
+	}
+	before := checkpointtest.TreeDigests(t, c.dir)
+	code, _, stderr := c.main("", "delete node_modules")
+	if code != 0 || strings.Contains(stderr, "without an overlay") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	kept, _ := filepath.Glob(filepath.Join(c.dir, ".tiny-agent", "checkpoints", "tx", "*", "orig", "node_modules", "p7", "index.js"))
+	var moved syscall.Stat_t
+	if len(kept) != 1 || syscall.Lstat(kept[0], &moved) != nil || moved.Ino != st.Ino {
+		t.Fatalf("node_modules was not moved into the store (kept %v, inode %d, want %d)", kept, moved.Ino, st.Ino)
+	}
+	c.rewind(sessionID(t, c), "--turn", "1", "--files-only")
+	if got := checkpointtest.TreeDigests(t, c.dir); !maps.Equal(got, before) {
+		t.Fatalf("after the rewind: %v", got)
+	}
 }
