@@ -320,16 +320,21 @@ func (s *Store) deltaLocked(ctx context.Context, paths map[string]bool) (Record,
 		}
 		seen[rel] = s.fileState(rel, fi)
 	}
-	for p, subtree := range paths {
-		if subtree || tr.dirs[p] > 0 {
-			// What was under a directory that changed wholesale is gone
-			// unless the walk below finds it again.
-			prefix := p + "/"
-			if tr.dirs[p] > 0 {
-				for q := range tr.files {
-					if strings.HasPrefix(q, prefix) {
-						seen[q] = manifestFile{File: File{Path: q, Absent: true}}
-					}
+	// What was under a directory that changed wholesale is gone unless
+	// the walk below finds it again. One pass over the files for all such
+	// directories (an rm -rf of node_modules names hundreds of them).
+	gone := map[string]bool{}
+	for p := range paths {
+		if tr.dirs[p] > 0 {
+			gone[p] = true
+		}
+	}
+	if len(gone) > 0 {
+		for q := range tr.files {
+			for d := parentDir(q); d != ""; d = parentDir(d) {
+				if gone[d] {
+					seen[q] = manifestFile{File: File{Path: q, Absent: true}}
+					break
 				}
 			}
 		}
