@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/go-json-experiment/json"
 )
@@ -48,6 +49,7 @@ type gitWatch struct {
 	commonDir string // refs, packed-refs, logs (shared by linked work trees)
 	off       string // why git state is not recorded ("" when it is)
 	key       string // stat fingerprint of the newest capture
+	racy      bool   // a file of it changed too recently to trust its stat
 	hash      string // blob of the newest capture
 	state     *repoState
 }
@@ -78,13 +80,19 @@ func (s *Store) gitDirs() (*gitWatch, error) {
 
 // gitKey is a fingerprint of the files that hold the git state: git
 // replaces each of them by a rename, so an unchanged stat (inode, size,
-// mtime) means unchanged content.
-func (w *gitWatch) gitKey() string {
+// mtime) means unchanged content. Loose refs are not stat'ed one by one:
+// writing, replacing or deleting one changes its directory's mtime. It
+// returns the newest mtime seen: a change within the file system's clock
+// tick of a capture may leave the stat as it was (as git's racy index),
+// so such a capture is read again next time.
+func (w *gitWatch) gitKey() (string, int64) {
 	var b strings.Builder
+	var newest int64
 	stat := func(p string) {
 		var st syscall.Stat_t
 		if syscall.Lstat(p, &st) == nil {
-			fmt.Fprintf(&b, "%s %d %d %d.%d\n", p, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec)
+			fmt.Fprintf(&b, "%s %d %d %d.%d %d.%d\n", p, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
+			newest = max(newest, st.Mtim.Nano(), st.Ctim.Nano())
 		}
 	}
 	stat(filepath.Join(w.gitDir, "HEAD"))
@@ -96,13 +104,16 @@ func (w *gitWatch) gitKey() string {
 		if err != nil {
 			return nil
 		}
-		if d.IsDir() && p == filepath.Join(refs, "tiny-agent") {
+		if !d.IsDir() {
+			return nil
+		}
+		if p == filepath.Join(refs, "tiny-agent") {
 			return fs.SkipDir
 		}
 		stat(p)
 		return nil
 	})
-	return b.String()
+	return b.String(), newest
 }
 
 // captureGitLocked records the git state now and returns its blob ("" in
@@ -116,8 +127,9 @@ func (s *Store) captureGitLocked(ctx context.Context) (string, *repoState, int64
 	if w.off != "" {
 		return "", nil, 0
 	}
-	key := w.gitKey()
-	if key == w.key && w.hash != "" {
+	began := time.Now().UnixNano()
+	key, newest := w.gitKey()
+	if key == w.key && w.hash != "" && !w.racy {
 		return w.hash, w.state, 0
 	}
 	st, added, err := s.readGitState(ctx, w)
@@ -133,6 +145,7 @@ func (s *Store) captureGitLocked(ctx context.Context) (string, *repoState, int64
 		return "", nil, added
 	}
 	w.key, w.hash, w.state = key, h, st
+	w.racy = newest >= began-racyWindow
 	return h, st, added + n
 }
 

@@ -35,13 +35,15 @@ echo b > a && git commit -qam two && for i in $(seq 2 %d); do echo "create refs/
 				}
 			}
 		})
+		tips := []string{gitOut(b, dir, "rev-parse", "HEAD~1"), gitOut(b, dir, "rev-parse", "HEAD")}
+		moves := 0
 		b.Run(fmt.Sprintf("refs=%d/branch-moved", refs), func(b *testing.B) {
-			for i := range b.N {
+			for range b.N {
 				b.StopTimer()
 				rec := Record{}
 				before := s.recordGit(ctx, &rec)
-				rev := []string{"HEAD~1", "HEAD@{1}"}[i%2]
-				checkpointtest.Sh(b, dir, "git reset -q --soft "+rev)
+				moves++
+				checkpointtest.Sh(b, dir, "git reset -q --soft "+tips[moves%2])
 				b.StartTimer()
 				after := s.recordGit(ctx, &rec)
 				s.keepDropped(ctx, before, after)

@@ -9,7 +9,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/checkpoint/checkpointtest"
 )
 
-func gitOut(t *testing.T, dir string, args ...string) string {
+func gitOut(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
