@@ -137,6 +137,7 @@ func AppendRecords(w io.Writer, recs ...Record) error {
 // cannot be taken is returned as a record with Missing set, never as an
 // error: the effect still runs, and the rewind says what it cannot undo.
 func (s *Store) Snapshot(ctx context.Context) Record {
+	s.startLaterTracking()
 	if s.tr != nil {
 		// The baseline is taken in the background: an effect waits for
 		// it rather than run unprotected.

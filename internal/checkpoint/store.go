@@ -120,6 +120,7 @@ type Store struct {
 	approx int64
 
 	tr     *tracking // nil: every snapshot scans the tree
+	later  *lazyTrack // Track at the first snapshot (TrackLater)
 	warn   func(string)
 	warned atomic.Bool
 }

@@ -81,3 +81,22 @@ func (m *txMode) usable(s *Store) bool {
 	})
 	return !m.refused
 }
+
+// lazyTrack is a Track deferred to the first snapshot.
+type lazyTrack struct {
+	once sync.Once
+	warn func(string)
+}
+
+// TrackLater is Track at the first tree snapshot instead of now: where
+// commands run as transactions, only bg and MCP calls take snapshots, so
+// a process that makes none never watches the tree nor takes a baseline.
+func (s *Store) TrackLater(warn func(line string)) {
+	s.later = &lazyTrack{warn: warn}
+}
+
+func (s *Store) startLaterTracking() {
+	if l := s.later; l != nil {
+		l.once.Do(func() { s.Track(l.warn) })
+	}
+}

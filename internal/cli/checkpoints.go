@@ -35,7 +35,13 @@ func (a *runner) checkpointHook() agent.BeforeEffect {
 		// background: the first prompt does not wait for them, the first
 		// effect does.
 		stderr := a.io.stderr
-		cs.Track(func(line string) { fmt.Fprintln(stderr, line) })
+		if a.overlayLikely() {
+			// bash calls are transactions: only bg and MCP calls need
+			// the watcher, and start it.
+			cs.TrackLater(func(line string) { fmt.Fprintln(stderr, line) })
+		} else {
+			cs.Track(func(line string) { fmt.Fprintln(stderr, line) })
+		}
 		a.checkpoints = cs
 	}
 	rec := checkpoint.NewRecorder(cs, sidecarAppender{sessionPath: a.store.Path(), name: checkpoint.IndexFile})

@@ -37,7 +37,7 @@ func overlayRun(base string) string {
 		return "error=" + err.Error()
 	}
 	defer sb.Close()
-	fmt.Fprintf(&b, "warning=%s\nrefusal=%v\n", warning, sb.OverlayRefusal())
+	fmt.Fprintf(&b, "warning=%s\nrefusal=%v\nstatic=%v\n", warning, sb.OverlayRefusal(), sb.spawner.cont.program != nil)
 	tx, err := overlay.Begin(filepath.Join(work, ".tiny-agent", "tx"), work, "t1")
 	if err != nil {
 		return b.String() + "error=" + err.Error()
@@ -74,7 +74,7 @@ func checkOverlayRun(t *testing.T, out string, uid int) {
 		got[k] = v
 	}
 	t.Logf("%s", out)
-	for k, want := range map[string]string{"exit": "<nil>", "apply": "<nil>", "new": "new", "oldGone": "true", "subMode": "-rwx------", "tx": "t1", "old": "cat: old.txt: No such file or directory", "uid": fmt.Sprint(uid), "refusal": "<nil>"} {
+	for k, want := range map[string]string{"static": fmt.Sprint(!goInitOnly), "exit": "<nil>", "apply": "<nil>", "new": "new", "oldGone": "true", "subMode": "-rwx------", "tx": "t1", "old": "cat: old.txt: No such file or directory", "uid": fmt.Sprint(uid), "refusal": "<nil>"} {
 		if got[k] != want {
 			t.Errorf("%s = %q, want %q", k, got[k], want)
 		}
@@ -95,11 +95,13 @@ func TestCommandOverOverlay(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the root case; TestCommandOverOverlayInUserNamespace covers the rest")
 	}
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkOverlayRun(t, overlayRun(base), 0)
+	forEachInit(t, func(t *testing.T) {
+		base, err := filepath.EvalSymlinks(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkOverlayRun(t, overlayRun(base), 0)
+	})
 }
 
 // The same as an unprivileged user: the command's user namespace mounts
@@ -109,6 +111,10 @@ func TestCommandOverOverlayInUserNamespace(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to become another user")
 	}
+	forEachInit(t, testOverlayInUserNamespace)
+}
+
+func testOverlayInUserNamespace(t *testing.T) {
 	const nobody = 65534
 	base, err := os.MkdirTemp("", "sandbox-overlay-")
 	if err != nil {
@@ -129,7 +135,7 @@ func TestCommandOverOverlayInUserNamespace(t *testing.T) {
 	}
 	cmd := exec.Command(bin)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}}
-	cmd.Env = []string{"SANDBOX_TEST_OVERLAY=" + base, "PATH=" + os.Getenv("PATH")}
+	cmd.Env = []string{"SANDBOX_TEST_OVERLAY=" + base, "PATH=" + os.Getenv("PATH"), fmt.Sprintf("SANDBOX_TEST_GOINIT=%v", goInitOnly)}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
