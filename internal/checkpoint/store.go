@@ -119,7 +119,7 @@ type Store struct {
 	// eviction.
 	approx int64
 
-	tr     *tracking // nil: every snapshot scans the tree
+	tr     *tracking  // nil: every snapshot scans the tree
 	later  *lazyTrack // Track at the first snapshot (TrackLater)
 	warn   func(string)
 	warned atomic.Bool
