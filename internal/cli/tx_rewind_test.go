@@ -250,3 +250,27 @@ func TestDestroyingTurnOnTheFallbackPath(t *testing.T) {
 		}
 	}
 }
+
+// A rewind names, one line per kind, what commands did beyond the
+// working directory: writes elsewhere, effects beyond the machine.
+func TestRewindNamesWhatItCannotUndo(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "outside.txt")
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", fmt.Sprintf(`{"command":"echo x > in.txt && echo y > %s; git push origin main 2>/dev/null; true"}`, outside))}},
+		providertest.Reply{Text: "done"},
+	)
+	c := newCLI(t, srv)
+	if code, _, stderr := c.main("", "go"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	out := c.rewind(sessionID(t, c), "--turn", "1", "--files-only")
+	for _, want := range []string{
+		"warning   not put back: what commands changed outside the working directory (" + outside + " in bash c1)",
+		"warning   not undone: effects outside this machine (git push in bash c1)",
+		"deleted   in.txt",
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("missing %q in:\n%s", want, out)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/overlay"
 )
@@ -141,4 +142,61 @@ func testOverlayInUserNamespace(t *testing.T) {
 		t.Fatalf("%v: %s", err, out)
 	}
 	checkOverlayRun(t, string(out), nobody)
+}
+
+// BenchmarkStartOverlay: `sh -c :` through the init, with and without an
+// overlay of the working directory (the mount, and its teardown with the
+// namespace, are the difference).
+func BenchmarkStartOverlay(b *testing.B) {
+	if os.Geteuid() != 0 || ABI() == 0 {
+		b.Skip("needs root and Landlock")
+	}
+	work := b.TempDir()
+	sb, _, err := New(Policy{WorkDir: work, Getenv: func(string) string { return "" }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sb.Close()
+	n := 0
+	var phases [3]time.Duration
+	for _, ov := range []bool{false, true} {
+		b.Run(map[bool]string{false: "plain", true: "overlay"}[ov], func(b *testing.B) {
+			for b.Loop() {
+				n++
+				i := n
+				cmd := exec.Command("/bin/sh", "-c", ":")
+				cmd.Dir = work
+				cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+				var err error
+				if ov {
+					t0 := time.Now()
+					tx, berr := overlay.Begin(filepath.Join(work, ".tiny-agent", "tx"), work, fmt.Sprint("t", i))
+					if berr != nil {
+						b.Fatal(berr)
+					}
+					t1 := time.Now()
+					err = sb.StartOverlay(cmd, Overlay{Lower: work, Upper: tx.Upper(), Work: tx.Work()})
+					if err == nil {
+						err = cmd.Wait()
+					}
+					t2 := time.Now()
+					tx.Discard()
+					phases[0] += t1.Sub(t0)
+					phases[1] += t2.Sub(t1)
+					phases[2] += time.Since(t2)
+				} else if err = sb.Start(cmd); err == nil {
+					err = cmd.Wait()
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			if ov {
+				b.ReportMetric(float64(phases[0].Microseconds())/float64(b.N), "begin-µs/op")
+				b.ReportMetric(float64(phases[1].Microseconds())/float64(b.N), "run-µs/op")
+				b.ReportMetric(float64(phases[2].Microseconds())/float64(b.N), "discard-µs/op")
+				phases = [3]time.Duration{}
+			}
+		})
+	}
 }
