@@ -8,6 +8,8 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
 	"github.com/tiny-agent/tiny-go/internal/tools"
@@ -93,4 +95,22 @@ func overlayProbe(sb *sandbox.Sandbox, cs *checkpoint.Store) func() error {
 // at that first snapshot).
 func (a *runner) overlayLikely() bool {
 	return !strings.EqualFold(strings.TrimSpace(a.io.getenv("TINY_OVERLAY")), "off") && a.sandbox.OverlayRefusal() == nil
+}
+
+// runUserShell runs a !command like a bash call of the model: with its
+// checkpoint, so as a transaction where commands are (a rewind puts back
+// what it changed, and names it), keyed "shell:<id>" in the index.
+func (a *runner) runUserShell(ctx context.Context, id string, args jsontext.Value) tools.Result {
+	key := "shell:" + id
+	after := func() {}
+	if a.agent != nil {
+		if before := a.agent.Config().BeforeEffect; before != nil {
+			if f := before(ctx, key, "bash", args); f != nil {
+				after = f
+			}
+		}
+	}
+	res := a.shellTool.Run(tools.WithCallID(ctx, key), args)
+	after()
+	return res
 }
