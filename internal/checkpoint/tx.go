@@ -329,3 +329,13 @@ func (s *Store) contentSHA(h string) (string, error) {
 	}
 	return sha256Hash(data), nil
 }
+
+// Preview describes what the command changed so far, for a review (added,
+// changed, deleted paths, with diffs); empty when it changed nothing.
+func (t *Txn) Preview() ([]string, error) {
+	changes, err := t.tx.Changes()
+	if err != nil {
+		return nil, err
+	}
+	return t.tx.Preview(changes), nil
+}

@@ -100,3 +100,8 @@ func (s *Store) startLaterTracking() {
 		l.once.Do(func() { s.Track(l.warn) })
 	}
 }
+
+// TxUsable reports whether bash calls are transactions (probing once).
+func (r *Recorder) TxUsable() bool {
+	return r.tx != nil && r.tx.usable(r.store)
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
 	"github.com/tiny-agent/tiny-go/internal/tools"
@@ -113,4 +114,27 @@ func (a *runner) runUserShell(ctx context.Context, id string, args jsontext.Valu
 	res := a.shellTool.Run(tools.WithCallID(ctx, key), args)
 	after()
 	return res
+}
+
+// usable reports whether bash calls of the current recorder are
+// transactions (the overlay probe runs at the first question).
+func (b *txBridge) usable() bool {
+	b.mu.Lock()
+	rec := b.rec
+	b.mu.Unlock()
+	return rec != nil && rec.TxUsable()
+}
+
+// reviewer is bash's Reviewer in --approval review: the session's gate
+// asks.
+func (a *runner) reviewer() tools.Reviewer {
+	if a.approval != approval.Review {
+		return nil
+	}
+	return func(ctx context.Context, command string, changes []string) (bool, error) {
+		if a.gate == nil {
+			return true, nil
+		}
+		return a.gate.Review(ctx, command, changes)
+	}
 }

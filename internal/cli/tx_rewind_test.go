@@ -274,3 +274,49 @@ func TestRewindNamesWhatItCannotUndo(t *testing.T) {
 		}
 	}
 }
+
+// --approval review: the command runs against its private view; its
+// changes are shown, and reach the tree only when accepted.
+func TestReviewShowsChangesAndAppliesOnlyOnAccept(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("commands over an overlay need root or user namespaces; the review needs the overlay")
+	}
+	const cmd = "rm keep.txt && echo new > new.txt && echo more >> doc.md"
+	for _, answer := range []string{"n\n", "y\n", "esc\n"} {
+		t.Run(strings.TrimSpace(answer), func(t *testing.T) {
+			srv := providertest.New(t,
+				providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", fmt.Sprintf("{\"command\":%q}", cmd))}},
+				providertest.Reply{Text: "done"},
+			)
+			c := newCLI(t, srv)
+			c.write("keep.txt", "keep\n")
+			c.write("doc.md", "doc\n")
+			before := fullListing(t, c.dir)
+			code, _, stderr := c.main(answer, "--approval", "review", "go")
+			for _, want := range []string{"Apply what this command changed", "$ " + cmd, "deleted   keep.txt", "added     new.txt", "+new", "changed   doc.md", "+more"} {
+				if !strings.Contains(stderr, want) {
+					t.Fatalf("the review lacks %q:\n%s", want, stderr)
+				}
+			}
+			after := fullListing(t, c.dir)
+			if answer == "y\n" {
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, stderr)
+				}
+				if _, ok := after["new.txt"]; !ok || after["keep.txt"] != "" {
+					t.Fatalf("accepted changes did not land: %v", after)
+				}
+				return
+			}
+			if d := listingDiff(after, before); d != "" {
+				t.Fatalf("%q: the tree changed:\n%s", answer, d)
+			}
+			if answer == "n\n" {
+				reqs := srv.Requests()
+				if len(reqs) < 2 || !strings.Contains(fmt.Sprint(reqs[1].Chat.Messages), "The user did not apply this command's changes") {
+					t.Fatalf("the model was not told: %+v", reqs)
+				}
+			}
+		})
+	}
+}
