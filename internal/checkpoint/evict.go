@@ -66,7 +66,7 @@ func (s *Store) applyCutoff(recs []Record) []Record {
 	out := make([]Record, len(recs))
 	for i, r := range recs {
 		if r.At < cut {
-			r.Tree = ""
+			r.Tree, r.Git = "", ""
 			if r.Tool == "write" || r.Tool == "edit" || r.Rewind != "" {
 				files := make([]File, len(r.Files))
 				for j, f := range r.Files {
@@ -157,6 +157,9 @@ func (s *Store) sweep(ctx context.Context, recs []Record, cut int64) error {
 		}
 		for _, f := range r.Files {
 			live[f.Hash] = true
+		}
+		if r.Git != "" {
+			s.markGitState(r.Git, live)
 		}
 		switch {
 		case strings.HasPrefix(r.Tree, "plain:"):

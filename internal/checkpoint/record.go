@@ -66,6 +66,14 @@ type Record struct {
 	// covers nothing.
 	Missing string `json:"missing,omitempty"`
 	Bytes   int64  `json:"bytes,omitempty"` // bytes this record added to the store
+	// Git names the blob of the repository's state (HEAD, refs, stash
+	// list, index; gitstate.go) of a tree record in a git work tree.
+	Git string `json:"git,omitempty"`
+	// All says the tree covers git-ignored files too.
+	All bool `json:"all,omitempty"`
+	// Beyond names, in a before record, what the effect may do that no
+	// rewind can undo, one line per kind (beyond.go).
+	Beyond []string `json:"beyond,omitempty"`
 }
 
 // Key is what pairs a before record with its after record.
@@ -137,7 +145,7 @@ func AppendRecords(w io.Writer, recs ...Record) error {
 // cannot be taken is returned as a record with Missing set, never as an
 // error: the effect still runs, and the rewind says what it cannot undo.
 func (s *Store) Snapshot(ctx context.Context) Record {
-	s.startLaterTracking()
+	s.startLazy()
 	if s.tr != nil {
 		// The baseline is taken in the background: an effect waits for
 		// it rather than run unprotected.
@@ -302,7 +310,7 @@ func (r *Recorder) BeforeEffect(ctx context.Context, toolStartedID, tool string,
 	if tool == "read" {
 		return func() {}
 	}
-	if after, ok := r.beginTx(toolStartedID, tool); ok {
+	if after, ok := r.beginTx(toolStartedID, tool, Beyond(r.store.Cwd(), tool, args)); ok {
 		return after
 	}
 	take := func() Record { return r.store.Snapshot(ctx) }
@@ -318,6 +326,24 @@ func (r *Recorder) BeforeEffect(ctx context.Context, toolStartedID, tool string,
 			path = r.store.Rel(resolved) // write and edit write through a symlink
 		}
 		take = func() Record { return r.store.SnapshotFiles(path) }
+	}
+	if tool != "write" && tool != "edit" {
+		// A command may change the repository too (gitstate.go), and
+		// what it does beyond the machine is named (beyond.go).
+		tree := take
+		var before *repoState
+		first := true
+		take = func() Record {
+			rec := tree()
+			st := r.store.recordGit(ctx, &rec)
+			if first {
+				before, first = st, false
+				rec.Beyond = Beyond(r.store.Cwd(), tool, args)
+			} else {
+				r.store.keepDropped(ctx, before, st)
+			}
+			return rec
+		}
 	}
 	r.append(take(), toolStartedID, tool, PhaseBefore)
 	return func() {

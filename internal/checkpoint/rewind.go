@@ -38,9 +38,11 @@ type Skip struct {
 
 // Plan is what a rewind will do.
 type Plan struct {
-	Actions  []Action `json:"actions"`
-	Skipped  []Skip   `json:"skipped,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	Actions []Action `json:"actions"`
+	// Git puts the repository's refs, HEAD, stash list and index back.
+	Git      []GitAction `json:"git,omitempty"`
+	Skipped  []Skip      `json:"skipped,omitempty"`
+	Warnings []string    `json:"warnings,omitempty"`
 }
 
 // view is what one record says about paths. A snapshot's files are not
@@ -49,6 +51,7 @@ type Plan struct {
 // separate them (diffRefs), so a plan costs what changed, not the tree.
 type view struct {
 	tree    bool            // covers every (non-ignored) path of the working directory
+	all     bool            // covers the git-ignored paths too
 	ref     string          // the snapshot ("git:<oid>" or "plain:<hash>"); "" for a files record
 	files   map[string]File // the record's own files (they take precedence over ref)
 	missing string          // the snapshot could not be taken
@@ -61,7 +64,7 @@ func newView(rec Record) *view {
 		v.tree, v.missing = true, rec.Missing
 		return v
 	case rec.Tree != "":
-		v.tree, v.ref = true, rec.Tree
+		v.tree, v.ref, v.all = true, rec.Tree, rec.All
 	}
 	for _, f := range rec.Files {
 		v.files[f.Path] = f
@@ -163,7 +166,7 @@ func (p *planner) coveredBy(v *view, path string) (File, bool) {
 		}
 		return f, true
 	}
-	if !v.tree || filepath.IsAbs(path) || p.txDirs[path] || p.ignoredUnlessKnown(path) {
+	if !v.tree || filepath.IsAbs(path) || p.txDirs[path] || (!v.all && p.ignoredUnlessKnown(path)) {
 		return File{}, false
 	}
 	if v.missing != "" {
@@ -227,6 +230,10 @@ func (s *Store) PlanRewind(ctx context.Context, recs []Record, force bool) (*Pla
 	plan, err := p.plan(recs, force)
 	if err == nil {
 		err = p.err
+	}
+	if err == nil {
+		err = s.planGit(ctx, s.applyCutoff(recs), force, plan)
+		plan.Warnings = append(plan.Warnings, beyondWarnings(recs)...)
 	}
 	if err != nil {
 		return nil, err
@@ -488,6 +495,16 @@ func (p *Plan) Preview() Summary {
 	for _, a := range p.Actions {
 		s.add(a)
 	}
+	for _, a := range p.Git {
+		switch {
+		case a.From == "":
+			s.Created = append(s.Created, a.label())
+		case a.To == "":
+			s.Deleted = append(s.Deleted, a.label())
+		default:
+			s.Restored = append(s.Restored, a.label())
+		}
+	}
 	s.Skipped = append(s.Skipped, p.Skipped...)
 	s.Warnings = append(s.Warnings, p.Warnings...)
 	return s
@@ -547,6 +564,9 @@ func (s *Store) Apply(ctx context.Context, plan *Plan, force bool) (Summary, []A
 		}
 	}
 	s.pruneEmptied(done)
+	if err := s.applyGit(ctx, plan, force, &sum, len(done)); err != nil {
+		return sum, done, err
+	}
 	sum.Skipped = append(sum.Skipped, plan.Skipped...)
 	sum.Warnings = append(sum.Warnings, plan.Warnings...)
 	return sum, done, nil

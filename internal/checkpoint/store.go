@@ -119,10 +119,14 @@ type Store struct {
 	// eviction.
 	approx int64
 
-	tr     *tracking  // nil: every snapshot scans the tree
-	later  *lazyTrack // Track at the first snapshot (TrackLater)
-	warn   func(string)
-	warned atomic.Bool
+	tr   *tracking // nil: every snapshot scans the tree
+	gitw gitWatch  // the newest recorded git state (gitstate.go)
+	// lazy: Track on the first tree snapshot (TrackLazily).
+	lazy     bool
+	lazyOnce sync.Once
+	lazyWarn func(string)
+	warn     func(string)
+	warned   atomic.Bool
 }
 
 // Open opens (creating it when needed) the checkpoint store of cwd. The
@@ -144,6 +148,7 @@ func Open(cwd string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("checkpoints: %w", err)
 		}
 		s.git = g
+		s.protectStateDir()
 	}
 	return s, nil
 }
@@ -382,6 +387,7 @@ func (s *Store) hasBlob(h string) bool {
 
 // Close ends the helper process a git store may have started.
 func (s *Store) Close() error {
+	s.lazyOnce.Do(func() {}) // no tracking starts after Close
 	if s.tr != nil {
 		s.tr.stop() // a baseline still being taken is not needed
 		<-s.tr.ready

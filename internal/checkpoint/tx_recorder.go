@@ -16,7 +16,7 @@ type txMode struct {
 
 // FallbackLine is the one line said when commands cannot be transactions.
 func FallbackLine(reason string) string {
-	return "tiny-go: commands run without an overlay (" + reason + "); checkpoints fall back to watching the tree, which misses git-ignored files and .git (run as root or enable unprivileged user namespaces, kernel 5.11+, with the working directory on a local file system)"
+	return "tiny-go: commands run without an overlay (" + reason + "); checkpoints fall back to watching the tree, which costs a whole-tree baseline per process (run as root or enable unprivileged user namespaces, kernel 5.11+, with the working directory on a local file system)"
 }
 
 // EnableTx makes bash calls transactions (tx.go). probe says, once, at the
@@ -39,7 +39,7 @@ func (r *Recorder) Txn(toolStartedID string) *Txn {
 
 // beginTx begins the transaction of a bash call and records it; ok is
 // false when the call is to be snapshotted instead.
-func (r *Recorder) beginTx(id, tool string) (after func(), ok bool) {
+func (r *Recorder) beginTx(id, tool string, beyond []string) (after func(), ok bool) {
 	m := r.tx
 	if m == nil || tool != "bash" || !m.usable(r.store) {
 		return nil, false
@@ -51,7 +51,7 @@ func (r *Recorder) beginTx(id, tool string) (after func(), ok bool) {
 		}
 		return nil, false
 	}
-	r.append(Record{Tx: txn.ID()}, id, tool, PhaseBefore)
+	r.append(Record{Tx: txn.ID(), Beyond: beyond}, id, tool, PhaseBefore)
 	m.mu.Lock()
 	m.pending[id] = txn
 	m.mu.Unlock()
@@ -80,25 +80,6 @@ func (m *txMode) usable(s *Store) bool {
 		}
 	})
 	return !m.refused
-}
-
-// lazyTrack is a Track deferred to the first snapshot.
-type lazyTrack struct {
-	once sync.Once
-	warn func(string)
-}
-
-// TrackLater is Track at the first tree snapshot instead of now: where
-// commands run as transactions, only bg and MCP calls take snapshots, so
-// a process that makes none never watches the tree nor takes a baseline.
-func (s *Store) TrackLater(warn func(line string)) {
-	s.later = &lazyTrack{warn: warn}
-}
-
-func (s *Store) startLaterTracking() {
-	if l := s.later; l != nil {
-		l.once.Do(func() { s.Track(l.warn) })
-	}
 }
 
 // TxUsable reports whether bash calls are transactions (probing once).

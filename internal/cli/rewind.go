@@ -45,7 +45,6 @@ type startedCall struct {
 	seq            int64
 	id             string // the fact's id
 	tool, toolCall string
-	command        string // bash and bg: what it ran (for checkpoint.Beyond)
 }
 
 // scanTurns lists the user turns of the session read from rd, in one
@@ -64,7 +63,7 @@ func scanTurns(rd io.Reader, calls bool) (*turnScan, error) {
 		}
 		for _, f := range tx.facts {
 			if ts, ok := f.Record.(*session.ToolStarted); ok && ts.ToolName != "read" && !settledAtStart(tx.facts, f.ID) {
-				s.calls = append(s.calls, startedCall{seq: f.Seq, id: strings.Clone(f.ID), tool: strings.Clone(ts.ToolName), toolCall: strings.Clone(ts.ToolCallID), command: commandOf(ts)})
+				s.calls = append(s.calls, startedCall{seq: f.Seq, id: strings.Clone(f.ID), tool: strings.Clone(ts.ToolName), toolCall: strings.Clone(ts.ToolCallID)})
 			}
 		}
 		return true
@@ -205,7 +204,6 @@ func planRewind(ctx context.Context, req rewindRequest, capBytes int64) (*rewind
 			plan.Warnings = append(plan.Warnings, fmt.Sprintf("no checkpoint was recorded for %s (%s, seq %d): what it changed cannot be put back", c.tool, c.toolCall, c.seq))
 		}
 	}
-	plan.Warnings = append(plan.Warnings, beyondCheckpoints(cs.Cwd(), scan.calls, t.Seq)...)
 	return j, nil
 }
 

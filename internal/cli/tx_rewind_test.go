@@ -265,8 +265,8 @@ func TestRewindNamesWhatItCannotUndo(t *testing.T) {
 	}
 	out := c.rewind(sessionID(t, c), "--turn", "1", "--files-only")
 	for _, want := range []string{
-		"warning   not put back: what commands changed outside the working directory (" + outside + " in bash c1)",
-		"warning   not undone: effects outside this machine (git push in bash c1)",
+		"warning   paths outside the working directory are not put back: > " + outside,
+		"warning   effects outside the machine cannot be undone: git push origin main",
 		"deleted   in.txt",
 	} {
 		if !strings.Contains(out, want) {
