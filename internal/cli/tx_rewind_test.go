@@ -358,3 +358,44 @@ func TestReviewShowsChangesAndAppliesOnlyOnAccept(t *testing.T) {
 		})
 	}
 }
+
+// A bg process runs on the tree itself (the watcher's path) and writes a
+// file that a bash command, running over its overlay at the same time,
+// writes too: the bg version stays, the command's is kept aside and the
+// model is told; a rewind of the turn undoes both.
+func TestBgWritesWhileACommandRunsOverItsOverlay(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("commands over an overlay need root here")
+	}
+	// The two meet through files outside the working directory: an
+	// overlay may not show entries added to its lower layer after it
+	// looked them up.
+	marks := t.TempDir()
+	bg := fmt.Sprintf(`while [ ! -e %s/started ]; do sleep 0.02; done; echo from-bg > shared.txt; echo bg > bg.txt; touch %s/written`, marks, marks)
+	bash := fmt.Sprintf(`echo from-bash > shared.txt && touch %s/started && while [ ! -e %s/written ]; do sleep 0.02; done; echo x > b.txt`, marks, marks)
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bg", mustJSON(t, map[string]string{"action": "start", "command": bg}))}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c2", "bash", fmt.Sprintf("{\"command\":%q}", bash))}},
+		providertest.Reply{Text: "done"},
+	)
+	c := newCLI(t, srv)
+	c.write("shared.txt", "seed\n")
+	before := fullListing(t, c.dir)
+	if code, _, stderr := c.main("", "go"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if data, _ := os.ReadFile(filepath.Join(c.dir, "shared.txt")); string(data) != "from-bg\n" {
+		t.Fatalf("shared.txt = %q: the other writer's version must stay", data)
+	}
+	if _, err := os.Stat(filepath.Join(c.dir, "b.txt")); err != nil {
+		t.Fatalf("the command's other change was not applied: %v", err)
+	}
+	reqs := srv.Requests()
+	if got := fmt.Sprint(reqs[len(reqs)-1].Chat.Messages); !strings.Contains(got, "Not applied: shared.txt (the command's version is in ") {
+		t.Fatalf("the model was not told of the conflict: %s", got)
+	}
+	out := c.rewind(sessionID(t, c), "--turn", "1", "--files-only")
+	if d := listingDiff(fullListing(t, c.dir), before); d != "" {
+		t.Fatalf("after the rewind:\n%s\n%s", d, out)
+	}
+}
