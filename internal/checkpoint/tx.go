@@ -97,6 +97,12 @@ func (t *Txn) Commit() (conflicts []string, err error) {
 			t.err = fmt.Errorf("reading what the command changed: %w", err)
 			return
 		}
+		if len(changes) == 0 {
+			// Most commands change nothing: nothing to keep (a rewind
+			// reads a missing transaction as one without changes).
+			t.err = t.tx.Remove()
+			return
+		}
 		if t.res, t.err = t.tx.Apply(changes); t.err != nil {
 			return
 		}

@@ -137,6 +137,17 @@ func (t *Tx) Discard() error {
 	return err
 }
 
+// Remove ends a transaction that changed nothing and removes its
+// directory.
+func (t *Tx) Remove() error {
+	err := t.removeLayers()
+	if err == nil {
+		err = os.RemoveAll(t.Dir)
+	}
+	t.finish()
+	return err
+}
+
 // removeLayers removes the overlay's directories.
 func (t *Tx) removeLayers() error {
 	var first error
