@@ -399,3 +399,32 @@ func TestBgWritesWhileACommandRunsOverItsOverlay(t *testing.T) {
 		t.Fatalf("after the rewind:\n%s\n%s", d, out)
 	}
 }
+
+// A command that changes nothing leaves nothing behind: no transaction
+// directory, nothing pending.
+func TestCommandThatChangesNothingLeavesNoTransaction(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("commands over an overlay need root here")
+	}
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"ls -la && cat a.txt"}`)}},
+		providertest.Reply{Text: "done"},
+	)
+	c := newCLI(t, srv)
+	c.write("a.txt", "a\n")
+	if code, _, stderr := c.main("", "look"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	entries, _ := os.ReadDir(filepath.Join(c.dir, ".tiny-agent", "checkpoints", "tx"))
+	for _, e := range entries {
+		if e.Name() != "pending" {
+			t.Fatalf("a transaction directory was left: %s", e.Name())
+		}
+	}
+	if pending, _ := os.ReadDir(filepath.Join(c.dir, ".tiny-agent", "checkpoints", "tx", "pending")); len(pending) != 0 {
+		t.Fatalf("pending: %v", pending)
+	}
+	if len(entries) == 0 {
+		t.Fatal("no transaction ran at all")
+	}
+}
