@@ -130,15 +130,11 @@ func (t *Tx) Orig(path string) string {
 }
 
 // Discard drops the command's changes (a review that was denied) and
-// ends the transaction; the tree is untouched.
-func (t *Tx) Discard() error {
-	err := t.removeLayers()
-	t.finish()
-	return err
-}
+// ends the transaction: its directory goes, the tree is untouched.
+func (t *Tx) Discard() error { return t.Remove() }
 
-// Remove ends a transaction that changed nothing and removes its
-// directory.
+// Remove ends a transaction that changed nothing (or whose changes are
+// dropped) and removes its directory.
 func (t *Tx) Remove() error {
 	err := t.removeLayers()
 	if err == nil {
