@@ -91,12 +91,6 @@ func overlayProbe(sb *sandbox.Sandbox, cs *checkpoint.Store) func() error {
 	}
 }
 
-// overlayLikely: commands will run as transactions unless the probe at
-// the first command refuses (it then falls back to the watcher, started
-// at that first snapshot).
-func (a *runner) overlayLikely() bool {
-	return !strings.EqualFold(strings.TrimSpace(a.io.getenv("TINY_OVERLAY")), "off") && a.sandbox.OverlayRefusal() == nil
-}
 
 // runUserShell runs a !command like a bash call of the model: with its
 // checkpoint, so as a transaction where commands are (a rewind puts back
