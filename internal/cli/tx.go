@@ -91,7 +91,6 @@ func overlayProbe(sb *sandbox.Sandbox, cs *checkpoint.Store) func() error {
 	}
 }
 
-
 // runUserShell runs a !command like a bash call of the model: with its
 // checkpoint, so as a transaction where commands are (a rewind puts back
 // what it changed, and names it), keyed "shell:<id>" in the index.
