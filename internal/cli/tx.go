@@ -53,6 +53,11 @@ func (a *runner) transactions() *txBridge {
 // enableTx makes rec run bash calls as transactions; TINY_OVERLAY=off
 // refuses them (and the line says so, like any other refusal).
 func (a *runner) enableTx(rec *checkpoint.Recorder, warn func(string)) {
+	// What a killed process left half-applied is finished at the next
+	// start (one directory read when nothing is pending).
+	if _, err := rec.Store().RecoverTx(); err != nil {
+		warn("tiny-go: " + err.Error())
+	}
 	probe := overlayProbe(a.sandbox, rec.Store())
 	if strings.EqualFold(strings.TrimSpace(a.io.getenv("TINY_OVERLAY")), "off") {
 		probe = func() error { return errors.New("TINY_OVERLAY=off") }

@@ -93,3 +93,48 @@ func killedAt(dir string) string {
 	}
 	return "during the command"
 }
+
+// A tiny-go killed while its command runs leaves the command's changes in
+// the upper layer; the next tiny-go started in the directory applies them
+// before anything else (as they would have landed without an overlay).
+func TestNextStartAppliesAKilledCommandsChanges(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("commands over an overlay need root here")
+	}
+	marks := t.TempDir()
+	command := fmt.Sprintf("echo made > made.txt && rm gone.txt && echo ran > %s/ran && sleep 60", marks)
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", fmt.Sprintf("{\"command\":%q}", command))}},
+		providertest.Reply{Text: "hello again"},
+	)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "gone.txt"), []byte("gone\n"), 0o644)
+	prog := programAs(t, "tiny-go")
+	run := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(prog, append([]string{"--cwd", dir}, args...)...)
+		cmd.Env = append(os.Environ(), childEnv+"=1", "OTEL_SDK_DISABLED=true", "OPENROUTER_API_KEY=k", "TINY_ENDPOINT="+srv.URL())
+		return cmd
+	}
+	turn := run("make and delete")
+	if err := turn.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, filepath.Join(marks, "ran"))
+	turn.Process.Signal(syscall.SIGKILL)
+	turn.Wait()
+	if _, err := os.Stat(filepath.Join(dir, "made.txt")); err == nil {
+		t.Fatal("the command wrote the tree itself")
+	}
+	if out, err := run("hello").CombinedOutput(); err != nil {
+		t.Fatalf("the next start: %v\n%s", err, out)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "made.txt")); err != nil || string(data) != "made\n" {
+		t.Fatalf("made.txt: %q %v", data, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "gone.txt")); !os.IsNotExist(err) {
+		t.Fatalf("gone.txt: %v", err)
+	}
+	if pending, _ := os.ReadDir(filepath.Join(dir, ".tiny-agent", "checkpoints", "tx", "pending")); len(pending) != 0 {
+		t.Fatalf("still pending: %v", pending)
+	}
+}
