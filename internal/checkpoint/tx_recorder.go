@@ -62,7 +62,7 @@ func (r *Recorder) beginTx(id, tool string, beyond []string) (after func(), ok b
 		m.mu.Lock()
 		delete(m.pending, id)
 		m.mu.Unlock()
-		r.append(Record{Tx: txn.ID()}, id, tool, PhaseAfter)
+		r.append(Record{Tx: txn.ID(), Bytes: txn.Bytes()}, id, tool, PhaseAfter)
 	}, true
 }
 

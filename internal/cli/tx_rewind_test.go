@@ -428,3 +428,41 @@ func TestCommandThatChangesNothingLeavesNoTransaction(t *testing.T) {
 		t.Fatal("no transaction ran at all")
 	}
 }
+
+// The originals a transaction keeps count against TINY_CHECKPOINT_CAP:
+// past it, the oldest transactions go with the oldest checkpoints, and a
+// rewind that needed them says so.
+func TestKeptOriginalsAreEvictedPastTheCap(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("commands over an overlay need root here")
+	}
+	var replies []providertest.Reply
+	for i := 1; i <= 3; i++ {
+		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall(fmt.Sprintf("c%d", i), "bash", fmt.Sprintf(`{"command":"rm big%d"}`, i))}})
+	}
+	srv := providertest.New(t, append(replies, providertest.Reply{Text: "done"})...)
+	c := newCLI(t, srv)
+	c.env["TINY_CHECKPOINT_CAP"] = "250KiB"
+	for i := 1; i <= 3; i++ {
+		c.write(fmt.Sprintf("big%d", i), strings.Repeat(fmt.Sprint(i), 100<<10))
+	}
+	if code, _, stderr := c.main("", "delete them"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	entries, _ := os.ReadDir(filepath.Join(c.dir, ".tiny-agent", "checkpoints", "tx"))
+	var kept []string
+	for _, e := range entries {
+		if e.Name() != "pending" {
+			kept = append(kept, e.Name())
+		}
+	}
+	if len(kept) != 2 {
+		t.Fatalf("%d transactions kept, want the newest 2 (100 KiB each under a 250 KiB cap)", len(kept))
+	}
+	// The turn's first checkpoint is gone, so nothing is known of the
+	// tree before it: the rewind puts nothing back and says why.
+	out := c.rewind(sessionID(t, c), "--turn", "1", "--files-only")
+	if !strings.Contains(out, "(dropped to keep the checkpoint store under its cap): what it changed cannot be put back") {
+		t.Fatalf("the rewind does not say what was dropped:\n%s", out)
+	}
+}
