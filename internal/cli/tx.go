@@ -96,11 +96,15 @@ func overlayProbe(sb *sandbox.Sandbox, cs *checkpoint.Store) func() error {
 	}
 }
 
+// userShellKey prefixes the index key of a !command's checkpoint (it has
+// no toolStarted fact).
+const userShellKey = "shell:"
+
 // runUserShell runs a !command like a bash call of the model: with its
 // checkpoint, so as a transaction where commands are (a rewind puts back
 // what it changed, and names it), keyed "shell:<id>" in the index.
 func (a *runner) runUserShell(ctx context.Context, id string, args jsontext.Value) tools.Result {
-	key := "shell:" + id
+	key := userShellKey + id
 	after := func() {}
 	if a.agent != nil {
 		if before := a.agent.Config().BeforeEffect; before != nil {
