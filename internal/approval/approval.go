@@ -24,15 +24,19 @@ const (
 	Ask Mode = "ask"
 	// Auto runs every call at once.
 	Auto Mode = "auto"
+	// Review is Ask, except that a command runs first, against a private
+	// view of the tree, and its changes are shown and applied only when
+	// accepted (review.go).
+	Review Mode = "review"
 )
 
 // ParseMode validates a --approval value.
 func ParseMode(s string) (Mode, error) {
 	switch m := Mode(strings.TrimSpace(s)); m {
-	case Ask, Auto:
+	case Ask, Auto, Review:
 		return m, nil
 	}
-	return "", fmt.Errorf("--approval must be ask or auto, not %q", s)
+	return "", fmt.Errorf("--approval must be ask, auto or review, not %q", s)
 }
 
 // Choice is the user's answer to one prompt.
@@ -86,6 +90,10 @@ type Gate struct {
 	// rules (see RulesFile); f is that file, opened on the first "a".
 	sessionPath string
 
+	// reviewed, when set and true, lets built-in bash calls run without
+	// asking: their changes are reviewed after (--approval review).
+	reviewed func() bool
+
 	mu    sync.Mutex
 	rules map[string]bool // what "a" allowed for the session (see call.rules)
 	f     *os.File
@@ -101,7 +109,7 @@ func NewGate(workDir string, ask AskFunc) *Gate {
 // Approve implements agent.ApproveFunc.
 func (g *Gate) Approve(ctx context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
 	c := classify(req, g.workDir)
-	if c.harmless || g.allowed(c.rules) {
+	if c.harmless || g.allowed(c.rules) || g.reviewsAfter(req) {
 		return agent.Approval{Allow: true}, nil
 	}
 	c.prompt.Recovery = req.Recovery

@@ -174,6 +174,9 @@ func (s *Store) sweep(ctx context.Context, recs []Record, cut int64) error {
 	if err := sweepDir(filepath.Join(s.root, "objects"), func(name string) bool { return live[schemeSHA+name] }); err != nil {
 		return err
 	}
+	if err := s.sweepTx(recs, cut); err != nil { // tx.go
+		return err
+	}
 	if s.git == nil {
 		return nil
 	}

@@ -248,7 +248,7 @@ func (p *planner) plan(recs []Record, force bool) (*Plan, error) {
 	byKey := map[string]*pair{}
 	for _, rec := range s.applyCutoff(recs) {
 		v := newView(rec)
-		if rec.Tx != "" {
+		if rec.Tx != "" && rec.Missing == "" { // a dropped one says so (applyCutoff)
 			var err error
 			if v, err = p.txView(rec); err != nil {
 				return nil, err

@@ -37,6 +37,7 @@ const (
 type txStates struct {
 	Before []File `json:"before"`
 	After  []File `json:"after"`
+	Bytes  int64  `json:"bytes,omitempty"` // the originals kept (for the cap)
 }
 
 // TxRoot is the directory of the store's transactions.
@@ -57,11 +58,12 @@ func (s *Store) RecoverTx() ([]string, error) {
 
 // Txn is one bash call's transaction.
 type Txn struct {
-	s    *Store
-	tx   *overlay.Tx
-	once sync.Once
-	res  overlay.Result
-	err  error
+	s     *Store
+	tx    *overlay.Tx
+	once  sync.Once
+	res   overlay.Result
+	err   error
+	bytes int64 // what the kept originals take in the store
 }
 
 // BeginTx starts a transaction for one command.
@@ -97,10 +99,20 @@ func (t *Txn) Commit() (conflicts []string, err error) {
 			t.err = fmt.Errorf("reading what the command changed: %w", err)
 			return
 		}
+		if len(changes) == 0 {
+			// Most commands change nothing: nothing to keep (a rewind
+			// reads a missing transaction as one without changes).
+			t.err = t.tx.Remove()
+			return
+		}
 		if t.res, t.err = t.tx.Apply(changes); t.err != nil {
 			return
 		}
-		_, t.err = t.s.txStates(t.tx.ID)
+		var st *txStates
+		if st, t.err = t.s.txStates(t.tx.ID); t.err == nil {
+			t.bytes = st.Bytes
+			t.s.account(st.Bytes)
+		}
 	})
 	for _, p := range t.res.Conflicts() {
 		conflicts = append(conflicts, fmt.Sprintf("%s (the command's version is in %s)", p, t.tx.Conflict(p)))
@@ -170,6 +182,7 @@ func (s *Store) statesOf(id string, tx *overlay.Tx, changes []overlay.Change) (*
 			if err := walkStates(tx.Orig(c.Path), c.Path, before, func(rel string, _ []byte) string { return schemeTx + id + "/" + rel }); err != nil {
 				return nil, err
 			}
+			st.Bytes += dirSize(tx.Orig(c.Path))
 		}
 		after := map[string]File{}
 		if c.Kind == overlay.Put {
@@ -328,4 +341,64 @@ func (s *Store) contentSHA(h string) (string, error) {
 		return "", err
 	}
 	return sha256Hash(data), nil
+}
+
+// Preview describes what the command changed so far, for a review (added,
+// changed, deleted paths, with diffs); empty when it changed nothing.
+func (t *Txn) Preview() ([]string, error) {
+	changes, err := t.tx.Changes()
+	if err != nil {
+		return nil, err
+	}
+	return t.tx.Preview(changes), nil
+}
+
+// Bytes is what the transaction's kept originals take in the store.
+func (t *Txn) Bytes() int64 { return t.bytes }
+
+// account adds a transaction's bytes to the store's size as last
+// measured, so that crossing the cap evicts.
+func (s *Store) account(n int64) {
+	unlock, err := s.lock()
+	if err != nil {
+		return
+	}
+	defer unlock()
+	s.accountLocked(n)
+}
+
+// sweepTx removes the transactions that no record from cut on names;
+// those still pending (running, or not yet applied) stay.
+func (s *Store) sweepTx(recs []Record, cut int64) error {
+	live := map[string]bool{}
+	for _, r := range recs {
+		if r.At >= cut && r.Tx != "" {
+			live[r.Tx] = true
+		}
+	}
+	entries, err := os.ReadDir(s.TxRoot())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		id := e.Name()
+		if live[id] || id == "pending" {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(s.TxRoot(), "pending", id)); err == nil {
+			continue
+		}
+		if tx, err := overlay.Open(s.TxRoot(), s.cwd, id); err == nil {
+			err = tx.Remove()
+			if err != nil {
+				return err
+			}
+		} else {
+			os.RemoveAll(filepath.Join(s.TxRoot(), id))
+		}
+	}
+	return nil
 }

@@ -62,7 +62,7 @@ func (r *Recorder) beginTx(id, tool string, beyond []string) (after func(), ok b
 		m.mu.Lock()
 		delete(m.pending, id)
 		m.mu.Unlock()
-		r.append(Record{Tx: txn.ID()}, id, tool, PhaseAfter)
+		r.append(Record{Tx: txn.ID(), Bytes: txn.Bytes()}, id, tool, PhaseAfter)
 	}, true
 }
 
@@ -80,4 +80,9 @@ func (m *txMode) usable(s *Store) bool {
 		}
 	})
 	return !m.refused
+}
+
+// TxUsable reports whether bash calls are transactions (probing once).
+func (r *Recorder) TxUsable() bool {
+	return r.tx != nil && r.tx.usable(r.store)
 }

@@ -36,12 +36,21 @@ func (a *runner) configureApproval() error {
 // and otherwise (recovery before the UI starts, one-shot mode) to stderr,
 // answered on stdin.
 func (a *runner) newGate() (*approval.Gate, error) {
-	if a.approval != approval.Ask {
+	if a.approval != approval.Ask && a.approval != approval.Review {
 		return nil, nil
 	}
 	if a.embed != nil {
 		return approval.NewSessionGate(a.cwd, a.store.Path(), a.embed.ask)
 	}
+	g, err := a.newAskingGate()
+	if err == nil && a.approval == approval.Review {
+		g.ReviewAfter(a.transactions().usable)
+	}
+	return g, err
+}
+
+// newAskingGate is the gate that asks on the terminal.
+func (a *runner) newAskingGate() (*approval.Gate, error) {
 	ask := func(ctx context.Context, p approval.Prompt) (approval.Answer, error) {
 		ans, err := a.uiObserver.Ask(ctx, p)
 		if !errors.Is(err, ui.ErrNotAttached) {

@@ -159,6 +159,7 @@ func runDestroyingTurn(t *testing.T, c txCase) (before, after, rewound map[strin
 		return string(out), err
 	}
 	before = fullListing(t, dir)
+	lastGitStates[0] = gitState(t, dir)
 	out, err := run("destroy everything")
 	if err != nil {
 		t.Fatalf("the turn: %v\n%s", err, out)
@@ -179,7 +180,27 @@ func runDestroyingTurn(t *testing.T, c txCase) (before, after, rewound map[strin
 	if err != nil {
 		t.Fatalf("rewind: %v\n%s", err, rewindOut)
 	}
+	lastGitStates[1] = gitState(t, dir)
 	return before, after, fullListing(t, dir), turnErr, rewindOut, recs
+}
+
+// lastGitStates are gitState before the turn and after the rewind of the
+// last runDestroyingTurn.
+var lastGitStates [2]string
+
+// gitState is what git says of HEAD, the branches and tags, the stash
+// list and the index.
+func gitState(t *testing.T, dir string) string {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", "git rev-parse HEAD && git for-each-ref --format='%(refname) %(objectname)' refs/heads refs/tags refs/stash && git stash list --format=%H && git ls-files -s")
+	cmd.Dir = dir
+	// The tree may belong to another user (the user-namespace case).
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=safe.directory", "GIT_CONFIG_VALUE_0=*")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git state: %v\n%s", err, out)
+	}
+	return string(out)
 }
 
 func checkTurnDestroyed(t *testing.T, before, after map[string]string) {
@@ -220,6 +241,9 @@ func TestDestroyingTurnIsRewoundByteForByte(t *testing.T) {
 			if d := listingDiff(rewound, before); d != "" {
 				t.Fatalf("after the rewind:\n%s\nrewind said:\n%s", d, out)
 			}
+			if lastGitStates[0] != lastGitStates[1] {
+				t.Fatalf("git state after the rewind:\n%s\nwant\n%s", lastGitStates[1], lastGitStates[0])
+			}
 			if strings.Contains(out, "skip ") {
 				t.Fatalf("the rewind skipped something:\n%s", out)
 			}
@@ -236,6 +260,7 @@ func TestDestroyingTurnOnTheFallbackPath(t *testing.T) {
 		t.Fatal("git is needed")
 	}
 	before, _, rewound, turnOut, out, recs := runDestroyingTurn(t, txCase{env: []string{"TINY_OVERLAY=off"}})
+	gitBefore, gitAfter := lastGitStates[0], lastGitStates[1]
 	if n := strings.Count(turnOut, "tiny-go: commands run without an overlay (TINY_OVERLAY=off)"); n != 1 {
 		t.Fatalf("the fallback line %d times:\n%s", n, turnOut)
 	}
@@ -244,9 +269,200 @@ func TestDestroyingTurnOnTheFallbackPath(t *testing.T) {
 			t.Fatalf("a transaction on the fallback path: %+v", r)
 		}
 	}
-	for _, p := range []string{"src/main.go", "src/pkg/lib.go", "run.sh", "link", "other.txt"} {
-		if rewound[p] != before[p] {
-			t.Errorf("%s: %q, want %q\n%s", p, rewound[p], before[p], out)
+	// The watcher path restores git state as git sees it (refs, stash,
+	// index) rather than .git's bytes, and files but not empty
+	// directories.
+	outsideGit := func(l map[string]string) map[string]string {
+		m := map[string]string{}
+		for k, v := range l {
+			if k != ".git" && !strings.HasPrefix(k, ".git/") && k != "empty" {
+				m[k] = v
+			}
 		}
+		return m
+	}
+	if d := listingDiff(outsideGit(rewound), outsideGit(before)); d != "" {
+		t.Fatalf("after the rewind on the fallback path:\n%s\nrewind said:\n%s", d, out)
+	}
+	if gitBefore != gitAfter {
+		t.Fatalf("git state after the rewind:\n%s\nwant\n%s", gitAfter, gitBefore)
+	}
+}
+
+// A rewind names, one line per kind, what commands did beyond the
+// working directory: writes elsewhere, effects beyond the machine.
+func TestRewindNamesWhatItCannotUndo(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "outside.txt")
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", fmt.Sprintf(`{"command":"echo x > in.txt && echo y > %s; git push origin main 2>/dev/null; true"}`, outside))}},
+		providertest.Reply{Text: "done"},
+	)
+	c := newCLI(t, srv)
+	if code, _, stderr := c.main("", "go"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	out := c.rewind(sessionID(t, c), "--turn", "1", "--files-only")
+	for _, want := range []string{
+		"warning   paths outside the working directory are not put back: > " + outside,
+		"warning   effects outside the machine cannot be undone: git push origin main",
+		"deleted   in.txt",
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("missing %q in:\n%s", want, out)
+		}
+	}
+}
+
+// --approval review: the command runs against its private view; its
+// changes are shown, and reach the tree only when accepted.
+func TestReviewShowsChangesAndAppliesOnlyOnAccept(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("commands over an overlay need root or user namespaces; the review needs the overlay")
+	}
+	const cmd = "rm keep.txt && echo new > new.txt && echo more >> doc.md"
+	for _, answer := range []string{"n\n", "y\n", "esc\n"} {
+		t.Run(strings.TrimSpace(answer), func(t *testing.T) {
+			srv := providertest.New(t,
+				providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", fmt.Sprintf("{\"command\":%q}", cmd))}},
+				providertest.Reply{Text: "done"},
+			)
+			c := newCLI(t, srv)
+			c.write("keep.txt", "keep\n")
+			c.write("doc.md", "doc\n")
+			before := fullListing(t, c.dir)
+			code, _, stderr := c.main(answer, "--approval", "review", "go")
+			for _, want := range []string{"Apply what this command changed", "$ " + cmd, "deleted   keep.txt", "added     new.txt", "+new", "changed   doc.md", "+more"} {
+				if !strings.Contains(stderr, want) {
+					t.Fatalf("the review lacks %q:\n%s", want, stderr)
+				}
+			}
+			after := fullListing(t, c.dir)
+			if answer == "y\n" {
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, stderr)
+				}
+				if _, ok := after["new.txt"]; !ok || after["keep.txt"] != "" {
+					t.Fatalf("accepted changes did not land: %v", after)
+				}
+				return
+			}
+			if d := listingDiff(after, before); d != "" {
+				t.Fatalf("%q: the tree changed:\n%s", answer, d)
+			}
+			if answer == "n\n" {
+				reqs := srv.Requests()
+				if len(reqs) < 2 || !strings.Contains(fmt.Sprint(reqs[1].Chat.Messages), "The user did not apply this command's changes") {
+					t.Fatalf("the model was not told: %+v", reqs)
+				}
+			}
+		})
+	}
+}
+
+// A bg process runs on the tree itself (the watcher's path) and writes a
+// file that a bash command, running over its overlay at the same time,
+// writes too: the bg version stays, the command's is kept aside and the
+// model is told; a rewind of the turn undoes both.
+func TestBgWritesWhileACommandRunsOverItsOverlay(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("commands over an overlay need root here")
+	}
+	// The two meet through files outside the working directory: an
+	// overlay may not show entries added to its lower layer after it
+	// looked them up.
+	marks := t.TempDir()
+	bg := fmt.Sprintf(`while [ ! -e %s/started ]; do sleep 0.02; done; echo from-bg > shared.txt; echo bg > bg.txt; touch %s/written`, marks, marks)
+	bash := fmt.Sprintf(`echo from-bash > shared.txt && touch %s/started && while [ ! -e %s/written ]; do sleep 0.02; done; echo x > b.txt`, marks, marks)
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bg", mustJSON(t, map[string]string{"action": "start", "command": bg}))}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c2", "bash", fmt.Sprintf("{\"command\":%q}", bash))}},
+		providertest.Reply{Text: "done"},
+	)
+	c := newCLI(t, srv)
+	c.write("shared.txt", "seed\n")
+	before := fullListing(t, c.dir)
+	if code, _, stderr := c.main("", "go"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if data, _ := os.ReadFile(filepath.Join(c.dir, "shared.txt")); string(data) != "from-bg\n" {
+		t.Fatalf("shared.txt = %q: the other writer's version must stay", data)
+	}
+	if _, err := os.Stat(filepath.Join(c.dir, "b.txt")); err != nil {
+		t.Fatalf("the command's other change was not applied: %v", err)
+	}
+	reqs := srv.Requests()
+	if got := fmt.Sprint(reqs[len(reqs)-1].Chat.Messages); !strings.Contains(got, "Not applied: shared.txt (the command's version is in ") {
+		t.Fatalf("the model was not told of the conflict: %s", got)
+	}
+	out := c.rewind(sessionID(t, c), "--turn", "1", "--files-only")
+	if d := listingDiff(fullListing(t, c.dir), before); d != "" {
+		t.Fatalf("after the rewind:\n%s\n%s", d, out)
+	}
+}
+
+// A command that changes nothing leaves nothing behind: no transaction
+// directory, nothing pending.
+func TestCommandThatChangesNothingLeavesNoTransaction(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("commands over an overlay need root here")
+	}
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"ls -la && cat a.txt"}`)}},
+		providertest.Reply{Text: "done"},
+	)
+	c := newCLI(t, srv)
+	c.write("a.txt", "a\n")
+	if code, _, stderr := c.main("", "look"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	entries, _ := os.ReadDir(filepath.Join(c.dir, ".tiny-agent", "checkpoints", "tx"))
+	for _, e := range entries {
+		if e.Name() != "pending" {
+			t.Fatalf("a transaction directory was left: %s", e.Name())
+		}
+	}
+	if pending, _ := os.ReadDir(filepath.Join(c.dir, ".tiny-agent", "checkpoints", "tx", "pending")); len(pending) != 0 {
+		t.Fatalf("pending: %v", pending)
+	}
+	if len(entries) == 0 {
+		t.Fatal("no transaction ran at all")
+	}
+}
+
+// The originals a transaction keeps count against TINY_CHECKPOINT_CAP:
+// past it, the oldest transactions go with the oldest checkpoints, and a
+// rewind that needed them says so.
+func TestKeptOriginalsAreEvictedPastTheCap(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("commands over an overlay need root here")
+	}
+	var replies []providertest.Reply
+	for i := 1; i <= 3; i++ {
+		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall(fmt.Sprintf("c%d", i), "bash", fmt.Sprintf(`{"command":"rm big%d"}`, i))}})
+	}
+	srv := providertest.New(t, append(replies, providertest.Reply{Text: "done"})...)
+	c := newCLI(t, srv)
+	c.env["TINY_CHECKPOINT_CAP"] = "250KiB"
+	for i := 1; i <= 3; i++ {
+		c.write(fmt.Sprintf("big%d", i), strings.Repeat(fmt.Sprint(i), 100<<10))
+	}
+	if code, _, stderr := c.main("", "delete them"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	entries, _ := os.ReadDir(filepath.Join(c.dir, ".tiny-agent", "checkpoints", "tx"))
+	var kept []string
+	for _, e := range entries {
+		if e.Name() != "pending" {
+			kept = append(kept, e.Name())
+		}
+	}
+	if len(kept) != 2 {
+		t.Fatalf("%d transactions kept, want the newest 2 (100 KiB each under a 250 KiB cap)", len(kept))
+	}
+	// The turn's first checkpoint is gone, so nothing is known of the
+	// tree before it: the rewind puts nothing back and says why.
+	out := c.rewind(sessionID(t, c), "--turn", "1", "--files-only")
+	if !strings.Contains(out, "(dropped to keep the checkpoint store under its cap): what it changed cannot be put back") {
+		t.Fatalf("the rewind does not say what was dropped:\n%s", out)
 	}
 }

@@ -130,9 +130,16 @@ func (t *Tx) Orig(path string) string {
 }
 
 // Discard drops the command's changes (a review that was denied) and
-// ends the transaction; the tree is untouched.
-func (t *Tx) Discard() error {
+// ends the transaction: its directory goes, the tree is untouched.
+func (t *Tx) Discard() error { return t.Remove() }
+
+// Remove ends a transaction that changed nothing (or whose changes are
+// dropped) and removes its directory.
+func (t *Tx) Remove() error {
 	err := t.removeLayers()
+	if err == nil {
+		err = os.RemoveAll(t.Dir)
+	}
 	t.finish()
 	return err
 }
@@ -151,6 +158,7 @@ func (t *Tx) removeLayers() error {
 // removeAll is os.RemoveAll that first makes directories writable: the
 // kernel leaves work/work with mode 000.
 func removeAll(dir string) error {
+	os.Chmod(filepath.Join(dir, "work"), 0o700) // the kernel's work/work
 	if err := os.RemoveAll(dir); err == nil {
 		return nil
 	}
@@ -178,7 +186,11 @@ func Options(lower, upper, work string, userNS bool) (string, error) {
 	// upper layer and every renamed directory is a copy, so the upper
 	// layer alone says what changed. userxattr implies both (and refuses
 	// redirect_dir=off said again).
-	opts := "lowerdir=" + lower + ",upperdir=" + upper + ",workdir=" + work + ",index=off"
+	// volatile: no sync of the upper file system when the namespace
+	// ends (measured: 9.6 ms of every command, against 0.8 ms). A SIGKILL
+	// of tiny-go loses nothing (the page cache stays); a power cut during
+	// a command may lose what it wrote.
+	opts := "lowerdir=" + lower + ",upperdir=" + upper + ",workdir=" + work + ",index=off,volatile"
 	if userNS {
 		opts += ",userxattr"
 	} else {

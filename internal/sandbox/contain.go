@@ -220,12 +220,12 @@ func unwrapErrno(err error) error {
 // SysProcAttr (process group or session, Pdeathsig) applies to the init,
 // which becomes the command: what the caller signals and waits for.
 func (c *containment) wrap(cmd *exec.Cmd) error {
-	return c.wrapInit(cmd, c.initPath, nsinit.Argv0)
+	return c.wrapInit(cmd, "")
 }
 
-// wrapInit is wrap through the init at initPath started as argv0 with
-// extra arguments after the state directory (overlay.go).
-func (c *containment) wrapInit(cmd *exec.Cmd, initPath, argv0 string, extra ...string) error {
+// wrapInit is wrap with form after the descriptor digit and extra
+// arguments after the state directory (overlay.go).
+func (c *containment) wrapInit(cmd *exec.Cmd, form string, extra ...string) error {
 	if cmd.Err != nil {
 		return nil // Start reports it
 	}
@@ -239,9 +239,9 @@ func (c *containment) wrapInit(cmd *exec.Cmd, initPath, argv0 string, extra ...s
 		return errors.New("sandbox: too many ExtraFiles for the namespace init")
 	}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, c.ruleset)
-	args := append([]string{argv0, string(rune('0' + fd)), c.stateDir}, extra...)
+	args := append([]string{nsinit.Argv0, string(rune('0'+fd)) + form, c.stateDir}, extra...)
 	args = append(append(args, cmd.Path), cmd.Args...)
-	cmd.Path, cmd.Args = initPath, args
+	cmd.Path, cmd.Args = c.initPath, args
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}

@@ -37,10 +37,10 @@ func (s *Sandbox) OverlayRefusal() error {
 }
 
 // StartOverlay is Start with ov mounted over ov.Lower in the command's
-// mount namespace, before it is confined. The init is tiny-go's own binary
-// (the static one mounts nothing but /proc and the state directory). An
-// init that cannot mount exits with nsinit.ExitSetup and one line on
-// standard error; the command then never ran.
+// mount namespace, before it is confined, by the init (the static one
+// where there is one). An init that cannot mount exits with
+// nsinit.ExitSetup and one line on standard error; the command then never
+// ran.
 func (s *Sandbox) StartOverlay(cmd *exec.Cmd, ov Overlay) error {
 	if err := s.OverlayRefusal(); err != nil {
 		return err
@@ -50,7 +50,7 @@ func (s *Sandbox) StartOverlay(cmd *exec.Cmd, ov Overlay) error {
 	if err != nil {
 		return err
 	}
-	if err := c.wrapInit(cmd, "/proc/self/exe", nsinit.Argv0Overlay, ov.Lower, opts); err != nil {
+	if err := c.wrapInit(cmd, nsinit.OverlayForm, ov.Lower, opts); err != nil {
 		return err
 	}
 	if c.userNS {

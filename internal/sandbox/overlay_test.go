@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/overlay"
 )
@@ -37,7 +38,7 @@ func overlayRun(base string) string {
 		return "error=" + err.Error()
 	}
 	defer sb.Close()
-	fmt.Fprintf(&b, "warning=%s\nrefusal=%v\n", warning, sb.OverlayRefusal())
+	fmt.Fprintf(&b, "warning=%s\nrefusal=%v\nstatic=%v\n", warning, sb.OverlayRefusal(), sb.spawner.cont.program != nil)
 	tx, err := overlay.Begin(filepath.Join(work, ".tiny-agent", "tx"), work, "t1")
 	if err != nil {
 		return b.String() + "error=" + err.Error()
@@ -74,7 +75,7 @@ func checkOverlayRun(t *testing.T, out string, uid int) {
 		got[k] = v
 	}
 	t.Logf("%s", out)
-	for k, want := range map[string]string{"exit": "<nil>", "apply": "<nil>", "new": "new", "oldGone": "true", "subMode": "-rwx------", "tx": "t1", "old": "cat: old.txt: No such file or directory", "uid": fmt.Sprint(uid), "refusal": "<nil>"} {
+	for k, want := range map[string]string{"static": fmt.Sprint(!goInitOnly), "exit": "<nil>", "apply": "<nil>", "new": "new", "oldGone": "true", "subMode": "-rwx------", "tx": "t1", "old": "cat: old.txt: No such file or directory", "uid": fmt.Sprint(uid), "refusal": "<nil>"} {
 		if got[k] != want {
 			t.Errorf("%s = %q, want %q", k, got[k], want)
 		}
@@ -95,11 +96,13 @@ func TestCommandOverOverlay(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the root case; TestCommandOverOverlayInUserNamespace covers the rest")
 	}
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkOverlayRun(t, overlayRun(base), 0)
+	forEachInit(t, func(t *testing.T) {
+		base, err := filepath.EvalSymlinks(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkOverlayRun(t, overlayRun(base), 0)
+	})
 }
 
 // The same as an unprivileged user: the command's user namespace mounts
@@ -109,6 +112,10 @@ func TestCommandOverOverlayInUserNamespace(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to become another user")
 	}
+	forEachInit(t, testOverlayInUserNamespace)
+}
+
+func testOverlayInUserNamespace(t *testing.T) {
 	const nobody = 65534
 	base, err := os.MkdirTemp("", "sandbox-overlay-")
 	if err != nil {
@@ -129,10 +136,67 @@ func TestCommandOverOverlayInUserNamespace(t *testing.T) {
 	}
 	cmd := exec.Command(bin)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}}
-	cmd.Env = []string{"SANDBOX_TEST_OVERLAY=" + base, "PATH=" + os.Getenv("PATH")}
+	cmd.Env = []string{"SANDBOX_TEST_OVERLAY=" + base, "PATH=" + os.Getenv("PATH"), fmt.Sprintf("SANDBOX_TEST_GOINIT=%v", goInitOnly)}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
 	checkOverlayRun(t, string(out), nobody)
+}
+
+// BenchmarkStartOverlay: `sh -c :` through the init, with and without an
+// overlay of the working directory (the mount, and its teardown with the
+// namespace, are the difference).
+func BenchmarkStartOverlay(b *testing.B) {
+	if os.Geteuid() != 0 || ABI() == 0 {
+		b.Skip("needs root and Landlock")
+	}
+	work := b.TempDir()
+	sb, _, err := New(Policy{WorkDir: work, Getenv: func(string) string { return "" }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sb.Close()
+	n := 0
+	var phases [3]time.Duration
+	for _, ov := range []bool{false, true} {
+		b.Run(map[bool]string{false: "plain", true: "overlay"}[ov], func(b *testing.B) {
+			for b.Loop() {
+				n++
+				i := n
+				cmd := exec.Command("/bin/sh", "-c", ":")
+				cmd.Dir = work
+				cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+				var err error
+				if ov {
+					t0 := time.Now()
+					tx, berr := overlay.Begin(filepath.Join(work, ".tiny-agent", "tx"), work, fmt.Sprint("t", i))
+					if berr != nil {
+						b.Fatal(berr)
+					}
+					t1 := time.Now()
+					err = sb.StartOverlay(cmd, Overlay{Lower: work, Upper: tx.Upper(), Work: tx.Work()})
+					if err == nil {
+						err = cmd.Wait()
+					}
+					t2 := time.Now()
+					tx.Discard()
+					phases[0] += t1.Sub(t0)
+					phases[1] += t2.Sub(t1)
+					phases[2] += time.Since(t2)
+				} else if err = sb.Start(cmd); err == nil {
+					err = cmd.Wait()
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			if ov {
+				b.ReportMetric(float64(phases[0].Microseconds())/float64(b.N), "begin-µs/op")
+				b.ReportMetric(float64(phases[1].Microseconds())/float64(b.N), "run-µs/op")
+				b.ReportMetric(float64(phases[2].Microseconds())/float64(b.N), "discard-µs/op")
+				phases = [3]time.Duration{}
+			}
+		})
+	}
 }

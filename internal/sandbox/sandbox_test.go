@@ -20,6 +20,7 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	if base := os.Getenv("SANDBOX_TEST_OVERLAY"); base != "" {
+		goInitOnly = os.Getenv("SANDBOX_TEST_GOINIT") == "true"
 		fmt.Print(overlayRun(base))
 		os.Exit(0)
 	}

@@ -46,6 +46,7 @@ type bashTool struct {
 	sandbox *sandbox.Sandbox
 	procs   *procs.Tracker
 	txns    Transactions // nil: commands run on the tree itself
+	review  Reviewer     // nil: a transaction's changes apply without asking
 }
 
 func (bashTool) Definition() Definition {
@@ -94,6 +95,13 @@ func (t bashTool) Run(ctx context.Context, args jsontext.Value) Result {
 		tx = t.txns.For(ctx)
 	}
 	end, err := runShell(ctx, t.sandbox, t.procs, t.workDir, t.env, command, timeout, capture, overlayOf(tx))
+	if ok, rerr := review(ctx, t.review, command, tx); !ok {
+		text := capture.render() + rejected
+		if rerr != nil {
+			text += fmt.Sprintf(" (%v)", rerr)
+		}
+		return Result{Content: text, IsError: true}
+	}
 	note := commitNote(tx)
 	if err != nil {
 		return Result{Content: fmt.Sprintf("Cannot run sh: %v", err) + note, IsError: true}

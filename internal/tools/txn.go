@@ -25,6 +25,35 @@ type Transaction interface {
 	// the paths another program changed meanwhile, left as that program
 	// left them, each with where the command's version was kept.
 	Commit() (conflicts []string, err error)
+	// Discard drops the command's changes; the tree is untouched.
+	Discard() error
+	// Preview describes the command's changes, for a review; empty when
+	// there are none.
+	Preview() ([]string, error)
+}
+
+// Reviewer shows a command's changes (Transaction.Preview) and answers
+// whether they are to be applied (--approval review).
+type Reviewer func(ctx context.Context, command string, changes []string) (apply bool, err error)
+
+// rejected is the result's note for changes the user did not apply.
+const rejected = "\n\nThe user did not apply this command's changes: the working directory is as it was before the command."
+
+// review asks about tx's changes when there is a reviewer and something
+// changed; false means they were discarded.
+func review(ctx context.Context, r Reviewer, command string, tx Transaction) (bool, error) {
+	if r == nil || tx == nil {
+		return true, nil
+	}
+	lines, err := tx.Preview()
+	if err != nil || len(lines) == 0 {
+		return true, err
+	}
+	ok, err := r(ctx, command, lines)
+	if err != nil || !ok {
+		return false, tx.Discard()
+	}
+	return true, nil
 }
 
 type callIDKey struct{}

@@ -33,22 +33,24 @@ import (
 // Argv0 marks the init.
 const Argv0 = "tiny-go-nsinit"
 
-// Argv0Overlay marks the init of a command that runs over an overlay of
-// its working directory (overlay.go):
+// OverlayForm follows the descriptor digit in the init of a command that
+// runs over an overlay of its working directory:
 //
-//	argv: Argv0Overlay <fd> <state dir or ""> <lower> <mount options> <path> <argv...>
-const Argv0Overlay = "tiny-go-nsinit-overlay"
+//	argv: Argv0 <fd>o <state dir or ""> <lower> <mount options> <path> <argv...>
+const OverlayForm = "o"
 
 // ExitSetup is the status of an init that could not set up.
 const ExitSetup = 125
 
 func init() {
 	if len(os.Args) >= 5 && os.Args[0] == Argv0 {
+		if a := os.Args[1:]; len(a[0]) == 2 && a[0][1:] == OverlayForm {
+			if len(a) < 6 {
+				fail("bad arguments", syscall.EINVAL)
+			}
+			runOverlay(a[0][:1], a[1], a[2], a[3], a[4], a[5:])
+		}
 		run(os.Args[1:])
-	}
-	if len(os.Args) >= 7 && os.Args[0] == Argv0Overlay {
-		a := os.Args[1:]
-		runOverlay(a[0], a[1], a[2], a[3], a[4], a[5:])
 	}
 }
 
