@@ -310,6 +310,7 @@ func (r *Recorder) BeforeEffect(ctx context.Context, toolStartedID, tool string,
 	if tool == "read" {
 		return func() {}
 	}
+	r.store.protect.Do(r.store.protectStateDir)
 	if after, ok := r.beginTx(toolStartedID, tool, Beyond(r.store.Cwd(), tool, args)); ok {
 		return after
 	}

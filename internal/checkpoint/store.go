@@ -125,6 +125,9 @@ type Store struct {
 	lazy     bool
 	lazyOnce sync.Once
 	lazyWarn func(string)
+	// protect makes .tiny-agent survive git clean, once, before the first
+	// effect (protect.go), not at start-up.
+	protect sync.Once
 	warn     func(string)
 	warned   atomic.Bool
 }
@@ -148,7 +151,6 @@ func Open(cwd string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("checkpoints: %w", err)
 		}
 		s.git = g
-		s.protectStateDir()
 	}
 	return s, nil
 }

@@ -149,6 +149,9 @@ func TestRewindDestructiveTurnOnTheWatcherPath(t *testing.T) {
 	if strings.Contains(out, "  skip ") {
 		t.Errorf("the rewind skipped something:\n%s", out)
 	}
+	// .tiny-agent survived git clean -fdx as a nested repository that
+	// git add -A and git status do not meet.
+	checkpointtest.Sh(t, c.dir, "git add -A --dry-run >/dev/null && ! git status --porcelain | grep -q tiny-agent")
 	// The objects the turn dropped are kept reachable from a gc.
 	checkpointtest.Sh(t, c.dir, "git reflog expire --expire=now --all && git gc -q --prune=now && git fsck --no-dangling --connectivity-only")
 }
