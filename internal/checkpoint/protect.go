@@ -23,15 +23,16 @@ func (s *Store) protectStateDir() {
 	}
 	state := filepath.Join(s.cwd, stateDirName)
 	marker := filepath.Join(state, ".git")
-	if _, err := os.Lstat(filepath.Join(marker, "HEAD")); err == nil {
-		return
-	}
 	w, _ := s.gitDirs()
 	if w.off != "" {
 		return
 	}
-	if err := s.userGitQuiet("check-ignore", "-q", "--no-index", stateDirName+"/"); err == nil {
-		s.markNested(state, marker) // ignored already: the user's rules keep git add away
+	// Checked once per process, marker or not: a nested repository that
+	// no rule ignores would make the user's git add -A fail. No trailing
+	// slash: ".tiny-agent/" would ask about its contents, which its own
+	// .gitignore ignores.
+	if err := s.userGitQuiet("check-ignore", "-q", "--no-index", stateDirName); err == nil {
+		s.markNested(state, marker) // ignored: the user's rules keep git add away
 		return
 	}
 	exclude := filepath.Join(w.commonDir, "info", "exclude")
@@ -46,6 +47,7 @@ func (s *Store) protectStateDir() {
 		}
 		data = append(data, "# tiny-go's state (sessions, checkpoints): never in version control\n"+line+"\n"...)
 		if os.MkdirAll(filepath.Dir(exclude), 0o755) != nil || writeAtomic(exclude, data, 0o644, false) != nil {
+			os.RemoveAll(marker) // unprotected rather than in git add's way
 			return
 		}
 	}
@@ -54,6 +56,9 @@ func (s *Store) protectStateDir() {
 
 // markNested makes .tiny-agent a nested repository: HEAD, objects/, refs/.
 func (s *Store) markNested(state, marker string) {
+	if _, err := os.Lstat(filepath.Join(marker, "HEAD")); err == nil {
+		return
+	}
 	for _, d := range []string{"objects", "refs"} {
 		if _, err := ensureDirs(state, ".git", d); err != nil {
 			return

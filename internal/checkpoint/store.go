@@ -128,8 +128,8 @@ type Store struct {
 	// protect makes .tiny-agent survive git clean, once, before the first
 	// effect (protect.go), not at start-up.
 	protect sync.Once
-	warn     func(string)
-	warned   atomic.Bool
+	warn    func(string)
+	warned  atomic.Bool
 }
 
 // Open opens (creating it when needed) the checkpoint store of cwd. The

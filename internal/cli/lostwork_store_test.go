@@ -247,3 +247,25 @@ func TestDeletedNodeModulesIsMovedNotCopied(t *testing.T) {
 		t.Fatalf("after the rewind: %v", got)
 	}
 }
+
+// The nested-repository marker never gets in the way of git add -A: a
+// user who drops tiny-go's line from .git/info/exclude gets it back at
+// the next run.
+func TestStateDirStaysOutOfGitAdd(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	c := newCLI(t, providertest.New(t, bashCall(t, "git clean -fdxq"), providertest.Reply{Text: "done"}, bashCall(t, "true"), providertest.Reply{Text: "done"}))
+	c.env["TINY_OVERLAY"] = "off" // git clean runs on the tree itself
+	checkpointtest.Sh(t, c.dir, "git init -q && echo a > a && git add a && git commit -qm one")
+	for i := range 2 {
+		if code, _, stderr := c.main("", "run "+strconv.Itoa(i)); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if len(c.sessions()) != i+1 {
+			t.Fatalf("run %d: git clean -fdx took the sessions: %v", i, c.sessions())
+		}
+		checkpointtest.Sh(t, c.dir, "git add -A --dry-run && ! git status --porcelain | grep -q tiny-agent")
+		checkpointtest.Sh(t, c.dir, ": > .git/info/exclude") // the user drops the line
+	}
+}
