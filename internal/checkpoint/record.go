@@ -180,7 +180,7 @@ func (s *Store) fullSnapshotLocked(ctx context.Context) Record {
 		}
 		rec := Record{Tree: schemeGit + oid, Files: unreadable, Bytes: max(0, s.gitSizer.size(objects)-before)}
 		s.accountLocked(rec.Bytes)
-		return rec
+		return s.withIgnoredLocked(ctx, rec) // ignored.go
 	}
 	h, added, err := s.plainSnapshot(ctx)
 	s.accountLocked(added)

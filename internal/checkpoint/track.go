@@ -189,9 +189,6 @@ func (s *Store) baselineLocked(ctx context.Context) Record {
 	if rec.Missing != "" {
 		return rec
 	}
-	if s.git != nil {
-		rec = s.withIgnoredLocked(ctx, rec)
-	}
 	tr.all = rec.All
 	var files map[string]File
 	var err error
