@@ -96,7 +96,7 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 		return nil // abort is durable; the planner writes the aborted result
 	}
 	r.ownTools[p.ToolStartedID] = info
-	pctx = tools.WithStartedID(pctx, p.ToolStartedID)
+	pctx = tools.WithStartedID(pctx, p.ToolStartedID) // a subagent and a command's transaction are keyed by it
 	afterEffect := a.beforeEffect(pctx, p.ToolStartedID, p.ToolName, started.Arguments)
 	begin := a.cfg.Now()
 	res := runTool(pctx, tool, started.Arguments)

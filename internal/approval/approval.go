@@ -28,15 +28,19 @@ const (
 	// hooks see as permission_mode): read, and bash with the tree
 	// read-only; every other call is refused (planmode).
 	Plan Mode = "plan"
+	// Review is Ask, except that a command runs first, against a private
+	// view of the tree, and its changes are shown and applied only when
+	// accepted (review.go).
+	Review Mode = "review"
 )
 
 // ParseMode validates a --approval value.
 func ParseMode(s string) (Mode, error) {
 	switch m := Mode(strings.TrimSpace(s)); m {
-	case Ask, Auto, Plan:
+	case Ask, Auto, Plan, Review:
 		return m, nil
 	}
-	return "", fmt.Errorf("--approval must be ask, auto or plan, not %q", s)
+	return "", fmt.Errorf("--approval must be ask, auto, plan or review, not %q", s)
 }
 
 // Choice is the user's answer to one prompt.
@@ -90,6 +94,10 @@ type Gate struct {
 	// RulesFile); the file is made on the first "a".
 	journal *store.Journal
 
+	// reviewed, when set and true, lets built-in bash calls run without
+	// asking: their changes are reviewed after (--approval review).
+	reviewed func() bool
+
 	mu    sync.Mutex
 	rules map[string]bool // what "a" allowed for the session (see call.rules)
 }
@@ -104,7 +112,7 @@ func NewGate(workDir string, ask AskFunc) *Gate {
 // Approve implements agent.ApproveFunc.
 func (g *Gate) Approve(ctx context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
 	c := classify(req, g.workDir)
-	if c.harmless || g.allowed(c.rules) {
+	if c.harmless || g.allowed(c.rules) || g.reviewsAfter(req) {
 		return agent.Approval{Allow: true}, nil
 	}
 	c.prompt.Recovery = req.Recovery

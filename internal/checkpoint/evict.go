@@ -66,7 +66,7 @@ func (s *Store) applyCutoff(recs []Record) []Record {
 	out := make([]Record, len(recs))
 	for i, r := range recs {
 		if r.At < cut {
-			r.Tree = ""
+			r.Tree, r.Git = "", ""
 			if r.Tool == "write" || r.Tool == "edit" || r.Rewind != "" {
 				files := make([]File, len(r.Files))
 				for j, f := range r.Files {
@@ -158,6 +158,9 @@ func (s *Store) sweep(ctx context.Context, recs []Record, cut int64) error {
 		for _, f := range r.Files {
 			live[f.Hash] = true
 		}
+		if r.Git != "" {
+			s.markGitState(r.Git, live)
+		}
 		switch {
 		case strings.HasPrefix(r.Tree, "plain:"):
 			s.markManifest(strings.TrimPrefix(r.Tree, "plain:"), live)
@@ -169,6 +172,9 @@ func (s *Store) sweep(ctx context.Context, recs []Record, cut int64) error {
 		s.markManifest(strings.TrimSpace(string(h)), live)
 	}
 	if err := sweepDir(filepath.Join(s.root, "objects"), func(name string) bool { return live[schemeSHA+name] }); err != nil {
+		return err
+	}
+	if err := s.sweepTx(recs, cut); err != nil { // tx.go
 		return err
 	}
 	if s.git == nil {

@@ -154,10 +154,13 @@ func (g *gitRepo) snapshot(ctx context.Context, maxObject int64) (string, []File
 	os.Remove(g.index + ".lock")
 	if !g.seeded {
 		// Tracked files that match an ignore rule are still part of the
-		// tree: start from HEAD's index entries. A repository without a
-		// commit starts empty.
-		if _, _, err := g.run(ctx, nil, "read-tree", "HEAD"); err != nil {
-			os.Remove(g.index)
+		// tree: start from the user's index (whose stat data spares
+		// hashing every unchanged file, seedIndex) or HEAD's entries. A
+		// repository without a commit starts empty.
+		if !g.seedIndex(ctx) {
+			if _, _, err := g.run(ctx, nil, "read-tree", "HEAD"); err != nil {
+				os.Remove(g.index)
+			}
 		}
 		g.seeded = true
 	}

@@ -30,6 +30,9 @@ type File struct {
 	Hash string `json:"hash,omitempty"`
 	Mode uint32 `json:"mode,omitempty"` // permission bits
 	Link bool   `json:"link,omitempty"`
+	// Dir is a directory (recorded by command transactions: empty
+	// directories and directory modes come back too).
+	Dir bool `json:"dir,omitempty"`
 	// Missing says why the content was not kept ("larger than 64.0 MiB",
 	// "unreadable: permission denied"); Hash is then empty.
 	Missing string `json:"missing,omitempty"`
@@ -56,10 +59,21 @@ type Record struct {
 	// Tree is "git:<tree oid>" or "plain:<manifest hash>".
 	Tree  string `json:"tree,omitempty"`
 	Files []File `json:"files,omitempty"`
+	// Tx names the transaction a command ran as (tx.go): its states are
+	// beside it in the store, not in the record.
+	Tx string `json:"tx,omitempty"`
 	// Missing says why no snapshot could be taken; the record then
 	// covers nothing.
 	Missing string `json:"missing,omitempty"`
 	Bytes   int64  `json:"bytes,omitempty"` // bytes this record added to the store
+	// Git names the blob of the repository's state (HEAD, refs, stash
+	// list, index; gitstate.go) of a tree record in a git work tree.
+	Git string `json:"git,omitempty"`
+	// All says the tree covers git-ignored files too.
+	All bool `json:"all,omitempty"`
+	// Beyond names, in a before record, what the effect may do that no
+	// rewind can undo, one line per kind (beyond.go).
+	Beyond []string `json:"beyond,omitempty"`
 }
 
 // Key is what pairs a before record with its after record.
@@ -131,6 +145,7 @@ func AppendRecords(w io.Writer, recs ...Record) error {
 // cannot be taken is returned as a record with Missing set, never as an
 // error: the effect still runs, and the rewind says what it cannot undo.
 func (s *Store) Snapshot(ctx context.Context) Record {
+	s.startLazy()
 	if s.tr != nil {
 		// The baseline is taken in the background: an effect waits for
 		// it rather than run unprotected.
@@ -165,7 +180,7 @@ func (s *Store) fullSnapshotLocked(ctx context.Context) Record {
 		}
 		rec := Record{Tree: schemeGit + oid, Files: unreadable, Bytes: max(0, s.gitSizer.size(objects)-before)}
 		s.accountLocked(rec.Bytes)
-		return rec
+		return s.withIgnoredLocked(ctx, rec) // ignored.go
 	}
 	h, added, err := s.plainSnapshot(ctx)
 	s.accountLocked(added)
@@ -189,6 +204,9 @@ func (s *Store) SnapshotFiles(paths ...string) Record {
 	defer unlock()
 	for _, p := range paths {
 		f, data, err := s.stat(p)
+		if f.Dir {
+			f.Dir, f.Missing = false, "a directory"
+		}
 		if err == nil && !f.Absent && f.Missing == "" {
 			h, n, perr := s.putBlob(data)
 			if perr != nil {
@@ -226,7 +244,7 @@ func (s *Store) stat(path string) (File, []byte, error) {
 		t, rerr := os.Readlink(abs)
 		data, err = []byte(t), rerr
 	case fi.IsDir():
-		f.Missing = "a directory"
+		f.Dir = true
 		return f, nil, nil
 	case fi.Size() > s.opts.MaxFileSize:
 		err = errTooLarge
@@ -268,6 +286,7 @@ func (s *Store) Rel(path string) string {
 // effect is about to start and an after record when it ended.
 type Recorder struct {
 	store *Store
+	tx    *txMode // nil: commands are snapshotted (tx_recorder.go)
 	mu    sync.Mutex
 	index io.Writer // the session's checkpoints.jsonl, opened for append
 	now   func() time.Time
@@ -292,6 +311,10 @@ func (r *Recorder) BeforeEffect(ctx context.Context, toolStartedID, tool string,
 	if tool == "read" {
 		return func() {}
 	}
+	r.store.protect.Do(r.store.protectStateDir)
+	if after, ok := r.beginTx(toolStartedID, tool, Beyond(r.store.Cwd(), tool, args)); ok {
+		return after
+	}
 	take := func() Record { return r.store.Snapshot(ctx) }
 	if tool == "write" || tool == "edit" {
 		var a struct {
@@ -305,6 +328,24 @@ func (r *Recorder) BeforeEffect(ctx context.Context, toolStartedID, tool string,
 			path = r.store.Rel(resolved) // write and edit write through a symlink
 		}
 		take = func() Record { return r.store.SnapshotFiles(path) }
+	}
+	if tool != "write" && tool != "edit" {
+		// A command may change the repository too (gitstate.go), and
+		// what it does beyond the machine is named (beyond.go).
+		tree := take
+		var before *repoState
+		first := true
+		take = func() Record {
+			rec := tree()
+			st := r.store.recordGit(ctx, &rec)
+			if first {
+				before, first = st, false
+				rec.Beyond = Beyond(r.store.Cwd(), tool, args)
+			} else {
+				r.store.keepDropped(ctx, before, st)
+			}
+			return rec
+		}
 	}
 	before := take()
 	r.append(before, toolStartedID, tool, PhaseBefore)

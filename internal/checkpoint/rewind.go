@@ -38,9 +38,11 @@ type Skip struct {
 
 // Plan is what a rewind will do.
 type Plan struct {
-	Actions  []Action `json:"actions"`
-	Skipped  []Skip   `json:"skipped,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	Actions []Action `json:"actions"`
+	// Git puts the repository's refs, HEAD, stash list and index back.
+	Git      []GitAction `json:"git,omitempty"`
+	Skipped  []Skip      `json:"skipped,omitempty"`
+	Warnings []string    `json:"warnings,omitempty"`
 }
 
 // view is what one record says about paths. A snapshot's files are not
@@ -49,6 +51,7 @@ type Plan struct {
 // separate them (diffRefs), so a plan costs what changed, not the tree.
 type view struct {
 	tree    bool            // covers every (non-ignored) path of the working directory
+	all     bool            // covers the git-ignored paths too
 	ref     string          // the snapshot ("git:<oid>" or "plain:<hash>"); "" for a files record
 	files   map[string]File // the record's own files (they take precedence over ref)
 	missing string          // the snapshot could not be taken
@@ -61,7 +64,7 @@ func newView(rec Record) *view {
 		v.tree, v.missing = true, rec.Missing
 		return v
 	case rec.Tree != "":
-		v.tree, v.ref = true, rec.Tree
+		v.tree, v.ref, v.all = true, rec.Tree, rec.All
 	}
 	for _, f := range rec.Files {
 		v.files[f.Path] = f
@@ -126,6 +129,7 @@ type planner struct {
 	candidates map[string]bool
 	gitKnown   map[string]map[string]*File // git tree -> path -> state (nil: absent)
 	current    *view                       // a fresh snapshot, taken when an effect has no after record
+	txDirs     map[string]bool             // directories transactions recorded: snapshots (files only) do not know them
 	err        error                       // the first failed lookup
 }
 
@@ -162,7 +166,7 @@ func (p *planner) coveredBy(v *view, path string) (File, bool) {
 		}
 		return f, true
 	}
-	if !v.tree || filepath.IsAbs(path) || p.ignoredUnlessKnown(path) {
+	if !v.tree || filepath.IsAbs(path) || p.txDirs[path] || (!v.all && p.ignoredUnlessKnown(path)) {
 		return File{}, false
 	}
 	if v.missing != "" {
@@ -191,6 +195,9 @@ func (p *planner) ignoredUnlessKnown(path string) bool {
 }
 
 func (p *planner) isIgnored(path string) bool {
+	if path == ".git" || strings.HasPrefix(path, ".git/") {
+		return true // snapshots never hold it; transactions do
+	}
 	if p.s.git == nil {
 		return path == stateDirName || strings.HasPrefix(path, stateDirName+"/")
 	}
@@ -216,10 +223,17 @@ func (p *planner) isIgnored(path string) bool {
 // needs. Only two chains on different kinds of roots (a whole-tree scan
 // in between) are compared as whole lists.
 func (s *Store) PlanRewind(ctx context.Context, recs []Record, force bool) (*Plan, error) {
-	p := &planner{s: s, ctx: ctx, ignored: map[string]bool{}, inTree: map[string]bool{}, candidates: map[string]bool{}, gitKnown: map[string]map[string]*File{}}
+	if _, err := s.RecoverTx(); err != nil {
+		return nil, err
+	}
+	p := &planner{s: s, ctx: ctx, ignored: map[string]bool{}, inTree: map[string]bool{}, candidates: map[string]bool{}, gitKnown: map[string]map[string]*File{}, txDirs: map[string]bool{}}
 	plan, err := p.plan(recs, force)
 	if err == nil {
 		err = p.err
+	}
+	if err == nil {
+		err = s.planGit(ctx, s.applyCutoff(recs), force, plan)
+		plan.Warnings = append(plan.Warnings, beyondWarnings(recs)...)
 	}
 	if err != nil {
 		return nil, err
@@ -234,6 +248,12 @@ func (p *planner) plan(recs []Record, force bool) (*Plan, error) {
 	byKey := map[string]*pair{}
 	for _, rec := range s.applyCutoff(recs) {
 		v := newView(rec)
+		if rec.Tx != "" && rec.Missing == "" { // a dropped one says so (applyCutoff)
+			var err error
+			if v, err = p.txView(rec); err != nil {
+				return nil, err
+			}
+		}
 		if v.ref != "" {
 			p.trees = append(p.trees, v)
 		}
@@ -312,7 +332,7 @@ func (p *planner) plan(recs []Record, force bool) (*Plan, error) {
 			plan.Skipped = append(plan.Skipped, Skip{path, "its earlier content was not kept (" + target.Missing + ")"})
 			continue
 		}
-		if !target.Absent && !s.hasBlob(target.Hash) {
+		if !target.Absent && !target.Dir && !s.hasBlob(target.Hash) {
 			plan.Skipped = append(plan.Skipped, Skip{path, "its earlier content is no longer in the checkpoint store"})
 			continue
 		}
@@ -324,7 +344,7 @@ func (p *planner) plan(recs []Record, force bool) (*Plan, error) {
 			plan.Skipped = append(plan.Skipped, Skip{path, cur.Missing})
 			continue
 		}
-		if !cur.Absent {
+		if !cur.Absent && !cur.Dir {
 			cur.Hash = sha256Hash(data)
 		}
 		if s.same(cur, target) {
@@ -345,7 +365,7 @@ func (p *planner) plan(recs []Record, force bool) (*Plan, error) {
 		case cur.Absent:
 			op = OpCreate
 		}
-		if !cur.Absent {
+		if !cur.Absent && !cur.Dir {
 			// Keep what is overwritten: the rewind itself can be undone.
 			if _, _, err := s.putBlob(data); err != nil {
 				return nil, fmt.Errorf("keep %s before the rewind: %w", path, err)
@@ -366,7 +386,7 @@ func (p *planner) currentView(before *view) (*view, error) {
 			if err != nil {
 				return nil, err
 			}
-			if !f.Absent && f.Missing == "" {
+			if !f.Absent && !f.Dir && f.Missing == "" {
 				f.Hash = sha256Hash(data)
 			}
 			v.files[path] = f
@@ -428,6 +448,12 @@ func (s *Store) same(a, b File) bool {
 	if a.Absent || b.Absent {
 		return a.Absent == b.Absent
 	}
+	if a.Dir || b.Dir {
+		return a.Dir == b.Dir && a.Missing == "" && b.Missing == "" && a.Mode == b.Mode
+	}
+	if strings.HasPrefix(a.Hash, schemeTx) || strings.HasPrefix(b.Hash, schemeTx) {
+		return s.sameTx(a, b)
+	}
 	if a.Missing != "" || b.Missing != "" || a.Hash == "" || b.Hash == "" {
 		return false
 	}
@@ -469,6 +495,16 @@ func (p *Plan) Preview() Summary {
 	for _, a := range p.Actions {
 		s.add(a)
 	}
+	for _, a := range p.Git {
+		switch {
+		case a.From == "":
+			s.Created = append(s.Created, a.label())
+		case a.To == "":
+			s.Deleted = append(s.Deleted, a.label())
+		default:
+			s.Restored = append(s.Restored, a.label())
+		}
+	}
 	s.Skipped = append(s.Skipped, p.Skipped...)
 	s.Warnings = append(s.Warnings, p.Warnings...)
 	return s
@@ -500,7 +536,7 @@ func (s *Store) Apply(ctx context.Context, plan *Plan, force bool) (Summary, []A
 	var sum Summary
 	var done []Action
 	s.removeStaleTemps(plan.Actions)
-	for _, a := range plan.Actions {
+	for _, a := range applyOrder(plan.Actions) {
 		if err := ctx.Err(); err != nil {
 			return sum, done, err
 		}
@@ -508,7 +544,7 @@ func (s *Store) Apply(ctx context.Context, plan *Plan, force bool) (Summary, []A
 		if err != nil {
 			return sum, done, err
 		}
-		if !cur.Absent && cur.Missing == "" {
+		if !cur.Absent && !cur.Dir && cur.Missing == "" {
 			cur.Hash = s.hashLike(a.To.Hash, data)
 		}
 		switch {
@@ -528,6 +564,9 @@ func (s *Store) Apply(ctx context.Context, plan *Plan, force bool) (Summary, []A
 		}
 	}
 	s.pruneEmptied(done)
+	if err := s.applyGit(ctx, plan, force, &sum, len(done)); err != nil {
+		return sum, done, err
+	}
 	sum.Skipped = append(sum.Skipped, plan.Skipped...)
 	sum.Warnings = append(sum.Warnings, plan.Warnings...)
 	return sum, done, nil
@@ -556,7 +595,9 @@ func (s *Store) sameAsPlanned(cur, from File, data []byte) bool {
 	if cur.Missing != "" {
 		return false
 	}
-	cur.Hash = sha256Hash(data)
+	if !cur.Dir {
+		cur.Hash = sha256Hash(data)
+	}
 	return s.same(cur, from)
 }
 
@@ -569,6 +610,9 @@ func (s *Store) put(a Action) error {
 			return nil
 		}
 		return err
+	}
+	if a.To.Dir {
+		return putDir(abs, a.To.Mode)
 	}
 	data, err := s.readBlob(a.To.Hash)
 	if err != nil {
@@ -641,4 +685,36 @@ func (s *Store) removeStaleTemps(actions []Action) {
 			os.Remove(filepath.Join(dir, n))
 		}
 	}
+}
+
+// applyOrder is the order a rewind puts paths back in: deletions first,
+// deepest first (a directory the turn made is emptied before it goes, and
+// a file can come back where it stood), then the rest, parents first.
+func applyOrder(actions []Action) []Action {
+	out := make([]Action, 0, len(actions))
+	for i := len(actions) - 1; i >= 0; i-- {
+		if actions[i].Op == OpDelete {
+			out = append(out, actions[i])
+		}
+	}
+	for _, a := range actions {
+		if a.Op != OpDelete {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// putDir makes abs a directory with mode: what stands there instead (a
+// file or symlink) goes first.
+func putDir(abs string, mode uint32) error {
+	if fi, err := os.Lstat(abs); err == nil && !fi.IsDir() {
+		if err := os.Remove(abs); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return err
+	}
+	return os.Chmod(abs, fs.FileMode(mode).Perm())
 }

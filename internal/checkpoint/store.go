@@ -119,9 +119,17 @@ type Store struct {
 	// eviction.
 	approx int64
 
-	tr     *tracking // nil: every snapshot scans the tree
-	warn   func(string)
-	warned atomic.Bool
+	tr   *tracking // nil: every snapshot scans the tree
+	gitw gitWatch  // the newest recorded git state (gitstate.go)
+	// lazy: Track on the first tree snapshot (TrackLazily).
+	lazy     bool
+	lazyOnce sync.Once
+	lazyWarn func(string)
+	// protect makes .tiny-agent survive git clean, once, before the first
+	// effect (protect.go), not at start-up.
+	protect sync.Once
+	warn    func(string)
+	warned  atomic.Bool
 }
 
 // Open opens (creating it when needed) the checkpoint store of cwd. The
@@ -248,8 +256,11 @@ func (s *Store) putBlob(data []byte) (string, int64, error) {
 	return h, int64(len(data)), nil
 }
 
-// readBlob returns the bytes of a hash of either scheme.
+// readBlob returns the bytes of a hash of any scheme.
 func (s *Store) readBlob(h string) ([]byte, error) {
+	if strings.HasPrefix(h, schemeTx) {
+		return s.readTxBlob(h)
+	}
 	if oid, ok := strings.CutPrefix(h, schemeGit); ok {
 		if s.git == nil {
 			return nil, fmt.Errorf("blob %s needs a git work tree", h)
@@ -353,6 +364,14 @@ func (s *Store) maybeEvict(ctx context.Context) {
 
 // hasBlob reports whether the content of h can still be read.
 func (s *Store) hasBlob(h string) bool {
+	if strings.HasPrefix(h, schemeTx) {
+		p, err := s.txBlobPath(h)
+		if err != nil {
+			return false
+		}
+		_, err = os.Lstat(p)
+		return err == nil
+	}
 	if oid, ok := strings.CutPrefix(h, schemeGit); ok {
 		if s.git == nil {
 			return false
@@ -370,6 +389,7 @@ func (s *Store) hasBlob(h string) bool {
 
 // Close ends the helper process a git store may have started.
 func (s *Store) Close() error {
+	s.lazyOnce.Do(func() {}) // no tracking starts after Close
 	if s.tr != nil {
 		s.tr.stop() // a baseline still being taken is not needed
 		<-s.tr.ready

@@ -39,9 +39,11 @@ type tracking struct {
 	dirs  map[string]int          // files under each directory
 	multi map[string]bool         // files with more than one hard link
 	ino   map[string]uint64       // inode of each file, to find a new link's other names
-	// ignoredDirs are left out of the watches (git mode: ignored
-	// directories such as node_modules).
+	// ignoredDirs are left out of the watches (git mode when ignored
+	// files are not covered: directories such as node_modules).
 	ignoredDirs map[string]bool
+	// all: the snapshots cover git-ignored files too (ignored.go).
+	all bool
 }
 
 // spineEntry is one manifest of the chain of the newest tracked snapshot.
@@ -83,8 +85,16 @@ func (s *Store) Track(warn func(line string)) {
 			s.fellBack("cannot make its marker directory: " + err.Error())
 			return
 		}
-		tr.ignoredDirs = s.ignoredDirs()
-		t, err := watch.Start(s.cwd, syncDir, watch.Options{Skip: s.skipDir(tr.ignoredDirs), MaxWatches: s.opts.MaxWatches})
+		// Ignored files are covered (ignored.go): every directory is
+		// watched.
+		tr.ignoredDirs = map[string]bool{}
+		t, err := watch.Start(s.cwd, syncDir, watch.Options{Skip: s.skipDir(tr.ignoredDirs), MaxWatches: s.opts.MaxWatches, Context: ctx})
+		if ctx.Err() != nil {
+			if t != nil {
+				t.Close()
+			}
+			return
+		}
 		if err != nil {
 			s.fellBack(err.Error())
 			return
@@ -113,25 +123,6 @@ func (s *Store) skipDir(ignored map[string]bool) func(string) bool {
 	return func(rel string) bool {
 		return rel == stateDirName || rel == ".git" || strings.HasSuffix(rel, "/.git") || ignored[rel]
 	}
-}
-
-// ignoredDirs lists the directories git ignores (node_modules, build
-// output): they get no watches.
-func (s *Store) ignoredDirs() map[string]bool {
-	out := map[string]bool{}
-	if s.git == nil {
-		return out
-	}
-	data, _, err := s.git.run(context.Background(), nil, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
-	if err != nil {
-		return out
-	}
-	for _, p := range bytes.Split(data, []byte{0}) {
-		if d, ok := strings.CutSuffix(string(p), "/"); ok && d != "" {
-			out[d] = true
-		}
-	}
-	return out
 }
 
 // fellBack ends tracking and says so once.
@@ -198,6 +189,7 @@ func (s *Store) baselineLocked(ctx context.Context) Record {
 	if rec.Missing != "" {
 		return rec
 	}
+	tr.all = rec.All
 	var files map[string]File
 	var err error
 	files, err = s.treeFiles(rec.Tree)
@@ -230,6 +222,8 @@ func (s *Store) baselineLocked(ctx context.Context) Record {
 	root := spineEntry{hash: tr.hash, depth: -1}
 	if tr.hash != "" && s.last != nil && s.lastHash == tr.hash {
 		root.depth = s.last.Depth
+	} else if tr.all {
+		root.depth = 0 // the ignored files' manifest, on the git tree
 	} else if tr.hash != "" {
 		root.depth = maxChain // unknown: the next full scan writes a whole list
 	}
@@ -323,16 +317,21 @@ func (s *Store) deltaLocked(ctx context.Context, paths map[string]bool) (Record,
 		}
 		seen[rel] = s.fileState(rel, fi)
 	}
-	for p, subtree := range paths {
-		if subtree || tr.dirs[p] > 0 {
-			// What was under a directory that changed wholesale is gone
-			// unless the walk below finds it again.
-			prefix := p + "/"
-			if tr.dirs[p] > 0 {
-				for q := range tr.files {
-					if strings.HasPrefix(q, prefix) {
-						seen[q] = manifestFile{File: File{Path: q, Absent: true}}
-					}
+	// What was under a directory that changed wholesale is gone unless
+	// the walk below finds it again. One pass over the files for all such
+	// directories (an rm -rf of node_modules names hundreds of them).
+	gone := map[string]bool{}
+	for p := range paths {
+		if tr.dirs[p] > 0 {
+			gone[p] = true
+		}
+	}
+	if len(gone) > 0 {
+		for q := range tr.files {
+			for d := parentDir(q); d != ""; d = parentDir(d) {
+				if gone[d] {
+					seen[q] = manifestFile{File: File{Path: q, Absent: true}}
+					break
 				}
 			}
 		}
@@ -350,7 +349,7 @@ func (s *Store) deltaLocked(ctx context.Context, paths map[string]bool) (Record,
 	if walkErr != nil {
 		return Record{}, walkErr
 	}
-	if s.git != nil {
+	if s.git != nil && !tr.all {
 		s.dropIgnored(ctx, seen)
 	}
 	// Read and store what differs from the newest snapshot.
@@ -386,7 +385,9 @@ func (s *Store) deltaLocked(ctx context.Context, paths map[string]bool) (Record,
 					mf.Hash = old.Hash // same content (a touch, a rewrite)
 				} else {
 					if added+int64(len(data)) > s.opts.Cap/2 {
-						return Record{}, fmt.Errorf("the changed files take more than half the checkpoint store's cap (%s; raise TINY_CHECKPOINT_CAP)", formatBytes(s.opts.Cap))
+						// Keep what fits; the rest is named by a rewind.
+						mf.Missing = fmt.Sprintf("the changed files take more than half the checkpoint store's cap (%s; raise TINY_CHECKPOINT_CAP)", formatBytes(s.opts.Cap))
+						break
 					}
 					h, n, err := s.putBlob(data)
 					if err != nil {
@@ -466,8 +467,8 @@ func (s *Store) deltaLocked(ctx context.Context, paths map[string]bool) (Record,
 		s.last, s.lastHash = nil, ""
 		_ = writeAtomic(filepath.Join(s.root, lastManifestFile), []byte(h), fileMode, false)
 	}
-	tr.rec = Record{Tree: "plain:" + h}
-	return Record{Tree: "plain:" + h, Bytes: added}, nil
+	tr.rec = Record{Tree: "plain:" + h, All: tr.all}
+	return Record{Tree: "plain:" + h, Bytes: added, All: tr.all}, nil
 }
 
 // fileState is the manifest entry of a file from its stat data.
@@ -536,5 +537,20 @@ func (s *Store) dropIgnored(ctx context.Context, seen map[string]manifestFile) {
 		if len(p) > 0 {
 			delete(seen, string(p))
 		}
+	}
+}
+
+// TrackLazily is Track deferred to the first tree snapshot: a process
+// whose answer runs no command (or whose commands need no whole-tree
+// snapshot) never walks the tree, and start-up does no work for it.
+func (s *Store) TrackLazily(warn func(line string)) {
+	s.lazyWarn = warn
+	s.lazy = true
+}
+
+// startLazy starts the tracking TrackLazily asked for, once.
+func (s *Store) startLazy() {
+	if s.lazy {
+		s.lazyOnce.Do(func() { s.Track(s.lazyWarn) })
 	}
 }

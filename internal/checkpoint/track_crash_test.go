@@ -45,6 +45,14 @@ func TestTrackedSnapshotChild(t *testing.T) {
 		os.RemoveAll(filepath.Join(dir, fmt.Sprintf("gone%d", i-1)))
 		os.MkdirAll(filepath.Join(dir, fmt.Sprintf("gone%d", i)), 0o755)
 		os.WriteFile(filepath.Join(dir, fmt.Sprintf("gone%d/x", i)), []byte("x"), 0o644)
+		if os.Getenv("TINY_TRACK_CHILD_MODE") == "git" {
+			// Git state and git-ignored files change too (gitstate.go,
+			// ignored.go).
+			os.WriteFile(filepath.Join(dir, fmt.Sprintf("ign%d.log", i%5)), []byte(fmt.Sprint("log ", i)), 0o644)
+			cmd := exec.Command("git", "branch", "-f", fmt.Sprintf("b%d", i%3), "HEAD")
+			cmd.Dir = dir
+			cmd.Run()
+		}
 		after()
 	}
 }
@@ -65,8 +73,10 @@ func TestKilledTrackedSnapshots(t *testing.T) {
 				dir := filepath.Join(base, "work")
 				os.Mkdir(dir, 0o755)
 				seed(t, dir)
+				branches := ""
 				if mode == "git" {
-					checkpointtest.Sh(t, dir, "git init -q && git add -A && git commit -qm init")
+					checkpointtest.Sh(t, dir, "printf '*.log\\n' > .gitignore && echo kept > kept.log && git init -q && git add -A && git commit -qm init")
+					branches = gitOut(t, dir, "for-each-ref", "--format=%(refname)", "refs/heads")
 				}
 				seeded := checkpointtest.TreeDigests(t, dir)
 				cmd := exec.Command(os.Args[0], "-test.run=^TestTrackedSnapshotChild$")
@@ -117,6 +127,16 @@ func TestKilledTrackedSnapshots(t *testing.T) {
 				}
 				if got := checkpointtest.TreeDigests(t, dir); !maps.Equal(got, seeded) {
 					t.Fatalf("after rewinding the killed process's calls:\n%v\nwant\n%v\n%+v", got, seeded, sum)
+				}
+				if mode == "git" {
+					for _, rec := range recs {
+						if _, err := s.readGitStateBlob(rec.Git); rec.Git == "" || err != nil {
+							t.Fatalf("a record without its git state: %+v (%v)", rec, err)
+						}
+					}
+					if got := gitOut(t, dir, "for-each-ref", "--format=%(refname)", "refs/heads"); got != branches {
+						t.Fatalf("branches after the rewind: %q, want %q\n%+v", got, branches, sum)
+					}
 				}
 				if n := s.listCompares.Load(); n != 0 {
 					t.Fatalf("the rewind compared %d pairs of whole lists", n)

@@ -36,15 +36,17 @@ func (a *runner) checkpointOnly() agent.BeforeEffect {
 			fmt.Fprintf(a.io.stderr, "tiny-go: checkpoints are off: %v\n", err)
 			return nil
 		}
-		// Watches and the first full snapshot are set up in the
-		// background: the first prompt does not wait for them, the first
-		// effect does.
+		// Watches and the first full snapshot are set up on the first
+		// effect that needs a whole-tree snapshot: a run without one
+		// never walks the tree.
 		stderr := a.io.stderr
-		cs.Track(func(line string) { fmt.Fprintln(stderr, line) })
+		cs.TrackLazily(func(line string) { fmt.Fprintln(stderr, line) })
 		a.checkpoints = cs
 	}
 	rec := checkpoint.NewRecorder(cs, sidecarAppender{sessionPath: a.store.Path(), name: checkpoint.IndexFile})
 	a.recorder = rec
+	stderr := a.io.stderr
+	a.enableTx(rec, func(line string) { fmt.Fprintln(stderr, line) })
 	return rec.BeforeEffect
 }
 

@@ -39,7 +39,10 @@ func TestSIGKILLLeavesNoSurvivors(t *testing.T) {
 	}
 	bg := newEscapee()
 	escapees["bg process"] = bg
-	script = append(script, "touch ready; sleep 60")
+	// Markers a running command writes lie outside the working directory:
+	// its writes there reach the tree only when it ends (the overlay).
+	marks := t.TempDir()
+	script = append(script, "touch "+marks+"/ready; sleep 60")
 
 	dir := t.TempDir()
 	srv := providertest.New(t,
@@ -57,7 +60,7 @@ func TestSIGKILLLeavesNoSurvivors(t *testing.T) {
 		}
 	})
 	k := startKeeper(t, program(t, dir, srv, "escape"))
-	if !waitForPath(filepath.Join(dir, "ready"), 15*time.Second) {
+	if !waitForPath(filepath.Join(marks, "ready"), 15*time.Second) {
 		log, _ := os.ReadFile(k.cmd.Stderr.(*os.File).Name())
 		t.Fatalf("the command never got going:\n%s", log)
 	}

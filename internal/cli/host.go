@@ -214,7 +214,7 @@ func (h interactiveHost) Shell(ctx context.Context, command string) (string, err
 		return "", fmt.Errorf("!%s not run: cannot journal it beside the session: %w", command, err)
 	}
 	args, _ := json.Marshal(map[string]string{"command": command})
-	res := a.shellTool.Run(ctx, jsontext.Value(args))
+	res := a.runUserShell(ctx, id, jsontext.Value(args))
 	out := res.Content
 	if s := a.agent.Config().Scrub; s != nil {
 		out = s.Scrub(out)

@@ -386,7 +386,11 @@ func TestTmuxShellEscapeCrash(t *testing.T) {
 	dir := t.TempDir()
 	bin := programAs(t, "tiny-go")
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-shcrash-%d", os.Getpid())}
-	env := fmt.Sprintf("HOME=%s TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s", dir, srv.URL())
+	// The command says it started outside the working directory: its
+	// writes there reach the tree only when it ends (the overlay), or,
+	// when tiny-go is killed meanwhile, at the next start.
+	marks := t.TempDir()
+	env := fmt.Sprintf("HOME=%s MARKS=%s TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s", dir, marks, srv.URL())
 	script := fmt.Sprintf(`cd %s && sh -c 'echo $$ > tg.pid; exec env %s %s --approval auto'; echo EXIT=$?; sleep 60`, dir, env, bin)
 	p.tmux("new-session", "-d", "-x", "160", "-y", "40", "-s", "s", "sh", "-c", script)
 	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
@@ -395,9 +399,9 @@ func TestTmuxShellEscapeCrash(t *testing.T) {
 	p.keys("Enter")
 	p.waitText("hello there")
 
-	p.text("!echo run >> runs.txt; sleep 30")
+	p.text("!echo run >> runs.txt; touch $MARKS/started; sleep 30")
 	p.keys("Enter")
-	p.wait("the command to start", func(string) bool { _, err := os.Stat(filepath.Join(dir, "runs.txt")); return err == nil })
+	p.wait("the command to start", func(string) bool { _, err := os.Stat(filepath.Join(marks, "started")); return err == nil })
 	var pid int
 	fmt.Sscan(strings.TrimSpace(string(mustRead(t, filepath.Join(dir, "tg.pid")))), &pid)
 	if pid == 0 {
@@ -415,7 +419,7 @@ func TestTmuxShellEscapeCrash(t *testing.T) {
 		t.Fatalf("resume: %v\n%s", err, out)
 	}
 	got := lastUser(t, srv, 1)
-	want := "I ran `echo run >> runs.txt; sleep 30` in the shell, but tiny-go stopped while it ran: its output is unknown and it was not run again.\n\nwhat happened?"
+	want := "I ran `echo run >> runs.txt; touch $MARKS/started; sleep 30` in the shell, but tiny-go stopped while it ran: its output is unknown and it was not run again.\n\nwhat happened?"
 	if got != want {
 		t.Fatalf("prompt after the crash:\n%q\nwant\n%q", got, want)
 	}

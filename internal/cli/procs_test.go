@@ -128,7 +128,9 @@ func TestProcessesStayDead(t *testing.T) {
 	}
 	t.Run("abort", func(t *testing.T) {
 		dir, e := t.TempDir(), newEscapee()
-		pidFile := filepath.Join(dir, "escapee.pid")
+		// Outside the working directory: a running command's writes there
+		// reach the tree only when it ends (the overlay).
+		pidFile := filepath.Join(t.TempDir(), "escapee.pid")
 		e.kill(t, pidFile)
 		srv := providertest.New(t, bashCall(t, e.script(pidFile, "sleep 60")))
 		cmd := program(t, dir, srv, "start it")
@@ -151,7 +153,9 @@ func TestProcessesStayDead(t *testing.T) {
 	})
 	t.Run("exit", func(t *testing.T) {
 		dir, e := t.TempDir(), newEscapee()
-		pidFile := filepath.Join(dir, "escapee.pid")
+		// Outside the working directory: a running command's writes there
+		// reach the tree only when it ends (the overlay).
+		pidFile := filepath.Join(t.TempDir(), "escapee.pid")
 		e.kill(t, pidFile)
 		srv := providertest.New(t, bashCall(t, e.script(pidFile, "true")), providertest.Reply{Text: "started"})
 		cmd := program(t, dir, srv, "start it")
@@ -164,7 +168,9 @@ func TestProcessesStayDead(t *testing.T) {
 	})
 	t.Run("sigkill then resume", func(t *testing.T) {
 		dir, e := t.TempDir(), newEscapee()
-		pidFile := filepath.Join(dir, "escapee.pid")
+		// Outside the working directory: a running command's writes there
+		// reach the tree only when it ends (the overlay).
+		pidFile := filepath.Join(t.TempDir(), "escapee.pid")
 		e.kill(t, pidFile)
 		srv := providertest.New(t, bashCall(t, e.script(pidFile, "sleep 60")), providertest.Reply{Text: "recovered"})
 		// tiny-go runs under a keeper, a child subreaper: whatever tiny-go

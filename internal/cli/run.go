@@ -114,6 +114,7 @@ type runner struct {
 	// checkpoints is the working directory's checkpoint store, opened
 	// (and its change tracking started) with the first checkpoint hook.
 	checkpoints *checkpoint.Store
+	txns        *txBridge // bash commands as transactions (tx.go)
 	bg          *tools.Manager
 	mcp         mcp.Clients
 	agent       *agent.Agent
@@ -192,7 +193,7 @@ func configureRun(a *app, root *cobra.Command) {
 	fl.StringArrayVar(&f.mcp, "mcp", nil, "MCP server aliases from $TINY_MCP_CONFIG, comma-separated (repeatable)")
 	fl.BoolVar(&f.json, "json", false, "print lifecycle events as JSON Lines on stdout (one-shot only)")
 	fl.BoolVar(&f.fsync, "fsync", false, "sync every commit to disk (power-loss durable)")
-	fl.StringVar(&f.approval, "approval", "", "ask before bash, bg, write, edit and MCP calls run (ask), or run them at once (auto); default ask in interactive mode, auto in one-shot and --json mode")
+	fl.StringVar(&f.approval, "approval", "", "ask before bash, bg, write, edit and MCP calls run (ask), run them at once (auto), or ask like ask but run bash against a private view of the tree and show its changes before they land (review); default ask in interactive mode, auto in one-shot and --json mode")
 	fl.Int64Var(&f.contextWindow, "context-window", 0, "the model's context window in tokens, for automatic compaction (default $TINY_CONTEXT_WINDOW, else the endpoint's model list, else 128000)")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 0, "fail a model request that sends nothing for this long (default $TINY_IDLE_TIMEOUT or 120s)")
 	f.providerFlags.register(fl)
@@ -486,7 +487,7 @@ func (a *runner) buildAgent(envID string) error {
 		}
 	}
 	a.warnUnmaskable(secretVars)
-	toolCfg := tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.sandbox, Procs: a.procs, Editor: a.embed.editor()}
+	toolCfg := tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.sandbox, Procs: a.procs, Editor: a.embed.editor(), Transactions: a.transactions(), Review: a.reviewer()}
 	builtins, err := tools.Builtins(toolCfg)
 	if err != nil {
 		return err

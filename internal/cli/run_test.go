@@ -387,7 +387,10 @@ func programAs(t *testing.T, name string) string {
 // quickly, the process group is gone, and the session ends aborted with the
 // interrupted result.
 func TestSIGTERMDuringBash(t *testing.T) {
-	srv := providertest.New(t, providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"echo $$ > pid; sleep 30"}`)}})
+	// The pid file lies outside the working directory: a running command's
+	// writes there reach the tree only when it ends (the overlay).
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	srv := providertest.New(t, providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", mustJSON(t, map[string]string{"command": "echo $$ > " + pidFile + "; sleep 30"}))}})
 	c := newCLI(t, srv)
 	cmd := c.command(srv.URL(), "--cwd", c.dir, "deploy")
 	var stderr bytes.Buffer
@@ -395,7 +398,6 @@ func TestSIGTERMDuringBash(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	pidFile := filepath.Join(c.dir, "pid")
 	var shellPID int
 	deadline := time.Now().Add(10 * time.Second)
 	for shellPID == 0 {

@@ -67,8 +67,12 @@ func TestSessionFileChangedMidRun(t *testing.T) {
 	}
 	for name, c := range changes {
 		t.Run(name, func(t *testing.T) {
+			// The markers lie outside the working directory: over its
+			// overlay the command's writes there reach the tree only when it
+			// ends, and a name created after it looked may stay unseen.
+			marks := t.TempDir()
 			srv := providertest.New(t,
-				providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"touch ready; while [ ! -e go ]; do sleep 0.02; done; echo done"}`)}},
+				providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", mustJSON(t, map[string]string{"command": "touch '" + marks + "/ready'; while [ ! -e '" + marks + "/go' ]; do sleep 0.02; done; echo done"}))}},
 				providertest.Reply{Text: "never asked for"},
 			)
 			cl := newCLI(t, srv)
@@ -80,7 +84,7 @@ func TestSessionFileChangedMidRun(t *testing.T) {
 			}
 			deadline := time.Now().Add(15 * time.Second)
 			for {
-				if _, err := os.Stat(filepath.Join(cl.dir, "ready")); err == nil {
+				if _, err := os.Stat(filepath.Join(marks, "ready")); err == nil {
 					break
 				}
 				if time.Now().After(deadline) {
@@ -99,7 +103,7 @@ func TestSessionFileChangedMidRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(filepath.Join(cl.dir, "go"), nil, 0o600); err != nil {
+			if err := os.WriteFile(filepath.Join(marks, "go"), nil, 0o600); err != nil {
 				t.Fatal(err)
 			}
 			err = cmd.Wait()

@@ -70,7 +70,7 @@ func TestInteractiveTerminal(t *testing.T) {
 		// 1: a reply that streams, then stalls: Esc aborts it.
 		providertest.Reply{Text: strings.Repeat("streaming words ", 30), ChunkSize: 4, Hang: true, After: 20},
 		// 2: a long bash call: arrow keys do nothing, Esc kills it.
-		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"echo $$ > bash.pid; sleep 30"}`)}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"echo $$ > $MARKS/bash.pid; sleep 30"}`)}},
 		// 3-4: two plain turns, so there is history to compact.
 		providertest.Reply{Text: "third answer"},
 		providertest.Reply{Text: "fourth answer", Usage: &providertest.Usage{PromptTokens: 200, CompletionTokens: 9}},
@@ -78,9 +78,12 @@ func TestInteractiveTerminal(t *testing.T) {
 		providertest.Reply{Text: "SUMMARY OF EARLIER WORK"},
 	)
 	dir := t.TempDir()
+	// The pid file lies outside the working directory: a running
+	// command's writes there reach the tree only when it ends (the overlay).
+	marks := t.TempDir()
 	bin := programAs(t, "tiny-go")
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-cli-%d", os.Getpid())}
-	script := fmt.Sprintf(`cd %s && TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s --approval auto; echo EXIT=$?; sleep 60`, dir, srv.URL(), bin)
+	script := fmt.Sprintf(`cd %s && MARKS=%s TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s --approval auto; echo EXIT=$?; sleep 60`, dir, marks, srv.URL(), bin)
 	p.tmux("new-session", "-d", "-x", "110", "-y", "40", "-s", "s", "sh", "-c", script)
 	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
 
@@ -97,8 +100,8 @@ func TestInteractiveTerminal(t *testing.T) {
 	// Arrow keys while bash runs must not abort; Esc does.
 	p.text("run the deploy")
 	p.keys("Enter")
-	p.waitText("◆ bash echo $$ > bash.pid; sleep 30")
-	pidFile := filepath.Join(dir, "bash.pid")
+	p.waitText("◆ bash echo $$ > $MARKS/bash.pid; sleep 30")
+	pidFile := filepath.Join(marks, "bash.pid")
 	p.wait("bash to start", func(string) bool { _, err := os.Stat(pidFile); return err == nil })
 	p.keys("Up")
 	p.keys("Down")

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"strings"
 
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
 	"github.com/tiny-agent/tiny-go/internal/store"
@@ -27,7 +28,7 @@ func checkNotTruncated(st *store.Store) error {
 	}
 	last := ""
 	for _, r := range recs {
-		if r.ToolStartedID != "" {
+		if r.ToolStartedID != "" && !strings.HasPrefix(r.ToolStartedID, userShellKey) { // a !command has no fact
 			last = r.ToolStartedID
 		}
 	}

@@ -168,7 +168,7 @@ func Parse(path string, scope Kind, data []byte, perm fs.FileMode, home string) 
 			}
 			return nil
 		}},
-		{Approval, doc.Approval, oneOf("ask", "auto", "plan")},
+		{Approval, doc.Approval, oneOf("ask", "auto", "plan", "review")},
 		{Sandbox, doc.Sandbox, oneOf("workspace", "read-only", "off")},
 		{Network, doc.Network, oneOf("on", "off")},
 		{Reasoning, doc.Reasoning, oneOf("off", "low", "medium", "high")},

@@ -220,6 +220,12 @@ func unwrapErrno(err error) error {
 // SysProcAttr (process group or session, Pdeathsig) applies to the init,
 // which becomes the command: what the caller signals and waits for.
 func (c *containment) wrap(cmd *exec.Cmd) error {
+	return c.wrapInit(cmd, "")
+}
+
+// wrapInit is wrap with form after the descriptor digit and extra
+// arguments after the state directory (overlay.go).
+func (c *containment) wrapInit(cmd *exec.Cmd, form string, extra ...string) error {
 	if cmd.Err != nil {
 		return nil // Start reports it
 	}
@@ -233,7 +239,8 @@ func (c *containment) wrap(cmd *exec.Cmd) error {
 		return errors.New("sandbox: too many ExtraFiles for the namespace init")
 	}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, c.ruleset)
-	args := append([]string{nsinit.Argv0, string(rune('0' + fd)), c.stateDir, cmd.Path}, cmd.Args...)
+	args := append([]string{nsinit.Argv0, string(rune('0'+fd)) + form, c.stateDir}, extra...)
+	args = append(append(args, cmd.Path), cmd.Args...)
 	cmd.Path, cmd.Args = c.initPath, args
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}

@@ -19,6 +19,11 @@ func TestMain(m *testing.M) {
 		userNSChild(base)
 		os.Exit(0)
 	}
+	if base := os.Getenv("SANDBOX_TEST_OVERLAY"); base != "" {
+		goInitOnly = os.Getenv("SANDBOX_TEST_GOINIT") == "true"
+		fmt.Print(overlayRun(base))
+		os.Exit(0)
+	}
 	if os.Getenv("SANDBOX_TEST_HOLD_SECRET") != "" {
 		secretHolder()
 		os.Exit(0)

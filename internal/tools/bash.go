@@ -45,6 +45,8 @@ type bashTool struct {
 	env     []string // nil: the process environment
 	sandbox *sandbox.Sandbox
 	procs   *procs.Tracker
+	txns    Transactions // nil: commands run on the tree itself
+	review  Reviewer     // nil: a transaction's changes apply without asking
 }
 
 func (bashTool) Definition() Definition {
@@ -88,12 +90,24 @@ func (t bashTool) Run(ctx context.Context, args jsontext.Value) Result {
 	}
 	capture := newBashCapture(t.workDir, t.newID)
 	defer capture.close()
-	end, err := runShell(ctx, t.sandbox, t.procs, t.workDir, t.env, command, timeout, capture)
+	var tx Transaction
+	if t.txns != nil {
+		tx = t.txns.For(ctx)
+	}
+	end, err := runShell(ctx, t.sandbox, t.procs, t.workDir, t.env, command, timeout, capture, overlayOf(tx))
+	if ok, rerr := review(ctx, t.review, command, tx); !ok {
+		text := capture.render() + rejected
+		if rerr != nil {
+			text += fmt.Sprintf(" (%v)", rerr)
+		}
+		return Result{Content: text, IsError: true}
+	}
+	note := commitNote(tx)
 	if err != nil {
-		return Result{Content: fmt.Sprintf("Cannot run sh: %v", err), IsError: true}
+		return Result{Content: fmt.Sprintf("Cannot run sh: %v", err) + note, IsError: true}
 	}
 
-	text := capture.render()
+	text := capture.render() + note
 	switch end.reason {
 	case endCapped:
 		text += "\n\nBash output exceeded the 10MB safety cap; complete output was not captured."
@@ -134,7 +148,7 @@ type shellEnd struct {
 // Every process of the command carries a marker of tr in its environment;
 // when the command is killed (timeout, cap, abort), what it started outside
 // its process group (setsid, nohup, double forks) is killed with it.
-func runShell(ctx context.Context, sb *sandbox.Sandbox, tr *procs.Tracker, dir string, env []string, command string, timeout time.Duration, capture *bashCapture) (shellEnd, error) {
+func runShell(ctx context.Context, sb *sandbox.Sandbox, tr *procs.Tracker, dir string, env []string, command string, timeout time.Duration, capture *bashCapture, ov *sandbox.Overlay) (shellEnd, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return shellEnd{}, err
@@ -155,7 +169,11 @@ func runShell(ctx context.Context, sb *sandbox.Sandbox, tr *procs.Tracker, dir s
 	// Pdeathsig: the command dies with tiny-go even when tiny-go is killed
 	// with SIGKILL.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	err = sb.Start(cmd)
+	if ov != nil {
+		err = sb.StartOverlay(cmd, *ov)
+	} else {
+		err = sb.Start(cmd)
+	}
 	outW.Close()
 	errW.Close()
 	if err != nil {

@@ -97,6 +97,12 @@ type Config struct {
 	// Editor, when set, is where read, write and edit read and write the
 	// files it offers (an ACP client's buffers); nil means the disk.
 	Editor Editor
+	// Transactions, when set, runs bash commands as transactions over an
+	// overlay of the working directory (txn.go).
+	Transactions Transactions
+	// Review, with Transactions, shows a command's changes before they
+	// reach the tree (--approval review).
+	Review Reviewer
 }
 
 // Builtins constructs the selected built-in tools in the order of
@@ -118,7 +124,7 @@ func Builtins(cfg Config) ([]Tool, error) {
 	for _, name := range names {
 		switch name {
 		case PluginBash:
-			tools = append(tools, bashTool{workDir: workDir, newID: newID, env: cfg.Env, sandbox: cfg.Sandbox, procs: cfg.Procs})
+			tools = append(tools, bashTool{workDir: workDir, newID: newID, env: cfg.Env, sandbox: cfg.Sandbox, procs: cfg.Procs, txns: cfg.Transactions, review: cfg.Review})
 		case PluginRead:
 			tools = append(tools, readTool{workDir: workDir, editor: cfg.Editor})
 		case PluginWrite:

@@ -35,6 +35,9 @@ type Options struct {
 	// reached; tests use it to meet the limit without lowering the
 	// machine's.
 	MaxWatches int
+	// Context, when set, cancels Start's walk (a process that ends
+	// before its first command does not wait for the watches).
+	Context context.Context
 }
 
 // Tracker records the paths that changed under a root since the last Sync.
@@ -122,6 +125,9 @@ func (t *Tracker) addTree(dir string) error {
 		}
 		if !d.IsDir() {
 			return nil
+		}
+		if t.opts.Context != nil && t.opts.Context.Err() != nil {
+			return t.opts.Context.Err()
 		}
 		if rel := t.rel(path); rel != "." && t.opts.Skip != nil && t.opts.Skip(rel) {
 			return fs.SkipDir

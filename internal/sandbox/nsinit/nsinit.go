@@ -33,35 +33,91 @@ import (
 // Argv0 marks the init.
 const Argv0 = "tiny-go-nsinit"
 
+// OverlayForm follows the descriptor digit in the init of a command that
+// runs over an overlay of its working directory:
+//
+//	argv: Argv0 <fd>o <state dir or ""> <lower> <mount options> <path> <argv...>
+const OverlayForm = "o"
+
 // ExitSetup is the status of an init that could not set up.
 const ExitSetup = 125
 
 func init() {
 	if len(os.Args) >= 5 && os.Args[0] == Argv0 {
+		if a := os.Args[1:]; len(a[0]) == 2 && a[0][1:] == OverlayForm {
+			if len(a) < 6 {
+				fail("bad arguments", syscall.EINVAL)
+			}
+			runOverlay(a[0][:1], a[1], a[2], a[3], a[4], a[5:])
+		}
 		run(os.Args[1:])
 	}
 }
 
 func run(args []string) {
 	fdArg, state, path, argv := args[0], args[1], args[2], args[3:]
+	fd := rulesetFD(fdArg)
+	mountBase(state)
+	confineAndExec(fd, path, argv)
+}
+
+func rulesetFD(fdArg string) int {
 	if len(fdArg) != 1 || fdArg[0] < '3' || fdArg[0] > '9' {
 		fail("bad ruleset descriptor", syscall.EINVAL)
 	}
-	fd := int(fdArg[0] - '0')
+	return int(fdArg[0] - '0')
+}
+
+// mountBase makes mounts slaves, mounts /proc and binds state read-only.
+func mountBase(state string) {
 	check("making mounts slaves", unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""))
 	check("mounting /proc", unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""))
 	if state != "" {
-		// Keep the flags of the mount it is on: a user namespace may not
-		// clear them.
-		var st unix.Statfs_t
-		check("reading the flags of "+state, unix.Statfs(state, &st))
-		flags := uintptr(st.Flags) & (unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC | unix.MS_NOATIME | unix.MS_NODIRATIME)
-		if st.Flags&unix.ST_RELATIME != 0 {
-			flags |= unix.MS_RELATIME
-		}
 		check("binding "+state, unix.Mount(state, state, "", unix.MS_BIND, ""))
-		check("making "+state+" read-only", unix.Mount("", state, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|flags, ""))
+		readOnly(state)
 	}
+}
+
+// readOnly remounts the bind mount at state read-only, keeping the flags
+// of the mount it is on: a user namespace may not clear them.
+func readOnly(state string) {
+	var st unix.Statfs_t
+	check("reading the flags of "+state, unix.Statfs(state, &st))
+	flags := uintptr(st.Flags) & (unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC | unix.MS_NOATIME | unix.MS_NODIRATIME)
+	if st.Flags&unix.ST_RELATIME != 0 {
+		flags |= unix.MS_RELATIME
+	}
+	check("making "+state+" read-only", unix.Mount("", state, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|flags, ""))
+}
+
+// runOverlay is run with the working directory's overlay mounted over it
+// (lower) before the command starts. The upper layer lies in the state
+// directory, so the overlay is mounted before that is made read-only (an
+// overlay refuses a read-only upper layer); the state directory is then
+// mounted on top of the overlay, read-only, so the command can neither
+// write it nor meet the kernel's ELOOP for the upper layer seen through
+// the overlay.
+func runOverlay(fdArg, state, lower, opts, path string, argv []string) {
+	fd := rulesetFD(fdArg)
+	mountBase("")
+	clone := -1
+	if state != "" {
+		var err error
+		clone, err = unix.OpenTree(unix.AT_FDCWD, state, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+		check("cloning the state directory's mount", err)
+	}
+	check("mounting the overlay of "+lower, unix.Mount("overlay", lower, "overlay", 0, opts))
+	if clone >= 0 {
+		check("binding "+state+" over the overlay", unix.MoveMount(clone, "", unix.AT_FDCWD, state, unix.MOVE_MOUNT_F_EMPTY_PATH))
+		unix.Close(clone)
+		readOnly(state)
+	}
+	confineAndExec(fd, path, argv)
+}
+
+// confineAndExec drops what the command must not have, enforces Landlock
+// and becomes the command.
+func confineAndExec(fd int, path string, argv []string) {
 	// The working directory may lie under the state directory: look it
 	// up again, so it is on the read-only mount.
 	if wd, err := syscall.Getwd(); err == nil {

@@ -5,6 +5,11 @@
 # Assembled with GNU as and ld by gen.sh into ../elf_amd64.go.
 #
 #   argv: <argv0> <fd digit> <state dir or ""> <path> <argv of the command...>
+#   argv: <argv0> <fd digit>o <state dir or ""> <lower> <overlay options> <path> <argv...>
+#
+# The second form first mounts an overlay over <lower> (the working
+# directory), with the state directory's mount cloned before it and moved
+# on top of it after, read-only (nsinit.go, runOverlay, says why).
 
 	.equ SYS_write, 1
 	.equ SYS_close, 3
@@ -16,6 +21,13 @@
 	.equ SYS_mount, 165
 	.equ SYS_exit_group, 231
 	.equ SYS_landlock_restrict_self, 446
+	.equ SYS_open_tree, 428
+	.equ SYS_move_mount, 429
+
+	.equ AT_FDCWD, -100
+	.equ OPEN_TREE_CLONE, 1
+	.equ O_CLOEXEC, 0x80000
+	.equ MOVE_MOUNT_F_EMPTY_PATH, 4
 
 	.equ MS_RDONLY, 1
 	.equ MS_NOSUID, 2
@@ -53,7 +65,19 @@ _start:
 	jb	fail
 	cmp	$9, %r14d
 	ja	fail
-	sub	$4096, %rsp			# room for statfs and getcwd
+	xor	%ecx, %ecx			# 1: the overlay form
+	cmpb	$'o', 1(%rax)
+	jne	0f
+	cmp	$7, %rbx
+	jb	fail
+	mov	$1, %ecx
+0:	lea	24(%r12), %rbx			# the command's path, then its argv
+	test	%ecx, %ecx
+	jz	0f
+	lea	40(%r12), %rbx
+0:	sub	$4112, %rsp			# room for statfs and getcwd; 4096: the clone, 4104: the form
+	movq	$-1, 4096(%rsp)
+	mov	%rcx, 4104(%rsp)
 
 	# Every mount a slave: nothing done here propagates back.
 	lea	empty(%rip), %rdi
@@ -81,26 +105,15 @@ _start:
 	test	%rax, %rax
 	jnz	fail
 
+	mov	16(%r12), %r15
+	cmpq	$0, 4104(%rsp)
+	jne	overlay
+
 	# The state directory, bound over itself read-only, keeping the flags
 	# of the mount it is on (a user namespace may not clear them).
-	mov	16(%r12), %r15
 	cmpb	$0, (%r15)
 	je	2f
-	mov	%r15, %rdi
-	mov	%rsp, %rsi
-	mov	$SYS_statfs, %eax
-	syscall
-	lea	msg_bind(%rip), %rsi
-	mov	$len_bind, %edx
-	test	%rax, %rax
-	jnz	fail
-	mov	80(%rsp), %rcx			# f_flags
-	mov	%rcx, %rbp
-	and	$(MS_NOSUID|MS_NODEV|MS_NOEXEC|MS_NOATIME|MS_NODIRATIME), %ebp
-	test	$ST_RELATIME, %ecx
-	jz	1f
-	or	$MS_RELATIME, %ebp
-1:	or	$(MS_BIND|MS_REMOUNT|MS_RDONLY), %ebp
+	call	stateflags
 	mov	%r15, %rdi
 	mov	%r15, %rsi
 	xor	%edx, %edx
@@ -112,6 +125,7 @@ _start:
 	mov	$len_bind, %edx
 	test	%rax, %rax
 	jnz	fail
+readonly:
 	lea	empty(%rip), %rdi
 	mov	%r15, %rsi
 	xor	%edx, %edx
@@ -163,8 +177,8 @@ _start:
 	mov	%r14, %rdi
 	mov	$SYS_close, %eax
 	syscall
-	mov	24(%r12), %rdi
-	lea	32(%r12), %rsi
+	mov	(%rbx), %rdi
+	lea	8(%rbx), %rsi
 	mov	%r13, %rdx
 	mov	$SYS_execve, %eax
 	syscall
@@ -180,6 +194,72 @@ _start:
 	mov	%ebx, %edi
 	mov	$SYS_exit_group, %eax
 	syscall
+
+# The overlay form: the state directory's mount cloned, the overlay
+# mounted over the working directory, the clone moved on top, read-only.
+overlay:
+	cmpb	$0, (%r15)
+	je	1f
+	mov	$AT_FDCWD, %edi
+	mov	%r15, %rsi
+	mov	$(OPEN_TREE_CLONE|O_CLOEXEC), %edx
+	mov	$SYS_open_tree, %eax
+	syscall
+	lea	msg_overlay(%rip), %rsi
+	mov	$len_overlay, %edx
+	test	%rax, %rax
+	js	fail
+	mov	%rax, 4096(%rsp)
+1:	lea	ovl(%rip), %rdi
+	mov	24(%r12), %rsi
+	lea	ovl(%rip), %rdx
+	xor	%r10d, %r10d
+	mov	32(%r12), %r8
+	mov	$SYS_mount, %eax
+	syscall
+	lea	msg_overlay(%rip), %rsi
+	mov	$len_overlay, %edx
+	test	%rax, %rax
+	jnz	fail
+	cmpb	$0, (%r15)
+	je	2b
+	mov	4096(%rsp), %rdi
+	lea	empty(%rip), %rsi
+	mov	$AT_FDCWD, %edx
+	mov	%r15, %r10
+	mov	$MOVE_MOUNT_F_EMPTY_PATH, %r8d
+	mov	$SYS_move_mount, %eax
+	syscall
+	lea	msg_bind(%rip), %rsi
+	mov	$len_bind, %edx
+	test	%rax, %rax
+	jnz	fail
+	mov	4096(%rsp), %rdi
+	mov	$SYS_close, %eax
+	syscall
+	call	stateflags
+	jmp	readonly
+
+# stateflags: rbp = the flags to remount the state directory (r15) with:
+# those of the mount it is on that a user namespace may not clear, and
+# bind, remount, read-only.
+stateflags:
+	mov	%r15, %rdi
+	lea	8(%rsp), %rsi
+	mov	$SYS_statfs, %eax
+	syscall
+	lea	msg_bind(%rip), %rsi
+	mov	$len_bind, %edx
+	test	%rax, %rax
+	jnz	fail
+	mov	88(%rsp), %rcx			# f_flags
+	mov	%rcx, %rbp
+	and	$(MS_NOSUID|MS_NODEV|MS_NOEXEC|MS_NOATIME|MS_NODIRATIME), %ebp
+	test	$ST_RELATIME, %ecx
+	jz	1f
+	or	$MS_RELATIME, %ebp
+1:	or	$(MS_BIND|MS_REMOUNT|MS_RDONLY), %ebp
+	ret
 
 # prctl(edi, esi, 0, 0, 0); fails the init on an error.
 prctl:
@@ -208,6 +288,7 @@ empty:	.asciz ""
 slash:	.asciz "/"
 proc:	.asciz "proc"
 slashproc: .asciz "/proc"
+ovl:	.asciz "overlay"
 msg_args: .ascii "tiny-go: namespace init: bad arguments\n"
 	.equ len_args, . - msg_args
 msg_slave: .ascii "tiny-go: namespace init: making mounts slaves failed\n"
@@ -216,6 +297,8 @@ msg_proc: .ascii "tiny-go: namespace init: mounting /proc failed\n"
 	.equ len_proc, . - msg_proc
 msg_bind: .ascii "tiny-go: namespace init: binding the state directory read-only failed\n"
 	.equ len_bind, . - msg_bind
+msg_overlay: .ascii "tiny-go: namespace init: mounting the overlay of the working directory failed\n"
+	.equ len_overlay, . - msg_overlay
 msg_cwd: .ascii "tiny-go: namespace init: entering the working directory failed\n"
 	.equ len_cwd, . - msg_cwd
 msg_caps: .ascii "tiny-go: namespace init: dropping capabilities failed\n"

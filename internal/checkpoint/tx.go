@@ -1,0 +1,404 @@
+package checkpoint
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/go-json-experiment/json"
+	"github.com/google/uuid"
+
+	"github.com/tiny-agent/tiny-go/internal/overlay"
+)
+
+// Commands as transactions (docs/checkpoints.md): a bash call whose
+// command runs over an overlay gets no snapshot of the tree. Its before
+// record names the transaction (Record.Tx); what the command changed is
+// the transaction's upper layer, applied by renames that move every
+// original into <store>/tx/<id>/orig. The states a rewind needs are
+// written beside it (states.json): before, the originals, addressed as
+// tx:<id>/<path>; after, what the command left, hashed.
+
+const (
+	schemeTx   = "tx:"
+	txDirName  = "tx"
+	statesName = "states.json"
+)
+
+// txStates are the states of the paths one transaction changed.
+type txStates struct {
+	Before []File `json:"before"`
+	After  []File `json:"after"`
+	Bytes  int64  `json:"bytes,omitempty"` // the originals kept (for the cap)
+}
+
+// TxRoot is the directory of the store's transactions.
+func (s *Store) TxRoot() string { return filepath.Join(s.root, txDirName) }
+
+// RecoverTx finishes what killed processes left: applies interrupted by a
+// SIGKILL are rolled forward from their journals (overlay.Recover), and
+// their states are written, so rewinds see them.
+func (s *Store) RecoverTx() ([]string, error) {
+	ids, err := overlay.Recover(s.TxRoot(), s.cwd)
+	for _, id := range ids {
+		if _, serr := s.txStates(id); serr != nil && err == nil {
+			err = serr
+		}
+	}
+	return ids, err
+}
+
+// Txn is one bash call's transaction.
+type Txn struct {
+	s     *Store
+	tx    *overlay.Tx
+	once  sync.Once
+	res   overlay.Result
+	err   error
+	bytes int64 // what the kept originals take in the store
+}
+
+// BeginTx starts a transaction for one command.
+func (s *Store) BeginTx() (*Txn, error) {
+	tx, err := overlay.Begin(s.TxRoot(), s.cwd, uuid.Must(uuid.NewV7()).String())
+	if err != nil {
+		return nil, err
+	}
+	return &Txn{s: s, tx: tx}, nil
+}
+
+// ID names the transaction in the index.
+func (t *Txn) ID() string { return t.tx.ID }
+
+// Dirs are the overlay's layers: the tree, the upper and work directories.
+func (t *Txn) Dirs() (lower, upper, work string) { return t.s.cwd, t.tx.Upper(), t.tx.Work() }
+
+// Changes are what the command changed so far (for a review).
+func (t *Txn) Changes() ([]overlay.Change, error) { return t.tx.Changes() }
+
+// Upper is the transaction's upper directory (a review reads the
+// command's versions there).
+func (t *Txn) Upper() string { return t.tx.Upper() }
+
+// Commit applies the command's changes to the tree (once; later calls
+// return the first outcome) and records their states for rewinds. The
+// paths another program changed while the command ran are not applied:
+// they come back as conflicts, with where the command's version was kept.
+func (t *Txn) Commit() (conflicts []string, err error) {
+	t.once.Do(func() {
+		changes, err := t.tx.Changes()
+		if err != nil {
+			t.err = fmt.Errorf("reading what the command changed: %w", err)
+			return
+		}
+		if len(changes) == 0 {
+			// Most commands change nothing: nothing to keep (a rewind
+			// reads a missing transaction as one without changes).
+			t.err = t.tx.Remove()
+			return
+		}
+		if t.res, t.err = t.tx.Apply(changes); t.err != nil {
+			return
+		}
+		var st *txStates
+		if st, t.err = t.s.txStates(t.tx.ID); t.err == nil {
+			t.bytes = st.Bytes
+			t.s.account(st.Bytes)
+		}
+	})
+	for _, p := range t.res.Conflicts() {
+		conflicts = append(conflicts, fmt.Sprintf("%s (the command's version is in %s)", p, t.tx.Conflict(p)))
+	}
+	return conflicts, t.err
+}
+
+// Discard drops the command's changes: the tree is untouched.
+func (t *Txn) Discard() error {
+	var err error
+	t.once.Do(func() { err = t.tx.Discard() })
+	return err
+}
+
+// txStates reads a transaction's states, computing and writing them when
+// they are not there yet (an apply that a crash interrupted, finished by
+// RecoverTx). A transaction that never applied anything has none.
+func (s *Store) txStates(id string) (*txStates, error) {
+	if !filepath.IsLocal(id) || strings.ContainsRune(id, '/') {
+		return nil, fmt.Errorf("bad transaction id %q", id)
+	}
+	dir := filepath.Join(s.TxRoot(), id)
+	if data, err := os.ReadFile(filepath.Join(dir, statesName)); err == nil {
+		var st txStates
+		if err := json.Unmarshal(data, &st); err != nil {
+			return nil, fmt.Errorf("transaction %s: %w", id, err)
+		}
+		return &st, nil
+	}
+	tx, err := overlay.Open(s.TxRoot(), s.cwd, id)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return &txStates{}, nil // evicted, or never begun
+		}
+		return nil, err
+	}
+	changes, ok, err := tx.Journal()
+	if err != nil || !ok {
+		return &txStates{}, err
+	}
+	st, err := s.statesOf(id, tx, changes)
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	return st, writeAtomic(filepath.Join(dir, statesName), data, fileMode, false)
+}
+
+// statesOf lists, for every applied change, each path below it before
+// (the originals in orig/) and after (the tree, hashed).
+func (s *Store) statesOf(id string, tx *overlay.Tx, changes []overlay.Change) (*txStates, error) {
+	st := &txStates{}
+	for _, c := range changes {
+		if c.Conflict {
+			continue
+		}
+		if c.Kind == overlay.Chmod {
+			st.Before = append(st.Before, File{Path: c.Path, Dir: true, Mode: c.Old & 0o777})
+			st.After = append(st.After, File{Path: c.Path, Dir: true, Mode: c.Mode & 0o777})
+			continue
+		}
+		before := map[string]File{}
+		if c.Had {
+			if err := walkStates(tx.Orig(c.Path), c.Path, before, func(rel string, _ []byte) string { return schemeTx + id + "/" + rel }); err != nil {
+				return nil, err
+			}
+			st.Bytes += dirSize(tx.Orig(c.Path))
+		}
+		after := map[string]File{}
+		if c.Kind == overlay.Put {
+			if err := walkStates(s.Abs(c.Path), c.Path, after, func(_ string, data []byte) string { return sha256Hash(data) }); err != nil {
+				return nil, err
+			}
+		}
+		for p, f := range before {
+			st.Before = append(st.Before, f)
+			if _, ok := after[p]; !ok {
+				st.After = append(st.After, File{Path: p, Absent: true})
+			}
+		}
+		for p, f := range after {
+			st.After = append(st.After, f)
+			if _, ok := before[p]; !ok {
+				st.Before = append(st.Before, File{Path: p, Absent: true})
+			}
+		}
+	}
+	return st, nil
+}
+
+// walkStates records every entry below abs (recorded as rel) in out; hash
+// names a file's content or a symlink's target. A missing abs records
+// nothing (moved away meanwhile).
+func walkStates(abs, rel string, out map[string]File, hash func(rel string, data []byte) string) error {
+	err := filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		r := rel
+		if p != abs {
+			sub, _ := filepath.Rel(abs, p)
+			r = path.Join(rel, filepath.ToSlash(sub))
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		f := File{Path: r, Mode: uint32(fi.Mode().Perm())}
+		switch {
+		case fi.IsDir():
+			f.Dir = true
+		case fi.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			f.Link, f.Hash = true, hash(r, []byte(target))
+		case fi.Mode().IsRegular():
+			h, err := hashFile(p, r, hash)
+			if err != nil {
+				return err
+			}
+			f.Hash = h
+		default:
+			f.Missing = "not a regular file, symlink or directory"
+		}
+		out[r] = f
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// hashFile hashes a file without reading it for a tx: address (the file
+// is its own content there).
+func hashFile(p, rel string, hash func(string, []byte) string) (string, error) {
+	if h := hash(rel, nil); strings.HasPrefix(h, schemeTx) {
+		return h, nil
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sum := sha256.New()
+	if _, err := io.Copy(sum, f); err != nil {
+		return "", err
+	}
+	return schemeSHA + hex.EncodeToString(sum.Sum(nil)), nil
+}
+
+// txBlobPath is where a tx: address's content lies.
+func (s *Store) txBlobPath(h string) (string, error) {
+	rest, ok := strings.CutPrefix(h, schemeTx)
+	id, rel, ok2 := strings.Cut(rest, "/")
+	if !ok || !ok2 || !filepath.IsLocal(id) || !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("not a transaction address: %q", h)
+	}
+	return filepath.Join(s.TxRoot(), id, "orig", filepath.FromSlash(rel)), nil
+}
+
+// readTxBlob is a kept original's content (a symlink's target).
+func (s *Store) readTxBlob(h string) ([]byte, error) {
+	p, err := s.txBlobPath(h)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return nil, fmt.Errorf("kept original %s: %w", h, err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		t, err := os.Readlink(p)
+		return []byte(t), err
+	}
+	return os.ReadFile(p)
+}
+
+// txView is what a transaction's record says: its states before or after.
+func (p *planner) txView(rec Record) (*view, error) {
+	st, err := p.s.txStates(rec.Tx)
+	if err != nil {
+		return nil, err
+	}
+	v := &view{files: map[string]File{}}
+	files := st.Before
+	if rec.Phase == PhaseAfter {
+		files = st.After
+	}
+	for _, f := range files {
+		v.files[f.Path] = f
+		if f.Dir {
+			p.txDirs[f.Path] = true
+		}
+	}
+	return v, nil
+}
+
+// sameTx compares two states one of which is a kept original: by content
+// and by the whole mode (a transaction restores modes exactly, chmod 600
+// included).
+func (s *Store) sameTx(a, b File) bool {
+	if a.Missing != "" || b.Missing != "" || a.Link != b.Link || a.Mode != b.Mode {
+		return false
+	}
+	ha, err := s.contentSHA(a.Hash)
+	if err != nil {
+		return false
+	}
+	hb, err := s.contentSHA(b.Hash)
+	return err == nil && ha == hb
+}
+
+// contentSHA is h as a sha256: hash, reading content where needed.
+func (s *Store) contentSHA(h string) (string, error) {
+	if strings.HasPrefix(h, schemeSHA) {
+		return h, nil
+	}
+	data, err := s.readBlob(h)
+	if err != nil {
+		return "", err
+	}
+	return sha256Hash(data), nil
+}
+
+// Preview describes what the command changed so far, for a review (added,
+// changed, deleted paths, with diffs); empty when it changed nothing.
+func (t *Txn) Preview() ([]string, error) {
+	changes, err := t.tx.Changes()
+	if err != nil {
+		return nil, err
+	}
+	return t.tx.Preview(changes), nil
+}
+
+// Bytes is what the transaction's kept originals take in the store.
+func (t *Txn) Bytes() int64 { return t.bytes }
+
+// account adds a transaction's bytes to the store's size as last
+// measured, so that crossing the cap evicts.
+func (s *Store) account(n int64) {
+	unlock, err := s.lock()
+	if err != nil {
+		return
+	}
+	defer unlock()
+	s.accountLocked(n)
+}
+
+// sweepTx removes the transactions that no record from cut on names;
+// those still pending (running, or not yet applied) stay.
+func (s *Store) sweepTx(recs []Record, cut int64) error {
+	live := map[string]bool{}
+	for _, r := range recs {
+		if r.At >= cut && r.Tx != "" {
+			live[r.Tx] = true
+		}
+	}
+	entries, err := os.ReadDir(s.TxRoot())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		id := e.Name()
+		if live[id] || id == "pending" {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(s.TxRoot(), "pending", id)); err == nil {
+			continue
+		}
+		if tx, err := overlay.Open(s.TxRoot(), s.cwd, id); err == nil {
+			err = tx.Remove()
+			if err != nil {
+				return err
+			}
+		} else {
+			os.RemoveAll(filepath.Join(s.TxRoot(), id))
+		}
+	}
+	return nil
+}

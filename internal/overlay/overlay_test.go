@@ -1,0 +1,371 @@
+package overlay
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The tests mount real overlays through util-linux's unshare, as root or
+// as an unprivileged user in a user namespace (setpriv): the kernel's own
+// whiteouts, opaque directories and copy-ups are what Apply reads.
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount overlays (or to become an unprivileged user for the user-namespace case)")
+	}
+	for _, tool := range []string{"unshare", "setpriv"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s (util-linux) is needed: %v", tool, err)
+		}
+	}
+}
+
+// unprivUID is the user the user-namespace cases run as.
+const unprivUID = 1000
+
+// seedTree makes a tree with every kind of entry a command can destroy.
+func seedTree(t *testing.T, tree string) {
+	t.Helper()
+	sh(t, tree, `mkdir -p src/pkg empty node_modules/a/b dir .git/refs/heads &&
+echo main > src/main.go && echo lib > src/pkg/lib.go && printf 'SECRET=1\n' > .env && chmod 600 .env &&
+printf '#!/bin/sh\necho hi\n' > run.sh && chmod 755 run.sh && ln -s src/main.go link && echo keep > keep.txt &&
+for i in $(seq 1 50); do echo $i > node_modules/a/b/f$i; done && echo d > dir/old &&
+echo abc > .git/refs/heads/feature && echo ref > .git/HEAD && mkdir -p .tiny-agent && echo s > .tiny-agent/state`)
+}
+
+// destroy is a command that changes every kind of entry.
+const destroy = `rm -rf src .env node_modules .git/refs/heads/feature && chmod -x run.sh && ln -sfn keep.txt link &&
+echo more >> keep.txt && mkdir -p new/deep && echo n > new/deep/n && rm -rf dir && mkdir dir && echo y > dir/y &&
+rmdir empty && mkdir empty2 && chmod 700 new && echo x > .git/HEAD`
+
+func sh(t *testing.T, dir, script string) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, out)
+	}
+}
+
+// runOver runs script with cwd on an overlay of tx's tree, as the sandbox
+// would mount it: as root, or as unprivUID in a user namespace.
+func runOver(t *testing.T, tx *Tx, script string, userNS bool) {
+	t.Helper()
+	opts, err := Options(tx.Tree, tx.Upper(), tx.Work(), userNS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner := fmt.Sprintf(`mount -t overlay overlay -o '%s' '%s' && cd '%s' && %s`, opts, tx.Tree, tx.Tree, script)
+	var cmd *exec.Cmd
+	if userNS {
+		cmd = exec.Command("setpriv", fmt.Sprintf("--reuid=%d", unprivUID), fmt.Sprintf("--regid=%d", unprivUID), "--clear-groups",
+			"unshare", "--user", "--map-root-user", "--mount", "sh", "-c", inner)
+	} else {
+		cmd = exec.Command("unshare", "--mount", "sh", "-c", inner)
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("over the overlay: %v\n%s", err, out)
+	}
+}
+
+// listing is every entry below dir but .tiny-agent: kind, mode, link
+// target or content hash.
+func listing(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel == StateDirName {
+			return filepath.SkipDir
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		v := fmt.Sprintf("%v", fi.Mode())
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			v += " -> " + target
+		case fi.Mode().IsRegular():
+			data, _ := os.ReadFile(p)
+			sum := sha256.Sum256(data)
+			v += " " + hex.EncodeToString(sum[:8])
+		}
+		out[rel] = v
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// setup makes a tree and a transaction root beside it (inside .tiny-agent
+// when inState), owned by owner.
+func setup(t *testing.T, owner int, inState bool) (tree, root string) {
+	t.Helper()
+	base := t.TempDir()
+	os.Chmod(base, 0o755)
+	os.Chmod(filepath.Dir(base), 0o755)
+	tree = filepath.Join(base, "tree")
+	os.Mkdir(tree, 0o755)
+	seedTree(t, tree)
+	root = filepath.Join(base, "tx")
+	if inState {
+		root = filepath.Join(tree, StateDirName, "tx")
+	}
+	os.MkdirAll(root, 0o700)
+	if owner != 0 {
+		sh(t, base, fmt.Sprintf("chown -R %d:%d .", owner, owner))
+	}
+	return tree, root
+}
+
+// expected is what the command makes of a copy of the tree, run directly.
+func expected(t *testing.T, tree, script string) map[string]string {
+	t.Helper()
+	cp := filepath.Join(t.TempDir(), "copy")
+	sh(t, "/", fmt.Sprintf("cp -a '%s' '%s'", tree, cp))
+	sh(t, cp, script)
+	return listing(t, cp)
+}
+
+func TestApplyIsTheCommandRunDirectly(t *testing.T) {
+	needRoot(t)
+	for _, c := range []struct {
+		name            string
+		userNS, inState bool
+	}{{"root", false, true}, {"root/beside", false, false}, {"userns", true, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			owner := 0
+			if c.userNS {
+				owner = unprivUID
+			}
+			tree, root := setup(t, owner, c.inState)
+			before := listing(t, tree)
+			want := expected(t, tree, destroy)
+			tx, err := Begin(root, tree, "tx1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.userNS {
+				sh(t, root, fmt.Sprintf("chown -R %d:%d .", owner, owner))
+			}
+			runOver(t, tx, destroy, c.userNS)
+			if got := listing(t, tree); !maps.Equal(got, before) {
+				t.Fatalf("the command changed the tree itself:\n%v", got)
+			}
+			changes, err := tx.Changes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := tx.Apply(changes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := listing(t, tree); !maps.Equal(got, want) {
+				t.Fatalf("after apply:\n%v\nwant\n%v\nchanges %+v", got, want, res.Changes)
+			}
+			if len(res.Conflicts()) != 0 {
+				t.Fatalf("conflicts: %v", res.Conflicts())
+			}
+			// The originals were moved aside whole.
+			if got := listing(t, tx.Orig("node_modules")); len(got) != 53 {
+				t.Fatalf("orig/node_modules has %d entries, want 53", len(got))
+			}
+			for p, want := range map[string]string{".env": "SECRET=1\n", "src/main.go": "main\n", ".git/refs/heads/feature": "abc\n"} {
+				if data, err := os.ReadFile(tx.Orig(p)); err != nil || string(data) != want {
+					t.Fatalf("orig %s: %q %v", p, data, err)
+				}
+			}
+			assertNoMarks(t, tree)
+			if _, err := os.Stat(tx.Upper()); !os.IsNotExist(err) {
+				t.Fatalf("the upper layer was left: %v", err)
+			}
+		})
+	}
+}
+
+// assertNoMarks: nothing of overlay's remains in the tree.
+func assertNoMarks(t *testing.T, tree string) {
+	t.Helper()
+	filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeCharDevice != 0 {
+			t.Errorf("a whiteout is in the tree: %s", p)
+		}
+		for _, name := range []string{"opaque", "origin", "impure", "whiteout"} {
+			if hasXattr(p, name) {
+				t.Errorf("%s carries overlay.%s", p, name)
+			}
+		}
+		return nil
+	})
+}
+
+func TestChangedMeanwhileIsAConflict(t *testing.T) {
+	needRoot(t)
+	tree, root := setup(t, 0, true)
+	tx, err := Begin(root, tree, "tx1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runOver(t, tx, "echo agent > keep.txt && echo agent > fresh.txt && rm src/main.go", false)
+	// Another program (an editor) writes the same file, creates the same
+	// new file, while the command runs.
+	time.Sleep(10 * time.Millisecond) // the file system's clock is coarse
+	sh(t, tree, "echo editor > keep.txt && echo editor > fresh.txt")
+	changes, err := tx.Changes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tx.Apply(changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Conflicts(); !slices.Equal(got, []string{"fresh.txt", "keep.txt"}) {
+		t.Fatalf("conflicts %v", got)
+	}
+	for p, want := range map[string]string{"keep.txt": "editor\n", "fresh.txt": "editor\n"} {
+		if data, _ := os.ReadFile(filepath.Join(tree, p)); string(data) != want {
+			t.Fatalf("%s = %q: the other program's version must stay", p, data)
+		}
+		if data, _ := os.ReadFile(tx.Conflict(p)); string(data) != "agent\n" {
+			t.Fatalf("the command's %s was not kept: %q", p, data)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(tree, "src/main.go")); !os.IsNotExist(err) {
+		t.Fatal("the change without conflict was not applied")
+	}
+}
+
+func TestDiscardLeavesTheTree(t *testing.T) {
+	needRoot(t)
+	tree, root := setup(t, 0, true)
+	before := listing(t, tree)
+	tx, err := Begin(root, tree, "tx1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runOver(t, tx, destroy, false)
+	if err := tx.Discard(); err != nil {
+		t.Fatal(err)
+	}
+	if got := listing(t, tree); !maps.Equal(got, before) {
+		t.Fatal("discard changed the tree")
+	}
+	if ids, err := Recover(root, tree); err != nil || len(ids) != 0 {
+		t.Fatalf("recover after discard: %v %v", ids, err)
+	}
+}
+
+// TestApplyChild applies a prepared transaction until killed.
+func TestApplyChild(t *testing.T) {
+	dir := os.Getenv("TINY_OVERLAY_CHILD")
+	if dir == "" {
+		t.Skip("the child of TestKilledApplyIsFinished")
+	}
+	tx, err := Open(filepath.Join(dir, "tx"), filepath.Join(dir, "tree"), "tx1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes, err := tx.Changes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "started"), nil, 0o600)
+	if _, err := tx.Apply(changes); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestKilledApplyIsFinished SIGKILLs an apply of many changes at random
+// moments; Recover then leaves the tree exactly as the command left its
+// view, and every original in orig.
+func TestKilledApplyIsFinished(t *testing.T) {
+	needRoot(t)
+	script := destroy + ` && for i in $(seq 1 300); do echo $i > f$i; done && for i in $(seq 1 40); do mkdir -p t$i && echo $i > t$i/x; done`
+	killedMidway := 0
+	for i := range 12 {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			tree, _ := setup(t, 0, false)
+			base := filepath.Dir(tree)
+			root := filepath.Join(base, "tx")
+			sh(t, tree, "for i in $(seq 1 300); do echo old$i > f$i; done")
+			want := expected(t, tree, script)
+			tx, err := Begin(root, tree, "tx1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			runOver(t, tx, script, false)
+			tx.lock.Close() // the child owns it now
+			cmd := exec.Command(os.Args[0], "-test.run=^TestApplyChild$")
+			cmd.Env = append(os.Environ(), "TINY_OVERLAY_CHILD="+base)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Microsecond) {
+				if _, err := os.Stat(filepath.Join(base, "started")); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					t.Fatal("the child did not start")
+				}
+			}
+			time.Sleep(time.Duration(rand.IntN(4000)) * time.Microsecond)
+			cmd.Process.Signal(syscall.SIGKILL)
+			err = cmd.Wait()
+			ids, rerr := Recover(root, tree)
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			if err != nil && len(ids) == 1 {
+				if _, jerr := os.Stat(filepath.Join(tx.Dir, journalName)); jerr == nil {
+					killedMidway++
+				}
+			}
+			if got := listing(t, tree); !maps.Equal(got, want) {
+				t.Fatalf("after kill and recover (%v, recovered %v):\n%s", err, ids, diff(got, want))
+			}
+			if got := listing(t, tx.Orig("node_modules")); len(got) != 53 {
+				t.Fatalf("orig/node_modules has %d entries", len(got))
+			}
+		})
+	}
+	t.Logf("%d of 12 kills landed after the journal", killedMidway)
+}
+
+func diff(got, want map[string]string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		if got[k] != want[k] {
+			fmt.Fprintf(&b, "%s: got %q want %q\n", k, got[k], want[k])
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			fmt.Fprintf(&b, "%s: extra %q\n", k, got[k])
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,202 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/overlay"
+)
+
+// overlayScript writes, deletes, tries .tiny-agent, and looks at the
+// transaction directory through the read-only state directory.
+const overlayScript = `echo new > new.txt && rm old.txt && chmod 700 sub && echo uid=$(id -u)
+(echo x > .tiny-agent/x) 2>&1 | sed 's/^/state=/'
+ls .tiny-agent/tx 2>&1 | sed 's/^/tx=/'
+cat old.txt 2>&1 | sed 's/^/old=/'`
+
+// overlayRun runs overlayScript over an overlay of base/work through a
+// sandbox and applies what it changed; it reports key=value lines.
+func overlayRun(base string) string {
+	var b strings.Builder
+	work := filepath.Join(base, "work")
+	for _, step := range []error{
+		os.MkdirAll(filepath.Join(work, "sub"), 0o755),
+		os.WriteFile(filepath.Join(work, "old.txt"), []byte("old\n"), 0o644),
+	} {
+		if step != nil {
+			return "error=" + step.Error()
+		}
+	}
+	sb, warning, err := New(Policy{WorkDir: work, Getenv: func(string) string { return "" }})
+	if err != nil {
+		return "error=" + err.Error()
+	}
+	defer sb.Close()
+	fmt.Fprintf(&b, "warning=%s\nrefusal=%v\nstatic=%v\n", warning, sb.OverlayRefusal(), sb.spawner.cont.program != nil)
+	tx, err := overlay.Begin(filepath.Join(work, ".tiny-agent", "tx"), work, "t1")
+	if err != nil {
+		return b.String() + "error=" + err.Error()
+	}
+	cmd := exec.Command("/bin/sh", "-c", overlayScript)
+	cmd.Dir = work
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := sb.StartOverlay(cmd, Overlay{Lower: work, Upper: tx.Upper(), Work: tx.Work()}); err != nil {
+		return b.String() + "error=" + err.Error()
+	}
+	err = cmd.Wait()
+	fmt.Fprintf(&b, "%sexit=%v\n", out.String(), err)
+	if _, err := os.Stat(filepath.Join(work, "new.txt")); err == nil {
+		b.WriteString("leaked=the command wrote the tree itself\n")
+	}
+	changes, err := tx.Changes()
+	if err == nil {
+		_, err = tx.Apply(changes)
+	}
+	data, _ := os.ReadFile(filepath.Join(work, "new.txt"))
+	_, oldErr := os.Stat(filepath.Join(work, "old.txt"))
+	fi, _ := os.Stat(filepath.Join(work, "sub"))
+	fmt.Fprintf(&b, "apply=%v\nnew=%s\noldGone=%v\nsubMode=%v\n", err, strings.TrimSpace(string(data)), os.IsNotExist(oldErr), fi.Mode().Perm())
+	return b.String()
+}
+
+func checkOverlayRun(t *testing.T, out string, uid int) {
+	t.Helper()
+	got := map[string]string{}
+	for line := range strings.Lines(out) {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), "=")
+		got[k] = v
+	}
+	t.Logf("%s", out)
+	for k, want := range map[string]string{"static": fmt.Sprint(!goInitOnly), "exit": "<nil>", "apply": "<nil>", "new": "new", "oldGone": "true", "subMode": "-rwx------", "tx": "t1", "old": "cat: old.txt: No such file or directory", "uid": fmt.Sprint(uid), "refusal": "<nil>"} {
+		if got[k] != want {
+			t.Errorf("%s = %q, want %q", k, got[k], want)
+		}
+	}
+	if !strings.Contains(got["state"], "Read-only") {
+		t.Errorf("writing .tiny-agent over the overlay: %q", got["state"])
+	}
+	if got["leaked"] != "" || got["error"] != "" {
+		t.Errorf("leaked %q error %q", got["leaked"], got["error"])
+	}
+}
+
+// A command over an overlay writes only its upper layer; .tiny-agent
+// stays read-only and shows the transaction directory (no ELOOP); Apply
+// then brings the changes in. As root, with the real kernel.
+func TestCommandOverOverlay(t *testing.T) {
+	requireLandlock(t)
+	if os.Geteuid() != 0 {
+		t.Skip("the root case; TestCommandOverOverlayInUserNamespace covers the rest")
+	}
+	forEachInit(t, func(t *testing.T) {
+		base, err := filepath.EvalSymlinks(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkOverlayRun(t, overlayRun(base), 0)
+	})
+}
+
+// The same as an unprivileged user: the command's user namespace mounts
+// the overlay (userxattr), whiteouts are the kernel's 0:0 devices.
+func TestCommandOverOverlayInUserNamespace(t *testing.T) {
+	requireLandlock(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to become another user")
+	}
+	forEachInit(t, testOverlayInUserNamespace)
+}
+
+func testOverlayInUserNamespace(t *testing.T) {
+	const nobody = 65534
+	base, err := os.MkdirTemp("", "sandbox-overlay-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	bin := filepath.Join(base, "sandbox.test")
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(base, 0o755)
+	if err := os.Chown(base, nobody, nobody); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}}
+	cmd.Env = []string{"SANDBOX_TEST_OVERLAY=" + base, "PATH=" + os.Getenv("PATH"), fmt.Sprintf("SANDBOX_TEST_GOINIT=%v", goInitOnly)}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	checkOverlayRun(t, string(out), nobody)
+}
+
+// BenchmarkStartOverlay: `sh -c :` through the init, with and without an
+// overlay of the working directory (the mount, and its teardown with the
+// namespace, are the difference).
+func BenchmarkStartOverlay(b *testing.B) {
+	if os.Geteuid() != 0 || ABI() == 0 {
+		b.Skip("needs root and Landlock")
+	}
+	work := b.TempDir()
+	sb, _, err := New(Policy{WorkDir: work, Getenv: func(string) string { return "" }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sb.Close()
+	n := 0
+	var phases [3]time.Duration
+	for _, ov := range []bool{false, true} {
+		b.Run(map[bool]string{false: "plain", true: "overlay"}[ov], func(b *testing.B) {
+			for b.Loop() {
+				n++
+				i := n
+				cmd := exec.Command("/bin/sh", "-c", ":")
+				cmd.Dir = work
+				cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+				var err error
+				if ov {
+					t0 := time.Now()
+					tx, berr := overlay.Begin(filepath.Join(work, ".tiny-agent", "tx"), work, fmt.Sprint("t", i))
+					if berr != nil {
+						b.Fatal(berr)
+					}
+					t1 := time.Now()
+					err = sb.StartOverlay(cmd, Overlay{Lower: work, Upper: tx.Upper(), Work: tx.Work()})
+					if err == nil {
+						err = cmd.Wait()
+					}
+					t2 := time.Now()
+					tx.Discard()
+					phases[0] += t1.Sub(t0)
+					phases[1] += t2.Sub(t1)
+					phases[2] += time.Since(t2)
+				} else if err = sb.Start(cmd); err == nil {
+					err = cmd.Wait()
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			if ov {
+				b.ReportMetric(float64(phases[0].Microseconds())/float64(b.N), "begin-µs/op")
+				b.ReportMetric(float64(phases[1].Microseconds())/float64(b.N), "run-µs/op")
+				b.ReportMetric(float64(phases[2].Microseconds())/float64(b.N), "discard-µs/op")
+				phases = [3]time.Duration{}
+			}
+		})
+	}
+}

@@ -1,0 +1,83 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/tiny-agent/tiny-go/internal/sandbox"
+)
+
+// Transactions lets bash run a command as a transaction: over a private
+// view of the working directory (an overlay, docs/checkpoints.md), whose
+// changes reach the tree when the command has ended.
+type Transactions interface {
+	// For is the transaction of the tool call of ctx (StartedID), nil when
+	// the command runs on the tree itself.
+	For(ctx context.Context) Transaction
+}
+
+// Transaction is one command's.
+type Transaction interface {
+	// Dirs are the overlay's layers.
+	Dirs() (lower, upper, work string)
+	// Commit brings the command's changes into the tree; conflicts are
+	// the paths another program changed meanwhile, left as that program
+	// left them, each with where the command's version was kept.
+	Commit() (conflicts []string, err error)
+	// Discard drops the command's changes; the tree is untouched.
+	Discard() error
+	// Preview describes the command's changes, for a review; empty when
+	// there are none.
+	Preview() ([]string, error)
+}
+
+// Reviewer shows a command's changes (Transaction.Preview) and answers
+// whether they are to be applied (--approval review).
+type Reviewer func(ctx context.Context, command string, changes []string) (apply bool, err error)
+
+// rejected is the result's note for changes the user did not apply.
+const rejected = "\n\nThe user did not apply this command's changes: the working directory is as it was before the command."
+
+// review asks about tx's changes when there is a reviewer and something
+// changed; false means they were discarded.
+func review(ctx context.Context, r Reviewer, command string, tx Transaction) (bool, error) {
+	if r == nil || tx == nil {
+		return true, nil
+	}
+	lines, err := tx.Preview()
+	if err != nil || len(lines) == 0 {
+		return true, err
+	}
+	ok, err := r(ctx, command, lines)
+	if err != nil || !ok {
+		return false, tx.Discard()
+	}
+	return true, nil
+}
+
+// overlayOf is a transaction's overlay, nil for none.
+func overlayOf(tx Transaction) *sandbox.Overlay {
+	if tx == nil {
+		return nil
+	}
+	lower, upper, work := tx.Dirs()
+	return &sandbox.Overlay{Lower: lower, Upper: upper, Work: work}
+}
+
+// commitNote commits tx and says, for the model, what did not reach the
+// tree; "" when everything did.
+func commitNote(tx Transaction) string {
+	if tx == nil {
+		return ""
+	}
+	conflicts, err := tx.Commit()
+	var b strings.Builder
+	for _, c := range conflicts {
+		fmt.Fprintf(&b, "\n\nNot applied: %s was changed by another program while the command ran; its version stays.", c)
+	}
+	if err != nil {
+		fmt.Fprintf(&b, "\n\nThe command's changes could not all be applied to the working directory: %v", err)
+	}
+	return b.String()
+}
