@@ -3,12 +3,14 @@ package fleet
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -69,8 +71,8 @@ func SubmitSuite(ctx context.Context, c Conn, tasks []eval.Task, repeat int, set
 			if err != nil {
 				return s, err
 			}
-			key := "runs/" + id + "/tasks/" + unsafeKey.ReplaceAllString(t.Name, "_") + ".tar.gz"
-			if err := blobs.Put(ctx, key, tree); err != nil {
+			key, err := putContent(ctx, blobs, tree)
+			if err != nil {
 				return s, err
 			}
 			s.Names = append(s.Names, t.Name)
@@ -78,8 +80,35 @@ func SubmitSuite(ctx context.Context, c Conn, tasks []eval.Task, repeat int, set
 				s.Tasks = append(s.Tasks, Task{Key: TaskKey(t.Name, r), Name: t.Name, Rep: r, Source: Source{EvalTask: key}, Settings: settings})
 			}
 		}
-		return s, nil
+		return s, batch(ctx, blobs, &s)
 	})
+}
+
+// DefaultBatch is the number of tasks beyond which a suite runs in child
+// workflows of that many tasks ($TINY_FLEET_BATCH overrides it).
+const DefaultBatch = 200
+
+// batch moves a big suite's tasks to the blob store: the workflow's
+// input stays small (Temporal refuses a payload over 2 MB) and the suite
+// runs in batches (runBatches).
+func batch(ctx context.Context, blobs *Blobs, s *Suite) error {
+	n := DefaultBatch
+	if v, err := strconv.Atoi(os.Getenv("TINY_FLEET_BATCH")); err == nil && v > 0 {
+		n = v
+	}
+	if len(s.Tasks) <= n {
+		return nil
+	}
+	b, err := json.Marshal(s.Tasks)
+	if err != nil {
+		return err
+	}
+	key, err := putContent(ctx, blobs, b)
+	if err != nil {
+		return err
+	}
+	s.TasksKey, s.Total, s.Batch, s.Tasks = key, len(s.Tasks), n, nil
+	return nil
 }
 
 // SubmitJob packs dir (or uses t.Source as given), starts a one-task
@@ -91,8 +120,7 @@ func SubmitJob(ctx context.Context, c Conn, t Task, dir string) (string, error) 
 			if err != nil {
 				return Suite{}, err
 			}
-			t.Source.Tarball = "runs/" + id + "/workspace.tar.gz"
-			if err := blobs.Put(ctx, t.Source.Tarball, tree); err != nil {
+			if t.Source.Tarball, err = putContent(ctx, blobs, tree); err != nil {
 				return Suite{}, err
 			}
 		}
@@ -140,11 +168,28 @@ func Watch(ctx context.Context, c Conn, id string, wait bool, onResult func(n, t
 	if err != nil {
 		return s, nil, false, err
 	}
-	seen := 0
-	report := func(p Progress) {
-		for ; seen < len(p.Results); seen++ {
-			onResult(seen+1, p.Total, s.Repeat, p.Results[seen])
+	// Results in order of arrival within each batch (one batch for a
+	// suite run in one workflow), each passed on once.
+	var batches [][]Result
+	n := 0
+	report := func(p Progress) []Result {
+		got := [][]Result{p.Results}
+		if len(p.Batches) > 0 {
+			got = batchResults(ctx, cl, p, batches)
 		}
+		var all []Result
+		for i, rs := range got {
+			if i == len(batches) {
+				batches = append(batches, nil)
+			}
+			for _, r := range rs[len(batches[i]):] {
+				n++
+				onResult(n, p.Total, s.Repeat, r)
+			}
+			batches[i] = rs
+			all = append(all, rs...)
+		}
+		return all
 	}
 	run := cl.GetWorkflow(ctx, id, "")
 	done := make(chan error, 1)
@@ -158,15 +203,14 @@ func Watch(ctx context.Context, c Conn, id string, wait bool, onResult func(n, t
 			if err != nil {
 				return s, nil, true, fmt.Errorf("suite %s: %w", id, err)
 			}
-			report(final)
-			return s, final.Results, true, nil
+			return s, report(final), true, nil
 		case <-tick.C:
 			v, err := cl.QueryWorkflow(ctx, id, "", ProgressQuery)
 			var p Progress
 			if err == nil && v.Get(&p) == nil {
-				report(p)
+				all := report(p)
 				if !wait {
-					return s, p.Results, false, nil
+					return s, all, false, nil
 				}
 			}
 			if poll != nil {
@@ -176,6 +220,26 @@ func Watch(ctx context.Context, c Conn, id string, wait bool, onResult func(n, t
 			return s, nil, false, ctx.Err()
 		}
 	}
+}
+
+// batchResults asks each batch of a suite for its results; a batch not
+// started yet, or not answering, has none so far. A finished batch
+// answers too, replayed by a worker (Temporal queries closed workflows).
+// A batch whose every result is in have is not asked again.
+func batchResults(ctx context.Context, cl client.Client, p Progress, have [][]Result) [][]Result {
+	out := make([][]Result, len(p.Batches))
+	for i, id := range p.Batches {
+		if i < len(have) && len(have[i]) == min(p.Batch, p.Total-i*p.Batch) {
+			out[i] = have[i]
+			continue
+		}
+		v, err := cl.QueryWorkflow(ctx, id, "", ProgressQuery)
+		var p Progress
+		if err == nil && v.Get(&p) == nil {
+			out[i] = p.Results
+		}
+	}
+	return out
 }
 
 // suiteInput reads the suite's input back from the workflow's history.
@@ -270,4 +334,13 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// putContent stores data under its hash (once: a suite submitted again
+// uploads only the task folders that changed, and the workers' cached
+// bases, keyed by it, stay valid) and returns its key.
+func putContent(ctx context.Context, blobs *Blobs, data []byte) (string, error) {
+	cs := &contentStore{blobs: blobs}
+	h := sha(data)
+	return casKey(h), cs.put(ctx, h, data)
 }

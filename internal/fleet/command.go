@@ -276,7 +276,7 @@ func (f *submitFlags) follow(ctx context.Context, id string, wait bool, stdout, 
 		}
 	}
 	if !finished {
-		fmt.Fprintf(stderr, "eval: %d of %d runs finished so far\n", len(results), len(s.Tasks))
+		fmt.Fprintf(stderr, "eval: %d of %d runs finished so far\n", len(results), s.Size())
 		return nil
 	}
 	if !rep.AllPassed() {
