@@ -147,7 +147,7 @@ func (a *Activities) setUp(ctx context.Context, t Task, sy *syncer, root, repo s
 			}
 		}
 	}
-	if err := layOut(ctx, filepath.Join(base, "repo"), root, repo); err != nil {
+	if sy.upper, err = layOut(ctx, filepath.Join(base, "repo"), root, repo); err != nil {
 		return nil, err
 	}
 	if resumed {

@@ -62,24 +62,26 @@ func (c baseCache) entry(ctx context.Context, key string, build func(dir string)
 }
 
 // layOut makes repo the cached base, by an overlay or a copy (see above);
-// root is the task's folder, which holds the overlay's own folders.
-func layOut(ctx context.Context, base, root, repo string) error {
-	for _, d := range []string{repo, filepath.Join(root, ".upper"), filepath.Join(root, ".ovl")} {
+// root is the task's folder, which holds the overlay's own folders. upper
+// is the overlay's upper layer ("" for a copy).
+func layOut(ctx context.Context, base, root, repo string) (upper string, err error) {
+	upper = filepath.Join(root, ".upper")
+	for _, d := range []string{repo, upper, filepath.Join(root, ".ovl")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
+			return "", err
 		}
 	}
 	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,redirect_dir=off,metacopy=off,index=off",
-		base, filepath.Join(root, ".upper"), filepath.Join(root, ".ovl"))
+		base, upper, filepath.Join(root, ".ovl"))
 	if !strings.ContainsAny(base+root, ",:") && unix.Mount("overlay", repo, "overlay", 0, opts) == nil {
-		return nil
+		return upper, nil
 	}
 	_ = os.Remove(repo)
 	out, err := exec.CommandContext(ctx, "cp", "-a", "--reflink=auto", base, repo).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("copy the base %s: %v: %s", base, err, strings.TrimSpace(string(out)))
+		return "", fmt.Errorf("copy the base %s: %v: %s", base, err, strings.TrimSpace(string(out)))
 	}
-	return nil
+	return "", nil
 }
 
 // unmount takes an overlay off repo, if one is there; a task's folder is

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A workspace travels as its base (the task's source, which every worker
@@ -21,10 +23,12 @@ import (
 //
 // The change set is found by comparing the workspace with an index of
 // what was shipped (path -> stat and hash), as git's index does: a path
-// whose stat is unchanged is not read again. This is where the overlay
-// transactions of lostwork-tx would plug in: a command's upper layer is
-// its change set already, and changedPaths would list it instead of
-// walking the tree.
+// whose stat is unchanged is not read again. When the workspace is an
+// overlay on the worker's cached base (cache.go), only its upper layer
+// can differ from the base, so only the upper layer is walked: a step
+// costs what it changed, not the size of the tree. The per-command
+// overlay transactions of lostwork-tx would plug in the same way: a
+// command's upper layer is its change set already.
 
 // change is one path of a change set.
 type change struct {
@@ -33,6 +37,9 @@ type change struct {
 	Mode    fs.FileMode `json:"m,omitzero"` // type and permissions
 	Link    string      `json:"l,omitzero"` // a symbolic link's target
 	Deleted bool        `json:"d,omitzero"`
+	// Opaque: a folder made anew where the base had one; what the base
+	// had in it is gone (its current paths follow in the change set).
+	Opaque bool `json:"o,omitzero"`
 }
 
 // changeSet is what one step changed, in path order.
@@ -49,11 +56,16 @@ type indexEntry struct {
 	ino        uint64
 	hash, link string
 	racy       bool // changed too close to the scan to trust its stat
+	deleted    bool // a path of the base, deleted (overlay: a whiteout)
+	opaque     bool
 }
 
-// index is the shipped state of every path of a workspace.
+// index is the shipped state of every path of a workspace, or, when
+// upper is set, of every path of the overlay's upper layer (the rest is
+// the base).
 type index struct {
 	entries map[string]indexEntry
+	upper   string
 }
 
 // statOf reads the stat fields the index compares.
@@ -121,62 +133,158 @@ func walkTree(dir string, skip func(string) bool, fn func(rel string, info fs.Fi
 // that holds once it is shipped; put stores a file's content under its
 // hash. ix itself is not changed (a failed upload ships nothing).
 func (ix *index) scan(dir string, skip func(string) bool, put func(hash string, data []byte) error) (changeSet, *index, error) {
-	start := time.Now()
-	next := &index{entries: make(map[string]indexEntry, len(ix.entries))}
-	var cs changeSet
-	seen := make(map[string]bool, len(ix.entries))
-	err := walkTree(dir, skip, func(rel string, info fs.FileInfo) error {
-		seen[rel] = true
-		now := statOf(info)
-		old, had := ix.entries[rel]
-		if had && !old.racy && (old.sameStat(now) || (info.IsDir() && old.mode == now.mode)) {
-			next.entries[rel] = old
+	sc := &scanner{ix: ix, dir: dir, put: put, start: time.Now(), seen: map[string]bool{},
+		next: &index{entries: make(map[string]indexEntry, len(ix.entries)), upper: ix.upper}}
+	var err error
+	if ix.upper == "" {
+		err = walkTree(dir, skip, sc.visit)
+	} else {
+		err = sc.walkUpper(skip)
+	}
+	if err != nil {
+		return changeSet{}, nil, err
+	}
+	sc.unseen()
+	slices.SortFunc(sc.cs.Changes, func(a, b change) int { return strings.Compare(a.Path, b.Path) })
+	return sc.cs, sc.next, nil
+}
+
+// scanner is one scan's state.
+type scanner struct {
+	ix, next *index
+	dir      string
+	put      func(hash string, data []byte) error
+	start    time.Time
+	seen     map[string]bool
+	cs       changeSet
+	// cleared are folders found opaque in this scan: what the index had
+	// under them is shipped again.
+	cleared []string
+}
+
+// visit compares one path of the workspace with the index.
+func (sc *scanner) visit(rel string, info fs.FileInfo) error {
+	sc.seen[rel] = true
+	now := statOf(info)
+	old, had := sc.ix.entries[rel]
+	for _, c := range sc.cleared {
+		had = had && !strings.HasPrefix(rel, c)
+	}
+	had = had && !old.deleted
+	if had && !old.racy && (old.sameStat(now) || (info.IsDir() && old.mode == now.mode)) {
+		now = old
+		sc.next.entries[rel] = now
+		return nil
+	}
+	c := change{Path: rel, Mode: info.Mode()}
+	var data []byte
+	switch {
+	case info.Mode()&fs.ModeSymlink != 0:
+		link, err := os.Readlink(filepath.Join(sc.dir, rel))
+		if err != nil {
+			return err
+		}
+		c.Link, now.link = link, link
+	case info.Mode().IsRegular():
+		// Read once: the hash is the content's, even if the file
+		// changes while it is read.
+		var err error
+		if data, err = os.ReadFile(filepath.Join(sc.dir, rel)); errors.Is(err, fs.ErrNotExist) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		c.Hash, now.hash = sha(data), sha(data)
+		now.racy = sc.start.UnixNano()-now.mtime < int64(racyWindow)
+	}
+	sc.next.entries[rel] = now
+	if had && old.mode == now.mode && old.hash == now.hash && old.link == now.link {
+		return nil // touched, not changed
+	}
+	if c.Hash != "" {
+		if err := sc.put(c.Hash, data); err != nil {
+			return err
+		}
+	}
+	sc.cs.Changes = append(sc.cs.Changes, c)
+	return nil
+}
+
+// walkUpper visits the paths of the overlay's upper layer as the
+// workspace shows them: a whiteout is a deleted path of the base, an
+// opaque folder one made anew.
+func (sc *scanner) walkUpper(skip func(string) bool) error {
+	upper := sc.ix.upper
+	return filepath.WalkDir(upper, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		rel := filepath.ToSlash(path[min(len(upper)+1, len(path)):])
+		if rel == "" {
 			return nil
 		}
-		c := change{Path: rel, Mode: info.Mode()}
-		var data []byte
-		switch {
-		case info.Mode()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(filepath.Join(dir, rel))
-			if err != nil {
-				return err
+		if skip != nil && skip(rel) {
+			if d.IsDir() {
+				return filepath.SkipDir
 			}
-			c.Link, now.link = link, link
-		case info.Mode().IsRegular():
-			// Read once: the hash is the content's, even if the file
-			// changes while it is read.
-			var err error
-			if data, err = os.ReadFile(filepath.Join(dir, rel)); errors.Is(err, fs.ErrNotExist) {
-				return nil
-			} else if err != nil {
-				return err
-			}
-			c.Hash, now.hash = sha(data), sha(data)
-			now.racy = start.UnixNano()-now.mtime < int64(racyWindow)
+			return nil
 		}
-		next.entries[rel] = now
-		if had && old.mode == now.mode && old.hash == now.hash && old.link == now.link {
-			return nil // touched, not changed
+		info, err := os.Lstat(filepath.Join(sc.dir, rel))
+		if errors.Is(err, fs.ErrNotExist) {
+			return sc.deleted(rel)
+		} else if err != nil {
+			return err
 		}
-		if c.Hash != "" {
-			if err := put(c.Hash, data); err != nil {
-				return err
-			}
+		if t := info.Mode().Type(); t != 0 && t != fs.ModeDir && t != fs.ModeSymlink {
+			return nil
 		}
-		cs.Changes = append(cs.Changes, c)
-		return nil
+		if info.IsDir() && isOpaque(path) && !sc.ix.entries[rel].opaque {
+			sc.seen[rel] = true
+			e := statOf(info)
+			e.opaque = true
+			sc.next.entries[rel] = e
+			sc.cs.Changes = append(sc.cs.Changes, change{Path: rel, Mode: info.Mode(), Opaque: true})
+			sc.cleared = append(sc.cleared, rel+"/")
+			return nil
+		}
+		return sc.visit(rel, info)
 	})
-	if err != nil {
-		return cs, nil, err
+}
+
+// deleted notes a path the workspace no longer has.
+func (sc *scanner) deleted(rel string) error {
+	sc.seen[rel] = true
+	sc.next.entries[rel] = indexEntry{deleted: true}
+	if !sc.ix.entries[rel].deleted {
+		sc.cs.Changes = append(sc.cs.Changes, change{Path: rel, Deleted: true})
 	}
-	for rel := range ix.entries {
-		if seen[rel] {
+	return nil
+}
+
+// unseen ships the deletion of indexed paths the walk did not meet.
+func (sc *scanner) unseen() {
+	for rel, old := range sc.ix.entries {
+		if sc.seen[rel] || old.deleted {
 			continue
 		}
-		cs.Changes = append(cs.Changes, change{Path: rel, Deleted: true})
+		if sc.ix.upper != "" {
+			if _, err := os.Lstat(filepath.Join(sc.dir, rel)); err == nil {
+				sc.next.entries[rel] = old // in the base again
+				continue
+			}
+		}
+		sc.cs.Changes = append(sc.cs.Changes, change{Path: rel, Deleted: true})
 	}
-	slices.SortFunc(cs.Changes, func(a, b change) int { return strings.Compare(a.Path, b.Path) })
-	return cs, next, nil
+}
+
+// isOpaque says whether an upper folder hides the base's folder under it.
+func isOpaque(path string) bool {
+	buf := make([]byte, 4)
+	n, err := unix.Lgetxattr(path, "trusted.overlay.opaque", buf)
+	return err == nil && n == 1 && buf[0] == 'y'
 }
 
 // casKey is the blob key of content with the given sha256: shared by every
@@ -206,7 +314,7 @@ func (cs changeSet) apply(ctx context.Context, dir string, get func(ctx context.
 func applyOne(ctx context.Context, root *os.Root, name string, c change, get func(ctx context.Context, hash string) ([]byte, error)) error {
 	info, err := root.Lstat(name)
 	exists := err == nil
-	if c.Deleted || (exists && (info.Mode().Type() != c.Mode.Type() || !info.IsDir())) {
+	if c.Deleted || c.Opaque || (exists && (info.Mode().Type() != c.Mode.Type() || !info.IsDir())) {
 		// A path under one that became a file is gone already.
 		if err := root.RemoveAll(name); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 			return err

@@ -45,19 +45,52 @@ func must(t *testing.T, err error) {
 // becomes a file and a file that becomes a folder, links, modes; and
 // content written twice is stored once.
 func TestChangeSetsRebuildTheWorkspace(t *testing.T) {
+	src, dst := filepath.Join(t.TempDir(), "src"), filepath.Join(t.TempDir(), "dst")
+	for _, dir := range []string{src, dst} {
+		writeTestBase(t, dir)
+	}
+	ix, err := walkIndex(src, nil)
+	must(t, err)
+	checkChangeSets(t, src, dst, ix)
+}
+
+// The same over an overlay on the base, where only the upper layer is
+// walked: whiteouts are deletions, an opaque folder replaces the base's.
+func TestChangeSetsOfAnOverlay(t *testing.T) {
+	base, root, dst := filepath.Join(t.TempDir(), "base"), t.TempDir(), filepath.Join(t.TempDir(), "dst")
+	writeTestBase(t, base)
+	writeTestBase(t, dst)
+	src := filepath.Join(root, "repo")
+	upper, err := layOut(context.Background(), base, root, src)
+	must(t, err)
+	if upper == "" {
+		t.Skip("this process may not mount an overlay (not root, no CAP_SYS_ADMIN)")
+	}
+	t.Cleanup(func() { unmount(src) })
+	checkChangeSets(t, src, dst, &index{entries: map[string]indexEntry{}, upper: upper})
+	fresh := filepath.Join(t.TempDir(), "fresh")
+	writeTestBase(t, fresh)
+	if got, want := mapLines(treeOf(t, base)), mapLines(treeOf(t, fresh)); !slices.Equal(got, want) {
+		t.Errorf("the cached base changed under the overlay: %v", got)
+	}
+}
+
+func writeTestBase(t *testing.T, dir string) {
+	must(t, os.MkdirAll(filepath.Join(dir, "d", "e"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(dir, "dd"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "d", "e", "f.txt"), []byte("f"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "dd", "old"), []byte("old"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "x"), []byte("x"), 0o644))
+}
+
+// checkChangeSets changes src in steps; after each, the change set
+// applied to dst (the base) makes the same tree.
+func checkChangeSets(t *testing.T, src, dst string, ix *index) {
 	ctx := context.Background()
 	blobs, err := OpenBlobs(ctx, "mem://")
 	must(t, err)
 	cas := &contentStore{blobs: blobs}
-	src, dst := filepath.Join(t.TempDir(), "src"), filepath.Join(t.TempDir(), "dst")
-	for _, dir := range []string{src, dst} {
-		must(t, os.MkdirAll(filepath.Join(dir, "d", "e"), 0o755))
-		must(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a"), 0o644))
-		must(t, os.WriteFile(filepath.Join(dir, "d", "e", "f.txt"), []byte("f"), 0o644))
-		must(t, os.WriteFile(filepath.Join(dir, "x"), []byte("x"), 0o644))
-	}
-	ix, err := walkIndex(src, nil)
-	must(t, err)
 	puts := 0
 	put := func(h string, data []byte) error { puts++; return cas.put(ctx, h, data) }
 	steps := []func(){
@@ -76,6 +109,12 @@ func TestChangeSetsRebuildTheWorkspace(t *testing.T) {
 			must(t, os.RemoveAll(filepath.Join(src, "d")))
 			must(t, os.WriteFile(filepath.Join(src, "d"), []byte("now a file"), 0o644))
 			must(t, os.Chmod(filepath.Join(src, "new.txt"), 0o644))
+		},
+		func() {
+			// A folder of the base made anew: what it had is gone.
+			must(t, os.RemoveAll(filepath.Join(src, "dd")))
+			must(t, os.MkdirAll(filepath.Join(src, "dd"), 0o755))
+			must(t, os.WriteFile(filepath.Join(src, "dd", "new"), []byte("same"), 0o644))
 		},
 		func() {}, // nothing changed: an empty change set
 	}
@@ -101,7 +140,7 @@ func TestChangeSetsRebuildTheWorkspace(t *testing.T) {
 		}
 		objects++
 	}
-	// "changed", "same" (twice), "now a file"
+	// "changed", "same" (three times), "now a file"
 	if objects != 3 {
 		t.Errorf("the store holds %d objects, want 3 (identical content once)", objects)
 	}

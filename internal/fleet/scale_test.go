@@ -17,6 +17,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/tiny-agent/tiny-go/internal/eval"
 	"github.com/tiny-agent/tiny-go/internal/fleet"
@@ -223,4 +224,77 @@ func TestFleetAtRepositoryScale(t *testing.T) {
 	t.Logf("setup: first %d ms (cold worker), then %.0f ms", first[0].SetupMs, mean(bigRuns, setup))
 	t.Logf("blob store: %d KiB per repeated task", grown/int64(len(bigRuns))/1024)
 	t.Logf("attempts lost to heartbeat time-outs or retries: %d of %d runs", timeouts, len(bigRuns)+len(first)+len(smallRuns))
+}
+
+// TestFleetBigSuite runs a suite of TINY_FLEET_TASKS tasks (default
+// 2,000: one quick task repeated) on 3 workers and checks that every
+// result streams to `tiny-go eval`, that `eval status` has them all, and
+// how long the suite's and its batches' histories grow (Temporal's
+// limits: 51,200 events, 50 MB). It only runs with TINY_FLEET_BENCH=1:
+//
+//	TINY_FLEET_BENCH=1 go test -count=1 -run TestFleetBigSuite -v -timeout 2h ./internal/fleet
+func TestFleetBigSuite(t *testing.T) {
+	if os.Getenv("TINY_FLEET_BENCH") == "" {
+		t.Skip("a measurement; set TINY_FLEET_BENCH=1")
+	}
+	tasks, _ := strconv.Atoi(os.Getenv("TINY_FLEET_TASKS"))
+	if tasks <= 0 {
+		tasks = 2000
+	}
+	c := newCluster(t, needTemporal(t))
+	for i := 1; i <= 3; i++ {
+		c.startWorker(i, 2)
+	}
+	suite := quickSuite(t, 1)
+	submit := exec.Command(filepath.Join(c.bin, "tiny-go"), "eval", suite, "--repeat", strconv.Itoa(tasks), "--temporal", c.hostPort,
+		"--blob", "file://"+c.blobDir, "--endpoint", c.model.URL(), "--json")
+	submit.Env = c.env()
+	var stdout, stderr bytes.Buffer
+	submit.Stdout, submit.Stderr = &stdout, &stderr
+	started := time.Now()
+	if err := submit.Run(); err != nil {
+		t.Fatalf("eval: %v\n%s", err, lastLines(stderr.String(), 20))
+	}
+	elapsed := time.Since(started)
+	streamed := len(regexp.MustCompile(`(?m)^\[\d+/\d+\] PASS`).FindAllString(stderr.String(), -1))
+	id := regexp.MustCompile(`tiny-go-eval-[0-9TZ.]+`).FindString(stderr.String())
+	status := exec.Command(filepath.Join(c.bin, "tiny-go"), "eval", "status", id, "--temporal", c.hostPort, "--json")
+	status.Env = c.env()
+	out, err := status.Output()
+	if err != nil {
+		t.Fatalf("eval status: %v", err)
+	}
+	passed := strings.Count(string(out), `"passed": true`) + strings.Count(string(out), `"passed":true`)
+	if streamed != tasks || passed != tasks {
+		t.Errorf("%d results streamed and %d passed in eval status, want %d", streamed, passed, tasks)
+	}
+	events, size := historyOf(t, c, id)
+	b1, s1 := historyOf(t, c, id+"-batch-0001")
+	t.Logf("%d tasks in %s = %.0f tasks/min on 3 workers × 2; suite history %d events, %d KiB; a batch's %d events, %d KiB",
+		tasks, elapsed.Round(time.Second), float64(tasks)/elapsed.Minutes(), events, size/1024, b1, s1/1024)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// historyOf is the number of events and the bytes of workflow id's
+// history.
+func historyOf(t *testing.T, c *cluster, id string) (events, size int) {
+	cl, err := client.Dial(client.Options{HostPort: c.hostPort})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	it := cl.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		events++
+		size += proto.Size(ev)
+	}
+	return events, size
 }

@@ -52,6 +52,9 @@ type syncer struct {
 	repo   string
 	// ix is the workspace as the manifest's change sets leave it.
 	ix *index
+	// upper is the upper layer of the workspace's overlay ("" when it is
+	// a copy of the base): only it is walked for changes.
+	upper string
 
 	man     manifest
 	attempt int32 // in the keys, so that no attempt overwrites another's
@@ -155,13 +158,24 @@ func cut(data []byte, from int) int {
 // and writes the first manifest; base is its commit ("" if fixed by the
 // task).
 func (s *syncer) baseline(ctx context.Context, base string) error {
-	ix, err := walkIndex(s.repo, skipSession)
+	ix, err := s.index()
 	if err != nil {
 		return fmt.Errorf("workspace %s: %w", s.repo, err)
 	}
 	s.ix = ix
 	s.man.Base = base
 	return s.upload(ctx, "", nil, nil)
+}
+
+// index is the workspace as it is now: of an overlay, its upper layer
+// (nothing uploaded: it is the base and the change sets applied), else
+// the stat of every path.
+func (s *syncer) index() (*index, error) {
+	if s.upper == "" {
+		return walkIndex(s.repo, skipSession)
+	}
+	_, ix, err := (&index{entries: map[string]indexEntry{}, upper: s.upper}).scan(s.repo, skipSession, func(string, []byte) error { return nil })
+	return ix, err
 }
 
 // step uploads what the agent committed since the last call: the session
@@ -287,9 +301,9 @@ func (s *syncer) restore(ctx context.Context, m manifest) error {
 			return err
 		}
 	}
-	ix, err := walkIndex(s.repo, skipSession)
+	ix, err := s.index()
 	if err != nil {
-		return err
+		return fmt.Errorf("workspace %s: %w", s.repo, err)
 	}
 	s.ix = ix
 	if m.Session != "" {
