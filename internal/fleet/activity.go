@@ -174,7 +174,12 @@ func (a *Activities) base(ctx context.Context, t Task, commit, root string) (str
 	if src.Git != "" && src.Commit == "" {
 		src.Commit = commit
 	}
-	build := func(dir string) error { return a.materialize(ctx, src, t.Name, dir) }
+	build := func(dir string) error {
+		if err := a.materialize(ctx, src, t.Name, dir); err != nil {
+			return err
+		}
+		return seedCheckpoints(ctx, filepath.Join(dir, "repo"))
+	}
 	if src.Git != "" && src.Commit == "" {
 		dir := filepath.Join(root, ".base")
 		if err := os.RemoveAll(dir); err != nil {

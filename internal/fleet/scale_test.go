@@ -204,6 +204,32 @@ func TestFleetAtRepositoryScale(t *testing.T) {
 	setup := func(r fleet.Result) int64 { return r.SetupMs }
 	sync := func(r fleet.Result) int64 { return r.UploadMs }
 
+	// The reference: tiny-go's own cost in each tree, under plain
+	// `tiny-go eval` on this machine (no fleet).
+	local := func(dir string) float64 {
+		cmd := exec.Command(filepath.Join(c.bin, "tiny-go"), "eval", dir, "--repeat", "3", "--json")
+		cmd.Env = c.env("TINY_ENDPOINT=" + c.model.URL())
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("tiny-go eval: %v", err)
+		}
+		var rep struct {
+			Tasks []struct {
+				Runs []struct {
+					AgentMs int64 `json:"agentMs"`
+				} `json:"runs"`
+			} `json:"tasks"`
+		}
+		if err := json.Unmarshal(out, &rep); err != nil || len(rep.Tasks) != 1 {
+			t.Fatalf("tiny-go eval --json: %v", err)
+		}
+		var sum int64
+		for _, r := range rep.Tasks[0].Runs {
+			sum += r.AgentMs
+		}
+		return float64(sum) / float64(len(rep.Tasks[0].Runs))
+	}
+	localSmall, localBig := local(small), local(big)
 	smallRuns := suite(small, 5)
 	first := suite(big, 1) // a cold worker: the base is built and cached
 	before := dirSize(c.blobDir)
@@ -221,6 +247,8 @@ func TestFleetAtRepositoryScale(t *testing.T) {
 	t.Logf("1-file fixture: agent %.0f ms per task (3 steps), setup %.0f ms, syncing %.0f ms", mean(smallRuns, agent), mean(smallRuns, setup), mean(smallRuns, sync))
 	t.Logf("%d-file fixture: agent %.0f ms per task, setup %.0f ms, syncing %.0f ms (%d runs)", files, mean(bigRuns, agent), mean(bigRuns, setup), mean(bigRuns, sync), len(bigRuns))
 	t.Logf("per step: %+.0f ms over the 1-file fixture", (mean(bigRuns, agent)-mean(smallRuns, agent))/3)
+	t.Logf("local tiny-go eval (no fleet): agent %.0f ms (1 file), %.0f ms (%d files): %+.0f ms per step; the fleet's own: %+.0f ms per step",
+		localSmall, localBig, files, (localBig-localSmall)/3, ((mean(bigRuns, agent)-localBig)-(mean(smallRuns, agent)-localSmall))/3)
 	t.Logf("setup: first %d ms (cold worker), then %.0f ms", first[0].SetupMs, mean(bigRuns, setup))
 	t.Logf("blob store: %d KiB per repeated task", grown/int64(len(bigRuns))/1024)
 	t.Logf("attempts lost to heartbeat time-outs or retries: %d of %d runs", timeouts, len(bigRuns)+len(first)+len(smallRuns))

@@ -172,9 +172,9 @@ func (s *syncer) baseline(ctx context.Context, base string) error {
 // the stat of every path.
 func (s *syncer) index() (*index, error) {
 	if s.upper == "" {
-		return walkIndex(s.repo, skipSession)
+		return walkIndex(s.repo, skipShipped)
 	}
-	_, ix, err := (&index{entries: map[string]indexEntry{}, upper: s.upper}).scan(s.repo, skipSession, func(string, []byte) error { return nil })
+	_, ix, err := (&index{entries: map[string]indexEntry{}, upper: s.upper}).scan(s.repo, skipShipped, func(string, []byte) error { return nil })
 	return ix, err
 }
 
@@ -204,7 +204,7 @@ func (s *syncer) step(ctx context.Context) error {
 // snapshot ships the workspace's change set, then reads the session again
 // and keeps what is consistent with it (see syncer).
 func (s *syncer) snapshot(ctx context.Context, path string, before []byte) error {
-	cs, next, err := s.ix.scan(s.repo, skipSession, func(hash string, data []byte) error {
+	cs, next, err := s.ix.scan(s.repo, skipShipped, func(hash string, data []byte) error {
 		s.uploads++
 		s.uploadBytes += int64(len(data))
 		return s.cas.put(ctx, hash, data)
