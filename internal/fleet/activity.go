@@ -270,6 +270,16 @@ func (a *Activities) materialize(ctx context.Context, src Source, name, dir stri
 		if err := a.unpackKey(ctx, src.EvalTask, task.Dir); err != nil {
 			return err
 		}
+		// The fixture becomes the repository by a rename, not a second
+		// copy of every file (eval.SetUp then copies an empty folder and
+		// makes it a git repository as ever).
+		fixture := filepath.Join(task.Dir, "fixture")
+		if err := os.Rename(fixture, repo); err != nil {
+			return fmt.Errorf("the task folder has no fixture/: %w", err)
+		}
+		if err := os.Mkdir(fixture, 0o755); err != nil {
+			return err
+		}
 		if err := eval.SetUp(task, dir, repo); err != nil {
 			return temporal.NewNonRetryableApplicationError(err.Error(), ErrConfiguration, err)
 		}

@@ -99,7 +99,19 @@ func unmount(repo string) {
 // checkpoint of a task only checks the stat of the files (a whole `git add
 // -A` of a 20,000-file tree took seconds on a busy machine). On a copy of
 // the base (no overlay) the stat differs and it re-reads them, as before.
+//
+// The repository's own index, just written by `git add -A`, seeds it: the
+// files' stat then matches, and git hashes none of them again.
 func seedCheckpoints(ctx context.Context, repo string) error {
+	if idx, err := os.ReadFile(filepath.Join(repo, ".git", "index")); err == nil {
+		dst := filepath.Join(repo, filepath.FromSlash(checkpointIndex))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, idx, 0o600); err != nil {
+			return err
+		}
+	}
 	cs, err := checkpoint.Open(repo, checkpoint.Options{})
 	if err != nil {
 		return err
