@@ -172,10 +172,11 @@ func Watch(ctx context.Context, c Conn, id string, wait bool, onResult func(n, t
 	// suite run in one workflow), each passed on once.
 	var batches [][]Result
 	n := 0
-	report := func(p Progress) []Result {
+	next := 0
+	report := func(p Progress, limit int) []Result {
 		got := [][]Result{p.Results}
 		if len(p.Batches) > 0 {
-			got = batchResults(ctx, cl, p, batches)
+			got = batchResults(ctx, cl, p, batches, limit, &next)
 		}
 		var all []Result
 		for i, rs := range got {
@@ -203,12 +204,16 @@ func Watch(ctx context.Context, c Conn, id string, wait bool, onResult func(n, t
 			if err != nil {
 				return s, nil, true, fmt.Errorf("suite %s: %w", id, err)
 			}
-			return s, report(final), true, nil
+			return s, report(final, 0), true, nil
 		case <-tick.C:
 			v, err := cl.QueryWorkflow(ctx, id, "", ProgressQuery)
 			var p Progress
 			if err == nil && v.Get(&p) == nil {
-				all := report(p)
+				limit := queriesPerPoll
+				if !wait {
+					limit = 0 // one answer, complete
+				}
+				all := report(p, limit)
 				if !wait {
 					return s, all, false, nil
 				}
@@ -222,21 +227,34 @@ func Watch(ctx context.Context, c Conn, id string, wait bool, onResult func(n, t
 	}
 }
 
-// batchResults asks each batch of a suite for its results; a batch not
-// started yet, or not answering, has none so far. A finished batch
-// answers too, replayed by a worker (Temporal queries closed workflows).
-// A batch whose every result is in have is not asked again.
-func batchResults(ctx context.Context, cl client.Client, p Progress, have [][]Result) [][]Result {
+// queriesPerPoll bounds the batches asked for results per poll (every
+// 0.5 s) while a suite runs.
+const queriesPerPoll = 5
+
+// batchResults asks the batches of a suite for their results, at most
+// limit of them (0: all) from *next on, round robin, so that watching a
+// suite of any size costs a few queries a second; the others keep what
+// have holds. A finished batch answers too, replayed by a worker
+// (Temporal queries closed workflows); one whose every result is in have
+// is not asked again, one that does not answer keeps what it had.
+func batchResults(ctx context.Context, cl client.Client, p Progress, have [][]Result, limit int, next *int) [][]Result {
 	out := make([][]Result, len(p.Batches))
-	for i, id := range p.Batches {
-		if i < len(have) && len(have[i]) == min(p.Batch, p.Total-i*p.Batch) {
-			out[i] = have[i]
+	copy(out, have)
+	asked := 0
+	for k := range p.Batches {
+		i := (*next + k) % len(p.Batches)
+		if len(out[i]) == min(p.Batch, p.Total-i*p.Batch) {
 			continue
 		}
-		v, err := cl.QueryWorkflow(ctx, id, "", ProgressQuery)
-		var p Progress
-		if err == nil && v.Get(&p) == nil {
-			out[i] = p.Results
+		if limit > 0 && asked == limit {
+			*next = i
+			return out
+		}
+		asked++
+		v, err := cl.QueryWorkflow(ctx, p.Batches[i], "", ProgressQuery)
+		var got Progress
+		if err == nil && v.Get(&got) == nil && len(got.Results) >= len(out[i]) {
+			out[i] = got.Results
 		}
 	}
 	return out
