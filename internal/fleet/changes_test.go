@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -168,4 +169,29 @@ func TestChangeSetRefusesToLeaveTheWorkspace(t *testing.T) {
 	if err := cs.apply(context.Background(), dir, func(context.Context, string) ([]byte, error) { return []byte("x"), nil }); err == nil {
 		t.Fatal("a change set wrote through a link out of the workspace")
 	}
+}
+
+// FuzzChangeSetStaysInTheWorkspace applies change sets decoded from any
+// bytes (a store is not trusted): whatever they name, nothing appears
+// outside the workspace.
+func FuzzChangeSetStaysInTheWorkspace(f *testing.F) {
+	f.Add([]byte(`{"changes":[{"p":"a/b","h":"00","m":420}]}`))
+	f.Add([]byte(`{"changes":[{"p":"../x","h":"00","m":420}]}`))
+	f.Add([]byte(`{"changes":[{"p":"l","m":134218221,"l":".."},{"p":"l/x","h":"00","m":420}]}`))
+	f.Add([]byte(`{"changes":[{"p":"d","m":2147484141,"o":true},{"p":"d","d":true}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var cs changeSet
+		if json.Unmarshal(data, &cs) != nil {
+			return
+		}
+		outer := t.TempDir()
+		dir := filepath.Join(outer, "ws")
+		must(t, os.Mkdir(dir, 0o755))
+		_ = cs.apply(context.Background(), dir, func(context.Context, string) ([]byte, error) { return []byte("x"), nil })
+		entries, err := os.ReadDir(outer)
+		must(t, err)
+		if len(entries) != 1 || entries[0].Name() != "ws" {
+			t.Fatalf("a change set wrote outside the workspace: %v", entries)
+		}
+	})
 }
