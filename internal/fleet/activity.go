@@ -37,6 +37,18 @@ type Activities struct {
 	Env []string
 	// SyncEvery is how often the session is looked at (default 100ms).
 	SyncEvery time.Duration
+
+	casOnce sync.Once
+	cas     *contentStore
+}
+
+// contents is the worker's content store (its known hashes are shared by
+// its tasks).
+func (a *Activities) contents() *contentStore {
+	a.casOnce.Do(func() {
+		a.cas = &contentStore{blobs: a.Blobs, dir: filepath.Join(a.WorkRoot, ".cache", "cas")}
+	})
+	return a.cas
 }
 
 // abortGrace is how long tiny-go has to abort durably after SIGTERM.
@@ -66,7 +78,8 @@ func (a *Activities) RunTask(ctx context.Context, t Task) (Result, error) {
 	}
 	defer unlock()
 	defer os.RemoveAll(root)
-	sy := &syncer{blobs: a.Blobs, prefix: prefix, repo: repo, attempt: info.Attempt, progress: &progress}
+	defer unmount(repo)
+	sy := &syncer{blobs: a.Blobs, cas: a.contents(), prefix: prefix, repo: repo, attempt: info.Attempt, progress: &progress}
 	evalTask, err := a.setUp(ctx, t, sy, root, repo)
 	if err != nil {
 		return res, err
@@ -74,7 +87,7 @@ func (a *Activities) RunTask(ctx context.Context, t Task) (Result, error) {
 	res.SetupMs = time.Since(start).Milliseconds()
 
 	agentStart := time.Now()
-	run, err := a.runAgent(ctx, t, sy, root, repo, info.Attempt)
+	run, err := a.runAgent(ctx, t, sy, root, repo, evalTask, info.Attempt)
 	res.AgentMs = time.Since(agentStart).Milliseconds()
 	res.AgentExit = run.exit
 	res.Uploads, res.UploadBytes, res.UploadMs = sy.uploads, sy.uploadBytes, run.uploadMs
@@ -105,31 +118,80 @@ func (a *Activities) RunTask(ctx context.Context, t Task) (Result, error) {
 	return a.judge(ctx, t, res, run, evalTask, root, repo)
 }
 
-// setUp lays out the task's workspace: the session restored from the
-// blob store (a later attempt), or the task's source materialized and
-// its baseline shipped. It returns the eval task, whose folder every
-// attempt needs (test.sh), or nil.
+// setUp lays out the task's workspace from the worker's cached base of
+// its source, then restores the session and change sets from the blob
+// store (a later attempt) or notes the baseline. It returns the eval
+// task, whose folder every attempt needs (test.sh), or nil.
 func (a *Activities) setUp(ctx context.Context, t Task, sy *syncer, root, repo string) (*eval.Task, error) {
-	if err := os.RemoveAll(repo); err != nil {
+	unmount(repo) // left by a worker of this machine that died
+	for _, d := range []string{repo, filepath.Join(root, ".upper"), filepath.Join(root, ".ovl"), filepath.Join(root, "outside")} {
+		if err := os.RemoveAll(d); err != nil {
+			return nil, err
+		}
+	}
+	m, resumed, err := sy.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	base, err := a.base(ctx, t, m.Base, root)
+	if err != nil {
 		return nil, err
 	}
 	var evalTask *eval.Task
 	if t.Source.EvalTask != "" {
-		dir := filepath.Join(root, "task")
-		_ = os.RemoveAll(dir)
-		if err := a.unpackKey(ctx, t.Source.EvalTask, dir); err != nil {
-			return nil, err
+		// test.sh and the prompt are read from the cache, never written.
+		evalTask = &eval.Task{Name: t.Name, Dir: filepath.Join(base, "task")}
+		if _, err := os.Stat(filepath.Join(base, "outside")); err == nil {
+			if out, err := exec.CommandContext(ctx, "cp", "-a", "--reflink=auto", filepath.Join(base, "outside"), filepath.Join(root, "outside")).CombinedOutput(); err != nil {
+				return nil, fmt.Errorf("copy outside/: %v: %s", err, out)
+			}
 		}
-		evalTask = &eval.Task{Name: t.Name, Dir: dir}
 	}
-	restored, err := sy.restore(ctx)
-	if err != nil || restored {
-		return evalTask, err
+	if sy.upper, err = layOut(ctx, filepath.Join(base, "repo"), root, repo); err != nil {
+		return nil, err
 	}
-	if err := a.materialize(ctx, t, evalTask, root, repo); err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrConfiguration, err)
+	if resumed {
+		return evalTask, sy.restore(ctx, m)
 	}
-	return evalTask, sy.baseline(ctx)
+	commit := ""
+	if t.Source.Git != "" && t.Source.Commit == "" {
+		out, err := exec.CommandContext(ctx, "git", "-C", repo, "rev-parse", "HEAD").Output()
+		if err != nil {
+			return nil, fmt.Errorf("git rev-parse HEAD: %w", err)
+		}
+		commit = strings.TrimSpace(string(out))
+	}
+	return evalTask, sy.baseline(ctx, commit)
+}
+
+// base is the folder of the task's base (task/, repo/, outside/): the
+// worker's cached one, built on first use. commit is the base commit of
+// an earlier attempt, for a git source that names none; without either,
+// the base is the branch's head now, built in the task's folder and not
+// kept.
+func (a *Activities) base(ctx context.Context, t Task, commit, root string) (string, error) {
+	src := t.Source
+	if src.Git != "" && src.Commit == "" {
+		src.Commit = commit
+	}
+	build := func(dir string) error {
+		if err := a.materialize(ctx, src, t.Name, dir); err != nil {
+			return err
+		}
+		return seedCheckpoints(ctx, filepath.Join(dir, "repo"))
+	}
+	if src.Git != "" && src.Commit == "" {
+		dir := filepath.Join(root, ".base")
+		if err := os.RemoveAll(dir); err != nil {
+			return "", err
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", err
+		}
+		return dir, build(dir)
+	}
+	key, _ := json.Marshal(src)
+	return baseCache{dir: filepath.Join(a.WorkRoot, ".cache", "bases")}.entry(ctx, string(key), build)
 }
 
 // judge gives the verdict of a run whose agent ended: by the session's
@@ -187,31 +249,51 @@ func (a *Activities) addWorker(ctx context.Context, prefix string) ([]string, er
 	return workers, a.Blobs.Put(ctx, key, b)
 }
 
-// materialize makes the task's starting workspace in repo, a git
-// repository whose HEAD is the base of the final diff.
-func (a *Activities) materialize(ctx context.Context, t Task, evalTask *eval.Task, root, repo string) error {
+// materialize makes the base of src in dir: dir/repo, a git repository
+// whose HEAD is the base of the final diff, and for an eval task its
+// folder dir/task (and dir/outside).
+func (a *Activities) materialize(ctx context.Context, src Source, name, dir string) error {
+	repo := filepath.Join(dir, "repo")
 	git := func(dir string, args ...string) error {
 		cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null"}, args...)...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), eval.StableEnv()...)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(string(out)))
+			err = fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(string(out)))
+			return temporal.NewNonRetryableApplicationError(err.Error(), ErrConfiguration, err)
 		}
 		return nil
 	}
 	switch {
-	case evalTask != nil:
-		return eval.SetUp(*evalTask, root, repo)
-	case t.Source.Git != "":
-		if err := git(root, "clone", "-q", t.Source.Git, repo); err != nil {
+	case src.EvalTask != "":
+		task := eval.Task{Name: name, Dir: filepath.Join(dir, "task")}
+		if err := a.unpackKey(ctx, src.EvalTask, task.Dir); err != nil {
 			return err
 		}
-		if t.Source.Commit != "" {
-			return git(repo, "checkout", "-q", "--detach", t.Source.Commit)
+		// The fixture becomes the repository by a rename, not a second
+		// copy of every file (eval.SetUp then copies an empty folder and
+		// makes it a git repository as ever).
+		fixture := filepath.Join(task.Dir, "fixture")
+		if err := os.Rename(fixture, repo); err != nil {
+			return fmt.Errorf("the task folder has no fixture/: %w", err)
+		}
+		if err := os.Mkdir(fixture, 0o755); err != nil {
+			return err
+		}
+		if err := eval.SetUp(task, dir, repo); err != nil {
+			return temporal.NewNonRetryableApplicationError(err.Error(), ErrConfiguration, err)
 		}
 		return nil
-	case t.Source.Tarball != "":
-		if err := a.unpackKey(ctx, t.Source.Tarball, repo); err != nil {
+	case src.Git != "":
+		if err := git(dir, "clone", "-q", src.Git, repo); err != nil {
+			return err
+		}
+		if src.Commit != "" {
+			return git(repo, "checkout", "-q", "--detach", src.Commit)
+		}
+		return nil
+	case src.Tarball != "":
+		if err := a.unpackKey(ctx, src.Tarball, repo); err != nil {
 			return err
 		}
 		if _, err := os.Stat(filepath.Join(repo, ".git")); err == nil {
@@ -224,7 +306,7 @@ func (a *Activities) materialize(ctx context.Context, t Task, evalTask *eval.Tas
 		}
 		return nil
 	}
-	return errors.New("the task has no workspace source (git, tarball or eval task)")
+	return temporal.NewNonRetryableApplicationError("the task has no workspace source (git, tarball or eval task)", ErrConfiguration, nil)
 }
 
 func (a *Activities) unpackKey(ctx context.Context, key, dir string) error {
@@ -261,9 +343,13 @@ func (r agentRun) why() string {
 // runAgent runs tiny-go in repo — a new run of the prompt, or the
 // recovery of the restored session — while sy keeps it durable and the
 // activity heartbeats the committed facts.
-func (a *Activities) runAgent(ctx context.Context, t Task, sy *syncer, root, repo string, attempt int32) (agentRun, error) {
+func (a *Activities) runAgent(ctx context.Context, t Task, sy *syncer, root, repo string, evalTask *eval.Task, attempt int32) (agentRun, error) {
 	run := agentRun{exit: -1}
-	args, finished, err := agentArgs(t, sy.state(), root, repo)
+	taskDir := ""
+	if evalTask != nil {
+		taskDir = evalTask.Dir
+	}
+	args, finished, err := agentArgs(t, sy.state(), taskDir, repo)
 	if err != nil {
 		return run, err
 	}
@@ -316,8 +402,9 @@ func (a *Activities) runAgent(ctx context.Context, t Task, sy *syncer, root, rep
 
 // agentArgs are tiny-go's arguments for the task: a new run of its
 // prompt, or the recovery of the restored session st. finished says st
-// had already finished, so there is nothing to run.
-func agentArgs(t Task, st *session.State, root, repo string) (args []string, finished bool, err error) {
+// had already finished, so there is nothing to run. taskDir is the eval
+// task's folder ("" for none).
+func agentArgs(t Task, st *session.State, taskDir, repo string) (args []string, finished bool, err error) {
 	approval := t.Approval
 	if approval == "" {
 		approval = "auto"
@@ -332,7 +419,7 @@ func agentArgs(t Task, st *session.State, root, repo string) (args []string, fin
 	args = append(args, t.Args...)
 	prompt := t.Prompt
 	if t.Source.EvalTask != "" && prompt == "" {
-		p, extra, _, err := (&eval.Task{Name: t.Name, Dir: filepath.Join(root, "task")}).Input()
+		p, extra, _, err := (&eval.Task{Name: t.Name, Dir: taskDir}).Input()
 		if err != nil {
 			return nil, false, temporal.NewNonRetryableApplicationError(err.Error(), ErrConfiguration, err)
 		}
@@ -623,4 +710,23 @@ func firstDuration(ds ...time.Duration) time.Duration {
 		}
 	}
 	return 0
+}
+
+// LoadTasks reads the tasks from..to of a big suite's task list.
+func (a *Activities) LoadTasks(ctx context.Context, key string, from, to int) ([]Task, error) {
+	b, ok, err := a.Blobs.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, temporal.NewNonRetryableApplicationError("blob store has no "+key, ErrConfiguration, nil)
+	}
+	var tasks []Task
+	if err := json.Unmarshal(b, &tasks); err != nil {
+		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	if from < 0 || to > len(tasks) || from > to {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s holds %d tasks, not %d..%d", key, len(tasks), from, to), ErrConfiguration, nil)
+	}
+	return tasks[from:to], nil
 }

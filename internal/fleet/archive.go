@@ -106,6 +106,7 @@ func unpackDir(data []byte, dir string) error {
 		return fmt.Errorf("snapshot: %w", err)
 	}
 	tr := tar.NewReader(zr)
+	made := map[string]bool{}
 	for {
 		hdr, err := tr.Next()
 		if err == io.EOF {
@@ -119,14 +120,19 @@ func unpackDir(data []byte, dir string) error {
 			return fmt.Errorf("snapshot: %q leaves the workspace", hdr.Name)
 		}
 		mode := os.FileMode(hdr.Mode).Perm()
-		if parent := filepath.Dir(name); parent != "." {
+		// packDir writes a folder before what is in it: a parent made
+		// already is not made again (through os.Root each MkdirAll costs
+		// a syscall per path component; 20,000 files took seconds).
+		if parent := filepath.Dir(name); parent != "." && !made[parent] {
 			if err := root.MkdirAll(parent, 0o755); err != nil {
 				return fmt.Errorf("snapshot: %w", err)
 			}
+			made[parent] = true
 		}
 		switch hdr.Typeflag {
 		case tar.TypeDir:
 			err = root.MkdirAll(name, mode|0o700)
+			made[name] = err == nil
 		case tar.TypeSymlink:
 			err = root.Symlink(hdr.Linkname, name)
 		case tar.TypeReg:

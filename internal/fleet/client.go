@@ -3,12 +3,14 @@ package fleet
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -69,8 +71,8 @@ func SubmitSuite(ctx context.Context, c Conn, tasks []eval.Task, repeat int, set
 			if err != nil {
 				return s, err
 			}
-			key := "runs/" + id + "/tasks/" + unsafeKey.ReplaceAllString(t.Name, "_") + ".tar.gz"
-			if err := blobs.Put(ctx, key, tree); err != nil {
+			key, err := putContent(ctx, blobs, tree)
+			if err != nil {
 				return s, err
 			}
 			s.Names = append(s.Names, t.Name)
@@ -78,8 +80,35 @@ func SubmitSuite(ctx context.Context, c Conn, tasks []eval.Task, repeat int, set
 				s.Tasks = append(s.Tasks, Task{Key: TaskKey(t.Name, r), Name: t.Name, Rep: r, Source: Source{EvalTask: key}, Settings: settings})
 			}
 		}
-		return s, nil
+		return s, batch(ctx, blobs, &s)
 	})
+}
+
+// DefaultBatch is the number of tasks beyond which a suite runs in child
+// workflows of that many tasks ($TINY_FLEET_BATCH overrides it).
+const DefaultBatch = 200
+
+// batch moves a big suite's tasks to the blob store: the workflow's
+// input stays small (Temporal refuses a payload over 2 MB) and the suite
+// runs in batches (runBatches).
+func batch(ctx context.Context, blobs *Blobs, s *Suite) error {
+	n := DefaultBatch
+	if v, err := strconv.Atoi(os.Getenv("TINY_FLEET_BATCH")); err == nil && v > 0 {
+		n = v
+	}
+	if len(s.Tasks) <= n {
+		return nil
+	}
+	b, err := json.Marshal(s.Tasks)
+	if err != nil {
+		return err
+	}
+	key, err := putContent(ctx, blobs, b)
+	if err != nil {
+		return err
+	}
+	s.TasksKey, s.Total, s.Batch, s.Tasks = key, len(s.Tasks), n, nil
+	return nil
 }
 
 // SubmitJob packs dir (or uses t.Source as given), starts a one-task
@@ -91,8 +120,7 @@ func SubmitJob(ctx context.Context, c Conn, t Task, dir string) (string, error) 
 			if err != nil {
 				return Suite{}, err
 			}
-			t.Source.Tarball = "runs/" + id + "/workspace.tar.gz"
-			if err := blobs.Put(ctx, t.Source.Tarball, tree); err != nil {
+			if t.Source.Tarball, err = putContent(ctx, blobs, tree); err != nil {
 				return Suite{}, err
 			}
 		}
@@ -140,11 +168,29 @@ func Watch(ctx context.Context, c Conn, id string, wait bool, onResult func(n, t
 	if err != nil {
 		return s, nil, false, err
 	}
-	seen := 0
-	report := func(p Progress) {
-		for ; seen < len(p.Results); seen++ {
-			onResult(seen+1, p.Total, s.Repeat, p.Results[seen])
+	// Results in order of arrival within each batch (one batch for a
+	// suite run in one workflow), each passed on once.
+	var batches [][]Result
+	n := 0
+	next := 0
+	report := func(p Progress, limit int) []Result {
+		got := [][]Result{p.Results}
+		if len(p.Batches) > 0 {
+			got = batchResults(ctx, cl, p, batches, limit, &next)
 		}
+		var all []Result
+		for i, rs := range got {
+			if i == len(batches) {
+				batches = append(batches, nil)
+			}
+			for _, r := range rs[len(batches[i]):] {
+				n++
+				onResult(n, p.Total, s.Repeat, r)
+			}
+			batches[i] = rs
+			all = append(all, rs...)
+		}
+		return all
 	}
 	run := cl.GetWorkflow(ctx, id, "")
 	done := make(chan error, 1)
@@ -158,15 +204,18 @@ func Watch(ctx context.Context, c Conn, id string, wait bool, onResult func(n, t
 			if err != nil {
 				return s, nil, true, fmt.Errorf("suite %s: %w", id, err)
 			}
-			report(final)
-			return s, final.Results, true, nil
+			return s, report(final, 0), true, nil
 		case <-tick.C:
 			v, err := cl.QueryWorkflow(ctx, id, "", ProgressQuery)
 			var p Progress
 			if err == nil && v.Get(&p) == nil {
-				report(p)
+				limit := queriesPerPoll
 				if !wait {
-					return s, p.Results, false, nil
+					limit = 0 // one answer, complete
+				}
+				all := report(p, limit)
+				if !wait {
+					return s, all, false, nil
 				}
 			}
 			if poll != nil {
@@ -176,6 +225,39 @@ func Watch(ctx context.Context, c Conn, id string, wait bool, onResult func(n, t
 			return s, nil, false, ctx.Err()
 		}
 	}
+}
+
+// queriesPerPoll bounds the batches asked for results per poll (every
+// 0.5 s) while a suite runs.
+const queriesPerPoll = 5
+
+// batchResults asks the batches of a suite for their results, at most
+// limit of them (0: all) from *next on, round robin, so that watching a
+// suite of any size costs a few queries a second; the others keep what
+// have holds. A finished batch answers too, replayed by a worker
+// (Temporal queries closed workflows); one whose every result is in have
+// is not asked again, one that does not answer keeps what it had.
+func batchResults(ctx context.Context, cl client.Client, p Progress, have [][]Result, limit int, next *int) [][]Result {
+	out := make([][]Result, len(p.Batches))
+	copy(out, have)
+	asked := 0
+	for k := range p.Batches {
+		i := (*next + k) % len(p.Batches)
+		if len(out[i]) == min(p.Batch, p.Total-i*p.Batch) {
+			continue
+		}
+		if limit > 0 && asked == limit {
+			*next = i
+			return out
+		}
+		asked++
+		v, err := cl.QueryWorkflow(ctx, p.Batches[i], "", ProgressQuery)
+		var got Progress
+		if err == nil && v.Get(&got) == nil && len(got.Results) >= len(out[i]) {
+			out[i] = got.Results
+		}
+	}
+	return out
 }
 
 // suiteInput reads the suite's input back from the workflow's history.
@@ -270,4 +352,13 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// putContent stores data under its hash (once: a suite submitted again
+// uploads only the task folders that changed, and the workers' cached
+// bases, keyed by it, stay valid) and returns its key.
+func putContent(ctx context.Context, blobs *Blobs, data []byte) (string, error) {
+	cs := &contentStore{blobs: blobs}
+	h := sha(data)
+	return casKey(h), cs.put(ctx, h, data)
 }

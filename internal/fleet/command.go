@@ -87,6 +87,7 @@ func (c Conn) check() error {
 func workerCommand(stderr io.Writer) *cobra.Command {
 	var cfg WorkerConfig
 	var tinyGo, workDir string
+	var blobTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Run agent tasks from a Temporal task queue",
@@ -111,6 +112,7 @@ func workerCommand(stderr io.Writer) *cobra.Command {
 				return usage("%v", err)
 			}
 			defer blobs.Close()
+			blobs.OpTimeout = blobTimeout
 			if cfg.Identity == "" {
 				host, _ := os.Hostname()
 				cfg.Identity = fmt.Sprintf("%d@%s", os.Getpid(), host)
@@ -125,6 +127,7 @@ func workerCommand(stderr io.Writer) *cobra.Command {
 	fl.StringVar(&cfg.Identity, "identity", "", "this worker's name in results (default pid@host)")
 	fl.StringVar(&tinyGo, "tiny-go", "", "the tiny-go executable the agent runs as (default the one beside this program, then $PATH)")
 	fl.StringVar(&workDir, "work-dir", filepath.Join(os.TempDir(), "tiny-go-fleet"), "where task workspaces are made; the same path on every worker")
+	fl.DurationVar(&blobTimeout, "blob-timeout", DefaultBlobTimeout, "the time one blob store operation may take (plus 1s per MB written); then the attempt fails naming it")
 	return cmd
 }
 
@@ -276,7 +279,7 @@ func (f *submitFlags) follow(ctx context.Context, id string, wait bool, stdout, 
 		}
 	}
 	if !finished {
-		fmt.Fprintf(stderr, "eval: %d of %d runs finished so far\n", len(results), len(s.Tasks))
+		fmt.Fprintf(stderr, "eval: %d of %d runs finished so far\n", len(results), s.Size())
 		return nil
 	}
 	if !rep.AllPassed() {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -14,10 +15,15 @@ import (
 )
 
 // manifest points at the latest consistent pair in the blob store: a
-// workspace snapshot and the session prefix it goes with. It is written
-// last, after both objects, so it never names a missing one.
+// workspace (the task's base plus change sets) and the session prefix it
+// goes with. It is written last, after the objects it names, so it never
+// names a missing one.
 type manifest struct {
-	Snapshot string `json:"snapshot"`
+	// Base is the commit the workspace started from when the task's
+	// source did not fix one (a branch of a git URL moves).
+	Base string `json:"base,omitzero"`
+	// Changes are the hashes of the change sets (casKey), in order.
+	Changes []string `json:"changes"`
 	// Session is the key of the session prefix and SessionName its file
 	// name under .tiny-agent/sessions ("" before the agent made one).
 	Session     string `json:"session,omitzero"`
@@ -41,8 +47,14 @@ type manifest struct {
 // recovery: no effect inside the workspace happens twice.
 type syncer struct {
 	blobs  *Blobs
+	cas    *contentStore
 	prefix string // the task's folder in the store
 	repo   string
+	// ix is the workspace as the manifest's change sets leave it.
+	ix *index
+	// upper is the upper layer of the workspace's overlay ("" when it is
+	// a copy of the base): only it is walked for changes.
+	upper string
 
 	man     manifest
 	attempt int32 // in the keys, so that no attempt overwrites another's
@@ -141,13 +153,33 @@ func cut(data []byte, from int) int {
 	return len(data)
 }
 
-// baseline uploads the workspace before the agent starts, with no session.
-func (s *syncer) baseline(ctx context.Context) error {
-	return s.snapshot(ctx, "", nil)
+// baseline notes the workspace the agent starts from (the task's base,
+// which every worker can lay out again, so nothing of it is uploaded)
+// and writes the first manifest; base is its commit ("" if fixed by the
+// task).
+func (s *syncer) baseline(ctx context.Context, base string) error {
+	ix, err := s.index()
+	if err != nil {
+		return fmt.Errorf("workspace %s: %w", s.repo, err)
+	}
+	s.ix = ix
+	s.man.Base = base
+	return s.upload(ctx, "", nil, nil)
+}
+
+// index is the workspace as it is now: of an overlay, its upper layer
+// (nothing uploaded: it is the base and the change sets applied), else
+// the stat of every path.
+func (s *syncer) index() (*index, error) {
+	if s.upper == "" {
+		return walkIndex(s.repo, skipShipped)
+	}
+	_, ix, err := (&index{entries: map[string]indexEntry{}, upper: s.upper}).scan(s.repo, skipShipped, func(string, []byte) error { return nil })
+	return ix, err
 }
 
 // step uploads what the agent committed since the last call: the session
-// prefix alone while no tool settled, else a new snapshot with it.
+// prefix alone while no tool settled, else the change set with it.
 func (s *syncer) step(ctx context.Context) error {
 	path, err := sessionPath(s.repo)
 	if err != nil || path == "" {
@@ -164,45 +196,53 @@ func (s *syncer) step(ctx context.Context) error {
 		return err
 	}
 	if !s.dirty {
-		return s.upload(ctx, filepath.Base(path), data, s.man.Snapshot)
+		return s.upload(ctx, filepath.Base(path), data, s.man.Changes)
 	}
 	return s.snapshot(ctx, path, data)
 }
 
-// snapshot archives the workspace, then reads the session again and keeps
-// what is consistent with the archive (see syncer).
+// snapshot ships the workspace's change set, then reads the session again
+// and keeps what is consistent with it (see syncer).
 func (s *syncer) snapshot(ctx context.Context, path string, before []byte) error {
-	tree, err := packDir(s.repo, skipSession)
+	cs, next, err := s.ix.scan(s.repo, skipShipped, func(hash string, data []byte) error {
+		s.uploads++
+		s.uploadBytes += int64(len(data))
+		return s.cas.put(ctx, hash, data)
+	})
+	if err != nil {
+		return fmt.Errorf("workspace %s: %w", s.repo, err)
+	}
+	after, err := committed(path)
 	if err != nil {
 		return err
 	}
-	var data []byte
-	if path != "" {
-		after, err := committed(path)
-		if err != nil {
-			return err
-		}
-		data = after[:cut(after, len(before))]
-		if err := s.observe(data); err != nil {
-			return err
-		}
-	}
-	s.version++
-	key := fmt.Sprintf("%s/a%d-snap-%04d.tar.gz", s.prefix, s.attempt, s.version)
-	if err := s.blobs.Put(ctx, key, tree); err != nil {
+	data := after[:cut(after, len(before))]
+	if err := s.observe(data); err != nil {
 		return err
 	}
-	s.uploads++
-	s.uploadBytes += int64(len(tree))
-	s.dirty = false
-	return s.upload(ctx, filepath.Base(path), data, key)
+	changes := s.man.Changes
+	if len(cs.Changes) > 0 {
+		b, _ := json.Marshal(cs)
+		h := sha(b)
+		if err := s.cas.put(ctx, h, b); err != nil {
+			return err
+		}
+		s.uploads++
+		s.uploadBytes += int64(len(b))
+		changes = append(slices.Clip(changes), h)
+	}
+	if err := s.upload(ctx, filepath.Base(path), data, changes); err != nil {
+		return err
+	}
+	s.ix, s.dirty = next, false
+	return nil
 }
 
 // upload writes the session prefix and then the manifest naming it and
-// snapshot; the objects of the previous manifest are deleted after.
-func (s *syncer) upload(ctx context.Context, name string, data []byte, snapshot string) error {
+// the change sets; the previous session prefix is deleted after.
+func (s *syncer) upload(ctx context.Context, name string, data []byte, changes []string) error {
 	old := s.man
-	next := manifest{Snapshot: snapshot}
+	next := manifest{Base: old.Base, Changes: changes}
 	if name != "." && name != "" {
 		s.version++
 		next.Session = fmt.Sprintf("%s/a%d-session-%04d.jsonl", s.prefix, s.attempt, s.version)
@@ -229,50 +269,60 @@ func (s *syncer) upload(ctx context.Context, name string, data []byte, snapshot 
 	if old.Session != "" && old.Session != next.Session {
 		_ = s.blobs.Delete(ctx, old.Session)
 	}
-	if old.Snapshot != "" && old.Snapshot != next.Snapshot {
-		_ = s.blobs.Delete(ctx, old.Snapshot)
-	}
 	return nil
 }
 
-// restore brings the pair of the manifest back into repo (which must not
-// exist). ok is false when the store holds nothing for the task yet.
-func (s *syncer) restore(ctx context.Context) (ok bool, err error) {
+// load reads the task's manifest; ok is false when the store holds
+// nothing for the task yet.
+func (s *syncer) load(ctx context.Context) (m manifest, ok bool, err error) {
 	b, ok, err := s.blobs.Get(ctx, s.prefix+"/manifest.json")
 	if err != nil || !ok {
-		return false, err
+		return m, false, err
 	}
-	var m manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return false, fmt.Errorf("%s/manifest.json: %w", s.prefix, err)
+		return m, false, fmt.Errorf("%s/manifest.json: %w", s.prefix, err)
 	}
-	tree, ok, err := s.blobs.Get(ctx, m.Snapshot)
+	return m, true, nil
+}
+
+// restore brings the pair of m into repo, where the task's base is laid
+// out: its change sets in order, then the session prefix.
+func (s *syncer) restore(ctx context.Context, m manifest) error {
+	for _, h := range m.Changes {
+		b, err := s.cas.get(ctx, h)
+		if err != nil {
+			return err
+		}
+		var cs changeSet
+		if err := json.Unmarshal(b, &cs); err != nil {
+			return fmt.Errorf("change set %s: %w", h, err)
+		}
+		if err := cs.apply(ctx, s.repo, s.cas.get); err != nil {
+			return err
+		}
+	}
+	ix, err := s.index()
 	if err != nil {
-		return false, err
+		return fmt.Errorf("workspace %s: %w", s.repo, err)
 	}
-	if !ok {
-		return false, fmt.Errorf("blob store: %s names %s, which is missing", s.prefix+"/manifest.json", m.Snapshot)
-	}
-	if err := unpackDir(tree, s.repo); err != nil {
-		return false, err
-	}
+	s.ix = ix
 	if m.Session != "" {
 		data, ok, err := s.blobs.Get(ctx, m.Session)
 		if err != nil {
-			return false, err
+			return err
 		}
 		if !ok {
-			return false, fmt.Errorf("blob store: %s is missing", m.Session)
+			return fmt.Errorf("blob store: %s is missing", m.Session)
 		}
 		dir := filepath.Join(s.repo, ".tiny-agent", "sessions")
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return false, err
+			return err
 		}
 		if err := os.WriteFile(filepath.Join(dir, m.SessionName), data, 0o600); err != nil {
-			return false, err
+			return err
 		}
 		if err := s.observe(data); err != nil {
-			return false, err
+			return err
 		}
 		s.dirty = false
 	}
@@ -280,5 +330,5 @@ func (s *syncer) restore(ctx context.Context) (ok bool, err error) {
 	if s.progress != nil {
 		s.progress.Store(m.Facts)
 	}
-	return true, nil
+	return nil
 }

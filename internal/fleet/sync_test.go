@@ -44,10 +44,14 @@ func agentWrites(t *testing.T, repo string, lines [][]byte, n int, work string) 
 // session bytes.
 func restored(t *testing.T, blobs *Blobs) (work, sess string) {
 	repo := filepath.Join(t.TempDir(), "repo")
-	s := &syncer{blobs: blobs, prefix: "runs/r/t", repo: repo, attempt: 2}
-	ok, err := s.restore(context.Background())
+	s := &syncer{blobs: blobs, cas: &contentStore{blobs: blobs}, prefix: "runs/r/t", repo: repo, attempt: 2}
+	m, ok, err := s.load(context.Background())
 	if err != nil || !ok {
-		t.Fatalf("restore: ok=%v err=%v", ok, err)
+		t.Fatalf("load: ok=%v err=%v", ok, err)
+	}
+	writeBase(t, repo)
+	if err := s.restore(context.Background(), m); err != nil {
+		t.Fatalf("restore: %v", err)
 	}
 	w, err := os.ReadFile(filepath.Join(repo, "work.txt"))
 	if err != nil {
@@ -55,6 +59,16 @@ func restored(t *testing.T, blobs *Blobs) (work, sess string) {
 	}
 	sb, _ := os.ReadFile(filepath.Join(repo, ".tiny-agent", "sessions", "s.jsonl"))
 	return string(w), string(sb)
+}
+
+// writeBase lays out the task's base in repo, as every worker can.
+func writeBase(t *testing.T, repo string) {
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, "work.txt"), []byte("base"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestSyncerKeepsWorkspaceAndSessionConsistent(t *testing.T) {
@@ -68,11 +82,9 @@ func TestSyncerKeepsWorkspaceAndSessionConsistent(t *testing.T) {
 	if err := os.MkdirAll(repo, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(repo, "work.txt"), []byte("base"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s := &syncer{blobs: blobs, prefix: "runs/r/t", repo: repo, attempt: 1}
-	if err := s.baseline(ctx); err != nil {
+	writeBase(t, repo)
+	s := &syncer{blobs: blobs, cas: &contentStore{blobs: blobs}, prefix: "runs/r/t", repo: repo, attempt: 1}
+	if err := s.baseline(ctx, ""); err != nil {
 		t.Fatal(err)
 	}
 	if w, sess := restored(t, blobs); w != "base" || sess != "" {

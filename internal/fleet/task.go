@@ -16,7 +16,9 @@ import (
 // Names registered with Temporal.
 const (
 	SuiteWorkflowName = "tiny-go.suite"
+	BatchWorkflowName = "tiny-go.batch"
 	RunTaskName       = "tiny-go.task"
+	LoadTasksName     = "tiny-go.load-tasks"
 	ProgressQuery     = "progress"
 	DefaultTaskQueue  = "tiny-go"
 	DefaultNamespace  = "default"
@@ -89,6 +91,20 @@ type Suite struct {
 	Repeat  int       `json:"repeat"`
 	Names   []string  `json:"names"`
 	Tasks   []Task    `json:"tasks"`
+	// A big suite keeps its tasks in the blob store (TasksKey, a JSON
+	// array of Total tasks) and runs them in child workflows of Batch
+	// tasks each, so that no workflow's history grows with the suite.
+	TasksKey string `json:"tasksKey,omitzero"`
+	Total    int    `json:"total,omitzero"`
+	Batch    int    `json:"batch,omitzero"`
+}
+
+// Size is the number of tasks of the suite.
+func (s Suite) Size() int {
+	if s.TasksKey != "" {
+		return s.Total
+	}
+	return len(s.Tasks)
 }
 
 // Result is one finished task: the eval run (attempts and workers
@@ -109,10 +125,14 @@ type Result struct {
 	UploadMs    int64 `json:"uploadMs,omitzero"`
 }
 
-// Progress is what the progress query answers: the results so far.
+// Progress is what the progress query answers: the results so far, or,
+// for a suite run in batches, the batches' workflow ids, each of which
+// answers the query with its own results.
 type Progress struct {
 	Total   int      `json:"total"`
 	Results []Result `json:"results"`
+	Batches []string `json:"batches,omitzero"`
+	Batch   int      `json:"batch,omitzero"` // tasks per batch
 }
 
 var unsafeKey = regexp.MustCompile(`[^A-Za-z0-9._-]+`)

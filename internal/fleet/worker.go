@@ -37,7 +37,9 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 		WorkerStopTimeout:                  abortGrace,
 	})
 	w.RegisterWorkflowWithOptions(SuiteWorkflow, workflow.RegisterOptions{Name: SuiteWorkflowName})
+	w.RegisterWorkflowWithOptions(BatchWorkflow, workflow.RegisterOptions{Name: BatchWorkflowName})
 	w.RegisterActivityWithOptions(cfg.Activities.RunTask, activity.RegisterOptions{Name: RunTaskName})
+	w.RegisterActivityWithOptions(cfg.Activities.LoadTasks, activity.RegisterOptions{Name: LoadTasksName})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}

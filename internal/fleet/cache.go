@@ -1,0 +1,134 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tiny-agent/tiny-go/internal/checkpoint"
+)
+
+// A worker keeps every base it laid out (an eval task's folder with its
+// fixture made a git repository, a workspace tarball, a git commit) in
+// --work-dir/.cache/bases/<hash of the source>/, built once and never
+// changed after, and lays out a task's workspace from it:
+//
+//   - as an overlay (lower: the cached base, upper: the task's own
+//     folder) where the worker may mount one (root, or CAP_SYS_ADMIN):
+//     no file is copied, a file is copied up on its first write, and
+//     the cache is never written;
+//   - else by `cp -a --reflink=auto`: a clone of each file where the
+//     file system has them (XFS, Btrfs), a copy elsewhere.
+//
+// Hard links are not used: a command that writes a file in place (`>>`,
+// an editor without rename) would change the cached base and every
+// workspace made from it.
+
+// baseCache is the folder of a worker's cached bases.
+type baseCache struct{ dir string }
+
+// entry is the cached base of key, built by build (into a folder of its
+// own that becomes the entry by a rename, so a half-built base is never
+// used and two tasks building one at once both end with one).
+func (c baseCache) entry(ctx context.Context, key string, build func(dir string) error) (string, error) {
+	dir := filepath.Join(c.dir, sha([]byte(key)))
+	if _, err := os.Stat(filepath.Join(dir, ".done")); err == nil {
+		return dir, nil
+	}
+	if err := os.MkdirAll(c.dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.MkdirTemp(c.dir, ".build-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	if err := build(tmp); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, ".done"), nil, 0o644); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(filepath.Join(dir, ".done")); serr == nil {
+			return dir, nil // built by another task meanwhile
+		}
+		return "", err
+	}
+	return dir, ctx.Err()
+}
+
+// layOut makes repo the cached base, by an overlay or a copy (see above);
+// root is the task's folder, which holds the overlay's own folders. upper
+// is the overlay's upper layer ("" for a copy).
+func layOut(ctx context.Context, base, root, repo string) (upper string, err error) {
+	upper = filepath.Join(root, ".upper")
+	for _, d := range []string{repo, upper, filepath.Join(root, ".ovl")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return "", err
+		}
+	}
+	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,redirect_dir=off,metacopy=off,index=off",
+		base, upper, filepath.Join(root, ".ovl"))
+	if !strings.ContainsAny(base+root, ",:") && unix.Mount("overlay", repo, "overlay", 0, opts) == nil {
+		return upper, nil
+	}
+	_ = os.Remove(repo)
+	out, err := exec.CommandContext(ctx, "cp", "-a", "--reflink=auto", base, repo).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("copy the base %s: %v: %s", base, err, strings.TrimSpace(string(out)))
+	}
+	return "", nil
+}
+
+// unmount takes an overlay off repo, if one is there; a task's folder is
+// removed only after (removing through it would only fill its upper).
+func unmount(repo string) {
+	for unix.Unmount(repo, unix.MNT_DETACH) == nil {
+	}
+}
+
+// seedCheckpoints takes tiny-go's first checkpoint of a base once, as a
+// session that ran there before would have: its private git index then
+// comes with every workspace laid out from the base, and the agent's first
+// checkpoint of a task only checks the stat of the files (a whole `git add
+// -A` of a 20,000-file tree took seconds on a busy machine). On a copy of
+// the base (no overlay) the stat differs and it re-reads them, as before.
+//
+// The repository's own index, just written by `git add -A`, seeds it: the
+// files' stat then matches, and git hashes none of them again.
+func seedCheckpoints(ctx context.Context, repo string) error {
+	if idx, err := os.ReadFile(filepath.Join(repo, ".git", "index")); err == nil {
+		dst := filepath.Join(repo, filepath.FromSlash(checkpointIndex))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, idx, 0o600); err != nil {
+			return err
+		}
+	}
+	cs, err := checkpoint.Open(repo, checkpoint.Options{})
+	if err != nil {
+		return err
+	}
+	defer cs.Close()
+	cs.Snapshot(ctx)
+	return ctx.Err()
+}
+
+// checkpointIndex is tiny-go's private git index of its checkpoints: a
+// cache of the files' stat and hashes that git rebuilds when it is
+// missing or old, 1.6 MB at 20,000 files and rewritten by every
+// checkpoint. It is not shipped in change sets.
+const checkpointIndex = ".tiny-agent/checkpoints/git/index"
+
+// skipShipped leaves out of change sets what travels otherwise (the
+// session, as its cut prefix) or is a cache (checkpointIndex).
+func skipShipped(rel string) bool {
+	return skipSession(rel) || rel == checkpointIndex || rel == checkpointIndex+".lock"
+}
