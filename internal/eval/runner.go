@@ -489,7 +489,9 @@ func (cfg *Config) runAgent(ctx context.Context, t Task, in taskInput, rec *Reco
 	run := agentRun{exit: -1}
 	args := append([]string{}, cfg.Command[1:]...)
 	// The suite measures the core loop; its recordings were made with the
-	// built-in tools only, so the todo list and subagents stay off.
+	// built-in tools only, so the todo list and subagents stay off, and so
+	// do language servers (TINY_LSP=off below): what they append to a
+	// result depends on timing, and a replay must see what was recorded.
 	args = append(args, "--json", "--cwd", repo, "--agent-tools=false")
 	model := cfg.Model
 	if model == "" && rec != nil {
@@ -503,7 +505,7 @@ func (cfg *Config) runAgent(ctx context.Context, t Task, in taskInput, rec *Reco
 
 	logPath := filepath.Join(root, "eval.log")
 	env := append(append([]string{}, cfg.Env...), cfg.stableEnv()...)
-	env = append(env, EnvRoot+"="+root, EnvLog+"="+logPath, EnvRecord+"=", EnvReplay+"=")
+	env = append(env, EnvRoot+"="+root, EnvLog+"="+logPath, EnvRecord+"=", EnvReplay+"=", "TINY_LSP=off")
 	switch {
 	case cfg.Record != "":
 		env = append(env, EnvRecord+"="+filepath.Join(root, "exchange.jsonl"))
