@@ -207,7 +207,7 @@ func TestSDKClientAgents(t *testing.T) {
 
 // childRunsForever is a parent that hands "deploy" to general, whose
 // command records its run and pid, then waits.
-func childRunsForever(answer string) func(providertest.Request) providertest.Reply {
+func childRunsForever(answer, pid string) func(providertest.Request) providertest.Reply {
 	return route(func(last providertest.Message, prompt string) providertest.Reply {
 		if prompt == "and now?" {
 			return providertest.Reply{Text: "now: " + answer}
@@ -219,16 +219,16 @@ func childRunsForever(answer string) func(providertest.Request) providertest.Rep
 	}, map[string]func(providertest.Message) providertest.Reply{
 		generalPrompt: func(last providertest.Message) providertest.Reply {
 			if last.Role == "user" {
-				return providertest.Reply{ToolCalls: []providertest.ToolCall{call("b1", "bash", `{"command":"echo run >> runs.log; echo $$ > pid; sleep 30"}`)}}
+				return providertest.Reply{ToolCalls: []providertest.ToolCall{call("b1", "bash", pidCommand(pid, "echo run >> runs.log; "))}}
 			}
 			return providertest.Reply{Text: "child saw: " + *last.Content}
 		},
 	})
 }
 
-func nsGroup(t *testing.T, dir string) int {
+func nsGroup(t *testing.T, dir, pidPath string) int {
 	t.Helper()
-	b, _ := os.ReadFile(filepath.Join(dir, "pid"))
+	b, _ := os.ReadFile(pidPath)
 	nsPid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	return procs.HostPID(nsPid, dir)
 }
@@ -236,10 +236,10 @@ func nsGroup(t *testing.T, dir string) int {
 // TestSDKClientCancelDuringChild: session/cancel while a subagent runs a
 // command aborts the child durably, then the parent.
 func TestSDKClientCancelDuringChild(t *testing.T) {
-	dir := t.TempDir()
+	dir, pid := t.TempDir(), pidFile(t)
 	srv := providertest.New(t)
-	srv.Respond(childRunsForever(""))
-	seen := sdkClient(t, srv, dir, "cancel-child")
+	srv.Respond(childRunsForever("", pid))
+	seen := sdkClient(t, srv, dir, "cancel-child", "ACP_PID="+pid)
 	if seen["prompt"].(map[string]any)["stopReason"] != "cancelled" {
 		t.Fatalf("prompt: %v", seen["prompt"])
 	}
@@ -261,10 +261,10 @@ func TestSDKClientCancelDuringChild(t *testing.T) {
 // child's answer becomes the parent's task result, and the session goes
 // on.
 func TestSDKClientLoadAfterSIGKILLInChild(t *testing.T) {
-	dir := t.TempDir()
+	dir, pidPath := t.TempDir(), pidFile(t)
 	want := "parent got: child saw: " + session.ContentInterrupted
 	srv := providertest.New(t)
-	srv.Respond(childRunsForever(want))
+	srv.Respond(childRunsForever(want, pidPath))
 	cmd := exec.Command(selfLink(t), "deploy")
 	cmd.Dir = dir
 	cmd.Env = agentEnv(srv.URL())
@@ -275,7 +275,7 @@ func TestSDKClientLoadAfterSIGKILLInChild(t *testing.T) {
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "pid")); err == nil && len(bytes.TrimSpace(b)) > 0 {
+		if b, err := os.ReadFile(pidPath); err == nil && len(bytes.TrimSpace(b)) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -284,7 +284,7 @@ func TestSDKClientLoadAfterSIGKILLInChild(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	pid := nsGroup(t, dir)
+	pid := nsGroup(t, dir, pidPath)
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	parent, _ := sessionsOf(t, dir)

@@ -120,8 +120,9 @@ func TestSessionModes(t *testing.T) {
 
 // A second prompt while one runs is refused; never two operations.
 func TestSecondPromptWhileOneRuns(t *testing.T) {
+	pid := pidFile(t)
 	srv := providertest.New(t,
-		providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "c1", Name: "bash", Arguments: `{"command":"echo $$ > pid; sleep 30"}`}}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "c1", Name: "bash", Arguments: pidCommand(pid, "")}}},
 		providertest.Reply{Text: "never asked for"},
 	)
 	p := startAgent(t, srv, t.TempDir(), "--approval", "auto")
@@ -129,7 +130,7 @@ func TestSecondPromptWhileOneRuns(t *testing.T) {
 	id := p.newSession()
 	prompt := map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "deploy"}}}
 	first := p.sendCall("session/prompt", prompt)
-	waitFile(t, p.dir+"/pid")
+	waitFile(t, pid)
 	resp, _ := p.call("session/prompt", prompt)
 	if errorCode(t, resp) != -32600 || !strings.Contains(dump(resp), "already running") {
 		t.Fatalf("second prompt: %v", resp)
@@ -257,14 +258,15 @@ func waitFile(t *testing.T, path string) {
 // SIGTERM (the editor stopping the agent) mid-command aborts the operation
 // durably, stops the command and exits 0.
 func TestSIGTERMMidCommand(t *testing.T) {
+	pid := pidFile(t)
 	srv := providertest.New(t,
-		providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "c1", Name: "bash", Arguments: `{"command":"echo $$ > pid; sleep 30"}`}}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "c1", Name: "bash", Arguments: pidCommand(pid, "")}}},
 	)
 	p := startAgent(t, srv, t.TempDir(), "--approval", "auto")
 	p.initialize()
 	id := p.newSession()
 	p.sendCall("session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "deploy"}}})
-	waitFile(t, p.dir+"/pid")
+	waitFile(t, pid)
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -276,19 +278,20 @@ func TestSIGTERMMidCommand(t *testing.T) {
 	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	assertAbortedDurably(t, p.dir)
+	assertAbortedDurably(t, p.dir, pid)
 }
 
 // session/close ends a running operation durably and forgets the session.
 func TestSessionCloseMidCommand(t *testing.T) {
+	pid := pidFile(t)
 	srv := providertest.New(t,
-		providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "c1", Name: "bash", Arguments: `{"command":"echo $$ > pid; sleep 30"}`}}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "c1", Name: "bash", Arguments: pidCommand(pid, "")}}},
 	)
 	p := startAgent(t, srv, t.TempDir(), "--approval", "auto")
 	p.initialize()
 	id := p.newSession()
 	first := p.sendCall("session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "deploy"}}})
-	waitFile(t, p.dir+"/pid")
+	waitFile(t, pid)
 	resp, before := p.call("session/close", map[string]any{"sessionId": id})
 	if resp["error"] != nil {
 		t.Fatalf("close: %v", resp)
@@ -303,7 +306,7 @@ func TestSessionCloseMidCommand(t *testing.T) {
 	if r, _ := prompt["result"].(map[string]any); r["stopReason"] != "cancelled" {
 		t.Fatalf("prompt: %v", prompt)
 	}
-	assertAbortedDurably(t, p.dir)
+	assertAbortedDurably(t, p.dir, pid)
 	resp, _ = p.call("session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "again"}}})
 	if errorCode(t, resp) != -32602 {
 		t.Fatalf("prompt to a closed session: %v", resp)

@@ -192,12 +192,13 @@ func TestSDKClientPromptWithPermissions(t *testing.T) {
 // session/cancel during a command is the Esc path: the abort is durable,
 // the command's process group is gone, and the prompt answers cancelled.
 func TestSDKClientCancelMidCommand(t *testing.T) {
+	pid := pidFile(t)
 	srv := providertest.New(t,
-		providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "c1", Name: "bash", Arguments: `{"command":"echo $$ > pid; sleep 30"}`}}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "c1", Name: "bash", Arguments: pidCommand(pid, "")}}},
 	)
 	dir := t.TempDir()
 	began := time.Now()
-	seen := sdkClient(t, srv, dir, "cancel")
+	seen := sdkClient(t, srv, dir, "cancel", "ACP_PID="+pid)
 	if d := time.Since(began); d > 25*time.Second {
 		t.Fatalf("the cancel took %v: the command ran to its end", d)
 	}
@@ -207,26 +208,27 @@ func TestSDKClientCancelMidCommand(t *testing.T) {
 	if s := toolStatus(seen, "c1"); s != "failed" {
 		t.Fatalf("the cancelled command's status is %q", s)
 	}
-	assertAbortedDurably(t, dir)
+	assertAbortedDurably(t, dir, pid)
 }
 
 // The editor goes away mid-command: the operation is aborted durably, the
 // process exits, and no command process is left behind.
 func TestSDKClientDisconnectMidPrompt(t *testing.T) {
+	pid := pidFile(t)
 	srv := providertest.New(t,
-		providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "c1", Name: "bash", Arguments: `{"command":"echo $$ > pid; sleep 30"}`}}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "c1", Name: "bash", Arguments: pidCommand(pid, "")}}},
 	)
 	dir := t.TempDir()
-	seen := sdkClient(t, srv, dir, "disconnect")
+	seen := sdkClient(t, srv, dir, "disconnect", "ACP_PID="+pid)
 	if exitCode(seen) != 0.0 {
 		t.Fatalf("exit %v", seen["exit"])
 	}
-	assertAbortedDurably(t, dir)
+	assertAbortedDurably(t, dir, pid)
 }
 
-func assertAbortedDurably(t *testing.T, dir string) {
+func assertAbortedDurably(t *testing.T, dir, pidPath string) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "pid"))
+	b, err := os.ReadFile(pidPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,8 +261,9 @@ func assertAbortedDurably(t *testing.T, dir string) {
 // recovery runs first (the command is not run again), then the history is
 // replayed, and the session goes on.
 func TestSDKClientLoadAfterSIGKILL(t *testing.T) {
+	pid := pidFile(t)
 	srv := providertest.New(t,
-		providertest.Reply{Text: "Deploying.", ToolCalls: []providertest.ToolCall{{ID: "c1", Name: "bash", Arguments: `{"command":"echo run >> runs.log; echo $$ > pid; sleep 30"}`}}},
+		providertest.Reply{Text: "Deploying.", ToolCalls: []providertest.ToolCall{{ID: "c1", Name: "bash", Arguments: pidCommand(pid, "echo run >> runs.log; ")}}},
 		providertest.Reply{Text: "Recovered."},
 		providertest.Reply{Text: "All fine."},
 	)
@@ -276,7 +279,7 @@ func TestSDKClientLoadAfterSIGKILL(t *testing.T) {
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "pid")); err == nil && len(bytes.TrimSpace(b)) > 0 {
+		if b, err := os.ReadFile(pid); err == nil && len(bytes.TrimSpace(b)) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -287,7 +290,7 @@ func TestSDKClientLoadAfterSIGKILL(t *testing.T) {
 	}
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
-	if b, _ := os.ReadFile(filepath.Join(dir, "pid")); len(b) > 0 {
+	if b, _ := os.ReadFile(pid); len(b) > 0 {
 		nsPid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 		t.Cleanup(func() {
 			// Its pid in its own PID namespace (1 there): never signal -1.
@@ -376,4 +379,15 @@ func TestSDKClientFileSystem(t *testing.T) {
 			t.Fatalf("%s: %s", id, s)
 		}
 	}
+}
+
+// pidFile is where a test's command writes its pid: outside the working
+// directory, because a command runs over an overlay of it and its writes
+// reach the tree only when it ends (docs/checkpoints.md).
+func pidFile(t *testing.T) string { return filepath.Join(t.TempDir(), "pid") }
+
+// pidCommand is bash's arguments: before, then the pid written to path,
+// then a long sleep.
+func pidCommand(path, before string) string {
+	return fmt.Sprintf(`{"command":"%secho $$ > %s; sleep 30"}`, before, path)
 }

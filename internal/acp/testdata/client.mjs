@@ -98,7 +98,7 @@ async function main() {
       seen.sessionId = sessionId;
       await agent.request(methods.agent.session.setMode, { sessionId, modeId: "auto" });
       const prompt = agent.request(methods.agent.session.prompt, { sessionId, prompt: text("deploy") });
-      await untilFile(join(cwd, "pid"));
+      await untilFile(process.env.ACP_PID || join(cwd, "pid"));
       await agent.notify(methods.agent.session.cancel, { sessionId });
       seen.prompt = await prompt;
       break;
@@ -118,7 +118,7 @@ async function main() {
       seen.sessionId = sessionId;
       await agent.request(methods.agent.session.setMode, { sessionId, modeId: "auto" });
       agent.request(methods.agent.session.prompt, { sessionId, prompt: text("deploy") }).catch(() => {});
-      await untilFile(join(cwd, "pid"));
+      await untilFile(process.env.ACP_PID || join(cwd, "pid"));
       // The editor goes away mid-command: its end of the pipes closes.
       agentProc.stdin.end();
       agentProc.stdout.destroy();
@@ -145,7 +145,7 @@ async function main() {
       seen.sessionId = sessionId;
       await agent.request(methods.agent.session.setMode, { sessionId, modeId: "auto" });
       const prompt = agent.request(methods.agent.session.prompt, { sessionId, prompt: text("deploy it") });
-      await untilFile(join(cwd, "pid"));
+      await untilFile(process.env.ACP_PID || join(cwd, "pid"));
       await agent.notify(methods.agent.session.cancel, { sessionId });
       seen.prompt = await prompt;
       break;
