@@ -38,7 +38,7 @@ func start(t *testing.T, srv *providertest.Server, dir string, args ...string) *
 	t.Helper()
 	cmd := exec.Command(selfLink(t), args...)
 	cmd.Dir = dir
-	cmd.Env = env(srv.URL())
+	cmd.Env = append(env(srv.URL()), "MARKS="+marksOf(t, dir))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +159,7 @@ func TestStdinClosedMidRunAborts(t *testing.T) {
 		t.Fatalf("initialize: %v", r)
 	}
 	p.send(userLine("run the long command"))
-	waitFile(t, filepath.Join(dir, "sleep.pid"))
+	waitFile(t, filepath.Join(marksOf(t, dir), "sleep.pid"))
 	if running := strings.Join(processesIn(dir), "\n"); !strings.Contains(running, "sleep 300") {
 		t.Fatalf("the command is not seen running in %s: %q", dir, running)
 	}
@@ -206,7 +206,7 @@ func TestMalformedLineMidRun(t *testing.T) {
 	p := start(t, srv, dir, append(strings.Fields(streamArgs), "--permission-mode=bypassPermissions")...)
 	p.send(initialize)
 	p.send(userLine("run the long command"))
-	waitFile(t, filepath.Join(dir, "sleep.pid"))
+	waitFile(t, filepath.Join(marksOf(t, dir), "sleep.pid"))
 	p.send(`{"type":"user","message":`)
 	var results []map[string]any
 	for _, m := range p.rest() {
@@ -413,7 +413,7 @@ func TestOutputClosedMidRunAborts(t *testing.T) {
 	srv := providertest.New(t, providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "call-long", Name: "bash", Arguments: longCommand}}})
 	p := start(t, srv, dir, append(strings.Fields(streamArgs), "--permission-mode=bypassPermissions")...)
 	p.send(userLine("run the long command"))
-	waitFile(t, filepath.Join(dir, "sleep.pid"))
+	waitFile(t, filepath.Join(marksOf(t, dir), "sleep.pid"))
 	_ = p.stdout.Close()
 	if code := p.exit(); code != 1 {
 		t.Errorf("exit code %d, want 1", code)

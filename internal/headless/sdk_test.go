@@ -73,7 +73,7 @@ func sdkClient(t *testing.T, srv *providertest.Server, dir, scenario string, ext
 	}
 	cmd := exec.Command(node, filepath.Join(testdata, "client.mjs"), scenario)
 	cmd.Dir = testdata
-	cmd.Env = append(env(srv.URL()), extra...)
+	cmd.Env = append(append(env(srv.URL()), "MARKS="+marksOf(t, dir)), extra...)
 	cmd.Env = append(cmd.Env, "HL_AGENT="+selfLink(t), "HL_CWD="+dir)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -265,8 +265,20 @@ func TestSDKCanUseToolAllowAndDeny(t *testing.T) {
 	}
 }
 
-// longCommand starts a sleep, says so in sleep.pid, and waits for it.
-const longCommand = `{"command":"sleep 300 & echo $! > sleep.pid; wait"}`
+// longCommand starts a sleep, says so in $MARKS/sleep.pid, and waits for
+// it. The marker is outside the working directory: a command runs over an
+// overlay of it, and its writes reach the tree only when it ends.
+const longCommand = `{"command":"sleep 300 & echo $! > $MARKS/sleep.pid; wait"}`
+
+// marksOf is the folder beside dir where the commands of a test in dir
+// leave their markers ($MARKS).
+func marksOf(t *testing.T, dir string) string {
+	m := dir + "-marks"
+	if err := os.MkdirAll(m, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
 
 // noneLeft waits until no process runs in dir (tiny-go, the shell, sleep)
 // and fails the test if one is still there after a generous bound.
@@ -413,7 +425,7 @@ func TestSDKResumeAfterKill(t *testing.T) {
 	dir := t.TempDir()
 	srv := providertest.New(t,
 		providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "call-long", Name: "bash",
-			Arguments: `{"command":"echo run >> runs.txt; sleep 300 & echo $! > sleep.pid; wait"}`}}},
+			Arguments: `{"command":"echo run >> runs.txt; sleep 300 & echo $! > $MARKS/sleep.pid; wait"}`}}},
 		providertest.Reply{Text: "The interrupted run goes on."}, // recovery finishes the open run first
 		providertest.Reply{Text: "Recovered."},
 	)
@@ -421,7 +433,7 @@ func TestSDKResumeAfterKill(t *testing.T) {
 	p.send(initialize)
 	p.send(userLine("run the long command"))
 	init := p.next("system")
-	waitFile(t, filepath.Join(dir, "sleep.pid"))
+	waitFile(t, filepath.Join(marksOf(t, dir), "sleep.pid"))
 	if err := p.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}

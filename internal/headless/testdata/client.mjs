@@ -76,7 +76,7 @@ const scenarios = {
     const q = query({ prompt: "run the long command", options: { ...base, permissionMode: "bypassPermissions" } });
     await collect(q, async (m) => {
       if (m.type === "assistant" && m.message.content.some((b) => b.type === "tool_use")) {
-        await untilFile(join(cwd, "sleep.pid"));
+        await untilFile(join(process.env.MARKS || cwd, "sleep.pid"));
         seen.interrupt = await q.interrupt();
       }
     });
@@ -143,7 +143,7 @@ const scenarios = {
     try {
       await collect(q, async (m) => {
         if (m.type === "assistant" && m.message.content.some((b) => b.type === "tool_use")) {
-          await untilFile(join(cwd, "sleep.pid"));
+          await untilFile(join(process.env.MARKS || cwd, "sleep.pid"));
           q.close();
         }
       });
