@@ -107,19 +107,21 @@ func TestSubagentCrashContinue(t *testing.T) {
 		children: map[string]func(int, providertest.Message) providertest.Reply{
 			generalPrompt: func(turn int, last providertest.Message) providertest.Reply {
 				if turn == 0 {
-					return providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("b1", "bash", `{"command":"echo run >> runs.txt; echo $$ > pid; sleep 60"}`)}}
+					return providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("b1", "bash", `{"command":"echo run >> runs.txt; echo $$ > $MARKS/pid; sleep 60"}`)}}
 				}
 				return providertest.Reply{Text: "child saw: " + *last.Content}
 			},
 		},
 	}.reply)
 	cmd := program(t, dir, srv, "deploy it")
+	marks := t.TempDir() // outside the tree: over the overlay a running command's writes land when it ends
+	cmd.Env = append(cmd.Env, "MARKS="+marks)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFile(t, filepath.Join(dir, "pid"))
+	waitFile(t, filepath.Join(marks, "pid"))
 	var pid int
-	if b, err := os.ReadFile(filepath.Join(dir, "pid")); err == nil {
+	if b, err := os.ReadFile(filepath.Join(marks, "pid")); err == nil {
 		fmt.Sscan(strings.TrimSpace(string(b)), &pid)
 	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {

@@ -30,7 +30,7 @@ func childScript() agentScript {
 		children: map[string]func(int, providertest.Message) providertest.Reply{
 			generalPrompt: func(turn int, last providertest.Message) providertest.Reply {
 				if turn == 0 {
-					return providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("b1", "bash", `{"command":"echo run >> runs.txt; echo $$ > pid; sleep 60"}`)}}
+					return providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("b1", "bash", `{"command":"echo run >> runs.txt; echo $$ > $MARKS/pid; sleep 60"}`)}}
 				}
 				return providertest.Reply{Text: "child saw: " + *last.Content}
 			},
@@ -54,16 +54,16 @@ func TestSubagentEscTmux(t *testing.T) {
 	needTmux(t)
 	srv := providertest.New(t)
 	srv.Respond(childScript().reply)
-	dir := t.TempDir()
+	dir, marks := t.TempDir(), t.TempDir()
 	bin := programAs(t, "tiny-go")
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-agent-esc-%d", os.Getpid())}
-	script := fmt.Sprintf(`cd %s && TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s --approval auto; echo EXIT=$?; sleep 60`, dir, srv.URL(), bin)
+	script := fmt.Sprintf(`cd %s && MARKS=%s TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s --approval auto; echo EXIT=$?; sleep 60`, dir, marks, srv.URL(), bin)
 	p.tmux("new-session", "-d", "-x", "120", "-y", "45", "-s", "s", "sh", "-c", script)
 	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
 	p.waitText("/compact  /skill:name  /exit")
 	p.text("deploy it")
 	p.keys("Enter")
-	pid := readPidFile(t, filepath.Join(dir, "pid"))
+	pid := readPidFile(t, filepath.Join(marks, "pid"))
 	p.waitText("⎿ [general] ◆ bash echo run >> runs.txt")
 	p.keys("Escape")
 	p.waitText("Aborted.")
@@ -98,9 +98,9 @@ func TestSubagentCrashTmux(t *testing.T) {
 	needTmux(t)
 	srv := providertest.New(t)
 	srv.Respond(childScript().reply)
-	dir := t.TempDir()
+	dir, marks := t.TempDir(), t.TempDir()
 	bin := programAs(t, "tiny-go")
-	env := fmt.Sprintf("TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s", srv.URL())
+	env := fmt.Sprintf("MARKS=%s TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s", marks, srv.URL())
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-agent-kill-%d", os.Getpid())}
 	script := fmt.Sprintf(`cd %s && echo $$ > tinygo.pid && exec env %s %s --approval auto`, dir, env, bin)
 	p.tmux("new-session", "-d", "-x", "120", "-y", "45", "-s", "s", "sh", "-c", script+"; sleep 60")
@@ -108,7 +108,7 @@ func TestSubagentCrashTmux(t *testing.T) {
 	p.waitText("/compact  /skill:name  /exit")
 	p.text("deploy it")
 	p.keys("Enter")
-	pid := readPidFile(t, filepath.Join(dir, "pid"))
+	pid := readPidFile(t, filepath.Join(marks, "pid"))
 	tiny := readPidFile(t, filepath.Join(dir, "tinygo.pid"))
 	if err := syscall.Kill(tiny, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
