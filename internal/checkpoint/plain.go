@@ -98,102 +98,163 @@ func (s *Store) plainSnapshot(ctx context.Context) (string, int64, error) {
 		// Walking it again before every command would cost as much.
 		return "", 0, errors.New(s.tooBig)
 	}
-	var added int64
-	m := &manifest{Taken: time.Now().UnixNano()}
-	err := filepath.WalkDir(s.cwd, func(path string, d fs.DirEntry, err error) error {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		rel, _ := filepath.Rel(s.cwd, path)
-		rel = filepath.ToSlash(rel)
-		if err != nil {
-			if rel != "." {
-				m.full = append(m.full, manifestFile{File: File{Path: rel, Missing: "unreadable: " + rootCause(err)}})
-				if d != nil && d.IsDir() {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			return err
-		}
-		if d.IsDir() {
-			if rel == stateDirName || d.Name() == ".git" {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() && d.Type()&fs.ModeSymlink == 0 {
-			return nil // sockets, fifos, devices are not content
-		}
-		if len(m.full) >= s.opts.MaxFiles {
-			s.tooBig = fmt.Sprintf("the working directory has more than %d files; too many to snapshot without git (make it a git repository and commit the files, or start tiny-go in a smaller directory)", s.opts.MaxFiles)
-			return errors.New(s.tooBig)
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return nil // vanished while walking
-		}
-		mf := manifestFile{File: File{Path: rel, Mode: uint32(fi.Mode().Perm()), Link: fi.Mode()&fs.ModeSymlink != 0}, Size: fi.Size(), Mtime: fi.ModTime().UnixNano()}
-		if prev != nil {
-			if i, ok := prev.byPath[rel]; ok {
-				p := prev.full[i]
-				if p.Size == mf.Size && p.Mtime == mf.Mtime && p.Mode == mf.Mode && p.Link == mf.Link && p.Missing == "" && p.Mtime < prev.Taken-racyWindow {
-					mf.Hash = p.Hash
-					m.full = append(m.full, mf)
-					return nil
-				}
-			}
-		}
-		var data []byte
-		if mf.Link {
-			target, rerr := os.Readlink(path)
-			data, err = []byte(target), rerr
-		} else if mf.Size > s.opts.MaxFileSize {
-			err = errTooLarge
-		} else {
-			data, err = readCapped(path, s.opts.MaxFileSize)
-		}
-		switch {
-		case errors.Is(err, errTooLarge):
-			mf.Missing = fmt.Sprintf("larger than %s", formatBytes(s.opts.MaxFileSize))
-		case errors.Is(err, fs.ErrNotExist):
-			return nil
-		case err != nil:
-			mf.Missing = "unreadable: " + rootCause(err)
-		default:
-			if added+int64(len(data)) > s.opts.Cap/2 {
-				return fmt.Errorf("the changed files take more than half the checkpoint store's cap (%s; raise TINY_CHECKPOINT_CAP)", formatBytes(s.opts.Cap))
-			}
-			h, n, err := s.putBlob(data)
-			if err != nil {
-				return fmt.Errorf("store %s: %w", rel, err)
-			}
-			mf.Hash = h
-			added += n
-		}
-		m.full = append(m.full, mf)
-		return nil
-	})
+	w := &plainWalk{s: s, ctx: ctx, prev: prev, m: &manifest{Taken: time.Now().UnixNano()}}
+	if err := filepath.WalkDir(s.cwd, w.visit); err != nil {
+		return "", w.added, err
+	}
+	h, n, err := s.savePlainManifest(w.m, prev, prevHash)
+	added := w.added + n
 	if err != nil {
 		return "", added, err
 	}
+	return h, added, nil
+}
+
+// plainWalk is one walk of plainSnapshot: the manifest it fills and the
+// bytes it stored, so each step of the walk can be a method of its own.
+type plainWalk struct {
+	s     *Store
+	ctx   context.Context
+	prev  *manifest // the previous snapshot's manifest (nil: none)
+	m     *manifest
+	added int64
+}
+
+// visit is the WalkDir callback: it keeps what is content and leaves out
+// the store, .git and what is not a file, and stops at the file limit.
+func (w *plainWalk) visit(path string, d fs.DirEntry, err error) error {
+	if w.ctx.Err() != nil {
+		return w.ctx.Err()
+	}
+	rel, _ := filepath.Rel(w.s.cwd, path)
+	rel = filepath.ToSlash(rel)
+	if err != nil {
+		return w.unreadable(rel, d, err)
+	}
+	if d.IsDir() {
+		if rel == stateDirName || d.Name() == ".git" {
+			return fs.SkipDir
+		}
+		return nil
+	}
+	if !d.Type().IsRegular() && d.Type()&fs.ModeSymlink == 0 {
+		return nil // sockets, fifos, devices are not content
+	}
+	if len(w.m.full) >= w.s.opts.MaxFiles {
+		w.s.tooBig = fmt.Sprintf("the working directory has more than %d files; too many to snapshot without git (make it a git repository and commit the files, or start tiny-go in a smaller directory)", w.s.opts.MaxFiles)
+		return errors.New(w.s.tooBig)
+	}
+	fi, err := d.Info()
+	if err != nil {
+		return nil // vanished while walking
+	}
+	return w.file(path, rel, fi)
+}
+
+// unreadable records a path the walk could not read, so a rewind names
+// it; only an unreadable working directory fails the snapshot.
+func (w *plainWalk) unreadable(rel string, d fs.DirEntry, err error) error {
+	if rel == "." {
+		return err
+	}
+	w.m.full = append(w.m.full, manifestFile{File: File{Path: rel, Missing: "unreadable: " + rootCause(err)}})
+	if d != nil && d.IsDir() {
+		return fs.SkipDir
+	}
+	return nil
+}
+
+// file adds one file to the manifest, reading and storing its content
+// only when its stat data says it may have changed.
+func (w *plainWalk) file(path, rel string, fi fs.FileInfo) error {
+	mf := manifestFile{File: File{Path: rel, Mode: uint32(fi.Mode().Perm()), Link: fi.Mode()&fs.ModeSymlink != 0}, Size: fi.Size(), Mtime: fi.ModTime().UnixNano()}
+	if w.unchanged(&mf) {
+		w.m.full = append(w.m.full, mf)
+		return nil
+	}
+	data, err := w.read(path, mf)
+	switch {
+	case errors.Is(err, errTooLarge):
+		mf.Missing = fmt.Sprintf("larger than %s", formatBytes(w.s.opts.MaxFileSize))
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		mf.Missing = "unreadable: " + rootCause(err)
+	default:
+		if mf.Hash, err = w.keep(rel, data); err != nil {
+			return err
+		}
+	}
+	w.m.full = append(w.m.full, mf)
+	return nil
+}
+
+// unchanged reports whether the previous snapshot has mf with the same
+// stat data, taken long enough after its mtime to trust it, and then
+// takes its hash: the file need not be read again.
+func (w *plainWalk) unchanged(mf *manifestFile) bool {
+	if w.prev == nil {
+		return false
+	}
+	i, ok := w.prev.byPath[mf.Path]
+	if !ok {
+		return false
+	}
+	p := w.prev.full[i]
+	if p.Size == mf.Size && p.Mtime == mf.Mtime && p.Mode == mf.Mode && p.Link == mf.Link && p.Missing == "" && p.Mtime < w.prev.Taken-racyWindow {
+		mf.Hash = p.Hash
+		return true
+	}
+	return false
+}
+
+// read is a file's content: a symlink's target, or a regular file's bytes
+// up to the size limit.
+func (w *plainWalk) read(path string, mf manifestFile) ([]byte, error) {
+	if mf.Link {
+		target, err := os.Readlink(path)
+		return []byte(target), err
+	}
+	if mf.Size > w.s.opts.MaxFileSize {
+		return nil, errTooLarge
+	}
+	return readCapped(path, w.s.opts.MaxFileSize)
+}
+
+// keep stores changed content and returns its hash, failing the snapshot
+// once the changes pass half the store's cap.
+func (w *plainWalk) keep(rel string, data []byte) (string, error) {
+	if w.added+int64(len(data)) > w.s.opts.Cap/2 {
+		return "", fmt.Errorf("the changed files take more than half the checkpoint store's cap (%s; raise TINY_CHECKPOINT_CAP)", formatBytes(w.s.opts.Cap))
+	}
+	h, n, err := w.s.putBlob(data)
+	if err != nil {
+		return "", fmt.Errorf("store %s: %w", rel, err)
+	}
+	w.added += n
+	return h, nil
+}
+
+// savePlainManifest stores m (as its changes against prev) and makes it
+// the base of the next snapshot, of this process and of the next one. n
+// is the bytes stored, even when recording it as the base failed.
+func (s *Store) savePlainManifest(m, prev *manifest, prevHash string) (h string, n int64, err error) {
 	slices.SortFunc(m.full, func(a, b manifestFile) int { return strings.Compare(a.Path, b.Path) })
 	m.index()
 	m.delta(prev, prevHash)
 	data, err := json.Marshal(m)
 	if err != nil {
-		return "", added, err
+		return "", 0, err
 	}
-	h, n, err := s.putBlob(data)
+	h, n, err = s.putBlob(data)
 	if err != nil {
-		return "", added, err
+		return "", 0, err
 	}
-	added += n
 	s.last, s.lastHash = m, h
 	if err := writeAtomic(filepath.Join(s.root, lastManifestFile), []byte(h), fileMode, false); err != nil {
-		return "", added, err
+		return "", n, err
 	}
-	return h, added, nil
+	return h, n, nil
 }
 
 // loadLastManifest reads the manifest of the newest snapshot of any process;

@@ -241,12 +241,33 @@ func (s *Store) PlanRewind(ctx context.Context, recs []Record, force bool) (*Pla
 	return plan, nil
 }
 
+// plan pairs the records into effects, finds the paths the effects
+// changed, and plans putting each back.
 func (p *planner) plan(recs []Record, force bool) (*Plan, error) {
-	s := p.s
 	plan := &Plan{}
+	pairs, err := p.pairs(recs)
+	if err != nil {
+		return nil, err
+	}
+	live, err := p.livePairs(plan, pairs)
+	if err != nil {
+		return nil, err
+	}
+	lastAgent, order := p.agentStates(live)
+	for _, path := range order {
+		if err := p.planPath(plan, pairs, path, lastAgent[path], force); err != nil {
+			return nil, err
+		}
+	}
+	return plan, nil
+}
+
+// pairs matches each effect's before record with its after record, in
+// the order the effects began.
+func (p *planner) pairs(recs []Record) ([]*pair, error) {
 	var pairs []*pair
 	byKey := map[string]*pair{}
-	for _, rec := range s.applyCutoff(recs) {
+	for _, rec := range p.s.applyCutoff(recs) {
 		v := newView(rec)
 		if rec.Tx != "" && rec.Missing == "" { // a dropped one says so (applyCutoff)
 			var err error
@@ -268,20 +289,18 @@ func (p *planner) plan(recs []Record, force bool) (*Plan, error) {
 			}
 		}
 	}
-	// What each effect may have changed (cheap: deltas and record files),
-	// before any lookup, so git trees are asked once for all of it.
+	return pairs, nil
+}
+
+// livePairs lists what each effect may have changed (cheap: deltas and
+// record files), before any lookup, so git trees are asked once for all
+// of it. An effect with no checkpoint before it is left out, with a
+// warning in plan.
+func (p *planner) livePairs(plan *Plan, pairs []*pair) ([]*pair, error) {
 	var live []*pair
 	for i, pr := range pairs {
 		if pr.tool == "bg" {
-			// A background process goes on changing files after its call
-			// returned: what changed until the next snapshot is its doing.
-			pr.after = nil
-			for _, next := range pairs[i+1:] {
-				if next.before.tree && next.before.missing == "" {
-					pr.after = next.before
-					break
-				}
-			}
+			pr.after = nextSnapshot(pairs[i+1:])
 		}
 		if pr.before.missing != "" {
 			plan.Warnings = append(plan.Warnings, fmt.Sprintf("no checkpoint before %s (%s): what it changed cannot be put back", pr.label, pr.before.missing))
@@ -304,6 +323,24 @@ func (p *planner) plan(recs []Record, force bool) (*Plan, error) {
 		}
 		live = append(live, pr)
 	}
+	return live, nil
+}
+
+// nextSnapshot is the after view of a background process: it goes on
+// changing files after its call returned, so what changed until the next
+// snapshot is its doing (nil: no later snapshot).
+func nextSnapshot(later []*pair) *view {
+	for _, next := range later {
+		if next.before.tree && next.before.missing == "" {
+			return next.before
+		}
+	}
+	return nil
+}
+
+// agentStates is the state the agent last left each changed path in, and
+// the changed paths in order, so a path changed since can be told apart.
+func (p *planner) agentStates(live []*pair) (map[string]File, []string) {
 	lastAgent := map[string]File{}
 	var order []string
 	for _, pr := range live {
@@ -316,64 +353,86 @@ func (p *planner) plan(recs []Record, force bool) (*Plan, error) {
 		}
 	}
 	slices.Sort(order)
-	for _, path := range order {
-		var target File
-		found := false
-		for _, pr := range pairs {
-			if f, ok := p.coveredBy(pr.before, path); ok {
-				target, found = f, true
-				break
-			}
-		}
-		if !found {
-			continue
-		}
-		if target.Missing != "" {
-			plan.Skipped = append(plan.Skipped, Skip{path, "its earlier content was not kept (" + target.Missing + ")"})
-			continue
-		}
-		if !target.Absent && !target.Dir && !s.hasBlob(target.Hash) {
-			plan.Skipped = append(plan.Skipped, Skip{path, "its earlier content is no longer in the checkpoint store"})
-			continue
-		}
-		cur, data, err := s.stat(path)
-		if err != nil {
-			return nil, err
-		}
-		if cur.Missing != "" {
-			plan.Skipped = append(plan.Skipped, Skip{path, cur.Missing})
-			continue
-		}
-		if !cur.Absent && !cur.Dir {
-			cur.Hash = sha256Hash(data)
-		}
-		if s.same(cur, target) {
-			continue // already as it was
-		}
-		if !s.same(cur, lastAgent[path]) && !force {
-			reason := "changed since tiny-go last changed it"
-			if cur.Absent {
-				reason = "deleted since tiny-go last changed it"
-			}
-			plan.Skipped = append(plan.Skipped, Skip{path, reason + " (--force overwrites)"})
-			continue
-		}
-		op := OpRestore
-		switch {
-		case target.Absent:
-			op = OpDelete
-		case cur.Absent:
-			op = OpCreate
-		}
-		if !cur.Absent && !cur.Dir {
-			// Keep what is overwritten: the rewind itself can be undone.
-			if _, _, err := s.putBlob(data); err != nil {
-				return nil, fmt.Errorf("keep %s before the rewind: %w", path, err)
-			}
-		}
-		plan.Actions = append(plan.Actions, Action{Path: path, Op: op, From: cur, To: target})
+	return lastAgent, order
+}
+
+// planPath plans putting path back to its state before the first effect
+// that knew it, or says in plan why it is skipped; agent is the state the
+// agent last left it in.
+func (p *planner) planPath(plan *Plan, pairs []*pair, path string, agent File, force bool) error {
+	s := p.s
+	target, found := p.firstBefore(pairs, path)
+	if !found {
+		return nil
 	}
-	return plan, nil
+	if why := s.notKept(target); why != "" {
+		plan.Skipped = append(plan.Skipped, Skip{path, why})
+		return nil
+	}
+	cur, data, err := s.stat(path)
+	if err != nil {
+		return err
+	}
+	if cur.Missing != "" {
+		plan.Skipped = append(plan.Skipped, Skip{path, cur.Missing})
+		return nil
+	}
+	if !cur.Absent && !cur.Dir {
+		cur.Hash = sha256Hash(data)
+	}
+	if s.same(cur, target) {
+		return nil // already as it was
+	}
+	if !s.same(cur, agent) && !force {
+		reason := "changed since tiny-go last changed it"
+		if cur.Absent {
+			reason = "deleted since tiny-go last changed it"
+		}
+		plan.Skipped = append(plan.Skipped, Skip{path, reason + " (--force overwrites)"})
+		return nil
+	}
+	return s.addAction(plan, path, cur, target, data)
+}
+
+// firstBefore is path's state before the first effect that knew it: the
+// state a rewind puts back.
+func (p *planner) firstBefore(pairs []*pair, path string) (File, bool) {
+	for _, pr := range pairs {
+		if f, ok := p.coveredBy(pr.before, path); ok {
+			return f, true
+		}
+	}
+	return File{}, false
+}
+
+// notKept says why target's content cannot be put back ("": it can).
+func (s *Store) notKept(target File) string {
+	if target.Missing != "" {
+		return "its earlier content was not kept (" + target.Missing + ")"
+	}
+	if !target.Absent && !target.Dir && !s.hasBlob(target.Hash) {
+		return "its earlier content is no longer in the checkpoint store"
+	}
+	return ""
+}
+
+// addAction adds the action that turns cur into target, first keeping
+// what it overwrites: the rewind itself can be undone.
+func (s *Store) addAction(plan *Plan, path string, cur, target File, data []byte) error {
+	op := OpRestore
+	switch {
+	case target.Absent:
+		op = OpDelete
+	case cur.Absent:
+		op = OpCreate
+	}
+	if !cur.Absent && !cur.Dir {
+		if _, _, err := s.putBlob(data); err != nil {
+			return fmt.Errorf("keep %s before the rewind: %w", path, err)
+		}
+	}
+	plan.Actions = append(plan.Actions, Action{Path: path, Op: op, From: cur, To: target})
+	return nil
 }
 
 // currentView is a fresh snapshot standing in for the missing after record

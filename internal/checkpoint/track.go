@@ -265,61 +265,53 @@ func parentDir(p string) string {
 // hard links: a write through another link reports no event here),
 // stores what changed and a manifest of the changes.
 func (s *Store) deltaLocked(ctx context.Context, paths map[string]bool) (Record, error) {
-	tr := s.tr
 	now := time.Now().UnixNano()
-	seen := map[string]manifestFile{} // path -> its state now (Absent: gone)
-	var walkErr error
-	look := func(rel string) {
-		if _, ok := seen[rel]; ok {
-			return
-		}
-		fi, err := os.Lstat(s.Abs(rel))
-		switch {
-		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
-			seen[rel] = manifestFile{File: File{Path: rel, Absent: true}}
-			return
-		case err != nil:
-			seen[rel] = manifestFile{File: File{Path: rel, Missing: "unreadable: " + rootCause(err)}}
-			return
-		}
-		if fi.IsDir() {
-			seen[rel] = manifestFile{File: File{Path: rel, Absent: true}} // not a file (any more)
-			if rel == stateDirName || fi.Name() == ".git" || tr.ignoredDirs[rel] {
-				return
-			}
-			err := filepath.WalkDir(s.Abs(rel), func(path string, d fs.DirEntry, err error) error {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				r, _ := filepath.Rel(s.cwd, path)
-				r = filepath.ToSlash(r)
-				if err != nil {
-					if r != rel {
-						seen[r] = manifestFile{File: File{Path: r, Missing: "unreadable: " + rootCause(err)}}
-					}
-					return nil
-				}
-				if d.IsDir() {
-					if r != rel && (d.Name() == ".git" || tr.ignoredDirs[r]) {
-						return fs.SkipDir
-					}
-					return nil
-				}
-				if fi, err := d.Info(); err == nil {
-					seen[r] = s.fileState(r, fi)
-				}
-				return nil
-			})
-			if err != nil {
-				walkErr = err
-			}
-			return
-		}
-		seen[rel] = s.fileState(rel, fi)
+	seen, err := s.scanChanged(ctx, paths)
+	if err != nil {
+		return Record{}, err
 	}
-	// What was under a directory that changed wholesale is gone unless
-	// the walk below finds it again. One pass over the files for all such
-	// directories (an rm -rf of node_modules names hundreds of them).
+	d, err := s.storeChanged(paths, seen)
+	if err != nil {
+		return Record{}, err
+	}
+	s.applyDelta(d, seen)
+	if len(d.changed) == 0 && len(d.removed) == 0 {
+		rec := s.tr.rec
+		rec.Bytes = d.added
+		return rec, nil
+	}
+	return s.writeSkipDelta(now, d)
+}
+
+// scanChanged is the state now (Absent: gone) of every path that may have
+// changed: the changed paths, what was under them, every hard-linked file.
+func (s *Store) scanChanged(ctx context.Context, paths map[string]bool) (map[string]manifestFile, error) {
+	sc := &deltaScan{s: s, ctx: ctx, seen: s.tr.goneUnder(paths)}
+	// A walk below may find again what goneUnder removed.
+	for p := range paths {
+		delete(sc.seen, p)
+		sc.look(p)
+	}
+	for p := range s.tr.multi {
+		if _, ok := paths[p]; !ok {
+			sc.look(p)
+		}
+	}
+	if sc.err != nil {
+		return nil, sc.err
+	}
+	if s.git != nil && !s.tr.all {
+		s.dropIgnored(ctx, sc.seen)
+	}
+	return sc.seen, nil
+}
+
+// goneUnder marks absent every file under a directory that changed
+// wholesale: it is gone unless a walk finds it again. One pass over the
+// files for all such directories (an rm -rf of node_modules names
+// hundreds of them).
+func (tr *tracking) goneUnder(paths map[string]bool) map[string]manifestFile {
+	seen := map[string]manifestFile{}
 	gone := map[string]bool{}
 	for p := range paths {
 		if tr.dirs[p] > 0 {
@@ -336,77 +328,168 @@ func (s *Store) deltaLocked(ctx context.Context, paths map[string]bool) (Record,
 			}
 		}
 	}
-	for p := range paths {
-		delete(seen, p)
-		look(p)
+	return seen
+}
+
+// deltaScan collects the state now of the paths a delta looks at, so a
+// changed directory can be walked by a method of its own.
+type deltaScan struct {
+	s    *Store
+	ctx  context.Context
+	seen map[string]manifestFile // path -> its state now (Absent: gone)
+	err  error                   // a failed walk (the last one)
+}
+
+// look records the state of rel, once; a directory is walked.
+func (sc *deltaScan) look(rel string) {
+	if _, ok := sc.seen[rel]; ok {
+		return
 	}
-	// A walk below may have found again what the prefix pass removed.
-	for p := range tr.multi {
-		if _, ok := paths[p]; !ok {
-			look(p)
+	fi, err := os.Lstat(sc.s.Abs(rel))
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		sc.seen[rel] = manifestFile{File: File{Path: rel, Absent: true}}
+		return
+	case err != nil:
+		sc.seen[rel] = manifestFile{File: File{Path: rel, Missing: "unreadable: " + rootCause(err)}}
+		return
+	}
+	if fi.IsDir() {
+		sc.seen[rel] = manifestFile{File: File{Path: rel, Absent: true}} // not a file (any more)
+		if rel == stateDirName || fi.Name() == ".git" || sc.s.tr.ignoredDirs[rel] {
+			return
 		}
+		sc.walk(rel)
+		return
 	}
-	if walkErr != nil {
-		return Record{}, walkErr
+	sc.seen[rel] = sc.s.fileState(rel, fi)
+}
+
+// walk records every file under the changed directory rel: the events
+// named the directory, not what is in it.
+func (sc *deltaScan) walk(rel string) {
+	err := filepath.WalkDir(sc.s.Abs(rel), func(path string, d fs.DirEntry, err error) error {
+		if sc.ctx.Err() != nil {
+			return sc.ctx.Err()
+		}
+		r, _ := filepath.Rel(sc.s.cwd, path)
+		r = filepath.ToSlash(r)
+		if err != nil {
+			if r != rel {
+				sc.seen[r] = manifestFile{File: File{Path: r, Missing: "unreadable: " + rootCause(err)}}
+			}
+			return nil
+		}
+		if d.IsDir() {
+			if r != rel && (d.Name() == ".git" || sc.s.tr.ignoredDirs[r]) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			sc.seen[r] = sc.s.fileState(r, fi)
+		}
+		return nil
+	})
+	if err != nil {
+		sc.err = err
 	}
-	if s.git != nil && !tr.all {
-		s.dropIgnored(ctx, seen)
-	}
-	// Read and store what differs from the newest snapshot.
-	var added int64
-	var changed []manifestFile
-	var removed []string
+}
+
+// changeSet is what one tracked snapshot changes against the newest one.
+type changeSet struct {
+	added   int64          // bytes stored
+	changed []manifestFile // new or changed files
+	removed []string       // paths gone
+}
+
+// storeChanged reads and stores what differs from the newest snapshot.
+func (s *Store) storeChanged(paths map[string]bool, seen map[string]manifestFile) (*changeSet, error) {
+	tr := s.tr
+	d := &changeSet{}
 	for p, mf := range seen {
 		old, had := tr.files[p]
 		if mf.Absent {
 			if had {
-				removed = append(removed, p)
+				d.removed = append(d.removed, p)
 			}
 			continue
 		}
 		if mf.Missing == "" {
 			_, forced := paths[p]
-			if had && !forced && old.Hash != "" && old.Size == mf.Size && old.Mtime == mf.Mtime && old.Mode == mf.Mode && old.Link == mf.Link {
-				continue // a hard-linked file not written
+			var keep bool
+			var err error
+			mf, keep, err = s.stateNow(d, p, mf, old, had, forced)
+			if err != nil {
+				return nil, err
 			}
-			data, err := s.content(p, mf)
-			switch {
-			case errors.Is(err, errTooLarge):
-				mf.Missing = "larger than " + formatBytes(s.opts.MaxFileSize)
-			case errors.Is(err, fs.ErrNotExist):
-				if had {
-					removed = append(removed, p)
-				}
+			if !keep {
 				continue
-			case err != nil:
-				mf.Missing = "unreadable: " + rootCause(err)
-			default:
-				if had && old.Hash != "" && s.hashLike(old.Hash, data) == old.Hash {
-					mf.Hash = old.Hash // same content (a touch, a rewrite)
-				} else {
-					if added+int64(len(data)) > s.opts.Cap/2 {
-						// Keep what fits; the rest is named by a rewind.
-						mf.Missing = fmt.Sprintf("the changed files take more than half the checkpoint store's cap (%s; raise TINY_CHECKPOINT_CAP)", formatBytes(s.opts.Cap))
-						break
-					}
-					h, n, err := s.putBlob(data)
-					if err != nil {
-						return Record{}, fmt.Errorf("store %s: %w", p, err)
-					}
-					mf.Hash, added = h, added+n
-				}
 			}
 		}
 		if had && old.File == mf.File {
 			tr.files[p] = mf // new stat data, same state
 			continue
 		}
-		changed = append(changed, mf)
+		d.changed = append(d.changed, mf)
 	}
-	for _, p := range removed {
+	return d, nil
+}
+
+// stateNow reads a present file and stores its content when new; keep is
+// false when the delta has nothing to say about it (a hard-linked file not
+// written) or it is gone (then noted in d.removed).
+func (s *Store) stateNow(d *changeSet, p string, mf, old manifestFile, had, forced bool) (_ manifestFile, keep bool, _ error) {
+	if had && !forced && old.Hash != "" && old.Size == mf.Size && old.Mtime == mf.Mtime && old.Mode == mf.Mode && old.Link == mf.Link {
+		return mf, false, nil // a hard-linked file not written
+	}
+	data, err := s.content(p, mf)
+	switch {
+	case errors.Is(err, errTooLarge):
+		mf.Missing = "larger than " + formatBytes(s.opts.MaxFileSize)
+	case errors.Is(err, fs.ErrNotExist):
+		if had {
+			d.removed = append(d.removed, p)
+		}
+		return mf, false, nil
+	case err != nil:
+		mf.Missing = "unreadable: " + rootCause(err)
+	default:
+		if err := s.keepContent(d, p, &mf, old, had, data); err != nil {
+			return mf, false, err
+		}
+	}
+	return mf, true, nil
+}
+
+// keepContent gives mf the hash of data, storing data unless it is the
+// old content, or, past half the cap, names it missing instead.
+func (s *Store) keepContent(d *changeSet, p string, mf *manifestFile, old manifestFile, had bool, data []byte) error {
+	if had && old.Hash != "" && s.hashLike(old.Hash, data) == old.Hash {
+		mf.Hash = old.Hash // same content (a touch, a rewrite)
+		return nil
+	}
+	if d.added+int64(len(data)) > s.opts.Cap/2 {
+		// Keep what fits; the rest is named by a rewind.
+		mf.Missing = fmt.Sprintf("the changed files take more than half the checkpoint store's cap (%s; raise TINY_CHECKPOINT_CAP)", formatBytes(s.opts.Cap))
+		return nil
+	}
+	h, n, err := s.putBlob(data)
+	if err != nil {
+		return fmt.Errorf("store %s: %w", p, err)
+	}
+	mf.Hash, d.added = h, d.added+n
+	return nil
+}
+
+// applyDelta makes the tracked state the one just seen and notes the
+// inodes (and new hard links) of the files seen.
+func (s *Store) applyDelta(d *changeSet, seen map[string]manifestFile) {
+	tr := s.tr
+	for _, p := range d.removed {
 		tr.remove(p)
 	}
-	for _, mf := range changed {
+	for _, mf := range d.changed {
 		tr.put(mf)
 	}
 	for p, mf := range seen {
@@ -414,43 +497,16 @@ func (s *Store) deltaLocked(ctx context.Context, paths map[string]bool) (Record,
 			tr.linked(p, s.Abs(p))
 		}
 	}
-	if len(changed) == 0 && len(removed) == 0 {
-		rec := tr.rec
-		rec.Bytes = added
-		return rec, nil
-	}
-	// A skip delta: the changes since snapshot seq&(seq-1) of the chain.
-	seq := tr.spine[len(tr.spine)-1].seq + 1
-	i := len(tr.spine) - 1
-	for tr.spine[i].seq > seq&(seq-1) {
-		i--
-	}
-	base := tr.spine[i]
-	names := make(map[string]bool, len(changed)+len(removed))
-	for _, mf := range changed {
-		names[mf.Path] = true
-	}
-	for _, p := range removed {
-		names[p] = true
-	}
-	for _, e := range tr.spine[i+1:] {
-		for p := range e.paths {
-			names[p] = true
-		}
-	}
-	m := &manifest{Taken: now, Base: base.hash, Depth: base.depth + 1}
-	if base.hash == "" {
-		m.Tree = tr.tree
-	}
-	for p := range names {
-		if mf, ok := tr.files[p]; ok {
-			m.Files = append(m.Files, mf)
-		} else {
-			m.Removed = append(m.Removed, p)
-		}
-	}
-	slices.SortFunc(m.Files, func(a, b manifestFile) int { return strings.Compare(a.Path, b.Path) })
-	slices.Sort(m.Removed)
+}
+
+// writeSkipDelta stores the manifest of a snapshot with changes, as a
+// skip delta (see spineEntry), and makes it the newest snapshot.
+func (s *Store) writeSkipDelta(now int64, d *changeSet) (Record, error) {
+	tr := s.tr
+	added := d.added
+	seq, i := tr.skipBase()
+	names := tr.namedSince(i, d)
+	m := tr.skipManifest(now, tr.spine[i], names)
 	data, err := json.Marshal(m)
 	if err != nil {
 		return Record{}, err
@@ -469,6 +525,54 @@ func (s *Store) deltaLocked(ctx context.Context, paths map[string]bool) (Record,
 	}
 	tr.rec = Record{Tree: "plain:" + h, All: tr.all}
 	return Record{Tree: "plain:" + h, Bytes: added, All: tr.all}, nil
+}
+
+// skipBase is the next snapshot's seq and the index in the spine of its
+// base: the changes are stored since snapshot seq&(seq-1) of the chain.
+func (tr *tracking) skipBase() (seq, i int) {
+	seq = tr.spine[len(tr.spine)-1].seq + 1
+	i = len(tr.spine) - 1
+	for tr.spine[i].seq > seq&(seq-1) {
+		i--
+	}
+	return seq, i
+}
+
+// namedSince is every path changed since the base at spine index i: this
+// delta's and those the manifests above the base named.
+func (tr *tracking) namedSince(i int, d *changeSet) map[string]bool {
+	names := make(map[string]bool, len(d.changed)+len(d.removed))
+	for _, mf := range d.changed {
+		names[mf.Path] = true
+	}
+	for _, p := range d.removed {
+		names[p] = true
+	}
+	for _, e := range tr.spine[i+1:] {
+		for p := range e.paths {
+			names[p] = true
+		}
+	}
+	return names
+}
+
+// skipManifest is the manifest naming the current state of names on base,
+// sorted so equal states store equal blobs.
+func (tr *tracking) skipManifest(now int64, base spineEntry, names map[string]bool) *manifest {
+	m := &manifest{Taken: now, Base: base.hash, Depth: base.depth + 1}
+	if base.hash == "" {
+		m.Tree = tr.tree
+	}
+	for p := range names {
+		if mf, ok := tr.files[p]; ok {
+			m.Files = append(m.Files, mf)
+		} else {
+			m.Removed = append(m.Removed, p)
+		}
+	}
+	slices.SortFunc(m.Files, func(a, b manifestFile) int { return strings.Compare(a.Path, b.Path) })
+	slices.Sort(m.Removed)
+	return m
 }
 
 // fileState is the manifest entry of a file from its stat data.
