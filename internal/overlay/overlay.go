@@ -264,6 +264,12 @@ func recoverOne(root, tree, id string) (bool, error) {
 		f.Close()
 		return false, nil // its process is running it
 	}
+	if !stillPending(f, filepath.Join(root, pendingName, id)) {
+		// Its process finished it between the listing and the lock: it
+		// removes the marker before it lets the lock go.
+		f.Close()
+		return false, nil
+	}
 	t := &Tx{ID: id, Dir: filepath.Join(root, id), Tree: tree, root: root, lock: f}
 	if _, err := os.Lstat(filepath.Join(t.Dir, startName)); err != nil {
 		t.removeLayers()
@@ -289,4 +295,15 @@ func recoverOne(root, tree, id string) (bool, error) {
 	}
 	_, err = t.run(changes)
 	return err == nil, err
+}
+
+// stillPending reports whether the marker at path is still the file f
+// was opened on.
+func stillPending(f *os.File, path string) bool {
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Lstat(path)
+	return err == nil && os.SameFile(a, b)
 }

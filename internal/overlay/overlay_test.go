@@ -369,3 +369,34 @@ func diff(got, want map[string]string) string {
 	}
 	return b.String()
 }
+
+// A recovery that opened a transaction's marker just before its process
+// finished it (the marker removed, then the lock let go) must not take
+// the transaction for abandoned: the marker it holds is no longer the
+// pending one.
+func TestRecoverLeavesATransactionFinishedMeanwhile(t *testing.T) {
+	needRoot(t)
+	tree, root := setup(t, 0, true)
+	tx, err := Begin(root, tree, "tx1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(root, pendingName, "tx1")
+	f, err := os.OpenFile(marker, os.O_RDWR, 0) // what Recover opened
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if !stillPending(f, marker) {
+		t.Fatal("a live transaction's marker is not pending")
+	}
+	if err := tx.Discard(); err != nil { // its process finishes it
+		t.Fatal(err)
+	}
+	if stillPending(f, marker) {
+		t.Fatal("a finished transaction's marker still counts as pending")
+	}
+	if ids, err := Recover(root, tree); err != nil || len(ids) != 0 {
+		t.Fatalf("recover: %v %v", ids, err)
+	}
+}
