@@ -471,98 +471,26 @@ func (a *runner) discardCreated() {
 	}
 }
 
+// buildAgent wires the agent: its tools, its system prompt, the model
+// client, the gates on effects, and where its events go.
 func (a *runner) buildAgent(envID string) error {
-	if err := a.trackProcesses(); err != nil {
-		return err
-	}
-	bg, err := tools.NewManager(a.cwd)
+	secretVars, all, err := a.buildTools(envID)
 	if err != nil {
 		return err
 	}
-	a.bg = bg
-	secretVars := []string{openRouterKeyVar, endpointKeyVar, anthropicKeyVar, openaiKeyVar}
-	for _, sv := range a.servers {
-		if sv.TokenEnv != "" {
-			secretVars = append(secretVars, sv.TokenEnv)
-		}
-	}
-	a.warnUnmaskable(secretVars)
-	toolCfg := tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.sandbox, Procs: a.procs, Editor: a.embed.editor(), Transactions: a.transactions(), Review: a.reviewer()}
-	builtins, err := tools.Builtins(toolCfg)
+	system, err := a.buildSystemPrompt(all)
 	if err != nil {
 		return err
 	}
-	// !cmd runs through a bash tool of its own, offered or not.
-	toolCfg.Plugins = []string{"bash"}
-	shell, err := tools.Builtins(toolCfg)
+	client, err := a.buildClient(secretVars)
 	if err != nil {
 		return err
 	}
-	a.shellTool = shell[0]
-	if a.lsp, err = a.newLSP(toolCfg.Env); err != nil {
+	if err := a.buildGates(secretVars); err != nil {
 		return err
 	}
-	all := builtins
-	if !a.flags.noDiagnosticsTool {
-		all = append(all, a.lsp.tools()...)
-	}
-	all = append(all, a.mcp.Tools()...)
-	if all, err = a.withAgentTools(all, envID); err != nil {
-		return err
-	}
-	all = a.planTools(all, toolCfg)
-	names := make([]string, len(all))
-	for i, t := range all {
-		names[i] = t.Definition().Name
-		a.toolNames = append(a.toolNames, displayName(t.Definition()))
-	}
-	system, skills, err := systemPrompt(a.cwd, names, a.flags.skills)
-	if err != nil {
-		return err
-	}
-	a.skills = skills
-
-	httpClient, err := evalHTTPClient(a.io.getenv, secretVars)
-	if err != nil {
-		return err
-	}
-	client, err := a.newClient(httpClient)
-	if err != nil {
-		return fmt.Errorf("TINY_ENDPOINT: %w", err)
-	}
-	a.endpointShown = client.URL()
-	if a.reasoning, err = a.openReasoning(); err != nil {
-		return err
-	}
-	if err := a.setupHooks(secretVars); err != nil {
-		return err
-	}
-	if a.gate, err = a.newGate(); err != nil {
-		return err
-	}
-	var log agent.Log = a.store
-	if a.hooks != nil && a.hooks.wrapLog != nil {
-		log = a.hooks.wrapLog(log)
-	}
-	sinks := []func(agent.Event){(&eventObserver{sessionID: func() string { return a.store.ID() }, sink: a.sink}).event}
-	switch {
-	case a.uiObserver != nil:
-		// Recovery runs before the terminal UI starts; until then its tool
-		// lines go to stderr.
-		a.preUI = &gatedObserver{inner: ui.NewOneShot(ui.OneShotOptions{Stdout: a.io.stderr, Stderr: a.io.stderr, WorkDir: a.cwd, Getenv: a.io.getenv})}
-		a.preUI.on.Store(true)
-		sinks = append(sinks, a.uiObserver.Event, a.preUI.event, a.costs.event)
-		a.costSink = a.costs.event
-	case !a.flags.json:
-		a.oneShot = ui.NewOneShot(ui.OneShotOptions{Stdout: a.io.stdout, Stderr: a.io.stderr, WorkDir: a.cwd, Getenv: a.io.getenv})
-		costs := newCostLog(a.oneShot.Stderr())
-		sinks = append(sinks, a.oneShot.Event, costs.event)
-		a.costSink = costs.event
-	default:
-		// stdout carries the events; a wait for a retry still shows.
-		sinks = append(sinks, retryLines(a.io.stderr))
-	}
-	sinks = append(sinks, a.embed.eventSink(), a.hookEvents())
+	log := a.agentLog()
+	sinks := a.eventSinks()
 	approve := a.embed.wrapApprove(a.mode.Hook(a.hookedApprove(approveHook(a.gate))))
 	a.attachChildren(all, approve)
 	a.watch = &configWatch{inner: provider.Retry(client, provider.RetryConfig{Endpoint: client.URL(), EndpointSource: endpointSource(a.io)})}
@@ -588,6 +516,132 @@ func (a *runner) buildAgent(envID string) error {
 		MaxParallel:         a.flags.maxParallel,
 	})
 	return err
+}
+
+// buildTools gathers the tools the model is offered (and the one !cmd
+// runs through); it returns them with the variables that hold secrets,
+// which commands never see.
+func (a *runner) buildTools(envID string) (secretVars []string, all []tools.Tool, err error) {
+	if err := a.trackProcesses(); err != nil {
+		return nil, nil, err
+	}
+	bg, err := tools.NewManager(a.cwd)
+	if err != nil {
+		return nil, nil, err
+	}
+	a.bg = bg
+	secretVars = []string{openRouterKeyVar, endpointKeyVar, anthropicKeyVar, openaiKeyVar}
+	for _, sv := range a.servers {
+		if sv.TokenEnv != "" {
+			secretVars = append(secretVars, sv.TokenEnv)
+		}
+	}
+	a.warnUnmaskable(secretVars)
+	toolCfg := tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.sandbox, Procs: a.procs, Editor: a.embed.editor(), Transactions: a.transactions(), Review: a.reviewer()}
+	builtins, err := tools.Builtins(toolCfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	// !cmd runs through a bash tool of its own, offered or not.
+	toolCfg.Plugins = []string{"bash"}
+	shell, err := tools.Builtins(toolCfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	a.shellTool = shell[0]
+	if a.lsp, err = a.newLSP(toolCfg.Env); err != nil {
+		return nil, nil, err
+	}
+	all = builtins
+	if !a.flags.noDiagnosticsTool {
+		all = append(all, a.lsp.tools()...)
+	}
+	all = append(all, a.mcp.Tools()...)
+	if all, err = a.withAgentTools(all, envID); err != nil {
+		return nil, nil, err
+	}
+	return secretVars, a.planTools(all, toolCfg), nil
+}
+
+// buildSystemPrompt names the offered tools (the prompt lists them) and
+// loads the skills.
+func (a *runner) buildSystemPrompt(all []tools.Tool) (string, error) {
+	names := make([]string, len(all))
+	for i, t := range all {
+		names[i] = t.Definition().Name
+		a.toolNames = append(a.toolNames, displayName(t.Definition()))
+	}
+	system, skills, err := systemPrompt(a.cwd, names, a.flags.skills)
+	if err != nil {
+		return "", err
+	}
+	a.skills = skills
+	return system, nil
+}
+
+// buildClient makes the model client; under an eval its HTTP client
+// records or replays, keeping the secrets' values out of the recording.
+func (a *runner) buildClient(secretVars []string) (*provider.Client, error) {
+	httpClient, err := evalHTTPClient(a.io.getenv, secretVars)
+	if err != nil {
+		return nil, err
+	}
+	client, err := a.newClient(httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("TINY_ENDPOINT: %w", err)
+	}
+	a.endpointShown = client.URL()
+	return client, nil
+}
+
+// buildGates opens what stands between the model and effects: the
+// reasoning store, the hooks and the approval gate.
+func (a *runner) buildGates(secretVars []string) error {
+	var err error
+	if a.reasoning, err = a.openReasoning(); err != nil {
+		return err
+	}
+	if err := a.setupHooks(secretVars); err != nil {
+		return err
+	}
+	if a.gate, err = a.newGate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// agentLog is the session log, seen through the hooks when they watch it.
+func (a *runner) agentLog() agent.Log {
+	var log agent.Log = a.store
+	if a.hooks != nil && a.hooks.wrapLog != nil {
+		log = a.hooks.wrapLog(log)
+	}
+	return log
+}
+
+// eventSinks says where the agent's events go: lifecycle telemetry, then
+// the terminal UI, the one-shot printer or JSON lines on stdout, then the
+// embedder and the hooks.
+func (a *runner) eventSinks() []func(agent.Event) {
+	sinks := []func(agent.Event){(&eventObserver{sessionID: func() string { return a.store.ID() }, sink: a.sink}).event}
+	switch {
+	case a.uiObserver != nil:
+		// Recovery runs before the terminal UI starts; until then its tool
+		// lines go to stderr.
+		a.preUI = &gatedObserver{inner: ui.NewOneShot(ui.OneShotOptions{Stdout: a.io.stderr, Stderr: a.io.stderr, WorkDir: a.cwd, Getenv: a.io.getenv})}
+		a.preUI.on.Store(true)
+		sinks = append(sinks, a.uiObserver.Event, a.preUI.event, a.costs.event)
+		a.costSink = a.costs.event
+	case !a.flags.json:
+		a.oneShot = ui.NewOneShot(ui.OneShotOptions{Stdout: a.io.stdout, Stderr: a.io.stderr, WorkDir: a.cwd, Getenv: a.io.getenv})
+		costs := newCostLog(a.oneShot.Stderr())
+		sinks = append(sinks, a.oneShot.Event, costs.event)
+		a.costSink = costs.event
+	default:
+		// stdout carries the events; a wait for a retry still shows.
+		sinks = append(sinks, retryLines(a.io.stderr))
+	}
+	return append(sinks, a.embed.eventSink(), a.hookEvents())
 }
 
 // operate resumes an open operation, then runs the prompt (one-shot) or the

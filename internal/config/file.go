@@ -134,23 +134,57 @@ func Parse(path string, scope Kind, data []byte, perm fs.FileMode, home string) 
 	if err := dec.Decode(&doc); err != nil {
 		return nil, decodeError(path, err)
 	}
-	f := &File{Path: path}
-	src := func(key string) Source {
-		return Source{Kind: scope, File: path, Line: lines.of(key)}
+	p := &parser{path: path, scope: scope, lines: lines, f: &File{Path: path}}
+	// Each phase checks its keys and stops at the first bad one.
+	if err := p.texts(&doc, perm); err != nil {
+		return nil, err
 	}
-	str := func(k Key, v *string, check func(string) error) error {
-		if v == nil {
-			return nil
-		}
-		s := src(string(k))
-		if check != nil {
-			if err := check(*v); err != nil {
-				return describe(path, s.Line, string(k), "%v", err)
-			}
-		}
-		f.Values = append(f.Values, Setting{Key: k, Value: *v, Set: true, Source: s})
+	if err := p.numbers(&doc); err != nil {
+		return nil, err
+	}
+	if err := p.writable(&doc, home); err != nil {
+		return nil, err
+	}
+	if err := p.tables(&doc); err != nil {
+		return nil, err
+	}
+	f := p.f
+	sort.SliceStable(f.Values, func(i, j int) bool { return slices.Index(Keys, f.Values[i].Key) < slices.Index(Keys, f.Values[j].Key) })
+	return f, nil
+}
+
+// parser gathers the settings of one file, each with where it was set.
+type parser struct {
+	path  string
+	scope Kind
+	lines lineIndex
+	f     *File
+}
+
+// src says where key was set, for errors and `config` listings.
+func (p *parser) src(key string) Source {
+	return Source{Kind: p.scope, File: p.path, Line: p.lines.of(key)}
+}
+
+// str records a string setting when present, once check accepts it.
+func (p *parser) str(k Key, v *string, check func(string) error) error {
+	if v == nil {
 		return nil
 	}
+	s := p.src(string(k))
+	if check != nil {
+		if err := check(*v); err != nil {
+			return describe(p.path, s.Line, string(k), "%v", err)
+		}
+	}
+	p.f.Values = append(p.f.Values, Setting{Key: k, Value: *v, Set: true, Source: s})
+	return nil
+}
+
+// texts checks the string settings, in the order of the key list; a key
+// needs a file only its owner can read (perm).
+func (p *parser) texts(doc *document, perm fs.FileMode) error {
+	path := p.path
 	checks := []struct {
 		k     Key
 		v     *string
@@ -180,50 +214,71 @@ func Parse(path string, scope Kind, data []byte, perm fs.FileMode, home string) 
 		{NativeTools, doc.NativeTools, oneOf("auto", "on", "off")},
 	}
 	for _, c := range checks {
-		if err := str(c.k, c.v, c.check); err != nil {
-			return nil, err
+		if err := p.str(c.k, c.v, c.check); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// numbers checks the numeric settings against their ranges (and takes
+// the boolean); Parse sorts Values by key afterwards.
+func (p *parser) numbers(doc *document) error {
+	path, lines, f := p.path, p.lines, p.f
 	if doc.ContextWindow != nil {
 		if *doc.ContextWindow <= 0 {
-			return nil, describe(path, lines.of(string(ContextWindow)), string(ContextWindow), "must be a positive number of tokens")
+			return describe(path, lines.of(string(ContextWindow)), string(ContextWindow), "must be a positive number of tokens")
 		}
-		f.Values = append(f.Values, Setting{Key: ContextWindow, Value: strconv.FormatInt(*doc.ContextWindow, 10), Set: true, Source: src(string(ContextWindow))})
+		f.Values = append(f.Values, Setting{Key: ContextWindow, Value: strconv.FormatInt(*doc.ContextWindow, 10), Set: true, Source: p.src(string(ContextWindow))})
 	}
 	if doc.CompactShare != nil {
 		if v := *doc.CompactShare; !(v > 0 && v <= 1) {
-			return nil, describe(path, lines.of(string(CompactShare)), string(CompactShare), "must be a number in (0, 1]")
+			return describe(path, lines.of(string(CompactShare)), string(CompactShare), "must be a number in (0, 1]")
 		}
-		f.Values = append(f.Values, Setting{Key: CompactShare, Value: strconv.FormatFloat(*doc.CompactShare, 'g', -1, 64), Set: true, Source: src(string(CompactShare))})
-	}
-	if doc.Writable != nil {
-		s := src(string(Writable))
-		var list []string
-		for _, p := range *doc.Writable {
-			abs, err := writablePath(p, scope, path, home)
-			if err != nil {
-				return nil, describe(path, s.Line, string(Writable), "%v", err)
-			}
-			list = append(list, abs)
-		}
-		f.Values = append(f.Values, Setting{Key: Writable, Value: strings.Join(list, ", "), List: list, Set: true, Source: s})
+		f.Values = append(f.Values, Setting{Key: CompactShare, Value: strconv.FormatFloat(*doc.CompactShare, 'g', -1, 64), Set: true, Source: p.src(string(CompactShare))})
 	}
 	if doc.HookFailClosed != nil {
-		f.Values = append(f.Values, Setting{Key: HookFailClosed, Value: strconv.FormatBool(*doc.HookFailClosed), Set: true, Source: src(string(HookFailClosed))})
+		f.Values = append(f.Values, Setting{Key: HookFailClosed, Value: strconv.FormatBool(*doc.HookFailClosed), Set: true, Source: p.src(string(HookFailClosed))})
 	}
+	return nil
+}
+
+// writable resolves the writable paths (home expands "~/") so the sandbox
+// gets absolute ones.
+func (p *parser) writable(doc *document, home string) error {
+	if doc.Writable == nil {
+		return nil
+	}
+	s := p.src(string(Writable))
+	var list []string
+	for _, wp := range *doc.Writable {
+		abs, err := writablePath(wp, p.scope, p.path, home)
+		if err != nil {
+			return describe(p.path, s.Line, string(Writable), "%v", err)
+		}
+		list = append(list, abs)
+	}
+	p.f.Values = append(p.f.Values, Setting{Key: Writable, Value: strings.Join(list, ", "), List: list, Set: true, Source: s})
+	return nil
+}
+
+// tables keeps hooks, MCP servers and language servers as JSON for the
+// packages that read them.
+func (p *parser) tables(doc *document) error {
+	path, f := p.path, p.f
 	if doc.Hooks != nil {
 		data, err := json.Marshal(doc.Hooks)
 		if err != nil {
-			return nil, fmt.Errorf("%s: hooks: %w", path, err)
+			return fmt.Errorf("%s: hooks: %w", path, err)
 		}
-		f.Hooks = &Table{Source: src(string(Hooks)), JSON: data}
+		f.Hooks = &Table{Source: p.src(string(Hooks)), JSON: data}
 	}
 	for _, alias := range slices.Sorted(maps.Keys(doc.MCPServers)) {
 		data, err := json.Marshal(doc.MCPServers[alias])
 		if err != nil {
-			return nil, fmt.Errorf("%s: mcp_servers.%s: %w", path, alias, err)
+			return fmt.Errorf("%s: mcp_servers.%s: %w", path, alias, err)
 		}
-		sv := Server{Alias: alias, Source: src(string(MCPServers) + "." + alias), JSON: data}
+		sv := Server{Alias: alias, Source: p.src(string(MCPServers) + "." + alias), JSON: data}
 		if t := doc.MCPServers[alias].TokenEnv; t != nil {
 			sv.TokenEnv = *t
 		}
@@ -232,12 +287,11 @@ func Parse(path string, scope Kind, data []byte, perm fs.FileMode, home string) 
 	if doc.LSP != nil {
 		data, err := json.Marshal(doc.LSP)
 		if err != nil {
-			return nil, fmt.Errorf("%s: lsp: %w", path, err)
+			return fmt.Errorf("%s: lsp: %w", path, err)
 		}
-		f.LSP = &Table{Source: src(string(LSP)), JSON: data}
+		f.LSP = &Table{Source: p.src(string(LSP)), JSON: data}
 	}
-	sort.SliceStable(f.Values, func(i, j int) bool { return slices.Index(Keys, f.Values[i].Key) < slices.Index(Keys, f.Values[j].Key) })
-	return f, nil
+	return nil
 }
 
 // writablePath makes a writable entry absolute: "~/" is the home

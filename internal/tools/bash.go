@@ -149,15 +149,46 @@ type shellEnd struct {
 // when the command is killed (timeout, cap, abort), what it started outside
 // its process group (setsid, nohup, double forks) is killed with it.
 func runShell(ctx context.Context, sb *sandbox.Sandbox, tr *procs.Tracker, dir string, env []string, command string, timeout time.Duration, capture *bashCapture, ov *sandbox.Overlay) (shellEnd, error) {
-	outR, outW, err := os.Pipe()
+	sh, err := startShell(sb, tr, dir, env, command, ov)
 	if err != nil {
 		return shellEnd{}, err
+	}
+	sh.watch(capture)
+	reason := sh.await(ctx, timeout, capture)
+	if reason != endExited {
+		sh.kill(tr)
+	}
+	sh.closeOutput()
+	return sh.finish(tr, reason, capture), nil
+}
+
+// shellRun is one started command: its process group, the read ends of
+// its output pipes, and what has been seen of its exit and its output.
+type shellRun struct {
+	cmd        *exec.Cmd
+	pgid       int
+	marker     string
+	outR, errR *os.File
+
+	waitErr           error         // set before exited is closed
+	exited            chan struct{} // closed when cmd.Wait returned
+	exitedC, drainedC chan struct{} // nil once received
+	readers           sync.WaitGroup
+	groupGone         bool // the group was seen gone while pipes stayed open
+}
+
+// startShell starts command in a process group of its own, with pipes for
+// its output whose write ends only the child holds.
+func startShell(sb *sandbox.Sandbox, tr *procs.Tracker, dir string, env []string, command string, ov *sandbox.Overlay) (*shellRun, error) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, err
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		outR.Close()
 		outW.Close()
-		return shellEnd{}, err
+		return nil, err
 	}
 	cmd := exec.Command("sh", "-c", command)
 	cmd.Dir = dir
@@ -179,43 +210,48 @@ func runShell(ctx context.Context, sb *sandbox.Sandbox, tr *procs.Tracker, dir s
 	if err != nil {
 		outR.Close()
 		errR.Close()
-		return shellEnd{}, err
+		return nil, err
 	}
 	pgid := cmd.Process.Pid
 	tr.Started(pgid, command)
+	return &shellRun{cmd: cmd, pgid: pgid, marker: marker, outR: outR, errR: errR}, nil
+}
 
-	var waitErr error
+// watch waits for the shell and drains its output in goroutines, so that
+// await can watch the clock, the cap and ctx at the same time.
+func (s *shellRun) watch(capture *bashCapture) {
 	exited := make(chan struct{})
 	go func() {
-		waitErr = cmd.Wait()
+		s.waitErr = s.cmd.Wait()
 		close(exited)
 	}()
-	var readers sync.WaitGroup
-	for stream, r := range []*os.File{outR, errR} {
-		readers.Go(func() { capture.drain(stream, r) })
+	for stream, r := range []*os.File{s.outR, s.errR} {
+		s.readers.Go(func() { capture.drain(stream, r) })
 	}
 	drained := make(chan struct{})
 	go func() {
-		readers.Wait()
+		s.readers.Wait()
 		close(drained)
 	}()
+	s.exited = exited
+	s.exitedC, s.drainedC = exited, drained
+}
 
+// await waits until the shell exited and its output is drained, or until
+// something ends the command early, and says which.
+func (s *shellRun) await(ctx context.Context, timeout time.Duration, capture *bashCapture) endReason {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	var (
-		reason             = endExited
-		exitedC, drainedC  = exited, drained // nil once received
 		poll, drainTimeout <-chan time.Time
-		groupGone          bool
 		pollTimer          *time.Timer
 		pollEvery          = groupPoll
 	)
-wait:
-	for exitedC != nil || drainedC != nil {
+	for s.exitedC != nil || s.drainedC != nil {
 		select {
-		case <-exitedC:
-			exitedC = nil
-			if drainedC != nil {
+		case <-s.exitedC:
+			s.exitedC = nil
+			if s.drainedC != nil {
 				// Someone still holds the pipes: a background job of the
 				// command (wait for it, as a shell would) or a process that
 				// left the group (do not).
@@ -223,11 +259,11 @@ wait:
 				defer func() { pollTimer.Stop() }()
 				poll = pollTimer.C
 			}
-		case <-drainedC:
-			drainedC = nil
+		case <-s.drainedC:
+			s.drainedC = nil
 		case <-poll:
-			if !groupAlive(pgid) {
-				groupGone, poll = true, nil
+			if !groupAlive(s.pgid) {
+				s.groupGone, poll = true, nil
 				drainTimeout = time.After(drainWait)
 				break
 			}
@@ -235,56 +271,64 @@ wait:
 			pollEvery = min(2*pollEvery, groupPollMax)
 			pollTimer.Reset(pollEvery)
 		case <-drainTimeout:
-			break wait
+			return endExited
 		case <-timer.C:
-			reason = endTimeout
-			break wait
+			return endTimeout
 		case <-capture.capHit:
-			reason = endCapped
-			break wait
+			return endCapped
 		case <-ctx.Done():
-			reason = endAborted
-			break wait
+			return endAborted
 		}
 	}
-	if reason != endExited {
-		if !groupGone {
-			// Use a fresh context: the grace period must run even when ctx
-			// is what was cancelled.
-			terminateGroup(context.Background(), pgid, killGrace)
-		}
-		tr.KillMarked(marker)
-		bound := time.NewTimer(drainWait)
-		for exitedC != nil || drainedC != nil {
-			select {
-			case <-exitedC:
-				exitedC = nil
-			case <-drainedC:
-				drainedC = nil
-			case <-bound.C:
-				exitedC, drainedC = nil, nil
-			}
-		}
-		bound.Stop()
-	}
-	// Closing the read ends unblocks readers stuck on pipes that an escaped
-	// process holds; after this no more output is captured.
-	outR.Close()
-	errR.Close()
-	readers.Wait()
+	return endExited
+}
 
-	if !groupAlive(pgid) {
-		tr.Ended(pgid)
+// kill ends the command early: its group, then what it started outside
+// the group; the wait for exit and drain after that is bounded.
+func (s *shellRun) kill(tr *procs.Tracker) {
+	if !s.groupGone {
+		// Use a fresh context: the grace period must run even when ctx
+		// is what was cancelled.
+		terminateGroup(context.Background(), s.pgid, killGrace)
+	}
+	tr.KillMarked(s.marker)
+	bound := time.NewTimer(drainWait)
+	for s.exitedC != nil || s.drainedC != nil {
+		select {
+		case <-s.exitedC:
+			s.exitedC = nil
+		case <-s.drainedC:
+			s.drainedC = nil
+		case <-bound.C:
+			s.exitedC, s.drainedC = nil, nil
+		}
+	}
+	bound.Stop()
+}
+
+// closeOutput closes the read ends, which unblocks readers stuck on pipes
+// that an escaped process holds; after this no more output is captured.
+func (s *shellRun) closeOutput() {
+	s.outR.Close()
+	s.errR.Close()
+	s.readers.Wait()
+}
+
+// finish tells tr the group is gone (if it is) and says how the command
+// ended: a capped stream counts as capped even when the shell exited.
+func (s *shellRun) finish(tr *procs.Tracker, reason endReason, capture *bashCapture) shellEnd {
+	if !groupAlive(s.pgid) {
+		tr.Ended(s.pgid)
 	}
 	end := shellEnd{reason: reason}
 	if reason == endExited && capture.capped() {
 		end.reason = endCapped
 	}
 	if end.reason == endExited {
-		<-exited // drained after exit: waitErr is set
-		end.code = exitCode(waitErr)
+		<-s.exited // drained after exit: waitErr is set
+		end.code = exitCode(s.waitErr)
 	}
-	return end, nil
+	return end
 }
 
 // withMarker is env (nil: the process environment) with marker added.

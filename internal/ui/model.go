@@ -194,57 +194,103 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, tea.Batch(cmd, m.flush())
 }
 
+// update hands a message to the handler for its kind; anything else
+// edits the input.
 func (m *model) update(msg tea.Msg) tea.Cmd {
+	// Overlays first: while open they take the keys.
 	if cmd, handled := m.approvalUpdate(msg); handled {
 		return cmd
 	}
 	if cmd, handled := m.rewindUpdate(msg); handled {
 		return cmd
 	}
+	if cmd, handled := m.screenUpdate(msg); handled {
+		return cmd
+	}
+	if cmd, handled := m.userUpdate(msg); handled {
+		return cmd
+	}
+	if cmd, handled := m.modelUpdate(msg); handled {
+		return cmd
+	}
+	if cmd, handled := m.operationUpdate(msg); handled {
+		return cmd
+	}
+	return m.updateInput(msg)
+}
+
+// screenUpdate handles the terminal's messages and the drawing timers:
+// output waits for a frame at the current size and colours.
+func (m *model) screenUpdate(msg tea.Msg) (tea.Cmd, bool) {
 	switch msg := msg.(type) {
 	case reflowMsg:
-		return m.reflow(msg)
+		return m.reflow(msg), true
 	case readyMsg:
 		// Only the newest size's frame counts; an older one's timer may
 		// fire after it and must not take readiness back.
 		if msg.gen == m.readyGen {
 			m.ready = true
 		}
-		return nil
+		return nil, true
 	case tea.WindowSizeMsg:
-		m.resizing, m.holds = false, 0
-		m.width, m.height = max(msg.Width, 10), max(msg.Height, 4)
-		m.input.SetWidth(m.width)
-		m.st.setWidth(m.width - 1)
-		m.st.chunk = max(m.liveRoom(), 4)
-		// Output waits until a frame has been drawn at this size: Bubble
-		// Tea inserts lines relative to the frame on the screen.
-		m.ready = false
-		if !m.sized {
-			// The recap is rendered at the terminal's width.
-			m.sized = true
-			m.printLines(errLines(m.problems))
-			m.printLines(recapLines(m.recap, m.width-1, &m.md, colorStyles(), func(s string) string { return bold.Render(s) }))
-			m.printLines(todoLines(m.todos))
-		}
-		m.readyGen++
-		gen := m.readyGen
-		return tea.Tick(3*frameEvery, func(time.Time) tea.Msg { return readyMsg{gen: gen} })
+		return m.resize(msg), true
 	case tea.BackgroundColorMsg:
 		m.md.setLight(!msg.IsDark())
-		return nil
+		return nil, true
 	case tea.ColorProfileMsg:
 		m.md.profile = msg.Profile
-		return nil
+		return nil, true
+	case printedMsg:
+		m.printing = false
+		return nil, true
+	case heldPrintMsg:
+		return m.hold(msg.text), true
+	case tickMsg:
+		if m.op == opNone || msg.gen != m.tickGen {
+			return nil, true
+		}
+		m.frame++
+		m.renderStream(false)
+		return m.tick(), true
+	}
+	return nil, false
+}
+
+// resize lays the screen out again at the terminal's new size.
+func (m *model) resize(msg tea.WindowSizeMsg) tea.Cmd {
+	m.resizing, m.holds = false, 0
+	m.width, m.height = max(msg.Width, 10), max(msg.Height, 4)
+	m.input.SetWidth(m.width)
+	m.st.setWidth(m.width - 1)
+	m.st.chunk = max(m.liveRoom(), 4)
+	// Output waits until a frame has been drawn at this size: Bubble
+	// Tea inserts lines relative to the frame on the screen.
+	m.ready = false
+	if !m.sized {
+		// The recap is rendered at the terminal's width.
+		m.sized = true
+		m.printLines(errLines(m.problems))
+		m.printLines(recapLines(m.recap, m.width-1, &m.md, colorStyles(), func(s string) string { return bold.Render(s) }))
+		m.printLines(todoLines(m.todos))
+	}
+	m.readyGen++
+	gen := m.readyGen
+	return tea.Tick(3*frameEvery, func(time.Time) tea.Msg { return readyMsg{gen: gen} })
+}
+
+// userUpdate handles what the user does: keys, pastes, host results and
+// interrupts.
+func (m *model) userUpdate(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
-		return m.key(msg)
+		return m.key(msg), true
 	case tea.PasteMsg:
 		cmd := m.paste(msg)
 		m.syncMenu()
-		return cmd
+		return cmd, true
 	case hostResultMsg:
 		m.hostResult(msg)
-		return nil
+		return nil, true
 	case ctrlCExpiredMsg:
 		if m.ctrlCAt.Equal(msg.at) {
 			m.ctrlCAt = time.Time{}
@@ -252,24 +298,19 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 				m.notice = ""
 			}
 		}
-		return nil
+		return nil, true
 	case interruptMsg:
-		return m.interrupt()
-	case printedMsg:
-		m.printing = false
-		return nil
-	case heldPrintMsg:
-		return m.hold(msg.text)
-	case tickMsg:
-		if m.op == opNone || msg.gen != m.tickGen {
-			return nil
-		}
-		m.frame++
-		m.renderStream(false)
-		return m.tick()
+		return m.interrupt(), true
+	}
+	return nil, false
+}
 
+// modelUpdate handles the agent's events of a model step: the phase line
+// and the streamed answer follow them.
+func (m *model) modelUpdate(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
 	case opStartedMsg:
-		return m.opStarted(msg)
+		return m.opStarted(msg), true
 	case modelStartedMsg:
 		if msg.compaction {
 			m.setPhase("Compacting")
@@ -277,13 +318,13 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 			m.setPhase("Thinking")
 		}
 		m.st.reset()
-		return nil
+		return nil, true
 	case reasoningMsg:
 		if m.retrying {
 			m.setPhase("Thinking")
 		}
 		m.reasoningUpdate(msg)
-		return nil
+		return nil, true
 	case deltaMsg:
 		m.reasoningUpdate(msg)
 		if m.st.empty() {
@@ -291,16 +332,30 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		}
 		m.st.write(sanitize(msg.text))
 		m.renderStream(false)
-		return nil
+		return nil, true
 	case modelDoneMsg:
 		m.reasoningUpdate(msg)
 		m.usage.step(msg.outcome)
 		m.modelDone(msg)
-		return nil
+		return nil, true
+	case retryMsg:
+		m.setPhase("")
+		m.retrying = true
+		m.retryUntil = m.now().Add(msg.wait.Delay)
+		m.retryCause = sanitizeLine(msg.wait.Cause())
+		return nil, true
+	}
+	return nil, false
+}
+
+// operationUpdate handles the agent's events around tools and the end of
+// an operation.
+func (m *model) operationUpdate(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
 	case toolStartedMsg:
 		m.print(toolStyle.Render(toolStartLine(msg.info, m.width)))
 		m.setPhase("Running " + sanitizeLine(msg.info.Display))
-		return nil
+		return nil, true
 	case toolDoneMsg:
 		if msg.report.summary == "" {
 			msg.report = buildReport(msg.info, msg.outcome, nil)
@@ -308,38 +363,31 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		m.printLines(msg.report.lines(m.width-1, colorStyles()))
 		m.todoUpdate(msg.info, msg.outcome)
 		m.setPhase("Working")
-		return nil
-	case retryMsg:
-		m.setPhase("")
-		m.retrying = true
-		m.retryUntil = m.now().Add(msg.wait.Delay)
-		m.retryCause = sanitizeLine(msg.wait.Cause())
-		return nil
+		return nil, true
 	case noticeMsg:
 		m.printLines([]string{errStyle.Render(msg.line)})
-		return nil
+		return nil, true
 	case lineMsg:
 		m.printLines([]string{faint.Render(truncate(msg.line, m.width-1))})
-		return nil
+		return nil, true
 	case cancelRequestedMsg:
 		if m.op != opNone {
 			m.setPhase("Aborting")
 		}
-		return nil
+		return nil, true
 	case opDoneMsg:
 		m.usage.operation(msg.outcome.Usage)
-		return nil
-
+		return nil, true
 	case runDoneMsg:
 		m.runDone(msg)
-		return nil
+		return nil, true
 	case compactDoneMsg:
 		m.compactDone(msg)
-		return nil
+		return nil, true
 	case abortDoneMsg:
-		return m.abortDone(msg)
+		return m.abortDone(msg), true
 	}
-	return m.updateInput(msg)
+	return nil, false
 }
 
 // key handles a key press. Only a lone Esc aborts: arrows and other
