@@ -20,6 +20,17 @@ func (r *Recorder) keep(toolStartedID string, before, after Record) {
 	r.kept[toolStartedID] = [2]Record{before, after}
 }
 
+// keepPaths remembers what a command run as a transaction changed: its
+// upper layer says so exactly, with no records to compare.
+func (r *Recorder) keepPaths(toolStartedID string, paths []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.keptPaths == nil || len(r.keptPaths) >= keptEffects {
+		r.keptPaths = map[string][]string{}
+	}
+	r.keptPaths[toolStartedID] = paths
+}
+
 // errNotKept is Changed of an effect the recorder has no records of.
 var errNotKept = errors.New("no checkpoints of this effect")
 
@@ -31,7 +42,12 @@ func (r *Recorder) Changed(ctx context.Context, toolStartedID string) ([]string,
 	r.mu.Lock()
 	recs, ok := r.kept[toolStartedID]
 	delete(r.kept, toolStartedID)
+	paths, txn := r.keptPaths[toolStartedID]
+	delete(r.keptPaths, toolStartedID)
 	r.mu.Unlock()
+	if txn {
+		return slices.Sorted(slices.Values(paths)), nil
+	}
 	if !ok {
 		return nil, errNotKept
 	}

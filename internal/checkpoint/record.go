@@ -291,6 +291,8 @@ type Recorder struct {
 	index io.Writer // the session's checkpoints.jsonl, opened for append
 	now   func() time.Time
 	kept  map[string][2]Record // the last effects' records, for Changed
+	// keptPaths are the paths the last transactions changed, for Changed.
+	keptPaths map[string][]string
 }
 
 // NewRecorder records into index (opened O_APPEND).

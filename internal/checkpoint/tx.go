@@ -64,6 +64,9 @@ type Txn struct {
 	res   overlay.Result
 	err   error
 	bytes int64 // what the kept originals take in the store
+	// changed are the paths the command changed (its upper layer), for
+	// Recorder.Changed.
+	changed []string
 }
 
 // BeginTx starts a transaction for one command.
@@ -104,6 +107,9 @@ func (t *Txn) Commit() (conflicts []string, err error) {
 			// reads a missing transaction as one without changes).
 			t.err = t.tx.Remove()
 			return
+		}
+		for _, c := range changes {
+			t.changed = append(t.changed, c.Path)
 		}
 		if t.res, t.err = t.tx.Apply(changes); t.err != nil {
 			return

@@ -59,6 +59,7 @@ func (r *Recorder) beginTx(id, tool string, beyond []string) (after func(), ok b
 		// A command that never ran (or whose tool did not commit) changed
 		// nothing the upper layer does not hold: commit what is there.
 		txn.Commit()
+		r.keepPaths(id, txn.changed)
 		m.mu.Lock()
 		delete(m.pending, id)
 		m.mu.Unlock()

@@ -29,14 +29,16 @@ func TestTodoListTmux(t *testing.T) {
 	needTmux(t)
 	srv := providertest.New(t,
 		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("t1", "todo_write", todoArgs([2]string{"survey", "in_progress"}, [2]string{"patch", "pending"}))}},
-		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("b1", "bash", `{"command":"touch started; while [ ! -e go ]; do sleep 0.05; done"}`)}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("b1", "bash", `{"command":"while [ ! -e $MARKS/go ]; do sleep 0.05; done"}`)}},
 		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("t2", "todo_write", todoArgs([2]string{"survey", "completed"}, [2]string{"patch", "in_progress"}))}},
 		providertest.Reply{Text: "all planned"},
 	)
-	dir := t.TempDir()
+	// The command waits for a file outside the tree: over the overlay, a
+	// name created in the tree while it runs may stay hidden from it.
+	dir, marks := t.TempDir(), t.TempDir()
 	bin := programAs(t, "tiny-go")
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-todo-%d", os.Getpid())}
-	script := fmt.Sprintf(`cd %s && TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s --approval auto; echo EXIT=$?; sleep 60`, dir, srv.URL(), bin)
+	script := fmt.Sprintf(`cd %s && MARKS=%s TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s --approval auto; echo EXIT=$?; sleep 60`, dir, marks, srv.URL(), bin)
 	p.tmux("new-session", "-d", "-x", "110", "-y", "40", "-s", "s", "sh", "-c", script)
 	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
 	p.waitText("/compact  /skill:name  /exit")
@@ -50,7 +52,7 @@ func TestTodoListTmux(t *testing.T) {
 	if !strings.Contains(live, "[>] Doing survey\n[ ] patch\n") {
 		t.Fatalf("the live area lacks the list:\n%s", screen)
 	}
-	if err := os.WriteFile(dir+"/go", nil, 0o644); err != nil {
+	if err := os.WriteFile(marks+"/go", nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p.waitText("all planned")

@@ -206,11 +206,16 @@ func TestLSPServerDiesWithTinyGo(t *testing.T) {
 	dir := lspProject(t, c.files)
 	srv := providertest.New(t,
 		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "write", mustJSON(t, map[string]string{"path": c.file, "content": c.bad}))}},
-		bashCall(t, "touch ready; sleep 60"),
+		bashCall(t, "touch $MARKS/ready; sleep 60"),
 		providertest.Reply{Text: "never"},
 	)
-	k := startKeeper(t, program(t, dir, srv, "--approval", "auto", "write it"))
-	if !waitForPath(filepath.Join(dir, "ready"), 60*time.Second) {
+	// The marker is outside the tree: over the overlay, a running
+	// command's writes reach the tree when it ends.
+	marks := t.TempDir()
+	cmd := program(t, dir, srv, "--approval", "auto", "write it")
+	cmd.Env = append(cmd.Env, "MARKS="+marks)
+	k := startKeeper(t, cmd)
+	if !waitForPath(filepath.Join(marks, "ready"), 60*time.Second) {
 		t.Fatal("the command after the write never ran")
 	}
 	servers := processesIn(dir, k.cmd.Process.Pid, k.child)
