@@ -134,11 +134,7 @@ func newLSPCommand(a *app) *cobra.Command {
   tiny-go lsp status --json`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cwd, err := a.workDir()
-			if err != nil {
-				return err
-			}
-			io, err := loadSettings(a.stdio(), cwd, cmd.Flags())
+			io, cwd, err := a.settingsHere(cmd)
 			if err != nil {
 				return err
 			}

@@ -24,11 +24,7 @@ func newMCPCallCommand(a *app) *cobra.Command {
   tiny-go mcp call fs read_text_file '{"path":"README.md"}'`,
 		Args: cobra.RangeArgs(1, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cwd, err := a.workDir()
-			if err != nil {
-				return err
-			}
-			io, err := loadSettings(a.stdio(), cwd, cmd.Flags())
+			io, cwd, err := a.settingsHere(cmd)
 			if err != nil {
 				return err
 			}

@@ -79,11 +79,7 @@ func newMCPAddCommand(a *app) *cobra.Command {
   tiny-go mcp add -e GITHUB_TOKEN='${GITHUB_TOKEN}' --scope user github -- github-mcp-server stdio`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cwd, err := a.workDir()
-			if err != nil {
-				return err
-			}
-			io, err := loadSettings(a.stdio(), cwd, cmd.Flags())
+			io, cwd, err := a.settingsHere(cmd)
 			if err != nil {
 				return err
 			}
@@ -166,11 +162,7 @@ func newMCPRemoveCommand(a *app) *cobra.Command {
 		Short: "Remove an MCP server from the file that defines it",
 		Args:  exactArgs(1, "the server's name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cwd, err := a.workDir()
-			if err != nil {
-				return err
-			}
-			io, err := loadSettings(a.stdio(), cwd, cmd.Flags())
+			io, cwd, err := a.settingsHere(cmd)
 			if err != nil {
 				return err
 			}

@@ -31,11 +31,7 @@ func newMCPLoginCommand(a *app) *cobra.Command {
 		Short: "Sign in to a remote MCP server with OAuth (opens $BROWSER or prints the URL) and store its token",
 		Args:  exactArgs(1, "the server's name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cwd, err := a.workDir()
-			if err != nil {
-				return err
-			}
-			io, err := loadSettings(a.stdio(), cwd, cmd.Flags())
+			io, cwd, err := a.settingsHere(cmd)
 			if err != nil {
 				return err
 			}
@@ -77,11 +73,7 @@ func newMCPLogoutCommand(a *app) *cobra.Command {
 		Short: "Forget the stored OAuth token of a remote MCP server",
 		Args:  exactArgs(1, "the server's name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cwd, err := a.workDir()
-			if err != nil {
-				return err
-			}
-			io, err := loadSettings(a.stdio(), cwd, cmd.Flags())
+			io, cwd, err := a.settingsHere(cmd)
 			if err != nil {
 				return err
 			}

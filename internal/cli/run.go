@@ -204,11 +204,7 @@ func configureRun(a *app, root *cobra.Command) {
 	fl.IntVar(&f.maxParallel, "max-parallel-tasks", agent.DefaultMaxParallel, "the most task calls (subagents) of one reply that run at once")
 	fl.Float64Var(&f.compactShare, "compact-share", 0, "compact before a run when the last prompt exceeded this share of the window (default $TINY_COMPACT_SHARE or 0.85)")
 	root.RunE = func(cmd *cobra.Command, args []string) error {
-		cwd, err := a.workDir()
-		if err != nil {
-			return err
-		}
-		io, err := loadSettings(a.stdio(), cwd, cmd.Flags())
+		io, cwd, err := a.settingsHere(cmd)
 		if err != nil {
 			return err
 		}

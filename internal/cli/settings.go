@@ -28,6 +28,17 @@ var settingFlags = []struct {
 	{config.IdleTimeout, "idle-timeout"}, {config.RequestTimeout, "request-timeout"},
 }
 
+// settingsHere is the working directory of a subcommand and the settings
+// in effect there, as every subcommand that reads them starts.
+func (a *app) settingsHere(cmd *cobra.Command) (stdio, string, error) {
+	cwd, err := a.workDir()
+	if err != nil {
+		return stdio{}, "", err
+	}
+	io, err := loadSettings(a.stdio(), cwd, cmd.Flags())
+	return io, cwd, err
+}
+
 // loadSettings merges the settings files, the environment and the setting
 // flags given in fl, and returns io with the merged environment (the
 // files' values standing in for unset variables) and the settings.
@@ -161,11 +172,7 @@ See docs/configuration.md.`,
   tiny-go config --model x-ai/grok-4   # what a run with this flag would use`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cwd, err := a.workDir()
-			if err != nil {
-				return err
-			}
-			io, err := loadSettings(a.stdio(), cwd, cmd.Flags())
+			io, cwd, err := a.settingsHere(cmd)
 			if err != nil {
 				return err
 			}
