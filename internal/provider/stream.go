@@ -40,9 +40,16 @@ func readAll(r io.Reader, limit int64) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(r, limit))
 }
 
-// errCut reports a stream that ended cleanly but early.
-func errCut() *Error {
+// ErrCut reports a stream that ended cleanly but early (every wire's
+// decoder says it the same way).
+func ErrCut() *Error {
 	return &Error{Kind: KindConnectionFailed, Message: "provider stream ended before the reply finished"}
+}
+
+// Malformed reports a reply that breaks its wire's rules: "provider sent
+// " + what.
+func Malformed(what string) *Error {
+	return &Error{Kind: KindMalformedResponse, Message: "provider sent " + what}
 }
 
 // readSSE reads a streamed reply up to "[DONE]" or the end of the body.
@@ -53,7 +60,7 @@ func readSSE(r io.Reader, acc *accumulator) (Response, error) {
 		data, err := s.next()
 		if err == io.EOF {
 			if acc.finish == "" {
-				return Response{}, errCut()
+				return Response{}, ErrCut()
 			}
 			return acc.result()
 		}
@@ -70,7 +77,7 @@ func readSSE(r io.Reader, acc *accumulator) (Response, error) {
 		if err := acc.addChunk(data); err != nil {
 			var pe *Error
 			if s.partial && errors.As(err, &pe) && pe.Kind == KindMalformedResponse {
-				return Response{}, errCut() // cut inside the last event
+				return Response{}, ErrCut() // cut inside the last event
 			}
 			return Response{}, err
 		}

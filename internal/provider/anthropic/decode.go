@@ -109,7 +109,7 @@ func readStream(r io.Reader, apiKey string, onDelta func(provider.Delta)) (provi
 	for {
 		data, err := s.Next()
 		if err == io.EOF {
-			return provider.Response{}, cut()
+			return provider.Response{}, provider.ErrCut()
 		}
 		if err != nil {
 			return provider.Response{}, err
@@ -121,7 +121,7 @@ func readStream(r io.Reader, apiKey string, onDelta func(provider.Delta)) (provi
 		if err := d.event(data); err != nil {
 			var pe *provider.Error
 			if s.Partial() && errors.As(err, &pe) && pe.Kind == provider.KindMalformedResponse {
-				return provider.Response{}, cut()
+				return provider.Response{}, provider.ErrCut()
 			}
 			return provider.Response{}, err
 		}
@@ -131,25 +131,17 @@ func readStream(r io.Reader, apiKey string, onDelta func(provider.Delta)) (provi
 	}
 }
 
-func cut() *provider.Error {
-	return &provider.Error{Kind: provider.KindConnectionFailed, Message: "provider stream ended before the reply finished"}
-}
-
-func malformed(what string) *provider.Error {
-	return &provider.Error{Kind: provider.KindMalformedResponse, Message: "provider sent " + what}
-}
-
 // event applies one event.
 func (d *decoder) event(data []byte) error {
 	var ev event
 	if err := json.Unmarshal(data, &ev); err != nil {
-		return malformed("an invalid stream event")
+		return provider.Malformed("an invalid stream event")
 	}
 	switch ev.Type {
 	case "ping":
 	case "message_start":
 		if ev.Message == nil {
-			return malformed("message_start without a message")
+			return provider.Malformed("message_start without a message")
 		}
 		d.started = true
 		d.model = ev.Message.Model
@@ -174,7 +166,7 @@ func (d *decoder) event(data []byte) error {
 		d.addUsage(ev.Usage)
 	case "message_stop":
 		if !d.started {
-			return malformed("message_stop before message_start")
+			return provider.Malformed("message_stop before message_start")
 		}
 		d.stopped = true
 	case "error":
@@ -187,18 +179,18 @@ func (d *decoder) event(data []byte) error {
 
 func (d *decoder) block(ev event) (*blockState, error) {
 	if ev.Index == nil || *ev.Index < 0 {
-		return nil, malformed("a content event without an index")
+		return nil, provider.Malformed("a content event without an index")
 	}
 	b, ok := d.blocks[*ev.Index]
 	if !ok {
-		return nil, malformed("a delta for a block that did not start")
+		return nil, provider.Malformed("a delta for a block that did not start")
 	}
 	return b, nil
 }
 
 func (d *decoder) blockStart(ev event) error {
 	if ev.Index == nil || *ev.Index < 0 {
-		return malformed("a content event without an index")
+		return provider.Malformed("a content event without an index")
 	}
 	return d.startBlock(*ev.Index, ev.ContentBlock)
 }
@@ -206,11 +198,11 @@ func (d *decoder) blockStart(ev event) error {
 // startBlock starts the block at index from its (possibly whole) start.
 func (d *decoder) startBlock(index int, raw jsontext.Value) error {
 	if _, dup := d.blocks[index]; dup {
-		return malformed("two content blocks with one index")
+		return provider.Malformed("two content blocks with one index")
 	}
 	var cb contentBlock
 	if err := json.Unmarshal(raw, &cb); err != nil {
-		return malformed("an invalid content block")
+		return provider.Malformed("an invalid content block")
 	}
 	b := &blockState{kind: cb.Type, id: cb.ID, name: cb.Name}
 	switch cb.Type {
@@ -237,7 +229,7 @@ func (d *decoder) blockDelta(ev event) error {
 		return err
 	}
 	if ev.Delta == nil {
-		return malformed("a content delta without a delta")
+		return provider.Malformed("a content delta without a delta")
 	}
 	switch ev.Delta.Type {
 	case "text_delta":
@@ -332,7 +324,7 @@ func (d *decoder) result() (provider.Response, error) {
 	case "pause_turn":
 		r.FinishReason = provider.FinishPause
 	case "":
-		return provider.Response{}, malformed("a reply without a stop reason")
+		return provider.Response{}, provider.Malformed("a reply without a stop reason")
 	default:
 		u := d.usage()
 		return provider.Response{}, &provider.Error{
@@ -363,7 +355,7 @@ func (d *decoder) result() (provider.Response, error) {
 			text.WriteString(b.text.String())
 		case "tool_use":
 			if b.name == "" || b.id == "" {
-				return provider.Response{}, malformed("a tool call without an id or a name")
+				return provider.Response{}, provider.Malformed("a tool call without an id or a name")
 			}
 			args := b.input.String()
 			if strings.TrimSpace(args) == "" {
@@ -382,7 +374,7 @@ func (d *decoder) result() (provider.Response, error) {
 				Signature string `json:"signature"`
 			}{"thinking", b.text.String(), b.signature.String()})
 			if err != nil {
-				return provider.Response{}, malformed("an invalid thinking block")
+				return provider.Response{}, provider.Malformed("an invalid thinking block")
 			}
 			addDetail(v)
 		case "redacted_thinking":

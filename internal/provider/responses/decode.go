@@ -47,7 +47,7 @@ func readStream(r io.Reader, apiKey string, onDelta func(provider.Delta)) (provi
 	for {
 		data, err := s.Next()
 		if err == io.EOF {
-			return provider.Response{}, cut()
+			return provider.Response{}, provider.ErrCut()
 		}
 		if err != nil {
 			return provider.Response{}, err
@@ -59,7 +59,7 @@ func readStream(r io.Reader, apiKey string, onDelta func(provider.Delta)) (provi
 		if err := d.event(data); err != nil {
 			var pe *provider.Error
 			if s.Partial() && errors.As(err, &pe) && pe.Kind == provider.KindMalformedResponse {
-				return provider.Response{}, cut()
+				return provider.Response{}, provider.ErrCut()
 			}
 			return provider.Response{}, err
 		}
@@ -69,19 +69,11 @@ func readStream(r io.Reader, apiKey string, onDelta func(provider.Delta)) (provi
 	}
 }
 
-func cut() *provider.Error {
-	return &provider.Error{Kind: provider.KindConnectionFailed, Message: "provider stream ended before the reply finished"}
-}
-
-func malformed(what string) *provider.Error {
-	return &provider.Error{Kind: provider.KindMalformedResponse, Message: "provider sent " + what}
-}
-
 // event applies one event.
 func (d *decoder) event(data []byte) error {
 	var ev Event
 	if err := json.Unmarshal(data, &ev); err != nil {
-		return malformed("an invalid stream event")
+		return provider.Malformed("an invalid stream event")
 	}
 	switch ev.Type {
 	case "response.output_item.added", "response.output_item.done":
@@ -97,7 +89,7 @@ func (d *decoder) event(data []byte) error {
 		return d.delta(ev, "reasoning", func(*item) {}, provider.Delta{Reasoning: ev.Delta})
 	case "response.completed", "response.incomplete", "response.failed":
 		if ev.Response == nil {
-			return malformed(ev.Type + " without a response")
+			return provider.Malformed(ev.Type + " without a response")
 		}
 		d.final, d.kind = ev.Response, ev.Type
 	case "error":
@@ -112,11 +104,11 @@ func (d *decoder) event(data []byte) error {
 // itemEvent starts an item (added) or settles it whole (done).
 func (d *decoder) itemEvent(ev Event, done bool) error {
 	if ev.OutputIndex == nil || *ev.OutputIndex < 0 {
-		return malformed("an output item without an index")
+		return provider.Malformed("an output item without an index")
 	}
 	var head Item
 	if err := json.Unmarshal(ev.Item, &head); err != nil {
-		return malformed("an invalid output item")
+		return provider.Malformed("an invalid output item")
 	}
 	it := d.items[*ev.OutputIndex]
 	if it == nil {
@@ -136,7 +128,7 @@ func (d *decoder) itemEvent(ev Event, done bool) error {
 func (d *decoder) delta(ev Event, typ string, apply func(*item), show provider.Delta) error {
 	d.begun = true
 	if ev.OutputIndex == nil {
-		return malformed(ev.Type + " without an output index")
+		return provider.Malformed(ev.Type + " without an output index")
 	}
 	it := d.items[*ev.OutputIndex]
 	if it == nil {
