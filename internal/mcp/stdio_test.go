@@ -320,14 +320,17 @@ func TestStdioCrashMidCall(t *testing.T) {
 				t.Errorf("crash: %q, want %q", res.Content, want)
 			}
 			waitGone(t, "the server", server)
+			// Once the client has noticed the exit (its one notice), every
+			// later call says the server is gone. (A call sent in between
+			// says it exited before answering.)
+			deadline := time.Now().Add(5 * time.Second)
+			for len(r.noticesSeen()) == 0 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
 			res = c.Tools()[1].Run(context.Background(), []byte(`{"text":"x"}`))
 			want = "MCP fx: calling echo: the server is gone: exited (exit status 3); its stderr is in .tiny-agent/mcp/fx.log"
 			if !res.IsError || res.Content != want {
 				t.Errorf("after the crash: %q, want %q", res.Content, want)
-			}
-			deadline := time.Now().Add(5 * time.Second)
-			for len(r.noticesSeen()) == 0 && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
 			}
 			c.Close()
 			notices := r.noticesSeen()
