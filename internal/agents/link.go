@@ -1,12 +1,8 @@
 package agents
 
 import (
-	"bufio"
-	"errors"
+	"bytes"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/go-json-experiment/json"
 
@@ -33,26 +29,11 @@ const (
 
 // RecordChild appends l to the parent's children and syncs it.
 func RecordChild(parentPath string, l Link) error {
-	dir, err := store.SidecarDir(parentPath, true)
-	if err != nil {
-		return err
-	}
 	line, err := json.Marshal(l)
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, childrenFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return fmt.Errorf("record the subagent's session: %w", err)
-	}
-	_, err = f.Write(append(line, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := store.NewJournal(parentPath, childrenFile, true).Append(append(line, '\n')); err != nil {
 		return fmt.Errorf("record the subagent's session: %w", err)
 	}
 	return nil
@@ -62,27 +43,20 @@ func RecordChild(parentPath string, l Link) error {
 // made. A torn last line (a crash while appending) is skipped: its child
 // never started.
 func Children(parentPath string) ([]Link, error) {
-	dir, err := store.SidecarDir(parentPath, false)
-	if err != nil || dir == "" {
-		return nil, err
-	}
-	f, err := os.Open(filepath.Join(dir, childrenFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	b, err := store.ReadSidecarFile(parentPath, childrenFile)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	var out []Link
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
+	for len(b) > 0 {
+		line, rest, whole := bytes.Cut(b, []byte{'\n'})
+		b = rest
 		var l Link
-		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Child != "" && l.ToolStartedID != "" {
+		if whole && json.Unmarshal(line, &l) == nil && l.Child != "" && l.ToolStartedID != "" {
 			out = append(out, l)
 		}
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // ChildOf is the link of the call whose toolStarted id is id.
@@ -98,30 +72,19 @@ func ChildOf(parentPath, id string) (Link, bool, error) {
 
 // WriteParent keeps l beside the child's session.
 func WriteParent(childPath string, l Link) error {
-	dir, err := store.SidecarDir(childPath, true)
-	if err != nil {
-		return err
-	}
 	b, err := json.Marshal(l)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, parentFile), b, 0o600)
+	return store.ReplaceSidecarFile(childPath, parentFile, b)
 }
 
 // ParentOf is the link of a child session; ok is false for a session
 // that is no subagent's.
 func ParentOf(sessionPath string) (Link, bool) {
-	dir, err := store.SidecarDir(sessionPath, false)
-	if err != nil || dir == "" {
-		return Link{}, false
-	}
-	b, err := os.ReadFile(filepath.Join(dir, parentFile))
-	if err != nil {
-		return Link{}, false
-	}
+	b, err := store.ReadSidecarFile(sessionPath, parentFile)
 	var l Link
-	if json.Unmarshal(b, &l) != nil || l.Parent == "" {
+	if err != nil || b == nil || json.Unmarshal(b, &l) != nil || l.Parent == "" {
 		return Link{}, false
 	}
 	return l, true

@@ -34,24 +34,9 @@ func (a *runner) storeImage(att attach.Attachment) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("cannot keep the image: %w", err)
 	}
-	f, err := store.OpenSidecarFile(dir, img.Name, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
-	switch {
-	case errors.Is(err, os.ErrExist):
-		// The same bytes are already kept.
-	case err != nil:
+	// The same bytes may be kept already: the name is their digest.
+	if err := store.WriteNewFile(dir, img.Name, img.Data); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", fmt.Errorf("cannot keep the image: %w", err)
-	default:
-		_, err = f.Write(img.Data)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			_ = os.Remove(dir + "/" + img.Name)
-			return "", fmt.Errorf("cannot keep the image: %w", err)
-		}
 	}
 	return attach.ImageRef(img, att.Mention), nil
 }

@@ -90,7 +90,19 @@ func CreateSidecarFile(sessionPath, name string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	return writeSidecarFile(dir, name, os.O_EXCL, data)
+	return WriteNewFile(dir, name, data)
+}
+
+// WriteNewFile writes data as the new file name in the private directory
+// dir (from SidecarDir or StateDir) and syncs it. An existing file is an
+// error (os.ErrExist); a file the write or sync failed on is removed, so
+// a later try starts clean.
+func WriteNewFile(dir, name string, data []byte) error {
+	err := writeSidecarFile(dir, name, os.O_EXCL, data)
+	if err != nil && !errors.Is(err, os.ErrExist) {
+		_ = os.Remove(filepath.Join(dir, name))
+	}
+	return err
 }
 
 // ReplaceSidecarFile replaces file name beside the session at sessionPath
