@@ -29,7 +29,12 @@ func TestTmuxCodeIsHighlightedOnce(t *testing.T) {
 			p.waitText("/compact  /skill:name  /exit")
 			p.text("reply code 60 slow")
 			p.keys("Enter")
-			p.waitFor("the end of the reply", func(string) bool { return strings.Contains(p.captureAll(), "850 out") })
+			// The reply's end is printed above the live region a frame
+			// before the region itself is redrawn without the stream.
+			p.waitFor("the end of the reply", func(string) bool {
+				all := p.captureAll()
+				return strings.Contains(all, "850 out") && !strings.Contains(all, "Writing…")
+			})
 
 			all := p.captureAll()
 			if msg := uitest.CheckTags(all, 'C', 60); msg != "" {
