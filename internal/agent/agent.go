@@ -145,13 +145,6 @@ type Agent struct {
 	window int64
 }
 
-// activePhase is the effect currently running, with the means to stop it.
-type activePhase struct {
-	phase      session.Phase
-	toolCallID string
-	cancel     context.CancelFunc
-}
-
 // New validates the configuration and returns an Agent.
 func New(cfg Config) (*Agent, error) {
 	if cfg.Log == nil || cfg.Provider == nil || cfg.NewID == nil {
@@ -265,7 +258,7 @@ func (a *Agent) accept(ctx context.Context, entryID, prompt string) (Result, err
 		{Record: &session.RunStarted{OperationID: opID, InputEntryID: entryID}},
 	}
 	started := OperationStarted{OperationID: opID, Kind: session.OperationRun}
-	if _, err := a.commit(ctx, commitReq{facts: facts, events: []Event{started}}); err != nil {
+	if _, err := a.commit(ctx, facts, started); err != nil {
 		return Result{}, fmt.Errorf("accept prompt: %w", err)
 	}
 	res, err := a.drive(ctx, false)
@@ -348,75 +341,52 @@ func (a *Agent) resume(ctx context.Context) (Result, error) {
 // Current returns the planner's view of this agent's configuration.
 func (a *Agent) Current() recovery.Current { return a.conf.current }
 
-// commitReq is one transaction through the agent's single commit path.
-type commitReq struct {
-	facts  []session.Fact
-	events []Event // delivered after the commit, in commit order
-	// reconcile marks facts that carry out a durable abort (its stepFailed,
-	// synthetic results, aborted terminal): they commit although the abort
-	// is durable. Any other commit is dropped when an abort became durable
-	// first: the serialization point of the abort race (runtime.md §3).
-	reconcile bool
-	// settles marks a settlement (a reply, a tool result, a failure), for
-	// the BeforeSettle test seam.
-	settles bool
-	// phase, when set, becomes the active phase once the facts are durable,
-	// so an Abort from then on cancels it.
-	phase *activePhase
-	// continues marks the acceptance of a continuation run: an Esc that
-	// found no open operation between the compaction and it stops it.
-	continues bool
+// commit is the one way facts reach the session: it appends facts as one
+// transaction and then delivers evs, the events those facts make true. It
+// is the serialization point of the abort race (runtime.md §3): under mu
+// any Abort that is already waiting goes first, and the commit is dropped
+// (aborted, nothing written) when an abort became durable first. Events go
+// out after mu is released, so no sink runs under the commit lock.
+func (a *Agent) commit(ctx context.Context, facts []session.Fact, evs ...Event) (aborted bool, err error) {
+	return a.write(ctx, abortIsDurable, facts, evs)
 }
 
-// commit is the one way facts reach the session. Under mu it lets any
-// Abort that is already waiting go first, drops the commit when an abort
-// won (aborted), appends the facts, and makes req.phase active. Events go
-// out after mu is released, so no sink runs under the commit lock.
-func (a *Agent) commit(ctx context.Context, req commitReq) (aborted bool, err error) {
-	if req.settles {
-		a.cfg.hooks.beforeSettle()
-	}
+// settle commits the facts that settle an effect (a reply, a tool result,
+// a failure); the BeforeSettle test seam runs just before.
+func (a *Agent) settle(ctx context.Context, facts []session.Fact, evs ...Event) (aborted bool, err error) {
+	a.cfg.hooks.beforeSettle()
+	return a.commit(ctx, facts, evs...)
+}
+
+// reconcile commits facts that carry out a durable abort (its stepFailed,
+// synthetic results, aborted terminal): never dropped.
+func (a *Agent) reconcile(ctx context.Context, facts []session.Fact, evs ...Event) error {
+	_, err := a.write(ctx, func(*session.Operation) bool { return false }, facts, evs)
+	return err
+}
+
+// abortIsDurable is the drop rule of an ordinary commit.
+func abortIsDurable(op *session.Operation) bool { return op != nil && op.AbortRequested }
+
+// write appends facts under mu unless drop (called under mu, with the open
+// operation) says an abort won, and then delivers evs.
+func (a *Agent) write(ctx context.Context, drop func(*session.Operation) bool, facts []session.Fact, evs []Event) (dropped bool, err error) {
 	a.mu.Lock()
-	for a.abortsWaiting.Load() > 0 {
-		a.abortDone.Wait()
-	}
-	op := a.cfg.Log.State().Operation
-	switch {
-	case !req.reconcile && op != nil && op.AbortRequested,
-		req.continues && a.chainStopped:
+	a.letAbortsGoFirst()
+	if drop(a.cfg.Log.State().Operation) {
 		a.mu.Unlock()
 		return true, nil
 	}
-	if len(req.facts) > 0 {
-		if _, err := a.cfg.Log.Commit(ctx, req.facts); err != nil {
+	if len(facts) > 0 {
+		if _, err := a.cfg.Log.Commit(ctx, facts); err != nil {
 			a.mu.Unlock()
 			return false, err
 		}
 	}
-	a.events.push(req.events...)
-	if req.phase != nil {
-		a.active = req.phase
-	}
+	a.events.push(evs...)
 	a.mu.Unlock()
 	a.events.drain(a.sink)
 	return false, nil
-}
-
-// newPhase returns a phase whose context Abort cancels; pass it in a
-// commitReq to make it active, and end it with endPhase.
-func newPhase(ctx context.Context, phase session.Phase, toolCallID string) (*activePhase, context.Context) {
-	pctx, cancel := context.WithCancel(ctx)
-	return &activePhase{phase: phase, toolCallID: toolCallID, cancel: cancel}, pctx
-}
-
-// endPhase ends the effect of ap: nothing is active any more.
-func (a *Agent) endPhase(ap *activePhase) {
-	a.mu.Lock()
-	if a.active == ap {
-		a.active = nil
-	}
-	a.mu.Unlock()
-	ap.cancel()
 }
 
 // Abort requests an abort of the open operation: it commits abortRequested

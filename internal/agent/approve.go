@@ -8,6 +8,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/tools"
 )
 
 // ApprovalRequest is a tool call that waits for the user's decision before
@@ -52,78 +53,65 @@ func DeniedContent(reason string) string {
 	return denied
 }
 
-// beginToolPhase opens the tool phase of a call that starts now. Without
-// an approval hook (or for a replay) that is committing the intent. With
-// one, the phase opens first with nothing committed, so an Esc while the
-// user decides is an abort of this call in phase tool and the call ends as
-// never started ("aborted"); an allowed call then commits its intent within
-// the same phase, and a denied one commits the intent together with an
-// error result saying so, and no effect runs. A crash while waiting leaves
-// nothing behind: the planner starts the same call again and the user is
-// asked again.
+// approvalRequest is what the user is asked about a call that starts now,
+// or nil when nobody is asked: no approval hook, a hook allowed it, or the
+// tool is safe to run and no hook asked.
+func (a *Agent) approvalRequest(c *toolCall, dec ToolDecision) *ApprovalRequest {
+	if a.cfg.Approve == nil || dec.Decision == DecisionAllow || (c.started.Replay == tools.ReplaySafe && dec.Decision != DecisionAsk) {
+		return nil
+	}
+	return &ApprovalRequest{OperationID: c.started.OperationID, ToolCallID: c.started.ToolCallID, Tool: c.started.ToolName, Display: c.info.Display,
+		Builtin: c.tool.Definition().DefinitionIdentity == "", Arguments: c.started.Arguments, Recovery: c.info.Recovery}
+}
+
+// approve asks the user about a call in its tool phase, with nothing
+// committed yet: an Esc while the user decides is an abort of this call in
+// phase tool, and the call ends as never started ("aborted"). A crash
+// while waiting leaves nothing behind: the planner starts the same call
+// again and the user is asked again.
 //
-// ok is false when there is nothing left to run: the abort won, or the call
-// was denied and settled. Otherwise ap is the active tool phase, to be
-// ended with endPhase once the effect is over.
-func (a *Agent) beginToolPhase(ctx context.Context, req *ApprovalRequest, started *session.ToolStarted, intent []session.Fact, evs ...Event) (ap *activePhase, pctx context.Context, ok bool, err error) {
-	ap, pctx = newPhase(ctx, session.PhaseTool, started.ToolCallID)
-	if req == nil || a.cfg.Approve == nil {
-		aborted, err := a.commit(ctx, commitReq{facts: intent, events: evs, phase: ap})
-		if err != nil || aborted {
-			ap.cancel()
-			return nil, nil, false, err
-		}
-		return ap, pctx, true, nil
+// An allowed call returns its tool phase still open: its intent commits
+// within it (with any arguments the user changed) and its effect runs in
+// it. done is set when there is nothing left to run: the abort won, or the
+// call was denied (then settled with an error result saying so).
+func (a *Agent) approve(ctx context.Context, c *toolCall, req ApprovalRequest) (ap *activePhase, pctx context.Context, done bool, err error) {
+	ap, pctx, ok := a.enter(ctx, session.PhaseTool, c.started.ToolCallID)
+	if !ok {
+		return nil, nil, true, nil // the planner writes the aborted result
 	}
-	if aborted, err := a.commit(ctx, commitReq{phase: ap}); err != nil || aborted {
-		ap.cancel()
-		return nil, nil, false, err
-	}
-	ans, aerr := a.cfg.Approve(pctx, *req)
+	ans, aerr := a.cfg.Approve(pctx, req)
 	switch {
 	case a.abortDurable():
-		a.endPhase(ap)
-		return nil, nil, false, nil // the planner writes the aborted result
+		// the planner writes the aborted result
 	case ctx.Err() != nil:
-		a.endPhase(ap)
-		return nil, nil, false, ctx.Err() // hard stop: nothing committed
+		err = ctx.Err() // hard stop: nothing committed
 	case aerr != nil:
-		a.endPhase(ap)
-		return nil, nil, false, fmt.Errorf("approval of %s: %w", req.Display, aerr)
+		err = fmt.Errorf("approval of %s: %w", req.Display, aerr)
 	case !ans.Allow:
-		a.endPhase(ap)
-		return nil, nil, false, a.commitDenial(ctx, started, intent, DeniedContent(ans.Reason), evs...)
-	}
-	if ans.Arguments != nil {
-		if !ans.Arguments.IsValid() || ans.Arguments.Kind() != '{' {
-			a.endPhase(ap)
-			return nil, nil, false, fmt.Errorf("approval of %s: the updated arguments are not a JSON object", req.Display)
+		a.end(ap)
+		return nil, nil, true, a.commitDenial(ctx, c, DeniedContent(ans.Reason))
+	case ans.Arguments != nil && (!ans.Arguments.IsValid() || ans.Arguments.Kind() != '{'):
+		err = fmt.Errorf("approval of %s: the updated arguments are not a JSON object", req.Display)
+	default:
+		if ans.Arguments != nil {
+			c.started.Arguments = ans.Arguments
 		}
-		started.Arguments = ans.Arguments
+		return ap, pctx, false, nil
 	}
-	// The phase opened above stays active while the intent commits.
-	if aborted, err := a.commit(ctx, commitReq{facts: intent, events: evs}); err != nil || aborted {
-		a.endPhase(ap)
-		return nil, nil, false, err
-	}
-	return ap, pctx, true, nil
+	a.end(ap)
+	return nil, nil, true, err
 }
 
 // commitDenial settles a denied call in one transaction: its intent and an
-// error result that tells the model the user (or a hook) said no. The projections see a
-// tool that failed at once.
-func (a *Agent) commitDenial(ctx context.Context, started *session.ToolStarted, intent []session.Fact, content string, evs ...Event) error {
-	facts := append(intent[:len(intent):len(intent)], session.Fact{ID: started.ResultEntryID, Entry: &session.ToolResultEntry{
-		StepID: started.StepID, ToolCallID: started.ToolCallID, Content: content,
-		ToolName: started.ToolName, ToolStartedID: intent[0].ID, Result: session.ResultError,
+// error result that tells the model the user (or a hook) said no. The
+// projections see a tool that failed at once.
+func (a *Agent) commitDenial(ctx context.Context, c *toolCall, content string) error {
+	facts := append(c.intent(), session.Fact{ID: c.started.ResultEntryID, Entry: &session.ToolResultEntry{
+		StepID: c.started.StepID, ToolCallID: c.started.ToolCallID, Content: content,
+		ToolName: c.started.ToolName, ToolStartedID: c.id, Result: session.ResultError,
 	}})
-	for _, ev := range evs {
-		if s, ok := ev.(ToolStarted); ok {
-			evs = append(evs, ToolCompleted{Tool: s.Tool, Outcome: ToolOutcome{Outcome: "failed", Content: content}})
-			break
-		}
-	}
-	if _, err := a.commit(ctx, commitReq{facts: facts, events: evs, settles: true}); err != nil {
+	evs := append(c.events(), ToolCompleted{Tool: c.info, Outcome: ToolOutcome{Outcome: "failed", Content: content}})
+	if _, err := a.settle(ctx, facts, evs...); err != nil {
 		return fmt.Errorf("commit denied tool call: %w", err)
 	}
 	return nil

@@ -175,7 +175,7 @@ func (a *Agent) compact(ctx context.Context) (Result, CompactStats, error) {
 	stats := CompactStats{Compacted: c.index, Kept: len(st.ActiveContext) - c.index}
 	rec := a.startRecord(c)
 	started := OperationStarted{OperationID: rec.OperationID, Kind: session.OperationCompaction}
-	if _, err := a.commit(ctx, commitReq{facts: []session.Fact{{Record: rec}}, events: []Event{started}}); err != nil {
+	if _, err := a.commit(ctx, []session.Fact{{Record: rec}}, started); err != nil {
 		return Result{}, CompactStats{}, fmt.Errorf("start compaction: %w", err)
 	}
 	res, err := a.drive(ctx, false)
@@ -320,7 +320,7 @@ func (a *Agent) endForCompaction(ctx context.Context, r *run, st *session.State,
 		events = append(events, ModelCompleted{Model: failed.info, Outcome: ModelOutcome{Outcome: "failed", Duration: failed.dur, ErrorType: provider.KindContextOverflow}})
 	}
 	facts = append(facts, session.Fact{Record: fin}, session.Fact{Record: rec})
-	aborted, err := a.commit(ctx, commitReq{facts: facts, events: events, settles: true})
+	aborted, err := a.settle(ctx, facts, events...)
 	if err != nil {
 		return nil, true, fmt.Errorf("commit end of run for compaction: %w", err)
 	}
@@ -391,7 +391,7 @@ func (a *Agent) startContinuation(ctx context.Context) (Result, error) {
 		{Record: &session.RunStarted{OperationID: opID, InputEntryID: entryID}},
 	}
 	started := OperationStarted{OperationID: opID, Kind: session.OperationRun}
-	stopped, err := a.commit(ctx, commitReq{facts: facts, events: []Event{started}, continues: true})
+	stopped, err := a.write(ctx, a.chainWasStopped, facts, []Event{started})
 	if err != nil {
 		return Result{}, fmt.Errorf("start the continuation run: %w", err)
 	}
@@ -402,6 +402,13 @@ func (a *Agent) startContinuation(ctx context.Context) (Result, error) {
 		return Result{Kind: session.OperationRun, Outcome: session.OutcomeAborted}, nil
 	}
 	return a.drive(ctx, false)
+}
+
+// chainWasStopped is the drop rule of a continuation run's acceptance: an
+// Esc that found no open operation between the compaction and it stopped
+// the chain. Called under mu.
+func (a *Agent) chainWasStopped(op *session.Operation) bool {
+	return a.chainStopped || abortIsDurable(op)
 }
 
 // summaryBudget is the size in bytes the summarized messages may take so

@@ -120,7 +120,10 @@ func (a *Agent) finish(ctx context.Context, r *run, op *session.Operation, p rec
 // abort check, so an Esc that lands between planning and committing is
 // never dropped (aborted reports that it won, and nothing was written).
 func (a *Agent) commitPlanned(ctx context.Context, op *session.Operation, facts []session.Fact, evs ...Event) (aborted bool, err error) {
-	return a.commit(ctx, commitReq{facts: facts, events: evs, reconcile: op.AbortRequested, settles: !op.AbortRequested})
+	if op.AbortRequested {
+		return false, a.reconcile(ctx, facts, evs...)
+	}
+	return a.settle(ctx, facts, evs...)
 }
 
 // step runs a planned step with its executor: a compaction's summary
@@ -198,7 +201,7 @@ func (a *Agent) closeAttempt(ctx context.Context, r *run, op *session.Operation,
 		return fmt.Errorf("close attempt: operation %s has no step", op.OperationID)
 	}
 	rec := &session.StepFailed{OperationID: op.OperationID, StepID: op.Step.StepID, AttemptID: op.Step.AttemptID, Error: p.Error}
-	if _, err := a.commit(ctx, commitReq{facts: []session.Fact{{Record: rec}}, reconcile: true}); err != nil {
+	if err := a.reconcile(ctx, []session.Fact{{Record: rec}}); err != nil {
 		return fmt.Errorf("commit closed attempt: %w", err)
 	}
 	a.reportAttemptClosed(r, op, "cancelled", p.Error.Code)

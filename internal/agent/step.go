@@ -45,16 +45,17 @@ func (a *Agent) send(ctx context.Context, r *run, op *session.Operation, p recov
 		phase = session.PhaseCompact
 	}
 	info := ModelInfo{OperationID: op.OperationID, Kind: op.Kind, StepID: stepID, AttemptID: rec.AttemptID, Attempt: p.Attempt, Recovery: r.recovery}
-	ap, pctx := newPhase(ctx, phase, "")
-	aborted, err := a.commit(ctx, commitReq{facts: []session.Fact{{Record: rec}}, events: []Event{ModelStarted{Model: info}}, phase: ap})
-	if err != nil || aborted {
-		ap.cancel()
+	if aborted, err := a.commit(ctx, []session.Fact{{Record: rec}}, ModelStarted{Model: info}); err != nil || aborted {
 		if err != nil {
 			return nil, fmt.Errorf("commit step attempt: %w", err)
 		}
 		return nil, nil // an abort is durable; the planner reconciles it
 	}
 	r.ownAttempts[rec.AttemptID] = info
+	ap, pctx, ok := a.enter(ctx, phase, "")
+	if !ok {
+		return nil, nil // the planner closes the attempt (aborted)
+	}
 	started := a.cfg.Now()
 	onDelta := func(d provider.Delta) {
 		switch {
@@ -69,7 +70,7 @@ func (a *Agent) send(ctx context.Context, r *run, op *session.Operation, p recov
 		}
 	}
 	resp, err := a.cfg.Provider.Stream(pctx, req, onDelta)
-	a.endPhase(ap)
+	a.end(ap)
 	s := &sent{info: info, dur: a.cfg.Now().Sub(started), resp: resp, err: err}
 	if err != nil {
 		if a.abortDurable() {
@@ -159,7 +160,7 @@ func (a *Agent) tooManyCalls(ctx context.Context, r *run, op *session.Operation,
 
 // settleReply commits a reply's facts, unless an abort won the race.
 func (a *Agent) settleReply(ctx context.Context, r *run, op *session.Operation, s *sent, facts []session.Fact, fin *session.OperationFinished, completed ModelOutcome) (*Result, error) {
-	aborted, err := a.commit(ctx, commitReq{facts: facts, settles: true, events: []Event{ModelCompleted{Model: s.info, Outcome: completed}}})
+	aborted, err := a.settle(ctx, facts, ModelCompleted{Model: s.info, Outcome: completed})
 	var rejected *store.RejectedError
 	if errors.As(err, &rejected) {
 		// The reply is not a legal transcript message (say, numbers past
@@ -196,7 +197,7 @@ func (a *Agent) failStep(ctx context.Context, r *run, op *session.Operation, s *
 	facts = append(facts,
 		session.Fact{Record: &session.StepFailed{OperationID: op.OperationID, StepID: s.info.StepID, AttemptID: s.info.AttemptID, Error: e}},
 		session.Fact{Record: fin})
-	aborted, err := a.commit(ctx, commitReq{facts: facts, settles: true, events: []Event{ModelCompleted{Model: s.info, Outcome: failed}}})
+	aborted, err := a.settle(ctx, facts, ModelCompleted{Model: s.info, Outcome: failed})
 	if err != nil {
 		return nil, fmt.Errorf("commit step failure: %w", err)
 	}
@@ -228,14 +229,6 @@ func billedUsage(s *sent) (provider.Usage, bool) {
 		}
 	}
 	return u, sessionUsage(u) != session.Usage{}
-}
-
-// abortDurable reports whether the open operation has a committed abort.
-func (a *Agent) abortDurable() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	op := a.cfg.Log.State().Operation
-	return op != nil && op.AbortRequested
 }
 
 // invalidReply returns why a settled reply cannot be persisted as a

@@ -143,33 +143,36 @@ func (a *Agent) runBatch(ctx context.Context, r *run, op *session.Operation, b [
 		evs = append(evs, ToolAdmitted{Tool: c.info}, ToolStarted{Tool: c.info})
 		calls[i] = c
 	}
-	ap, pctx := newPhase(ctx, session.PhaseTool, calls[0].started.ToolCallID)
-	aborted, err := a.commit(ctx, commitReq{facts: intent, events: evs, phase: ap})
-	if err != nil || aborted {
-		ap.cancel()
+	if aborted, err := a.commit(ctx, intent, evs...); err != nil || aborted {
 		if err != nil {
 			return fmt.Errorf("commit tool starts: %w", err)
 		}
 		return nil
+	}
+	for _, c := range calls {
+		r.ownTools[c.id] = c.info
+	}
+	ap, pctx, ok := a.enter(ctx, session.PhaseTool, calls[0].started.ToolCallID)
+	if !ok {
+		return nil // the planner writes the interrupted results
 	}
 	// Checkpoints before and after each effect, as for a call alone.
 	afters := make([]func(), len(calls))
 	for i, c := range calls {
 		afters[i] = a.beforeEffect(pctx, c.id, c.started.ToolName, c.started.Arguments)
 	}
-	a.runConcurrently(pctx, r, calls)
+	a.runConcurrently(pctx, calls)
 	for _, after := range afters {
 		after()
 	}
-	a.endPhase(ap)
+	a.end(ap)
 	return a.settleBatch(ctx, r, calls)
 }
 
 // runConcurrently runs every call of the batch and waits for all of them.
-func (a *Agent) runConcurrently(ctx context.Context, r *run, calls []*batchCall) {
+func (a *Agent) runConcurrently(ctx context.Context, calls []*batchCall) {
 	var wg sync.WaitGroup
 	for _, c := range calls {
-		r.ownTools[c.id] = c.info
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -208,7 +211,7 @@ func (a *Agent) settleBatch(ctx context.Context, r *run, calls []*batchCall) err
 		facts = append(facts, withToolUsage(entry, c.started.OperationID, c.id, c.res.Usage)...)
 		evs = append(evs, ToolCompleted{Tool: c.info, Outcome: ToolOutcome{Outcome: outcome, Duration: c.dur.Duration, Content: c.res.Content}})
 	}
-	aborted, err := a.commit(ctx, commitReq{facts: facts, settles: true, events: evs})
+	aborted, err := a.settle(ctx, facts, evs...)
 	if err != nil {
 		return fmt.Errorf("commit tool results: %w", err)
 	}

@@ -12,31 +12,100 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/tools"
 )
 
-// toolStep starts (or, for the built-in read, replays) one tool call: the
-// toolStarted intent is durable before the effect starts, and the result
-// entry settles it.
+// toolStep runs one tool call (or, for the built-in read after a crash,
+// replays it) through its phases, top to bottom:
+//
+//  1. the call is planned (newCall); nothing is written;
+//  2. PreToolUse hooks run in the tool phase, nothing committed
+//     (preToolHooks); a block settles the call as an error (commitDenial);
+//  3. the user approves it in the tool phase, which then stays open
+//     (approve); a denial settles it as an error;
+//  4. its intent, toolStarted, is committed;
+//  5. its effect runs in the tool phase, which an Esc cancels (effect);
+//  6. its result entry settles it (settleTool);
+//  7. PostToolUse hooks run in a phase of their own (postToolHooks).
+//
+// A replay's intent is already durable: it skips 2 to 4.
 func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p recovery.StartTool) error {
+	c, err := a.newCall(r, op, p)
+	if err != nil {
+		return err
+	}
+	var ap *activePhase // the tool phase, once open
+	var pctx context.Context
+	if !c.replay {
+		dec, blocked, stopped, err := a.preToolHooks(ctx, op, &c.started)
+		switch {
+		case err != nil:
+			return fmt.Errorf("PreToolUse hooks of %s: %w", p.ToolName, err)
+		case stopped:
+			return nil // abort is durable; the planner writes the aborted result
+		case dec.Arguments != nil:
+			c.info.Arguments = string(dec.Arguments) // what runs is what is shown
+		}
+		if blocked != "" {
+			return a.commitDenial(ctx, c, blocked)
+		}
+		if ask := a.approvalRequest(c, dec); ask != nil {
+			var done bool
+			if ap, pctx, done, err = a.approve(ctx, c, *ask); done || err != nil {
+				return err
+			}
+		}
+	}
+	if aborted, err := a.commit(ctx, c.intent(), c.events()...); err != nil || aborted {
+		if ap != nil {
+			a.end(ap)
+		}
+		if err != nil {
+			return fmt.Errorf("commit tool start: %w", err)
+		}
+		return nil // abort is durable; the planner writes the aborted result
+	}
+	r.ownTools[c.id] = c.info
+	if ap == nil {
+		var ok bool
+		if ap, pctx, ok = a.enter(ctx, session.PhaseTool, c.started.ToolCallID); !ok {
+			return nil // abort is durable; the planner writes the interrupted result
+		}
+	}
+	res, dur := a.effect(pctx, c)
+	a.end(ap)
+	if settled, err := a.settleTool(ctx, r, c, res, dur); !settled || err != nil {
+		return err
+	}
+	a.postToolHooks(ctx, &c.started, res.Content, res.IsError)
+	return nil
+}
+
+// toolCall is one call on its way through toolStep.
+type toolCall struct {
+	tool    tools.Tool
+	replay  bool                // its intent is durable already
+	id      string              // toolStartedId
+	started session.ToolStarted // the intent, with the arguments that run
+	info    ToolInfo            // the call as its events show it
+}
+
+// newCall plans the call p: the toolStarted record of a call that starts
+// now (with fresh ids), or the durable one of a replay.
+func (a *Agent) newCall(r *run, op *session.Operation, p recovery.StartTool) (*toolCall, error) {
 	if op.Assistant == nil || p.ToolIndex < 0 || p.ToolIndex >= len(op.Assistant.ToolCalls) {
-		return fmt.Errorf("start tool: no call %d in the current assistant entry", p.ToolIndex)
+		return nil, fmt.Errorf("start tool: no call %d in the current assistant entry", p.ToolIndex)
 	}
 	tool, ok := a.conf.byName[p.ToolName]
 	if !ok {
-		return fmt.Errorf("start tool: %s is not offered", p.ToolName)
+		return nil, fmt.Errorf("start tool: %s is not offered", p.ToolName)
 	}
 	call := op.Assistant.ToolCalls[p.ToolIndex]
-	rp := tool.Replay()
-
-	var started session.ToolStarted
-	var intent []session.Fact
-	switch p.Mode {
-	case recovery.ModeReplay:
-		ts, found := findStarted(op, p.ToolStartedID)
-		if !found {
-			return fmt.Errorf("replay: tool start %s not found", p.ToolStartedID)
+	c := &toolCall{tool: tool, replay: p.Mode == recovery.ModeReplay, id: p.ToolStartedID}
+	if c.replay {
+		if c.started, ok = findStarted(op, p.ToolStartedID); !ok {
+			return nil, fmt.Errorf("replay: tool start %s not found", p.ToolStartedID)
 		}
-		started = ts
-	default:
-		started = session.ToolStarted{
+	} else {
+		rp := tool.Replay()
+		c.started = session.ToolStarted{
 			OperationID:         op.OperationID,
 			StepID:              op.Assistant.StepID,
 			AssistantEntryID:    op.Assistant.EntryID,
@@ -49,98 +118,82 @@ func (a *Agent) toolStep(ctx context.Context, r *run, op *session.Operation, p r
 			EnvironmentIdentity: a.cfg.EnvironmentIdentity,
 			ResultEntryID:       a.cfg.NewID(),
 		}
-		p.ToolStartedID = a.cfg.NewID()
-		intent = []session.Fact{{ID: p.ToolStartedID, Record: &started}}
-	}
-
-	var dec ToolDecision
-	var blocked string
-	if p.Mode != recovery.ModeReplay {
-		var stopped bool
-		var err error
-		if dec, blocked, stopped, err = a.preToolHooks(ctx, op, &started); err != nil {
-			return fmt.Errorf("PreToolUse hooks of %s: %w", p.ToolName, err)
-		}
-		if stopped {
-			return nil // abort is durable; the planner writes the aborted result
-		}
+		c.id = a.cfg.NewID()
 	}
 	def := tool.Definition()
-	info := ToolInfo{
-		OperationID: op.OperationID, StepID: started.StepID, ToolStartedID: p.ToolStartedID,
+	c.info = ToolInfo{
+		OperationID: op.OperationID, StepID: c.started.StepID, ToolStartedID: c.id,
 		ToolCallID: call.ID, Tool: p.ToolName, Display: displayName(def.Display, def.Name),
-		Replay: started.Replay, ExecutionID: a.cfg.NewID(), ParentAttemptID: parentAttempt(op),
+		Replay: c.started.Replay, ExecutionID: a.cfg.NewID(), ParentAttemptID: parentAttempt(op),
 		Recovery: r.recovery, Arguments: call.Function.Arguments,
 	}
-	if dec.Arguments != nil {
-		info.Arguments = string(dec.Arguments) // what runs is what is shown
+	return c, nil
+}
+
+// intent is what is committed before the effect: nothing for a replay.
+func (c *toolCall) intent() []session.Fact {
+	if c.replay {
+		return nil
 	}
-	var evs []Event
-	if p.Mode != recovery.ModeReplay {
-		evs = append(evs, ToolAdmitted{Tool: info})
+	return []session.Fact{{ID: c.id, Record: &c.started}}
+}
+
+// events are those of the committed intent.
+func (c *toolCall) events() []Event {
+	if c.replay {
+		return []Event{ToolStarted{Tool: c.info}}
 	}
-	evs = append(evs, ToolStarted{Tool: info})
-	if blocked != "" {
-		return a.commitDenial(ctx, &started, intent, blocked, evs...)
-	}
-	var ask *ApprovalRequest
-	if p.Mode != recovery.ModeReplay && dec.Decision != DecisionAllow && (rp.Policy != tools.ReplaySafe || dec.Decision == DecisionAsk) {
-		ask = &ApprovalRequest{OperationID: op.OperationID, ToolCallID: call.ID, Tool: p.ToolName, Display: info.Display,
-			Builtin: def.DefinitionIdentity == "", Arguments: started.Arguments, Recovery: r.recovery}
-	}
-	ap, pctx, ok, err := a.beginToolPhase(ctx, ask, &started, intent, evs...)
-	if err != nil {
-		return fmt.Errorf("commit tool start: %w", err)
-	}
-	if !ok {
-		return nil // abort is durable; the planner writes the aborted result
-	}
-	r.ownTools[p.ToolStartedID] = info
-	pctx = tools.WithStartedID(pctx, p.ToolStartedID) // a subagent and a command's transaction are keyed by it
-	afterEffect := a.beforeEffect(pctx, p.ToolStartedID, p.ToolName, started.Arguments)
+	return []Event{ToolAdmitted{Tool: c.info}, ToolStarted{Tool: c.info}}
+}
+
+// effect runs the call in its tool phase (pctx): the checkpoint before,
+// the tool, the checkpoint after, and the note added to its result. The
+// result is scrubbed before it is committed, shown or sent.
+func (a *Agent) effect(pctx context.Context, c *toolCall) (tools.Result, time.Duration) {
+	pctx = tools.WithStartedID(pctx, c.id) // a subagent and a command's transaction are keyed by it
+	name, args := c.started.ToolName, c.started.Arguments
+	afterEffect := a.beforeEffect(pctx, c.id, name, args)
 	begin := a.cfg.Now()
-	res := runTool(pctx, tool, started.Arguments)
-	res.Content = a.cfg.Scrub.Scrub(res.Content) // before it is committed, shown or sent
+	res := runTool(pctx, c.tool, args)
+	res.Content = a.cfg.Scrub.Scrub(res.Content)
 	afterEffect()
-	if note := a.resultNote(pctx, p.ToolStartedID, p.ToolName, started.Arguments, res.IsError); note != "" {
+	if note := a.resultNote(pctx, c.id, name, args, res.IsError); note != "" {
 		res.Content += a.cfg.Scrub.Scrub(note)
 	}
-	a.endPhase(ap)
-	dur := a.cfg.Now().Sub(begin)
-	return a.settleTool(ctx, r, p.ToolStartedID, &started, info, res, dur)
+	return res, a.cfg.Now().Sub(begin)
 }
 
 // settleTool commits the result of a call whose effect ended, unless an
-// abort or a hard stop came first, then runs its PostToolUse hooks.
-func (a *Agent) settleTool(ctx context.Context, r *run, toolStartedID string, started *session.ToolStarted, info ToolInfo, res tools.Result, dur time.Duration) error {
+// abort or a hard stop came first; settled reports that it did.
+func (a *Agent) settleTool(ctx context.Context, r *run, c *toolCall, res tools.Result, dur time.Duration) (settled bool, err error) {
 	if a.abortDurable() {
-		r.cut[toolStartedID] = ToolOutcome{Duration: dur, Partial: res.Content}
-		return nil // the planner writes the interrupted result
+		r.cut[c.id] = ToolOutcome{Duration: dur, Partial: res.Content}
+		return false, nil // the planner writes the interrupted result
 	}
 	if ctx.Err() != nil {
-		return ctx.Err() // hard stop: the result stays unknown
+		return false, ctx.Err() // hard stop: the result stays unknown
 	}
 	result := session.ResultSuccess
 	outcome := "succeeded"
 	if res.IsError {
 		result, outcome = session.ResultError, "failed"
 	}
+	started := &c.started
 	entry := session.Fact{ID: started.ResultEntryID, Entry: &session.ToolResultEntry{
 		StepID: started.StepID, ToolCallID: started.ToolCallID, Content: res.Content,
-		ToolName: started.ToolName, ToolStartedID: toolStartedID, Result: result,
+		ToolName: started.ToolName, ToolStartedID: c.id, Result: result,
 	}}
 	completed := ToolOutcome{Outcome: outcome, Duration: dur, Content: res.Content}
-	aborted, err := a.commit(ctx, commitReq{facts: withToolUsage(entry, started.OperationID, toolStartedID, res.Usage), settles: true, events: []Event{ToolCompleted{Tool: info, Outcome: completed}}})
+	aborted, err := a.settle(ctx, withToolUsage(entry, started.OperationID, c.id, res.Usage), ToolCompleted{Tool: c.info, Outcome: completed})
 	if err != nil {
-		return fmt.Errorf("commit tool result: %w", err)
+		return false, fmt.Errorf("commit tool result: %w", err)
 	}
 	if aborted {
-		return nil // the late result is discarded
+		return false, nil // the late result is discarded
 	}
-	delete(r.ownTools, toolStartedID)
+	delete(r.ownTools, c.id)
 	r.usage = withUsage(r.usage, res.Usage)
-	a.postToolHooks(ctx, started, res.Content, res.IsError)
-	return nil
+	return true, nil
 }
 
 func findStarted(op *session.Operation, id string) (session.ToolStarted, bool) {

@@ -90,14 +90,13 @@ func (a *Agent) preToolHooks(ctx context.Context, op *session.Operation, started
 	if a.cfg.Hooks == nil {
 		return ToolDecision{}, "", false, nil
 	}
-	ap, pctx := newPhase(ctx, session.PhaseTool, started.ToolCallID)
-	if aborted, err := a.commit(ctx, commitReq{phase: ap}); err != nil || aborted {
-		ap.cancel()
-		return ToolDecision{}, "", true, err
+	ap, pctx, ok := a.enter(ctx, session.PhaseTool, started.ToolCallID)
+	if !ok {
+		return ToolDecision{}, "", true, nil
 	}
 	call := HookCall{Key: op.Assistant.EntryID + "/" + started.ToolCallID, ToolCallID: started.ToolCallID, Tool: started.ToolName, Arguments: started.Arguments}
 	dec, err = a.cfg.Hooks.BeforeTool(pctx, call)
-	a.endPhase(ap)
+	a.end(ap)
 	switch {
 	case a.abortDurable():
 		return ToolDecision{}, "", true, nil
@@ -126,12 +125,11 @@ func (a *Agent) postToolHooks(ctx context.Context, started *session.ToolStarted,
 	if a.cfg.Hooks == nil {
 		return
 	}
-	ap, pctx := newPhase(ctx, session.PhaseModel, "")
-	if aborted, err := a.commit(ctx, commitReq{phase: ap}); err != nil || aborted {
-		ap.cancel()
+	ap, pctx, ok := a.enter(ctx, session.PhaseModel, "")
+	if !ok {
 		return
 	}
-	defer a.endPhase(ap)
+	defer a.end(ap)
 	call := HookCall{Key: started.AssistantEntryID + "/" + started.ToolCallID, ToolCallID: started.ToolCallID, Tool: started.ToolName, Arguments: started.Arguments}
 	a.cfg.Hooks.AfterTool(pctx, call, HookResult{EntryID: started.ResultEntryID, Content: content, IsError: isError})
 }

@@ -18,7 +18,7 @@ type accumulator struct {
 	// pos maps a streamed tool call index to its position in calls.
 	pos    map[int]int
 	finish string
-	usage  *wireUsage
+	usage  *ChatUsage
 	// apiKey is scrubbed from error messages the provider sends.
 	apiKey string
 	// details are the streamed reasoning_details; wholeDetails those of a

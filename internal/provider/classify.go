@@ -100,7 +100,7 @@ func retryAfter(v string, now time.Time) time.Duration {
 // classifyInStream completes an error object sent inside a 200 response.
 // Before the first streamed event it is as good as a status: the server
 // did not answer, so an overload may be retried and an overflow compacts.
-func classifyInStream(e *Error, w *wireError, events int) {
+func classifyInStream(e *Error, w *ChatError, events int) {
 	if events > 0 {
 		return
 	}

@@ -98,7 +98,7 @@ func jsonMessage(body []byte) string {
 
 // streamError converts an error object sent with HTTP 200 (inside a stream
 // or as the whole JSON reply).
-func streamError(w *wireError, apiKey string) *Error {
+func streamError(w *ChatError, apiKey string) *Error {
 	e := &Error{Kind: KindProviderError, Message: "provider reported an error"}
 	var code int
 	if json.Unmarshal(w.Code, &code) == nil && code == http.StatusTooManyRequests {

@@ -98,8 +98,8 @@ const emptySchema = `{"type":"object","properties":{}}`
 // non-streaming chat.completion (which carries Message instead of Delta).
 type wireChunk struct {
 	Choices []wireChoice `json:"choices"`
-	Usage   *wireUsage   `json:"usage"`
-	Error   *wireError   `json:"error"`
+	Usage   *ChatUsage   `json:"usage"`
+	Error   *ChatError   `json:"error"`
 }
 
 type wireChoice struct {
@@ -136,32 +136,38 @@ type wireFunctionDelta struct {
 	Arguments string `json:"arguments"`
 }
 
-// wireUsage uses pointers where runtime.md distinguishes a missing field
-// from zero (the cache-read fallback).
-type wireUsage struct {
-	PromptTokens         int64              `json:"prompt_tokens"`
-	CompletionTokens     int64              `json:"completion_tokens"`
-	PromptTokensDetails  *wirePromptDetails `json:"prompt_tokens_details"`
-	PromptCacheHitTokens *int64             `json:"prompt_cache_hit_tokens"`
+// ChatUsage uses pointers where runtime.md distinguishes a missing field
+// from zero (the cache-read fallback). ChatUsage, ChatPromptDetails and
+// ChatError are exported for the scripted server of tests
+// (internal/providertest), which writes its replies with them; omitzero
+// is for its encoding.
+type ChatUsage struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	// TotalTokens is sent by every server and not read.
+	TotalTokens          int64              `json:"total_tokens"`
+	PromptTokensDetails  *ChatPromptDetails `json:"prompt_tokens_details,omitzero"`
+	PromptCacheHitTokens *int64             `json:"prompt_cache_hit_tokens,omitzero"`
 	// Cost is OpenRouter's usage accounting, in credits (US dollars).
-	Cost *float64 `json:"cost"`
+	Cost *float64 `json:"cost,omitzero"`
 }
 
-type wirePromptDetails struct {
-	CachedTokens     *int64 `json:"cached_tokens"`
-	CacheWriteTokens int64  `json:"cache_write_tokens"`
+// ChatPromptDetails is usage.prompt_tokens_details.
+type ChatPromptDetails struct {
+	CachedTokens     *int64 `json:"cached_tokens,omitzero"`
+	CacheWriteTokens int64  `json:"cache_write_tokens,omitzero"`
 }
 
-// wireError is the error object of an error response body or of an error
+// ChatError is the error object of an error response body or of an error
 // event inside a stream. Code is a number or a string depending on the
 // server, so it is kept raw.
-type wireError struct {
+type ChatError struct {
 	Message string         `json:"message"`
 	Code    jsontext.Value `json:"code"`
 }
 
 // normalize applies runtime.md section 1.
-func (u *wireUsage) normalize() Usage {
+func (u *ChatUsage) normalize() Usage {
 	if u == nil {
 		return Usage{}
 	}

@@ -3,10 +3,15 @@ package providertest
 import (
 	"fmt"
 	"net/http"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tiny-agent/tiny-go/internal/provider/anthropic"
 )
 
 // Replies to a POST to a path ending in /messages are rendered as
-// Anthropic's Messages API: an SSE stream of message_start, one content
+// Anthropic's Messages API, in the provider's own wire types (members its
+// decoder does not read are left out): an SSE stream of message_start, one content
 // block per thinking (Reasoning, ended by Signature), text and tool call,
 // message_delta with the stop reason and usage, and message_stop; a
 // StreamError is an error event (type StreamErrorType, by default
@@ -14,16 +19,14 @@ import (
 // body (529 is overloaded_error). Body, JSON, Hang, Cut and Delay work as
 // for Chat Completions (JSON is not rendered differently).
 
-type anthropicEvent map[string]any
-
 func anthropicResponse(r Reply, model string) response {
 	if r.Body != "" || r.Status == 0 || r.Status == http.StatusOK {
 		if r.Body != "" {
 			return build(r, model)
 		}
 	} else {
-		body := mustMarshal(anthropicEvent{"type": "error", "error": anthropicEvent{
-			"type": anthropicErrorType(r.Status), "message": fmt.Sprintf("scripted HTTP %d", r.Status),
+		body := mustMarshalWire(anthropic.Event{Type: "error", Error: &anthropic.APIError{
+			Type: anthropicErrorType(r.Status), Message: fmt.Sprintf("scripted HTTP %d", r.Status),
 		}})
 		return response{r.Status, contentType(r, r.Status), [][]byte{body}}
 	}
@@ -32,51 +35,48 @@ func anthropicResponse(r Reply, model string) response {
 		size = DefaultChunkSize
 	}
 	var events [][]byte
-	add := func(ev anthropicEvent) {
-		events = append(events, []byte(fmt.Sprintf("event: %s\ndata: %s\n\n", ev["type"], mustMarshal(ev))))
+	add := func(ev anthropic.Event) {
+		events = append(events, []byte(fmt.Sprintf("event: %s\ndata: %s\n\n", ev.Type, mustMarshalWire(ev))))
 	}
 	in, out := anthropicUsage(r.Usage)
-	add(anthropicEvent{"type": "message_start", "message": anthropicEvent{
-		"id": "msg_providertest", "type": "message", "role": "assistant", "model": model,
-		"content": []any{}, "stop_reason": nil, "usage": in,
-	}})
+	add(anthropic.Event{Type: "message_start", Message: &anthropic.StartMessage{Model: model, Usage: in, Content: []jsontext.Value{}}})
 	index := 0
-	block := func(start anthropicEvent, deltas []anthropicEvent) {
-		add(anthropicEvent{"type": "content_block_start", "index": index, "content_block": start})
+	block := func(start anthropic.ContentBlock, deltas []anthropic.EventDelta) {
+		add(anthropic.Event{Type: "content_block_start", Index: &index, ContentBlock: mustMarshalWire(start)})
 		for _, d := range deltas {
-			add(anthropicEvent{"type": "content_block_delta", "index": index, "delta": d})
+			add(anthropic.Event{Type: "content_block_delta", Index: &index, Delta: &d})
 		}
-		add(anthropicEvent{"type": "content_block_stop", "index": index})
+		add(anthropic.Event{Type: "content_block_stop", Index: &index})
 		index++
 	}
 	if r.Reasoning != "" || r.Signature != "" {
-		var ds []anthropicEvent
+		var ds []anthropic.EventDelta
 		for _, p := range split(r.Reasoning, size) {
-			ds = append(ds, anthropicEvent{"type": "thinking_delta", "thinking": p})
+			ds = append(ds, anthropic.EventDelta{Type: "thinking_delta", Thinking: p})
 		}
-		ds = append(ds, anthropicEvent{"type": "signature_delta", "signature": r.Signature})
-		block(anthropicEvent{"type": "thinking", "thinking": ""}, ds)
+		ds = append(ds, anthropic.EventDelta{Type: "signature_delta", Signature: r.Signature})
+		block(anthropic.ContentBlock{Type: "thinking"}, ds)
 	}
 	if r.Text != "" {
-		var ds []anthropicEvent
+		var ds []anthropic.EventDelta
 		for _, p := range split(r.Text, size) {
-			ds = append(ds, anthropicEvent{"type": "text_delta", "text": p})
+			ds = append(ds, anthropic.EventDelta{Type: "text_delta", Text: p})
 		}
-		block(anthropicEvent{"type": "text", "text": ""}, ds)
+		block(anthropic.ContentBlock{Type: "text"}, ds)
 	}
 	for _, tc := range r.ToolCalls {
-		var ds []anthropicEvent
+		var ds []anthropic.EventDelta
 		for _, p := range split(tc.Arguments, size) {
-			ds = append(ds, anthropicEvent{"type": "input_json_delta", "partial_json": p})
+			ds = append(ds, anthropic.EventDelta{Type: "input_json_delta", PartialJSON: p})
 		}
-		block(anthropicEvent{"type": "tool_use", "id": tc.ID, "name": tc.Name, "input": anthropicEvent{}}, ds)
+		block(anthropic.ContentBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: jsontext.Value("{}")}, ds)
 	}
 	if r.StreamError != "" {
 		t := r.StreamErrorType
 		if t == "" {
 			t = "overloaded_error"
 		}
-		add(anthropicEvent{"type": "error", "error": anthropicEvent{"type": t, "message": r.StreamError}})
+		add(anthropic.Event{Type: "error", Error: &anthropic.APIError{Type: t, Message: r.StreamError}})
 		return response{http.StatusOK, "text/event-stream", events}
 	}
 	if !r.OmitFinish {
@@ -84,17 +84,17 @@ func anthropicResponse(r Reply, model string) response {
 		if stop == "" {
 			stop = finishReason(r)
 		}
-		add(anthropicEvent{"type": "message_delta", "delta": anthropicEvent{"stop_reason": stop, "stop_sequence": nil}, "usage": out})
+		add(anthropic.Event{Type: "message_delta", Delta: &anthropic.EventDelta{StopReason: &stop}, Usage: out})
 	}
-	add(anthropicEvent{"type": "message_stop"})
+	add(anthropic.Event{Type: "message_stop"})
 	return response{http.StatusOK, "text/event-stream", events}
 }
 
 // anthropicUsage splits a scripted usage into message_start's and
 // message_delta's: input_tokens exclude the cached prefix.
-func anthropicUsage(u *Usage) (start, delta anthropicEvent) {
+func anthropicUsage(u *Usage) (start, delta *anthropic.Usage) {
 	if u == nil {
-		return anthropicEvent{"input_tokens": 0, "output_tokens": 0}, anthropicEvent{"output_tokens": 0}
+		return &anthropic.Usage{InputTokens: new(int64(0)), OutputTokens: new(int64(0))}, &anthropic.Usage{OutputTokens: new(int64(0))}
 	}
 	var read, write int64
 	if u.CachedTokens != nil {
@@ -103,11 +103,11 @@ func anthropicUsage(u *Usage) (start, delta anthropicEvent) {
 	if u.CacheWriteTokens != nil {
 		write = *u.CacheWriteTokens
 	}
-	start = anthropicEvent{
-		"input_tokens": max(0, u.PromptTokens-read-write), "output_tokens": 1,
-		"cache_read_input_tokens": read, "cache_creation_input_tokens": write,
+	start = &anthropic.Usage{
+		InputTokens: new(max(0, u.PromptTokens-read-write)), OutputTokens: new(int64(1)),
+		CacheReadInputTokens: &read, CacheCreationInputTokens: &write,
 	}
-	return start, anthropicEvent{"output_tokens": u.CompletionTokens}
+	return start, &anthropic.Usage{OutputTokens: new(u.CompletionTokens)}
 }
 
 func anthropicErrorType(status int) string {

@@ -7,18 +7,22 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tiny-agent/tiny-go/internal/provider"
 )
 
-// Wire types of the replies the server writes.
+// Wire types of the replies the server writes: the provider's own
+// (provider.ChatUsage, provider.ChatError) for what its decoder reads, and
+// the envelope of a chunk, which it does not.
 
 type chunk struct {
-	ID      string        `json:"id"`
-	Object  string        `json:"object"`
-	Created int64         `json:"created"`
-	Model   string        `json:"model"`
-	Choices []chunkChoice `json:"choices"`
-	Usage   *wireUsage    `json:"usage,omitzero"`
-	Error   *wireError    `json:"error,omitzero"`
+	ID      string              `json:"id"`
+	Object  string              `json:"object"`
+	Created int64               `json:"created"`
+	Model   string              `json:"model"`
+	Choices []chunkChoice       `json:"choices"`
+	Usage   *provider.ChatUsage `json:"usage,omitzero"`
+	Error   *provider.ChatError `json:"error,omitzero"`
 }
 
 type chunkChoice struct {
@@ -53,25 +57,6 @@ type wireFunc struct {
 	Arguments string `json:"arguments"`
 }
 
-type wireUsage struct {
-	PromptTokens         int64        `json:"prompt_tokens"`
-	CompletionTokens     int64        `json:"completion_tokens"`
-	TotalTokens          int64        `json:"total_tokens"`
-	PromptTokensDetails  *wireDetails `json:"prompt_tokens_details,omitzero"`
-	PromptCacheHitTokens *int64       `json:"prompt_cache_hit_tokens,omitzero"`
-	Cost                 *float64     `json:"cost,omitzero"`
-}
-
-type wireDetails struct {
-	CachedTokens     *int64 `json:"cached_tokens,omitzero"`
-	CacheWriteTokens *int64 `json:"cache_write_tokens,omitzero"`
-}
-
-type wireError struct {
-	Message string `json:"message"`
-	Code    int    `json:"code"`
-}
-
 // response is what a reply writes: a status, a content type and the
 // events (pieces of the body) between which it may hang or cut.
 type response struct {
@@ -90,8 +75,8 @@ func build(r Reply, model string) response {
 		return response{status, contentType(r, status), [][]byte{[]byte(r.Body)}}
 	case r.Status != 0 && r.Status != http.StatusOK:
 		body := mustMarshal(struct {
-			Error wireError `json:"error"`
-		}{wireError{Message: fmt.Sprintf("scripted HTTP %d", r.Status), Code: r.Status}})
+			Error provider.ChatError `json:"error"`
+		}{provider.ChatError{Message: fmt.Sprintf("scripted HTTP %d", r.Status), Code: mustMarshal(r.Status)}})
 		return response{r.Status, contentType(r, r.Status), [][]byte{body}}
 	case r.JSON:
 		return response{http.StatusOK, "application/json", [][]byte{jsonReply(r, model)}}
@@ -165,7 +150,7 @@ func sseEvents(r Reply, model string) [][]byte {
 	case r.StreamError != "":
 		reason := "error"
 		add(chunk{
-			Error:   &wireError{Message: r.StreamError, Code: http.StatusBadGateway},
+			Error:   &provider.ChatError{Message: r.StreamError, Code: mustMarshal(http.StatusBadGateway)},
 			Choices: []chunkChoice{{Delta: &delta{}, FinishReason: &reason}},
 		})
 	case !r.OmitFinish:
@@ -204,8 +189,8 @@ func jsonReply(r Reply, model string) []byte {
 	return b
 }
 
-func (u *Usage) wire() *wireUsage {
-	w := &wireUsage{
+func (u *Usage) wire() *provider.ChatUsage {
+	w := &provider.ChatUsage{
 		PromptTokens:         u.PromptTokens,
 		CompletionTokens:     u.CompletionTokens,
 		TotalTokens:          u.PromptTokens + u.CompletionTokens,
@@ -213,7 +198,10 @@ func (u *Usage) wire() *wireUsage {
 		Cost:                 u.Cost,
 	}
 	if u.CachedTokens != nil || u.CacheWriteTokens != nil {
-		w.PromptTokensDetails = &wireDetails{CachedTokens: u.CachedTokens, CacheWriteTokens: u.CacheWriteTokens}
+		w.PromptTokensDetails = &provider.ChatPromptDetails{CachedTokens: u.CachedTokens}
+		if u.CacheWriteTokens != nil {
+			w.PromptTokensDetails.CacheWriteTokens = *u.CacheWriteTokens
+		}
 	}
 	return w
 }
@@ -239,18 +227,23 @@ func split(s string, n int) []string {
 	return pieces
 }
 
-// mustMarshal encodes the server's own wire types, which cannot fail
-// except for invalid UTF-8 in scripted strings; those are sent replaced.
-func mustMarshal(v any) []byte {
-	b, err := json.Marshal(v)
+// mustMarshal encodes a reply's wire types, which cannot fail except for
+// invalid UTF-8 in scripted strings; those are sent replaced.
+func mustMarshal(v any, opts ...json.Options) []byte {
+	b, err := json.Marshal(v, opts...)
 	if err != nil {
-		b, err = json.Marshal(v, jsontext.AllowInvalidUTF8(true))
+		b, err = json.Marshal(v, append(opts, jsontext.AllowInvalidUTF8(true))...)
 		if err != nil {
 			panic(fmt.Sprintf("providertest: encode reply: %v", err))
 		}
 	}
 	return b
 }
+
+// mustMarshalWire encodes a provider's wire type, declared for decoding
+// (no omitzero tags): zero members are left out, as a server leaves out
+// what does not apply.
+func mustMarshalWire(v any) []byte { return mustMarshal(v, json.OmitZeroStructFields(true)) }
 
 func toBytes(vs []jsontext.Value) [][]byte {
 	out := make([][]byte, len(vs))

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/tiny-agent/tiny-go/internal/provider/responses"
 )
 
@@ -17,8 +19,6 @@ import (
 // "content_filter". A StreamError is an error event (code StreamErrorType,
 // by default server_error) in place of the terminal event.
 
-type rEvent map[string]any
-
 func responsesResponse(r Reply, model string) response {
 	if r.Body != "" || r.Status != 0 && r.Status != http.StatusOK {
 		return build(r, model)
@@ -28,62 +28,58 @@ func responsesResponse(r Reply, model string) response {
 		size = DefaultChunkSize
 	}
 	var events [][]byte
-	seq := 0
-	add := func(ev rEvent) {
-		ev["sequence_number"] = seq
-		seq++
-		events = append(events, []byte(fmt.Sprintf("event: %s\ndata: %s\n\n", ev["type"], mustMarshal(ev))))
+	add := func(ev responses.Event) {
+		events = append(events, []byte(fmt.Sprintf("event: %s\ndata: %s\n\n", ev.Type, mustMarshalWire(ev))))
 	}
 	index := 0
-	item := func(added, done any, deltas func()) {
-		add(rEvent{"type": "response.output_item.added", "output_index": index, "item": added})
-		deltas()
-		add(rEvent{"type": "response.output_item.done", "output_index": index, "item": done})
+	item := func(added, done any, deltas func(index *int)) {
+		add(responses.Event{Type: "response.output_item.added", OutputIndex: &index, Item: mustMarshal(added)})
+		deltas(&index)
+		add(responses.Event{Type: "response.output_item.done", OutputIndex: &index, Item: mustMarshal(done)})
 		index++
 	}
-	add(rEvent{"type": "response.created", "response": rEvent{"id": "resp_providertest", "object": "response", "status": "in_progress", "model": model, "output": []any{}}})
+	add(responses.Event{Type: "response.created", Response: &responses.Response{Status: "in_progress", Model: model, Output: []jsontext.Value{}}})
 	if r.Reasoning != "" || r.Signature != "" {
-		item(rEvent{"type": "reasoning", "id": "rs_0", "summary": []any{}},
-			rEvent{"type": "reasoning", "id": "rs_0", "summary": []any{rEvent{"type": "summary_text", "text": r.Reasoning}}, "encrypted_content": r.Signature},
-			func() {
+		item(rItem{"type": "reasoning", "id": "rs_0", "summary": []any{}},
+			rItem{"type": "reasoning", "id": "rs_0", "summary": []any{rItem{"type": "summary_text", "text": r.Reasoning}}, "encrypted_content": r.Signature},
+			func(index *int) {
 				for _, p := range split(r.Reasoning, size) {
-					add(rEvent{"type": "response.reasoning_summary_text.delta", "item_id": "rs_0", "output_index": index, "summary_index": 0, "delta": p})
+					add(responses.Event{Type: "response.reasoning_summary_text.delta", OutputIndex: index, Delta: p})
 				}
 			})
 	}
 	refusal := finishReason(r) == "refusal"
 	if r.Text != "" {
-		delta, part := "response.output_text.delta", rEvent{"type": "output_text", "text": r.Text, "annotations": []any{}}
+		delta, part := "response.output_text.delta", rItem{"type": "output_text", "text": r.Text, "annotations": []any{}}
 		if refusal {
-			delta, part = "response.refusal.delta", rEvent{"type": "refusal", "refusal": r.Text}
+			delta, part = "response.refusal.delta", rItem{"type": "refusal", "refusal": r.Text}
 		}
-		item(rEvent{"type": "message", "id": "msg_0", "role": "assistant", "status": "in_progress", "content": []any{}},
-			rEvent{"type": "message", "id": "msg_0", "role": "assistant", "status": "completed", "content": []any{part}},
-			func() {
+		item(rItem{"type": "message", "id": "msg_0", "role": "assistant", "status": "in_progress", "content": []any{}},
+			rItem{"type": "message", "id": "msg_0", "role": "assistant", "status": "completed", "content": []any{part}},
+			func(index *int) {
 				for _, p := range split(r.Text, size) {
-					add(rEvent{"type": delta, "item_id": "msg_0", "output_index": index, "content_index": 0, "delta": p})
+					add(responses.Event{Type: delta, OutputIndex: index, Delta: p})
 				}
 			})
 	}
-	for i, tc := range r.ToolCalls {
-		id := fmt.Sprintf("fc_%d", i)
+	for _, tc := range r.ToolCalls {
 		item(responses.FunctionCall{Type: "function_call", CallID: tc.ID, Name: tc.Name},
 			responses.FunctionCall{Type: "function_call", CallID: tc.ID, Name: tc.Name, Arguments: tc.Arguments},
-			func() {
+			func(index *int) {
 				for _, p := range split(tc.Arguments, size) {
-					add(rEvent{"type": "response.function_call_arguments.delta", "item_id": id, "output_index": index, "delta": p})
+					add(responses.Event{Type: "response.function_call_arguments.delta", OutputIndex: index, Delta: p})
 				}
 			})
 	}
 	for _, raw := range r.Items {
-		item(raw, raw, func() {})
+		item(raw, raw, func(*int) {})
 	}
 	if r.StreamError != "" {
 		code := r.StreamErrorType
 		if code == "" {
 			code = "server_error"
 		}
-		add(rEvent{"type": "error", "code": code, "message": r.StreamError, "param": nil})
+		add(responses.Event{Type: "error", Code: mustMarshal(code), Message: r.StreamError})
 		return response{http.StatusOK, "text/event-stream", events}
 	}
 	if !r.OmitFinish {
@@ -92,23 +88,26 @@ func responsesResponse(r Reply, model string) response {
 	return response{http.StatusOK, "text/event-stream", events}
 }
 
+// rItem is an output item as the model produced it: the decoder keeps
+// reasoning and message items raw, and they go back as they came.
+type rItem map[string]any
+
 // responsesTerminal is the terminal event of a scripted reply.
-func responsesTerminal(r Reply, model string) rEvent {
-	resp := rEvent{"id": "resp_providertest", "object": "response", "status": "completed", "model": model, "output": []any{}}
+func responsesTerminal(r Reply, model string) responses.Event {
+	resp := &responses.Response{Status: "completed", Model: model, Output: []jsontext.Value{}}
 	if u := r.Usage; u != nil {
-		var cached int64
+		resp.Usage = &responses.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
 		if u.CachedTokens != nil {
-			cached = *u.CachedTokens
+			resp.Usage.InputTokensDetails.CachedTokens = *u.CachedTokens
 		}
-		resp["usage"] = rEvent{"input_tokens": u.PromptTokens, "input_tokens_details": rEvent{"cached_tokens": cached},
-			"output_tokens": u.CompletionTokens, "output_tokens_details": rEvent{"reasoning_tokens": 0}, "total_tokens": u.PromptTokens + u.CompletionTokens}
 	}
 	typ := "response.completed"
-	switch finishReason(r) {
-	case "length":
-		typ, resp["status"], resp["incomplete_details"] = "response.incomplete", "incomplete", rEvent{"reason": "max_output_tokens"}
-	case "content_filter":
-		typ, resp["status"], resp["incomplete_details"] = "response.incomplete", "incomplete", rEvent{"reason": "content_filter"}
+	switch reason := finishReason(r); reason {
+	case "length", "content_filter":
+		if reason == "length" {
+			reason = "max_output_tokens"
+		}
+		typ, resp.Status, resp.IncompleteDetails = "response.incomplete", "incomplete", &responses.IncompleteDetail{Reason: reason}
 	}
-	return rEvent{"type": typ, "response": resp}
+	return responses.Event{Type: typ, Response: resp}
 }

@@ -15,26 +15,30 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/provider"
 )
 
-// event is one Messages API stream event; members of all types.
-type event struct {
+// Event is one Messages API stream event; members of all types. The wire
+// types are exported for the scripted server of tests
+// (internal/providertest), which writes its replies with them.
+type Event struct {
 	Type         string         `json:"type"`
 	Index        *int           `json:"index"`
-	Message      *startMessage  `json:"message"`
+	Message      *StartMessage  `json:"message"`
 	ContentBlock jsontext.Value `json:"content_block"`
-	Delta        *eventDelta    `json:"delta"`
-	Usage        *usage         `json:"usage"`
-	Error        *apiError      `json:"error"`
+	Delta        *EventDelta    `json:"delta"`
+	Usage        *Usage         `json:"usage"`
+	Error        *APIError      `json:"error"`
 }
 
-type startMessage struct {
+// StartMessage is the message of message_start.
+type StartMessage struct {
 	Model string `json:"model"`
-	Usage *usage `json:"usage"`
+	Usage *Usage `json:"usage"`
 	// Content is usually empty here; a server that gives blocks whole
 	// puts them here, and they are used as given.
 	Content []jsontext.Value `json:"content"`
 }
 
-type eventDelta struct {
+// EventDelta is the delta of content_block_delta and message_delta.
+type EventDelta struct {
 	Type        string  `json:"type"`
 	Text        string  `json:"text"`
 	PartialJSON string  `json:"partial_json"`
@@ -43,21 +47,22 @@ type eventDelta struct {
 	StopReason  *string `json:"stop_reason"`
 }
 
-// usage fields are pointers: message_delta repeats only some of them.
-type usage struct {
+// Usage fields are pointers: message_delta repeats only some of them.
+type Usage struct {
 	InputTokens              *int64 `json:"input_tokens"`
 	OutputTokens             *int64 `json:"output_tokens"`
 	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     *int64 `json:"cache_read_input_tokens"`
 }
 
-type apiError struct {
+// APIError is the error of an error event or body.
+type APIError struct {
 	Type    string `json:"type"`
 	Message string `json:"message"`
 }
 
-// contentBlock is the start of a block.
-type contentBlock struct {
+// ContentBlock is the start of a block.
+type ContentBlock struct {
 	Type     string `json:"type"`
 	Text     string `json:"text"`
 	ID       string `json:"id"`
@@ -94,7 +99,7 @@ type decoder struct {
 	stop     string
 	model    string
 	blocks   map[int]*blockState
-	in       usage
+	in       Usage
 	outputTk int64
 }
 
@@ -133,7 +138,7 @@ func readStream(r io.Reader, apiKey string, onDelta func(provider.Delta)) (provi
 
 // event applies one event.
 func (d *decoder) event(data []byte) error {
-	var ev event
+	var ev Event
 	if err := json.Unmarshal(data, &ev); err != nil {
 		return provider.Malformed("an invalid stream event")
 	}
@@ -177,7 +182,7 @@ func (d *decoder) event(data []byte) error {
 	return nil
 }
 
-func (d *decoder) block(ev event) (*blockState, error) {
+func (d *decoder) block(ev Event) (*blockState, error) {
 	if ev.Index == nil || *ev.Index < 0 {
 		return nil, provider.Malformed("a content event without an index")
 	}
@@ -188,7 +193,7 @@ func (d *decoder) block(ev event) (*blockState, error) {
 	return b, nil
 }
 
-func (d *decoder) blockStart(ev event) error {
+func (d *decoder) blockStart(ev Event) error {
 	if ev.Index == nil || *ev.Index < 0 {
 		return provider.Malformed("a content event without an index")
 	}
@@ -200,7 +205,7 @@ func (d *decoder) startBlock(index int, raw jsontext.Value) error {
 	if _, dup := d.blocks[index]; dup {
 		return provider.Malformed("two content blocks with one index")
 	}
-	var cb contentBlock
+	var cb ContentBlock
 	if err := json.Unmarshal(raw, &cb); err != nil {
 		return provider.Malformed("an invalid content block")
 	}
@@ -223,7 +228,7 @@ func (d *decoder) startBlock(index int, raw jsontext.Value) error {
 	return nil
 }
 
-func (d *decoder) blockDelta(ev event) error {
+func (d *decoder) blockDelta(ev Event) error {
 	b, err := d.block(ev)
 	if err != nil {
 		return err
@@ -252,11 +257,11 @@ func (d *decoder) show(delta provider.Delta) {
 	}
 }
 
-func (d *decoder) addUsage(u *usage) {
+func (d *decoder) addUsage(u *Usage) {
 	if u == nil {
 		return
 	}
-	set := func(dst *usage, src *usage) {
+	set := func(dst *Usage, src *Usage) {
 		if src.InputTokens != nil {
 			dst.InputTokens = src.InputTokens
 		}
@@ -276,7 +281,7 @@ func (d *decoder) addUsage(u *usage) {
 // streamError classifies an error event (convention 1): an overload, a
 // rate limit or an internal error before any content may be sent again; a
 // prompt that is too long compacts.
-func (d *decoder) streamError(e *apiError) error {
+func (d *decoder) streamError(e *APIError) error {
 	if e == nil {
 		return &provider.Error{Kind: provider.KindProviderError, Message: "provider reported an error"}
 	}
