@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,7 +47,7 @@ func TestPlanModeTmux(t *testing.T) {
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-plan-%d", os.Getpid())}
 	script := fmt.Sprintf(`cd %s && TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s; echo EXIT=$?; sleep 60`, dir, srv.URL(), bin)
 	p.tmux("new-session", "-d", "-x", "120", "-y", "45", "-s", "s", "sh", "-c", script)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	t.Cleanup(func() { killTmux(p.socket) })
 	p.waitText("/compact  /skill:name  /exit")
 	p.keys("BTab")
 	p.waitText("auto mode")

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -59,7 +58,7 @@ func TestSubagentEscTmux(t *testing.T) {
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-agent-esc-%d", os.Getpid())}
 	script := fmt.Sprintf(`cd %s && MARKS=%s TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s --approval auto; echo EXIT=$?; sleep 60`, dir, marks, srv.URL(), bin)
 	p.tmux("new-session", "-d", "-x", "120", "-y", "45", "-s", "s", "sh", "-c", script)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	t.Cleanup(func() { killTmux(p.socket) })
 	p.waitText("/compact  /skill:name  /exit")
 	p.text("deploy it")
 	p.keys("Enter")
@@ -104,7 +103,7 @@ func TestSubagentCrashTmux(t *testing.T) {
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-agent-kill-%d", os.Getpid())}
 	script := fmt.Sprintf(`cd %s && echo $$ > tinygo.pid && exec env %s %s --approval auto`, dir, env, bin)
 	p.tmux("new-session", "-d", "-x", "120", "-y", "45", "-s", "s", "sh", "-c", script+"; sleep 60")
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	t.Cleanup(func() { killTmux(p.socket) })
 	p.waitText("/compact  /skill:name  /exit")
 	p.text("deploy it")
 	p.keys("Enter")
@@ -117,7 +116,7 @@ func TestSubagentCrashTmux(t *testing.T) {
 	q := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-agent-cont-%d", os.Getpid())}
 	script = fmt.Sprintf(`cd %s && env %s %s --approval auto --continue; echo EXIT=$?; sleep 60`, dir, env, bin)
 	q.tmux("new-session", "-d", "-x", "120", "-y", "45", "-s", "s", "sh", "-c", script)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", q.socket, "kill-server").Run() })
+	t.Cleanup(func() { killTmux(q.socket) })
 	want := "parent got: child saw: " + session.ContentInterrupted
 	q.waitText("Recovered the open run: completed.")
 	q.waitText("── resumed ──")
@@ -181,7 +180,7 @@ func TestParallelSubagentsTmux(t *testing.T) {
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-agent-par-%d", os.Getpid())}
 	script := fmt.Sprintf(`cd %s && TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s --approval auto; echo EXIT=$?; sleep 60`, dir, srv.URL(), bin)
 	p.tmux("new-session", "-d", "-x", "140", "-y", "50", "-s", "s", "sh", "-c", script)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	t.Cleanup(func() { killTmux(p.socket) })
 	p.waitText("/compact  /skill:name  /exit")
 	p.text("fan out")
 	p.keys("Enter")

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -40,7 +39,7 @@ func TestTodoListTmux(t *testing.T) {
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-todo-%d", os.Getpid())}
 	script := fmt.Sprintf(`cd %s && MARKS=%s TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s --approval auto; echo EXIT=$?; sleep 60`, dir, marks, srv.URL(), bin)
 	p.tmux("new-session", "-d", "-x", "110", "-y", "40", "-s", "s", "sh", "-c", script)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	t.Cleanup(func() { killTmux(p.socket) })
 	p.waitText("/compact  /skill:name  /exit")
 	p.text("plan the work")
 	p.keys("Enter")
@@ -63,7 +62,7 @@ func TestTodoListTmux(t *testing.T) {
 	q := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-todo-resume-%d", os.Getpid())}
 	script = fmt.Sprintf(`cd %s && TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s --approval auto --continue; echo EXIT=$?; sleep 60`, dir, srv.URL(), bin)
 	q.tmux("new-session", "-d", "-x", "110", "-y", "40", "-s", "s", "sh", "-c", script)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", q.socket, "kill-server").Run() })
+	t.Cleanup(func() { killTmux(q.socket) })
 	q.waitText("Todo list:\n[x] survey\n[>] Doing patch")
 	q.keys("C-c", "C-c")
 	q.waitText("EXIT=0")

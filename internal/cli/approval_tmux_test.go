@@ -49,7 +49,7 @@ func TestApprovalsInATerminal(t *testing.T) {
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-approval-%d", os.Getpid())}
 	script := fmt.Sprintf(`cd %s && echo $$ > tg.pid && exec env %s %s`, dir, env, bin)
 	p.tmux("new-session", "-d", "-x", "100", "-y", "30", "-s", "s", "sh", "-c", script+"; sleep 60")
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	t.Cleanup(func() { killTmux(p.socket) })
 	exists := func(name string) bool { _, err := os.Stat(filepath.Join(dir, name)); return err == nil }
 
 	p.waitText("/compact  /skill:name  /exit")
@@ -156,7 +156,7 @@ func TestApprovalsInATerminal(t *testing.T) {
 	p2 := &tmuxPane{t: t, socket: p.socket + "-resume"}
 	p2.tmux("new-session", "-d", "-x", "100", "-y", "30", "-s", "s", "sh", "-c",
 		fmt.Sprintf(`cd %s && env %s %s --session %s; echo EXIT=$?; sleep 60`, dir, env, bin, id))
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p2.socket, "kill-server").Run() })
+	t.Cleanup(func() { killTmux(p2.socket) })
 	p2.waitText("◆ bash wants to: Run a command (asked again after a restart)")
 	p2.waitText("Allow? y = once, a = always allow `touch` commands, n [reason] = deny, esc = abort:")
 	if exists("killed.txt") {

@@ -62,7 +62,7 @@ func TestTmuxKeysAndCommands(t *testing.T) {
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-keys-%d", os.Getpid())}
 	script := fmt.Sprintf(`cd %s && HOME=%s TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s --approval auto --model first/model; echo EXIT=$?; sleep 60`, dir, dir, srv.URL(), bin)
 	p.tmux("new-session", "-d", "-x", "220", "-y", "60", "-s", "s", "sh", "-c", script)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	t.Cleanup(func() { killTmux(p.socket) })
 	p.waitText("(/ lists all)")
 	p.waitText("help.md: /help is a built-in command and cannot be replaced; rename the file")
 	p.waitText("broken.md: front matter starts with --- but never ends")
@@ -218,7 +218,7 @@ func TestTmuxMentions(t *testing.T) {
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-mention-%d", os.Getpid())}
 	script := fmt.Sprintf(`cd %s && HOME=%s TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s --approval auto; echo EXIT=$?; sleep 60`, dir, dir, srv.URL(), bin)
 	p.tmux("new-session", "-d", "-x", "160", "-y", "50", "-s", "s", "sh", "-c", script)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	t.Cleanup(func() { killTmux(p.socket) })
 	p.waitText("(/ lists all)")
 
 	p.text("explain @lexer")
@@ -296,7 +296,7 @@ func TestTmuxImages(t *testing.T) {
 	env := fmt.Sprintf("HOME=%s TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s", dir, srv.URL())
 	script := fmt.Sprintf(`cd %s && %s %s --approval auto; echo EXIT=$?; sleep 60`, dir, env, bin)
 	p.tmux("new-session", "-d", "-x", "200", "-y", "50", "-s", "s", "sh", "-c", script)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	t.Cleanup(func() { killTmux(p.socket) })
 	p.waitText("(/ lists all)")
 
 	p.text("what is in ")
@@ -393,7 +393,7 @@ func TestTmuxShellEscapeCrash(t *testing.T) {
 	env := fmt.Sprintf("HOME=%s MARKS=%s TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s", dir, marks, srv.URL())
 	script := fmt.Sprintf(`cd %s && sh -c 'echo $$ > tg.pid; exec env %s %s --approval auto'; echo EXIT=$?; sleep 60`, dir, env, bin)
 	p.tmux("new-session", "-d", "-x", "160", "-y", "40", "-s", "s", "sh", "-c", script)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	t.Cleanup(func() { killTmux(p.socket) })
 	p.waitText("(/ lists all)")
 	p.text("hi")
 	p.keys("Enter")
@@ -443,7 +443,7 @@ func TestTmuxClearAndResume(t *testing.T) {
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-clear-%d", os.Getpid())}
 	script := fmt.Sprintf(`cd %s && HOME=%s TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s --approval auto; echo EXIT=$?; sleep 60`, dir, dir, srv.URL(), bin)
 	p.tmux("new-session", "-d", "-x", "200", "-y", "60", "-s", "s", "sh", "-c", script)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	t.Cleanup(func() { killTmux(p.socket) })
 	p.waitText("(/ lists all)")
 	p.text("first question")
 	p.keys("Enter")

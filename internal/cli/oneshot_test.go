@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -82,7 +81,7 @@ func TestOneShotSpinnerInATerminal(t *testing.T) {
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-spin-%d", os.Getpid())}
 	script := fmt.Sprintf(`cd %s && TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s "sleep a bit"; echo EXIT=$?; sleep 60`, dir, srv.URL(), bin)
 	p.tmux("new-session", "-d", "-x", "100", "-y", "30", "-s", "s", "sh", "-c", script)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	t.Cleanup(func() { killTmux(p.socket) })
 	p.waitText("Running bash… 1s")
 	p.waitText("  └ 6 chars · 2")
 	p.waitText("Thinking… 1s")

@@ -336,7 +336,7 @@ func TestEscKillsWhatTheCommandStarted(t *testing.T) {
 	script := fmt.Sprintf(`cd %s && TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s=1 %s --approval auto; echo EXIT=$?; sleep 60`,
 		dir, srv.URL(), childEnv, programAs(t, "tiny-go-program"))
 	p.tmux("new-session", "-d", "-x", "110", "-y", "40", "-s", "s", "sh", "-c", script)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	t.Cleanup(func() { killTmux(p.socket) })
 
 	p.waitText("Esc aborts the active operation; Ctrl+C exits.")
 	p.text("start the server")

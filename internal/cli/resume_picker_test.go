@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -31,7 +30,7 @@ func TestResumePickerInATerminal(t *testing.T) {
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-resume-%d", os.Getpid())}
 	script := fmt.Sprintf(`cd %s && TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s --resume; echo EXIT=$?; sleep 60`, c.dir, srv.URL(), bin)
 	p.tmux("new-session", "-d", "-x", "100", "-y", "30", "-s", "s", "sh", "-c", script)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	t.Cleanup(func() { killTmux(p.socket) })
 
 	p.waitText("Resume a session of this directory")
 	p.waitText("fix the parser")

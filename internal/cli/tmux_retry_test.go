@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +31,7 @@ func TestInteractiveRetryLine(t *testing.T) {
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-retry-%d", os.Getpid())}
 	script := fmt.Sprintf(`cd %s && TERM=tmux-256color OPENROUTER_API_KEY= TINY_API_KEY= OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s; echo EXIT=$?; sleep 60`, dir, srv.URL(), bin)
 	p.tmux("new-session", "-d", "-x", "100", "-y", "30", "-s", "s", "sh", "-c", script)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	t.Cleanup(func() { killTmux(p.socket) })
 
 	p.waitText("Esc aborts the active operation; Ctrl+C exits.")
 	if s := p.screen(); !strings.Contains(s, "provider: "+u.Host+"\n") || strings.Contains(strings.ToLower(s), "openrouter") {

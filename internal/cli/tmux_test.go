@@ -85,7 +85,7 @@ func TestInteractiveTerminal(t *testing.T) {
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-cli-%d", os.Getpid())}
 	script := fmt.Sprintf(`cd %s && MARKS=%s TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s --approval auto; echo EXIT=$?; sleep 60`, dir, marks, srv.URL(), bin)
 	p.tmux("new-session", "-d", "-x", "110", "-y", "40", "-s", "s", "sh", "-c", script)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	t.Cleanup(func() { killTmux(p.socket) })
 
 	p.waitText("Esc aborts the active operation; Ctrl+C exits.")
 	p.waitText("/compact  /skill:name  /exit")
@@ -164,7 +164,7 @@ func TestInteractiveTerminal(t *testing.T) {
 	q := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-cli-resume-%d", os.Getpid())}
 	script = fmt.Sprintf(`cd %s && TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s --approval auto --session %s; echo EXIT=$?; sleep 60`, dir, srv.URL(), bin, st.Header.ID)
 	q.tmux("new-session", "-d", "-x", "110", "-y", "40", "-s", "s", "sh", "-c", script)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", q.socket, "kill-server").Run() })
+	t.Cleanup(func() { killTmux(q.socket) })
 	q.waitText("── resumed ──")
 	screen := q.screen()
 	for _, want := range []string{"… earlier turns were compacted", "> run the deploy", "> fourth", "fourth answer"} {
@@ -212,4 +212,56 @@ func needTmux(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed")
 	}
+}
+
+// killTmux stops the tmux server on socket and waits (up to 10 s) until
+// the programs its panes ran, and their children, have exited, so a test's
+// temporary directories are removed after the last write into them.
+func killTmux(socket string) {
+	out, _ := exec.Command("tmux", "-L", socket, "list-panes", "-a", "-F", "#{pane_pid}").Output()
+	var pids []int
+	for _, f := range strings.Fields(string(out)) {
+		var pid int
+		if _, err := fmt.Sscan(f, &pid); err == nil {
+			pids = append(pids, descendants(pid)...)
+		}
+	}
+	_ = exec.Command("tmux", "-L", socket, "kill-server").Run()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range pids {
+		for time.Now().Before(deadline) {
+			if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// descendants is pid and every process below it.
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, s := range stats {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so read after ')'.
+		i := strings.LastIndexByte(string(b), ')')
+		var self, ppid int
+		var state string
+		fmt.Sscan(string(b), &self)
+		if i < 0 {
+			continue
+		}
+		if _, err := fmt.Sscan(string(b[i+1:]), &state, &ppid); err == nil {
+			children[ppid] = append(children[ppid], self)
+		}
+	}
+	out := []int{pid}
+	for i := 0; i < len(out); i++ {
+		out = append(out, children[out[i]]...)
+	}
+	return out
 }
