@@ -180,7 +180,7 @@ func (e *enterprise) exchange(ctx context.Context, idToken, audience, resource s
 			again = fmt.Sprintf("sign in again with `tiny-go mcp login %s`", e.h.opts.Alias)
 		}
 		return "", &refusedError{err: err, msg: fmt.Sprintf(
-			"the identity provider refused the token exchange: %s: %s, or ask its administrator to let tiny-go (client %q) use %s",
+			"the identity provider refused the token exchange: %s: %s, or ask its administrator to let client %q use this server (%s)",
 			describeTokenError(err), again, idp.ClientID, resource)}
 	}
 	if t, _ := tok.Extra("issued_token_type").(string); t != oauthex.TokenTypeIDJAG {

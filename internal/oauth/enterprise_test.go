@@ -72,9 +72,18 @@ func (w *enterpriseWorld) serveIdP(rw http.ResponseWriter, r *http.Request) {
 	rw.Header().Set("Content-Type", "application/json")
 	switch r.URL.Path {
 	case "/.well-known/openid-configuration":
-		fmt.Fprintf(rw, `{"issuer":%q,"token_endpoint":%q}`, w.idp.URL, w.idp.URL+"/token")
+		fmt.Fprintf(rw, `{"issuer":%q,"authorization_endpoint":%q,"token_endpoint":%q,"code_challenge_methods_supported":["S256"]}`, w.idp.URL, w.idp.URL+"/authorize", w.idp.URL+"/token")
+	case "/authorize": // the user signs in at once
+		q := r.URL.Query()
+		back, _ := url.Parse(q.Get("redirect_uri"))
+		back.RawQuery = url.Values{"code": {"idp-code"}, "state": {q.Get("state")}}.Encode()
+		http.Redirect(rw, r, back.String(), http.StatusFound)
 	case "/token":
 		r.ParseForm()
+		if r.PostForm.Get("grant_type") == "authorization_code" && r.PostForm.Get("code") == "idp-code" && r.PostForm.Get("code_verifier") != "" {
+			fmt.Fprintf(rw, `{"access_token":"idp-at","token_type":"Bearer","id_token":%q}`, fakeJWT(`{"sub":"from-browser"}`))
+			return
+		}
 		w.mu.Lock()
 		w.exchanges = append(w.exchanges, r.PostForm)
 		refuse := w.idpRefuses
@@ -107,14 +116,18 @@ func (w *enterpriseWorld) signIn(t *testing.T, h *Handler) error {
 	return h.Authorize(context.Background(), req, resp)
 }
 
-func (w *enterpriseWorld) handler(t *testing.T, idToken string, store *Store) *Handler {
+func (w *enterpriseWorld) handler(t *testing.T, idToken string, store *Store, browser ...Browser) *Handler {
 	t.Helper()
 	cfg := &Config{Grant: GrantEnterprise, ClientID: "mcp-client", ClientSecret: "mcp-secret",
 		IdP: &IdPConfig{Issuer: w.idp.URL, ClientID: "idp-client", IDToken: idToken}}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewHandler(Options{Alias: "docs", Server: w.mcp.URL + "/mcp", Config: cfg, Store: store, HTTP: w.as.Client()})
+	opts := Options{Alias: "docs", Server: w.mcp.URL + "/mcp", Config: cfg, Store: store, HTTP: w.as.Client()}
+	if len(browser) > 0 {
+		opts.Interactive, opts.Browser = true, browser[0]
+	}
+	h, err := NewHandler(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +204,7 @@ func TestEnterpriseRefusals(t *testing.T) {
 		{
 			name:       "IdP refuses",
 			idpRefuses: `{"error":"invalid_grant","error_description":"Audience validation failed"}`,
-			want:       `the identity provider refused the token exchange: invalid_grant (Audience validation failed): get a new ID token for "oauth.idp.idToken", or ask its administrator to let tiny-go (client "idp-client") use %s`,
+			want:       `the identity provider refused the token exchange: invalid_grant (Audience validation failed): get a new ID token for "oauth.idp.idToken", or ask its administrator to let client "idp-client" use this server (%s)`,
 			contacts:   1,
 		},
 		{
@@ -257,6 +270,46 @@ func TestEnterpriseRunNeedsLogin(t *testing.T) {
 	defer w.mu.Unlock()
 	if len(w.exchanges) != 0 {
 		t.Error("the IdP was asked without an ID token")
+	}
+}
+
+// A stored token that expired with no refresh token is not sent: the
+// server's 401 then runs a new exchange with the configured ID token.
+func TestEnterpriseExpiredTokenSignsInAgain(t *testing.T) {
+	w := newEnterpriseWorld(t)
+	store := &Store{Dir: t.TempDir()}
+	old := &Record{Server: w.mcp.URL + "/mcp", ClientID: "mcp-client", TokenURL: w.as.URL + "/token", AccessToken: "old", Expiry: time.Now().Add(-time.Minute)}
+	if err := store.Save(old); err != nil {
+		t.Fatal(err)
+	}
+	h := w.handler(t, fakeJWT(`{"sub":"u1"}`), store)
+	if ts, err := h.TokenSource(context.Background()); ts != nil || err != nil {
+		t.Fatalf("an expired token is offered: %v %v", ts, err)
+	}
+	if err := w.signIn(t, h); err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := h.TokenSource(context.Background())
+	if tok, err := ts.Token(); err != nil || tok.AccessToken != "at-1" {
+		t.Fatalf("token %+v, %v", tok, err)
+	}
+}
+
+// Without a configured ID token, `tiny-go mcp login` gets one by signing
+// in at the IdP in the browser (OpenID Connect), then exchanges it.
+func TestEnterpriseBrowserSignIn(t *testing.T) {
+	w := newEnterpriseWorld(t)
+	store := &Store{Dir: t.TempDir()}
+	if err := w.signIn(t, w.handler(t, "", store, fetchingBrowser)); err != nil {
+		t.Fatal(err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.exchanges) != 1 || w.exchanges[0].Get("subject_token") != fakeJWT(`{"sub":"from-browser"}`) {
+		t.Fatalf("token exchanges %v", w.exchanges)
+	}
+	if r, _ := store.Load(w.mcp.URL + "/mcp"); r == nil || r.AccessToken != "at-1" {
+		t.Fatalf("stored %+v", r)
 	}
 }
 
