@@ -32,10 +32,10 @@ type Config struct {
 	// with `tiny-go mcp login`), GrantClientCredentials (a machine) or
 	// GrantEnterprise (through the enterprise's identity provider).
 	Grant string `json:"grant,omitzero"`
-	// ClientID and ClientSecret are a pre-registered client; without them
-	// the client registers itself (a client ID metadata document when
-	// ClientMetadataURL is set and the server supports it, else dynamic
-	// registration).
+	// ClientID and ClientSecret are a pre-registered client. A person's
+	// sign-in uses them only where the server takes neither a client ID
+	// metadata document nor dynamic registration (chooseRegistration);
+	// client credentials and enterprise sign-ins always do.
 	ClientID     string `json:"clientId,omitzero"`
 	ClientSecret string `json:"clientSecret,omitzero"`
 	// ClientMetadataURL is the https URL of tiny-go's client ID metadata
