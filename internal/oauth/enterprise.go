@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
@@ -64,9 +63,12 @@ func (e *enterprise) Authorize(ctx context.Context, req *http.Request, resp *htt
 	if err != nil {
 		return err
 	}
-	asm, err := authServerMetadata(ctx, prm.AuthorizationServers[0], client)
+	asm, err := findTokenMeta(ctx, prm.AuthorizationServers[0], client, false)
 	if err != nil {
-		return err
+		return fmt.Errorf("authorization server metadata: %w", err)
+	}
+	if asm == nil { // 2025-03-26: the default endpoint
+		asm = &tokenMeta{Issuer: prm.AuthorizationServers[0], TokenEndpoint: strings.TrimRight(prm.AuthorizationServers[0], "/") + "/token"}
 	}
 	scopes := challengeScopes(cs)
 	if len(scopes) == 0 {
@@ -95,20 +97,6 @@ func (e *enterprise) Authorize(ctx context.Context, req *http.Request, resp *htt
 	e.ts = ts
 	e.mu.Unlock()
 	return nil
-}
-
-// authServerMetadata is the server's authorization server metadata, or
-// the 2025-03-26 default endpoints when it publishes none.
-func authServerMetadata(ctx context.Context, issuer string, client *http.Client) (*oauthex.AuthServerMeta, error) {
-	asm, err := auth.GetAuthServerMetadata(ctx, issuer, client)
-	if err != nil {
-		return nil, fmt.Errorf("authorization server metadata: %w", err)
-	}
-	if asm == nil {
-		base := strings.TrimRight(issuer, "/")
-		asm = &oauthex.AuthServerMeta{Issuer: issuer, AuthorizationEndpoint: base + "/authorize", TokenEndpoint: base + "/token", RegistrationEndpoint: base + "/register"}
-	}
-	return asm, nil
 }
 
 // idToken is the configured one, else one from signing in at the IdP in
@@ -162,11 +150,11 @@ func idpCredentials(idp *IdPConfig) *oauthex.ClientCredentials {
 // server itself.
 func (e *enterprise) exchange(ctx context.Context, idToken, audience, resource string, scopes []string) (string, error) {
 	idp := e.h.cfg.IdP
-	endpoint, err := idpTokenEndpoint(ctx, idp.Issuer, e.h.opts.HTTP)
-	if err != nil {
-		return "", err
+	meta, err := findTokenMeta(ctx, idp.Issuer, e.h.opts.HTTP, true)
+	if err != nil || meta == nil {
+		return "", fmt.Errorf(`the identity provider %s publishes no usable metadata (OpenID Connect or RFC 8414)%s: check "oauth.idp.issuer"`, idp.Issuer, because(err))
 	}
-	tok, err := oauthex.ExchangeToken(ctx, endpoint, &oauthex.TokenExchangeRequest{
+	tok, err := oauthex.ExchangeToken(ctx, meta.TokenEndpoint, &oauthex.TokenExchangeRequest{
 		RequestedTokenType: oauthex.TokenTypeIDJAG,
 		Audience:           audience,
 		Resource:           resource,
@@ -192,8 +180,8 @@ func (e *enterprise) exchange(ctx context.Context, idToken, audience, resource s
 // jwtBearer presents the ID-JAG at the authorization server's token
 // endpoint (RFC 7523), authenticated as the configured client with the
 // endpoint's method.
-func (e *enterprise) jwtBearer(ctx context.Context, asm *oauthex.AuthServerMeta, jag, resource string) (*oauth2.Config, *oauth2.Token, error) {
-	style := tokenAuthStyle(asm.TokenEndpointAuthMethodsSupported, e.h.cfg.ClientSecret != "")
+func (e *enterprise) jwtBearer(ctx context.Context, asm *tokenMeta, jag, resource string) (*oauth2.Config, *oauth2.Token, error) {
+	style := tokenAuthStyle(asm.AuthMethods, e.h.cfg.ClientSecret != "")
 	cc := clientcredentials.Config{
 		ClientID:     e.h.cfg.ClientID,
 		ClientSecret: e.h.cfg.ClientSecret,
@@ -260,6 +248,13 @@ func describeTokenError(err error) string {
 		return fmt.Sprintf("HTTP %d", re.Response.StatusCode)
 	}
 	return re.ErrorCode + describeOAuthError(oneLine(re.ErrorDescription))
+}
+
+func because(err error) string {
+	if err == nil {
+		return ""
+	}
+	return " (" + oneLine(err.Error()) + ")"
 }
 
 func innermostError(err error) error {

@@ -48,7 +48,8 @@ func (w *enterpriseWorld) serveAS(rw http.ResponseWriter, r *http.Request) {
 	rw.Header().Set("Content-Type", "application/json")
 	switch r.URL.Path {
 	case "/.well-known/oauth-authorization-server":
-		fmt.Fprintf(rw, `{"issuer":%q,"token_endpoint":%q,"grant_types_supported":[%q],"token_endpoint_auth_methods_supported":["client_secret_basic"],"code_challenge_methods_supported":["S256"]}`,
+		// No PKCE method: a server that takes only ID-JAGs need not list one.
+		fmt.Fprintf(rw, `{"issuer":%q,"token_endpoint":%q,"grant_types_supported":[%q],"token_endpoint_auth_methods_supported":["client_secret_basic"]}`,
 			w.as.URL, w.as.URL+"/token", grantJWTBearer)
 	case "/token":
 		r.ParseForm()
@@ -364,34 +365,42 @@ func FuzzIDTokenExpiry(f *testing.F) {
 	})
 }
 
-func TestParseIdPMetadata(t *testing.T) {
+func TestParseTokenMeta(t *testing.T) {
 	for body, want := range map[string]string{
-		`{"issuer":"https://idp.example","token_endpoint":"https://idp.example/token"}`:  "https://idp.example/token",
-		`{"issuer":"https://idp.example/","token_endpoint":"https://idp.example/token"}`: "https://idp.example/token",
-		`{"issuer":"https://evil.example","token_endpoint":"https://idp.example/token"}`: "",
-		`{"issuer":"https://idp.example","token_endpoint":"http://idp.example/token"}`:   "",
-		`{"issuer":"https://idp.example","token_endpoint":"javascript:x"}`:               "",
-		`{"issuer":"https://idp.example"}`:                                               "",
-		`not json`:                                                                       "",
+		`{"issuer":"https://idp.example","token_endpoint":"https://idp.example/token"}`:                                                 "https://idp.example/token",
+		`{"issuer":"https://idp.example/","token_endpoint":"https://idp.example/token"}`:                                                "https://idp.example/token",
+		`{"issuer":"https://evil.example","token_endpoint":"https://idp.example/token"}`:                                                "",
+		`{"issuer":"https://idp.example","token_endpoint":"http://idp.example/token"}`:                                                  "",
+		`{"issuer":"https://idp.example","token_endpoint":"javascript:x"}`:                                                              "",
+		`{"issuer":"https://idp.example"}`:                                                                                              "",
+		`{"issuer":"https://idp.example","token_endpoint":"https://idp.example/token","token_endpoint_auth_methods_supported":"basic"}`: "",
+		`not json`: "",
 	} {
-		got, err := parseIdPMetadata([]byte(body), "https://idp.example")
+		meta, err := parseTokenMeta([]byte(body), "https://idp.example")
+		got := ""
+		if meta != nil {
+			got = meta.TokenEndpoint
+		}
 		if got != want || (want == "") != (err != nil) {
 			t.Errorf("%s: %q, %v", body, got, err)
 		}
 	}
 }
 
-func FuzzParseIdPMetadata(f *testing.F) {
+func FuzzParseTokenMeta(f *testing.F) {
 	f.Add([]byte(`{"issuer":"https://idp.example","token_endpoint":"https://idp.example/token"}`))
-	f.Add([]byte(`{"issuer":"https://idp.example","token_endpoint":"http://[::1]:1/t"}`))
+	f.Add([]byte(`{"issuer":"https://idp.example","token_endpoint":"http://[::1]:1/t","token_endpoint_auth_methods_supported":["client_secret_post"]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		endpoint, err := parseIdPMetadata(body, "https://idp.example")
+		meta, err := parseTokenMeta(body, "https://idp.example")
 		if err != nil {
+			if meta != nil {
+				t.Fatal("metadata with an error")
+			}
 			return
 		}
-		u, perr := url.Parse(endpoint)
+		u, perr := url.Parse(meta.TokenEndpoint)
 		if perr != nil || (u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname()))) {
-			t.Fatalf("%s gave endpoint %q", body, endpoint)
+			t.Fatalf("%s gave endpoint %q", body, meta.TokenEndpoint)
 		}
 	})
 }

@@ -3,7 +3,9 @@ package oauth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -62,4 +64,18 @@ func (h *Handler) registeredHandler(ctx context.Context, req *http.Request, resp
 		return nil, err
 	}
 	return h.newAuthorizationCode(reg)
+}
+
+// authServerMetadata is the server's authorization server metadata, or
+// the 2025-03-26 default endpoints when it publishes none.
+func authServerMetadata(ctx context.Context, issuer string, client *http.Client) (*oauthex.AuthServerMeta, error) {
+	asm, err := auth.GetAuthServerMetadata(ctx, issuer, client)
+	if err != nil {
+		return nil, fmt.Errorf("authorization server metadata: %w", err)
+	}
+	if asm == nil {
+		base := strings.TrimRight(issuer, "/")
+		asm = &oauthex.AuthServerMeta{Issuer: issuer, AuthorizationEndpoint: base + "/authorize", TokenEndpoint: base + "/token", RegistrationEndpoint: base + "/register"}
+	}
+	return asm, nil
 }
