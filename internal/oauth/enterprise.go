@@ -44,7 +44,9 @@ func (e *enterprise) TokenSource(context.Context) (oauth2.TokenSource, error) {
 	if e.ts != nil {
 		return e.ts, nil
 	}
+	e.h.mu.Lock()
 	r := e.h.record
+	e.h.mu.Unlock()
 	if r == nil || (r.RefreshToken == "" && !r.Expiry.IsZero() && time.Until(r.Expiry) < time.Minute) {
 		return nil, nil
 	}
