@@ -91,7 +91,7 @@ func newMCPAddCommand(a *app) *cobra.Command {
 	fl.StringVarP(&f.scope, "scope", "s", mcp.ScopeLocal, "local (this project, you), project (.mcp.json, shared) or user (every project)")
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "KEY=value for a stdio server (repeatable; ${VAR} is expanded when it starts)")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, `"Name: value" sent to an http/sse server (repeatable)`)
-	fl.StringVar(&f.clientID, "client-id", "", "OAuth client ID registered for tiny-go at the server")
+	fl.StringVar(&f.clientID, "client-id", "", "OAuth client ID registered for tiny-go at the server (used where the server offers no client registration)")
 	fl.StringVar(&f.clientSecretEnv, "client-secret-env", "", "variable holding the OAuth client secret (stored as ${VAR}, never the value)")
 	fl.IntVar(&f.callbackPort, "callback-port", 0, "fixed port of the OAuth loopback redirect")
 	return cmd

@@ -51,6 +51,9 @@ func (e *ConnectError) Error() string {
 // maxCauseLen bounds the part of a cause that comes from elsewhere.
 const maxCauseLen = 200
 
+// maxSignInLen bounds a sign-in failure.
+const maxSignInLen = 500
+
 // failure is what describe needs to know about a failed operation besides
 // its error. Every field may be zero.
 type failure struct {
@@ -100,7 +103,9 @@ func describe(err error, f failure) string {
 		if errors.As(seen.authErr, &login) {
 			return login.Error()
 		}
-		return "signing in: " + clean(seen.authErr.Error(), f.token)
+		// internal/oauth writes these lines itself (what to do comes
+		// last) and bounds what it quotes from the servers.
+		return "signing in: " + cleanLen(seen.authErr.Error(), f.token, maxSignInLen)
 	case seen.status != 0:
 		cause := fmt.Sprintf("the server answered %s with HTTP %d %s", step, seen.status, http.StatusText(seen.status))
 		if seen.serverText != "" {
@@ -151,6 +156,10 @@ func innermost(err error) error {
 // clean makes foreign text safe for one line: the token is redacted,
 // control characters become spaces, and the length is bounded.
 func clean(s, token string) string {
+	return cleanLen(s, token, maxCauseLen)
+}
+
+func cleanLen(s, token string, maxLen int) string {
 	if secrets.Maskable(token) {
 		s = strings.ReplaceAll(s, token, "[redacted]")
 	}
@@ -160,8 +169,8 @@ func clean(s, token string) string {
 		}
 		return r
 	}, s)
-	if len(s) > maxCauseLen {
-		cut := maxCauseLen
+	if len(s) > maxLen {
+		cut := maxLen
 		for cut > 0 && !utf8.RuneStart(s[cut]) {
 			cut--
 		}

@@ -94,6 +94,16 @@ func expandServer(f *serverFile, env func(string) (string, bool)) error {
 		if err := one("oauth.clientSecret", &o.ClientSecret); err != nil {
 			return err
 		}
+		if o.IdP != nil {
+			idp := *o.IdP
+			if err := one("oauth.idp.clientSecret", &idp.ClientSecret); err != nil {
+				return err
+			}
+			if err := one("oauth.idp.idToken", &idp.IDToken); err != nil {
+				return err
+			}
+			o.IdP = &idp
+		}
 		f.OAuth = &o
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -45,11 +46,16 @@ const MaxSignInWait = 5 * time.Minute
 // one-shot HTTP server on 127.0.0.1 (RFC 8252), started when the flow runs.
 type loopback struct {
 	port int
+
+	mu   sync.Mutex
+	held net.Listener // the port, kept from newLoopback until the flow runs
 }
 
 // newLoopback fixes the port now, since dynamic registration needs the
-// redirect URI before the flow starts: the configured one, else a free one.
-func newLoopback(port int) (*loopback, error) {
+// redirect URI before the flow starts: the configured one, else a free
+// one. With hold (`tiny-go mcp login`) the free port stays bound until the
+// browser comes back, so no other program takes it in between.
+func newLoopback(port int, hold bool) (*loopback, error) {
 	if port != 0 {
 		return &loopback{port: port}, nil
 	}
@@ -57,18 +63,35 @@ func newLoopback(port int) (*loopback, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no loopback port for the sign-in redirect: %w", err)
 	}
-	defer l.Close()
-	return &loopback{port: l.Addr().(*net.TCPAddr).Port}, nil
+	lb := &loopback{port: l.Addr().(*net.TCPAddr).Port}
+	if hold {
+		lb.held = l
+	} else {
+		l.Close()
+	}
+	return lb, nil
 }
 
 func (l *loopback) url() string {
 	return "http://127.0.0.1:" + strconv.Itoa(l.port) + "/callback"
 }
 
+// listen is the held listener the first time, a new one on the port after.
+func (l *loopback) listen() (net.Listener, error) {
+	l.mu.Lock()
+	held := l.held
+	l.held = nil
+	l.mu.Unlock()
+	if held != nil {
+		return held, nil
+	}
+	return net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(l.port))
+}
+
 // fetcher opens the browser and waits for its redirect.
 func (l *loopback) fetcher(browser Browser) auth.AuthorizationCodeFetcher {
 	return func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(l.port))
+		ln, err := l.listen()
 		if err != nil {
 			return nil, fmt.Errorf("listening for the sign-in redirect: %w", err)
 		}

@@ -9,6 +9,8 @@ package oauth
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"slices"
 )
 
@@ -16,17 +18,24 @@ import (
 const (
 	GrantAuthorizationCode = "authorization_code"
 	GrantClientCredentials = "client_credentials"
+	// GrantEnterprise is enterprise-managed authorization (the MCP
+	// extension of SEP-990, "cross-app access"): an ID token of the
+	// enterprise's identity provider is exchanged there for an ID-JAG
+	// (RFC 8693), which the server's authorization server takes as a
+	// JWT bearer grant (RFC 7523).
+	GrantEnterprise = "enterprise"
 )
 
 // Config is the "oauth" member of an MCP server's configuration.
 type Config struct {
 	// Grant is GrantAuthorizationCode (the default: a person signs in
-	// with `tiny-go mcp login`) or GrantClientCredentials (a machine).
+	// with `tiny-go mcp login`), GrantClientCredentials (a machine) or
+	// GrantEnterprise (through the enterprise's identity provider).
 	Grant string `json:"grant,omitzero"`
-	// ClientID and ClientSecret are a pre-registered client; without them
-	// the client registers itself (a client ID metadata document when
-	// ClientMetadataURL is set and the server supports it, else dynamic
-	// registration).
+	// ClientID and ClientSecret are a pre-registered client. A person's
+	// sign-in uses them only where the server takes neither a client ID
+	// metadata document nor dynamic registration (chooseRegistration);
+	// client credentials and enterprise sign-ins always do.
 	ClientID     string `json:"clientId,omitzero"`
 	ClientSecret string `json:"clientSecret,omitzero"`
 	// ClientMetadataURL is the https URL of tiny-go's client ID metadata
@@ -41,6 +50,20 @@ type Config struct {
 	// authenticate with a signed JWT (private_key_jwt) instead of a secret.
 	PrivateKeyFile   string `json:"privateKeyFile,omitzero"`
 	SigningAlgorithm string `json:"signingAlgorithm,omitzero"`
+	// IdP is the enterprise identity provider of GrantEnterprise.
+	IdP *IdPConfig `json:"idp,omitzero"`
+}
+
+// IdPConfig is where an enterprise sign-in gets its identity: tiny-go's
+// client at the identity provider, and the ID token to exchange (without
+// one, `tiny-go mcp login` signs in there with OpenID Connect).
+type IdPConfig struct {
+	Issuer       string `json:"issuer"`
+	ClientID     string `json:"clientId"`
+	ClientSecret string `json:"clientSecret,omitzero"`
+	// IDToken is an ID token the user already holds (from a single
+	// sign-on tool, usually through "${VAR}").
+	IDToken string `json:"idToken,omitzero"`
 }
 
 var signingAlgorithms = []string{"RS256", "ES256"}
@@ -59,8 +82,15 @@ func (c Config) Validate() error {
 		if (c.ClientSecret == "") == (c.PrivateKeyFile == "") {
 			return errors.New(`"grant": "client_credentials" needs either "clientSecret" or "privateKeyFile"`)
 		}
+	case GrantEnterprise:
+		if err := c.validateEnterprise(); err != nil {
+			return err
+		}
 	default:
-		return fmt.Errorf(`"grant" must be %q or %q`, GrantAuthorizationCode, GrantClientCredentials)
+		return fmt.Errorf(`"grant" must be %q, %q or %q`, GrantAuthorizationCode, GrantClientCredentials, GrantEnterprise)
+	}
+	if c.IdP != nil && c.Grant != GrantEnterprise {
+		return fmt.Errorf(`"idp" needs "grant": %q`, GrantEnterprise)
 	}
 	if c.ClientSecret != "" && c.ClientID == "" {
 		return errors.New(`"clientSecret" needs "clientId"`)
@@ -79,4 +109,32 @@ func (c Config) signingAlgorithm() string {
 		return "RS256"
 	}
 	return c.SigningAlgorithm
+}
+
+// validateEnterprise: the ID-JAG names the client registered at the
+// server's authorization server, so that client must be configured, and
+// so must the identity provider's issuer (https, or http on loopback) and
+// tiny-go's client there.
+func (c Config) validateEnterprise() error {
+	switch {
+	case c.ClientID == "":
+		return errors.New(`"grant": "enterprise" needs "clientId" (tiny-go's client at the server's authorization server)`)
+	case c.PrivateKeyFile != "":
+		return errors.New(`"privateKeyFile" needs "grant": "client_credentials"`)
+	case c.IdP == nil || c.IdP.Issuer == "" || c.IdP.ClientID == "":
+		return errors.New(`"grant": "enterprise" needs "idp": {"issuer": ..., "clientId": ...}`)
+	}
+	u, err := url.Parse(c.IdP.Issuer)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname()))) {
+		return errors.New(`"idp.issuer" must be an https URL (or http on loopback)`)
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -53,9 +53,10 @@ type Handler struct {
 	cfg    Config
 	record *Record // the stored sign-in, nil without one
 
-	mu      sync.Mutex
-	inner   auth.OAuthHandler
-	stepUps int
+	mu       sync.Mutex
+	inner    auth.OAuthHandler
+	stepUps  int
+	redirect *loopback
 }
 
 var _ auth.OAuthHandler = (*Handler)(nil)
@@ -85,7 +86,11 @@ func NewHandler(opts Options) (*Handler, error) {
 		}
 		h.record = r
 	}
-	inner, err := h.newAuthorizationCode()
+	if h.cfg.Grant == GrantEnterprise {
+		h.inner = &enterprise{h: h}
+		return h, nil
+	}
+	inner, err := h.newAuthorizationCode(allRegistrations)
 	if err != nil {
 		return nil, err
 	}
@@ -112,10 +117,7 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	case resp.StatusCode == http.StatusForbidden && !stepUp:
 		drain(resp)
 		return errors.New("the server refused access (HTTP 403)")
-	case stepUp && h.record == nil && !h.opts.Interactive:
-		drain(resp)
-		return &LoginNeededError{Alias: h.opts.Alias}
-	case !stepUp && !h.opts.Interactive:
+	case !h.opts.Interactive && !h.signsInAlone() && (!stepUp || h.record == nil):
 		drain(resp)
 		return &LoginNeededError{Alias: h.opts.Alias}
 	}
@@ -129,7 +131,38 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 			return fmt.Errorf("the server still asks for more scopes after %d sign-ins", MaxStepUps)
 		}
 	}
-	return h.inner.Authorize(ctx, req, resp)
+	if h.cfg.Grant == GrantEnterprise {
+		return h.inner.Authorize(ctx, req, resp)
+	}
+	inner, err := h.registeredHandler(ctx, req, resp)
+	if err != nil {
+		drain(resp)
+		return err
+	}
+	h.mu.Lock()
+	h.inner = inner
+	h.mu.Unlock()
+	return inner.Authorize(ctx, req, resp)
+}
+
+// loopback is the handler's one redirect target, made on first use.
+func (h *Handler) loopback() (*loopback, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.redirect == nil {
+		r, err := newLoopback(h.cfg.CallbackPort, h.opts.Interactive)
+		if err != nil {
+			return nil, err
+		}
+		h.redirect = r
+	}
+	return h.redirect, nil
+}
+
+// signsInAlone: an enterprise sign-in with a configured ID token needs
+// no browser, so a run may start it (like client credentials).
+func (h *Handler) signsInAlone() bool {
+	return h.cfg.Grant == GrantEnterprise && h.cfg.IdP != nil && h.cfg.IdP.IDToken != ""
 }
 
 func drain(resp *http.Response) {
@@ -150,8 +183,8 @@ func InsufficientScope(h http.Header) bool {
 
 // newAuthorizationCode is the SDK's authorization code handler with
 // tiny-go's loopback redirect, registration order and token store.
-func (h *Handler) newAuthorizationCode() (auth.OAuthHandler, error) {
-	redirect, err := newLoopback(h.cfg.CallbackPort)
+func (h *Handler) newAuthorizationCode(reg registration) (auth.OAuthHandler, error) {
+	redirect, err := h.loopback()
 	if err != nil {
 		return nil, err
 	}
@@ -170,10 +203,13 @@ func (h *Handler) newAuthorizationCode() (auth.OAuthHandler, error) {
 		ScopeFilter:         h.scopes,
 		NewTokenSource:      h.persist,
 	}
-	if h.cfg.ClientMetadataURL != "" {
+	if reg != allRegistrations && reg != dynamicRegistration {
+		c.DynamicClientRegistrationConfig = nil
+	}
+	if h.cfg.ClientMetadataURL != "" && (reg == allRegistrations || reg == metadataDocument) {
 		c.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: h.cfg.ClientMetadataURL}
 	}
-	if h.cfg.ClientID != "" {
+	if h.cfg.ClientID != "" && (reg == allRegistrations || reg == preregistered) {
 		creds := &oauthex.ClientCredentials{ClientID: h.cfg.ClientID}
 		if h.cfg.ClientSecret != "" {
 			creds.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: h.cfg.ClientSecret}

@@ -3,7 +3,8 @@
 # tiny-go as a user would against the scenario's server (the last
 # argument), in a fresh home. $TINY_GO is the tiny-go binary; the suite
 # sets MCP_CONFORMANCE_SCENARIO and, for some scenarios,
-# MCP_CONFORMANCE_CONTEXT (pre-registered client credentials, a key).
+# MCP_CONFORMANCE_CONTEXT (pre-registered client credentials, a key, an
+# enterprise IdP and its ID token).
 #   auth/*: `tiny-go mcp login conf` signs in, with a BROWSER that fetches
 #           the authorization URL and follows its redirect to tiny-go's
 #           loopback; then the scenario's tool is called.
@@ -20,8 +21,12 @@ printf '#!/bin/sh\nexec curl -fsSL -o /dev/null "$1"\n' >"$work/browser"
 chmod +x "$work/browser"
 export BROWSER="$work/browser"
 
-# The server's entry in .mcp.json, with the context's credentials.
+# The server's entry in .mcp.json, with the context's credentials; an
+# enterprise IdP's ID token is read from the environment, where a single
+# sign-on tool would leave it.
 node "$here/config.mjs" "$url" "$work" >.mcp.json
+IDP_ID_TOKEN=$(node -e 'process.stdout.write(JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT || "{}").idp_id_token || "")')
+export IDP_ID_TOKEN
 
 scenario=${MCP_CONFORMANCE_SCENARIO:-initialize}
 case $scenario in
