@@ -1,5 +1,7 @@
 package termmd
 
+import east "github.com/yuin/goldmark/extension/ast"
+
 // nodeKind says what a node of the parsed document is.
 type nodeKind uint8
 
@@ -32,19 +34,8 @@ const (
 	kindTaskMarker
 )
 
-// alignment is the alignment of a table column, from its delimiter row.
-type alignment uint8
-
-const (
-	alignNone alignment = iota
-	alignLeft
-	alignCenter
-	alignRight
-)
-
 // node is one element of a parsed document: a block or an inline, as
-// parse makes it from goldmark's tree. It is a doubly linked tree because
-// linkify splits text nodes around the URLs it finds.
+// parse makes it from goldmark's tree.
 type node struct {
 	kind    nodeKind
 	level   uint8 // heading: 1-6; emphasis: 1 (emphasis) or 2 (strong)
@@ -69,8 +60,8 @@ type blockState struct {
 	start   int  // first number of an ordered list
 	tight   bool // no blank line between items or their blocks
 
-	aligns []alignment // table: one per column
-	header bool        // table row: the header row
+	aligns []east.Alignment // table: one per column, from the delimiter row
+	header bool             // table row: the header row
 
 	info      string // fenced code block: its info string ("go", "python title=x")
 	fenceChar byte   // fenced code: '`'; 0 for indented code
@@ -99,21 +90,6 @@ func (n *node) insertAfter(c *node) {
 		n.parent.lastChild = c
 	}
 	n.next = c
-}
-
-// unlink removes n from its parent.
-func (n *node) unlink() {
-	if n.prev != nil {
-		n.prev.next = n.next
-	} else if n.parent != nil {
-		n.parent.firstChild = n.next
-	}
-	if n.next != nil {
-		n.next.prev = n.prev
-	} else if n.parent != nil {
-		n.parent.lastChild = n.prev
-	}
-	n.parent, n.prev, n.next = nil, nil, nil
 }
 
 func (n *node) childCount() int {

@@ -6,11 +6,8 @@
 // goldmark parses (parse.go turns its tree into this package's nodes);
 // GitHub's bare URLs are found afterwards on the text (linkify.go), as
 // cmark-gfm does. Fenced code blocks are syntax-highlighted by
-// internal/highlight (code.go). Both are built on first use.
-//
-// Where it departs from CommonMark: a single '*' between letters or
-// digits is not emphasis ("2*3*4", "a*b*c": replies mean the
-// characters); HTML is shown as text.
+// internal/highlight (code.go). Both are built on first use. HTML is
+// shown as text.
 package termmd
 
 import (
