@@ -18,16 +18,13 @@ import (
 
 // otlpExporter is a sdktrace.SpanExporter that POSTs each batch as an
 // OTLP/HTTP JSON ExportTraceServiceRequest (encoded in otlpjson.go) to
-// one URL. Why it is not the official otlptracehttp: see doc.go.
-//
-// Its errors never quote the endpoint or the collector's reply.
+// set.endpoint. Why it is not the official otlptracehttp: see doc.go.
+// Its errors never quote the endpoint, the headers or the collector's
+// reply.
 type otlpExporter struct {
-	url     string
-	headers map[string]string // set on every request; never logged
-	gzip    bool
-	client  *http.Client
-	retry   retryPolicy
-
+	set    otelSettings
+	client *http.Client
+	retry  retryPolicy
 	// done is cancelled by Shutdown and interrupts requests in flight.
 	done     context.Context
 	shutdown context.CancelFunc
@@ -42,10 +39,6 @@ type retryPolicy struct {
 	budget       time.Duration
 }
 
-// maxResponseBody bounds how much of a reply is read: enough for any
-// partial-success message, and draining it lets the connection be reused.
-const maxResponseBody = 64 << 10
-
 const userAgent = "tiny-go OTLP/HTTP trace exporter"
 
 func newOTLPExporter(set otelSettings, client *http.Client, retry retryPolicy) (*otlpExporter, error) {
@@ -54,15 +47,7 @@ func newOTLPExporter(set otelSettings, client *http.Client, retry retryPolicy) (
 		return nil, errors.New("lifecycle: unusable OTLP endpoint") // err quotes the URL
 	}
 	done, cancel := context.WithCancel(context.Background())
-	return &otlpExporter{
-		url:      set.endpoint,
-		headers:  set.headers,
-		gzip:     set.gzip,
-		client:   client,
-		retry:    retry,
-		done:     done,
-		shutdown: cancel,
-	}, nil
+	return &otlpExporter{set: set, client: client, retry: retry, done: done, shutdown: cancel}, nil
 }
 
 // ExportSpans sends spans in one request, retrying as retryPolicy says,
@@ -75,11 +60,12 @@ func (e *otlpExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 		return errors.New("lifecycle: OTLP exporter is shut down")
 	}
 	body := encodeTraces(spans)
-	if e.gzip {
-		var err error
-		if body, err = gzipped(body); err != nil {
-			return fmt.Errorf("lifecycle: compressing traces: %w", err)
-		}
+	if e.set.gzip {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		_, _ = zw.Write(body) // writing to a bytes.Buffer cannot fail
+		_ = zw.Close()
+		body = buf.Bytes()
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -97,25 +83,23 @@ func (e *otlpExporter) Shutdown(context.Context) error {
 
 func (e *otlpExporter) send(ctx context.Context, body []byte) error {
 	start := time.Now()
-	for attempt := 0; ; attempt++ {
+	for attempt := 1; ; attempt++ {
 		err := e.post(ctx, body)
-		var re *retryableError
-		if err == nil || !errors.As(err, &re) {
+		var ee *exportError
+		if !errors.As(err, &ee) || !ee.retry {
 			return err
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("lifecycle: OTLP export interrupted: %w", ctx.Err())
 		}
-		delay := max(e.retry.backoff(attempt), re.after)
+		delay := max(e.retry.backoff(attempt-1), ee.after)
 		if time.Since(start)+delay > e.retry.budget {
-			return fmt.Errorf("lifecycle: OTLP export gave up after %d attempt(s): %w", attempt+1, err)
+			return fmt.Errorf("lifecycle: OTLP export gave up after %d attempt(s): %w", attempt, err)
 		}
-		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
-			t.Stop()
 			return fmt.Errorf("lifecycle: OTLP export interrupted: %w", ctx.Err())
-		case <-t.C:
+		case <-time.After(delay):
 		}
 	}
 }
@@ -125,120 +109,84 @@ func (e *otlpExporter) send(ctx context.Context, body []byte) error {
 // half of that so that clients do not retry in step.
 func (p retryPolicy) backoff(attempt int) time.Duration {
 	d := float64(p.initial)
-	for range attempt {
+	for i := 0; i < attempt && d < float64(p.max); i++ {
 		d *= 1.5
-		if d >= float64(p.max) {
-			break
-		}
 	}
-	d = min(d, float64(p.max))
-	return time.Duration(d * (0.5 + rand.Float64()))
+	return time.Duration(min(d, float64(p.max)) * (0.5 + rand.Float64()))
 }
 
-// post sends one request. Failures worth retrying are *retryableError.
+// post sends one request.
 func (e *otlpExporter) post(ctx context.Context, body []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.set.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return errors.New("lifecycle: unusable OTLP endpoint") // err quotes the URL
 	}
 	req.Header.Set("User-Agent", userAgent)
-	for k, v := range e.headers {
+	for k, v := range e.set.headers {
 		req.Header.Set(k, v)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if e.gzip {
+	if e.set.gzip {
 		req.Header.Set("Content-Encoding", "gzip")
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
-		// A cancelled or expired ctx is not retried (send checks ctx);
-		// anything else, refused connections and the client's own
-		// timeout included, is.
-		return &retryableError{err: requestError{err}}
+		// Retried, refused connections and the client's own timeout
+		// included, unless ctx ended it (send checks ctx).
+		var t interface{ Timeout() bool }
+		if errors.As(err, &t) && t.Timeout() {
+			return &exportError{"lifecycle: OTLP request timed out", err, true, 0}
+		}
+		return &exportError{"lifecycle: OTLP request failed", err, true, 0}
 	}
 	defer resp.Body.Close()
-	reply, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
-	if err != nil && resp.StatusCode/100 == 2 {
-		// The collector accepted the request; a broken reply does not
-		// make the export fail or repeat.
-		return nil
-	}
+	// Enough for any partial-success message; draining the rest of a
+	// reply this size lets the connection be reused.
+	reply, readErr := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	switch code := resp.StatusCode; {
 	case code/100 == 2:
+		// A broken or unreadable reply to an accepted request is the
+		// collector's bug: the export does not fail or repeat for it.
 		ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-		if ct != "application/json" {
+		if readErr != nil || ct != "application/json" {
 			return nil // empty, or a protobuf reply we do not read
 		}
-		rejected, msg, err := parsePartialSuccess(reply)
-		if err != nil {
-			return nil // as above: accepted, the reply is the collector's bug
-		}
-		if rejected != 0 || msg != "" {
+		if rejected, msg, err := parsePartialSuccess(reply); err == nil && (rejected != 0 || msg != "") {
 			return fmt.Errorf("lifecycle: collector rejected %d span(s)", rejected)
 		}
 		return nil
 	case code == http.StatusTooManyRequests, code == http.StatusBadGateway,
 		code == http.StatusServiceUnavailable, code == http.StatusGatewayTimeout:
-		return &retryableError{
-			after: retryAfter(resp.Header.Get("Retry-After"), time.Now()),
-			err:   fmt.Errorf("lifecycle: collector answered HTTP %d", code),
-		}
-	default:
-		return fmt.Errorf("lifecycle: collector answered HTTP %d", code)
+		after := retryAfter(resp.Header.Get("Retry-After"), time.Now())
+		return &exportError{fmt.Sprintf("lifecycle: collector answered HTTP %d", code), nil, true, after}
 	}
+	return fmt.Errorf("lifecycle: collector answered HTTP %d", resp.StatusCode)
 }
 
-type retryableError struct {
-	after time.Duration // the collector's Retry-After, or 0
+// exportError is a failed request whose text does not quote its cause
+// (which names the endpoint); errors.Is still sees the cause (e.g.
+// context.DeadlineExceeded). retry says whether sending again may help,
+// after the collector's Retry-After if it gave one.
+type exportError struct {
+	msg   string
 	err   error
+	retry bool
+	after time.Duration
 }
 
-func (e *retryableError) Error() string { return e.err.Error() }
-func (e *retryableError) Unwrap() error { return e.err }
-
-// requestError is a request that got no answer. Its text says what kind
-// of failure it was but not the error itself, which names the endpoint;
-// errors.Is still sees the cause (e.g. context.DeadlineExceeded).
-type requestError struct{ err error }
-
-func (e requestError) Error() string {
-	var t interface{ Timeout() bool }
-	if errors.As(e.err, &t) && t.Timeout() {
-		return "lifecycle: OTLP request timed out"
-	}
-	return "lifecycle: OTLP request failed"
-}
-
-func (e requestError) Unwrap() error { return e.err }
+func (e *exportError) Error() string { return e.msg }
+func (e *exportError) Unwrap() error { return e.err }
 
 // retryAfter parses a Retry-After value, delay-seconds or an HTTP date
 // (RFC 9110 §10.2.3), as the wait from now; 0 if absent or invalid.
 func retryAfter(v string, now time.Time) time.Duration {
-	if v == "" {
-		return 0
-	}
 	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if s <= 0 {
-			return 0
-		}
 		// Anything longer than the retry budget ends the export anyway;
 		// the clamp only keeps the multiplication from overflowing.
-		return time.Duration(min(s, int64(24*time.Hour/time.Second))) * time.Second
+		return time.Duration(min(max(s, 0), int64(24*time.Hour/time.Second))) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
 		return t.Sub(now)
 	}
 	return 0
-}
-
-func gzipped(b []byte) ([]byte, error) {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if _, err := zw.Write(b); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }

@@ -3,7 +3,9 @@ package lifecycle
 import (
 	"encoding/hex"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -11,7 +13,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
-	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -20,6 +21,7 @@ import (
 // specification, "JSON Protobuf Encoding"): protobuf's JSON mapping with
 // lowerCamelCase names, except that trace and span ids are hex and enums
 // are numbers. 64-bit integers are strings, as protobuf's mapping says.
+// Unexported fields are not sent.
 type (
 	otlpRequest struct {
 		ResourceSpans []otlpResourceSpans `json:"resourceSpans"`
@@ -28,6 +30,7 @@ type (
 		Resource   *otlpResource    `json:"resource,omitzero"`
 		ScopeSpans []otlpScopeSpans `json:"scopeSpans"`
 		SchemaURL  string           `json:"schemaUrl,omitzero"`
+		key        attribute.Distinct
 	}
 	otlpResource struct {
 		Attributes []otlpKV `json:"attributes,omitzero"`
@@ -36,6 +39,7 @@ type (
 		Scope     *otlpScope `json:"scope,omitzero"`
 		Spans     []otlpSpan `json:"spans"`
 		SchemaURL string     `json:"schemaUrl,omitzero"`
+		key       instrumentation.Scope
 	}
 	otlpScope struct {
 		Name       string   `json:"name,omitzero"`
@@ -82,106 +86,74 @@ type (
 		Key   string  `json:"key"`
 		Value otlpAny `json:"value"`
 	}
-	// otlpAny is an AnyValue: at most one member is set, and the set one
-	// is written even when it is zero (a oneof).
-	otlpAny struct {
-		String *string        `json:"stringValue,omitzero"`
-		Bool   *bool          `json:"boolValue,omitzero"`
-		Int    *int64         `json:"intValue,omitzero,string"`
-		Double jsontext.Value `json:"doubleValue,omitzero"`
-		Array  *otlpValues    `json:"arrayValue,omitzero"`
-		KVList *otlpKVList    `json:"kvlistValue,omitzero"`
-		Bytes  *[]byte        `json:"bytesValue,omitzero"`
-	}
-	otlpValues struct {
-		Values []otlpAny `json:"values"`
-	}
-	otlpKVList struct {
-		Values []otlpKV `json:"values"`
-	}
+	// otlpAny is an AnyValue, a oneof: one member (written even when it
+	// is zero: "stringValue", "intValue", ...) or none.
+	otlpAny map[string]any
 )
 
-// OTLP enum values that differ from, or are not part of, the Go API.
-const (
-	otlpStatusOK    = 1 // codes.Ok is 2 in the Go API
-	otlpStatusError = 2 // codes.Error is 1 in the Go API
+// otlpStatusCode is OTLP's number for a status code: codes.Ok is 2 and
+// codes.Error 1 in the Go API, the other way round in OTLP.
+var otlpStatusCode = map[codes.Code]int{codes.Ok: 1, codes.Error: 2}
 
-	// SpanFlags: bits 0-7 are the W3C trace flags; these two say whether
-	// the parent (or linked) span context is known to be remote.
-	otlpFlagHasIsRemote = 0x100
-	otlpFlagIsRemote    = 0x200
-)
+// nonFinite spells NaN and the infinities as protobuf's JSON mapping does
+// ("NaN", "Infinity", "-Infinity"), from strconv's spelling.
+var nonFinite = strings.NewReplacer("+Inf", "Infinity", "-Inf", "-Infinity")
 
 // encodeTraces returns the OTLP/JSON ExportTraceServiceRequest holding
 // spans, grouped by resource and then by instrumentation scope in the
 // order they first appear.
 func encodeTraces(spans []sdktrace.ReadOnlySpan) []byte {
-	type scopeKey struct {
-		res   attribute.Distinct
-		scope instrumentation.Scope
-	}
 	req := otlpRequest{ResourceSpans: []otlpResourceSpans{}}
-	byRes := map[attribute.Distinct]int{}
-	byScope := map[scopeKey][2]int{}
 	for _, s := range spans {
 		if s == nil {
 			continue
 		}
-		rk := s.Resource().Equivalent()
-		ri, ok := byRes[rk]
-		if !ok {
-			ri = len(req.ResourceSpans)
-			byRes[rk] = ri
-			req.ResourceSpans = append(req.ResourceSpans, resourceSpans(s.Resource()))
+		res, scope := s.Resource(), s.InstrumentationScope()
+		i := slices.IndexFunc(req.ResourceSpans, func(rs otlpResourceSpans) bool { return rs.key == res.Equivalent() })
+		if i < 0 {
+			i = len(req.ResourceSpans)
+			rs := otlpResourceSpans{SchemaURL: res.SchemaURL(), key: res.Equivalent()}
+			if res != nil {
+				rs.Resource = &otlpResource{Attributes: keyValues(res.Attributes())}
+			}
+			req.ResourceSpans = append(req.ResourceSpans, rs)
 		}
-		sk := scopeKey{rk, s.InstrumentationScope()}
-		at, ok := byScope[sk]
-		if !ok {
-			rs := &req.ResourceSpans[ri]
-			at = [2]int{ri, len(rs.ScopeSpans)}
-			byScope[sk] = at
-			rs.ScopeSpans = append(rs.ScopeSpans, scopeSpans(sk.scope))
+		rs := &req.ResourceSpans[i]
+		j := slices.IndexFunc(rs.ScopeSpans, func(ss otlpScopeSpans) bool { return ss.key == scope })
+		if j < 0 {
+			j = len(rs.ScopeSpans)
+			ss := otlpScopeSpans{SchemaURL: scope.SchemaURL, key: scope}
+			if scope != (instrumentation.Scope{}) {
+				ss.Scope = &otlpScope{Name: scope.Name, Version: scope.Version, Attributes: keyValues(scope.Attributes.ToSlice())}
+			}
+			rs.ScopeSpans = append(rs.ScopeSpans, ss)
 		}
-		ss := &req.ResourceSpans[at[0]].ScopeSpans[at[1]]
-		ss.Spans = append(ss.Spans, spanOf(s))
+		rs.ScopeSpans[j].Spans = append(rs.ScopeSpans[j].Spans, spanOf(s))
 	}
 	// Invalid UTF-8 in a string (a command's bytes) becomes U+FFFD, as
 	// receivers require valid strings.
 	b, err := json.Marshal(req, jsontext.AllowInvalidUTF8(true))
 	if err != nil {
-		panic("lifecycle: OTLP request does not encode: " + err.Error()) // plain structs always do
+		panic("lifecycle: OTLP request does not encode: " + err.Error()) // plain values always do
 	}
 	return b
 }
 
-func resourceSpans(res *resource.Resource) otlpResourceSpans {
-	rs := otlpResourceSpans{SchemaURL: res.SchemaURL()}
-	if res != nil {
-		rs.Resource = &otlpResource{Attributes: keyValues(res.Attributes())}
-	}
-	return rs
-}
-
-func scopeSpans(sc instrumentation.Scope) otlpScopeSpans {
-	ss := otlpScopeSpans{SchemaURL: sc.SchemaURL}
-	if sc != (instrumentation.Scope{}) {
-		ss.Scope = &otlpScope{Name: sc.Name, Version: sc.Version, Attributes: keyValues(sc.Attributes.ToSlice())}
-	}
-	return ss
-}
-
 func spanOf(s sdktrace.ReadOnlySpan) otlpSpan {
 	sc, parent := s.SpanContext(), s.Parent()
-	tid, sid := sc.TraceID(), sc.SpanID()
+	tid, sid, psid := sc.TraceID(), sc.SpanID(), parent.SpanID()
 	out := otlpSpan{
-		TraceID: hexID(tid[:]), SpanID: hexID(sid[:]), TraceState: sc.TraceState().String(),
-		Flags: spanFlags(sc.TraceFlags(), parent.IsRemote()), Name: s.Name(), Kind: spanKind(s.SpanKind()),
+		TraceID: hex.EncodeToString(tid[:]), SpanID: hex.EncodeToString(sid[:]), TraceState: sc.TraceState().String(),
+		Flags: spanFlags(sc.TraceFlags(), parent.IsRemote()), Name: s.Name(), Kind: int(s.SpanKind()),
 		StartTimeUnixNano: unixNano(s.StartTime()), EndTimeUnixNano: unixNano(s.EndTime()),
 		Attributes: keyValues(s.Attributes()), DroppedAttributes: count(s.DroppedAttributes()),
 		DroppedEvents: count(s.DroppedEvents()), DroppedLinks: count(s.DroppedLinks()),
 	}
-	if psid := parent.SpanID(); psid.IsValid() {
-		out.ParentSpanID = hexID(psid[:])
+	if out.Kind < 0 || out.Kind > int(trace.SpanKindConsumer) { // the Go API numbers kinds as OTLP does
+		out.Kind = 0
+	}
+	if psid.IsValid() {
+		out.ParentSpanID = hex.EncodeToString(psid[:])
 	}
 	for _, ev := range s.Events() {
 		out.Events = append(out.Events, otlpEvent{TimeUnixNano: unixNano(ev.Time), Name: ev.Name,
@@ -189,18 +161,15 @@ func spanOf(s sdktrace.ReadOnlySpan) otlpSpan {
 	}
 	for _, l := range s.Links() {
 		ltid, lsid := l.SpanContext.TraceID(), l.SpanContext.SpanID()
-		out.Links = append(out.Links, otlpLink{TraceID: hexID(ltid[:]), SpanID: hexID(lsid[:]),
+		out.Links = append(out.Links, otlpLink{TraceID: hex.EncodeToString(ltid[:]), SpanID: hex.EncodeToString(lsid[:]),
 			TraceState: l.SpanContext.TraceState().String(), Attributes: keyValues(l.Attributes),
 			DroppedAttributes: count(l.DroppedAttributeCount), Flags: spanFlags(l.SpanContext.TraceFlags(), l.SpanContext.IsRemote())})
 	}
 	if st := s.Status(); st.Code != codes.Unset || st.Description != "" {
-		out.Status = &otlpStatus{Message: st.Description, Code: statusCode(st.Code)}
+		out.Status = &otlpStatus{Message: st.Description, Code: otlpStatusCode[st.Code]}
 	}
 	return out
 }
-
-// hexID is an id as OTLP/JSON writes it: hex, not protobuf's base64.
-func hexID(id []byte) string { return hex.EncodeToString(id) }
 
 func keyValues(kvs []attribute.KeyValue) []otlpKV {
 	out := make([]otlpKV, 0, len(kvs))
@@ -216,19 +185,18 @@ func keyValues(kvs []attribute.KeyValue) []otlpKV {
 func anyValue(v attribute.Value) otlpAny {
 	switch v.Type() {
 	case attribute.STRING:
-		s := v.AsString()
-		return otlpAny{String: &s}
+		return otlpAny{"stringValue": v.AsString()}
 	case attribute.BOOL:
-		b := v.AsBool()
-		return otlpAny{Bool: &b}
+		return otlpAny{"boolValue": v.AsBool()}
 	case attribute.INT64:
-		i := v.AsInt64()
-		return otlpAny{Int: &i}
+		return otlpAny{"intValue": strconv.FormatInt(v.AsInt64(), 10)}
 	case attribute.FLOAT64:
-		return otlpAny{Double: double(v.AsFloat64())}
+		if f := v.AsFloat64(); math.IsNaN(f) || math.IsInf(f, 0) {
+			return otlpAny{"doubleValue": nonFinite.Replace(strconv.FormatFloat(f, 'g', -1, 64))}
+		}
+		return otlpAny{"doubleValue": v.AsFloat64()}
 	case attribute.BYTESLICE:
-		b := v.AsByteSlice()
-		return otlpAny{Bytes: &b}
+		return otlpAny{"bytesValue": v.AsByteSlice()}
 	case attribute.STRINGSLICE:
 		return arrayValue(v.AsStringSlice(), attribute.StringValue)
 	case attribute.BOOLSLICE:
@@ -240,7 +208,7 @@ func anyValue(v attribute.Value) otlpAny {
 	case attribute.SLICE:
 		return arrayValue(v.AsSlice(), func(x attribute.Value) attribute.Value { return x })
 	case attribute.MAP:
-		return otlpAny{KVList: &otlpKVList{Values: keyValues(v.AsMap())}}
+		return otlpAny{"kvlistValue": map[string][]otlpKV{"values": keyValues(v.AsMap())}}
 	}
 	return otlpAny{}
 }
@@ -250,21 +218,7 @@ func arrayValue[T any](xs []T, value func(T) attribute.Value) otlpAny {
 	for _, x := range xs {
 		vs = append(vs, anyValue(value(x)))
 	}
-	return otlpAny{Array: &otlpValues{Values: vs}}
-}
-
-// double is f as protobuf's JSON mapping writes a double: a number, or
-// "NaN", "Infinity" and "-Infinity" as strings.
-func double(f float64) jsontext.Value {
-	switch {
-	case math.IsNaN(f):
-		return jsontext.Value(`"NaN"`)
-	case math.IsInf(f, 1):
-		return jsontext.Value(`"Infinity"`)
-	case math.IsInf(f, -1):
-		return jsontext.Value(`"-Infinity"`)
-	}
-	return strconv.AppendFloat(nil, f, 'g', -1, 64)
+	return otlpAny{"arrayValue": map[string][]otlpAny{"values": vs}}
 }
 
 // unixNano is t in nanoseconds since the Unix epoch; 0 (unset in OTLP) for
@@ -279,33 +233,13 @@ func unixNano(t time.Time) uint64 {
 // count clamps a dropped count to the uint32 of the wire format.
 func count(n int) uint32 { return uint32(min(max(n, 0), math.MaxUint32)) }
 
+// spanFlags are the W3C trace flags (bits 0-7) and whether the parent (or
+// linked) span context is remote: 0x100 says it is known, 0x200 that it is.
 func spanFlags(tf trace.TraceFlags, remote bool) uint32 {
-	f := uint32(tf) | otlpFlagHasIsRemote
 	if remote {
-		f |= otlpFlagIsRemote
+		return uint32(tf) | 0x300
 	}
-	return f
-}
-
-func spanKind(k trace.SpanKind) int {
-	// The OTLP numbering matches the Go API's (internal 1 ... consumer 5);
-	// anything else is SPAN_KIND_UNSPECIFIED.
-	switch k {
-	case trace.SpanKindInternal, trace.SpanKindServer, trace.SpanKindClient,
-		trace.SpanKindProducer, trace.SpanKindConsumer:
-		return int(k)
-	}
-	return 0
-}
-
-func statusCode(c codes.Code) int {
-	switch c {
-	case codes.Ok:
-		return otlpStatusOK
-	case codes.Error:
-		return otlpStatusError
-	}
-	return 0
+	return uint32(tf) | 0x100
 }
 
 // parsePartialSuccess reads partial_success (rejectedSpans, a number or a
@@ -320,15 +254,10 @@ func parsePartialSuccess(b []byte) (rejected int64, msg string, err error) {
 	if err := json.Unmarshal(b, &resp, json.RejectUnknownMembers(false)); err != nil {
 		return 0, "", err
 	}
-	ps := resp.PartialSuccess
-	if n := ps.RejectedSpans; len(n) > 0 && string(n) != "null" {
-		s := string(n)
-		if n.Kind() == '"' {
-			s = s[1 : len(s)-1]
-		}
-		if rejected, err = strconv.ParseInt(s, 10, 64); err != nil {
+	if n := resp.PartialSuccess.RejectedSpans; len(n) > 0 && string(n) != "null" {
+		if rejected, err = strconv.ParseInt(strings.Trim(string(n), `"`), 10, 64); err != nil {
 			return 0, "", err
 		}
 	}
-	return rejected, ps.ErrorMessage, nil
+	return rejected, resp.PartialSuccess.ErrorMessage, nil
 }
