@@ -25,10 +25,11 @@ var entityEnd = regexp.MustCompile("&[a-zA-Z0-9]+;$")
 // linkify turns the bare URLs in the text under n into autolinks; the
 // text of links, images and code is left alone.
 func linkify(n *node) {
-	for c := n.firstChild; c != nil; c = c.next {
+	var prev *node
+	for c := n.firstChild; c != nil; prev, c = c, c.next {
 		switch c.kind {
 		case kindText:
-			c = linkifyText(c)
+			c = linkifyText(c, prev)
 		case kindLink, kindImage, kindAutoLink, kindCodeSpan, kindRawHTML:
 		default:
 			linkify(c)
@@ -36,14 +37,14 @@ func linkify(n *node) {
 	}
 }
 
-// linkifyText splits t at its URLs and returns the last node of the
-// result (t keeps the text before the first).
-func linkifyText(t *node) *node {
+// linkifyText splits t, which follows prev, at its URLs and returns the
+// last node of the result (t keeps the text before the first).
+func linkifyText(t, prev *node) *node {
 	s, last, cur := t.literal, 0, t
 	add := func(n *node) { cur.insertAfter(n); cur = n }
 	for _, m := range bareLink.FindAllStringSubmatchIndex(s, -1) {
 		start, end, dest := m[0], -1, ""
-		if !mayStartLink(s, start, t.prev) {
+		if !mayStartLink(s, start, prev) {
 			continue
 		}
 		if m[2] >= 0 {

@@ -41,7 +41,7 @@ type node struct {
 	level   uint8 // heading: 1-6; emphasis: 1 (emphasis) or 2 (strong)
 	checked bool  // task marker: [x]
 
-	parent, firstChild, lastChild, prev, next *node
+	parent, firstChild, lastChild, next *node
 
 	// literal is the text of a text, code span, autolink, raw HTML, code
 	// block or HTML block node.
@@ -55,8 +55,7 @@ type node struct {
 
 // blockState holds a block's layout (lists, tables, code).
 type blockState struct {
-	// Lists.
-	ordered bool
+	ordered bool // lists
 	start   int  // first number of an ordered list
 	tight   bool // no blank line between items or their blocks
 
@@ -69,8 +68,6 @@ type blockState struct {
 
 func (n *node) appendChild(c *node) {
 	c.parent = n
-	c.prev = n.lastChild
-	c.next = nil
 	if n.lastChild != nil {
 		n.lastChild.next = c
 	} else {
@@ -81,21 +78,8 @@ func (n *node) appendChild(c *node) {
 
 // insertAfter puts c right after n, under n's parent.
 func (n *node) insertAfter(c *node) {
-	c.parent = n.parent
-	c.prev = n
-	c.next = n.next
-	if n.next != nil {
-		n.next.prev = c
-	} else if n.parent != nil {
+	c.parent, c.next, n.next = n.parent, n.next, c
+	if c.next == nil && n.parent != nil {
 		n.parent.lastChild = c
 	}
-	n.next = c
-}
-
-func (n *node) childCount() int {
-	count := 0
-	for c := n.firstChild; c != nil; c = c.next {
-		count++
-	}
-	return count
 }

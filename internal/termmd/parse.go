@@ -172,14 +172,14 @@ func (c *converter) block(parent *node, n gast.Node) bool {
 	case *gast.ThematicBreak:
 		b.kind = kindThematicBreak
 	case *gast.CodeBlock:
-		b.kind, b.literal = kindCodeBlock, strings.TrimSuffix(c.lines(n), "\n")
+		b.kind, b.literal = kindCodeBlock, strings.TrimSuffix(c.segments(n.Lines()), "\n")
 	case *gast.FencedCodeBlock:
-		b.kind, b.literal, b.fenceChar = kindCodeBlock, strings.TrimSuffix(c.lines(n), "\n"), '`'
+		b.kind, b.literal, b.fenceChar = kindCodeBlock, strings.TrimSuffix(c.segments(n.Lines()), "\n"), '`'
 		if n.Info != nil {
 			b.info = c.decode(n.Info.Segment.Value(c.source), false)
 		}
 	case *gast.HTMLBlock:
-		b.kind, b.literal = kindHTMLBlock, c.lines(n)
+		b.kind, b.literal = kindHTMLBlock, c.segments(n.Lines())
 		if n.HasClosure() {
 			b.literal += string(n.ClosureLine.Value(c.source))
 		}
@@ -260,10 +260,6 @@ func (c *converter) unevenTildes(n gast.Node) int {
 		return 0
 	}
 	return min(before, after)
-}
-
-func (c *converter) lines(n gast.Node) string {
-	return c.segments(n.Lines())
 }
 
 func (c *converter) segments(segs *text.Segments) string {
