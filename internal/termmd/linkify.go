@@ -3,6 +3,7 @@ package termmd
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // GitHub's extended autolinks: a bare "https://...", "http://...",
@@ -16,11 +17,12 @@ import (
 // none inside brackets.
 
 // bareLink matches a URL (group 1 its scheme or "www.", group 2 its host)
-// or an e-mail address.
-var bareLink = regexp.MustCompile("(?i)((?:https?|ftp)://|www\\.)((?:[-\\w.]|[^\\x00-\\x7f])*)[^ \\t\\n<`]*|[\\w.+-]+@[\\w.-]+")
-
-// entityEnd is a character reference that ends a URL: it is not the URL's.
-var entityEnd = regexp.MustCompile("&[a-zA-Z0-9]+;$")
+// or an e-mail address; entityEnd a character reference that ends a URL
+// (it is not the URL's). Both are compiled on first use.
+var bareLink = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("(?i)((?:https?|ftp)://|www\\.)((?:[-\\w.]|[^\\x00-\\x7f])*)[^ \\t\\n<`]*|[\\w.+-]+@[\\w.-]+")
+})
+var entityEnd = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("&[a-zA-Z0-9]+;$") })
 
 // linkify turns the bare URLs in the text under n into autolinks; the
 // text of links, images and code is left alone.
@@ -42,7 +44,7 @@ func linkify(n *node) {
 func linkifyText(t, prev *node) *node {
 	s, last, cur := t.literal, 0, t
 	add := func(n *node) { cur.insertAfter(n); cur = n }
-	for _, m := range bareLink.FindAllStringSubmatchIndex(s, -1) {
+	for _, m := range bareLink().FindAllStringSubmatchIndex(s, -1) {
 		start, end, dest := m[0], -1, ""
 		if !mayStartLink(s, start, prev) {
 			continue
@@ -140,7 +142,7 @@ func trimURLEnd(s string, start int) int {
 			}
 		case ';':
 			from := max(start, end-34) // entity names are short
-			if loc := entityEnd.FindStringIndex(s[from:end]); loc != nil {
+			if loc := entityEnd().FindStringIndex(s[from:end]); loc != nil {
 				end = from + loc[0]
 				continue
 			}

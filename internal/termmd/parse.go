@@ -18,12 +18,9 @@ import (
 )
 
 // markdown is goldmark with GitHub's extensions (tables, strikethrough,
-// task lists), built on first use so that a start that
-// renders nothing pays nothing for it.
+// task lists; bare URLs are linkify.go's), built on first use so that a
+// start that renders nothing pays nothing for it.
 var markdown = sync.OnceValue(func() parser.Parser {
-	// GitHub's bare URLs are found by linkify.go on the text afterwards,
-	// as cmark-gfm does: goldmark's Linkify takes a "]" into a URL and
-	// finds none inside brackets.
 	return goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList),
 		goldmark.WithParserOptions(parser.WithInlineParsers(util.Prioritized(intraword{}, 499)))).Parser()
 })
@@ -227,12 +224,10 @@ func (c *converter) codeSpan(n *gast.CodeSpan) string {
 		switch t := ch.(type) {
 		case *gast.Text:
 			v := t.Segment.Value(c.source)
-			if v, ok := bytes.CutSuffix(v, []byte("\n")); ok {
-				b.Write(v)
+			b.Write(bytes.TrimSuffix(v, []byte("\n")))
+			if bytes.HasSuffix(v, []byte("\n")) {
 				b.WriteByte(' ')
-				continue
 			}
-			b.Write(v)
 		case *gast.String:
 			b.Write(t.Value)
 		}
@@ -248,14 +243,8 @@ func (c *converter) unevenTildes(n gast.Node) int {
 	if !ok1 || !ok2 {
 		return 0
 	}
-	before := 0
-	for i := first.Segment.Start - 1; i >= 0 && c.source[i] == '~'; i-- {
-		before++
-	}
-	after := 0
-	for i := last.Segment.Stop; i < len(c.source) && c.source[i] == '~'; i++ {
-		after++
-	}
+	head, tail := c.source[:first.Segment.Start], c.source[last.Segment.Stop:]
+	before, after := len(head)-len(bytes.TrimRight(head, "~")), len(tail)-len(bytes.TrimLeft(tail, "~"))
 	if before == after {
 		return 0
 	}
