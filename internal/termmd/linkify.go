@@ -43,6 +43,9 @@ func linkify(n *node) {
 // last node of the result (t keeps the text before the first).
 func linkifyText(t, prev *node) *node {
 	s, last, cur := t.literal, 0, t
+	if !strings.Contains(s, "://") && !strings.Contains(s, "@") && !strings.Contains(strings.ToLower(s), "www.") {
+		return t // cannot hold a link: the expression costs more than these
+	}
 	add := func(n *node) { cur.insertAfter(n); cur = n }
 	for _, m := range bareLink().FindAllStringSubmatchIndex(s, -1) {
 		start, end, dest := m[0], -1, ""
