@@ -225,6 +225,8 @@ func TestInlineStyles(t *testing.T) {
 		{"x https://a.b/c&hl;", "x <4;link>https://a.b/c</>&hl;"},
 		{"nohttps://a.b", "nohttps://a.b"},
 		{"mail a.b-c@d.e.", "mail <4;link>a.b-c@d.e</>."},
+		{"(me@x.yz) <you@x.yz> x:c@d.ef", "(<4;link>me@x.yz</>) <4;link>you@x.yz</> x:c@d.ef"},
+		{"HTTPS://A.B/C and WWW.A.B", "<4;link>HTTPS://A.B/C</> and <4;link>WWW.A.B</>"},
 		{"[https://a.b](https://a.b)", "<4;link>https://a.b</>"},
 		{"[see https://a.b/c] and `https://a.b/d` and ``https://a.b/e`x``", "[see <4;link>https://a.b/c</>] and <code>https://a.b/d</> and <code>https://a.b/e`x</>"},
 		{"code: x`https://a.b/c`y", "code: x<code>https://a.b/c</>y"},
