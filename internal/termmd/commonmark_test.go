@@ -31,7 +31,7 @@ import (
 //
 //	go test -run TestCommonMarkSpec -v ./internal/termmd
 //
-// docs/performance.md §14 (termmd) has the figures.
+// docs/performance.md §14 and §29 have the figures.
 
 type specExample struct {
 	Markdown string `json:"markdown"`
