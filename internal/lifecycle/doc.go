@@ -20,7 +20,7 @@
 // Sinks never fail the caller: a failing writer or collector is remembered
 // or dropped, never returned into an operation's result.
 //
-// The OTLP/HTTP exporter (otlpexport.go, otlpjson.go) sends OTLP's JSON
+// The OTLP/HTTP exporter (otlp.go) sends OTLP's JSON
 // encoding, which the protocol allows (application/json) and every
 // OTLP/HTTP receiver accepts, from plain structs the JSON library writes.
 // The official otlptracehttp links gRPC, the protobuf runtime and

@@ -1,22 +1,37 @@
 package termmd
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+	"sync"
+)
 
 // GitHub's extended autolinks: a bare "https://...", "http://...",
-// "ftp://...", "www...." or e-mail address in text is a link. It must start a line or
-// follow a space or one of "*_~(", and it ends at a space or "<", less
-// trailing punctuation, an unbalanced ")" and a trailing entity-like
-// "&name;". Unlike GitHub, a scheme's host needs no dot
+// "ftp://...", "www...." or e-mail address in text is a link. It must
+// start a line or follow a space or one of "*_~(", and it ends at a space
+// or "<", less trailing punctuation, an unbalanced ")" and a trailing
+// entity-like "&name;". Unlike GitHub, a scheme's host needs no dot
 // (http://localhost:8080 is a link too), a backtick ends the URL and an
-// unbalanced "]" is trimmed like ")".
+// unbalanced "]" is trimmed like ")". They are found on the decoded text,
+// as cmark-gfm does: goldmark's Linkify takes a "]" into a URL and finds
+// none inside brackets.
+
+// bareLink matches a URL (group 1 its scheme or "www.", group 2 its host)
+// or an e-mail address; entityEnd a character reference that ends a URL
+// (it is not the URL's). Both are compiled on first use.
+var bareLink = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("(?i)((?:https?|ftp)://|www\\.)((?:[-\\w.]|[^\\x00-\\x7f])*)[^ \\t\\n<`]*|[\\w.+-]+@[\\w.-]+")
+})
+var entityEnd = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("&[a-zA-Z0-9]+;$") })
 
 // linkify turns the bare URLs in the text under n into autolinks; the
 // text of links, images and code is left alone.
 func linkify(n *node) {
-	for c := n.firstChild; c != nil; c = c.next {
+	var prev *node
+	for c := n.firstChild; c != nil; prev, c = c, c.next {
 		switch c.kind {
 		case kindText:
-			c = linkifyText(c)
+			c = linkifyText(c, prev)
 		case kindLink, kindImage, kindAutoLink, kindCodeSpan, kindRawHTML:
 		default:
 			linkify(c)
@@ -24,121 +39,86 @@ func linkify(n *node) {
 	}
 }
 
-// linkifyText splits t at its URLs and returns the last node of the
-// result.
-func linkifyText(t *node) *node {
-	s := t.literal
-	for i := 0; i < len(s); i++ {
-		start, end, dest := i, i, ""
-		switch s[i] {
-		case 'h', 'w', 'f', 'H', 'W', 'F':
-			if i > 0 && !strings.ContainsRune(" \t\n*_~(", rune(s[i-1])) || i == 0 && !mayPrecedeURL(t.prev) {
-				continue
-			}
-			end, dest = urlAt(s, i)
-		case '@':
-			start, end = emailAt(s, i)
-			dest = "mailto:" + s[start:end]
-		}
-		if end <= i {
+// linkifyText splits t, which follows prev, at its URLs and returns the
+// last node of the result (t keeps the text before the first).
+func linkifyText(t, prev *node) *node {
+	s, last, cur := t.literal, 0, t
+	if !strings.Contains(s, "://") && !strings.Contains(s, "@") && !strings.Contains(strings.ToLower(s), "www.") {
+		return t // cannot hold a link: the expression costs more than these
+	}
+	add := func(n *node) { cur.insertAfter(n); cur = n }
+	for _, m := range bareLink().FindAllStringSubmatchIndex(s, -1) {
+		start, end, dest := m[0], -1, ""
+		if !mayStartLink(s, start, prev) {
 			continue
 		}
-		link := &node{kind: kindAutoLink, literal: s[start:end], dest: dest}
-		t.literal = s[:start]
-		t.insertAfter(link)
-		rest := &node{kind: kindText, literal: s[end:]}
-		link.insertAfter(rest)
-		if t.literal == "" {
-			t.unlink()
+		if m[2] >= 0 {
+			end, dest = urlEnd(s, m)
+		} else {
+			end, dest = emailEnd(s, start, m[1])
 		}
-		if rest.literal == "" {
-			rest.unlink()
-			return link
+		if end < 0 {
+			continue
 		}
-		return linkifyText(rest)
+		if cur == t {
+			t.literal = s[:start]
+		} else if start > last {
+			add(&node{kind: kindText, literal: s[last:start]})
+		}
+		add(&node{kind: kindAutoLink, literal: s[start:end], dest: dest})
+		last = end
 	}
-	return t
+	if cur != t && last < len(s) {
+		add(&node{kind: kindText, literal: s[last:]})
+	}
+	return cur
 }
 
-// mayPrecedeURL reports whether a URL may start right after n: at the
-// start of a line or after emphasis (whose closing delimiter it follows).
-func mayPrecedeURL(n *node) bool {
-	if n == nil {
+// mayStartLink reports whether a link may start at s[i]: at the start of
+// a line, after a space, an opening parenthesis or emphasis (whose
+// delimiter it follows).
+func mayStartLink(s string, i int, prev *node) bool {
+	if i > 0 {
+		return strings.IndexByte(" \t\n*_~(", s[i-1]) >= 0
+	}
+	if prev == nil {
 		return true
 	}
-	switch n.kind {
+	switch prev.kind {
 	case kindSoftBreak, kindHardBreak, kindEmphasis, kindStrikethrough, kindTaskMarker:
 		return true
 	}
 	return false
 }
 
-// urlAt returns the end of the URL that starts at s[i] and its
-// destination, or i.
-func urlAt(s string, i int) (int, string) {
-	rest := s[i:]
-	scheme := ""
-	for _, prefix := range [...]string{"https://", "http://", "ftp://", "www."} {
-		if len(rest) >= len(prefix) && strings.EqualFold(rest[:len(prefix)], prefix) {
-			scheme = prefix
-			break
-		}
-	}
-	if scheme == "" {
-		return i, ""
-	}
-	// The host: letters, digits, '-' and '_' in dot-separated labels; no
-	// '_' in the last two labels.
-	hostStart := i + len(scheme)
-	end := hostStart
-	for end < len(s) && (isASCIILetter(s[end]) || isASCIIDigit(s[end]) || s[end] >= 0x80 || strings.IndexByte("-_.", s[end]) >= 0) {
-		end++
-	}
-	host := strings.TrimRight(s[hostStart:end], ".")
-	if host == "" {
-		return i, ""
-	}
+// urlEnd returns the end of URL match m in s and its destination, or -1:
+// its host has no '_' in its last two labels.
+func urlEnd(s string, m []int) (int, string) {
+	host := strings.TrimRight(s[m[4]:m[5]], ".")
 	labels := strings.Split(host, ".")
-	for k := max(len(labels)-2, 0); k < len(labels); k++ {
-		if strings.IndexByte(labels[k], '_') >= 0 {
-			return i, ""
-		}
+	if host == "" || strings.Contains(strings.Join(labels[max(len(labels)-2, 0):], "."), "_") {
+		return -1, ""
 	}
-	// The path: up to a space or '<' (GitHub), or a backtick (which
-	// closes code around the URL far more often than it belongs to it).
-	for end < len(s) && s[end] != '<' && s[end] != '`' && s[end] != ' ' && s[end] != '\t' && s[end] != '\n' {
-		end++
+	end := trimURLEnd(s[:m[1]], m[0])
+	if end <= m[4] {
+		return -1, ""
 	}
-	end = trimURLEnd(s[:end], i)
-	if end <= hostStart {
-		return i, ""
+	if strings.EqualFold(s[m[2]:m[3]], "www.") {
+		return end, "http://" + s[m[0]:end]
 	}
-	dest := s[i:end]
-	if scheme == "www." {
-		dest = "http://" + dest
-	}
-	return end, dest
+	return end, s[m[0]:end]
 }
 
-// emailAt returns the bounds of the e-mail address around the '@' at
-// s[at] (letters, digits and "._+-" before it, a domain with a dot after
-// it), or at, at.
-func emailAt(s string, at int) (start, end int) {
-	start = at
-	for start > 0 && (isASCIILetter(s[start-1]) || isASCIIDigit(s[start-1]) || strings.IndexByte("._+-", s[start-1]) >= 0) {
-		start--
+// emailEnd returns the end of the e-mail address s[start:end] less
+// trailing dots and its destination, or -1: its domain needs a dot and
+// cannot end in '-' or '_'.
+func emailEnd(s string, start, end int) (int, string) {
+	at := start + strings.IndexByte(s[start:end], '@')
+	end = at + 1 + len(strings.TrimRight(s[at+1:end], "."))
+	if !strings.Contains(s[at+1:end], ".") || strings.ContainsAny(s[end-1:end], "-_") {
+		return -1, ""
 	}
-	end = at + 1
-	for end < len(s) && (isASCIILetter(s[end]) || isASCIIDigit(s[end]) || strings.IndexByte("._-", s[end]) >= 0) {
-		end++
-	}
-	for end > at+1 && s[end-1] == '.' {
-		end--
-	}
-	if start == at || !strings.Contains(s[at+1:end], ".") || s[end-1] == '-' || s[end-1] == '_' {
-		return at, at
-	}
-	return start, end
+	return end, "mailto:" + s[start:end]
 }
 
 // trimURLEnd drops what ends a sentence rather than the URL s[start:].
@@ -165,25 +145,12 @@ func trimURLEnd(s string, start int) int {
 			}
 		case ';':
 			from := max(start, end-34) // entity names are short
-			amp := strings.LastIndexByte(s[from:end], '&')
-			if amp >= 0 && isEntityName(s[from+amp+1:end-1]) {
-				end = from + amp
+			if loc := entityEnd().FindStringIndex(s[from:end]); loc != nil {
+				end = from + loc[0]
 				continue
 			}
 		}
 		break
 	}
 	return end
-}
-
-func isEntityName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !isASCIILetter(s[i]) && !isASCIIDigit(s[i]) {
-			return false
-		}
-	}
-	return true
 }

@@ -1,5 +1,7 @@
 package termmd
 
+import east "github.com/yuin/goldmark/extension/ast"
+
 // nodeKind says what a node of the parsed document is.
 type nodeKind uint8
 
@@ -32,25 +34,14 @@ const (
 	kindTaskMarker
 )
 
-// alignment is the alignment of a table column, from its delimiter row.
-type alignment uint8
-
-const (
-	alignNone alignment = iota
-	alignLeft
-	alignCenter
-	alignRight
-)
-
 // node is one element of a parsed document: a block or an inline, as
-// parse makes it from goldmark's tree. It is a doubly linked tree because
-// linkify splits text nodes around the URLs it finds.
+// parse makes it from goldmark's tree.
 type node struct {
 	kind    nodeKind
 	level   uint8 // heading: 1-6; emphasis: 1 (emphasis) or 2 (strong)
 	checked bool  // task marker: [x]
 
-	parent, firstChild, lastChild, prev, next *node
+	parent, firstChild, lastChild, next *node
 
 	// literal is the text of a text, code span, autolink, raw HTML, code
 	// block or HTML block node.
@@ -64,13 +55,12 @@ type node struct {
 
 // blockState holds a block's layout (lists, tables, code).
 type blockState struct {
-	// Lists.
-	ordered bool
+	ordered bool // lists
 	start   int  // first number of an ordered list
 	tight   bool // no blank line between items or their blocks
 
-	aligns []alignment // table: one per column
-	header bool        // table row: the header row
+	aligns []east.Alignment // table: one per column, from the delimiter row
+	header bool             // table row: the header row
 
 	info      string // fenced code block: its info string ("go", "python title=x")
 	fenceChar byte   // fenced code: '`'; 0 for indented code
@@ -78,8 +68,6 @@ type blockState struct {
 
 func (n *node) appendChild(c *node) {
 	c.parent = n
-	c.prev = n.lastChild
-	c.next = nil
 	if n.lastChild != nil {
 		n.lastChild.next = c
 	} else {
@@ -90,36 +78,8 @@ func (n *node) appendChild(c *node) {
 
 // insertAfter puts c right after n, under n's parent.
 func (n *node) insertAfter(c *node) {
-	c.parent = n.parent
-	c.prev = n
-	c.next = n.next
-	if n.next != nil {
-		n.next.prev = c
-	} else if n.parent != nil {
+	c.parent, c.next, n.next = n.parent, n.next, c
+	if c.next == nil && n.parent != nil {
 		n.parent.lastChild = c
 	}
-	n.next = c
-}
-
-// unlink removes n from its parent.
-func (n *node) unlink() {
-	if n.prev != nil {
-		n.prev.next = n.next
-	} else if n.parent != nil {
-		n.parent.firstChild = n.next
-	}
-	if n.next != nil {
-		n.next.prev = n.prev
-	} else if n.parent != nil {
-		n.parent.lastChild = n.prev
-	}
-	n.parent, n.prev, n.next = nil, nil, nil
-}
-
-func (n *node) childCount() int {
-	count := 0
-	for c := n.firstChild; c != nil; c = c.next {
-		count++
-	}
-	return count
 }

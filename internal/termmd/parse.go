@@ -18,35 +18,27 @@ import (
 )
 
 // markdown is goldmark with GitHub's extensions (tables, strikethrough,
-// task lists), built on first use so that a start that
-// renders nothing pays nothing for it.
+// task lists; bare URLs are linkify.go's), built on first use so that a
+// start that renders nothing pays nothing for it.
 var markdown = sync.OnceValue(func() parser.Parser {
-	// GitHub's bare URLs are found by linkify.go on the text afterwards,
-	// as cmark-gfm does: goldmark's Linkify takes a "]" into a URL and
-	// finds none inside brackets.
 	return goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList),
 		goldmark.WithParserOptions(parser.WithInlineParsers(util.Prioritized(intraword{}, 499)))).Parser()
 })
 
-// intraword takes the '_' runs and single '*'s that stand between two
-// ASCII letters or digits as text before goldmark's emphasis parser sees
-// them. For '_' that is what CommonMark says anyway (such a run can
-// neither open nor close); it keeps them off the delimiter stack, whose
-// processing in goldmark is quadratic in the delimiters that match
-// nothing (snake_case text). For '*' it is termmd's one departure: in
-// "2*3*4" and "a*b*c" replies mean the characters.
+// intraword takes the runs of '_' between two ASCII letters or digits
+// as text before goldmark's emphasis parser sees them. CommonMark says
+// such a run can neither open nor close; keeping them off the delimiter
+// stack matters because goldmark's processing of it is quadratic in the
+// delimiters that match nothing (snake_case text).
 type intraword struct{}
 
-func (intraword) Trigger() []byte { return []byte{'*', '_'} }
+func (intraword) Trigger() []byte { return []byte{'_'} }
 
 func (intraword) Parse(_ gast.Node, block text.Reader, _ parser.Context) gast.Node {
 	before := block.PrecendingCharacter()
 	line, seg := block.PeekLine()
-	run := 1
-	for run < len(line) && line[run] == line[0] {
-		run++
-	}
-	if before > 127 || !isAlnum(byte(before)) || run >= len(line) || !isAlnum(line[run]) || line[0] == '*' && run > 1 {
+	run := len(line) - len(bytes.TrimLeft(line, "_"))
+	if before > 127 || !util.IsAlphaNumeric(byte(before)) || run >= len(line) || !util.IsAlphaNumeric(line[run]) {
 		return nil
 	}
 	block.Advance(run)
@@ -142,7 +134,11 @@ func (c *converter) inline(parent *node, n gast.Node) {
 	case *gast.Image:
 		m = &node{kind: kindImage, dest: c.decode(n.Destination, false)}
 	case *gast.AutoLink:
-		parent.appendChild(&node{kind: kindAutoLink, literal: string(n.Label(c.source)), dest: string(n.URL(c.source))})
+		dest := string(n.URL(c.source))
+		if n.AutoLinkType == gast.AutoLinkEmail && !strings.HasPrefix(strings.ToLower(dest), "mailto:") {
+			dest = "mailto:" + dest
+		}
+		parent.appendChild(&node{kind: kindAutoLink, literal: string(n.Label(c.source)), dest: dest})
 		return
 	case *gast.RawHTML:
 		parent.appendChild(&node{kind: kindRawHTML, literal: c.segments(n.Segments)})
@@ -173,14 +169,14 @@ func (c *converter) block(parent *node, n gast.Node) bool {
 	case *gast.ThematicBreak:
 		b.kind = kindThematicBreak
 	case *gast.CodeBlock:
-		b.kind, b.literal = kindCodeBlock, strings.TrimSuffix(c.lines(n), "\n")
+		b.kind, b.literal = kindCodeBlock, strings.TrimSuffix(c.segments(n.Lines()), "\n")
 	case *gast.FencedCodeBlock:
-		b.kind, b.literal, b.fenceChar = kindCodeBlock, strings.TrimSuffix(c.lines(n), "\n"), '`'
+		b.kind, b.literal, b.fenceChar = kindCodeBlock, strings.TrimSuffix(c.segments(n.Lines()), "\n"), '`'
 		if n.Info != nil {
 			b.info = c.decode(n.Info.Segment.Value(c.source), false)
 		}
 	case *gast.HTMLBlock:
-		b.kind, b.literal = kindHTMLBlock, c.lines(n)
+		b.kind, b.literal = kindHTMLBlock, c.segments(n.Lines())
 		if n.HasClosure() {
 			b.literal += string(n.ClosureLine.Value(c.source))
 		}
@@ -193,9 +189,7 @@ func (c *converter) block(parent *node, n gast.Node) bool {
 		b.kind = kindListItem
 	case *east.Table:
 		b.kind = kindTable
-		for _, a := range n.Alignments {
-			b.aligns = append(b.aligns, alignmentOf(a))
-		}
+		b.aligns = n.Alignments
 	case *east.TableHeader:
 		b.kind, b.header = kindTableRow, true
 	case *east.TableRow:
@@ -208,18 +202,6 @@ func (c *converter) block(parent *node, n gast.Node) bool {
 	parent.appendChild(b)
 	c.children(b, n)
 	return true
-}
-
-func alignmentOf(a east.Alignment) alignment {
-	switch a {
-	case east.AlignLeft:
-		return alignLeft
-	case east.AlignCenter:
-		return alignCenter
-	case east.AlignRight:
-		return alignRight
-	}
-	return alignNone
 }
 
 // text appends a text and the line break that ends it, if any.
@@ -242,12 +224,10 @@ func (c *converter) codeSpan(n *gast.CodeSpan) string {
 		switch t := ch.(type) {
 		case *gast.Text:
 			v := t.Segment.Value(c.source)
-			if v, ok := bytes.CutSuffix(v, []byte("\n")); ok {
-				b.Write(v)
+			b.Write(bytes.TrimSuffix(v, []byte("\n")))
+			if bytes.HasSuffix(v, []byte("\n")) {
 				b.WriteByte(' ')
-				continue
 			}
-			b.Write(v)
 		case *gast.String:
 			b.Write(t.Value)
 		}
@@ -263,28 +243,12 @@ func (c *converter) unevenTildes(n gast.Node) int {
 	if !ok1 || !ok2 {
 		return 0
 	}
-	before := 0
-	for i := first.Segment.Start - 1; i >= 0 && c.source[i] == '~'; i-- {
-		before++
-	}
-	after := 0
-	for i := last.Segment.Stop; i < len(c.source) && c.source[i] == '~'; i++ {
-		after++
-	}
+	head, tail := c.source[:first.Segment.Start], c.source[last.Segment.Stop:]
+	before, after := len(head)-len(bytes.TrimRight(head, "~")), len(tail)-len(bytes.TrimLeft(tail, "~"))
 	if before == after {
 		return 0
 	}
 	return min(before, after)
-}
-
-func isAlnum(b byte) bool { return isASCIILetter(b) || isASCIIDigit(b) }
-
-func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
-
-func isASCIIDigit(c byte) bool { return c >= '0' && c <= '9' }
-
-func (c *converter) lines(n gast.Node) string {
-	return c.segments(n.Lines())
 }
 
 func (c *converter) segments(segs *text.Segments) string {

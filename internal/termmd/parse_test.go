@@ -194,8 +194,8 @@ func TestInlines(t *testing.T) {
 	})
 }
 
-// Styles of inlines: emphasis follows CommonMark's flanking rules,
-// except that a single '*' between letters or digits is literal; bare
+// Styles of inlines: emphasis follows CommonMark's flanking rules, a
+// '*' between letters or digits included (the spec's "5*6*78"); bare
 // URLs and e-mail addresses are links, less trailing punctuation.
 func TestInlineStyles(t *testing.T) {
 	for _, c := range []struct{ src, want string }{
@@ -204,7 +204,7 @@ func TestInlineStyles(t *testing.T) {
 		{"***a***", "<3;1>a</>"},
 		{"*a **b** c*", "<3>a <3;1>b<3> c</>"},
 		{"snake_case_words and __init__", "snake_case_words and <1>init</>"},
-		{"2*3*4 and a*b*c", "2*3*4 and a*b*c"},
+		{"2*3*4 and a*b*c", "2<3>3</>4 and a<3>b</>c"},
 		{"2**3**4", "2<1>3</>4"},
 		{"*foo bar *", "*foo bar *"},
 		{"** a **", "** a **"},
@@ -225,6 +225,8 @@ func TestInlineStyles(t *testing.T) {
 		{"x https://a.b/c&hl;", "x <4;link>https://a.b/c</>&hl;"},
 		{"nohttps://a.b", "nohttps://a.b"},
 		{"mail a.b-c@d.e.", "mail <4;link>a.b-c@d.e</>."},
+		{"(me@x.yz) <you@x.yz> x:c@d.ef", "(<4;link>me@x.yz</>) <4;link>you@x.yz</> x:c@d.ef"},
+		{"HTTPS://A.B/C and WWW.A.B", "<4;link>HTTPS://A.B/C</> and <4;link>WWW.A.B</>"},
 		{"[https://a.b](https://a.b)", "<4;link>https://a.b</>"},
 		{"[see https://a.b/c] and `https://a.b/d` and ``https://a.b/e`x``", "[see <4;link>https://a.b/c</>] and <code>https://a.b/d</> and <code>https://a.b/e`x</>"},
 		{"code: x`https://a.b/c`y", "code: x<code>https://a.b/c</>y"},

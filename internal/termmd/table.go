@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+	east "github.com/yuin/goldmark/extension/ast"
 )
 
 // colGap separates table columns.
@@ -75,7 +76,7 @@ func (r *renderer) table(t *node, width int) []string {
 				if h < len(cellLines[i]) {
 					cell = cellLines[i][h]
 				}
-				b.WriteString(align(cell, widths[i], columnAlignment(t, i)))
+				b.WriteString(align(cell, widths[i], t.aligns, i))
 			}
 			out = append(out, strings.TrimRight(b.String(), " "))
 		}
@@ -112,20 +113,14 @@ func fit(widths []int, room int) {
 	}
 }
 
-func columnAlignment(t *node, col int) alignment {
-	if col < len(t.aligns) {
-		return t.aligns[col]
-	}
-	return alignNone
-}
-
-// align pads a styled cell to width cells.
-func align(cell string, width int, a alignment) string {
+// align pads a styled cell of column col to width cells.
+func align(cell string, width int, aligns []east.Alignment, col int) string {
 	gap := max(width-ansi.StringWidth(cell), 0)
-	switch a {
-	case alignRight:
+	switch {
+	case col >= len(aligns):
+	case aligns[col] == east.AlignRight:
 		return strings.Repeat(" ", gap) + cell
-	case alignCenter:
+	case aligns[col] == east.AlignCenter:
 		return strings.Repeat(" ", gap/2) + cell + strings.Repeat(" ", gap-gap/2)
 	}
 	return cell + strings.Repeat(" ", gap)

@@ -6,11 +6,8 @@
 // goldmark parses (parse.go turns its tree into this package's nodes);
 // GitHub's bare URLs are found afterwards on the text (linkify.go), as
 // cmark-gfm does. Fenced code blocks are syntax-highlighted by
-// internal/highlight (code.go). Both are built on first use.
-//
-// Where it departs from CommonMark: a single '*' between letters or
-// digits is not emphasis ("2*3*4", "a*b*c": replies mean the
-// characters); HTML is shown as text.
+// internal/highlight (code.go). Both are built on first use. HTML is
+// shown as text.
 package termmd
 
 import (
@@ -71,7 +68,7 @@ func (r *renderer) inner(width int) int { return max(width-2*margin, minWidth) }
 // finish indents the lines by the margin, drops blank lines at both
 // ends, and brings the colours down to the profile.
 func (r *renderer) finish(lines []string) string {
-	return r.downsample(strings.Join(trimBlank(r.indent(lines)), "\n"))
+	return r.downsample(strings.Trim(strings.Join(r.indent(lines), "\n"), "\n"))
 }
 
 func (r *renderer) indent(lines []string) []string {
@@ -171,7 +168,11 @@ func (r *renderer) list(out []string, n *node, width int) []string {
 	num := n.start
 	markerWidth := 2
 	if n.ordered {
-		markerWidth = len(strconv.Itoa(num+n.childCount()-1)) + 2
+		last := num - 1
+		for c := n.firstChild; c != nil; c = c.next {
+			last++
+		}
+		markerWidth = len(strconv.Itoa(last)) + 2
 	}
 	start := len(out)
 	for item := n.firstChild; item != nil; item = item.next {
@@ -315,30 +316,12 @@ func sgr(params, s string) string {
 
 // clean drops what would move the cursor or change the terminal: control
 // characters (a tab included: its width depends on the column) become
-// spaces, so model text cannot draw.
+// spaces, so model text cannot draw. (strings.Map copies only on change.)
 func clean(s string) string {
-	if !strings.ContainsFunc(s, isControl) {
-		return s
-	}
 	return strings.Map(func(r rune) rune {
-		if isControl(r) {
+		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 {
 			return ' '
 		}
 		return r
 	}, s)
-}
-
-func isControl(r rune) bool {
-	return r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0
-}
-
-// trimBlank drops leading and trailing empty lines.
-func trimBlank(lines []string) []string {
-	for len(lines) > 0 && lines[0] == "" {
-		lines = lines[1:]
-	}
-	for len(lines) > 0 && lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	return lines
 }
