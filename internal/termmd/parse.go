@@ -21,9 +21,39 @@ import (
 // task lists; bare URLs are linkify.go's), built on first use so that a
 // start that renders nothing pays nothing for it.
 var markdown = sync.OnceValue(func() parser.Parser {
-	return goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList),
-		goldmark.WithParserOptions(parser.WithInlineParsers(util.Prioritized(intraword{}, 499)))).Parser()
+	inline := append(parser.DefaultInlineParsers(), util.Prioritized(intraword{}, 499))
+	inline[1] = util.Prioritized(shallowLinks{parser.NewLinkParser()}, 200)
+	p := parser.NewParser(parser.WithBlockParsers(parser.DefaultBlockParsers()...), parser.WithInlineParsers(inline...),
+		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...))
+	return goldmark.New(goldmark.WithParser(p), goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList)).Parser()
 })
+
+// shallowLinks is goldmark's link parser with at most 64 open brackets a
+// block: each ']' walks what its opener holds, so 30,000 nested brackets
+// took seconds; deeper ones are text (no real link nests that deep).
+type shallowLinks struct{ parser.InlineParser }
+
+var openBrackets = parser.NewContextKey()
+
+func (l shallowLinks) Parse(parent gast.Node, block text.Reader, pc parser.Context) gast.Node {
+	line, _ := block.PeekLine()
+	n, _ := pc.Get(openBrackets).(int)
+	if line[0] == ']' {
+		pc.Set(openBrackets, max(n-1, 0)) // goldmark's ']' drops the last opener
+	} else if n >= 64 {
+		return nil
+	}
+	node := l.InlineParser.Parse(parent, block, pc)
+	if line[0] != ']' && node != nil {
+		pc.Set(openBrackets, n+1)
+	}
+	return node
+}
+
+func (l shallowLinks) CloseBlock(parent gast.Node, block text.Reader, pc parser.Context) {
+	pc.Set(openBrackets, 0)
+	l.InlineParser.(parser.CloseBlocker).CloseBlock(parent, block, pc)
+}
 
 // intraword takes the runs of '_' between two ASCII letters or digits
 // as text before goldmark's emphasis parser sees them. CommonMark says
