@@ -292,9 +292,12 @@ func (a *runner) configure() error {
 	if a.servers, err = configureMCP(a.flags.mcp, a.io, a.cwd); err != nil {
 		return usageError{err}
 	}
+	var secretVars []string
 	for _, sv := range a.servers {
 		a.mcpAliases = append(a.mcpAliases, sv.Alias)
+		secretVars = append(secretVars, sv.SecretVars...)
 	}
+	a.concealMCPSecrets(secretVars)
 	a.model = firstNonEmpty(a.flags.model, a.io.getenv("TINY_MODEL"), DefaultModel)
 	if err := a.configureProvider(); err != nil {
 		return err
@@ -531,6 +534,7 @@ func (a *runner) buildTools(envID string) (secretVars []string, all []tools.Tool
 		if sv.TokenEnv != "" {
 			secretVars = append(secretVars, sv.TokenEnv)
 		}
+		secretVars = append(secretVars, sv.SecretVars...)
 	}
 	a.warnUnmaskable(secretVars)
 	toolCfg := tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.sandbox, Procs: a.procs, Editor: a.embed.editor(), Transactions: a.transactions(), Review: a.reviewer()}

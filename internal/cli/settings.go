@@ -301,3 +301,23 @@ func printSettings(io stdio, asJSON bool, hookCfg *hooks.Config) error {
 	}
 	return printHooks(io.stdout, hookCfg)
 }
+
+// concealMCPSecrets takes the variables the servers' headers and oauth
+// settings name out of the environment (and /proc/<pid>/environ), as the
+// tokenEnv variables were at start; the run still reads them from memory.
+func (a *runner) concealMCPSecrets(names []string) {
+	if len(names) == 0 {
+		return
+	}
+	concealed, err := secrets.Conceal(names)
+	if err != nil {
+		fmt.Fprintf(a.io.stderr, "%s: warning: %v\n", programName, err)
+	}
+	base := a.io.getenv
+	a.io.getenv = func(name string) string {
+		if v := base(name); v != "" {
+			return v
+		}
+		return concealed(name)
+	}
+}

@@ -83,6 +83,9 @@ type Server struct {
 	// Headers are sent with every request to a remote server (.mcp.json's
 	// "headers"), already expanded; their values are treated as secrets.
 	Headers map[string]string
+	// SecretVars are the variables its headers and oauth settings name:
+	// like TokenEnv, kept from the commands' environment.
+	SecretVars []string
 	// OAuth configures sign-in; nil signs in with the defaults when the
 	// server asks for it.
 	OAuth *OAuthConfig
@@ -253,9 +256,11 @@ func parseServer(alias string, f serverFile, env func(string) (string, bool)) (S
 		return Server{}, err
 	}
 	s := Server{Alias: alias, CallTimeout: DefaultCallTimeout}
-	if err := expandServer(&f, env); err != nil {
+	secretVars, err := expandServer(&f, env)
+	if err != nil {
 		return Server{}, err
 	}
+	s.SecretVars = secretVars
 	if err := checkServerType(f); err != nil {
 		return Server{}, err
 	}

@@ -46,12 +46,22 @@ func expandVars(s string, env func(string) (string, bool)) (string, error) {
 }
 
 // expandServer expands the members that may name variables.
-func expandServer(f *serverFile, env func(string) (string, bool)) error {
+func expandServer(f *serverFile, env func(string) (string, bool)) (secretVars []string, err error) {
+	// The variables named where a credential goes (headers, oauth) are
+	// secrets: the run keeps them from the commands' environment.
+	secretEnv := func(name string) (string, bool) {
+		secretVars = append(secretVars, name)
+		return env(name)
+	}
 	one := func(member string, p *string) error {
 		if p == nil {
 			return nil
 		}
-		v, err := expandVars(*p, env)
+		lookup := env
+		if member == "headers" || strings.HasPrefix(member, "oauth.") {
+			lookup = secretEnv
+		}
+		v, err := expandVars(*p, lookup)
 		if err != nil {
 			return fmt.Errorf("%q: %w", member, err)
 		}
@@ -59,16 +69,16 @@ func expandServer(f *serverFile, env func(string) (string, bool)) error {
 		return nil
 	}
 	if err := one("command", f.Command); err != nil {
-		return err
+		return nil, err
 	}
 	if err := one("url", f.URL); err != nil {
-		return err
+		return nil, err
 	}
 	if f.Args != nil {
 		args := append([]string(nil), *f.Args...)
 		for i := range args {
 			if err := one("args", &args[i]); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		f.Args = &args
@@ -83,7 +93,7 @@ func expandServer(f *serverFile, env func(string) (string, bool)) error {
 		out := make(map[string]string, len(*m.vars))
 		for k, v := range *m.vars {
 			if err := one(m.member, &v); err != nil {
-				return err
+				return nil, err
 			}
 			out[k] = v
 		}
@@ -92,19 +102,19 @@ func expandServer(f *serverFile, env func(string) (string, bool)) error {
 	if f.OAuth != nil {
 		o := *f.OAuth
 		if err := one("oauth.clientSecret", &o.ClientSecret); err != nil {
-			return err
+			return nil, err
 		}
 		if o.IdP != nil {
 			idp := *o.IdP
 			if err := one("oauth.idp.clientSecret", &idp.ClientSecret); err != nil {
-				return err
+				return nil, err
 			}
 			if err := one("oauth.idp.idToken", &idp.IDToken); err != nil {
-				return err
+				return nil, err
 			}
 			o.IdP = &idp
 		}
 		f.OAuth = &o
 	}
-	return nil
+	return secretVars, nil
 }
