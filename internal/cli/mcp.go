@@ -71,14 +71,13 @@ func formAnswer(f mcp.Form, ask func() (approval.Answer, error)) (mcp.ElicitAnsw
 }
 
 // mcpElicit puts a server's form to the user: in the interactive UI while
-// it runs, else on the terminal a line per field; without a terminal it is
-// declined with one line on stderr.
+// it runs (a form to fill in), else on the terminal a line per field;
+// without a terminal it is declined with one line on stderr.
 func mcpElicit(io stdio, display *ui.Observer) mcp.ElicitFunc {
 	return func(ctx context.Context, f mcp.Form) (mcp.ElicitAnswer, error) {
-		ans, err := formAnswer(f, func() (approval.Answer, error) { return display.Ask(ctx, ui.FormPrompt(f)) })
+		ans, err := display.AskForm(ctx, f)
 		if !errors.Is(err, ui.ErrNotAttached) {
-			// An ended question (Esc, Ctrl+C) cancels the form.
-			return ans, nil
+			return ans, err
 		}
 		if !ui.IsTerminal(io.stdin, io.stderr) {
 			fmt.Fprintf(io.stderr, "MCP %s asked for input (%s); declined: there is no terminal to answer on\n", f.Server, ui.OneLine(f.Message))

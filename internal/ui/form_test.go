@@ -1,0 +1,119 @@
+package ui
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tiny-agent/tiny-go/internal/mcp"
+)
+
+// kindsForm is a form of every field kind, as a server sends it.
+func kindsForm(t *testing.T) mcp.Form {
+	t.Helper()
+	f, err := mcp.ParseForm("ts", "Set up the project", []byte(`{"type":"object","properties":{
+		"name":{"type":"string","title":"Project name","minLength":2,"maxLength":20,"default":"demo"},
+		"email":{"type":"string","title":"Owner email","format":"email"},
+		"replicas":{"type":"integer","title":"Replicas","minimum":1,"maximum":9,"default":3},
+		"public":{"type":"boolean","title":"Public","default":false},
+		"region":{"type":"string","title":"Region","oneOf":[{"const":"eu","title":"Europe"},{"const":"us","title":"United States"}],"default":"eu"},
+		"tier":{"type":"string","title":"Tier","enum":["free","pro","team"]},
+		"features":{"type":"array","title":"Features","items":{"type":"string","enum":["ci","docs","lint"]},"default":["ci"],"maxItems":2}},
+		"required":["name","email","tier"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func formKeys(fm *formModel, keys ...any) formResult {
+	var res formResult
+	for _, k := range keys {
+		switch k := k.(type) {
+		case string:
+			for _, r := range k {
+				res, _ = fm.key(tea.KeyPressMsg{Code: r, Text: string(r)})
+			}
+		case tea.KeyPressMsg:
+			res, _ = fm.key(k)
+		}
+		if res.done {
+			return res
+		}
+	}
+	return res
+}
+
+var (
+	keyTab    = tea.KeyPressMsg{Code: tea.KeyTab}
+	keyRight  = tea.KeyPressMsg{Code: tea.KeyRight}
+	keyLeft   = tea.KeyPressMsg{Code: tea.KeyLeft}
+	keySpace  = tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
+	keyBack   = tea.KeyPressMsg{Code: tea.KeyBackspace}
+	keyCtrlS  = tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl}
+	keyCtrlD  = tea.KeyPressMsg{Code: 'd', Mod: tea.ModCtrl}
+	keyShTab  = tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
+)
+
+func formText(fm *formModel) string {
+	lines, _ := fm.view(100)
+	return ansi.Strip(strings.Join(lines, "\n"))
+}
+
+// Fields are filled in and edited by kind; a required field left empty
+// and a value out of range stop the send with one line under the field;
+// once fixed, the answer holds typed values.
+func TestFormFillIn(t *testing.T) {
+	fm := newFormModel(kindsForm(t))
+	view := formText(fm)
+	for _, want := range []string{"› Project name *  demo", "Project name *", "(•) Europe  ( ) United States", "[x] ci  [ ] docs  [ ] lint", "( ) free  ( ) pro  ( ) team", "( ) yes  (•) no", formKeyHelp} {
+		if !strings.Contains(view, want) {
+			t.Errorf("view lacks %q:\n%s", want, view)
+		}
+	}
+	if res := formKeys(fm, keyCtrlS); res.done {
+		t.Fatal("sent with required fields empty")
+	}
+	view = formText(fm)
+	if !strings.Contains(view, "✗ Owner email: required") || !strings.Contains(view, "✗ Tier: required") || !strings.Contains(view, "› Owner email *") {
+		t.Fatalf("errors not shown, or the focus not on the first:\n%s", view)
+	}
+	res := formKeys(fm, "ada@example.com", keyTab,
+		keyBack, "12", keyTab, // replicas: out of range
+		"y", keyTab, // public
+		keyLeft, keyTab, // region: round to United States
+		keyRight, keyRight, keyTab, // tier: pro
+		keyRight, keySpace, keyEnter) // features: docs too; Enter on the last field sends
+	if res.done {
+		t.Fatal("sent with replicas out of range")
+	}
+	if view = formText(fm); !strings.Contains(view, "✗ Replicas: at most 9") || !strings.Contains(view, "› Replicas") {
+		t.Fatalf("range error:\n%s", view)
+	}
+	res = formKeys(fm, keyShTab, keyShTab, keyBack, keyBack, keyBack, keyBack, "tiny", keyTab, keyTab, keyBack, keyCtrlS)
+	want := map[string]any{"email": "ada@example.com", "features": []string{"ci", "docs"}, "name": "tiny", "public": true, "region": "us", "replicas": int64(1), "tier": "pro"}
+	if !res.done || res.answer.Action != mcp.ElicitAccept || !reflect.DeepEqual(res.answer.Content, want) {
+		t.Fatalf("answer %+v, want %v", res.answer, want)
+	}
+}
+
+func TestFormDeclineCancel(t *testing.T) {
+	for _, tt := range []struct {
+		key  tea.KeyPressMsg
+		want string
+	}{{keyCtrlD, mcp.ElicitDecline}, {keyEsc, mcp.ElicitCancel}} {
+		fm := newFormModel(kindsForm(t))
+		res := formKeys(fm, "x", keyShTab, tt.key)
+		if !res.done || res.answer.Action != tt.want || res.answer.Content != nil {
+			t.Errorf("%s: %+v", tt.key, res)
+		}
+	}
+	// A form of defaults only is sent as it is.
+	f, _ := mcp.ParseForm("s", "m", []byte(`{"properties":{"n":{"type":"integer","default":36}}}`))
+	if res := formKeys(newFormModel(f), keyEnter); !res.done || res.answer.Content["n"] != int64(36) {
+		t.Errorf("defaults: %+v", res)
+	}
+}
