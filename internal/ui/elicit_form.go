@@ -158,4 +158,3 @@ func (m *model) formFrame(above []string) tea.View {
 	}
 	return v
 }
-

@@ -48,14 +48,14 @@ func formKeys(fm *formModel, keys ...any) formResult {
 }
 
 var (
-	keyTab    = tea.KeyPressMsg{Code: tea.KeyTab}
-	keyRight  = tea.KeyPressMsg{Code: tea.KeyRight}
-	keyLeft   = tea.KeyPressMsg{Code: tea.KeyLeft}
-	keySpace  = tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
-	keyBack   = tea.KeyPressMsg{Code: tea.KeyBackspace}
-	keyCtrlS  = tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl}
-	keyCtrlD  = tea.KeyPressMsg{Code: 'd', Mod: tea.ModCtrl}
-	keyShTab  = tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
+	keyTab   = tea.KeyPressMsg{Code: tea.KeyTab}
+	keyRight = tea.KeyPressMsg{Code: tea.KeyRight}
+	keyLeft  = tea.KeyPressMsg{Code: tea.KeyLeft}
+	keySpace = tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
+	keyBack  = tea.KeyPressMsg{Code: tea.KeyBackspace}
+	keyCtrlS = tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl}
+	keyCtrlD = tea.KeyPressMsg{Code: 'd', Mod: tea.ModCtrl}
+	keyShTab = tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
 )
 
 func formText(fm *formModel) string {
