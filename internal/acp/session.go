@@ -90,6 +90,7 @@ func (s *sess) host() Host {
 		Ask:     s.ask,
 		Approve: withRequest,
 		Mode:    s.modeSw,
+		Elicit:  s.elicit,
 	}
 	if fs := s.srv.clientFS(); fs.read || fs.write {
 		h.Editor = &clientEditor{s: s, fs: fs}

@@ -60,7 +60,7 @@ func (m *model) statusLine() string {
 	now := m.now()
 	frame := spinnerFrames[m.frame%len(spinnerFrames)]
 	hint := " · Esc aborts"
-	if m.aborting {
+	if m.aborting || len(m.forms) > 0 { // Esc cancels the form
 		hint = ""
 	}
 	if m.retrying {
