@@ -19,9 +19,13 @@ type formMsg struct {
 	reply chan mcp.ElicitAnswer
 }
 
+// formGoneMsg takes a form off the screen: the server stopped waiting.
+type formGoneMsg struct{ reply chan mcp.ElicitAnswer }
+
 // AskForm puts an MCP server's form to the user through the attached UI:
 // the full-screen UI shows the form to fill in; the line display asks
-// whether to send the defaults. An ended ctx cancels the form.
+// whether to send the defaults. An ended ctx (the server withdrew its
+// request) cancels the form and takes it off the screen.
 func (o *Observer) AskForm(ctx context.Context, f mcp.Form) (mcp.ElicitAnswer, error) {
 	if o == nil {
 		return mcp.ElicitAnswer{}, ErrNotAttached
@@ -40,6 +44,7 @@ func (o *Observer) AskForm(ctx context.Context, f mcp.Form) (mcp.ElicitAnswer, e
 			return a, nil
 		}
 	case <-ctx.Done():
+		o.send(formGoneMsg{reply: msg.reply})
 		return mcp.ElicitAnswer{Action: mcp.ElicitCancel}, nil
 	}
 	ans, err := o.Ask(ctx, FormPrompt(f))
@@ -67,6 +72,9 @@ func (m *model) formUpdate(msg tea.Msg) (cmd tea.Cmd, handled bool) {
 		if len(m.forms) == 1 {
 			m.showForm()
 		}
+		return nil, true
+	case formGoneMsg:
+		m.withdrawForm(msg.reply)
 		return nil, true
 	case tea.KeyPressMsg:
 		if len(m.forms) == 0 {
@@ -109,6 +117,27 @@ func (m *model) answerForm(a mcp.ElicitAnswer) {
 		return
 	}
 	m.setPhase("Working")
+}
+
+// withdrawForm drops the form whose answer goes to reply, if it is still
+// there: its server no longer waits for it.
+func (m *model) withdrawForm(reply chan mcp.ElicitAnswer) {
+	for i, pf := range m.forms {
+		if pf.msg.reply != reply {
+			continue
+		}
+		m.forms = slices.Delete(m.forms, i, i+1)
+		if i > 0 {
+			return
+		}
+		m.print(faint.Render("  └ withdrawn by the server"))
+		if len(m.forms) > 0 {
+			m.showForm()
+			return
+		}
+		m.setPhase("Working")
+		return
+	}
 }
 
 // answerSummary is "sent Name=Ada, Age=36", "declined" or "cancelled".

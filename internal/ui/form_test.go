@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -115,5 +116,49 @@ func TestFormDeclineCancel(t *testing.T) {
 	f, _ := mcp.ParseForm("s", "m", []byte(`{"properties":{"n":{"type":"integer","default":36}}}`))
 	if res := formKeys(newFormModel(f), keyEnter); !res.done || res.answer.Content["n"] != int64(36) {
 		t.Errorf("defaults: %+v", res)
+	}
+}
+
+// In the model: forms from two servers wait their turn, the form takes
+// the input box's place (the draft is kept), the answer goes back to the
+// asker and is said in the scrollback, and a form the server withdraws
+// leaves the screen.
+func TestFormsInTheModel(t *testing.T) {
+	obs := NewObserver("")
+	h := newHarness(t, newStub(nil), obs)
+	h.typeText("draft")
+	ask := func(f mcp.Form, ctx context.Context) <-chan mcp.ElicitAnswer {
+		ch := make(chan mcp.ElicitAnswer, 1)
+		go func() {
+			a, _ := obs.AskForm(ctx, f)
+			ch <- a
+		}()
+		return ch
+	}
+	one, _ := mcp.ParseForm("one", "Your name?", []byte(`{"properties":{"name":{"type":"string","default":"Ada"}}}`))
+	two, _ := mcp.ParseForm("two", "Sure?", []byte(`{"properties":{"ok":{"type":"boolean"}}}`))
+	ctx, withdraw := context.WithCancel(context.Background())
+	defer withdraw()
+	first := ask(one, context.Background())
+	h.until("the first form", h.printedLine("◆ MCP one asks: Your name?"))
+	second := ask(two, ctx)
+	h.until("the second form queued", func() bool { return len(h.m.forms) == 2 })
+	if v := ansi.Strip(h.m.View().Content); !strings.Contains(v, "› name  Ada") || strings.Contains(v, "draft") || strings.Contains(v, "ok") {
+		t.Fatalf("view:\n%s", v)
+	}
+	h.typeText("!")
+	h.press(keyEnter)
+	if a := <-first; a.Action != mcp.ElicitAccept || a.Content["name"] != "Ada!" {
+		t.Fatalf("first answer %+v", a)
+	}
+	h.until("the summary", h.printedLine("  └ sent name=Ada!"))
+	h.until("the second form", h.printedLine("◆ MCP two asks: Sure?"))
+	withdraw()
+	if a := <-second; a.Action != mcp.ElicitCancel {
+		t.Fatalf("second answer %+v", a)
+	}
+	h.until("the withdrawal", h.printedLine("  └ withdrawn by the server"))
+	if v := ansi.Strip(h.m.View().Content); len(h.m.forms) != 0 || !strings.Contains(v, "draft") {
+		t.Fatalf("after the forms:\n%s", v)
 	}
 }
