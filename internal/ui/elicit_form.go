@@ -160,12 +160,13 @@ func answerSummary(f mcp.Form, a mcp.ElicitAnswer) string {
 	return "sent " + strings.Join(parts, ", ")
 }
 
-// formView is the form on screen (nil: none), and where its cursor is.
-func (m *model) formView() ([]string, *tea.Cursor) {
+// formView is the form on screen (nil: none) in height lines, and where
+// its cursor is.
+func (m *model) formView(height int) ([]string, *tea.Cursor) {
 	if len(m.forms) == 0 {
 		return nil, nil
 	}
-	return m.forms[0].model.view(m.width)
+	return m.forms[0].model.view(m.width, height)
 }
 
 // dropForms cancels every form, when the UI ends.
@@ -179,7 +180,8 @@ func (m *model) dropForms() {
 // formFrame is the live area while a form is open: what is above it, then
 // the form in place of the input box.
 func (m *model) formFrame(above []string) tea.View {
-	lines, cur := m.formView()
+	// What is above keeps its lines; the form gets the rest of the screen.
+	lines, cur := m.formView(max(m.height-len(above), 4))
 	v := tea.NewView(strings.Join(append(above, lines...), "\n"))
 	if cur != nil {
 		cur.Y += len(above)

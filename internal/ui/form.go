@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 
 	"charm.land/bubbles/v2/textinput"
@@ -287,44 +288,93 @@ var (
 	formCursor = lipgloss.NewStyle().Underline(true)
 )
 
-// view is the form's lines within width, and where the cursor is (nil: in
-// no text input) relative to the first line.
-func (fm *formModel) view(width int) ([]string, *tea.Cursor) {
+// view is the form's lines within width and at most height lines (a
+// longer form shows the fields around the focused one), and where the
+// cursor is (nil: in no text input) relative to the first line.
+func (fm *formModel) view(width, height int) ([]string, *tea.Cursor) {
 	labelW := 0
 	for _, f := range fm.fields {
 		labelW = max(labelW, lipgloss.Width(fieldLabel(f.Field)))
 	}
 	labelW = min(labelW, max(width/3, 8))
-	var lines []string
+	blocks := make([][]string, len(fm.fields))
 	var cur *tea.Cursor
 	for i := range fm.fields {
-		f := &fm.fields[i]
-		focused := i == fm.focus
-		mark := "  "
-		if focused {
-			mark = "› "
-		}
-		label := truncate(fieldLabel(f.Field), labelW)
-		head := mark + label + strings.Repeat(" ", labelW-lipgloss.Width(label)) + "  "
-		if f.kind == fieldText {
-			// Room for the value, and the hint beside it.
-			f.input.SetWidth(min(max(width-lipgloss.Width(head)-1, 4), 32))
-			if c := f.input.Cursor(); c != nil && focused {
-				c.X += lipgloss.Width(head)
-				c.Y = len(lines)
-				cur = c
-			}
-		}
-		line := head + f.widget(focused)
-		if hint := f.hint(); focused && hint != "" {
-			line += "  " + faint.Render(hint)
-		}
-		lines = append(lines, truncate(line, width))
-		if f.err != "" {
-			lines = append(lines, errStyle.Render(truncate("    ✗ "+sanitizeLine(f.Label())+": "+f.err, width)))
+		var c *tea.Cursor
+		blocks[i], c = fm.fields[i].lines(i == fm.focus, labelW, width)
+		if i == fm.focus {
+			cur = c
 		}
 	}
-	lines = append(lines, faint.Render(truncate(formKeyHelp, width)))
+	from, to := fm.window(blocks, height-1)
+	var lines []string
+	if from > 0 {
+		lines = append(lines, faint.Render(fmt.Sprintf("  ↑ %d more", from)))
+	}
+	for i := from; i < to; i++ {
+		if i == fm.focus && cur != nil {
+			cur.Y = len(lines)
+		}
+		lines = append(lines, blocks[i]...)
+	}
+	if to < len(blocks) {
+		lines = append(lines, faint.Render(fmt.Sprintf("  ↓ %d more", len(blocks)-to)))
+	}
+	return append(lines, faint.Render(truncate(formKeyHelp, width))), cur
+}
+
+// window is the fields [from, to) shown in room lines: all when they fit,
+// else the focused one and its neighbours, with a line for each "more".
+func (fm *formModel) window(blocks [][]string, room int) (from, to int) {
+	total := 0
+	for _, b := range blocks {
+		total += len(b)
+	}
+	if total <= room || len(blocks) == 0 {
+		return 0, len(blocks)
+	}
+	room -= 2 // the "more" lines
+	from, to = fm.focus, fm.focus+1
+	used := len(blocks[fm.focus])
+	for grew := true; grew; {
+		grew = false
+		if to < len(blocks) && used+len(blocks[to]) <= room {
+			used += len(blocks[to])
+			to, grew = to+1, true
+		}
+		if from > 0 && used+len(blocks[from-1]) <= room {
+			used += len(blocks[from-1])
+			from, grew = from-1, true
+		}
+	}
+	return from, to
+}
+
+// lines is the field's line, and its error line when it has one; cur is
+// where the cursor is in its text input (Y 0), when focused.
+func (f *formField) lines(focused bool, labelW, width int) (lines []string, cur *tea.Cursor) {
+	mark := "  "
+	if focused {
+		mark = "› "
+	}
+	label := truncate(fieldLabel(f.Field), labelW)
+	head := mark + label + strings.Repeat(" ", labelW-lipgloss.Width(label)) + "  "
+	if f.kind == fieldText {
+		// Room for the value, and the hint beside it.
+		f.input.SetWidth(min(max(width-lipgloss.Width(head)-1, 4), 32))
+		if c := f.input.Cursor(); c != nil && focused {
+			c.X += lipgloss.Width(head)
+			cur = c
+		}
+	}
+	line := head + f.widget(focused)
+	if hint := f.hint(); focused && hint != "" {
+		line += "  " + faint.Render(hint)
+	}
+	lines = append(lines, truncate(line, width))
+	if f.err != "" {
+		lines = append(lines, errStyle.Render(truncate("    ✗ "+sanitizeLine(f.Label())+": "+f.err, width)))
+	}
 	return lines, cur
 }
 

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -60,7 +61,7 @@ var (
 )
 
 func formText(fm *formModel) string {
-	lines, _ := fm.view(100)
+	lines, _ := fm.view(100, 40)
 	return ansi.Strip(strings.Join(lines, "\n"))
 }
 
@@ -160,5 +161,33 @@ func TestFormsInTheModel(t *testing.T) {
 	h.until("the withdrawal", h.printedLine("  └ withdrawn by the server"))
 	if v := ansi.Strip(h.m.View().Content); len(h.m.forms) != 0 || !strings.Contains(v, "draft") {
 		t.Fatalf("after the forms:\n%s", v)
+	}
+}
+
+// A form taller than its room shows the fields around the focused one,
+// and says how many are above and below; no line is wider than the
+// screen.
+func TestFormWindow(t *testing.T) {
+	var props []string
+	for i := range 20 {
+		props = append(props, fmt.Sprintf(`"f%02d":{"type":"string","title":"Field %d with a rather long title"}`, i, i))
+	}
+	f, err := mcp.ParseForm("s", "m", []byte(`{"properties":{`+strings.Join(props, ",")+`}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fm := newFormModel(f)
+	for range 10 {
+		fm.key(keyTab)
+	}
+	lines, cur := fm.view(40, 8)
+	text := ansi.Strip(strings.Join(lines, "\n"))
+	if len(lines) != 8 || !strings.Contains(text, "↑ ") || !strings.Contains(text, "↓ ") || cur == nil || !strings.HasPrefix(ansi.Strip(lines[cur.Y]), "› Field 10") {
+		t.Fatalf("%d lines, cursor %+v:\n%s", len(lines), cur, text)
+	}
+	for _, l := range lines {
+		if w := ansi.StringWidth(l); w > 40 {
+			t.Errorf("a line %d wide: %q", w, l)
+		}
 	}
 }
