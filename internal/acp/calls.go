@@ -33,7 +33,22 @@ type callResponse struct {
 	} `json:"error"`
 }
 
-// call sends one request and waits for its response or for ctx to end.
+// callError is the client's error response to a call.
+type callError struct {
+	Method  string
+	Code    int
+	Message string
+}
+
+func (e *callError) Error() string {
+	return fmt.Sprintf("%s: the client answered %d %s", e.Method, e.Code, e.Message)
+}
+
+// methodNotFound is JSON-RPC's code for a method the peer does not have.
+const methodNotFound = -32601
+
+// call sends one request and waits for its response or for ctx to end;
+// then the client is told to drop the request ($/cancel_request).
 func (c *clientCalls) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	c.mu.Lock()
 	c.next++
@@ -59,10 +74,13 @@ func (c *clientCalls) call(ctx context.Context, method string, params any) (json
 	select {
 	case r := <-ch:
 		if r.Error != nil {
-			return nil, fmt.Errorf("%s: the client answered %d %s", method, r.Error.Code, r.Error.Message)
+			return nil, &callError{Method: method, Code: r.Error.Code, Message: r.Error.Message}
 		}
 		return r.Result, nil
 	case <-ctx.Done():
+		if note, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "$/cancel_request", "params": map[string]any{"requestId": id}}); err == nil {
+			_, _ = c.out.Write(append(note, '\n'))
+		}
 		return nil, context.Cause(ctx)
 	}
 }

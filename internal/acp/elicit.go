@@ -56,10 +56,14 @@ func (s *sess) elicitForm(ctx context.Context, f mcp.Form) (mcp.ElicitAnswer, er
 		"message":         "MCP server " + f.Server + " asks: " + f.Message,
 		"requestedSchema": schema,
 	})
-	if err != nil {
-		if ctx.Err() != nil {
-			return mcp.ElicitAnswer{Action: mcp.ElicitCancel}, nil
-		}
+	var ce *callError
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return mcp.ElicitAnswer{Action: mcp.ElicitCancel}, nil
+	case errors.As(err, &ce) && ce.Code == methodNotFound:
+		// It announced forms but has no handler: ask the other way.
+		return s.elicitByPermission(ctx, f)
+	case err != nil:
 		return mcp.ElicitAnswer{}, err
 	}
 	var resp struct {

@@ -99,6 +99,12 @@ func TestElicitationOverACP(t *testing.T) {
 			t.Errorf("a permission request besides the form: %v", seen["permissions"])
 		}
 	}
+	// A client that announced forms but answers method-not-found is asked
+	// with a permission request.
+	seen, result := elicitRun(t, "ask_name", "elicit", "ACP_OPTION=send-defaults")
+	if result != `action=accept content={"age":36,"name":"Ada"}` || len(seen["permissions"].([]any)) != 1 {
+		t.Errorf("fallback: the server answered %q; permissions %v", result, seen["permissions"])
+	}
 }
 
 // A client without form elicitation gets a permission request: sending

@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
-import { client, methods, ndJsonStream, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
+import { client, methods, ndJsonStream, PROTOCOL_VERSION, RequestError } from "@agentclientprotocol/sdk";
 
 const scenario = process.argv[2];
 const cwd = process.env.ACP_CWD;
@@ -70,6 +70,8 @@ const app = client()
     // The form as the client got it (the SDK has checked it against the
     // schema), answered with $ACP_ELICIT_ANSWER.
     seen.elicitations = (seen.elicitations || []).concat([cx.params]);
+    // Without an answer: a client that announced forms but has no handler.
+    if (!process.env.ACP_ELICIT_ANSWER) throw RequestError.methodNotFound(methods.client.elicitation.create);
     return JSON.parse(process.env.ACP_ELICIT_ANSWER);
   });
 
