@@ -50,12 +50,16 @@ func (s *sess) elicitForm(ctx context.Context, f mcp.Form) (mcp.ElicitAnswer, er
 	if len(schema) == 0 {
 		schema = json.RawMessage(`{"type":"object","properties":{}}`)
 	}
-	raw, err := s.srv.calls.call(ctx, "elicitation/create", map[string]any{
+	params := map[string]any{
 		"sessionId":       s.id,
 		"mode":            "form",
 		"message":         "MCP server " + f.Server + " asks: " + f.Message,
 		"requestedSchema": schema,
-	})
+	}
+	if id := s.callOf(f.Server); id != "" {
+		params["toolCallId"] = id
+	}
+	raw, err := s.srv.calls.call(ctx, "elicitation/create", params)
 	var ce *callError
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -84,6 +88,23 @@ func (s *sess) elicitForm(ctx context.Context, f mcp.Form) (mcp.ElicitAnswer, er
 		return mcp.ElicitAnswer{Action: mcp.ElicitAccept, Content: content}, nil
 	}
 	return mcp.ElicitAnswer{}, fmt.Errorf("the editor answered the form with the unknown action %q", resp.Action)
+}
+
+// callOf is the id of the one call of server's tools under way, which a
+// form of server most likely belongs to; "" when there is none or several.
+func (s *sess) callOf(server string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	found := ""
+	for id, display := range s.calls {
+		if strings.HasPrefix(display, mcp.Display(server, "")) {
+			if found != "" {
+				return ""
+			}
+			found = id
+		}
+	}
+	return found
 }
 
 // typedContent checks an accepted form's content against its fields and

@@ -92,7 +92,7 @@ func TestElicitationOverACP(t *testing.T) {
 		}
 		form := forms[0].(map[string]any)
 		props, _ := form["requestedSchema"].(map[string]any)["properties"].(map[string]any)
-		if form["sessionId"] != seen["sessionId"] || form["mode"] != "form" || form["message"] != "MCP server ts asks: Set up the project" || len(props) != 8 {
+		if form["sessionId"] != seen["sessionId"] || form["toolCallId"] != "c1" || form["mode"] != "form" || form["message"] != "MCP server ts asks: Set up the project" || len(props) != 8 {
 			t.Errorf("the form: %v", form)
 		}
 		if len(seen["permissions"].([]any)) != 0 {
