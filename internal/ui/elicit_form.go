@@ -98,10 +98,16 @@ func (m *model) formUpdate(msg tea.Msg) (cmd tea.Cmd, handled bool) {
 	return nil, false
 }
 
-// showForm prints the first form's question above the live area.
+// showForm prints the first form's question above the live area; a
+// message of several lines keeps them, indented.
 func (m *model) showForm() {
 	f := m.forms[0].msg.form
-	m.print(toolStyle.Render("◆ MCP " + sanitizeLine(f.Server) + " asks: " + sanitizeLine(f.Message)))
+	lines := strings.Split(strings.TrimSpace(sanitize(f.Message)), "\n")
+	lines[0] = toolStyle.Render("◆ MCP " + sanitizeLine(f.Server) + " asks: " + lines[0])
+	for i := 1; i < len(lines); i++ {
+		lines[i] = "  " + strings.ReplaceAll(lines[i], "\t", "    ")
+	}
+	m.print(strings.Join(lines, "\n"))
 	m.setPhase("Waiting for your answer")
 }
 

@@ -43,6 +43,14 @@ type formField struct {
 	err    string          // why the value is not valid, once the user left the field or sent
 }
 
+// formatExample is what an empty field of a format shows.
+var formatExample = map[string]string{
+	"email":     "name@example.com",
+	"uri":       "https://…",
+	"date":      "YYYY-MM-DD",
+	"date-time": "YYYY-MM-DDThh:mm:ssZ",
+}
+
 // formKeyHelp is the form's key help, under its fields.
 const formKeyHelp = "Tab/↑↓ move · Enter on the last field or Ctrl+S sends · Ctrl+D declines · Esc cancels"
 
@@ -102,6 +110,7 @@ func newFormField(fl mcp.Field) formField {
 		if fl.MaxLength != nil {
 			ti.CharLimit = *fl.MaxLength
 		}
+		ti.Placeholder = formatExample[fl.Format]
 		ti.SetValue(fl.Text(fl.Default))
 		ff.input = ti
 	}
@@ -367,7 +376,7 @@ func (f *formField) lines(focused bool, labelW, width int) (lines []string, cur 
 			cur = c
 		}
 	}
-	line := head + f.widget(focused)
+	line := head + f.widget(focused, width-lipgloss.Width(head))
 	if hint := f.hint(); focused && hint != "" {
 		line += "  " + faint.Render(hint)
 	}
@@ -406,33 +415,53 @@ func (f *formField) hint() string {
 	return strings.Join(parts, " · ")
 }
 
-// widget is the field's value as the user edits it.
-func (f *formField) widget(focused bool) string {
+// widget is the field's value as the user edits it, within room columns:
+// a list of options too long for it shows only the chosen one (the one
+// under the cursor for a multi-select), with where it is in the list.
+func (f *formField) widget(focused bool, room int) string {
 	switch f.kind {
 	case fieldToggle:
 		return radio("yes", f.set && f.on) + "  " + radio("no", f.set && !f.on)
 	case fieldChoice:
-		var opts []string
+		opts := make([]string, len(f.Enum))
 		for i := range f.Enum {
-			opts = append(opts, radio(sanitizeLine(f.OptionLabel(i)), f.set && f.choice == i))
+			opts[i] = radio(sanitizeLine(f.OptionLabel(i)), f.set && f.choice == i)
 		}
-		return strings.Join(opts, "  ")
+		if !f.set {
+			return fitOptions(opts, 0, room, "none chosen")
+		}
+		return fitOptions(opts, f.choice, room, "")
 	case fieldMulti:
-		var opts []string
+		opts := make([]string, len(f.Enum))
+		picked := 0
 		for i := range f.Enum {
 			box := "[ ] "
 			if f.picked[i] {
 				box = "[x] "
+				picked++
 			}
-			o := box + sanitizeLine(f.OptionLabel(i))
+			opts[i] = box + sanitizeLine(f.OptionLabel(i))
 			if focused && i == f.choice {
-				o = formCursor.Render(o)
+				opts[i] = formCursor.Render(opts[i])
 			}
-			opts = append(opts, o)
 		}
-		return strings.Join(opts, "  ")
+		return fitOptions(opts, f.choice, room, fmt.Sprintf("%d picked", picked))
 	}
 	return f.input.View()
+}
+
+// fitOptions is opts side by side when they fit in room, else option at
+// alone: "‹ (•) Europe › 2/30".
+func fitOptions(opts []string, at, room int, note string) string {
+	all := strings.Join(opts, "  ")
+	if lipgloss.Width(all) <= room {
+		return all
+	}
+	s := "‹ " + opts[at] + " › " + faint.Render(fmt.Sprintf("%d/%d", at+1, len(opts)))
+	if note != "" {
+		s += faint.Render(" · " + note)
+	}
+	return s
 }
 
 func radio(label string, on bool) string {

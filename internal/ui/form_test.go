@@ -137,7 +137,7 @@ func TestFormsInTheModel(t *testing.T) {
 		return ch
 	}
 	one, _ := mcp.ParseForm("one", "Your name?", []byte(`{"properties":{"name":{"type":"string","default":"Ada"}}}`))
-	two, _ := mcp.ParseForm("two", "Sure?", []byte(`{"properties":{"ok":{"type":"boolean"}}}`))
+	two, _ := mcp.ParseForm("two", "Sure?\n\x1b[31mReally\x1b[0m sure?", []byte(`{"properties":{"ok":{"type":"boolean"}}}`))
 	ctx, withdraw := context.WithCancel(context.Background())
 	defer withdraw()
 	first := ask(one, context.Background())
@@ -154,6 +154,9 @@ func TestFormsInTheModel(t *testing.T) {
 	}
 	h.until("the summary", h.printedLine("  └ sent name=Ada!"))
 	h.until("the second form", h.printedLine("◆ MCP two asks: Sure?"))
+	if !strings.Contains(h.output(), "\n  Really sure?") {
+		t.Errorf("the message's second line:\n%q", h.output())
+	}
 	withdraw()
 	if a := <-second; a.Action != mcp.ElicitCancel {
 		t.Fatalf("second answer %+v", a)
@@ -189,5 +192,31 @@ func TestFormWindow(t *testing.T) {
 		if w := ansi.StringWidth(l); w > 40 {
 			t.Errorf("a line %d wide: %q", w, l)
 		}
+	}
+}
+
+// A choice list too long for the screen shows the chosen option alone,
+// with where it is in the list.
+func TestFormLongChoice(t *testing.T) {
+	var opts []string
+	for i := range 30 {
+		opts = append(opts, fmt.Sprintf(`{"const":"c%d","title":"Country %d"}`, i, i))
+	}
+	f, err := mcp.ParseForm("s", "m", []byte(`{"properties":{"c":{"type":"string","oneOf":[`+strings.Join(opts, ",")+`],"default":"c4"},
+		"m":{"type":"array","items":{"anyOf":[`+strings.Join(opts, ",")+`]}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fm := newFormModel(f)
+	formKeys(fm, keyRight)
+	if v := formText(fm); !strings.Contains(v, "‹ (•) Country 5 › 6/30") {
+		t.Fatalf("view:\n%s", v)
+	}
+	res := formKeys(fm, keyTab, keyLeft, keySpace, keyCtrlS)
+	if v := formText(fm); !strings.Contains(v, "‹ [x] Country 29 › 30/30 · 1 picked") {
+		t.Errorf("view:\n%s", v)
+	}
+	if !res.done || res.answer.Content["c"] != "c5" || !reflect.DeepEqual(res.answer.Content["m"], []string{"c29"}) {
+		t.Errorf("answer %+v", res.answer)
 	}
 }
