@@ -16,6 +16,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
+	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/tools"
 )
@@ -71,6 +72,8 @@ type Host struct {
 	// Mode is the session's mode as the editor sets it (session/set_mode):
 	// the tools follow it (plan mode: planmode).
 	Mode *approval.Switch
+	// Elicit puts an MCP server's form to the user (elicit.go).
+	Elicit mcp.ElicitFunc
 }
 
 // Rewinder is a session that can be put back to before a user turn

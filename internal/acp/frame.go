@@ -23,7 +23,8 @@ const idPrefix = 4 << 10
 // JSON (-32700), one that is not a JSON-RPC object (-32600), and one
 // longer than MaxMessage (-32600, read and discarded without buffering
 // it). Memory stays bounded by MaxMessage whatever the client sends.
-func frame(in io.Reader, w *io.PipeWriter, out io.Writer, log *slog.Logger) error {
+// The responses to tiny-go's own requests go to calls.
+func frame(in io.Reader, w *io.PipeWriter, out io.Writer, calls *clientCalls, log *slog.Logger) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	var line []byte
 	var head []byte // the start of an oversized line
@@ -63,7 +64,7 @@ func frame(in io.Reader, w *io.PipeWriter, out io.Writer, log *slog.Logger) erro
 			} else {
 				var fwd []byte
 				fwd, reply = check(line)
-				if fwd != nil {
+				if fwd != nil && !calls.deliver(fwd) {
 					if _, werr := w.Write(fwd); werr != nil {
 						return werr
 					}

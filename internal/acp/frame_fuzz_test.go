@@ -19,7 +19,7 @@ func runFrame(t testing.TB, input []byte) (forwarded, replies []byte) {
 		got <- b
 	}()
 	var out bytes.Buffer
-	if err := frame(bytes.NewReader(input), pw, &out, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+	if err := frame(bytes.NewReader(input), pw, &out, nil, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
 		t.Fatalf("frame: %v", err)
 	}
 	return <-got, out.Bytes()

@@ -66,9 +66,10 @@ func Serve(ctx context.Context, opt Options) error {
 	conn := acpsdk.NewAgentSideConnection(srv, out, pr)
 	conn.SetLogger(logger)
 	srv.conn = conn
+	srv.calls = &clientCalls{out: out}
 
 	framed := make(chan error, 1)
-	go func() { framed <- frame(opt.In, pw, out, logger) }()
+	go func() { framed <- frame(opt.In, pw, out, srv.calls, logger) }()
 
 	select {
 	case <-conn.Done():
@@ -99,6 +100,7 @@ type server struct {
 	opt    Options
 	log    *slog.Logger
 	conn   *acpsdk.AgentSideConnection
+	calls  *clientCalls // requests the SDK cannot say (calls.go)
 	runCtx context.Context
 
 	mu          sync.Mutex

@@ -59,7 +59,10 @@ type sess struct {
 	// announced are the tool calls already shown (asked about before
 	// their start).
 	announced map[string]bool
-	closed    bool // stop ran
+	// calls are the tool calls under way, by id: their display names
+	// (an MCP server's form is tied to its call, elicit.go).
+	calls  map[string]string
+	closed bool // stop ran
 }
 
 func newSess(srv *server) *sess {
@@ -72,6 +75,7 @@ func newSess(srv *server) *sess {
 		rejected:  map[string]bool{},
 		cancelled: make(chan struct{}),
 		announced: map[string]bool{},
+		calls:     map[string]string{},
 	}
 	s.idle = sync.NewCond(&s.mu)
 	go s.send()
@@ -90,6 +94,7 @@ func (s *sess) host() Host {
 		Ask:     s.ask,
 		Approve: withRequest,
 		Mode:    s.modeSw,
+		Elicit:  s.elicit,
 	}
 	if fs := s.srv.clientFS(); fs.read || fs.write {
 		h.Editor = &clientEditor{s: s, fs: fs}
@@ -309,10 +314,14 @@ func (s *sess) event(ev agent.Event) {
 			s.update(c.start(e.Tool.ToolCallID, acpsdk.ToolCallStatusPending))
 		}
 	case agent.ToolStarted:
+		s.mu.Lock()
+		s.calls[e.Tool.ToolCallID] = e.Tool.Display
+		s.mu.Unlock()
 		s.update(acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Tool.ToolCallID), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusInProgress)))
 	case agent.ToolCompleted:
 		s.mu.Lock()
 		delete(s.announced, e.Tool.ToolCallID)
+		delete(s.calls, e.Tool.ToolCallID)
 		s.mu.Unlock()
 		status := acpsdk.ToolCallStatusCompleted
 		if e.Outcome.Outcome != "succeeded" {

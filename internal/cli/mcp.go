@@ -50,20 +50,17 @@ func mcpOptions(cwd string, io stdio, servers []mcp.Server, sb *sandbox.Sandbox,
 	}
 }
 
-// elicit puts a server's form to the editor over ACP, as a permission
-// question: allow sends the form's defaults, reject declines, and a
-// cancelled question cancels.
+// elicit puts a server's form to the editor (internal/acp: ACP's
+// elicitation/create, else a permission request); a host without its own
+// way (the headless runner) asks whether to send the defaults.
 func (e *embedding) elicit(ctx context.Context, f mcp.Form) (mcp.ElicitAnswer, error) {
-	ans, _ := formAnswer(f, func() (approval.Answer, error) { return e.ask(ctx, ui.FormPrompt(f)) })
-	return ans, nil
-}
-
-// formAnswer maps the answer to a form put as a yes/no question.
-func formAnswer(f mcp.Form, ask func() (approval.Answer, error)) (mcp.ElicitAnswer, error) {
-	ans, err := ask()
+	if e.host.Elicit != nil {
+		return e.host.Elicit(ctx, f)
+	}
+	ans, err := e.ask(ctx, ui.FormPrompt(f))
 	switch {
 	case err != nil:
-		return mcp.ElicitAnswer{Action: mcp.ElicitCancel}, err
+		return mcp.ElicitAnswer{Action: mcp.ElicitCancel}, nil
 	case ans.Choice == approval.Deny:
 		return mcp.ElicitAnswer{Action: mcp.ElicitDecline}, nil
 	}
@@ -71,14 +68,13 @@ func formAnswer(f mcp.Form, ask func() (approval.Answer, error)) (mcp.ElicitAnsw
 }
 
 // mcpElicit puts a server's form to the user: in the interactive UI while
-// it runs, else on the terminal a line per field; without a terminal it is
-// declined with one line on stderr.
+// it runs (a form to fill in), else on the terminal a line per field;
+// without a terminal it is declined with one line on stderr.
 func mcpElicit(io stdio, display *ui.Observer) mcp.ElicitFunc {
 	return func(ctx context.Context, f mcp.Form) (mcp.ElicitAnswer, error) {
-		ans, err := formAnswer(f, func() (approval.Answer, error) { return display.Ask(ctx, ui.FormPrompt(f)) })
+		ans, err := display.AskForm(ctx, f)
 		if !errors.Is(err, ui.ErrNotAttached) {
-			// An ended question (Esc, Ctrl+C) cancels the form.
-			return ans, nil
+			return ans, err
 		}
 		if !ui.IsTerminal(io.stdin, io.stderr) {
 			fmt.Fprintf(io.stderr, "MCP %s asked for input (%s); declined: there is no terminal to answer on\n", f.Server, ui.OneLine(f.Message))

@@ -1,14 +1,8 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"math"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -28,6 +22,9 @@ type Form struct {
 	Server  string
 	Message string
 	Fields  []Field
+	// Schema is the requested schema as the server sent it, for a client
+	// that renders the form itself (ACP's elicitation/create).
+	Schema jsontext.Value
 }
 
 // Field is one member of a form.
@@ -37,8 +34,19 @@ type Field struct {
 	Description string
 	Type        string   // string, number, integer or boolean
 	Enum        []string // a string field's allowed values, when any
-	Required    bool
-	Default     any // nil, or a value of Type
+	// EnumTitles are the values' titles (titled enums), by index; nil or
+	// "" where a value has none.
+	EnumTitles []string
+	// Multi is a multi-select enum (an array of strings from Enum).
+	Multi    bool
+	Required bool
+	Default  any // nil, or a value of Type ([]string when Multi)
+
+	// The schema's constraints, nil when absent.
+	Format               string // email, uri, date or date-time
+	MinLength, MaxLength *int
+	Minimum, Maximum     *float64
+	MinItems, MaxItems   *int
 }
 
 // Label is the title, else the name.
@@ -68,136 +76,6 @@ func (f Form) Defaults() map[string]any {
 		}
 	}
 	return out
-}
-
-// schemaDoc is the restricted JSON Schema of an elicitation form.
-type schemaDoc struct {
-	Type       string                  `json:"type"`
-	Properties jsonObject[propertyDoc] `json:"properties"`
-	Required   []string                `json:"required"`
-}
-
-type propertyDoc struct {
-	Type        string   `json:"type"`
-	Title       string   `json:"title"`
-	Description string   `json:"description"`
-	Enum        []string `json:"enum"`
-	OneOf       []struct {
-		Const string `json:"const"`
-	} `json:"oneOf"`
-	Default any `json:"default"`
-}
-
-// jsonObject keeps the order of an object's members.
-type jsonObject[T any] struct {
-	names  []string
-	values map[string]T
-}
-
-func (o *jsonObject[T]) UnmarshalJSON(data []byte) error {
-	var raw map[string]jsontext.Value
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return err
-	}
-	o.values = make(map[string]T, len(raw))
-	for name, v := range raw {
-		var t T
-		if err := json.Unmarshal(v, &t); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		o.values[name] = t
-	}
-	o.names = memberOrder(data)
-	return nil
-}
-
-// memberOrder lists the top-level member names of a JSON object in order.
-func memberOrder(data []byte) []string {
-	var names []string
-	dec := jsontext.NewDecoder(bytes.NewReader(data))
-	if _, err := dec.ReadToken(); err != nil {
-		return nil
-	}
-	for dec.PeekKind() != '}' {
-		tok, err := dec.ReadToken()
-		if err != nil {
-			return names
-		}
-		names = append(names, tok.String())
-		if err := dec.SkipValue(); err != nil {
-			return names
-		}
-	}
-	return names
-}
-
-// ParseForm reads an elicitation's requested schema: a flat object whose
-// properties are strings (with enum or oneOf const), numbers, integers or
-// booleans. Defaults of the wrong type are dropped.
-func ParseForm(server, message string, schema []byte) (Form, error) {
-	f := Form{Server: server, Message: message}
-	if len(schema) == 0 || string(schema) == "null" {
-		return f, nil
-	}
-	var doc schemaDoc
-	if err := json.Unmarshal(schema, &doc); err != nil {
-		return Form{}, fmt.Errorf("the form's schema: %w", err)
-	}
-	if doc.Type != "" && doc.Type != "object" {
-		return Form{}, errors.New("the form's schema is not an object")
-	}
-	for _, name := range doc.Properties.names {
-		p := doc.Properties.values[name]
-		fl := Field{Name: name, Title: p.Title, Description: p.Description, Type: p.Type, Enum: p.Enum, Required: slices.Contains(doc.Required, name)}
-		for _, o := range p.OneOf {
-			fl.Enum = append(fl.Enum, o.Const)
-		}
-		switch fl.Type {
-		case "string", "number", "integer", "boolean":
-		default:
-			return Form{}, fmt.Errorf("field %q has the unsupported type %q", name, fl.Type)
-		}
-		if p.Default != nil {
-			if v, err := fl.Parse(fmt.Sprint(p.Default)); err == nil {
-				fl.Default = v
-			}
-		}
-		f.Fields = append(f.Fields, fl)
-	}
-	return f, nil
-}
-
-// Parse turns what the user typed into a value of the field's type.
-func (f Field) Parse(text string) (any, error) {
-	switch f.Type {
-	case "boolean":
-		switch strings.ToLower(text) {
-		case "true", "yes", "y":
-			return true, nil
-		case "false", "no", "n":
-			return false, nil
-		}
-		return nil, errors.New("answer yes or no")
-	case "integer":
-		n, err := strconv.ParseInt(text, 10, 64)
-		if err != nil {
-			if x, ferr := strconv.ParseFloat(text, 64); ferr == nil && x == math.Trunc(x) && math.Abs(x) < 1<<53 {
-				return int64(x), nil
-			}
-			return nil, errors.New("a whole number, please")
-		}
-		return n, nil
-	case "number":
-		x, err := strconv.ParseFloat(text, 64)
-		if err != nil || math.IsInf(x, 0) || math.IsNaN(x) {
-			return nil, errors.New("a number, please")
-		}
-		return x, nil
-	}
-	if len(f.Enum) > 0 && !slices.Contains(f.Enum, text) {
-		return nil, fmt.Errorf("one of: %s", strings.Join(f.Enum, ", "))
-	}
-	return text, nil
 }
 
 // elicitHandler answers a server's elicitation/create: a form goes to ask

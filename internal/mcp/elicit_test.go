@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -80,6 +79,7 @@ func TestParseForm(t *testing.T) {
 func FuzzParseForm(f *testing.F) {
 	f.Add([]byte(`{"type":"object","properties":{"a":{"type":"string","default":"x"},"b":{"type":"integer","default":3}},"required":["a"]}`))
 	f.Add([]byte(`{"properties":{"c":{"type":"string","enum":["x","y"],"default":"z"}}}`))
+	f.Add([]byte(`{"properties":{"m":{"type":"array","items":{"anyOf":[{"const":"x","title":"X"}]},"default":["x"],"maxItems":1},"e":{"type":"string","format":"email","minLength":3,"default":"a@b.c"},"n":{"type":"number","minimum":0,"maximum":1,"default":0.5}}}`))
 	f.Fuzz(func(t *testing.T, schema []byte) {
 		form, err := ParseForm("s", "m", schema)
 		if err != nil {
@@ -90,7 +90,15 @@ func FuzzParseForm(f *testing.F) {
 				continue
 			}
 			// A default always parses back as its own field's value.
-			if _, err := fl.Parse(fmt.Sprint(fl.Default)); err != nil {
+			if fl.Multi {
+				// Typed back it could split a value with a comma in it;
+				// the form UI picks values, it does not parse them.
+				if err := fl.Check(fl.Default); err != nil {
+					t.Fatalf("default %v of %+v breaks its constraints: %v", fl.Default, fl, err)
+				}
+				continue
+			}
+			if _, err := fl.Parse(fl.Text(fl.Default)); err != nil {
 				t.Fatalf("default %v of %+v does not parse: %v", fl.Default, fl, err)
 			}
 		}
@@ -134,5 +142,57 @@ func TestCallTimeoutPausedWhileAsking(t *testing.T) {
 	res := c.tools[0].Run(context.Background(), []byte(`{}`))
 	if res.IsError || res.Content != `action=accept content={"age":36,"name":"Ada"}` {
 		t.Fatalf("%+v", res)
+	}
+}
+
+// A form of every field kind from a TypeScript-SDK server: each field is
+// read with its constraints and defaults, and an accepted answer reaches
+// the server typed (the SDK checks it against the schema).
+func TestElicitationFormKinds(t *testing.T) {
+	url := startTSServer(t, "stateful")
+	var form Form
+	opts := Options{ConnectTimeout: 20 * time.Second, Elicit: func(_ context.Context, f Form) (ElicitAnswer, error) {
+		form = f
+		c := f.Defaults()
+		c["email"], c["tier"], c["ratio"], c["features"] = "ada@example.com", "pro", 0.5, []string{"ci", "lint"}
+		return ElicitAnswer{Action: ElicitAccept, Content: c}, nil
+	}}
+	c, err := Connect(context.Background(), catalogServer(t, "ts", entry{URL: url, AllowedTools: []string{"ask_form"}}), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res := c.tools[0].Run(context.Background(), []byte(`{}`))
+	want := `action=accept content={"email":"ada@example.com","features":["ci","lint"],"name":"demo","public":false,"ratio":0.5,"region":"eu","replicas":3,"tier":"pro"}`
+	if res.IsError || res.Content != want {
+		t.Fatalf("got %+v\nwant %s", res, want)
+	}
+	byName := map[string]Field{}
+	for _, f := range form.Fields {
+		byName[f.Name] = f
+	}
+	name, region, features, replicas := byName["name"], byName["region"], byName["features"], byName["replicas"]
+	if *name.MinLength != 2 || *name.MaxLength != 20 || !name.Required || byName["email"].Format != "email" {
+		t.Errorf("string constraints: %+v %+v", name, byName["email"])
+	}
+	if region.OptionLabel(1) != "United States" || region.Default != "eu" || byName["tier"].OptionLabel(2) != "team" {
+		t.Errorf("enums: %+v %+v", region, byName["tier"])
+	}
+	if !features.Multi || *features.MaxItems != 2 || !slices.Equal(features.Default.([]string), []string{"ci"}) {
+		t.Errorf("multi-select: %+v", features)
+	}
+	if *replicas.Minimum != 1 || *replicas.Maximum != 9 || replicas.Hint() != "integer, 1 to 9" {
+		t.Errorf("integer: %+v %q", replicas, replicas.Hint())
+	}
+	for _, tt := range []struct {
+		f    Field
+		text string
+	}{{name, "x"}, {byName["email"], "not an address"}, {replicas, "10"}, {features, "ci, docs, lint"}, {features, "ci, ci"}, {byName["tier"], "gold"}} {
+		if _, err := tt.f.Parse(tt.text); err == nil {
+			t.Errorf("%s took %q", tt.f.Name, tt.text)
+		}
+	}
+	if len(form.Schema) == 0 {
+		t.Error("the raw schema was not kept")
 	}
 }

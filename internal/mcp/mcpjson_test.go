@@ -76,12 +76,12 @@ func FuzzExpandVars(f *testing.F) {
 // a server with no tools connects with none.
 func TestOfferedWithoutAllowlist(t *testing.T) {
 	url := startTSServer(t, "stateless")
-	data := []byte(`{"mcpServers": {"all": {"type": "http", "url": "` + url + `"}, "some": {"url": "` + url + `", "disallowedTools": ["ask_name", "ask_later"]}}}`)
+	data := []byte(`{"mcpServers": {"all": {"type": "http", "url": "` + url + `"}, "some": {"url": "` + url + `", "disallowedTools": ["ask_name", "ask_later", "ask_form"]}}}`)
 	c, err := ParseCatalog(data, testEnv(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string][]string{"all": {"mcp:all/add", "mcp:all/ask_name", "mcp:all/ask_later"}, "some": {"mcp:some/add"}}
+	want := map[string][]string{"all": {"mcp:all/add", "mcp:all/ask_name", "mcp:all/ask_later", "mcp:all/ask_form"}, "some": {"mcp:some/add"}}
 	for _, s := range c.Servers {
 		cl, err := Connect(context.Background(), s, Options{ConnectTimeout: 20 * time.Second})
 		if err != nil {

@@ -79,11 +79,18 @@ func askField(ctx context.Context, in io.Reader, out io.Writer, fl mcp.Field) (v
 	}
 }
 
-// fieldPrompt is "Label (type, required) [default]".
+// fieldPrompt is "Label (type, required) [default]"; a multi-select
+// takes its values separated by commas.
 func fieldPrompt(fl mcp.Field) string {
 	kind := fl.Type
+	if h := fl.Hint(); h != "" {
+		kind = h
+	}
 	if len(fl.Enum) > 0 {
 		kind = strings.Join(fl.Enum, "|")
+		if fl.Multi {
+			kind = "any of " + kind + ", separated by commas"
+		}
 	}
 	if fl.Required {
 		kind += ", required"
@@ -93,7 +100,7 @@ func fieldPrompt(fl mcp.Field) string {
 		s += " " + OneLine(fl.Description)
 	}
 	if fl.Default != nil {
-		s += fmt.Sprintf(" [%v]", fl.Default)
+		s += " [" + OneLine(fl.Text(fl.Default)) + "]"
 	}
 	return s
 }

@@ -46,3 +46,24 @@ func TestAskForm(t *testing.T) {
 		}
 	}
 }
+
+// On the line prompt a field says its constraints, a multi-select takes
+// its values separated by commas, and a value out of bounds is asked again.
+func TestAskFormConstraints(t *testing.T) {
+	f, err := mcp.ParseForm("ts", "Set up", []byte(`{"type":"object","properties":{
+		"features":{"type":"array","items":{"type":"string","enum":["ci","docs","lint"]},"default":["ci"],"maxItems":2},
+		"replicas":{"type":"integer","minimum":1,"maximum":9}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	ans, err := AskForm(context.Background(), strings.NewReader("ci, docs, lint\ndocs,lint\n12\n5\ny\n"), &out, f)
+	if err != nil || ans.Action != mcp.ElicitAccept || ans.Content["replicas"] != int64(5) || strings.Join(ans.Content["features"].([]string), " ") != "docs lint" {
+		t.Fatalf("%+v %v\n%s", ans, err, out.String())
+	}
+	for _, want := range []string{"features (any of ci|docs|lint, separated by commas) [ci]: ", "  choose at most 2\n", "replicas (integer, 1 to 9): ", "  at most 9\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -330,6 +330,8 @@ func (p *linePrinter) handle(msg any) {
 		p.println(msg.wait.String())
 	case approvalMsg:
 		p.printQuestion(msg)
+	case formMsg:
+		close(msg.reply) // asked as a yes/no question (Observer.AskForm)
 	case opDoneMsg:
 		p.mu.Lock()
 		p.usage.operation(msg.outcome.Usage)

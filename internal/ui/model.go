@@ -99,6 +99,7 @@ type model struct {
 	cancelShell context.CancelFunc // stops the running !command
 
 	approval *pendingApproval // the tool call waiting for the user (approve.go)
+	forms    []*pendingForm   // MCP servers' forms, the first on screen (elicit_form.go)
 	todos    todo.List        // the model's todo list (todo.go)
 	// mode is the approval mode (Shift+Tab cycles it); planReady is set
 	// while a finished plan waits for acceptance (plan.go).
@@ -198,6 +199,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // edits the input.
 func (m *model) update(msg tea.Msg) tea.Cmd {
 	// Overlays first: while open they take the keys.
+	if cmd, handled := m.formUpdate(msg); handled {
+		return cmd
+	}
 	if cmd, handled := m.approvalUpdate(msg); handled {
 		return cmd
 	}

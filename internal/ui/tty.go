@@ -95,6 +95,7 @@ func runTTY(ctx context.Context, opts Options) (err error) {
 		}
 	}()
 	_, runErr := p.Run()
+	m.dropForms() // a server waiting on a form hears it was cancelled
 	if runErr != nil {
 		// Killed (ctx ended, or a panic that Bubble Tea recovered): stop
 		// the engine calls rather than leave them writing the session

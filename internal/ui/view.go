@@ -33,6 +33,9 @@ func (m *model) view() tea.View {
 	if m.op != opNone {
 		lines = append(lines, truncate(m.statusLine(), m.width))
 	}
+	if len(m.forms) > 0 {
+		return m.formFrame(lines) // the form takes the input box's place
+	}
 	lines = append(lines, m.approvalView()...)
 	if m.notice != "" {
 		lines = append(lines, faint.Render(truncate(m.notice, m.width)))
@@ -57,7 +60,7 @@ func (m *model) statusLine() string {
 	now := m.now()
 	frame := spinnerFrames[m.frame%len(spinnerFrames)]
 	hint := " · Esc aborts"
-	if m.aborting {
+	if m.aborting || len(m.forms) > 0 { // Esc cancels the form
 		hint = ""
 	}
 	if m.retrying {

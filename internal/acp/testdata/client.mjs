@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
-import { client, methods, ndJsonStream, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
+import { client, methods, ndJsonStream, PROTOCOL_VERSION, RequestError } from "@agentclientprotocol/sdk";
 
 const scenario = process.argv[2];
 const cwd = process.env.ACP_CWD;
@@ -57,10 +57,22 @@ const app = client()
     return {};
   })
   .onRequest(methods.client.session.requestPermission, (cx) => {
-    seen.permissions.push({ toolCall: cx.params.toolCall, options: cx.params.options.map((o) => o.kind) });
+    seen.permissions.push({ toolCall: cx.params.toolCall, options: cx.params.options.map((o) => o.kind), names: cx.params.options.map((o) => o.name) });
     notify();
-    const option = cx.params.options.find((o) => o.kind === permissionAnswer);
+    // ACP_OPTION picks an option by its id ("cancel": the question is cancelled).
+    if (process.env.ACP_OPTION === "cancel") return { outcome: { outcome: "cancelled" } };
+    const option = process.env.ACP_OPTION
+      ? cx.params.options.find((o) => o.optionId === process.env.ACP_OPTION)
+      : cx.params.options.find((o) => o.kind === permissionAnswer);
     return { outcome: { outcome: "selected", optionId: option.optionId } };
+  })
+  .onRequest(methods.client.elicitation.create, (cx) => {
+    // The form as the client got it (the SDK has checked it against the
+    // schema), answered with $ACP_ELICIT_ANSWER.
+    seen.elicitations = (seen.elicitations || []).concat([cx.params]);
+    // Without an answer: a client that announced forms but has no handler.
+    if (!process.env.ACP_ELICIT_ANSWER) throw RequestError.methodNotFound(methods.client.elicitation.create);
+    return JSON.parse(process.env.ACP_ELICIT_ANSWER);
   });
 
 const conn = app.connect(ndJsonStream(Writable.toWeb(agentProc.stdin), Readable.toWeb(agentProc.stdout)));
@@ -70,7 +82,11 @@ const text = (t) => [{ type: "text", text: t }];
 async function main() {
   const init = await agent.request(methods.agent.initialize, {
     protocolVersion: PROTOCOL_VERSION,
-    clientCapabilities: { fs: { readTextFile: scenario === "fs", writeTextFile: scenario === "fs" }, terminal: false },
+    clientCapabilities: {
+      fs: { readTextFile: scenario === "fs", writeTextFile: scenario === "fs" },
+      terminal: false,
+      ...(scenario === "elicit" ? { elicitation: { form: {} } } : {}),
+    },
   });
   seen.initialize = init;
 
@@ -148,6 +164,19 @@ async function main() {
       await untilFile(process.env.ACP_PID || join(cwd, "pid"));
       await agent.notify(methods.agent.session.cancel, { sessionId });
       seen.prompt = await prompt;
+      break;
+    }
+    case "elicit":
+    case "elicit-permission": {
+      // An MCP server of the catalog ($ACP_MCP) asks for a form mid-call:
+      // with the capability announced as elicitation/create, else as a
+      // permission request.
+      const { sessionId } = await agent.request(methods.agent.session.new, { cwd, mcpServers: [
+        { type: "http", name: "ts", url: process.env.ACP_MCP, headers: [] },
+      ] });
+      seen.sessionId = sessionId;
+      await agent.request(methods.agent.session.setMode, { sessionId, modeId: "auto" });
+      seen.prompt = await agent.request(methods.agent.session.prompt, { sessionId, prompt: text("set it up") });
       break;
     }
     default:

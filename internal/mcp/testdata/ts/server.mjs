@@ -47,6 +47,32 @@ function newServer() {
       },
     );
   }
+  // ask_form asks for one field of every kind a form may have; the SDK
+  // checks an accepted answer against the schema before the tool sees it.
+  server.registerTool(
+    "ask_form",
+    { description: "Ask the user to fill a form of every field kind (elicitation)", inputSchema: {} },
+    async () => {
+      const res = await server.server.elicitInput({
+        message: "Set up the project",
+        requestedSchema: {
+          type: "object",
+          properties: {
+            name: { type: "string", title: "Project name", minLength: 2, maxLength: 20, default: "demo" },
+            email: { type: "string", title: "Owner email", format: "email" },
+            replicas: { type: "integer", title: "Replicas", minimum: 1, maximum: 9, default: 3 },
+            ratio: { type: "number", title: "Ratio", description: "between 0 and 1" },
+            public: { type: "boolean", title: "Public", default: false },
+            region: { type: "string", title: "Region", oneOf: [{ const: "eu", title: "Europe" }, { const: "us", title: "United States" }], default: "eu" },
+            tier: { type: "string", title: "Tier", enum: ["free", "pro", "team"] },
+            features: { type: "array", title: "Features", items: { type: "string", enum: ["ci", "docs", "lint"] }, default: ["ci"], maxItems: 2 },
+          },
+          required: ["name", "email", "tier"],
+        },
+      });
+      return { content: [{ type: "text", text: `action=${res.action} content=${JSON.stringify(res.content ?? null)}` }] };
+    },
+  );
   return server;
 }
 
