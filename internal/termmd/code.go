@@ -8,27 +8,17 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/highlight"
 )
 
-// codeBlock shows a code block indented by two cells; a fenced block with
-// an info string under a label naming its language, its code coloured by
-// internal/highlight when the language is one it knows. A line wider
-// than the screen continues on the next line.
-func (r *renderer) codeBlock(out []string, n *node, width int) []string {
-	out, _ = r.code(out, n, width, highlight.State{}, true, false)
-	return out
-}
-
-// code appends the lines of code block n: its label first when label is
-// set, its code highlighted from state; it returns the state after. With
-// keepBlank the blank lines that end the code are kept (a chunk of a
-// block that goes on).
+// code appends the lines of code block n, indented by two cells: with
+// label, a fenced block's language (or info string's first word) above
+// it; its code coloured by internal/highlight from state when the
+// language is one it knows, and the state after is returned. A line
+// wider than the screen continues on the next. With keepBlank the blank
+// lines that end the code are kept (a chunk of a block that goes on).
 func (r *renderer) code(out []string, n *node, width int, from highlight.State, label, keepBlank bool) ([]string, highlight.State) {
-	info := ""
-	if n.fenceChar != 0 {
-		info = clean(n.info)
-	}
+	info := strings.TrimSpace(clean(n.info))
 	lang := highlight.Lookup(info)
-	if label && strings.TrimSpace(info) != "" {
-		name, _, _ := strings.Cut(strings.TrimSpace(info), " ")
+	if label && info != "" {
+		name, _, _ := strings.Cut(info, " ")
 		if lang != nil {
 			name = lang.Name()
 		}
@@ -89,7 +79,7 @@ func NewCodeChunks(o Options) *CodeChunks {
 func (c *CodeChunks) Render(src string, advance bool) []string {
 	doc := parse(src)
 	n := doc.firstChild
-	if n == nil || n.kind != kindCodeBlock || n.fenceChar == 0 {
+	if n == nil || n.kind != kindCodeBlock || !n.fenced {
 		return strings.Split(c.r.finish(c.r.blocks(nil, doc, c.r.inner(c.width))), "\n")
 	}
 	// The parser drops the blank lines that end the document; in a

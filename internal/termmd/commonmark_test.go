@@ -148,7 +148,7 @@ func writeHTML(b *strings.Builder, n *node) {
 		b.WriteString("<hr />\n")
 	case kindCodeBlock:
 		b.WriteString("<pre><code")
-		if lang, _, _ := strings.Cut(strings.TrimSpace(n.info), " "); n.fenceChar != 0 && lang != "" {
+		if lang, _, _ := strings.Cut(strings.TrimSpace(n.info), " "); n.fenced && lang != "" {
 			b.WriteString(` class="language-` + escapeHTML(lang) + `"`)
 		}
 		b.WriteString(">")

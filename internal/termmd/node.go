@@ -62,8 +62,8 @@ type blockState struct {
 	aligns []east.Alignment // table: one per column, from the delimiter row
 	header bool             // table row: the header row
 
-	info      string // fenced code block: its info string ("go", "python title=x")
-	fenceChar byte   // fenced code: '`'; 0 for indented code
+	info   string // fenced code block: its info string ("go", "python title=x")
+	fenced bool   // a fenced code block, not an indented one
 }
 
 func (n *node) appendChild(c *node) {

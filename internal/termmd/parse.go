@@ -127,6 +127,7 @@ func (c *converter) node(parent *node, n gast.Node) {
 	if c.block(parent, n) {
 		return
 	}
+	var m *node
 	switch n := n.(type) {
 	case *gast.Text:
 		c.text(parent, n)
@@ -138,18 +139,7 @@ func (c *converter) node(parent *node, n gast.Node) {
 		parent.appendChild(&node{kind: kindCodeSpan, literal: c.codeSpan(n)})
 		return
 	case *gast.Emphasis:
-		m := &node{kind: kindEmphasis, level: uint8(n.Level)}
-		parent.appendChild(m)
-		c.children(m, n)
-		return
-	}
-	c.inline(parent, n)
-}
-
-// inline converts the inlines that are not text.
-func (c *converter) inline(parent *node, n gast.Node) {
-	var m *node
-	switch n := n.(type) {
+		m = &node{kind: kindEmphasis, level: uint8(n.Level)}
 	case *east.Strikethrough:
 		if k := c.unevenTildes(n); k > 0 {
 			// "~~d~": GitHub strikes through only between equal runs.
@@ -171,7 +161,7 @@ func (c *converter) inline(parent *node, n gast.Node) {
 		parent.appendChild(&node{kind: kindAutoLink, literal: string(n.Label(c.source)), dest: dest})
 		return
 	case *gast.RawHTML:
-		parent.appendChild(&node{kind: kindRawHTML, literal: c.segments(n.Segments)})
+		parent.appendChild(&node{kind: kindRawHTML, literal: string(n.Segments.Value(c.source))})
 		return
 	case *east.TaskCheckBox:
 		if next, ok := n.NextSibling().(*gast.Text); ok && next.Segment.Start >= 3 && c.source[next.Segment.Start-1] == ']' {
@@ -199,14 +189,14 @@ func (c *converter) block(parent *node, n gast.Node) bool {
 	case *gast.ThematicBreak:
 		b.kind = kindThematicBreak
 	case *gast.CodeBlock:
-		b.kind, b.literal = kindCodeBlock, strings.TrimSuffix(c.segments(n.Lines()), "\n")
+		b.kind, b.literal = kindCodeBlock, strings.TrimSuffix(string(n.Lines().Value(c.source)), "\n")
 	case *gast.FencedCodeBlock:
-		b.kind, b.literal, b.fenceChar = kindCodeBlock, strings.TrimSuffix(c.segments(n.Lines()), "\n"), '`'
+		b.kind, b.literal, b.fenced = kindCodeBlock, strings.TrimSuffix(string(n.Lines().Value(c.source)), "\n"), true
 		if n.Info != nil {
 			b.info = c.decode(n.Info.Segment.Value(c.source), false)
 		}
 	case *gast.HTMLBlock:
-		b.kind, b.literal = kindHTMLBlock, c.segments(n.Lines())
+		b.kind, b.literal = kindHTMLBlock, string(n.Lines().Value(c.source))
 		if n.HasClosure() {
 			b.literal += string(n.ClosureLine.Value(c.source))
 		}
@@ -279,15 +269,6 @@ func (c *converter) unevenTildes(n gast.Node) int {
 		return 0
 	}
 	return min(before, after)
-}
-
-func (c *converter) segments(segs *text.Segments) string {
-	var b strings.Builder
-	for i := range segs.Len() {
-		s := segs.At(i)
-		b.Write(s.Value(c.source))
-	}
-	return b.String()
 }
 
 // decode resolves backslash escapes and character references as

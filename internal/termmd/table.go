@@ -1,6 +1,7 @@
 package termmd
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -18,33 +19,30 @@ func (r *renderer) table(t *node, width int) []string {
 	var rows [][]string
 	header := -1
 	for row := t.firstChild; row != nil; row = row.next {
+		var style []string
+		if row.header {
+			header, style = len(rows), []string{"1"}
+		}
 		var cells []string
 		for c := row.firstChild; c != nil; c = c.next {
-			style := []string{}
-			if row.header {
-				style = []string{"1"}
-			}
 			cells = append(cells, r.inline(c, "", style...))
-		}
-		if row.header {
-			header = len(rows)
 		}
 		rows = append(rows, cells)
 	}
-	cols := 0
-	for _, row := range rows {
-		cols = max(cols, len(row))
-	}
-	if cols == 0 {
-		return nil
-	}
-	widths := make([]int, cols)
+	var widths []int // the widest line of each column's cells
 	for _, row := range rows {
 		for i, c := range row {
-			for _, l := range strings.Split(c, "\n") {
+			if i == len(widths) {
+				widths = append(widths, 0)
+			}
+			for l := range strings.SplitSeq(c, "\n") {
 				widths[i] = max(widths[i], ansi.StringWidth(l))
 			}
 		}
+	}
+	cols := len(widths)
+	if cols == 0 {
+		return nil
 	}
 	room := width - len([]rune(colGap))*(cols-1)
 	narrowest := 0
@@ -99,12 +97,7 @@ func fit(widths []int, room int) {
 		total += w
 	}
 	for total > room {
-		widest := 0
-		for i, w := range widths {
-			if w > widths[widest] {
-				widest = i
-			}
-		}
+		widest := slices.Index(widths, slices.Max(widths))
 		if widths[widest] <= 3 {
 			return // nothing sensible fits; lines will be wider
 		}

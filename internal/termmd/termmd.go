@@ -16,6 +16,7 @@ import (
 
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/tiny-agent/tiny-go/internal/highlight"
 )
 
 // margin is the left margin of a rendered document, as glamour's styles
@@ -153,9 +154,10 @@ func (r *renderer) block(out []string, n *node, width int) []string {
 	case kindList:
 		return r.list(out, n, width)
 	case kindCodeBlock:
-		return r.codeBlock(out, n, width)
+		out, _ = r.code(out, n, width, highlight.State{}, true, false)
+		return out
 	case kindHTMLBlock:
-		return append(out, wrapVerbatim(strings.TrimRight(n.literal, "\n"), width, "")...)
+		return append(out, wrapVerbatim(n.literal, width, "")...)
 	case kindTable:
 		return append(out, r.table(n, width)...)
 	}
