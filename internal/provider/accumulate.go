@@ -38,7 +38,7 @@ func newAccumulator(apiKey string, onDelta func(Delta)) *accumulator {
 
 // addChunk applies one chat.completion.chunk.
 func (a *accumulator) addChunk(data []byte) error {
-	var c wireChunk
+	var c ChatChunk
 	if err := json.Unmarshal(data, &c); err != nil {
 		return &Error{Kind: KindMalformedResponse, Message: "provider sent an invalid stream chunk"}
 	}
@@ -72,7 +72,7 @@ func (a *accumulator) addChunk(data []byte) error {
 
 // addMessage applies a non-streaming chat.completion body.
 func (a *accumulator) addMessage(data []byte) error {
-	var c wireChunk
+	var c ChatChunk
 	if err := json.Unmarshal(data, &c); err != nil {
 		return &Error{Kind: KindMalformedResponse, Message: "provider sent an invalid JSON reply"}
 	}
@@ -127,7 +127,7 @@ func (a *accumulator) addRefusal(s *string) {
 // arrive once, the arguments are concatenated. Servers that omit the index
 // are handled by treating a fragment with a new id as a new call and any
 // other fragment as a continuation of the last call.
-func (a *accumulator) addToolCallDelta(d wireToolCallDelta) {
+func (a *accumulator) addToolCallDelta(d ChatToolCallDelta) {
 	i, ok := -1, false
 	if d.Index != nil {
 		i, ok = a.pos[*d.Index]

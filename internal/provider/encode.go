@@ -24,7 +24,7 @@ import (
 // removes or reorders messages (a compaction) gets them encoded afresh.
 // Comparing a message with itself is cheap because equal strings that share
 // their bytes compare by pointer first. The body is byte for byte what
-// encoding the whole wireRequest at once produces; it is sent from the
+// encoding the whole ChatRequest at once produces; it is sent from the
 // cached encodings in place rather than copied into one buffer.
 type requestEncoder struct {
 	// opts are fixed when the client is made.
@@ -84,22 +84,22 @@ func marksMessage(model string, i int, m Message) bool {
 // received: an encoder would normalize their spacing and escapes, and
 // providers check them byte for byte (signatures).
 func messageJSON(m Message, marked bool) ([]byte, error) {
-	wm := wireMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+	wm := ChatMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
 	if marked {
-		wm.Content = []wireTextPart{{Type: "text", Text: *m.Content, CacheControl: &wireCacheControl{Type: "ephemeral"}}}
+		wm.Content = []ChatTextPart{{Type: "text", Text: *m.Content, CacheControl: &ChatCacheControl{Type: "ephemeral"}}}
 	}
 	if len(m.Images) > 0 && m.Content != nil {
-		parts := []any{wireTextPart{Type: "text", Text: *m.Content}}
+		parts := []any{ChatTextPart{Type: "text", Text: *m.Content}}
 		for _, img := range m.Images {
-			parts = append(parts, wireImagePart{Type: "image_url", ImageURL: wireImageURL{URL: "data:" + img.MediaType + ";base64," + base64.StdEncoding.EncodeToString(img.Data)}})
+			parts = append(parts, ChatImagePart{Type: "image_url", ImageURL: ChatImageURL{URL: "data:" + img.MediaType + ";base64," + base64.StdEncoding.EncodeToString(img.Data)}})
 		}
 		wm.Content = parts
 	}
 	for _, tc := range m.ToolCalls {
-		wm.ToolCalls = append(wm.ToolCalls, wireToolCall{
+		wm.ToolCalls = append(wm.ToolCalls, ChatToolCall{
 			ID:       tc.ID,
 			Type:     "function",
-			Function: wireFunction{Name: tc.Name, Arguments: tc.Arguments},
+			Function: ChatFunction{Name: tc.Name, Arguments: tc.Arguments},
 		})
 	}
 	b, err := json.Marshal(wm)
@@ -134,7 +134,7 @@ func encodeMessage(m Message, first, marked bool) (encodedMessage, error) {
 	return e, nil
 }
 
-// encode returns the JSON body of req: the fields of wireRequest in their
+// encode returns the JSON body of req: the fields of ChatRequest in their
 // declared order.
 func (e *requestEncoder) encode(req Request) (requestBody, error) {
 	head, err := json.Marshal(req.Model)
@@ -215,23 +215,23 @@ func (r *partsReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func wireTools(ts []ToolDefinition) []wireTool {
-	w := make([]wireTool, 0, len(ts))
+func wireTools(ts []ToolDefinition) []ChatTool {
+	w := make([]ChatTool, 0, len(ts))
 	for _, t := range ts {
 		params := t.Parameters
 		if len(params) == 0 {
 			params = jsontext.Value(emptySchema)
 		}
-		w = append(w, wireTool{
+		w = append(w, ChatTool{
 			Type:     "function",
-			Function: wireToolDef{Name: t.Name, Description: t.Description, Parameters: params},
+			Function: ChatToolDef{Name: t.Name, Description: t.Description, Parameters: params},
 		})
 	}
 	return w
 }
 
 // params encodes the request members between the tools and "stream", in
-// wireRequest order: the reasoning effort, usage accounting, and automatic
+// ChatRequest order: the reasoning effort, usage accounting, and automatic
 // caching for models that cache only on request.
 func (o encodeOptions) params(autoCache bool) []byte {
 	var b []byte

@@ -13,7 +13,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// wholeRequest encodes req as one wireRequest value: the reference the
+// wholeRequest encodes req as one ChatRequest value: the reference the
 // incremental encoder must match byte for byte. Messages are encoded one by
 // one with messageJSON (reasoning_details are spliced in raw) and put in
 // place of a placeholder.
@@ -22,10 +22,10 @@ func wholeRequest(req Request, opts ...encodeOptions) ([]byte, error) {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	w := wireRequest{
+	w := ChatRequest{
 		Model:         req.Model,
 		Stream:        true,
-		StreamOptions: wireStreamOptions{IncludeUsage: true},
+		StreamOptions: ChatStreamOptions{IncludeUsage: true},
 	}
 	var msgs [][]byte
 	for i, m := range req.Messages {
@@ -38,16 +38,16 @@ func wholeRequest(req Request, opts ...encodeOptions) ([]byte, error) {
 	w.Tools = wireTools(req.Tools)
 	switch o.reasoning {
 	case ReasoningOff:
-		w.Reasoning = &wireReasoning{Effort: "none"}
+		w.Reasoning = &ChatReasoning{Effort: "none"}
 	case "":
 	default:
-		w.Reasoning = &wireReasoning{Effort: o.reasoning}
+		w.Reasoning = &ChatReasoning{Effort: o.reasoning}
 	}
 	if o.usageAccounting {
-		w.Usage = &wireUsageOption{Include: true}
+		w.Usage = &ChatUsageOption{Include: true}
 	}
 	if cacheMarked(req.Model) {
-		w.CacheControl = &wireCacheControl{Type: "ephemeral"}
+		w.CacheControl = &ChatCacheControl{Type: "ephemeral"}
 	}
 	b, err := json.Marshal(w)
 	if err != nil {
@@ -77,7 +77,7 @@ func readBody(t *testing.T, b requestBody) []byte {
 // returns it.
 func checkEncode(t *testing.T, e *requestEncoder, req Request) []byte {
 	t.Helper()
-	want, werr := wholeRequest(req)
+	want, werr := wholeRequest(req, e.opts)
 	body, gerr := e.encode(req)
 	if (werr == nil) != (gerr == nil) {
 		t.Fatalf("error = %v, reference error = %v", gerr, werr)
@@ -115,6 +115,18 @@ func TestEncodeGrowingContext(t *testing.T) {
 	}
 	if len(e.prev) != len(msgs) {
 		t.Fatalf("cached %d messages, want %d", len(e.prev), len(msgs))
+	}
+}
+
+// TestEncodeParams checks the request members written by hand after the
+// tools (reasoning effort, usage accounting, automatic caching) against
+// the wire type's encoding, for every effort and both kinds of model.
+func TestEncodeParams(t *testing.T) {
+	for _, reasoning := range []string{ReasoningDefault, ReasoningOff, ReasoningLow, ReasoningMedium, ReasoningHigh} {
+		for _, model := range []string{"openai/gpt-5", "anthropic/claude-sonnet-4"} {
+			e := requestEncoder{opts: encodeOptions{reasoning: reasoning, usageAccounting: reasoning == ReasoningLow}}
+			checkEncode(t, &e, Request{Model: model, Messages: []Message{{Role: RoleUser, Content: str("hi")}}})
+		}
 	}
 }
 

@@ -191,7 +191,7 @@ func splitArray(v jsontext.Value) []jsontext.Value {
 
 // addReasoning applies the reasoning of one streamed delta: its text is
 // shown, its details are kept.
-func (a *accumulator) addReasoning(d *wireDelta) {
+func (a *accumulator) addReasoning(d *ChatDelta) {
 	text := d.Reasoning
 	if text == nil || *text == "" {
 		text = d.ReasoningContent

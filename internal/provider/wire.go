@@ -3,88 +3,100 @@ package provider
 import "github.com/go-json-experiment/json/jsontext"
 
 // Wire types of the OpenAI Chat Completions API. Only the fields tiny-go
-// sends or reads are declared; unknown response fields are ignored.
+// sends or reads are declared; unknown response fields are ignored. They
+// are exported for the scripted server of tests (internal/providertest),
+// which decodes the requests it records and encodes its replies with them,
+// so that the two cannot drift; the omitzero tags of the reply types are
+// for its encoding.
 
-// wireRequest is the request body. requestEncoder writes its fields piece
+// ChatRequest is the request body. requestEncoder writes its fields piece
 // by piece, in this order, to reuse the encoding of repeated messages.
-type wireRequest struct {
+type ChatRequest struct {
 	Model         string            `json:"model"`
-	Messages      []wireMessage     `json:"messages"`
-	Tools         []wireTool        `json:"tools,omitempty"`
-	Reasoning     *wireReasoning    `json:"reasoning,omitempty"`
-	Usage         *wireUsageOption  `json:"usage,omitempty"`
-	CacheControl  *wireCacheControl `json:"cache_control,omitempty"`
+	Messages      []ChatMessage     `json:"messages"`
+	Tools         []ChatTool        `json:"tools,omitempty"`
+	Reasoning     *ChatReasoning    `json:"reasoning,omitempty"`
+	Usage         *ChatUsageOption  `json:"usage,omitempty"`
+	CacheControl  *ChatCacheControl `json:"cache_control,omitempty"`
 	Stream        bool              `json:"stream"`
-	StreamOptions wireStreamOptions `json:"stream_options"`
+	StreamOptions ChatStreamOptions `json:"stream_options"`
 }
 
-// wireReasoning is OpenRouter's reasoning parameter.
-type wireReasoning struct {
+// ChatReasoning is OpenRouter's reasoning parameter.
+type ChatReasoning struct {
 	Effort string `json:"effort"`
 }
 
-// wireUsageOption asks OpenRouter for usage accounting (the cost).
-type wireUsageOption struct {
+// ChatUsageOption asks OpenRouter for usage accounting (the cost).
+type ChatUsageOption struct {
 	Include bool `json:"include"`
 }
 
-// wireCacheControl marks a prompt-cache breakpoint: on the request it asks
+// ChatCacheControl marks a prompt-cache breakpoint: on the request it asks
 // for automatic caching (the breakpoint moves to the last cacheable block),
 // on a content part it is an explicit breakpoint.
-type wireCacheControl struct {
+type ChatCacheControl struct {
 	Type string `json:"type"`
 }
 
-// wireTextPart is a text content part, used for the system prompt when it
+// ChatTextPart is a text content part, used for the system prompt when it
 // carries a cache breakpoint.
-type wireTextPart struct {
+type ChatTextPart struct {
 	Type         string            `json:"type"`
 	Text         string            `json:"text"`
-	CacheControl *wireCacheControl `json:"cache_control,omitempty"`
+	CacheControl *ChatCacheControl `json:"cache_control,omitempty"`
 }
 
-// wireImagePart is an image content part of a user message (a data URL).
-type wireImagePart struct {
+// ChatImagePart is an image content part of a user message (a data URL).
+type ChatImagePart struct {
 	Type     string       `json:"type"`
-	ImageURL wireImageURL `json:"image_url"`
+	ImageURL ChatImageURL `json:"image_url"`
 }
 
-type wireImageURL struct {
+// ChatImageURL is the image of a ChatImagePart.
+type ChatImageURL struct {
 	URL string `json:"url"`
 }
 
-type wireStreamOptions struct {
+// ChatStreamOptions asks for the usage chunk at the end of a stream.
+type ChatStreamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
 }
 
-type wireMessage struct {
+// ChatMessage is a message of a request.
+type ChatMessage struct {
 	Role string `json:"role"`
 	// Content is always present: a *string, null for an assistant message
-	// that only calls tools, as the API expects; or []wireTextPart.
+	// that only calls tools, as the API expects; or content parts
+	// (ChatTextPart, ChatImagePart). messageJSON splices reasoning_details
+	// in after the members.
 	Content    any            `json:"content"`
 	ToolCallID string         `json:"tool_call_id,omitempty"`
-	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
+	ToolCalls  []ChatToolCall `json:"tool_calls,omitempty"`
 }
 
-type wireToolCall struct {
+// ChatToolCall is a tool call of an assistant message in a request.
+type ChatToolCall struct {
 	ID       string       `json:"id"`
 	Type     string       `json:"type"`
-	Function wireFunction `json:"function"`
+	Function ChatFunction `json:"function"`
 }
 
-type wireFunction struct {
+// ChatFunction is the called function of a ChatToolCall.
+type ChatFunction struct {
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
 }
 
-// wireTool deliberately has no "strict" field: tiny-go validates arguments
+// ChatTool deliberately has no "strict" field: tiny-go validates arguments
 // itself and strict mode rejects many ordinary JSON schemas.
-type wireTool struct {
+type ChatTool struct {
 	Type     string      `json:"type"`
-	Function wireToolDef `json:"function"`
+	Function ChatToolDef `json:"function"`
 }
 
-type wireToolDef struct {
+// ChatToolDef is the function a ChatTool defines.
+type ChatToolDef struct {
 	Name        string         `json:"name"`
 	Description string         `json:"description,omitempty"`
 	Parameters  jsontext.Value `json:"parameters"`
@@ -94,53 +106,57 @@ type wireToolDef struct {
 // requires an object schema.
 const emptySchema = `{"type":"object","properties":{}}`
 
-// wireChunk is one streamed chat.completion.chunk, or a whole
+// ChatChunk is one streamed chat.completion.chunk, or a whole
 // non-streaming chat.completion (which carries Message instead of Delta).
-type wireChunk struct {
-	Choices []wireChoice `json:"choices"`
-	Usage   *ChatUsage   `json:"usage"`
-	Error   *ChatError   `json:"error"`
+type ChatChunk struct {
+	Choices []ChatChoice `json:"choices"`
+	Usage   *ChatUsage   `json:"usage,omitzero"`
+	Error   *ChatError   `json:"error,omitzero"`
 }
 
-type wireChoice struct {
+// ChatChoice is a choice of a chunk; tiny-go asks for one.
+type ChatChoice struct {
 	Index        int        `json:"index"`
-	Delta        *wireDelta `json:"delta"`
-	Message      *wireDelta `json:"message"`
+	Delta        *ChatDelta `json:"delta,omitzero"`
+	Message      *ChatDelta `json:"message,omitzero"`
 	FinishReason *string    `json:"finish_reason"`
 }
 
-type wireDelta struct {
-	Content   *string             `json:"content"`
-	ToolCalls []wireToolCallDelta `json:"tool_calls"`
+// ChatDelta is the delta of a streamed choice or the message of a whole
+// reply.
+type ChatDelta struct {
+	Content   *string             `json:"content,omitzero"`
+	ToolCalls []ChatToolCallDelta `json:"tool_calls,omitzero"`
 	// Reasoning is OpenRouter's reasoning text, ReasoningContent the same
 	// from DeepSeek-style servers; both are for display only.
-	Reasoning        *string `json:"reasoning"`
-	ReasoningContent *string `json:"reasoning_content"`
+	Reasoning        *string `json:"reasoning,omitzero"`
+	ReasoningContent *string `json:"reasoning_content,omitzero"`
 	// ReasoningDetails is kept raw: a fragment array in a stream, the
 	// array to send back in a whole message.
-	ReasoningDetails jsontext.Value `json:"reasoning_details"`
+	ReasoningDetails jsontext.Value `json:"reasoning_details,omitzero"`
 	// Refusal is OpenAI's refusal text (in place of content), shown and
 	// kept as the reply's text; the reply is then a FinishRefusal.
-	Refusal *string `json:"refusal"`
+	Refusal *string `json:"refusal,omitzero"`
 }
 
-type wireToolCallDelta struct {
-	// Index is absent from some servers' replies; see accumulator.toolCall.
-	Index    *int              `json:"index"`
-	ID       string            `json:"id"`
-	Function wireFunctionDelta `json:"function"`
+// ChatToolCallDelta is a fragment of a streamed tool call, or a whole
+// tool call of a message.
+type ChatToolCallDelta struct {
+	// Index is absent from some servers' replies; see accumulator.addToolCallDelta.
+	Index    *int              `json:"index,omitzero"`
+	ID       string            `json:"id,omitzero"`
+	Function ChatFunctionDelta `json:"function"`
 }
 
-type wireFunctionDelta struct {
-	Name      string `json:"name"`
+// ChatFunctionDelta is the function of a ChatToolCallDelta: the name in
+// its first fragment, the arguments in pieces.
+type ChatFunctionDelta struct {
+	Name      string `json:"name,omitzero"`
 	Arguments string `json:"arguments"`
 }
 
 // ChatUsage uses pointers where runtime.md distinguishes a missing field
-// from zero (the cache-read fallback). ChatUsage, ChatPromptDetails and
-// ChatError are exported for the scripted server of tests
-// (internal/providertest), which writes its replies with them; omitzero
-// is for its encoding.
+// from zero (the cache-read fallback).
 type ChatUsage struct {
 	PromptTokens     int64 `json:"prompt_tokens"`
 	CompletionTokens int64 `json:"completion_tokens"`
