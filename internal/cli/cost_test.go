@@ -27,7 +27,7 @@ func TestOneShotShowsCost(t *testing.T) {
 	// Usage accounting is asked of OpenRouter only; cost comes back anyway
 	// from a server that reports it.
 	if got := srv.Requests()[0].Chat.Usage; got != nil {
-		t.Errorf("usage accounting asked of a non-OpenRouter endpoint: %s", got)
+		t.Errorf("usage accounting asked of a non-OpenRouter endpoint: %+v", got)
 	}
 }
 

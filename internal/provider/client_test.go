@@ -570,7 +570,7 @@ func TestRequestShape(t *testing.T) {
 		t.Fatalf("body does not decode: %s", got.DecodeError)
 	}
 	chat := got.Chat
-	if chat.Model != "test/model" || !chat.Stream || chat.StreamOptions == nil || !chat.StreamOptions.IncludeUsage {
+	if chat.Model != "test/model" || !chat.Stream || !chat.StreamOptions.IncludeUsage {
 		t.Errorf("model/stream/stream_options = %q %v %+v", chat.Model, chat.Stream, chat.StreamOptions)
 	}
 	if len(chat.Messages) != 4 {
@@ -586,7 +586,7 @@ func TestRequestShape(t *testing.T) {
 		t.Errorf("tool message = %+v", tool)
 	}
 	if len(chat.Tools) != 1 || chat.Tools[0].Type != "function" || chat.Tools[0].Function.Name != "read" ||
-		chat.Tools[0].Function.Description != "Read a file." || chat.Tools[0].Function.Strict != nil {
+		chat.Tools[0].Function.Description != "Read a file." {
 		t.Errorf("tools = %+v", chat.Tools)
 	}
 

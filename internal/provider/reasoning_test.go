@@ -26,8 +26,8 @@ func TestAnthropicModelCacheMarkers(t *testing.T) {
 	}
 	reqs := srv.Requests()
 	claude, gpt := reqs[0], reqs[1]
-	if string(claude.Chat.CacheControl) != `{"type":"ephemeral"}` {
-		t.Errorf("claude request cache_control = %s, want automatic caching", claude.Chat.CacheControl)
+	if cc := claude.Chat.CacheControl; cc == nil || cc.Type != "ephemeral" {
+		t.Errorf("claude request cache_control = %+v, want automatic caching", cc)
 	}
 	sys := claude.Chat.Messages[0]
 	if string(sys.ContentParts) != `[{"type":"text","text":"You are terse.","cache_control":{"type":"ephemeral"}}]` {
@@ -47,10 +47,10 @@ func TestAnthropicModelCacheMarkers(t *testing.T) {
 func TestReasoningAndUsageParameters(t *testing.T) {
 	for effort, want := range map[string]string{
 		provider.ReasoningDefault: "",
-		provider.ReasoningOff:     `{"effort":"none"}`,
-		provider.ReasoningLow:     `{"effort":"low"}`,
-		provider.ReasoningMedium:  `{"effort":"medium"}`,
-		provider.ReasoningHigh:    `{"effort":"high"}`,
+		provider.ReasoningOff:     "none",
+		provider.ReasoningLow:     "low",
+		provider.ReasoningMedium:  "medium",
+		provider.ReasoningHigh:    "high",
 	} {
 		srv := providertest.New(t, providertest.Reply{Text: "a"})
 		c := newClient(t, srv, provider.Config{Reasoning: effort, UsageAccounting: effort == provider.ReasoningLow})
@@ -58,11 +58,11 @@ func TestReasoningAndUsageParameters(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := srv.Requests()[0].Chat
-		if string(got.Reasoning) != want {
-			t.Errorf("effort %q: reasoning = %s, want %s", effort, got.Reasoning, want)
+		if r := got.Reasoning; (r == nil) != (want == "") || r != nil && r.Effort != want {
+			t.Errorf("effort %q: reasoning = %+v, want effort %q", effort, r, want)
 		}
-		if wantUsage := effort == provider.ReasoningLow; (string(got.Usage) == `{"include":true}`) != wantUsage {
-			t.Errorf("effort %q: usage = %s", effort, got.Usage)
+		if wantUsage := effort == provider.ReasoningLow; (got.Usage != nil && got.Usage.Include) != wantUsage {
+			t.Errorf("effort %q: usage = %+v", effort, got.Usage)
 		}
 	}
 	if _, err := provider.New(provider.Config{Reasoning: "max"}); err == nil {

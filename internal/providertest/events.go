@@ -2,6 +2,7 @@ package providertest
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"net/http"
 
@@ -11,50 +12,36 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/provider"
 )
 
-// Wire types of the replies the server writes: the provider's own
-// (provider.ChatUsage, provider.ChatError) for what its decoder reads, and
-// the envelope of a chunk, which it does not.
-
+// chunk is a reply chunk, the provider's own wire type, in the envelope
+// every server sends around it and the provider does not read.
 type chunk struct {
-	ID      string              `json:"id"`
-	Object  string              `json:"object"`
-	Created int64               `json:"created"`
-	Model   string              `json:"model"`
-	Choices []chunkChoice       `json:"choices"`
-	Usage   *provider.ChatUsage `json:"usage,omitzero"`
-	Error   *provider.ChatError `json:"error,omitzero"`
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	Model   string `json:"model"`
+	provider.ChatChunk
 }
 
-type chunkChoice struct {
-	Index        int      `json:"index"`
-	Delta        *delta   `json:"delta,omitzero"`
-	Message      *message `json:"message,omitzero"`
-	FinishReason *string  `json:"finish_reason"`
-}
+const chunkID = "chatcmpl-providertest"
 
-type delta struct {
-	Role      string     `json:"role,omitzero"`
-	Reasoning *string    `json:"reasoning,omitzero"`
-	Content   *string    `json:"content,omitzero"`
-	ToolCalls []wireCall `json:"tool_calls,omitzero"`
-}
+// detailsSlot stands for the reasoning_details of a chunk while it is
+// encoded; spliceDetails puts them in its place as they are: the encoder
+// would normalize the spacing and escapes of bytes the client must send
+// back unchanged.
+var detailsSlot = jsontext.Value("[]")
 
-type message struct {
-	Role      string     `json:"role"`
-	Content   *string    `json:"content"`
-	ToolCalls []wireCall `json:"tool_calls,omitzero"`
-}
-
-type wireCall struct {
-	Index    *int     `json:"index,omitzero"`
-	ID       string   `json:"id,omitzero"`
-	Type     string   `json:"type,omitzero"`
-	Function wireFunc `json:"function"`
-}
-
-type wireFunc struct {
-	Name      string `json:"name,omitzero"`
-	Arguments string `json:"arguments"`
+func spliceDetails(b []byte, details []jsontext.Value) []byte {
+	if len(details) == 0 {
+		return b
+	}
+	raw := []byte(`"reasoning_details":[`)
+	for i, d := range details {
+		if i > 0 {
+			raw = append(raw, ',')
+		}
+		raw = append(raw, d...)
+	}
+	return bytes.Replace(b, []byte(`"reasoning_details":[]`), append(raw, ']'), 1)
 }
 
 // response is what a reply writes: a status, a content type and the
@@ -105,88 +92,72 @@ func finishReason(r Reply) string {
 }
 
 func sseEvents(r Reply, model string) [][]byte {
-	size := r.ChunkSize
-	if size == 0 {
-		size = DefaultChunkSize
-	}
+	size := cmp.Or(r.ChunkSize, DefaultChunkSize)
 	var events [][]byte
-	add := func(c chunk) {
-		c.ID, c.Object, c.Model = "chatcmpl-providertest", "chat.completion.chunk", model
+	add := func(c provider.ChatChunk, details ...jsontext.Value) {
 		if c.Choices == nil {
-			c.Choices = []chunkChoice{}
+			c.Choices = []provider.ChatChoice{}
 		}
-		events = append(events, sseData(mustMarshal(c)))
+		b := mustMarshal(chunk{ID: chunkID, Object: "chat.completion.chunk", Model: model, ChatChunk: c})
+		events = append(events, sseData(spliceDetails(b, details)))
 	}
-	role := "assistant"
+	delta := func(d provider.ChatDelta, details ...jsontext.Value) {
+		add(provider.ChatChunk{Choices: []provider.ChatChoice{{Delta: &d}}}, details...)
+	}
 	for _, piece := range split(r.Reasoning, size) {
-		add(chunk{Choices: []chunkChoice{{Delta: &delta{Role: role, Reasoning: &piece}}}})
-		role = ""
+		delta(provider.ChatDelta{Reasoning: &piece})
 	}
 	for _, d := range r.ReasoningDetails {
-		// Spliced in by hand: the encoder would normalize the raw bytes
-		// the client must send back unchanged.
-		c := mustMarshal(chunk{ID: "chatcmpl-providertest", Object: "chat.completion.chunk", Model: model,
-			Choices: []chunkChoice{{Delta: &delta{Role: role, Content: new(string)}}}})
-		c = bytes.Replace(c, []byte(`"content":""`), append(append([]byte(`"reasoning_details":[`), d...), ']'), 1)
-		events = append(events, sseData(c))
-		role = ""
+		delta(provider.ChatDelta{ReasoningDetails: detailsSlot}, d)
 	}
 	for _, piece := range split(r.Text, size) {
-		add(chunk{Choices: []chunkChoice{{Delta: &delta{Role: role, Content: &piece}}}})
-		role = ""
+		delta(provider.ChatDelta{Content: &piece})
 	}
 	for i, tc := range r.ToolCalls {
-		add(chunk{Choices: []chunkChoice{{Delta: &delta{Role: role, ToolCalls: []wireCall{{
-			Index: &i, ID: tc.ID, Type: "function", Function: wireFunc{Name: tc.Name},
-		}}}}}})
-		role = ""
+		delta(provider.ChatDelta{ToolCalls: []provider.ChatToolCallDelta{{
+			Index: &i, ID: tc.ID, Function: provider.ChatFunctionDelta{Name: tc.Name},
+		}}})
 		for _, piece := range split(tc.Arguments, size) {
-			add(chunk{Choices: []chunkChoice{{Delta: &delta{ToolCalls: []wireCall{{
-				Index: &i, Function: wireFunc{Arguments: piece},
-			}}}}}})
+			delta(provider.ChatDelta{ToolCalls: []provider.ChatToolCallDelta{{
+				Index: &i, Function: provider.ChatFunctionDelta{Arguments: piece},
+			}}})
 		}
 	}
 	switch {
 	case r.StreamError != "":
-		reason := "error"
-		add(chunk{
+		add(provider.ChatChunk{
 			Error:   &provider.ChatError{Message: r.StreamError, Code: mustMarshal(http.StatusBadGateway)},
-			Choices: []chunkChoice{{Delta: &delta{}, FinishReason: &reason}},
+			Choices: []provider.ChatChoice{{Delta: &provider.ChatDelta{}, FinishReason: new("error")}},
 		})
 	case !r.OmitFinish:
-		reason := finishReason(r)
-		add(chunk{Choices: []chunkChoice{{Delta: &delta{}, FinishReason: &reason}}})
+		add(provider.ChatChunk{Choices: []provider.ChatChoice{{Delta: &provider.ChatDelta{}, FinishReason: new(finishReason(r))}}})
 	}
 	if r.Usage != nil {
-		add(chunk{Usage: r.Usage.wire()})
+		add(provider.ChatChunk{Usage: r.Usage.wire()})
 	}
 	return append(events, sseData([]byte("[DONE]")))
 }
 
 func jsonReply(r Reply, model string) []byte {
-	m := &message{Role: "assistant"}
+	m := &provider.ChatDelta{}
 	if r.Text != "" {
 		m.Content = &r.Text
 	}
 	for _, tc := range r.ToolCalls {
-		m.ToolCalls = append(m.ToolCalls, wireCall{ID: tc.ID, Type: "function", Function: wireFunc{Name: tc.Name, Arguments: tc.Arguments}})
+		m.ToolCalls = append(m.ToolCalls, provider.ChatToolCallDelta{ID: tc.ID, Function: provider.ChatFunctionDelta{Name: tc.Name, Arguments: tc.Arguments}})
 	}
-	c := chunk{ID: "chatcmpl-providertest", Object: "chat.completion", Model: model}
+	if len(r.ReasoningDetails) > 0 {
+		m.ReasoningDetails = detailsSlot
+	}
+	choice := provider.ChatChoice{Message: m}
 	if !r.OmitFinish {
-		reason := finishReason(r)
-		c.Choices = []chunkChoice{{Message: m, FinishReason: &reason}}
-	} else {
-		c.Choices = []chunkChoice{{Message: m}}
+		choice.FinishReason = new(finishReason(r))
 	}
+	c := chunk{ID: chunkID, Object: "chat.completion", Model: model, ChatChunk: provider.ChatChunk{Choices: []provider.ChatChoice{choice}}}
 	if r.Usage != nil {
 		c.Usage = r.Usage.wire()
 	}
-	b := mustMarshal(c)
-	if len(r.ReasoningDetails) > 0 {
-		details := append([]byte(`{"reasoning_details":[`), bytes.Join(toBytes(r.ReasoningDetails), []byte(","))...)
-		b = bytes.Replace(b, []byte(`{"role":"assistant"`), append(details, `],"role":"assistant"`...), 1)
-	}
-	return b
+	return spliceDetails(mustMarshal(c), r.ReasoningDetails)
 }
 
 func (u *Usage) wire() *provider.ChatUsage {
@@ -244,11 +215,3 @@ func mustMarshal(v any, opts ...json.Options) []byte {
 // (no omitzero tags): zero members are left out, as a server leaves out
 // what does not apply.
 func mustMarshalWire(v any) []byte { return mustMarshal(v, json.OmitZeroStructFields(true)) }
-
-func toBytes(vs []jsontext.Value) [][]byte {
-	out := make([][]byte, len(vs))
-	for i, v := range vs {
-		out[i] = v
-	}
-	return out
-}

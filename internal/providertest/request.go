@@ -2,9 +2,12 @@ package providertest
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tiny-agent/tiny-go/internal/provider"
 )
 
 // Request is a request the server received, recorded before it was
@@ -25,91 +28,49 @@ type Request struct {
 	Disconnected bool
 }
 
-// ChatRequest is the wire shape of a chat completions request, as sent.
+// ChatRequest is a chat completions request as sent, decoded with the
+// provider's own wire type; its messages are Messages.
 type ChatRequest struct {
-	Model         string         `json:"model"`
-	Messages      []Message      `json:"messages"`
-	Tools         []Tool         `json:"tools"`
-	Stream        bool           `json:"stream"`
-	StreamOptions *StreamOptions `json:"stream_options"`
-	// Reasoning, Usage and CacheControl are OpenRouter's members, raw;
-	// nil when absent.
-	Reasoning    jsontext.Value `json:"reasoning"`
-	Usage        jsontext.Value `json:"usage"`
-	CacheControl jsontext.Value `json:"cache_control"`
+	provider.ChatRequest
+	Messages []Message `json:"messages"`
 }
 
-// StreamOptions is the stream_options object.
-type StreamOptions struct {
-	IncludeUsage bool `json:"include_usage"`
-}
-
-// Message is one message of a request. Content is nil when the client sent
-// null or left it out; content sent as an array of text parts is joined
-// into Content and kept raw in ContentParts. ReasoningDetails are raw as
-// sent.
+// Message is a message of a request: the provider's wire message and what
+// its type cannot show. Content is nil when the client sent null or left
+// it out; content sent as an array of parts has their text joined into
+// Content and is in ContentParts too. RawContent and ReasoningDetails are
+// as sent.
 type Message struct {
-	Role             string            `json:"role"`
-	Content          *string           `json:"-"`
-	ContentParts     jsontext.Value    `json:"-"`
-	ToolCallID       string            `json:"tool_call_id"`
-	ToolCalls        []RequestToolCall `json:"tool_calls"`
-	ReasoningDetails jsontext.Value    `json:"reasoning_details"`
-	RawContent       jsontext.Value    `json:"content"`
+	provider.ChatMessage
+	Content          *string        `json:"-"`
+	ContentParts     jsontext.Value `json:"-"`
+	RawContent       jsontext.Value `json:"content"`
+	ReasoningDetails jsontext.Value `json:"reasoning_details"`
 }
 
 // UnmarshalJSON decodes a message, accepting string or text-part content.
 func (m *Message) UnmarshalJSON(b []byte) error {
 	type plain Message
-	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
+	*m = Message{}
+	if err := json.Unmarshal(b, (*plain)(m)); err != nil {
 		return err
 	}
-	*m = Message(p)
 	switch m.RawContent.Kind() {
 	case '"':
-		var s string
-		if err := json.Unmarshal(m.RawContent, &s); err != nil {
-			return err
-		}
-		m.Content = &s
+		m.Content = new(string)
+		return json.Unmarshal(m.RawContent, m.Content)
 	case '[':
-		var parts []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		}
+		var parts []provider.ChatTextPart
 		if err := json.Unmarshal(m.RawContent, &parts); err != nil {
 			return err
 		}
-		var s string
+		var s strings.Builder
 		for _, p := range parts {
-			s += p.Text
+			s.WriteString(p.Text)
 		}
-		m.Content, m.ContentParts = &s, m.RawContent
+		m.Content, m.ContentParts = new(s.String()), m.RawContent
 	}
 	return nil
-}
-
-// RequestToolCall is a tool call of an assistant message in a request.
-type RequestToolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
-
-// Tool is a tool definition of a request. Strict is nil unless the client
-// sent "strict".
-type Tool struct {
-	Type     string `json:"type"`
-	Function struct {
-		Name        string         `json:"name"`
-		Description string         `json:"description"`
-		Parameters  jsontext.Value `json:"parameters"`
-		Strict      *bool          `json:"strict"`
-	} `json:"function"`
 }
 
 // decodeChat decodes a request body. Whether "content" was null or absent

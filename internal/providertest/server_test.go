@@ -45,9 +45,9 @@ func TestStreamedReply(t *testing.T) {
 		t.Errorf("Content-Type = %q", ct)
 	}
 	want := strings.Join([]string{
-		`data: {"id":"chatcmpl-providertest","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi t"},"finish_reason":null}]}`,
+		`data: {"id":"chatcmpl-providertest","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{"content":"Hi t"},"finish_reason":null}]}`,
 		`data: {"id":"chatcmpl-providertest","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{"content":"here"},"finish_reason":null}]}`,
-		`data: {"id":"chatcmpl-providertest","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"read","arguments":""}}]},"finish_reason":null}]}`,
+		`data: {"id":"chatcmpl-providertest","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"read","arguments":""}}]},"finish_reason":null}]}`,
 		`data: {"id":"chatcmpl-providertest","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"pa"}}]},"finish_reason":null}]}`,
 		`data: {"id":"chatcmpl-providertest","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"th\":"}}]},"finish_reason":null}]}`,
 		`data: {"id":"chatcmpl-providertest","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"a\"}"}}]},"finish_reason":null}]}`,
@@ -66,7 +66,7 @@ func TestJSONReply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"id":"chatcmpl-providertest","object":"chat.completion","created":0,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"x","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`
+	want := `{"id":"chatcmpl-providertest","object":"chat.completion","created":0,"model":"m","choices":[{"index":0,"message":{"tool_calls":[{"id":"c1","function":{"name":"x","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`
 	if resp.Header.Get("Content-Type") != "application/json" || body != want {
 		t.Errorf("%s\n%s\nwant\n%s", resp.Header.Get("Content-Type"), body, want)
 	}
