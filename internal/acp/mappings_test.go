@@ -1,49 +1,11 @@
 package acp_test
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/providertest"
-	"github.com/tiny-agent/tiny-go/internal/session"
-	"github.com/tiny-agent/tiny-go/internal/session/sessiontest"
-	"github.com/tiny-agent/tiny-go/internal/store"
+	"github.com/tiny-agent/tiny-go/internal/store/storetest"
 )
-
-// installSessions leaves n sessions in dir's sessions directory, as a
-// user's earlier runs would have: the generator's session (runs of
-// prompts, tool calls and answers) under n ids of their own. It returns
-// their paths.
-func installSessions(t *testing.T, dir string, n, facts int) []string {
-	t.Helper()
-	base := sessiontest.Generate(sessiontest.Options{Facts: facts, Seed: 3})
-	nl := bytes.IndexByte(base, '\n')
-	h, c := session.DecodeHeader(base[:nl])
-	if c != nil {
-		t.Fatal(c)
-	}
-	sessions := store.SessionsDir(dir)
-	if err := os.MkdirAll(sessions, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	var paths []string
-	for range n {
-		id, err := store.NewID()
-		if err != nil {
-			t.Fatal(err)
-		}
-		h.ID, h.CreatedAt = id, h.CreatedAt+1
-		path := filepath.Join(sessions, store.FileName(time.UnixMilli(h.CreatedAt), id))
-		if err := os.WriteFile(path, append(session.EncodeHeader(h), base[nl+1:]...), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, path)
-	}
-	return paths
-}
 
 // An editor that lists, loads, prompts and closes 200 sessions (leaving
 // one in four open) through the official SDK client: the agent, one
@@ -61,7 +23,7 @@ func TestSDKClientManySessionsLeaveNoMappings(t *testing.T) {
 	}
 	srv := providertest.New(t, replies...)
 	dir := t.TempDir()
-	installSessions(t, dir, n, 150)
+	storetest.InstallGenerated(t, dir, n, 150)
 
 	seen := sdkClient(t, srv, dir, "sessions")
 

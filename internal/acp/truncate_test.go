@@ -3,7 +3,6 @@ package acp_test
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/providertest"
+	"github.com/tiny-agent/tiny-go/internal/store/storetest"
 )
 
 // truncate cuts the file at path to size with coreutils' truncate:
@@ -71,12 +71,12 @@ func stopped(t *testing.T, pid int) {
 func TestSessionTruncatedDuringLoad(t *testing.T) {
 	srv := providertest.New(t)
 	dir := t.TempDir()
-	paths := installSessions(t, dir, 3, 20000)
+	paths := storetest.InstallGenerated(t, dir, 3, 20000)
 	p := startAgent(t, srv, dir)
 	p.initialize()
 	pid := p.cmd.Process.Pid
 	for _, path := range paths {
-		id := sessionIDOf(path)
+		id := storetest.SessionID(path)
 		req := p.sendCall("session/load", map[string]any{"sessionId": id, "cwd": dir, "mcpServers": []any{}})
 		caught := false
 		// Until the agent is caught with the file mapped, or the load has
@@ -113,12 +113,6 @@ func TestSessionTruncatedDuringLoad(t *testing.T) {
 	t.Fatal("every load ended before the agent was caught with the file mapped")
 }
 
-// sessionIDOf is the id in a session file's name (<stamp>_<id>.jsonl).
-func sessionIDOf(path string) string {
-	name := strings.TrimSuffix(filepath.Base(path), ".jsonl")
-	return name[strings.LastIndexByte(name, '_')+1:]
-}
-
 func size(t *testing.T, path string) int64 {
 	t.Helper()
 	fi, err := os.Stat(path)
@@ -135,8 +129,8 @@ func size(t *testing.T, path string) int64 {
 func TestSessionTruncatedBetweenTurns(t *testing.T) {
 	srv := providertest.New(t, providertest.Reply{Text: "First answer."})
 	dir := t.TempDir()
-	path := installSessions(t, dir, 1, 3000)[0]
-	id := sessionIDOf(path)
+	path := storetest.InstallGenerated(t, dir, 1, 3000)[0]
+	id := storetest.SessionID(path)
 	p := startAgent(t, srv, dir)
 	p.initialize()
 	if resp, _ := p.call("session/load", map[string]any{"sessionId": id, "cwd": dir, "mcpServers": []any{}}); resp["error"] != nil {
