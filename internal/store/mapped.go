@@ -52,7 +52,7 @@ type ChangedError struct {
 }
 
 func (e *ChangedError) Error() string {
-	return fmt.Sprintf("session %s changed under tiny-go (truncated by another program while it was read); nothing was written to it: see what is left with `tiny-go session verify %s`, then open it again", e.Session, e.Session)
+	return fmt.Sprintf("session %s changed under tiny-go (truncated by another program while it was being read): nothing was written to it; `tiny-go session verify %s` says what is left (lines cut off cannot be restored: fork the session or start a new one)", e.Session, e.Session)
 }
 
 // Unwrap makes errors.Is(err, session.ErrMappingFault) true.

@@ -97,3 +97,35 @@ func TestOpenedSessionHoldsNoMapping(t *testing.T) {
 		t.Fatalf("commit after the truncation: %v", err)
 	}
 }
+
+// A file cut short during the pass (here by a hook, at the header line,
+// while the decoder reads ahead) is a *ChangedError naming the session,
+// not a crash.
+func TestReadSessionCutShortDuringThePass(t *testing.T) {
+	cwd := t.TempDir()
+	id, path := bigSession(t, cwd, 40)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cut := false
+	_, _, _, err = ReadSession(f, session.ReadHooks{Line: func([]byte) {
+		if !cut {
+			cut = true
+			if err := os.Truncate(path, 4096); err != nil {
+				t.Error(err)
+			}
+		}
+	}})
+	var ce *ChangedError
+	if !errors.As(err, &ce) || ce.Session != id || !errors.Is(err, session.ErrMappingFault) {
+		t.Fatalf("got %v, want the session %s changed under tiny-go", err, id)
+	}
+	if !strings.Contains(err.Error(), "session "+id+" changed under tiny-go (truncated by another program") {
+		t.Fatalf("the line: %v", err)
+	}
+	if n := mappingsOf(t, path); n != 0 {
+		t.Fatalf("the failed read keeps %d mappings", n)
+	}
+}
