@@ -83,7 +83,7 @@ func TestTmuxSessionTruncatedBetweenTurns(t *testing.T) {
 	}
 	p.text("hello again")
 	p.keys("Enter")
-	line := fmt.Sprintf("was truncated to %d bytes (%d were committed); stopping without writing more to it", cut, size)
+	line := fmt.Sprintf("was truncated to %d bytes (%d were committed); stopping without writing more to it: the lines cut off cannot be restored; fork the session or start a new one", cut, size)
 	// The line wraps on the screen: compare without the spaces.
 	squeeze := func(s string) string { return strings.Join(strings.Fields(s), "") }
 	p.wait(line, func(s string) bool { return strings.Contains(squeeze(s), squeeze(line)) })

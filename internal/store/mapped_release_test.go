@@ -93,7 +93,7 @@ func TestOpenedSessionHoldsNoMapping(t *testing.T) {
 	if got := printed(t, r.State()); got != want {
 		t.Fatal("ReadSession's state changed with the file")
 	}
-	if err := commitErr(t, s); !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), "truncated") {
+	if err := commitErr(t, s); !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), "was truncated to 4096 bytes") || !strings.Contains(err.Error(), "fork the session or start a new one") {
 		t.Fatalf("commit after the truncation: %v", err)
 	}
 }
