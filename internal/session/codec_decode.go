@@ -409,3 +409,12 @@ func (d *txDecoder) errorInfo() (ErrorInfo, error) {
 	}
 	return e, nil
 }
+
+// forget drops the decoder's references to the last line it read, which
+// may lie in a mapping its caller is about to unmap.
+func (d *txDecoder) forget() {
+	d.rd.buf = nil
+	if d.sub != nil {
+		d.sub.rd.buf = nil
+	}
+}

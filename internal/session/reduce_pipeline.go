@@ -114,11 +114,13 @@ func (r *Reducer) readBody(lr *lineReader, hooks ReadHooks) (n int64, c *Corrupt
 // the end, a read error or a corrupt line, or until stop is closed.
 func (r *Reducer) decodeLines(lr *lineReader, full, free chan *lineBatch, stop chan struct{}) {
 	dec := &r.dec
-	dec.rd.alias = lr.data != nil
+	dec.rd.alias = lr.alias
 	defer func() {
 		// Later lines are the store's own commits, decoded from buffers
-		// it reuses: never alias those.
+		// it reuses: never alias those. Nor keep the last line read: the
+		// mapping may be gone once the read returns (ReadHooks.Copy).
 		dec.rd.alias, dec.hist, dec.histKeys = false, nil, nil
+		dec.forget()
 	}()
 	// The decoder's own list of the history ids (the message entries, in
 	// order), which a compactionStarted repeats: on a valid file it is

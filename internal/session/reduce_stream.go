@@ -49,6 +49,14 @@ type ReadHooks struct {
 	// compaction retains a released message ends in
 	// ErrReleasedTextNeeded: read it again without this mode.
 	ReleaseCompacted bool
+
+	// Copy (ReadMapped only) is a mode as well: the state copies the text
+	// it keeps instead of referencing the mapped data, so that nothing
+	// reads the data once the read returns. The caller can then unmap it
+	// at once (a long-lived process loads many sessions), and a file cut
+	// short by another program later cannot fault a reader of the state.
+	// Hooks still get the mapped bytes, valid only during the call.
+	Copy bool
 }
 
 // ErrReleasedTextNeeded is returned by ReadSession under ReleaseCompacted
@@ -67,13 +75,14 @@ func ReadSession(rd io.Reader, sizeHint int64, hooks ReadHooks) (r *Reducer, n i
 // instead of copying them, so that a load touches little memory besides
 // the file's own pages (issue 17). data must never change and must stay
 // mapped for as long as the reducer, its states or any string taken from
-// them live. n counts bytes as ReadSession's does. A fault on data (the
-// file was cut short under the reader) is ErrMappingFault.
+// them live, unless hooks.Copy. n counts bytes as ReadSession's does. A
+// fault on data (the file was cut short under the reader) is
+// ErrMappingFault.
 func ReadMapped(data []byte, hooks ReadHooks) (r *Reducer, n int64, c *Corruption, err error) {
 	restore := faultsPanic()
 	defer restore()
 	defer catchFault(&err)
-	return readLines(&lineReader{data: data, all: data, ahead: hooks.Ahead}, int64(len(data)), hooks)
+	return readLines(&lineReader{data: data, all: data, ahead: hooks.Ahead, alias: !hooks.Copy}, int64(len(data)), hooks)
 }
 
 func newReducerFromReader(rd io.Reader, sizeHint int64, bufSize int, hooks ReadHooks) (r *Reducer, n int64, c *Corruption, err error) {
@@ -131,6 +140,7 @@ type lineReader struct {
 	data  []byte       // the rest of the mapped file
 	all   []byte       // the mapped file
 	ahead func([]byte) // ReadHooks.Ahead
+	alias bool         // the state may reference data (not ReadHooks.Copy)
 	// ahead has had all[:aheadDone].
 	aheadDone int
 }

@@ -86,27 +86,47 @@ func reduceBoth(t testing.TB, data []byte, bufSize int) {
 }
 
 // reduceMapped reduces data from a read-only mapping (ReadMapped, whose
-// state aliases it) and checks it against the streamed result: the same
-// marshaled result and byte count.
+// state aliases it, and again with Copy, whose state must not) and checks
+// it against the streamed result: the same marshaled result and byte
+// count.
 func reduceMapped(t testing.TB, data []byte, want []byte, wantN int64) {
 	t.Helper()
 	if len(data) == 0 {
 		return
 	}
+	m := readOnlyCopy(t, data)
+	for _, copied := range []bool{false, true} {
+		r, n, c, err := ReadMapped(m, ReadHooks{Copy: copied})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if copied && r != nil {
+			checkNothingAliases(t, r, m)
+		}
+		checkMapped(t, r, n, c, want, wantN)
+	}
+}
+
+// readOnlyCopy returns data in a read-only mapping of its own, as a
+// session file's mapping is: a write would fault.
+func readOnlyCopy(t testing.TB, data []byte) []byte {
+	t.Helper()
 	m, err := unix.Mmap(-1, 0, len(data), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { unix.Munmap(m) })
 	copy(m, data)
-	// Read-only, as a session file's mapping is: a write would fault.
 	if err := unix.Mprotect(m, unix.PROT_READ); err != nil {
 		t.Fatal(err)
 	}
-	r, n, c, err := ReadMapped(m, ReadHooks{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	return m
+}
+
+// checkMapped checks a mapped read against the streamed result: the same
+// marshaled result and byte count.
+func checkMapped(t testing.TB, r *Reducer, n int64, c *Corruption, want []byte, wantN int64) {
+	t.Helper()
 	var st *State
 	if r != nil {
 		st = r.State()

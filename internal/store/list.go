@@ -103,9 +103,9 @@ func newestFirst(aStarted time.Time, aID string, bStarted time.Time, bID string)
 }
 
 // summarize reduces the session in f, streamed (the file is never held
-// whole). Not mapped (ReadSession): a mapping lives as long as the
-// process, and a list is made again and again (the resume picker, an
-// editor's session list) over every session of the directory.
+// whole, and nothing of it once the read returns): a list is made again
+// and again (the resume picker, an editor's session list) over every
+// session of the directory.
 func summarize(f *os.File, id string, stamp time.Time) (Summary, error) {
 	sum := Summary{ID: id, Path: f.Name(), Started: stamp}
 	var hint int64

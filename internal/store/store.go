@@ -278,7 +278,9 @@ func open(f *os.File, dir *os.File, wantID string, opts Options) (*Store, error)
 	if err := lockFile(f, label); err != nil {
 		return fail(err)
 	}
-	// Reduced in one pass (ReadSession): memory is the state, not the file.
+	// Reduced in one pass (ReadSession): memory is the state, not the file,
+	// and the file's mapping is gone once the pass is (nothing of the
+	// state references it).
 	// The integrity records are checked as the lines are reduced: one
 	// read of the file, hashed and parsed together.
 	// A resume needs the active context, so the text of the messages a
@@ -301,7 +303,10 @@ func open(f *os.File, dir *os.File, wantID string, opts Options) (*Store, error)
 			break
 		}
 	}
-	src.release()
+	src.close()
+	if err = changed(label, err); errors.Is(err, session.ErrMappingFault) {
+		return fail(err)
+	}
 	if err != nil {
 		return fail(fmt.Errorf("open session %s: %w", label, err))
 	}

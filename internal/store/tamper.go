@@ -17,9 +17,13 @@ var ErrTampered = errors.New("the session file was changed by another program")
 type TamperedError struct {
 	Path   string
 	Reason string // what happened, in a few words
+	Then   string // what the user can do, when there is one thing to say
 }
 
 func (e *TamperedError) Error() string {
+	if e.Then != "" {
+		return fmt.Sprintf("session file %s %s; stopping without writing more to it: %s", e.Path, e.Reason, e.Then)
+	}
 	return fmt.Sprintf("session file %s %s; stopping without writing more to it", e.Path, e.Reason)
 }
 
@@ -35,7 +39,7 @@ func (s *Store) checkFile() error {
 	if err := unix.Fstat(int(s.file.Fd()), &open); err != nil {
 		return fmt.Errorf("session %s: stat %s: %w", s.id, s.path, err)
 	}
-	tampered := func(format string, a ...any) error {
+	tampered := func(format string, a ...any) *TamperedError {
 		return &TamperedError{Path: s.path, Reason: fmt.Sprintf(format, a...)}
 	}
 	err := unix.Lstat(s.path, &named)
@@ -47,7 +51,9 @@ func (s *Store) checkFile() error {
 	case named.Dev != open.Dev || named.Ino != open.Ino:
 		return tampered("was replaced by another file")
 	case open.Size < s.size:
-		return tampered("was truncated to %d bytes (%d were committed)", open.Size, s.size)
+		e := tampered("was truncated to %d bytes (%d were committed)", open.Size, s.size)
+		e.Then = "the lines cut off cannot be restored; fork the session or start a new one"
+		return e
 	case open.Size > s.size:
 		return tampered("was appended to (%d bytes, %d were committed)", open.Size, s.size)
 	case stampOf(&open) != s.ledger.stamp:

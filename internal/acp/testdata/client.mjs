@@ -4,7 +4,7 @@
 // the session file. Usage: node client.mjs SCENARIO (the agent command is
 // $ACP_AGENT with $ACP_AGENT_ARGS, JSON; the working directory $ACP_CWD).
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { client, methods, ndJsonStream, PROTOCOL_VERSION, RequestError } from "@agentclientprotocol/sdk";
@@ -177,6 +177,36 @@ async function main() {
       seen.sessionId = sessionId;
       await agent.request(methods.agent.session.setMode, { sessionId, modeId: "auto" });
       seen.prompt = await agent.request(methods.agent.session.prompt, { sessionId, prompt: text("set it up") });
+      break;
+    }
+    case "sessions": {
+      // An editor going through many sessions: it lists them, loads each
+      // (every tenth gets a prompt), closes three of four and leaves the
+      // fourth open. The agent's mappings of session files (its
+      // /proc/PID/maps) are counted at the start, after every 50
+      // sessions, and after a last listing.
+      const maps = () => readFileSync(`/proc/${agentProc.pid}/maps`, "utf8").split("\n").filter((l) => l.includes("/.tiny-agent/sessions/")).length;
+      const { sessions } = await agent.request(methods.agent.session.list, { cwd });
+      seen.listed = sessions.length;
+      seen.maps = [maps()];
+      seen.stopReasons = [];
+      seen.loaded = 0;
+      for (const [i, s] of sessions.entries()) {
+        const sessionId = s.sessionId;
+        await agent.request(methods.agent.session.load, { sessionId, cwd, mcpServers: [] });
+        seen.loaded++;
+        if (i % 10 === 0) {
+          const { stopReason } = await agent.request(methods.agent.session.prompt, { sessionId, prompt: text("and now?") });
+          seen.stopReasons.push(stopReason);
+        }
+        if (i % 4 !== 3) await agent.request(methods.agent.session.close, { sessionId });
+        if ((i + 1) % 50 === 0) seen.maps.push(maps());
+      }
+      await agent.request(methods.agent.session.list, { cwd });
+      seen.maps.push(maps());
+      // The replays are many; their count is enough here.
+      seen.replayed = seen.updates.length;
+      seen.updates = [];
       break;
     }
     default:
