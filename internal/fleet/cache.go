@@ -73,7 +73,10 @@ func layOut(ctx context.Context, base, root, repo string) (upper string, err err
 			return "", err
 		}
 	}
-	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,redirect_dir=off,metacopy=off,index=off",
+	// redirect_dir=on: tiny-go's transactions move folders of the base
+	// aside by renames (off, the kernel refuses them with EXDEV); the
+	// change set ships a moved folder whole (walkUpper).
+	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,redirect_dir=on,metacopy=off,index=off",
 		base, upper, filepath.Join(root, ".ovl"))
 	if !strings.ContainsAny(base+root, ",:") && unix.Mount("overlay", repo, "overlay", 0, opts) == nil {
 		return upper, nil
@@ -85,6 +88,14 @@ func layOut(ctx context.Context, base, root, repo string) (upper string, err err
 	}
 	return "", nil
 }
+
+// txLayers is the folder, in a task's folder on the worker's own file
+// system, of the upper and work directories of tiny-go's per-command
+// overlays: a workspace laid out as an overlay cannot hold them
+// (overlayfs refuses to be an upper layer), so without it every command
+// of the agent would fall back to watching the tree, a whole-tree
+// checkpoint per process (docs/checkpoints.md).
+const txLayers = ".tx"
 
 // unmount takes an overlay off repo, if one is there; a task's folder is
 // removed only after (removing through it would only fill its upper).

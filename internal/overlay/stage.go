@@ -117,3 +117,10 @@ func copyFile(src, dst string) error {
 	}
 	return out.Close()
 }
+
+// OnOverlay reports whether dir is on an overlay file system, which
+// cannot be an upper layer itself (BeginApart is then the way).
+func OnOverlay(dir string) bool {
+	var st unix.Statfs_t
+	return unix.Statfs(dir, &st) == nil && st.Type == unix.OVERLAYFS_SUPER_MAGIC
+}
