@@ -258,7 +258,7 @@ func (a *Activities) addWorker(ctx context.Context, prefix string) ([]string, er
 func (a *Activities) materialize(ctx context.Context, src Source, name, dir string) error {
 	repo := filepath.Join(dir, "repo")
 	git := func(dir string, args ...string) error {
-		cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null"}, args...)...)
+		cmd := exec.CommandContext(ctx, "git", append(eval.FixtureGitConfig(args[0]), args...)...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), eval.StableEnv()...)
 		if out, err := cmd.CombinedOutput(); err != nil {

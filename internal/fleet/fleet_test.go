@@ -1,14 +1,18 @@
 package fleet_test
 
 import (
+	"archive/tar"
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -18,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tiny-agent/tiny-go/internal/checkpoint"
 	"github.com/tiny-agent/tiny-go/internal/eval"
 	"github.com/tiny-agent/tiny-go/internal/fleet"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
@@ -402,6 +407,11 @@ func TestSuiteSurvivesAKilledWorker(t *testing.T) {
 		if steps < 3 {
 			t.Errorf("%s: %d markers in the final diff, want at least 3:\n%s", key, steps, diff)
 		}
+		// The agent's commands ran as transactions over the workspace
+		// overlay (their layers beside it), not on the watcher fallback.
+		if n := txRecords(t, strings.TrimSuffix(path, ".jsonl")+".d.tar.gz"); n < 3 {
+			t.Errorf("%s: %d command transactions in its checkpoint index, want one per step", key, n)
+		}
 	}
 
 	// One job with `tiny-go run --temporal`: its --json events stream to
@@ -440,6 +450,38 @@ func TestSuiteSurvivesAKilledWorker(t *testing.T) {
 	if code := over.ProcessState.ExitCode(); err == nil || code != 1 || !strings.Contains(overErr.String(), "budget exceeded: 220 tokens used, the limit is 150") ||
 		!strings.Contains(overErr.String(), "after 1 attempt(s)") {
 		t.Errorf("run --temporal --max-tokens 150: exit %d\n%s", code, overErr.String())
+	}
+}
+
+// txRecords counts the transactions the checkpoint index in a session's
+// sidecar archive names (after records).
+func txRecords(t *testing.T, archive string) int {
+	t.Helper()
+	f, err := os.Open(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	n := 0
+	for {
+		hdr, err := tr.Next()
+		if err != nil {
+			return n
+		}
+		if path.Base(hdr.Name) != checkpoint.IndexFile {
+			continue
+		}
+		data, _ := io.ReadAll(tr)
+		for line := range strings.SplitSeq(string(data), "\n") {
+			if strings.Contains(line, `"tx":`) && strings.Contains(line, `"after"`) {
+				n++
+			}
+		}
 	}
 }
 
