@@ -65,8 +65,9 @@ func BenchmarkBuildBase(b *testing.B) {
 
 // BenchmarkAgentStep runs the real tiny-go, as a worker does, in a
 // workspace laid out from a cached base of 1 and of 20,000 files: one
-// task of 3 bash steps against the scripted model. The difference per
-// step is what a big tree costs tiny-go itself.
+// task of 3 bash steps against the scripted model, its commands as
+// transactions (tx=true) or on the watcher fallback (tx=false). The
+// difference per step is what a big tree costs tiny-go itself.
 //
 //	go test -run '^$' -bench BenchmarkAgentStep -benchtime 5x ./internal/fleet
 func BenchmarkAgentStep(b *testing.B) {
@@ -83,8 +84,12 @@ func BenchmarkAgentStep(b *testing.B) {
 	b.Setenv("GIT_CONFIG_COUNT", "1")
 	b.Setenv("GIT_CONFIG_KEY_0", "gc.auto")
 	b.Setenv("GIT_CONFIG_VALUE_0", "0")
-	for _, n := range []int{1, 20000} {
-		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
+	for _, bc := range []struct {
+		n  int
+		tx bool
+	}{{1, true}, {20000, true}, {1, false}, {20000, false}} {
+		n := bc.n
+		b.Run(fmt.Sprintf("files=%d/tx=%v", n, bc.tx), func(b *testing.B) {
 			ctx := context.Background()
 			blobs, err := OpenBlobs(ctx, "file://"+b.TempDir())
 			if err != nil {
@@ -93,7 +98,7 @@ func BenchmarkAgentStep(b *testing.B) {
 			if err := blobs.Put(ctx, "task", taskFolder(b, n)); err != nil {
 				b.Fatal(err)
 			}
-			a := &Activities{Blobs: blobs, WorkRoot: b.TempDir(), TinyGo: bin}
+			a := &Activities{Blobs: blobs, WorkRoot: b.TempDir(), TinyGo: bin, Env: os.Environ()}
 			base := filepath.Join(a.WorkRoot, "base")
 			if err := a.materialize(ctx, Source{EvalTask: "task"}, "t", base); err != nil {
 				b.Fatal(err)
@@ -113,6 +118,11 @@ func BenchmarkAgentStep(b *testing.B) {
 				cmd.Dir = repo
 				cmd.Env = a.agentEnv(Task{Key: "t", Settings: Settings{Endpoint: model.URL()}}, root, filepath.Join(root, "eval.log"))
 				cmd.Env = append(cmd.Env, "TINY_API_KEY=fleet-bench-key", "TINY_MODEL=fleet/test")
+				if !bc.tx {
+					// The watcher fallback, as before the commands' layers
+					// went beside the workspace.
+					cmd.Env = append(cmd.Env, "TINY_OVERLAY=off")
+				}
 				var stderr bytes.Buffer
 				cmd.Stderr = &stderr
 				b.StartTimer()
@@ -120,7 +130,11 @@ func BenchmarkAgentStep(b *testing.B) {
 				err := cmd.Run()
 				took += time.Since(start)
 				b.StopTimer()
+				marks, _ := os.ReadFile(filepath.Join(repo, "markers.txt"))
 				unmount(repo)
+				if strings.Count(string(marks), "step") != 3 {
+					b.Fatalf("the three steps did not run: markers %q; tiny-go: %v: %s", marks, err, stderr.String())
+				}
 				if err != nil || (i == 0 && stderr.Len() > 0) {
 					b.Logf("tiny-go: %v: %s", err, stderr.String())
 				}
@@ -134,7 +148,12 @@ func BenchmarkAgentStep(b *testing.B) {
 // threeSteps is the scripted model of BenchmarkAgentStep: three bash
 // steps, each appending a line to a file, then an answer.
 func threeSteps(r providertest.Request) providertest.Reply {
-	done := len(regexp.MustCompile(`done step`).FindAllString(string(r.Body), -1))
+	done := 0
+	for _, m := range r.Chat.Messages {
+		if m.Role == "tool" && m.Content != nil && regexp.MustCompile(`done step \d`).MatchString(*m.Content) {
+			done++
+		}
+	}
 	if done >= 3 {
 		return providertest.Reply{Text: "all three steps are done"}
 	}
@@ -142,4 +161,3 @@ func threeSteps(r providertest.Request) providertest.Reply {
 	return providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: fmt.Sprintf("c%d", done+1), Name: "bash", Arguments: string(args)}}}
 }
 
-var _ = strings.TrimSpace
