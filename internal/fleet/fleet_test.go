@@ -132,9 +132,9 @@ func (c *cluster) env(extra ...string) []string {
 }
 
 // startWorker starts worker process n.
-func (c *cluster) startWorker(n, concurrency int) {
-	cmd := exec.Command(filepath.Join(c.bin, "tiny-go"), "worker", "--temporal", c.hostPort, "--blob", "file://"+c.blobDir,
-		"--work-dir", c.workDir, "--concurrency", strconv.Itoa(concurrency), "--identity", fmt.Sprintf("w%d", n))
+func (c *cluster) startWorker(n, concurrency int, extra ...string) {
+	cmd := exec.Command(filepath.Join(c.bin, "tiny-go"), append([]string{"worker", "--temporal", c.hostPort, "--blob", "file://" + c.blobDir,
+		"--work-dir", c.workDir, "--concurrency", strconv.Itoa(concurrency), "--identity", fmt.Sprintf("w%d", n)}, extra...)...)
 	cmd.Env = c.env()
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log

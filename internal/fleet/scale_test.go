@@ -163,25 +163,20 @@ func dirSize(dir string) int64 {
 //
 //	TINY_FLEET_BENCH=1 go test -count=1 -run TestFleetAtRepositoryScale -v -timeout 40m ./internal/fleet
 //
-// TINY_FLEET_CACHE_TMPFS=1 keeps the worker's cached bases on a tmpfs.
+// TINY_FLEET_CACHE_MEMORY=1g starts the worker with --cache-memory 1g.
 func TestFleetAtRepositoryScale(t *testing.T) {
 	if os.Getenv("TINY_FLEET_BENCH") == "" {
 		t.Skip("a measurement; set TINY_FLEET_BENCH=1")
 	}
 	c := newCluster(t, needTemporal(t))
-	if os.Getenv("TINY_FLEET_CACHE_TMPFS") != "" {
+	var extra []string
+	if size := os.Getenv("TINY_FLEET_CACHE_MEMORY"); size != "" {
 		// The worker's cache of bases in memory (docs/fleet.md): a cold
 		// base's 20,000 files are made without the disk's file system.
-		cache := filepath.Join(c.workDir, ".cache")
-		if err := os.MkdirAll(cache, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := syscall.Mount("tmpfs", cache, "tmpfs", 0, "size=1g"); err != nil {
-			t.Fatalf("mount a tmpfs for the cache: %v", err)
-		}
-		t.Cleanup(func() { _ = syscall.Unmount(cache, syscall.MNT_DETACH) })
+		extra = []string{"--cache-memory", size}
+		t.Cleanup(func() { _ = syscall.Unmount(filepath.Join(c.workDir, ".cache"), syscall.MNT_DETACH) })
 	}
-	c.startWorker(1, 1)
+	c.startWorker(1, 1, extra...)
 	conn := fleet.Conn{HostPort: c.hostPort, Blob: "file://" + c.blobDir}
 	ctx := context.Background()
 	files, _ := strconv.Atoi(os.Getenv("TINY_FLEET_FILES"))
