@@ -160,4 +160,3 @@ func threeSteps(r providertest.Request) providertest.Reply {
 	args, _ := json.Marshal(map[string]string{"command": fmt.Sprintf(`echo "step %d" >> markers.txt && echo "done step %d"`, done+1, done+1)})
 	return providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: fmt.Sprintf("c%d", done+1), Name: "bash", Arguments: string(args)}}}
 }
-
