@@ -477,3 +477,33 @@ func TestRecoverLeavesATransactionFinishedMeanwhile(t *testing.T) {
 		t.Fatalf("recover: %v %v", ids, err)
 	}
 }
+
+// An apply killed while it copied the command's changes onto the tree's
+// file system (before its journal) leaves a partial staged/: the next
+// start copies them again from the layers apart and applies them.
+func TestRecoverRestagesACopyCutShort(t *testing.T) {
+	needRoot(t)
+	tree, _ := setup(t, 0, false)
+	layers := overlayTree(t, tree)
+	root := filepath.Join(tree, StateDirName, "tx")
+	want := expected(t, tree, destroy)
+	tx, err := BeginApart(root, layers, tree, "tx1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runOver(t, tx, destroy, false)
+	partial := filepath.Join(tx.Dir, stagedName, "new", "deep")
+	if err := os.MkdirAll(partial, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(partial, "n"), []byte("cut sh"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tx.lock.Close() // its process died
+	if ids, err := Recover(root, tree); err != nil || len(ids) != 1 {
+		t.Fatalf("recover: %v %v", ids, err)
+	}
+	if got := listing(t, tree); !maps.Equal(got, want) {
+		t.Fatalf("after recover:\n%s", diff(got, want))
+	}
+}
