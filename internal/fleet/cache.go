@@ -149,7 +149,8 @@ func skipShipped(rel string) bool {
 // outlives the worker that mounted it). Creating a cold base's files is
 // nearly all of its time, and on a disk file system busy with others'
 // creations and deletions it is several times slower (ext4 looks for
-// recently deleted inodes at every creation); on a tmpfs it is not.
+// recently deleted inodes at every creation when it has no journal); on
+// a tmpfs it is not.
 func cacheInMemory(dir, size string) error {
 	if strings.ContainsAny(size, ",") {
 		return fmt.Errorf("%q is not a size", size)
