@@ -74,6 +74,10 @@ type Options struct {
 	// MaxWatches bounds the inotify watches of change tracking (see
 	// Store.Track); 0 leaves only the kernel's limit. A test seam.
 	MaxWatches int
+	// TxLayers is a folder on a real file system for commands' overlay
+	// layers when the working directory is itself an overlay (which
+	// cannot be an upper layer): $TINY_OVERLAY_LAYERS.
+	TxLayers string
 }
 
 func (o Options) withDefaults() Options {

@@ -71,7 +71,17 @@ type Txn struct {
 
 // BeginTx starts a transaction for one command.
 func (s *Store) BeginTx() (*Txn, error) {
-	tx, err := overlay.Begin(s.TxRoot(), s.cwd, uuid.Must(uuid.NewV7()).String())
+	layers := ""
+	if overlay.OnOverlay(s.cwd) {
+		if layers = s.opts.TxLayers; layers == "" {
+			return nil, errors.New("the working directory is itself an overlay, which cannot hold a command's upper layer; set TINY_OVERLAY_LAYERS to a folder on a real file system")
+		}
+		var err error
+		if layers, err = filepath.Abs(layers); err != nil {
+			return nil, err
+		}
+	}
+	tx, err := overlay.BeginApart(s.TxRoot(), layers, s.cwd, uuid.Must(uuid.NewV7()).String())
 	if err != nil {
 		return nil, err
 	}

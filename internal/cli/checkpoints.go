@@ -31,7 +31,7 @@ func (a *runner) checkpointOnly() agent.BeforeEffect {
 	}
 	cs := a.checkpoints
 	if cs == nil {
-		cs, err = checkpoint.Open(a.cwd, checkpoint.Options{Cap: capBytes})
+		cs, err = checkpoint.Open(a.cwd, checkpoint.Options{Cap: capBytes, TxLayers: strings.TrimSpace(a.io.getenv("TINY_OVERLAY_LAYERS"))})
 		if err != nil {
 			fmt.Fprintf(a.io.stderr, "tiny-go: checkpoints are off: %v\n", err)
 			return nil

@@ -109,6 +109,29 @@ func listingDiff(got, want map[string]string) string {
 type txCase struct {
 	uid int      // 0: root
 	env []string // extra environment
+	// overlay: the working directory is itself an overlay (a fleet
+	// worker's workspace), the commands' layers beside it.
+	overlay bool
+}
+
+// overlayWorkDir makes dir an overlay of what it holds, as a fleet worker
+// lays out a workspace on its cached base, and returns the environment
+// that puts the commands' own layers beside it.
+func overlayWorkDir(t *testing.T, base, dir string) []string {
+	t.Helper()
+	lower := filepath.Join(base, "lower")
+	if err := os.Rename(dir, lower); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{dir, filepath.Join(base, "up"), filepath.Join(base, "ovl")} {
+		os.Mkdir(d, 0o755)
+	}
+	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s/up,workdir=%s/ovl,redirect_dir=on,metacopy=off,index=off", lower, base, base)
+	if err := syscall.Mount("overlay", dir, "overlay", 0, opts); err != nil {
+		t.Fatalf("mount the working directory's overlay: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	return []string{"TINY_OVERLAY_LAYERS=" + filepath.Join(base, "layers")}
 }
 
 // runDestroyingTurn plays the turn with the program as a subprocess and
@@ -130,6 +153,9 @@ func runDestroyingTurn(t *testing.T, c txCase) (before, after, rewound map[strin
 	os.Mkdir(dir, 0o755)
 	os.Mkdir(home, 0o755)
 	seedRepo(t, dir)
+	if c.overlay {
+		c.env = append(c.env, overlayWorkDir(t, base, dir)...)
+	}
 	prog := programAs(t, "tiny-go")
 	if c.uid != 0 {
 		// The program must be reachable by the user: a copy in base.
@@ -222,7 +248,7 @@ func TestDestroyingTurnIsRewoundByteForByte(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Fatal("git is needed")
 	}
-	for name, c := range map[string]txCase{"root": {}, "userns": {uid: txNobody}} {
+	for name, c := range map[string]txCase{"root": {}, "userns": {uid: txNobody}, "root/workdir-is-an-overlay": {overlay: true}} {
 		t.Run(name, func(t *testing.T) {
 			before, after, rewound, turnOut, out, recs := runDestroyingTurn(t, c)
 			checkTurnDestroyed(t, before, after)

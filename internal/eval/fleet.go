@@ -23,6 +23,10 @@ func SetUp(t Task, root, repo string) error {
 	return setUp(t, root, repo, StableEnv())
 }
 
+// FixtureGitConfig is fixtureGitConfig for the fleet, which makes
+// repositories of its sources the same way.
+func FixtureGitConfig(command string) []string { return fixtureGitConfig(command) }
+
 // StableEnv is the environment that makes commands print the same from
 // run to run (fixed git identities and dates, C locale, UTC).
 func StableEnv() []string { return (&Config{}).stableEnv() }

@@ -124,7 +124,10 @@ func (a *Activities) RunTask(ctx context.Context, t Task) (Result, error) {
 // task, whose folder every attempt needs (test.sh), or nil.
 func (a *Activities) setUp(ctx context.Context, t Task, sy *syncer, root, repo string) (*eval.Task, error) {
 	unmount(repo) // left by a worker of this machine that died
-	for _, d := range []string{repo, filepath.Join(root, ".upper"), filepath.Join(root, ".ovl"), filepath.Join(root, "outside")} {
+	// .tx: the layers of a command in flight when the last attempt here
+	// died; that command is reported interrupted, its changes are lost
+	// with them, as on another worker.
+	for _, d := range []string{repo, filepath.Join(root, ".upper"), filepath.Join(root, ".ovl"), filepath.Join(root, txLayers), filepath.Join(root, "outside")} {
 		if err := os.RemoveAll(d); err != nil {
 			return nil, err
 		}
@@ -255,7 +258,7 @@ func (a *Activities) addWorker(ctx context.Context, prefix string) ([]string, er
 func (a *Activities) materialize(ctx context.Context, src Source, name, dir string) error {
 	repo := filepath.Join(dir, "repo")
 	git := func(dir string, args ...string) error {
-		cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null"}, args...)...)
+		cmd := exec.CommandContext(ctx, "git", append(eval.FixtureGitConfig(args[0]), args...)...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), eval.StableEnv()...)
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -442,6 +445,9 @@ func agentArgs(t Task, st *session.State, taskDir, repo string) (args []string, 
 func (a *Activities) agentEnv(t Task, root, costLog string) []string {
 	env := append(append([]string{}, a.Env...), eval.StableEnv()...)
 	env = append(env, "TINY_AGENT_ENVIRONMENT_IDENTITY=fleet:"+t.Key)
+	// The workspace is an overlay, which cannot hold tiny-go's own
+	// per-command overlays: their layers go beside it (cache.go).
+	env = append(env, "TINY_OVERLAY_LAYERS="+filepath.Join(root, txLayers))
 	env = append(env, eval.EnvRoot+"="+root, eval.EnvLog+"="+costLog, eval.EnvRecord+"=", eval.EnvReplay+"=")
 	if t.Endpoint != "" {
 		env = append(env, "TINY_ENDPOINT="+t.Endpoint)

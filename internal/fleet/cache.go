@@ -73,7 +73,10 @@ func layOut(ctx context.Context, base, root, repo string) (upper string, err err
 			return "", err
 		}
 	}
-	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,redirect_dir=off,metacopy=off,index=off",
+	// redirect_dir=on: tiny-go's transactions move folders of the base
+	// aside by renames (off, the kernel refuses them with EXDEV); the
+	// change set ships a moved folder whole (walkUpper).
+	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,redirect_dir=on,metacopy=off,index=off",
 		base, upper, filepath.Join(root, ".ovl"))
 	if !strings.ContainsAny(base+root, ",:") && unix.Mount("overlay", repo, "overlay", 0, opts) == nil {
 		return upper, nil
@@ -85,6 +88,14 @@ func layOut(ctx context.Context, base, root, repo string) (upper string, err err
 	}
 	return "", nil
 }
+
+// txLayers is the folder, in a task's folder on the worker's own file
+// system, of the upper and work directories of tiny-go's per-command
+// overlays: a workspace laid out as an overlay cannot hold them
+// (overlayfs refuses to be an upper layer), so without it every command
+// of the agent would fall back to watching the tree, a whole-tree
+// checkpoint per process (docs/checkpoints.md).
+const txLayers = ".tx"
 
 // unmount takes an overlay off repo, if one is there; a task's folder is
 // removed only after (removing through it would only fill its upper).
@@ -131,4 +142,28 @@ const checkpointIndex = ".tiny-agent/checkpoints/git/index"
 // session, as its cut prefix) or is a cache (checkpointIndex).
 func skipShipped(rel string) bool {
 	return skipSession(rel) || rel == checkpointIndex || rel == checkpointIndex+".lock"
+}
+
+// cacheInMemory mounts a tmpfs of at most size (tmpfs's size=, e.g. 4g)
+// on dir, the worker's cache, unless one is there already (the cache
+// outlives the worker that mounted it). Creating a cold base's files is
+// nearly all of its time, and on a disk file system busy with others'
+// creations and deletions it is several times slower (ext4 looks for
+// recently deleted inodes at every creation when it has no journal); on
+// a tmpfs it is not.
+func cacheInMemory(dir, size string) error {
+	if strings.ContainsAny(size, ",") {
+		return fmt.Errorf("%q is not a size", size)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err == nil && st.Type == unix.TMPFS_MAGIC {
+		return nil
+	}
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NODEV|unix.MS_NOSUID, "mode=0755,size="+size); err != nil {
+		return fmt.Errorf("mount a tmpfs on %s: %w (it needs root or CAP_SYS_ADMIN; or mount one there yourself)", dir, err)
+	}
+	return nil
 }

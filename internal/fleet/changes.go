@@ -58,6 +58,7 @@ type indexEntry struct {
 	racy       bool // changed too close to the scan to trust its stat
 	deleted    bool // a path of the base, deleted (overlay: a whiteout)
 	opaque     bool
+	redirect   string // overlay: a folder moved here, from where
 }
 
 // index is the shipped state of every path of a workspace, or, when
@@ -242,16 +243,45 @@ func (sc *scanner) walkUpper(skip func(string) bool) error {
 			return nil
 		}
 		if info.IsDir() && isOpaque(path) && !sc.ix.entries[rel].opaque {
-			sc.seen[rel] = true
-			e := statOf(info)
-			e.opaque = true
-			sc.next.entries[rel] = e
-			sc.cs.Changes = append(sc.cs.Changes, change{Path: rel, Mode: info.Mode(), Opaque: true})
-			sc.cleared = append(sc.cleared, rel+"/")
+			sc.anew(rel, info, indexEntry{opaque: true})
 			return nil
+		}
+		if r := redirect(path); info.IsDir() && r != "" && sc.ix.entries[rel].redirect != r {
+			// A folder moved here (tiny-go moves originals aside): the
+			// upper layer has only what changed in it, the rest is the
+			// base's folder it came from. Shipped whole, once.
+			sc.anew(rel, info, indexEntry{redirect: r})
+			return sc.walkMerged(rel, skip)
 		}
 		return sc.visit(rel, info)
 	})
+}
+
+// anew ships folder rel as made anew (what the index had below it is
+// gone); marks are the entry's opaque or redirect.
+func (sc *scanner) anew(rel string, info fs.FileInfo, marks indexEntry) {
+	sc.seen[rel] = true
+	e := statOf(info)
+	e.opaque, e.redirect = marks.opaque, marks.redirect
+	sc.next.entries[rel] = e
+	sc.cs.Changes = append(sc.cs.Changes, change{Path: rel, Mode: info.Mode(), Opaque: true})
+	sc.cleared = append(sc.cleared, rel+"/")
+}
+
+// walkMerged visits every path below folder rel as the workspace shows
+// it.
+func (sc *scanner) walkMerged(rel string, skip func(string) bool) error {
+	err := walkTree(filepath.Join(sc.dir, filepath.FromSlash(rel)), nil, func(sub string, info fs.FileInfo) error {
+		p := rel + "/" + sub
+		if skip != nil && skip(p) {
+			return nil
+		}
+		return sc.visit(p, info)
+	})
+	if err != nil {
+		return err
+	}
+	return filepath.SkipDir // the upper layer's part of it was in the walk
 }
 
 // deleted notes a path the workspace no longer has.
@@ -285,6 +315,16 @@ func isOpaque(path string) bool {
 	buf := make([]byte, 4)
 	n, err := unix.Lgetxattr(path, "trusted.overlay.opaque", buf)
 	return err == nil && n == 1 && buf[0] == 'y'
+}
+
+// redirect is where an upper folder was moved from ("" for none).
+func redirect(path string) string {
+	buf := make([]byte, 4096)
+	n, err := unix.Lgetxattr(path, "trusted.overlay.redirect", buf)
+	if err != nil {
+		return ""
+	}
+	return string(buf[:n])
 }
 
 // casKey is the blob key of content with the given sha256: shared by every

@@ -83,6 +83,8 @@ func writeTestBase(t *testing.T, dir string) {
 	must(t, os.WriteFile(filepath.Join(dir, "d", "e", "f.txt"), []byte("f"), 0o644))
 	must(t, os.WriteFile(filepath.Join(dir, "dd", "old"), []byte("old"), 0o644))
 	must(t, os.WriteFile(filepath.Join(dir, "x"), []byte("x"), 0o644))
+	must(t, os.MkdirAll(filepath.Join(dir, "m", "n"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "m", "n", "g.txt"), []byte("g"), 0o644))
 }
 
 // checkChangeSets changes src in steps; after each, the change set
@@ -117,6 +119,18 @@ func checkChangeSets(t *testing.T, src, dst string, ix *index) {
 			must(t, os.MkdirAll(filepath.Join(src, "dd"), 0o755))
 			must(t, os.WriteFile(filepath.Join(src, "dd", "new"), []byte("same"), 0o644))
 		},
+		func() {
+			// A folder of the base moved aside and changed there, as a
+			// transaction keeps an original (an overlay's redirect).
+			must(t, os.MkdirAll(filepath.Join(src, "aside"), 0o755))
+			must(t, os.Rename(filepath.Join(src, "m"), filepath.Join(src, "aside", "m")))
+			must(t, os.WriteFile(filepath.Join(src, "aside", "m", "h.txt"), []byte("h"), 0o644))
+		},
+		func() {
+			// ... and back, as a rewind puts it.
+			must(t, os.Rename(filepath.Join(src, "aside", "m"), filepath.Join(src, "m")))
+			must(t, os.WriteFile(filepath.Join(src, "m", "n", "g.txt"), []byte("g more"), 0o644))
+		},
 		func() {}, // nothing changed: an empty change set
 	}
 	for i, step := range steps {
@@ -141,9 +155,9 @@ func checkChangeSets(t *testing.T, src, dst string, ix *index) {
 		}
 		objects++
 	}
-	// "changed", "same" (three times), "now a file"
-	if objects != 3 {
-		t.Errorf("the store holds %d objects, want 3 (identical content once)", objects)
+	// "changed", "same" (three times), "now a file", "g" (moved), "h", "g more"
+	if objects != 6 {
+		t.Errorf("the store holds %d objects, want 6 (identical content once)", objects)
 	}
 }
 

@@ -1,14 +1,18 @@
 package fleet_test
 
 import (
+	"archive/tar"
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -18,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tiny-agent/tiny-go/internal/checkpoint"
 	"github.com/tiny-agent/tiny-go/internal/eval"
 	"github.com/tiny-agent/tiny-go/internal/fleet"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
@@ -127,9 +132,9 @@ func (c *cluster) env(extra ...string) []string {
 }
 
 // startWorker starts worker process n.
-func (c *cluster) startWorker(n, concurrency int) {
-	cmd := exec.Command(filepath.Join(c.bin, "tiny-go"), "worker", "--temporal", c.hostPort, "--blob", "file://"+c.blobDir,
-		"--work-dir", c.workDir, "--concurrency", strconv.Itoa(concurrency), "--identity", fmt.Sprintf("w%d", n))
+func (c *cluster) startWorker(n, concurrency int, extra ...string) {
+	cmd := exec.Command(filepath.Join(c.bin, "tiny-go"), append([]string{"worker", "--temporal", c.hostPort, "--blob", "file://" + c.blobDir,
+		"--work-dir", c.workDir, "--concurrency", strconv.Itoa(concurrency), "--identity", fmt.Sprintf("w%d", n)}, extra...)...)
 	cmd.Env = c.env()
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
@@ -290,7 +295,9 @@ func TestSuiteSurvivesAKilledWorker(t *testing.T) {
 			t.Fatalf("task05 step 2 never started; eval: %s", stderr.String())
 		}
 		time.Sleep(100 * time.Millisecond)
-		matches, _ := filepath.Glob(filepath.Join(c.workDir, "*", "task05-1", "repo", "markers.txt"))
+		// The command runs as a transaction: what it wrote is in its
+		// upper layer (beside the workspace) until it ends.
+		matches, _ := filepath.Glob(filepath.Join(c.workDir, "*", "task05-1", ".tx", "*", "upper", "markers.txt"))
 		if len(matches) == 0 {
 			continue
 		}
@@ -299,7 +306,7 @@ func TestSuiteSurvivesAKilledWorker(t *testing.T) {
 			continue
 		}
 		time.Sleep(time.Second) // toolStarted is in the store by now
-		w := c.owner(filepath.Dir(matches[0]))
+		w := c.owner(filepath.Join(matches[0], "..", "..", "..", "..", "repo"))
 		if w < 0 {
 			t.Fatal("no worker runs task05")
 		}
@@ -402,6 +409,11 @@ func TestSuiteSurvivesAKilledWorker(t *testing.T) {
 		if steps < 3 {
 			t.Errorf("%s: %d markers in the final diff, want at least 3:\n%s", key, steps, diff)
 		}
+		// The agent's commands ran as transactions over the workspace
+		// overlay (their layers beside it), not on the watcher fallback.
+		if n := txRecords(t, strings.TrimSuffix(path, ".jsonl")+".d.tar.gz"); n < 3 {
+			t.Errorf("%s: %d records of command transactions in its checkpoint index, want some for each step", key, n)
+		}
 	}
 
 	// One job with `tiny-go run --temporal`: its --json events stream to
@@ -440,6 +452,39 @@ func TestSuiteSurvivesAKilledWorker(t *testing.T) {
 	if code := over.ProcessState.ExitCode(); err == nil || code != 1 || !strings.Contains(overErr.String(), "budget exceeded: 220 tokens used, the limit is 150") ||
 		!strings.Contains(overErr.String(), "after 1 attempt(s)") {
 		t.Errorf("run --temporal --max-tokens 150: exit %d\n%s", code, overErr.String())
+	}
+}
+
+// txRecords counts the records of transactions in the checkpoint index
+// in a session's sidecar archive (before and after a command; none on
+// the watcher fallback).
+func txRecords(t *testing.T, archive string) int {
+	t.Helper()
+	f, err := os.Open(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	n := 0
+	for {
+		hdr, err := tr.Next()
+		if err != nil {
+			return n
+		}
+		if path.Base(hdr.Name) != checkpoint.IndexFile {
+			continue
+		}
+		data, _ := io.ReadAll(tr)
+		for line := range strings.SplitSeq(string(data), "\n") {
+			if strings.Contains(line, `"tx":`) {
+				n++
+			}
+		}
 	}
 }
 

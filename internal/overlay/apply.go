@@ -38,6 +38,11 @@ func (r Result) Conflicts() []string {
 // that Recover rolls forward. Every step is checked against what is on
 // disk, so running it again finishes it.
 func (t *Tx) Apply(changes []Change) (Result, error) {
+	if t.apart != "" {
+		if err := t.stage(changes); err != nil {
+			return Result{}, fmt.Errorf("copying what the command changed onto the tree's file system: %w", err)
+		}
+	}
 	data, err := json.Marshal(journal{Tree: t.Tree, Changes: changes})
 	if err != nil {
 		return Result{}, err
@@ -81,7 +86,7 @@ func (t *Tx) step(c Change) error {
 	case Delete:
 		return t.moveAside(c.Path)
 	case Put:
-		up := t.upperPath(c.Path)
+		up := t.source(c.Path)
 		if _, err := os.Lstat(up); errors.Is(err, fs.ErrNotExist) {
 			return nil // done
 		}
@@ -117,7 +122,7 @@ func (t *Tx) moveAside(p string) error {
 }
 
 func (t *Tx) keepConflict(p string) error {
-	up := t.upperPath(p)
+	up := t.source(p)
 	if _, err := os.Lstat(up); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -162,6 +167,15 @@ func (t *Tx) treePath(p string) string {
 
 func (t *Tx) upperPath(p string) string {
 	return filepath.Join(t.Upper(), filepath.FromSlash(p))
+}
+
+// source is where Apply moves a Put's entry from: the upper layer, or
+// its copy in staged/ when the layers are apart.
+func (t *Tx) source(p string) string {
+	if t.apart != "" {
+		return filepath.Join(t.Dir, stagedName, filepath.FromSlash(p))
+	}
+	return t.upperPath(p)
 }
 
 // Journal reads the changes Apply wrote; ok is false when it never wrote

@@ -16,11 +16,19 @@
 //	journal.json    the changes, written before the first rename
 //	orig/<path>     what the tree had at each changed path, moved aside
 //	conflicts/<path> the command's version of a path another program changed meanwhile
+//	layers          with BeginApart: the folder of upper/ and work/, elsewhere
+//	staged/<path>   with BeginApart: what the command changed, copied onto the tree's file system
 //
 // The root must be on the tree's file system (renames), and may lie inside
 // the tree: the kernel accepts an upper layer inside the lower one and only
 // refuses to look it up through the overlay (ELOOP); the sandbox hides it
 // behind the read-only state directory anyway.
+//
+// A tree that is itself an overlay (a fleet worker's workspace, a
+// container's root) cannot hold an upper layer: overlayfs refuses to be
+// one. BeginApart then puts upper/ and work/ on another file system, and
+// Apply first copies what the command changed into staged/ (the changes
+// only, not the tree), then goes on by renames from there.
 package overlay
 
 import (
@@ -37,6 +45,8 @@ import (
 const (
 	upperName    = "upper"
 	workName     = "work"
+	layersName   = "layers"
+	stagedName   = "staged"
 	startName    = "start"
 	journalName  = "journal.json"
 	origName     = "orig"
@@ -55,12 +65,21 @@ type Tx struct {
 	base unix.Timespec
 	root string
 	lock *os.File // the pending marker, locked while this process owns the transaction
+	// apart is the folder of upper/ and work/ on another file system
+	// (BeginApart), "" when they are in Dir.
+	apart string
 }
 
 // Begin creates the directories of transaction id under root for a command
 // over tree. The upper directory's root takes the tree's mode (and owner,
 // when it can), so the command sees the tree's root as it is.
-func Begin(root, tree, id string) (*Tx, error) {
+func Begin(root, tree, id string) (*Tx, error) { return BeginApart(root, "", tree, id) }
+
+// BeginApart is Begin with the overlay's upper and work directories in
+// layers/<id> instead (layers "" is Begin): for a tree whose file system
+// cannot be an upper layer. Its path is written down first, so a later
+// process finds them (Recover).
+func BeginApart(root, layers, tree, id string) (*Tx, error) {
 	var rst, tst unix.Stat_t
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, err
@@ -82,8 +101,17 @@ func Begin(root, tree, id string) (*Tx, error) {
 		t.finish()
 		return nil, err
 	}
-	for _, d := range []string{upperName, workName} {
-		if err := os.Mkdir(filepath.Join(t.Dir, d), 0o700); err != nil {
+	if layers != "" {
+		t.apart = filepath.Join(layers, id)
+		if err := writeFile(filepath.Join(t.Dir, layersName), []byte(t.apart)); err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(t.apart, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range []string{t.Upper(), t.Work()} {
+		if err := os.Mkdir(d, 0o700); err != nil {
 			return nil, err
 		}
 	}
@@ -116,12 +144,34 @@ func Open(root, tree, id string) (*Tx, error) {
 		return nil, fmt.Errorf("transaction %s: %w", id, err)
 	}
 	t.base = st.Ctim
-	return t, nil
+	return t, t.loadApart()
+}
+
+// loadApart reads where BeginApart put the layers.
+func (t *Tx) loadApart() error {
+	data, err := os.ReadFile(filepath.Join(t.Dir, layersName))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !filepath.IsAbs(string(data)):
+		return fmt.Errorf("transaction %s: its layers are at %q, not an absolute path", t.ID, data)
+	}
+	t.apart = string(data)
+	return nil
 }
 
 // Upper and Work are the overlay's directories.
-func (t *Tx) Upper() string { return filepath.Join(t.Dir, upperName) }
-func (t *Tx) Work() string  { return filepath.Join(t.Dir, workName) }
+func (t *Tx) Upper() string { return filepath.Join(t.layers(), upperName) }
+func (t *Tx) Work() string  { return filepath.Join(t.layers(), workName) }
+
+func (t *Tx) layers() string {
+	if t.apart != "" {
+		return t.apart
+	}
+	return t.Dir
+}
 
 // Orig is where the tree's entry at path (slash-separated, relative) was
 // moved by Apply.
@@ -147,7 +197,11 @@ func (t *Tx) Remove() error {
 // removeLayers removes the overlay's directories.
 func (t *Tx) removeLayers() error {
 	var first error
-	for _, d := range []string{t.Upper(), t.Work()} {
+	dirs := []string{t.Upper(), t.Work()}
+	if t.apart != "" {
+		dirs = append(dirs, t.apart, filepath.Join(t.Dir, stagedName))
+	}
+	for _, d := range dirs {
 		if err := removeAll(d); err != nil && first == nil {
 			first = err
 		}
@@ -271,6 +325,10 @@ func recoverOne(root, tree, id string) (bool, error) {
 		return false, nil
 	}
 	t := &Tx{ID: id, Dir: filepath.Join(root, id), Tree: tree, root: root, lock: f}
+	if err := t.loadApart(); err != nil {
+		f.Close()
+		return false, err
+	}
 	if _, err := os.Lstat(filepath.Join(t.Dir, startName)); err != nil {
 		t.removeLayers()
 		t.finish() // killed inside Begin: nothing ran
@@ -287,6 +345,11 @@ func recoverOne(root, tree, id string) (bool, error) {
 		return false, err
 	}
 	if !journaled {
+		if _, err := os.Lstat(t.Upper()); t.apart != "" && errors.Is(err, fs.ErrNotExist) {
+			// Its layers were on a machine that is gone (a fleet's
+			// workspace rebuilt elsewhere): nothing of it is here.
+			return true, t.Remove()
+		}
 		if changes, err = t.Changes(); err != nil {
 			return false, err
 		}

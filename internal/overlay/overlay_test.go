@@ -147,28 +147,59 @@ func expected(t *testing.T, tree, script string) map[string]string {
 	return listing(t, cp)
 }
 
+// overlayTree makes tree an overlay of what it holds (the lower layer)
+// with an upper layer beside it, as a fleet worker lays out a workspace,
+// and returns a folder on the real file system for a transaction's
+// layers: overlayfs cannot be an upper layer.
+func overlayTree(t *testing.T, tree string) (layers string) {
+	t.Helper()
+	base := filepath.Dir(tree)
+	for _, d := range []string{"up", "ovl", "layers"} {
+		os.Mkdir(filepath.Join(base, d), 0o755)
+	}
+	lower := filepath.Join(base, "lower")
+	if err := os.Rename(tree, lower); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(tree, 0o755)
+	// redirect_dir=on, as the fleet mounts it: Apply moves directories
+	// of the lower layer aside (off, the kernel refuses with EXDEV).
+	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s/up,workdir=%s/ovl,redirect_dir=on,metacopy=off,index=off", lower, base, base)
+	if err := syscall.Mount("overlay", tree, "overlay", 0, opts); err != nil {
+		t.Fatalf("mount the tree's overlay: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(tree, syscall.MNT_DETACH) })
+	return filepath.Join(base, "layers")
+}
+
 func TestApplyIsTheCommandRunDirectly(t *testing.T) {
 	needRoot(t)
 	for _, c := range []struct {
-		name            string
-		userNS, inState bool
-	}{{"root", false, true}, {"root/beside", false, false}, {"userns", true, true}} {
+		name                   string
+		userNS, inState, apart bool
+	}{{"root", false, true, false}, {"root/beside", false, false, false}, {"userns", true, true, false},
+		{"root/tree-is-an-overlay", false, true, true}} {
 		t.Run(c.name, func(t *testing.T) {
 			owner := 0
 			if c.userNS {
 				owner = unprivUID
 			}
 			tree, root := setup(t, owner, c.inState)
+			layers := ""
+			if c.apart {
+				layers = overlayTree(t, tree)
+				sh(t, tree, "mkfifo fifo") // what a copy must keep
+			}
 			before := listing(t, tree)
-			want := expected(t, tree, destroy)
-			tx, err := Begin(root, tree, "tx1")
+			want := expected(t, tree, destroy+" && ln new/deep/n second")
+			tx, err := BeginApart(root, layers, tree, "tx1")
 			if err != nil {
 				t.Fatal(err)
 			}
 			if c.userNS {
 				sh(t, root, fmt.Sprintf("chown -R %d:%d .", owner, owner))
 			}
-			runOver(t, tx, destroy, c.userNS)
+			runOver(t, tx, destroy+" && ln new/deep/n second", c.userNS)
 			if got := listing(t, tree); !maps.Equal(got, before) {
 				t.Fatalf("the command changed the tree itself:\n%v", got)
 			}
@@ -196,11 +227,25 @@ func TestApplyIsTheCommandRunDirectly(t *testing.T) {
 				}
 			}
 			assertNoMarks(t, tree)
-			if _, err := os.Stat(tx.Upper()); !os.IsNotExist(err) {
-				t.Fatalf("the upper layer was left: %v", err)
+			for _, d := range []string{tx.Upper(), filepath.Join(tx.Dir, stagedName)} {
+				if _, err := os.Stat(d); !os.IsNotExist(err) {
+					t.Fatalf("%s was left: %v", d, err)
+				}
+			}
+			if a, b := statOf(t, filepath.Join(tree, "new/deep/n")), statOf(t, filepath.Join(tree, "second")); a.Ino != b.Ino {
+				t.Fatal("a hard link the command made became two files")
 			}
 		})
 	}
+}
+
+func statOf(t *testing.T, p string) *syscall.Stat_t {
+	t.Helper()
+	fi, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Sys().(*syscall.Stat_t)
 }
 
 // assertNoMarks: nothing of overlay's remains in the tree.
@@ -284,7 +329,7 @@ func TestApplyChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("the child of TestKilledApplyIsFinished")
 	}
-	tx, err := Open(filepath.Join(dir, "tx"), filepath.Join(dir, "tree"), "tx1")
+	tx, err := Open(os.Getenv("TINY_OVERLAY_CHILD_ROOT"), filepath.Join(dir, "tree"), "tx1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,17 +354,20 @@ func TestKilledApplyIsFinished(t *testing.T) {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			tree, _ := setup(t, 0, false)
 			base := filepath.Dir(tree)
-			root := filepath.Join(base, "tx")
+			root, layers := filepath.Join(base, "tx"), ""
+			if i%2 == 1 { // a tree that is an overlay: layers apart, a copy first
+				layers, root = overlayTree(t, tree), filepath.Join(tree, StateDirName, "tx")
+			}
 			sh(t, tree, "for i in $(seq 1 300); do echo old$i > f$i; done")
 			want := expected(t, tree, script)
-			tx, err := Begin(root, tree, "tx1")
+			tx, err := BeginApart(root, layers, tree, "tx1")
 			if err != nil {
 				t.Fatal(err)
 			}
 			runOver(t, tx, script, false)
 			tx.lock.Close() // the child owns it now
 			cmd := exec.Command(os.Args[0], "-test.run=^TestApplyChild$")
-			cmd.Env = append(os.Environ(), "TINY_OVERLAY_CHILD="+base)
+			cmd.Env = append(os.Environ(), "TINY_OVERLAY_CHILD="+base, "TINY_OVERLAY_CHILD_ROOT="+root)
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -353,6 +401,35 @@ func TestKilledApplyIsFinished(t *testing.T) {
 		})
 	}
 	t.Logf("%d of 12 kills landed after the journal", killedMidway)
+}
+
+// A transaction whose layers were apart, on a machine that is gone (a
+// fleet's workspace rebuilt on another worker with the tree's part of
+// it), is finished as one that changed nothing.
+func TestRecoverWithoutTheLayersApart(t *testing.T) {
+	needRoot(t)
+	tree, _ := setup(t, 0, false)
+	layers := overlayTree(t, tree)
+	root := filepath.Join(tree, StateDirName, "tx")
+	before := listing(t, tree)
+	tx, err := BeginApart(root, layers, tree, "tx1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runOver(t, tx, destroy, false)
+	tx.lock.Close() // its process died
+	if err := removeAll(layers); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := Recover(root, tree); err != nil || len(ids) != 1 {
+		t.Fatalf("recover: %v %v", ids, err)
+	}
+	if got := listing(t, tree); !maps.Equal(got, before) {
+		t.Fatalf("the tree changed:\n%s", diff(got, before))
+	}
+	if _, err := os.Stat(tx.Dir); !os.IsNotExist(err) {
+		t.Fatalf("the transaction was left: %v", err)
+	}
 }
 
 func diff(got, want map[string]string) string {
@@ -398,5 +475,35 @@ func TestRecoverLeavesATransactionFinishedMeanwhile(t *testing.T) {
 	}
 	if ids, err := Recover(root, tree); err != nil || len(ids) != 0 {
 		t.Fatalf("recover: %v %v", ids, err)
+	}
+}
+
+// An apply killed while it copied the command's changes onto the tree's
+// file system (before its journal) leaves a partial staged/: the next
+// start copies them again from the layers apart and applies them.
+func TestRecoverRestagesACopyCutShort(t *testing.T) {
+	needRoot(t)
+	tree, _ := setup(t, 0, false)
+	layers := overlayTree(t, tree)
+	root := filepath.Join(tree, StateDirName, "tx")
+	want := expected(t, tree, destroy)
+	tx, err := BeginApart(root, layers, tree, "tx1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runOver(t, tx, destroy, false)
+	partial := filepath.Join(tx.Dir, stagedName, "new", "deep")
+	if err := os.MkdirAll(partial, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(partial, "n"), []byte("cut sh"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tx.lock.Close() // its process died
+	if ids, err := Recover(root, tree); err != nil || len(ids) != 1 {
+		t.Fatalf("recover: %v %v", ids, err)
+	}
+	if got := listing(t, tree); !maps.Equal(got, want) {
+		t.Fatalf("after recover:\n%s", diff(got, want))
 	}
 }
