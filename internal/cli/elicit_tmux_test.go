@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,7 +37,7 @@ func TestElicitationFormInATerminal(t *testing.T) {
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-elicit-%d", os.Getpid())}
 	script := fmt.Sprintf(`cd %s && env %s %s --mcp ts --approval auto`, dir, env, bin)
 	p.tmux("new-session", "-d", "-x", "120", "-y", "40", "-s", "s", "sh", "-c", script+"; echo EXIT=$?; sleep 60")
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	t.Cleanup(func() { killTmux(p.socket) })
 	p.waitText("/compact  /skill:name  /exit")
 	result := func(n int) string {
 		t.Helper()

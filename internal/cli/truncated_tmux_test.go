@@ -57,7 +57,7 @@ func TestTmuxSessionTruncatedBetweenTurns(t *testing.T) {
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-truncated-%d", os.Getpid())}
 	script := fmt.Sprintf(`cd %s && HOME=%s TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s --session %s; echo EXIT=$?; sleep 60`, dir, dir, srv.URL(), bin, ids[0])
 	p.tmux("new-session", "-d", "-x", "200", "-y", "60", "-s", "s", "sh", "-c", script)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	t.Cleanup(func() { killTmux(p.socket) })
 	p.waitText("── resumed ──")
 	pid := p.panePID()
 	if n := sessionMappings(t, pid); n != 0 {
