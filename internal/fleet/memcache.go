@@ -47,12 +47,15 @@ func prepareCache(dir, mode string, stderr io.Writer) (inMemory bool, err error)
 			err = cacheInMemory(dir, strconv.FormatInt(size, 10))
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "tiny-go worker: cached bases stay on disk (a cold base of many files is made several times slower): %v; to keep them in memory, run the worker with CAP_SYS_ADMIN or mount a tmpfs on %s (--cache-memory off silences this)\n", err, dir)
+			fmt.Fprintf(stderr, "tiny-go worker: cached bases stay on disk, where a cold base of many files is made several times slower (%v); to keep them in memory run the worker with CAP_SYS_ADMIN or mount a tmpfs on %s yourself (--cache-memory off silences this)\n", err, dir)
 			return false, nil
 		}
 		return true, nil
 	}
-	return true, cacheInMemory(dir, mode)
+	if err := cacheInMemory(dir, mode); err != nil {
+		return false, fmt.Errorf("%w (it needs root or CAP_SYS_ADMIN; or mount one there yourself, or use --cache-memory off)", err)
+	}
+	return true, nil
 }
 
 // autoCacheSize is a quarter of the memory this process may use: the
@@ -188,7 +191,7 @@ func cacheInMemory(dir, size string) error {
 		return nil
 	}
 	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NODEV|unix.MS_NOSUID, "mode=0755,size="+size); err != nil {
-		return fmt.Errorf("mount a tmpfs on %s: %w (it needs root or CAP_SYS_ADMIN; or mount one there yourself)", dir, err)
+		return fmt.Errorf("mount a tmpfs on %s: %w", dir, err)
 	}
 	return nil
 }
