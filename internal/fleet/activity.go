@@ -201,7 +201,7 @@ func (a *Activities) base(ctx context.Context, t Task, commit, root string) (str
 		return dir, build(dir)
 	}
 	key, _ := json.Marshal(src)
-	return a.bases().entry(ctx, string(key), a.baseNeeds(ctx, src), build)
+	return a.bases().entry(ctx, string(key), func() int64 { return a.baseNeeds(ctx, src) }, build)
 }
 
 // bases is the worker's cache of bases.

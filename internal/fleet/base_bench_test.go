@@ -62,7 +62,7 @@ func BenchmarkBuildBase(b *testing.B) {
 				b.Skip("the cache could not be mounted in memory")
 			}
 			for i := 0; b.Loop(); i++ {
-				_, err := a.bases().entry(ctx, strconv.Itoa(i), a.baseNeeds(ctx, Source{EvalTask: "task"}), func(dir string) error {
+				_, err := a.bases().entry(ctx, strconv.Itoa(i), func() int64 { return a.baseNeeds(ctx, Source{EvalTask: "task"}) }, func(dir string) error {
 					if err := a.materialize(ctx, Source{EvalTask: "task"}, "t", dir); err != nil {
 						return err
 					}

@@ -43,8 +43,9 @@ type baseCache struct {
 // entry is the cached base of key, built by build (into a folder of its
 // own that becomes the entry by a rename, so a half-built base is never
 // used and two tasks building one at once both end with one). need is
-// what the base takes at least, in bytes (0: unknown).
-func (c baseCache) entry(ctx context.Context, key string, need int64, build func(dir string) error) (string, error) {
+// what the base takes at least, in bytes (0: unknown), asked only when
+// the base is not there yet (nil: unknown).
+func (c baseCache) entry(ctx context.Context, key string, need func() int64, build func(dir string) error) (string, error) {
 	name := sha([]byte(key))
 	for _, d := range []string{c.dir, c.disk} {
 		if _, err := os.Stat(filepath.Join(d, name, ".done")); d != "" && err == nil {
@@ -54,7 +55,11 @@ func (c baseCache) entry(ctx context.Context, key string, need int64, build func
 	if c.disk == "" {
 		return buildEntry(ctx, c.dir, name, build)
 	}
-	if hasRoom(c.dir, need) {
+	n := int64(0)
+	if need != nil {
+		n = need()
+	}
+	if hasRoom(c.dir, n) {
 		dir, err := buildEntry(ctx, c.dir, name, build)
 		if !errors.Is(err, errNoSpace) {
 			return dir, err

@@ -242,12 +242,12 @@ func TestFullMemoryCacheBuildsOnDisk(t *testing.T) {
 			return os.WriteFile(filepath.Join(dir, "f"), make([]byte, size), 0o644)
 		}
 	}
-	small, err := c.entry(ctx, "small", 0, base(1000))
+	small, err := c.entry(ctx, "small", nil, base(1000))
 	if err != nil || !strings.HasPrefix(small, c.dir+"/") || full != 0 {
 		t.Fatalf("a small base: %s, %v (full %d); want it in memory", small, err, full)
 	}
 	builds = 0
-	got, err := c.entry(ctx, "big", 0, base(512<<10))
+	got, err := c.entry(ctx, "big", nil, base(512<<10))
 	if err != nil || !strings.HasPrefix(got, c.disk+"/") || full != 1 || builds != 2 {
 		t.Fatalf("a big base: %s, %v (full %d, %d builds); want it on disk after a try in memory", got, err, full, builds)
 	}
@@ -257,14 +257,15 @@ func TestFullMemoryCacheBuildsOnDisk(t *testing.T) {
 	if leftovers, _ := filepath.Glob(filepath.Join(c.dir, ".build-*")); len(leftovers) > 0 {
 		t.Fatalf("half-built bases left in memory: %v", leftovers)
 	}
-	if again, err := c.entry(ctx, "big", 0, base(512<<10)); err != nil || again != got || builds != 2 {
+	asked := func() int64 { t.Error("the room a cached base needs was asked (a blob request per task)"); return 0 }
+	if again, err := c.entry(ctx, "big", asked, base(512<<10)); err != nil || again != got || builds != 2 {
 		t.Fatalf("looked up again: %s, %v after %d builds; want %s unbuilt", again, err, builds, got)
 	}
-	if again, err := c.entry(ctx, "small", 0, base(1000)); err != nil || again != small {
+	if again, err := c.entry(ctx, "small", nil, base(1000)); err != nil || again != small {
 		t.Fatalf("the small base looked up again: %s, %v", again, err)
 	}
 	builds = 0
-	known, err := c.entry(ctx, "known size", 1<<20, base(1000))
+	known, err := c.entry(ctx, "known size", func() int64 { return 1 << 20 }, base(1000))
 	if err != nil || !strings.HasPrefix(known, c.disk+"/") || builds != 1 {
 		t.Fatalf("a base known to need 1 MB: %s, %v after %d builds; want it built on disk only", known, err, builds)
 	}
