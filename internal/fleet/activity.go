@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,9 +38,15 @@ type Activities struct {
 	Env []string
 	// SyncEvery is how often the session is looked at (default 100ms).
 	SyncEvery time.Duration
+	// CacheInMemory says the cache (WorkRoot/.cache) is a tmpfs: a base
+	// that does not fit there goes to WorkRoot/.cache-disk, and one line
+	// on Stderr (default os.Stderr) says so.
+	CacheInMemory bool
+	Stderr        io.Writer
 
 	casOnce sync.Once
 	cas     *contentStore
+	full    sync.Once
 }
 
 // contents is the worker's content store (its known hashes are shared by
@@ -194,7 +201,37 @@ func (a *Activities) base(ctx context.Context, t Task, commit, root string) (str
 		return dir, build(dir)
 	}
 	key, _ := json.Marshal(src)
-	return baseCache{dir: filepath.Join(a.WorkRoot, ".cache", "bases")}.entry(ctx, string(key), build)
+	return a.bases().entry(ctx, string(key), func() int64 { return a.baseNeeds(ctx, src) }, build)
+}
+
+// bases is the worker's cache of bases.
+func (a *Activities) bases() baseCache {
+	c := baseCache{dir: filepath.Join(a.WorkRoot, cacheDir, "bases")}
+	if a.CacheInMemory {
+		c.disk = filepath.Join(a.WorkRoot, cacheDiskDir, "bases")
+		c.full = func() {
+			a.full.Do(func() {
+				w := a.Stderr
+				if w == nil {
+					w = os.Stderr
+				}
+				fmt.Fprintf(w, "tiny-go worker: the memory cache %s is full: bases that do not fit are built on disk in %s (slower to make); give it more room with --cache-memory SIZE\n",
+					filepath.Join(a.WorkRoot, cacheDir), filepath.Join(a.WorkRoot, cacheDiskDir))
+			})
+		}
+	}
+	return c
+}
+
+// baseNeeds is the least room src's base takes: its packed size (a
+// fixture or tarball unpacks to more); 0 when unknown.
+func (a *Activities) baseNeeds(ctx context.Context, src Source) int64 {
+	key := firstString(src.EvalTask, src.Tarball)
+	if !a.CacheInMemory || key == "" {
+		return 0
+	}
+	n, _ := a.Blobs.Size(ctx, key)
+	return n
 }
 
 // judge gives the verdict of a run whose agent ended: by the session's

@@ -36,7 +36,9 @@ func taskFolder(b *testing.B, n int) []byte {
 
 // BenchmarkBuildBase builds the cached base of an eval task of 20,000
 // files on a cold worker: the task folder from the store unpacked, its
-// fixture made a git repository, tiny-go's first checkpoint seeded.
+// fixture made a git repository, tiny-go's first checkpoint seeded; with
+// the worker's cache on the disk (--cache-memory off) and as a worker
+// starts by default (--cache-memory auto: a tmpfs where it may mount).
 //
 //	go test -run '^$' -bench BenchmarkBuildBase -benchtime 3x ./internal/fleet
 func BenchmarkBuildBase(b *testing.B) {
@@ -48,18 +50,29 @@ func BenchmarkBuildBase(b *testing.B) {
 	if err := blobs.Put(ctx, "task", taskFolder(b, 20000)); err != nil {
 		b.Fatal(err)
 	}
-	a := &Activities{Blobs: blobs, WorkRoot: b.TempDir()}
-	for i := 0; b.Loop(); i++ {
-		dir := filepath.Join(a.WorkRoot, strconv.Itoa(i))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := a.materialize(ctx, Source{EvalTask: "task"}, "t", dir); err != nil {
-			b.Fatal(err)
-		}
-		if err := seedCheckpoints(ctx, filepath.Join(dir, "repo")); err != nil {
-			b.Fatal(err)
-		}
+	for _, mode := range []string{cacheOff, cacheAuto} {
+		b.Run("cache="+mode, func(b *testing.B) {
+			a := &Activities{Blobs: blobs, WorkRoot: b.TempDir()}
+			cache := filepath.Join(a.WorkRoot, cacheDir)
+			b.Cleanup(func() { unmount(cache) })
+			if a.CacheInMemory, err = prepareCache(cache, mode, os.Stderr); err != nil {
+				b.Fatal(err)
+			}
+			if mode == cacheAuto && !a.CacheInMemory {
+				b.Skip("the cache could not be mounted in memory")
+			}
+			for i := 0; b.Loop(); i++ {
+				_, err := a.bases().entry(ctx, strconv.Itoa(i), func() int64 { return a.baseNeeds(ctx, Source{EvalTask: "task"}) }, func(dir string) error {
+					if err := a.materialize(ctx, Source{EvalTask: "task"}, "t", dir); err != nil {
+						return err
+					}
+					return seedCheckpoints(ctx, filepath.Join(dir, "repo"))
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

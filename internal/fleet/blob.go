@@ -106,3 +106,14 @@ func (s *Blobs) Exists(ctx context.Context, key string) (bool, error) {
 	}
 	return ok, nil
 }
+
+// Size is the size in bytes of key's content.
+func (s *Blobs) Size(ctx context.Context, key string) (int64, error) {
+	c, d, cancel := s.op(ctx, 0)
+	defer cancel()
+	a, err := s.b.Attributes(c, key)
+	if err != nil {
+		return 0, opFailed(ctx, c, "look up", key, d, err)
+	}
+	return a.Size, nil
+}

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -30,37 +31,95 @@ import (
 // workspace made from it.
 
 // baseCache is the folder of a worker's cached bases.
-type baseCache struct{ dir string }
+type baseCache struct {
+	dir string
+	// disk, when dir is in memory, is where a base that does not fit
+	// there is built (and found) instead: a full memory cache never
+	// fails a task. full is called when that happens.
+	disk string
+	full func()
+}
 
 // entry is the cached base of key, built by build (into a folder of its
 // own that becomes the entry by a rename, so a half-built base is never
-// used and two tasks building one at once both end with one).
-func (c baseCache) entry(ctx context.Context, key string, build func(dir string) error) (string, error) {
-	dir := filepath.Join(c.dir, sha([]byte(key)))
-	if _, err := os.Stat(filepath.Join(dir, ".done")); err == nil {
-		return dir, nil
+// used and two tasks building one at once both end with one). need is
+// what the base takes at least, in bytes (0: unknown), asked only when
+// the base is not there yet (nil: unknown).
+func (c baseCache) entry(ctx context.Context, key string, need func() int64, build func(dir string) error) (string, error) {
+	name := sha([]byte(key))
+	for _, d := range []string{c.dir, c.disk} {
+		if _, err := os.Stat(filepath.Join(d, name, ".done")); d != "" && err == nil {
+			return filepath.Join(d, name), nil
+		}
 	}
-	if err := os.MkdirAll(c.dir, 0o755); err != nil {
-		return "", err
+	if c.disk == "" {
+		return buildEntry(ctx, c.dir, name, build)
 	}
-	tmp, err := os.MkdirTemp(c.dir, ".build-*")
+	n := int64(0)
+	if need != nil {
+		n = need()
+	}
+	if hasRoom(c.dir, n) {
+		dir, err := buildEntry(ctx, c.dir, name, build)
+		if !errors.Is(err, errNoSpace) {
+			return dir, err
+		}
+	}
+	if c.full != nil {
+		c.full()
+	}
+	return buildEntry(ctx, c.disk, name, build)
+}
+
+// errNoSpace marks a base that failed to build because its cache's
+// file system was full.
+var errNoSpace = errors.New("the cache is full")
+
+// buildEntry builds the entry name in dir (see entry).
+func buildEntry(ctx context.Context, dir, name string, build func(dir string) error) (string, error) {
+	entry := filepath.Join(dir, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", markNoSpace(err, dir)
+	}
+	tmp, err := os.MkdirTemp(dir, ".build-*")
 	if err != nil {
-		return "", err
+		return "", markNoSpace(err, dir)
 	}
 	defer os.RemoveAll(tmp)
 	if err := build(tmp); err != nil {
-		return "", err
+		return "", markNoSpace(err, dir)
 	}
 	if err := os.WriteFile(filepath.Join(tmp, ".done"), nil, 0o644); err != nil {
-		return "", err
+		return "", markNoSpace(err, dir)
 	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if _, serr := os.Stat(filepath.Join(dir, ".done")); serr == nil {
-			return dir, nil // built by another task meanwhile
+	if err := os.Rename(tmp, entry); err != nil {
+		if _, serr := os.Stat(filepath.Join(entry, ".done")); serr == nil {
+			return entry, nil // built by another task meanwhile
 		}
 		return "", err
 	}
-	return dir, ctx.Err()
+	return entry, ctx.Err()
+}
+
+// markNoSpace marks err with errNoSpace when dir's file system is full:
+// ENOSPC, or a child's message of it (git, cp), or (before the
+// half-built base is removed) less room left than a file's worth.
+func markNoSpace(err error, dir string) error {
+	if errors.Is(err, unix.ENOSPC) || strings.Contains(err.Error(), "No space left on device") || !hasRoom(dir, 0) {
+		return fmt.Errorf("%w: %w", errNoSpace, err)
+	}
+	return err
+}
+
+// hasRoom says whether dir's file system has need bytes free, and more
+// than a small file's worth of space and inodes.
+func hasRoom(dir string, need int64) bool {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return true // no better knowledge: try
+	}
+	free := int64(st.Bavail) * st.Bsize
+	return free > max(need, 16<<10) && (st.Files == 0 || st.Ffree > 16)
 }
 
 // layOut makes repo the cached base, by an overlay or a copy (see above);
@@ -142,28 +201,4 @@ const checkpointIndex = ".tiny-agent/checkpoints/git/index"
 // session, as its cut prefix) or is a cache (checkpointIndex).
 func skipShipped(rel string) bool {
 	return skipSession(rel) || rel == checkpointIndex || rel == checkpointIndex+".lock"
-}
-
-// cacheInMemory mounts a tmpfs of at most size (tmpfs's size=, e.g. 4g)
-// on dir, the worker's cache, unless one is there already (the cache
-// outlives the worker that mounted it). Creating a cold base's files is
-// nearly all of its time, and on a disk file system busy with others'
-// creations and deletions it is several times slower (ext4 looks for
-// recently deleted inodes at every creation when it has no journal); on
-// a tmpfs it is not.
-func cacheInMemory(dir, size string) error {
-	if strings.ContainsAny(size, ",") {
-		return fmt.Errorf("%q is not a size", size)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err == nil && st.Type == unix.TMPFS_MAGIC {
-		return nil
-	}
-	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NODEV|unix.MS_NOSUID, "mode=0755,size="+size); err != nil {
-		return fmt.Errorf("mount a tmpfs on %s: %w (it needs root or CAP_SYS_ADMIN; or mount one there yourself)", dir, err)
-	}
-	return nil
 }

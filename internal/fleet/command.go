@@ -108,10 +108,9 @@ func workerCommand(stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return usage("--work-dir: %v", err)
 			}
-			if cacheMemory != "" {
-				if err := cacheInMemory(filepath.Join(abs, ".cache"), cacheMemory); err != nil {
-					return usage("--cache-memory: %v", err)
-				}
+			inMemory, err := prepareCache(filepath.Join(abs, cacheDir), cacheMemory, stderr)
+			if err != nil {
+				return usage("--cache-memory: %v", err)
 			}
 			blobs, err := OpenBlobs(cmd.Context(), cfg.Blob)
 			if err != nil {
@@ -123,7 +122,8 @@ func workerCommand(stderr io.Writer) *cobra.Command {
 				host, _ := os.Hostname()
 				cfg.Identity = fmt.Sprintf("%d@%s", os.Getpid(), host)
 			}
-			cfg.Activities = &Activities{Blobs: blobs, TinyGo: exe, WorkRoot: abs, Identity: cfg.Identity, Env: os.Environ()}
+			cfg.Activities = &Activities{Blobs: blobs, TinyGo: exe, WorkRoot: abs, Identity: cfg.Identity, Env: os.Environ(),
+				CacheInMemory: inMemory, Stderr: stderr}
 			return RunWorker(cmd.Context(), cfg)
 		},
 	}
@@ -133,7 +133,7 @@ func workerCommand(stderr io.Writer) *cobra.Command {
 	fl.StringVar(&cfg.Identity, "identity", "", "this worker's name in results (default pid@host)")
 	fl.StringVar(&tinyGo, "tiny-go", "", "the tiny-go executable the agent runs as (default the one beside this program, then $PATH)")
 	fl.StringVar(&workDir, "work-dir", filepath.Join(os.TempDir(), "tiny-go-fleet"), "where task workspaces are made; the same path on every worker")
-	fl.StringVar(&cacheMemory, "cache-memory", "", "keep the cached bases in memory, a tmpfs of at most this size (e.g. 4g; needs root or CAP_SYS_ADMIN): a cold base of many files is made several times faster")
+	fl.StringVar(&cacheMemory, "cache-memory", cacheAuto, "where the cached bases are: auto, a tmpfs of a quarter of the memory the worker may use where it may mount one (root or CAP_SYS_ADMIN), else disk; a size (e.g. 4g) for a tmpfs of that size; off for disk. In memory a cold base of many files is made several times faster")
 	fl.DurationVar(&blobTimeout, "blob-timeout", DefaultBlobTimeout, "the time one blob store operation may take (plus 1s per MB written); then the attempt fails naming it")
 	return cmd
 }

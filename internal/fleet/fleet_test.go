@@ -84,6 +84,12 @@ func newCluster(t *testing.T, temporal string) *cluster {
 			t.Fatal(err)
 		}
 	}
+	// The workers keep their cache in a tmpfs they mount (--cache-memory
+	// auto); it outlives them.
+	t.Cleanup(func() {
+		for syscall.Unmount(filepath.Join(c.workDir, ".cache"), syscall.MNT_DETACH) == nil {
+		}
+	})
 	build := exec.Command("go", "build", "-o", c.bin, "./cmd/tiny-go", "./cmd/tiny-go-fleet")
 	build.Dir = "../.."
 	if out, err := build.CombinedOutput(); err != nil {
