@@ -18,6 +18,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/commands"
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
 // ProtocolVersion is the ACP major version tiny-go speaks (the stable v1
@@ -388,6 +389,10 @@ func runError(id string, res agent.Result, err error) error {
 		return acpsdk.NewInvalidRequest(map[string]any{"error": "a prompt is already running in this session"})
 	case errors.Is(err, agent.ErrNothingToCompact):
 		return nil
+	case errors.Is(err, store.ErrTampered), errors.Is(err, session.ErrMappingFault):
+		// The file changed under tiny-go: its line says what to do, and
+		// loading the session again is not it.
+		return acpsdk.NewInternalError(map[string]any{"error": err.Error()})
 	case err != nil:
 		return acpsdk.NewInternalError(map[string]any{"error": fmt.Sprintf("%v; the session is saved: load session %s to resume", err, id)})
 	case res.Blocked != "":

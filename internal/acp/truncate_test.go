@@ -151,6 +151,10 @@ func TestSessionTruncatedBetweenTurns(t *testing.T) {
 	if !strings.Contains(msg, "was truncated to "+strconv.FormatInt(cut, 10)+" bytes") {
 		t.Fatalf("second prompt after the truncation: %s", msg)
 	}
+	// What to do is the store's advice; loading the cut session is not it.
+	if strings.Contains(msg, "to resume") || !strings.Contains(msg, "fork the session or start a new one") {
+		t.Fatalf("the refusal advises the wrong thing: %s", msg)
+	}
 	if got := size(t, path); got != cut {
 		t.Fatalf("the agent wrote to the truncated file: %d bytes, cut to %d", got, cut)
 	}
