@@ -51,30 +51,13 @@ func (sp spawner) spawn(s Server, root string) (*process, error) {
 	}
 	defer logFile.Close() // the child has its own copy
 	fmt.Fprintf(logFile, "--- %s tiny-go starts %s in %s\n", time.Now().UTC().Format(time.RFC3339), strings.Join(s.Command, " "), root)
-	// Pipes of our own rather than cmd.StdoutPipe: Wait closes those
-	// while the reader may still be reading.
-	childIn, stdin, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, childOut, err := os.Pipe()
-	if err != nil {
-		childIn.Close()
-		stdin.Close()
-		return nil, err
-	}
 	cmd := exec.Command(path, s.Command[1:]...)
 	cmd.Args[0] = s.Command[0]
 	cmd.Dir = root
 	cmd.Env = append(append(sp.environ(), s.Env...), sp.procs.NewMarker())
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = childIn, childOut, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
-	err = sp.sandbox.Start(cmd)
-	childIn.Close()
-	childOut.Close()
+	cmd.Stderr = logFile
+	stdin, stdout, err := sp.sandbox.StartServer(cmd)
 	if err != nil {
-		stdin.Close()
-		stdout.Close()
 		return nil, fmt.Errorf("starting %s: %w", s.Command[0], err)
 	}
 	p := &process{cmd: cmd, pgid: cmd.Process.Pid, stdin: stdin, stdout: stdout, procs: sp.procs, done: make(chan struct{})}

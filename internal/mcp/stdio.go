@@ -80,38 +80,18 @@ func startStdio(s Server, opts Options) (*stdioProcess, error) {
 	defer logFile.Close() // the child has its own copy
 	fmt.Fprintf(logFile, "--- %s tiny-go starts %s\n", time.Now().UTC().Format(time.RFC3339), s.Target())
 
-	// Pipes of our own rather than cmd.StdoutPipe: Wait closes those, and
-	// the SDK would read "file already closed" instead of the end of the
-	// stream.
-	childIn, stdin, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, childOut, err := os.Pipe()
-	if err != nil {
-		childIn.Close()
-		stdin.Close()
-		return nil, err
-	}
 	cmd := exec.Command(path, s.Args...)
 	cmd.Args[0] = s.Command
 	cmd.Dir = workDir
 	cmd.Env = env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = childIn, childOut, logFile
-	// Its own session and group: signals for the terminal's foreground
-	// group never reach it, and the whole group can be killed at once.
-	// Pdeathsig ends the leader at once if tiny-go is killed; the run's
-	// process record (procs) lets the next start end what the leader
-	// started. The sandbox
-	// confines it like bash (mcp.md); its confining thread lives as long
-	// as tiny-go, so the Pdeathsig fires only when tiny-go ends.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
-	err = opts.Sandbox.Start(cmd)
-	childIn.Close()
-	childOut.Close()
+	// Its own session and group, dying with tiny-go (StartServer); the
+	// run's process record (procs) lets the next start end what the
+	// leader started. The sandbox confines it like bash (mcp.md). Our own
+	// pipes: the SDK reads the end of the stream, not "file already
+	// closed".
+	cmd.Stderr = logFile
+	stdin, stdout, err := opts.Sandbox.StartServer(cmd)
 	if err != nil {
-		stdin.Close()
-		stdout.Close()
 		return nil, describeStartError(err)
 	}
 	p := &stdioProcess{

@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Mode is a --sandbox mode.
@@ -217,6 +218,37 @@ func (s *Sandbox) Start(cmd *exec.Cmd) error {
 		return cmd.Start()
 	}
 	return s.spawner.start(cmd)
+}
+
+// StartServer starts cmd, a server that speaks over its stdin and stdout
+// (an MCP stdio server, a language server), confined as Start does, in a
+// session of its own (the terminal's signals never reach it; its group can
+// be killed at once) that dies with tiny-go. It returns our ends of its
+// stdin and stdout: pipes of our own rather than cmd.StdoutPipe, which
+// Wait closes while a reader may still be reading. cmd.Stderr is the
+// caller's (a log file).
+func (s *Sandbox) StartServer(cmd *exec.Cmd) (stdin, stdout *os.File, err error) {
+	childIn, stdin, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	stdout, childOut, err := os.Pipe()
+	if err != nil {
+		childIn.Close()
+		stdin.Close()
+		return nil, nil, err
+	}
+	cmd.Stdin, cmd.Stdout = childIn, childOut
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	err = s.Start(cmd)
+	childIn.Close()
+	childOut.Close()
+	if err != nil {
+		stdin.Close()
+		stdout.Close()
+		return nil, nil, err
+	}
+	return stdin, stdout, nil
 }
 
 // Do runs fn on the confining thread, so the kernel holds the file
