@@ -1,6 +1,8 @@
 package provider
 
 import (
+	"bytes"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -34,20 +36,37 @@ func (c *Client) encode(req Request) (requestBody, error) {
 	return requestBody{parts: [][]byte{b}, size: int64(len(b))}, nil
 }
 
-// SSEReader splits a text/event-stream into the data of its events (see
-// the Chat Completions reader, which it shares).
-type SSEReader struct{ s *sseReader }
-
-// NewSSEReader reads events from r.
-func NewSSEReader(r io.Reader) *SSEReader { return &SSEReader{newSSEReader(r)} }
-
-// Next returns the data of the next event that has data, io.EOF at the
-// end of the stream, or the read error.
-func (r *SSEReader) Next() ([]byte, error) { return r.s.next() }
-
-// Partial reports that the event last returned was cut off by the end of
-// the stream.
-func (r *SSEReader) Partial() bool { return r.s.partial }
+// ReadEvents hands the data of each event of the text/event-stream r
+// (blank events and "[DONE]" skipped) to apply until apply reports done.
+// A stream that ends first is ErrCut, and so is an event apply finds
+// malformed when the stream cut it off; other errors are returned as
+// they are.
+func ReadEvents(r io.Reader, apply func(data []byte) (done bool, err error)) error {
+	s := newSSEReader(r)
+	for {
+		data, err := s.next()
+		if err == io.EOF {
+			return ErrCut()
+		}
+		if err != nil {
+			return err
+		}
+		data = bytes.TrimSpace(data)
+		if len(data) == 0 || string(data) == "[DONE]" {
+			continue
+		}
+		done, err := apply(data)
+		var pe *Error
+		switch {
+		case err != nil && s.partial && errors.As(err, &pe) && pe.Kind == KindMalformedResponse:
+			return ErrCut() // cut inside the last event
+		case err != nil:
+			return err
+		case done:
+			return nil
+		}
+	}
+}
 
 // Sanitize makes provider text safe for a one-line error message (see
 // sanitize): apiKey removed, white space folded, cut to limit runes.

@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -110,30 +109,16 @@ func newDecoder(apiKey string, onDelta func(provider.Delta)) *decoder {
 // readStream reads an SSE reply up to message_stop.
 func readStream(r io.Reader, apiKey string, onDelta func(provider.Delta)) (provider.Response, error) {
 	d := newDecoder(apiKey, onDelta)
-	s := provider.NewSSEReader(r)
-	for {
-		data, err := s.Next()
-		if err == io.EOF {
-			return provider.Response{}, provider.ErrCut()
-		}
-		if err != nil {
-			return provider.Response{}, err
-		}
-		data = bytes.TrimSpace(data)
-		if len(data) == 0 {
-			continue
-		}
+	err := provider.ReadEvents(r, func(data []byte) (bool, error) {
 		if err := d.event(data); err != nil {
-			var pe *provider.Error
-			if s.Partial() && errors.As(err, &pe) && pe.Kind == provider.KindMalformedResponse {
-				return provider.Response{}, provider.ErrCut()
-			}
-			return provider.Response{}, err
+			return false, err
 		}
-		if d.stopped {
-			return d.result()
-		}
+		return d.stopped, nil
+	})
+	if err != nil {
+		return provider.Response{}, err
 	}
+	return d.result()
 }
 
 // event applies one event.

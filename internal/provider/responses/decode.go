@@ -2,7 +2,6 @@ package responses
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -43,30 +42,16 @@ type decoder struct {
 // error event; there is no "[DONE]".
 func readStream(r io.Reader, apiKey string, onDelta func(provider.Delta)) (provider.Response, error) {
 	d := &decoder{apiKey: apiKey, onDelta: onDelta, items: map[int]*item{}}
-	s := provider.NewSSEReader(r)
-	for {
-		data, err := s.Next()
-		if err == io.EOF {
-			return provider.Response{}, provider.ErrCut()
-		}
-		if err != nil {
-			return provider.Response{}, err
-		}
-		data = bytes.TrimSpace(data)
-		if len(data) == 0 || string(data) == "[DONE]" {
-			continue
-		}
+	err := provider.ReadEvents(r, func(data []byte) (bool, error) {
 		if err := d.event(data); err != nil {
-			var pe *provider.Error
-			if s.Partial() && errors.As(err, &pe) && pe.Kind == provider.KindMalformedResponse {
-				return provider.Response{}, provider.ErrCut()
-			}
-			return provider.Response{}, err
+			return false, err
 		}
-		if d.final != nil {
-			return d.result()
-		}
+		return d.final != nil, nil
+	})
+	if err != nil {
+		return provider.Response{}, err
 	}
+	return d.result()
 }
 
 // event applies one event.
