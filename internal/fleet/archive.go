@@ -21,26 +21,9 @@ func packDir(dir string, skip func(rel string) bool) ([]byte, error) {
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
 	tw := tar.NewWriter(zw)
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			// A file removed while we walk (the agent is running) is
-			// simply not in the snapshot.
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		rel, err := filepath.Rel(dir, path)
-		if err != nil || rel == "." {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		if skip != nil && skip(rel) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	// A file removed while we walk (the agent is running) is simply not
+	// in the snapshot.
+	err := walkRel(dir, skip, func(path, rel string, d fs.DirEntry) error {
 		info, err := d.Info()
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil

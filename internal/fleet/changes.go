@@ -98,12 +98,15 @@ func walkIndex(dir string, skip func(string) bool) (*index, error) {
 	return ix, err
 }
 
-// walkTree calls fn for each file, folder and link of dir but dir.
-func walkTree(dir string, skip func(string) bool, fn func(rel string, info fs.FileInfo) error) error {
+// walkRel walks dir, calling fn with each path below it and its name
+// relative to dir (with slashes); what skip names is left out (a folder
+// with all below it), and so is what is removed while it walks (the
+// agent runs meanwhile).
+func walkRel(dir string, skip func(string) bool, fn func(path, rel string, d fs.DirEntry) error) error {
 	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil // removed while we walk: the agent runs
+				return nil
 			}
 			return err
 		}
@@ -117,6 +120,13 @@ func walkTree(dir string, skip func(string) bool, fn func(rel string, info fs.Fi
 			}
 			return nil
 		}
+		return fn(path, rel, d)
+	})
+}
+
+// walkTree calls fn for each file, folder and link of dir but dir.
+func walkTree(dir string, skip func(string) bool, fn func(rel string, info fs.FileInfo) error) error {
+	return walkRel(dir, skip, func(_, rel string, d fs.DirEntry) error {
 		info, err := d.Info()
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -215,24 +225,7 @@ func (sc *scanner) visit(rel string, info fs.FileInfo) error {
 // workspace shows them: a whiteout is a deleted path of the base, an
 // opaque folder one made anew.
 func (sc *scanner) walkUpper(skip func(string) bool) error {
-	upper := sc.ix.upper
-	return filepath.WalkDir(upper, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		rel := filepath.ToSlash(path[min(len(upper)+1, len(path)):])
-		if rel == "" {
-			return nil
-		}
-		if skip != nil && skip(rel) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	return walkRel(sc.ix.upper, skip, func(path, rel string, _ fs.DirEntry) error {
 		info, err := os.Lstat(filepath.Join(sc.dir, rel))
 		if errors.Is(err, fs.ErrNotExist) {
 			return sc.deleted(rel)
