@@ -32,17 +32,10 @@ type approvalMsg struct {
 // Ask puts p to the user through the attached UI and waits for the answer
 // or for ctx to end (an abort, or the process stopping).
 func (o *Observer) Ask(ctx context.Context, p approval.Prompt) (approval.Answer, error) {
-	if o == nil {
-		return approval.Answer{}, ErrNotAttached
-	}
 	msg := approvalMsg{prompt: p, reply: make(chan approval.Answer, 1)}
-	o.mu.Lock()
-	sink := o.sink
-	o.mu.Unlock()
-	if sink == nil {
+	if !o.send(msg) {
 		return approval.Answer{}, ErrNotAttached
 	}
-	sink(msg)
 	select {
 	case a := <-msg.reply:
 		if a.Choice != approval.Deny && isDiff(p.Detail) {

@@ -38,17 +38,7 @@ func ChildLine(label string, ev agent.Event) string {
 // Line shows one line above the live area; false when no display is
 // attached.
 func (o *Observer) Line(line string) bool {
-	if o == nil {
-		return false
-	}
-	o.mu.Lock()
-	sink := o.sink
-	o.mu.Unlock()
-	if sink == nil {
-		return false
-	}
-	sink(lineMsg{line: line})
-	return true
+	return o.send(lineMsg{line: line})
 }
 
 // Line writes one whole line to stderr.

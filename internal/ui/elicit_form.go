@@ -27,17 +27,10 @@ type formGoneMsg struct{ reply chan mcp.ElicitAnswer }
 // whether to send the defaults. An ended ctx (the server withdrew its
 // request) cancels the form and takes it off the screen.
 func (o *Observer) AskForm(ctx context.Context, f mcp.Form) (mcp.ElicitAnswer, error) {
-	if o == nil {
-		return mcp.ElicitAnswer{}, ErrNotAttached
-	}
-	o.mu.Lock()
-	sink := o.sink
-	o.mu.Unlock()
-	if sink == nil {
-		return mcp.ElicitAnswer{}, ErrNotAttached
-	}
 	msg := formMsg{form: f, reply: make(chan mcp.ElicitAnswer, 1)}
-	sink(msg)
+	if !o.send(msg) {
+		return mcp.ElicitAnswer{}, ErrNotAttached
+	}
 	select {
 	case a, ok := <-msg.reply:
 		if ok {

@@ -39,23 +39,8 @@ func (o *Observer) attach(sink func(any)) (detach func()) {
 	}
 }
 
-func (o *Observer) send(msg any) {
-	if o == nil {
-		return
-	}
-	o.mu.Lock()
-	sink := o.sink
-	o.mu.Unlock()
-	if sink != nil {
-		sink(msg)
-	}
-}
-
-// Notice shows one line from outside the agent (an MCP server that went
-// away, say) above the live area, where writing to the terminal directly
-// would tear the screen. It reports false when no display is attached; the
-// caller then prints the line itself.
-func (o *Observer) Notice(line string) bool {
+// send hands msg to the attached display; it reports false when none is.
+func (o *Observer) send(msg any) bool {
 	if o == nil {
 		return false
 	}
@@ -65,8 +50,16 @@ func (o *Observer) Notice(line string) bool {
 	if sink == nil {
 		return false
 	}
-	sink(noticeMsg{line: sanitizeLine(line)})
+	sink(msg)
 	return true
+}
+
+// Notice shows one line from outside the agent (an MCP server that went
+// away, say) above the live area, where writing to the terminal directly
+// would tear the screen. It reports false when no display is attached; the
+// caller then prints the line itself.
+func (o *Observer) Notice(line string) bool {
+	return o.send(noticeMsg{line: sanitizeLine(line)})
 }
 
 // Events the observer forwards.
