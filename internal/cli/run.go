@@ -297,7 +297,9 @@ func (a *runner) configure() error {
 		a.mcpAliases = append(a.mcpAliases, sv.Alias)
 		secretVars = append(secretVars, sv.SecretVars...)
 	}
-	a.concealMCPSecrets(secretVars)
+	// The variables the servers' headers and oauth settings name are
+	// secrets too (as tokenEnv).
+	a.io.conceal(secretVars)
 	a.model = firstNonEmpty(a.flags.model, a.io.getenv("TINY_MODEL"), DefaultModel)
 	if err := a.configureProvider(); err != nil {
 		return err

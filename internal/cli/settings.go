@@ -60,21 +60,8 @@ func loadSettings(io stdio, cwd string, fl *pflag.FlagSet) (stdio, error) {
 	if err != nil {
 		return io, usageError{err} // a settings file that cannot be used
 	}
-	if names := s.TokenEnvNames(); len(names) > 0 {
-		// Like the catalog's tokens at start (Program): out of the
-		// environment that commands inherit and of /proc/<pid>/environ.
-		concealed, err := secrets.Conceal(names)
-		if err != nil {
-			fmt.Fprintf(io.stderr, "%s: warning: %v\n", programName, err)
-		}
-		base := io.getenv
-		io.getenv = func(name string) string {
-			if v := base(name); v != "" {
-				return v
-			}
-			return concealed(name)
-		}
-	}
+	// Like the catalog's tokens at start (Program).
+	io.conceal(s.TokenEnvNames())
 	io.getenv = s.Getenv(io.getenv)
 	io.settings = s
 	return io, nil
@@ -302,19 +289,18 @@ func printSettings(io stdio, asJSON bool, hookCfg *hooks.Config) error {
 	return printHooks(io.stdout, hookCfg)
 }
 
-// concealMCPSecrets takes the variables the servers' headers and oauth
-// settings name out of the environment (and /proc/<pid>/environ), as the
-// tokenEnv variables were at start; the run still reads them from memory.
-func (a *runner) concealMCPSecrets(names []string) {
+// conceal takes the variables names out of the environment that commands
+// inherit and of /proc/<pid>/environ; getenv still reads them from memory.
+func (io *stdio) conceal(names []string) {
 	if len(names) == 0 {
 		return
 	}
 	concealed, err := secrets.Conceal(names)
 	if err != nil {
-		fmt.Fprintf(a.io.stderr, "%s: warning: %v\n", programName, err)
+		fmt.Fprintf(io.stderr, "%s: warning: %v\n", programName, err)
 	}
-	base := a.io.getenv
-	a.io.getenv = func(name string) string {
+	base := io.getenv
+	io.getenv = func(name string) string {
 		if v := base(name); v != "" {
 			return v
 		}
