@@ -1,7 +1,6 @@
 package acp_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -9,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/agents"
 	"github.com/tiny-agent/tiny-go/internal/planmode"
@@ -270,22 +268,7 @@ func TestSDKClientLoadAfterSIGKILLInChild(t *testing.T) {
 	cmd := exec.Command(selfLink(t), "deploy")
 	cmd.Dir = dir
 	cmd.Env = agentEnv(srv.URL())
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if b, err := os.ReadFile(pidPath); err == nil && len(bytes.TrimSpace(b)) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("the command never started: %s", stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	startUntilPid(t, cmd, pidPath)
 	pid := nsGroup(t, dir, pidPath)
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()

@@ -272,22 +272,7 @@ func TestSDKClientLoadAfterSIGKILL(t *testing.T) {
 	cmd := exec.Command(selfLink(t), "deploy")
 	cmd.Dir = dir
 	cmd.Env = agentEnv(srv.URL())
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if b, err := os.ReadFile(pid); err == nil && len(bytes.TrimSpace(b)) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("the command never started: %s", stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	startUntilPid(t, cmd, pid)
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	if b, _ := os.ReadFile(pid); len(b) > 0 {
@@ -390,4 +375,26 @@ func pidFile(t *testing.T) string { return filepath.Join(t.TempDir(), "pid") }
 // then a long sleep.
 func pidCommand(path, before string) string {
 	return fmt.Sprintf(`{"command":"%secho $$ > %s; sleep 30"}`, before, path)
+}
+
+// startUntilPid starts cmd (a one-shot run) and waits until its command
+// has written its pid to pidPath.
+func startUntilPid(t *testing.T, cmd *exec.Cmd, pidPath string) {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if b, err := os.ReadFile(pidPath); err == nil && len(bytes.TrimSpace(b)) > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("the command never started: %s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
