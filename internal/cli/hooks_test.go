@@ -635,22 +635,7 @@ func TestHookAbortDuringPreToolUse(t *testing.T) {
 	h := newHookRun(t, `{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"sh .claude/hooks/slow.sh"}]}]}}`,
 		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"echo ran > ran.txt"}`)}},
 	)
-	h.script("slow.sh", `echo $$ > "$CLAUDE_PROJECT_DIR/hook.pid"; sleep 30`)
-	cmd := h.command(h.srv.URL(), "--cwd", h.dir, "go")
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var pid int
-	waitFor(t, func() bool {
-		b, _ := os.ReadFile(filepath.Join(h.dir, "hook.pid"))
-		_, err := fmt.Sscan(string(b), &pid)
-		return err == nil
-	}, "the hook to start")
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	_ = cmd.Wait()
-	waitFor(t, func() bool { return syscall.Kill(pid, 0) != nil }, "the hook to be killed")
+	errb := h.termDuringSlowHook()
 	if _, err := os.Stat(filepath.Join(h.dir, "ran.txt")); err == nil {
 		t.Fatal("the call ran after the abort")
 	}
@@ -666,22 +651,7 @@ func TestHookAbortDuringPostToolUse(t *testing.T) {
 	h := newHookRun(t, `{"hooks":{"PostToolUse":[{"hooks":[{"type":"command","command":"sh .claude/hooks/slow.sh"}]}]}}`,
 		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"echo ran >> ran.txt"}`)}},
 	)
-	h.script("slow.sh", `echo $$ > "$CLAUDE_PROJECT_DIR/hook.pid"; sleep 30`)
-	cmd := h.command(h.srv.URL(), "--cwd", h.dir, "go")
-	var errb testenv.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var pid int
-	waitFor(t, func() bool {
-		b, _ := os.ReadFile(filepath.Join(h.dir, "hook.pid"))
-		_, err := fmt.Sscan(string(b), &pid)
-		return err == nil
-	}, "the hook to start")
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	_ = cmd.Wait()
-	waitFor(t, func() bool { return syscall.Kill(pid, 0) != nil }, "the hook to be killed")
+	errb := h.termDuringSlowHook()
 	if n := strings.Count(errb.String(), "the PostToolUse hooks of tool call c1 were stopped; they are not run again"); n != 1 {
 		t.Errorf("want one line about the stopped hook:\n%s", errb.String())
 	}
@@ -703,22 +673,7 @@ func TestHookAbortDuringPromptHook(t *testing.T) {
 	h := newHookRun(t, `{"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"sh .claude/hooks/slow.sh"}]}]}}`,
 		providertest.Reply{Text: "never"},
 	)
-	h.script("slow.sh", `echo $$ > "$CLAUDE_PROJECT_DIR/hook.pid"; sleep 30`)
-	cmd := h.command(h.srv.URL(), "--cwd", h.dir, "go")
-	var errb testenv.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var pid int
-	waitFor(t, func() bool {
-		b, _ := os.ReadFile(filepath.Join(h.dir, "hook.pid"))
-		_, err := fmt.Sscan(string(b), &pid)
-		return err == nil
-	}, "the hook to start")
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	_ = cmd.Wait()
-	waitFor(t, func() bool { return syscall.Kill(pid, 0) != nil }, "the hook to be killed")
+	errb := h.termDuringSlowHook()
 	if !strings.Contains(errb.String(), "Aborted.") {
 		t.Errorf("stderr:\n%s", errb.String())
 	}
@@ -789,4 +744,29 @@ exit 0
 	if sub[0]["permission_mode"] != "bypassPermissions" {
 		t.Errorf("permission_mode %v in a one-shot (auto) run", sub[0]["permission_mode"])
 	}
+}
+
+// termDuringSlowHook runs tiny-go with a hook that writes its pid and
+// sleeps, sends it SIGTERM (the Esc path) once the hook runs, and waits
+// until tiny-go and the hook are gone; it returns tiny-go's stderr.
+func (h *hookRun) termDuringSlowHook() *testenv.Buffer {
+	t := h.t
+	t.Helper()
+	h.script("slow.sh", `echo $$ > "$CLAUDE_PROJECT_DIR/hook.pid"; sleep 30`)
+	cmd := h.command(h.srv.URL(), "--cwd", h.dir, "go")
+	var errb testenv.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	waitFor(t, func() bool {
+		b, _ := os.ReadFile(filepath.Join(h.dir, "hook.pid"))
+		_, err := fmt.Sscan(string(b), &pid)
+		return err == nil
+	}, "the hook to start")
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Wait()
+	waitFor(t, func() bool { return syscall.Kill(pid, 0) != nil }, "the hook to be killed")
+	return &errb
 }
