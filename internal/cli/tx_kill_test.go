@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tiny-agent/tiny-go/internal/checkpoint/checkpointtest"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 )
 
@@ -43,7 +44,7 @@ func TestKilledTurnOverOverlayIsRewound(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, "seed", fmt.Sprint("f", i)), []byte(fmt.Sprintln("seed", i)), 0o644)
 			os.WriteFile(filepath.Join(dir, "nm", fmt.Sprint("p", i%10), fmt.Sprint("m", i)), []byte("m\n"), 0o644)
 		}
-		before := fullListing(t, dir)
+		before := checkpointtest.Listing(t, dir)
 		run := func(args ...string) *exec.Cmd {
 			cmd := exec.Command(prog, append([]string{"--cwd", dir}, args...)...)
 			cmd.Env = append(os.Environ(), childEnv+"=1", "OTEL_SDK_DISABLED=true", "OPENROUTER_API_KEY=k", "TINY_ENDPOINT="+srv.URL())
@@ -74,7 +75,7 @@ func TestKilledTurnOverOverlayIsRewound(t *testing.T) {
 				t.Fatalf("iteration %d: rewind: %v\n%s", iter, err, out)
 			}
 		}
-		if d := listingDiff(fullListing(t, dir), before); d != "" {
+		if d := listingDiff(checkpointtest.Listing(t, dir), before); d != "" {
 			t.Fatalf("iteration %d: after the kill and the rewind:\n%s", iter, d)
 		}
 	}

@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
@@ -15,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
+	"github.com/tiny-agent/tiny-go/internal/checkpoint/checkpointtest"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 )
 
@@ -50,45 +48,6 @@ mkdir -p node_modules/dep/lib empty && for i in $(seq 1 30); do echo $i > node_m
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("seeding: %v\n%s", err, out)
 	}
-}
-
-// fullListing is every entry below dir but .tiny-agent, .git included:
-// type and mode, link target or content hash.
-func fullListing(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if rel == ".tiny-agent" {
-			return filepath.SkipDir
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		v := fi.Mode().String()
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			v += " -> " + target
-		case fi.Mode().IsRegular():
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(data)
-			v += " " + hex.EncodeToString(sum[:])
-		}
-		out[rel] = v
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 func listingDiff(got, want map[string]string) string {
@@ -184,14 +143,14 @@ func runDestroyingTurn(t *testing.T, c txCase) (before, after, rewound map[strin
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	before = fullListing(t, dir)
+	before = checkpointtest.Listing(t, dir)
 	lastGitStates[0] = gitState(t, dir)
 	out, err := run("destroy everything")
 	if err != nil {
 		t.Fatalf("the turn: %v\n%s", err, out)
 	}
 	turnErr = out
-	after = fullListing(t, dir)
+	after = checkpointtest.Listing(t, dir)
 	sessions, _ := filepath.Glob(filepath.Join(dir, ".tiny-agent", "sessions", "*.jsonl"))
 	if len(sessions) != 1 {
 		t.Fatalf("%d sessions", len(sessions))
@@ -207,7 +166,7 @@ func runDestroyingTurn(t *testing.T, c txCase) (before, after, rewound map[strin
 		t.Fatalf("rewind: %v\n%s", err, rewindOut)
 	}
 	lastGitStates[1] = gitState(t, dir)
-	return before, after, fullListing(t, dir), turnErr, rewindOut, recs
+	return before, after, checkpointtest.Listing(t, dir), turnErr, rewindOut, recs
 }
 
 // lastGitStates are gitState before the turn and after the rewind of the
@@ -355,14 +314,14 @@ func TestReviewShowsChangesAndAppliesOnlyOnAccept(t *testing.T) {
 			c := newCLI(t, srv)
 			c.write("keep.txt", "keep\n")
 			c.write("doc.md", "doc\n")
-			before := fullListing(t, c.dir)
+			before := checkpointtest.Listing(t, c.dir)
 			code, _, stderr := c.main(answer, "--approval", "review", "go")
 			for _, want := range []string{"Apply what this command changed", "$ " + cmd, "deleted   keep.txt", "added     new.txt", "+new", "changed   doc.md", "+more"} {
 				if !strings.Contains(stderr, want) {
 					t.Fatalf("the review lacks %q:\n%s", want, stderr)
 				}
 			}
-			after := fullListing(t, c.dir)
+			after := checkpointtest.Listing(t, c.dir)
 			if answer == "y\n" {
 				if code != 0 {
 					t.Fatalf("exit %d: %s", code, stderr)
@@ -406,7 +365,7 @@ func TestBgWritesWhileACommandRunsOverItsOverlay(t *testing.T) {
 	)
 	c := newCLI(t, srv)
 	c.write("shared.txt", "seed\n")
-	before := fullListing(t, c.dir)
+	before := checkpointtest.Listing(t, c.dir)
 	if code, _, stderr := c.main("", "go"); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -421,7 +380,7 @@ func TestBgWritesWhileACommandRunsOverItsOverlay(t *testing.T) {
 		t.Fatalf("the model was not told of the conflict: %s", got)
 	}
 	out := c.rewind(sessionID(t, c), "--turn", "1", "--files-only")
-	if d := listingDiff(fullListing(t, c.dir), before); d != "" {
+	if d := listingDiff(checkpointtest.Listing(t, c.dir), before); d != "" {
 		t.Fatalf("after the rewind:\n%s\n%s", d, out)
 	}
 }

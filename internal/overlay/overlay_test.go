@@ -1,8 +1,6 @@
 package overlay
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -15,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/checkpoint/checkpointtest"
 )
 
 // The tests mount real overlays through util-linux's unshare, as root or
@@ -81,42 +81,6 @@ func runOver(t *testing.T, tx *Tx, script string, userNS bool) {
 	}
 }
 
-// listing is every entry below dir but .tiny-agent: kind, mode, link
-// target or content hash.
-func listing(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if rel == StateDirName {
-			return filepath.SkipDir
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		v := fmt.Sprintf("%v", fi.Mode())
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			v += " -> " + target
-		case fi.Mode().IsRegular():
-			data, _ := os.ReadFile(p)
-			sum := sha256.Sum256(data)
-			v += " " + hex.EncodeToString(sum[:8])
-		}
-		out[rel] = v
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // setup makes a tree and a transaction root beside it (inside .tiny-agent
 // when inState), owned by owner.
 func setup(t *testing.T, owner int, inState bool) (tree, root string) {
@@ -144,7 +108,7 @@ func expected(t *testing.T, tree, script string) map[string]string {
 	cp := filepath.Join(t.TempDir(), "copy")
 	sh(t, "/", fmt.Sprintf("cp -a '%s' '%s'", tree, cp))
 	sh(t, cp, script)
-	return listing(t, cp)
+	return checkpointtest.Listing(t, cp)
 }
 
 // overlayTree makes tree an overlay of what it holds (the lower layer)
@@ -190,7 +154,7 @@ func TestApplyIsTheCommandRunDirectly(t *testing.T) {
 				layers = overlayTree(t, tree)
 				sh(t, tree, "mkfifo fifo") // what a copy must keep
 			}
-			before := listing(t, tree)
+			before := checkpointtest.Listing(t, tree)
 			want := expected(t, tree, destroy+" && ln new/deep/n second")
 			tx, err := BeginApart(root, layers, tree, "tx1")
 			if err != nil {
@@ -200,7 +164,7 @@ func TestApplyIsTheCommandRunDirectly(t *testing.T) {
 				sh(t, root, fmt.Sprintf("chown -R %d:%d .", owner, owner))
 			}
 			runOver(t, tx, destroy+" && ln new/deep/n second", c.userNS)
-			if got := listing(t, tree); !maps.Equal(got, before) {
+			if got := checkpointtest.Listing(t, tree); !maps.Equal(got, before) {
 				t.Fatalf("the command changed the tree itself:\n%v", got)
 			}
 			changes, err := tx.Changes()
@@ -211,14 +175,14 @@ func TestApplyIsTheCommandRunDirectly(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := listing(t, tree); !maps.Equal(got, want) {
+			if got := checkpointtest.Listing(t, tree); !maps.Equal(got, want) {
 				t.Fatalf("after apply:\n%v\nwant\n%v\nchanges %+v", got, want, res.Changes)
 			}
 			if len(res.Conflicts()) != 0 {
 				t.Fatalf("conflicts: %v", res.Conflicts())
 			}
 			// The originals were moved aside whole.
-			if got := listing(t, tx.Orig("node_modules")); len(got) != 53 {
+			if got := checkpointtest.Listing(t, tx.Orig("node_modules")); len(got) != 53 {
 				t.Fatalf("orig/node_modules has %d entries, want 53", len(got))
 			}
 			for p, want := range map[string]string{".env": "SECRET=1\n", "src/main.go": "main\n", ".git/refs/heads/feature": "abc\n"} {
@@ -306,7 +270,7 @@ func TestChangedMeanwhileIsAConflict(t *testing.T) {
 func TestDiscardLeavesTheTree(t *testing.T) {
 	needRoot(t)
 	tree, root := setup(t, 0, true)
-	before := listing(t, tree)
+	before := checkpointtest.Listing(t, tree)
 	tx, err := Begin(root, tree, "tx1")
 	if err != nil {
 		t.Fatal(err)
@@ -315,7 +279,7 @@ func TestDiscardLeavesTheTree(t *testing.T) {
 	if err := tx.Discard(); err != nil {
 		t.Fatal(err)
 	}
-	if got := listing(t, tree); !maps.Equal(got, before) {
+	if got := checkpointtest.Listing(t, tree); !maps.Equal(got, before) {
 		t.Fatal("discard changed the tree")
 	}
 	if ids, err := Recover(root, tree); err != nil || len(ids) != 0 {
@@ -392,10 +356,10 @@ func TestKilledApplyIsFinished(t *testing.T) {
 					killedMidway++
 				}
 			}
-			if got := listing(t, tree); !maps.Equal(got, want) {
+			if got := checkpointtest.Listing(t, tree); !maps.Equal(got, want) {
 				t.Fatalf("after kill and recover (%v, recovered %v):\n%s", err, ids, diff(got, want))
 			}
-			if got := listing(t, tx.Orig("node_modules")); len(got) != 53 {
+			if got := checkpointtest.Listing(t, tx.Orig("node_modules")); len(got) != 53 {
 				t.Fatalf("orig/node_modules has %d entries", len(got))
 			}
 		})
@@ -411,7 +375,7 @@ func TestRecoverWithoutTheLayersApart(t *testing.T) {
 	tree, _ := setup(t, 0, false)
 	layers := overlayTree(t, tree)
 	root := filepath.Join(tree, StateDirName, "tx")
-	before := listing(t, tree)
+	before := checkpointtest.Listing(t, tree)
 	tx, err := BeginApart(root, layers, tree, "tx1")
 	if err != nil {
 		t.Fatal(err)
@@ -424,7 +388,7 @@ func TestRecoverWithoutTheLayersApart(t *testing.T) {
 	if ids, err := Recover(root, tree); err != nil || len(ids) != 1 {
 		t.Fatalf("recover: %v %v", ids, err)
 	}
-	if got := listing(t, tree); !maps.Equal(got, before) {
+	if got := checkpointtest.Listing(t, tree); !maps.Equal(got, before) {
 		t.Fatalf("the tree changed:\n%s", diff(got, before))
 	}
 	if _, err := os.Stat(tx.Dir); !os.IsNotExist(err) {
@@ -503,7 +467,7 @@ func TestRecoverRestagesACopyCutShort(t *testing.T) {
 	if ids, err := Recover(root, tree); err != nil || len(ids) != 1 {
 		t.Fatalf("recover: %v %v", ids, err)
 	}
-	if got := listing(t, tree); !maps.Equal(got, want) {
+	if got := checkpointtest.Listing(t, tree); !maps.Equal(got, want) {
 		t.Fatalf("after recover:\n%s", diff(got, want))
 	}
 }

@@ -51,6 +51,47 @@ func TreeDigests(t testing.TB, dir string) map[string]string {
 	return out
 }
 
+// Listing is every entry below dir but .tiny-agent, .git included, by
+// its path relative to dir: its mode, and its link target or a digest
+// of its content. Two listings are equal when the trees are the same to
+// a byte, a mode and a link.
+func Listing(t testing.TB, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel == ".tiny-agent" {
+			return filepath.SkipDir
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		v := fi.Mode().String()
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			v += " -> " + target
+		case fi.Mode().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256(data)
+			v += " " + hex.EncodeToString(sum[:])
+		}
+		out[rel] = v
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // Sh runs script with sh in dir, with a fixed git author and committer;
 // the test fails on a non-zero exit, with the script's output.
 func Sh(t testing.TB, dir, script string) {
