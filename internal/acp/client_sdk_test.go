@@ -16,6 +16,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/testenv"
 )
 
 // These tests drive `tiny-go acp` with a client we did not write: the
@@ -26,36 +27,8 @@ import (
 // dir and returns what the client saw.
 func sdkClient(t *testing.T, srv *providertest.Server, dir, scenario string, env ...string) map[string]any {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed; the ACP client tests need node and `npm ci --prefix internal/acp/testdata`")
-	}
-	testdata, _ := filepath.Abs("testdata")
-	if _, err := os.Stat(filepath.Join(testdata, "node_modules", "@agentclientprotocol", "sdk", "package.json")); err != nil {
-		t.Skip("the ACP TypeScript SDK is not installed; run: npm ci --prefix internal/acp/testdata")
-	}
-	cmd := exec.Command(node, filepath.Join(testdata, "client.mjs"), scenario)
-	cmd.Dir = testdata
-	cmd.Env = append(agentEnv(srv.URL()), env...)
-	cmd.Env = append(cmd.Env, "ACP_AGENT="+selfLink(t), `ACP_AGENT_ARGS=["acp"]`, "ACP_CWD="+dir)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("client: %v\nstderr:\n%s", err, stderr.String())
-	}
-	var seen map[string]any
-	if err := json.Unmarshal(stdout.Bytes(), &seen); err != nil {
-		t.Fatalf("client output %q: %v\nstderr:\n%s", stdout.String(), err, stderr.String())
-	}
-	if seen["error"] != nil {
-		t.Fatalf("client failed: %v\nagent stderr:\n%s", seen["error"], stderr.String())
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("client saw: %s\nstderr:\n%s", stdout.String(), stderr.String())
-		}
-	})
-	return seen
+	env = append(append(agentEnv(srv.URL()), env...), "ACP_AGENT="+selfLink(t), `ACP_AGENT_ARGS=["acp"]`, "ACP_CWD="+dir)
+	return testenv.NodeClient(t, "@agentclientprotocol/sdk", "", scenario, env)
 }
 
 func selfLink(t *testing.T) string {

@@ -2,9 +2,7 @@ package headless_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/cli"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/testenv"
 )
 
 // These tests run the real tiny-go binary (this test binary, re-executed
@@ -63,36 +62,9 @@ func selfLinkTB(t testing.TB) string {
 // returns what the SDK program saw.
 func sdkClient(t *testing.T, srv *providertest.Server, dir, scenario string, extra ...string) map[string]any {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed; the SDK tests need node and `npm ci --prefix internal/headless/testdata --omit=optional`")
-	}
-	testdata, _ := filepath.Abs("testdata")
-	if _, err := os.Stat(filepath.Join(testdata, "node_modules", "@anthropic-ai", "claude-agent-sdk", "package.json")); err != nil {
-		t.Skip("the Claude Agent SDK is not installed; run: npm ci --prefix internal/headless/testdata --omit=optional")
-	}
-	cmd := exec.Command(node, filepath.Join(testdata, "client.mjs"), scenario)
-	cmd.Dir = testdata
-	cmd.Env = append(append(env(srv.URL()), "MARKS="+marksOf(t, dir)), extra...)
-	cmd.Env = append(cmd.Env, "HL_AGENT="+selfLink(t), "HL_CWD="+dir)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("client: %v\nstderr:\n%s", err, stderr.String())
-	}
-	var seen map[string]any
-	if err := json.Unmarshal(stdout.Bytes(), &seen); err != nil {
-		t.Fatalf("client output %q: %v\nstderr:\n%s", stdout.String(), err, stderr.String())
-	}
-	if seen["error"] != nil {
-		t.Fatalf("client failed: %v\ntiny-go stderr:\n%v", seen["error"], seen["stderr"])
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("client saw: %s\nstderr:\n%s", stdout.String(), stderr.String())
-		}
-	})
-	return seen
+	env := append(append(env(srv.URL()), "MARKS="+marksOf(t, dir)), extra...)
+	env = append(env, "HL_AGENT="+selfLink(t), "HL_CWD="+dir)
+	return testenv.NodeClient(t, "@anthropic-ai/claude-agent-sdk", " --omit=optional", scenario, env)
 }
 
 // messages of a type (and subtype, when given), in order.

@@ -1,6 +1,7 @@
-// Package testenv tells tests about the build they run in, so timing
+// Package testenv tells tests about the build they run in (so timing
 // assertions stay strict in normal builds and do not flake under the race
-// detector, which slows every goroutine switch and system call.
+// detector, which slows every goroutine switch and system call), and runs
+// the client programs built on SDKs we did not write (NodeClient).
 package testenv
 
 import "time"
