@@ -22,6 +22,10 @@ type Mode string
 const (
 	// Ask shows every call that changes something and waits for the user.
 	Ask Mode = "ask"
+	// Edits is Ask, except that file edits and file commands (mkdir,
+	// touch, mv, cp, rm) inside the working directory run at once: Claude
+	// Code's acceptEdits (EditsInside).
+	Edits Mode = "edits"
 	// Auto runs every call at once.
 	Auto Mode = "auto"
 	// Plan lets the model look but not touch (Claude Code's name, which
@@ -37,10 +41,10 @@ const (
 // ParseMode validates a --approval value.
 func ParseMode(s string) (Mode, error) {
 	switch m := Mode(strings.TrimSpace(s)); m {
-	case Ask, Auto, Plan, Review:
+	case Ask, Edits, Auto, Plan, Review:
 		return m, nil
 	}
-	return "", fmt.Errorf("--approval must be ask, auto, plan or review, not %q", s)
+	return "", fmt.Errorf("--approval must be ask, edits, auto, plan or review, not %q", s)
 }
 
 // Choice is the user's answer to one prompt.
@@ -97,6 +101,9 @@ type Gate struct {
 	// reviewed, when set and true, lets built-in bash calls run without
 	// asking: their changes are reviewed after (--approval review).
 	reviewed func() bool
+	// editing, when set and true, lets the calls EditsInside allows run
+	// without asking (edits mode).
+	editing func() bool
 
 	mu    sync.Mutex
 	rules map[string]bool // what "a" allowed for the session (see call.rules)
@@ -112,7 +119,7 @@ func NewGate(workDir string, ask AskFunc) *Gate {
 // Approve implements agent.ApproveFunc.
 func (g *Gate) Approve(ctx context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
 	c := classify(req, g.workDir)
-	if c.harmless || g.allowed(c.rules) || g.reviewsAfter(req) {
+	if c.harmless || g.allowed(c.rules) || g.reviewsAfter(req) || g.acceptsEdit(req) {
 		return agent.Approval{Allow: true}, nil
 	}
 	c.prompt.Recovery = req.Recovery

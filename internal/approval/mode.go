@@ -12,11 +12,17 @@ import (
 // concurrent use; a nil *Switch is Auto.
 type Switch struct {
 	m atomic.Value // Mode
+	// asking is the mode of the cycle that asks: edits or review when the
+	// session started in it, else ask.
+	asking Mode
 }
 
 // NewSwitch starts in m.
 func NewSwitch(m Mode) *Switch {
-	s := &Switch{}
+	s := &Switch{asking: Ask}
+	if m == Edits || m == Review {
+		s.asking = m
+	}
 	s.m.Store(m)
 	return s
 }
@@ -32,9 +38,16 @@ func (s *Switch) Mode() Mode {
 // Set changes the mode.
 func (s *Switch) Set(m Mode) { s.m.Store(m) }
 
-// Next moves to the next mode, ask -> auto -> plan -> ask, and returns it.
+// Next moves to the next mode, ask -> auto -> plan -> ask, and returns it
+// (edits or review stand for ask when the session started in them).
 func (s *Switch) Next() Mode {
-	next := map[Mode]Mode{Ask: Auto, Auto: Plan, Plan: Ask}[s.Mode()]
+	next := Auto
+	switch s.Mode() {
+	case Auto:
+		next = Plan
+	case Plan:
+		next = s.asking
+	}
 	s.Set(next)
 	return next
 }
@@ -42,15 +55,16 @@ func (s *Switch) Next() Mode {
 // Planning reports whether plan mode is on.
 func (s *Switch) Planning() bool { return s.Mode() == Plan }
 
-// Hook is the agent's Approve hook under s: ask asks (gate, nil when
-// there is none), auto and plan allow (in plan mode the tools themselves
-// refuse what would change something; see planmode).
+// Hook is the agent's Approve hook under s: ask and edits ask (gate, nil
+// when there is none; the gate lets edits mode's edits through), auto and
+// plan allow (in plan mode the tools themselves refuse what would change
+// something; see planmode).
 func (s *Switch) Hook(gate agent.ApproveFunc) agent.ApproveFunc {
 	if gate == nil {
 		return nil
 	}
 	return func(ctx context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
-		if s.Mode() != Ask || changesNothing(req) {
+		if m := s.Mode(); (m != Ask && m != Edits) || changesNothing(req) {
 			return agent.Approval{Allow: true}, nil
 		}
 		return gate(ctx, req)

@@ -15,6 +15,14 @@ func (g *Gate) reviewsAfter(req agent.ApprovalRequest) bool {
 	return g.reviewed != nil && req.Builtin && req.Tool == "bash" && g.reviewed()
 }
 
+// AcceptEditsWhile makes the gate let the calls EditsInside allows run
+// without asking while ok() holds (edits mode is on).
+func (g *Gate) AcceptEditsWhile(ok func() bool) { g.editing = ok }
+
+func (g *Gate) acceptsEdit(req agent.ApprovalRequest) bool {
+	return g.editing != nil && g.editing() && EditsInside(req, g.workDir)
+}
+
 // Review shows what a command changed in its private view and asks
 // whether to apply it: y (or a) applies, n or Esc discards.
 func (g *Gate) Review(ctx context.Context, command string, changes []string) (bool, error) {
