@@ -38,17 +38,21 @@ func (a *runner) configureApproval() error {
 // answered on stdin.
 func (a *runner) newGate() (*approval.Gate, error) {
 	// Interactive mode may switch to ask at any time (Shift+Tab).
-	if a.approval != approval.Ask && a.approval != approval.Review && a.uiObserver == nil {
+	if a.approval != approval.Ask && a.approval != approval.Edits && a.approval != approval.Review && a.uiObserver == nil {
 		return nil, nil
 	}
 	if a.embed != nil {
 		return approval.NewSessionGate(a.cwd, a.store.Path(), a.notifyingAsk(a.embed.ask))
 	}
 	g, err := a.newAskingGate()
-	if err == nil && a.approval == approval.Review {
+	if err != nil {
+		return nil, err
+	}
+	if a.approval == approval.Review {
 		g.ReviewAfter(a.transactions().usable)
 	}
-	return g, err
+	g.AcceptEditsWhile(func() bool { return a.mode.Mode() == approval.Edits })
+	return g, nil
 }
 
 // newAskingGate is the gate that asks on the terminal.

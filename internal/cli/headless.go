@@ -13,7 +13,6 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/google/uuid"
 	"github.com/spf13/pflag"
 
 	"github.com/tiny-agent/tiny-go/internal/acp"
@@ -102,8 +101,8 @@ func addHeadlessFlags(fl *pflag.FlagSet) {
 	str("system-prompt", "print mode: replace tiny-go's system prompt")
 	str("system-prompt-file", "print mode: replace tiny-go's system prompt with this file's text")
 	str("append-system-prompt", "print mode: append to the system prompt")
-	str("permission-mode", "print mode: default, acceptEdits, bypassPermissions, plan, dontAsk or auto")
-	boolean("dangerously-skip-permissions", "", "print mode: the same as --permission-mode bypassPermissions")
+	str("permission-mode", "Claude Code's permission mode: default (--approval ask), acceptEdits (edits), plan (plan), bypassPermissions (auto); in print mode also dontAsk and auto")
+	boolean("dangerously-skip-permissions", "", "the same as --permission-mode bypassPermissions")
 }
 
 // headlessFrom reads the print-mode flags of a parsed command line.
@@ -224,7 +223,9 @@ func warnIgnored(fl *pflag.FlagSet, stderr io.Writer) {
 // runHeadless is print mode: the session is built exactly as a one-shot
 // run's, with the driver as its event sink and approval host.
 func runHeadless(ctx context.Context, io stdio, cwd string, f runFlags, h *headlessFlags, fl *pflag.FlagSet, args []string, hooks *testHooks) error {
-	args = resumeArg(&f, args)
+	if f.resume {
+		return usageErrorf("-p --resume needs the session's id (--resume ID); list them with `tiny-go session list`.")
+	}
 	opt, err := h.options(fl, &f, args)
 	if err != nil {
 		return err
@@ -304,19 +305,6 @@ func pipedPrompt(in io.Reader) (string, error) {
 		return "", usageErrorf(none)
 	}
 	return string(b), nil
-}
-
-// resumeArg takes `--resume ID` written with a space: the id is the first
-// argument when it names a session.
-func resumeArg(f *runFlags, args []string) []string {
-	if !f.resume || len(args) == 0 {
-		return args
-	}
-	if _, err := uuid.Parse(args[0]); err != nil {
-		return args
-	}
-	f.session, f.resume = args[0], false
-	return args[1:]
 }
 
 // headlessSession is a runner seen by the headless driver. The driver

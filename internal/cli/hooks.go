@@ -276,6 +276,8 @@ func claudePermissionMode(m approval.Mode) string {
 	switch m {
 	case approval.Auto:
 		return "bypassPermissions"
+	case approval.Edits:
+		return "acceptEdits"
 	case approval.Plan:
 		return "plan"
 	}

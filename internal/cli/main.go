@@ -47,7 +47,7 @@ func mainWithHooks(args []string, stdin io.Reader, stdout, stderr io.Writer, env
 	}()
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: env, hooks: hooks}
 	root := newRootCommand(a)
-	root.SetArgs(args)
+	root.SetArgs(claudeArgs(root, args))
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

@@ -14,11 +14,12 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/ui"
 )
 
-// addResumeFlag adds --resume: pick the session to resume from a list;
-// --resume=ID (as the Claude Agent SDK passes it) names the session.
+// addResumeFlag adds --resume (-r): pick the session to resume from a
+// list; --resume=ID (as the Claude Agent SDK passes it) and --resume ID
+// (claudeArgs) name the session.
 func addResumeFlag(root *cobra.Command, f *runFlags) {
 	fl := root.Flags()
-	fl.Var(resumeValue{f}, "resume", "pick a session of this directory to resume (interactive); --resume=ID resumes that one")
+	fl.VarP(resumeValue{f}, "resume", "r", "pick a session of this directory to resume (interactive); --resume ID resumes that one")
 	fl.Lookup("resume").NoOptDefVal = resumePick
 }
 

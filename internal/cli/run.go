@@ -178,14 +178,14 @@ type runner struct {
 	exitReason string
 }
 
-// configureRun makes the root command run prompts: its flags, and the
-// rule that a flag-like word is part of the prompt once it has started.
+// configureRun makes the root command run prompts: its flags, which may
+// come before or after the prompt as in Claude Code (a prompt that starts
+// with - goes after --).
 func configureRun(a *app, root *cobra.Command) {
 	var f runFlags
 	fl := root.Flags()
-	fl.SetInterspersed(false)
 	fl.StringVar(&f.session, "session", "", "resume the session with this id")
-	fl.BoolVar(&f.cont, "continue", false, "resume the newest session of this directory")
+	fl.BoolVarP(&f.cont, "continue", "c", false, "resume the newest session of this directory")
 	addResumeFlag(root, &f)
 	fl.StringVar(&f.model, "model", "", "model id (default $TINY_MODEL or "+DefaultModel+")")
 	fl.StringArrayVar(&f.skills, "skill", nil, "a SKILL.md file to offer (repeatable)")
@@ -193,7 +193,7 @@ func configureRun(a *app, root *cobra.Command) {
 	fl.StringArrayVar(&f.mcp, "mcp", nil, "MCP server aliases from $TINY_MCP_CONFIG, comma-separated (repeatable)")
 	fl.BoolVar(&f.json, "json", false, "print lifecycle events as JSON Lines on stdout (one-shot only)")
 	fl.BoolVar(&f.fsync, "fsync", false, "sync every commit to disk (power-loss durable)")
-	fl.StringVar(&f.approval, "approval", "", "ask before bash, bg, write, edit and MCP calls run (ask), run them at once (auto), or ask like ask but run bash against a private view of the tree and show its changes before they land (review); default ask in interactive mode, auto in one-shot and --json mode")
+	fl.StringVar(&f.approval, "approval", "", "ask before bash, bg, write, edit and MCP calls run (ask), ask except for edits and mkdir/touch/mv/cp/rm inside the working directory (edits), run them at once (auto), look but not touch (plan), or ask like ask but run bash against a private view of the tree and show its changes before they land (review); default ask in interactive mode, auto in one-shot and --json mode")
 	fl.Int64Var(&f.contextWindow, "context-window", 0, "the model's context window in tokens, for automatic compaction (default $TINY_CONTEXT_WINDOW, else the endpoint's model list, else 128000)")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 0, "fail a model request that sends nothing for this long (default $TINY_IDLE_TIMEOUT or 120s)")
 	f.providerFlags.register(fl)
@@ -214,8 +214,12 @@ func configureRun(a *app, root *cobra.Command) {
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		if h := headlessFrom(cmd.Flags()); h.active() {
+		h := headlessFrom(cmd.Flags())
+		if h.active() {
 			return runHeadless(ctx, io, cwd, f, h, cmd.Flags(), args, a.hooks)
+		}
+		if err := permissionApproval(&f, h, cmd.Flags().Changed("approval")); err != nil {
+			return err
 		}
 		return runRoot(ctx, io, cwd, f, args, a.hooks)
 	}

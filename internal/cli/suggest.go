@@ -25,6 +25,9 @@ func suggestion(cmd *cobra.Command, typed string) string {
 // --idle-timeout?)".
 func flagError(cmd *cobra.Command, err error) error {
 	msg := err.Error()
+	if strings.HasPrefix(msg, "unknown shorthand flag: ") {
+		return usageErrorf("%s (%s%s)", msg, shortFlags(cmd), promptHint(cmd))
+	}
 	typed, ok := strings.CutPrefix(msg, "unknown flag: --")
 	if !ok {
 		return usageError{err}
@@ -43,9 +46,41 @@ func flagError(cmd *cobra.Command, err error) error {
 	cmd.Flags().VisitAll(visit)
 	cmd.InheritedFlags().VisitAll(visit)
 	if best == "" || bestDist > max(2, len(typed)/3) {
+		if h := promptHint(cmd); h != "" {
+			return usageErrorf("%s (see %s --help%s)", msg, programName, h)
+		}
 		return usageError{err}
 	}
 	return usageErrorf("%s (did you mean --%s?)", msg, best)
+}
+
+// shortFlags names the one-letter flags cmd knows: "the short flags are
+// -p, -c, -r, -h and -v".
+func shortFlags(cmd *cobra.Command) string {
+	var short []string
+	visit := func(f *pflag.Flag) {
+		if f.Shorthand != "" && !f.Hidden {
+			short = append(short, "-"+f.Shorthand)
+		}
+	}
+	cmd.Flags().VisitAll(visit)
+	cmd.InheritedFlags().VisitAll(visit)
+	switch len(short) {
+	case 0:
+		return "there are no short flags"
+	case 1:
+		return "the short flag is " + short[0]
+	}
+	return "the short flags are " + strings.Join(short[:len(short)-1], ", ") + " and " + short[len(short)-1]
+}
+
+// promptHint says, for the root command, where a prompt that starts with
+// - goes.
+func promptHint(cmd *cobra.Command) string {
+	if cmd.HasParent() {
+		return ""
+	}
+	return "; a prompt that starts with - goes after --: " + programName + " -- \"-x ...\""
 }
 
 // editDistance is the Levenshtein distance of a and b.

@@ -166,7 +166,7 @@ func TestFileErrors(t *testing.T) {
 		{"wrong type in a server", "[mcp_servers.fs]\n\nurl = 3\n", ":3: mcp_servers.fs.url: wrong type: TOML integer where a string is wanted"},
 		{"syntax error", "model = \"m\"\nendpoint = \n", ":2: TOML syntax error"},
 		{"unterminated string", "# c\n\nmodel = \"m\n", ":3: TOML syntax error"},
-		{"bad value", "approval = \"never\"\n", ":1: approval: must be ask, auto, plan or review, not \"never\""},
+		{"bad value", "approval = \"never\"\n", ":1: approval: must be ask, edits, auto, plan or review, not \"never\""},
 		{"bad duration", "\nidle_timeout = \"soon\"\n", ":2: idle_timeout: must be a positive duration"},
 		{"bad URL", "endpoint = \"openrouter.ai\"\n", ":1: endpoint: \"openrouter.ai\" is not an http(s) URL"},
 		{"relative writable in the user's file", "writable = [\"build\"]\n", ":1: writable: \"build\" must be an absolute path or start with ~/"},

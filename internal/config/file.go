@@ -202,7 +202,7 @@ func (p *parser) texts(doc *document, perm fs.FileMode) error {
 			}
 			return nil
 		}},
-		{Approval, doc.Approval, oneOf("ask", "auto", "plan", "review")},
+		{Approval, doc.Approval, oneOf("ask", "edits", "auto", "plan", "review")},
 		{Sandbox, doc.Sandbox, oneOf("workspace", "read-only", "off")},
 		{Network, doc.Network, oneOf("on", "off")},
 		{Reasoning, doc.Reasoning, oneOf("off", "low", "medium", "high")},

@@ -63,21 +63,25 @@ func TestSplitRulesAndDecide(t *testing.T) {
 		prompt bool
 		call   cctools.Call
 		want   decision
+		inTree bool
 	}{
-		{ModeDefault, false, bash("git diff --stat"), allow},
-		{ModeDefault, false, bash("git diffx"), deny},
-		{ModeDefault, false, bash("make"), allow},
-		{ModeDefault, false, bash("make all"), deny},
-		{ModeDefault, true, bash("ls"), askSDK},
-		{ModeBypass, false, bash("rm -rf x"), deny},
-		{ModeBypass, false, bash("ls"), allow},
-		{ModeAcceptEdits, true, edit, allow},
-		{ModeAcceptEdits, true, bash("ls"), askSDK},
-		{ModePlan, true, edit, deny},
-		{ModeDontAsk, true, bash("ls"), deny},
+		{ModeDefault, false, bash("git diff --stat"), allow, false},
+		{ModeDefault, false, bash("git diffx"), deny, false},
+		{ModeDefault, false, bash("make"), allow, false},
+		{ModeDefault, false, bash("make all"), deny, false},
+		{ModeDefault, true, bash("ls"), askSDK, false},
+		{ModeBypass, false, bash("rm -rf x"), deny, false},
+		{ModeBypass, false, bash("ls"), allow, false},
+		{ModeAcceptEdits, true, edit, allow, true},
+		{ModeAcceptEdits, true, edit, askSDK, false}, // outside the working directory
+		{ModeAcceptEdits, false, bash("touch a"), allow, true},
+		{ModeAcceptEdits, false, bash("rm -rf x"), deny, true}, // --disallowedTools first
+		{ModeAcceptEdits, true, bash("ls"), askSDK, false},
+		{ModePlan, true, edit, deny, false},
+		{ModeDontAsk, true, bash("ls"), deny, false},
 	}
 	for _, c := range cases {
-		if got, _ := decide(c.mode, rules, c.prompt, c.call); got != c.want {
+		if got, _ := decide(c.mode, rules, c.prompt, c.call, c.inTree); got != c.want {
 			t.Errorf("decide(%s, %s) = %v, want %v", c.mode, c.call.Input, got, c.want)
 		}
 	}

@@ -103,8 +103,10 @@ const (
 )
 
 // decide applies the mode and the rules to a call; deny comes with the
-// message the model sees.
-func decide(mode Mode, rules Rules, promptTool bool, c cctools.Call) (decision, string) {
+// message the model sees. inTree says that the call only changes files
+// inside the working directory (approval.EditsInside), which acceptEdits
+// allows: edits, and mkdir, touch, mv, cp and rm there.
+func decide(mode Mode, rules Rules, promptTool bool, c cctools.Call, inTree bool) (decision, string) {
 	switch {
 	case anyMatch(rules.Deny, c):
 		return deny, fmt.Sprintf("Permission to use %s was denied by --disallowedTools.", c.Name)
@@ -112,7 +114,7 @@ func decide(mode Mode, rules Rules, promptTool bool, c cctools.Call) (decision, 
 		return allow, ""
 	case anyMatch(rules.Allow, c):
 		return allow, ""
-	case mode == ModeAcceptEdits && (c.Name == cctools.Write || c.Name == cctools.Edit || c.Name == cctools.MultiEdit):
+	case mode == ModeAcceptEdits && inTree:
 		return allow, ""
 	case mode == ModePlan:
 		return deny, "Plan mode is on: nothing may be changed or run yet. Present the plan instead."

@@ -32,6 +32,8 @@ func (m *model) modeLine() []string {
 		if m.mode != nil {
 			return []string{faint.Render(truncate("⏵⏵ auto mode: calls run without asking (shift+tab to cycle)", m.width))}
 		}
+	case approval.Edits:
+		return []string{faint.Render(truncate("⏵⏵ accept edits: edits and mkdir/touch/mv/cp/rm in this directory run without asking (shift+tab to cycle)", m.width))}
 	}
 	return nil
 }
