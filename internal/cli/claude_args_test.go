@@ -179,3 +179,78 @@ func TestUnknownFlagOneLine(t *testing.T) {
 		t.Errorf("--permission-mode yolo: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+func bashAs(id, command string) providertest.ToolCall {
+	b, _ := json.Marshal(map[string]string{"command": command})
+	return toolCall(id, "bash", string(b))
+}
+
+// --permission-mode acceptEdits in one-shot mode: edits and file commands
+// inside the working directory run without asking, anything else is asked
+// about (here denied on stdin); default asks about everything.
+func TestPermissionModesOneShot(t *testing.T) {
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{
+			bashAs("c1", "mkdir -p d && touch d/a && cp d/a d/b"),
+			toolCall("c2", "write", `{"path":"w.txt","content":"w\n"}`),
+		}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{bashAs("c3", "echo hi > x.txt")}},
+		providertest.Reply{Text: "done"},
+	)
+	c := newCLI(t, srv)
+	exists := func(name string) bool { _, err := os.Stat(filepath.Join(c.dir, name)); return err == nil }
+	r := c.claude(srv, "n not that\n", "make files", "--permission-mode", "acceptEdits")
+	if r.code != 0 || !exists("d/a") || !exists("d/b") || !exists("w.txt") || exists("x.txt") {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if n := strings.Count(r.stderr, "Allow? "); n != 1 || !strings.Contains(r.stderr, "echo hi > x.txt") {
+		t.Fatalf("%d questions; want one, about echo:\n%s", n, r.stderr)
+	}
+	if body := string(srv.Requests()[2].Body); !strings.Contains(body, "not that") {
+		t.Fatal("the model did not see the denial's reason")
+	}
+
+	// default: the file command is asked about too.
+	srv.Enqueue(providertest.Reply{ToolCalls: []providertest.ToolCall{bashAs("c4", "touch e.txt")}}, providertest.Reply{Text: "ok"})
+	r = c.claude(srv, "y\n", "one more", "--permission-mode", "default")
+	if r.code != 0 || !exists("e.txt") || strings.Count(r.stderr, "Allow? ") != 1 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+
+	// --dangerously-skip-permissions with --approval ask disagree.
+	r = c.claude(srv, "", "x", "--approval", "ask", "--dangerously-skip-permissions")
+	if r.code != exitUsage || strings.Count(r.stderr, "\n") != 1 {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	// Print mode's own modes are refused outside it, in one line.
+	r = c.claude(srv, "", "x", "--permission-mode", "dontAsk")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "print mode (-p) only") {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	if len(srv.Requests()) != 5 {
+		t.Fatalf("%d model requests; a usage error reached the model", len(srv.Requests()))
+	}
+}
+
+// Print mode's acceptEdits runs file commands in the working directory as
+// Claude Code does, and denies others without a permission prompt tool.
+func TestPermissionModeAcceptEditsPrint(t *testing.T) {
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{bashAs("c1", "touch t.txt && mkdir m"), bashAs("c2", "echo hi > x.txt"), bashAs("c3", "touch ../out.txt")}},
+		providertest.Reply{Text: "done"},
+	)
+	c := newCLI(t, srv)
+	r := c.claude(srv, "", "-p", "go", "--permission-mode", "acceptEdits", "--output-format", "json")
+	res := oneResult(t, r)
+	if r.code != 0 || res["result"] != "done" {
+		t.Fatalf("exit %d: %v\n%s", r.code, res, r.stderr)
+	}
+	for name, want := range map[string]bool{"t.txt": true, "m": true, "x.txt": false, "../out.txt": false} {
+		if _, err := os.Stat(filepath.Join(c.dir, name)); (err == nil) != want {
+			t.Errorf("%s exists: %v, want %v", name, err == nil, want)
+		}
+	}
+	if denials, _ := res["permission_denials"].([]any); len(denials) != 2 {
+		t.Errorf("permission_denials %v; want the echo and the touch outside", res["permission_denials"])
+	}
+}
