@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,12 +16,36 @@ import (
 // it is not a flag (--resume ID, -r ID), which pflag cannot do for a flag
 // whose value is optional; they become --resume=ID. Everything else,
 // and everything after --, is left as it is. Subcommands' command lines
-// are not touched.
+// are not touched, nor are the flags of `run --temporal` (fleet.go),
+// which are tiny-go-fleet's.
 func claudeArgs(root *cobra.Command, args []string) []string {
 	if cmd, _, err := root.Find(args); err != nil || cmd != root {
 		return args
 	}
-	return resumeValues(root.Flags(), args)
+	return resumeValues(root.Flags(), fleetRun(root.Flags(), args))
+}
+
+// fleetRun puts -- before `run --temporal ...`, so that its flags reach
+// tiny-go-fleet as arguments rather than being parsed as tiny-go's.
+func fleetRun(fl *pflag.FlagSet, args []string) []string {
+	for i := 0; i < len(args); i++ {
+		s := args[i]
+		if s == "--" {
+			return args
+		}
+		if _, takesNext := flagArity(fl, s); takesNext {
+			i++
+			continue
+		}
+		if strings.HasPrefix(s, "-") && s != "-" {
+			continue
+		}
+		if s == "run" && i+1 < len(args) && (args[i+1] == "--temporal" || strings.HasPrefix(args[i+1], "--temporal=")) {
+			return append(append(slices.Clip(args[:i]), "--"), args[i:]...)
+		}
+		return args
+	}
+	return args
 }
 
 // resumeValues is claudeArgs on the flags fl knows.

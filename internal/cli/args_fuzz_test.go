@@ -73,4 +73,24 @@ func TestResumeValues(t *testing.T) {
 	if got := claudeArgs(root, []string{"session", "list", "-r", "x"}); strings.Join(got, " ") != "session list -r x" {
 		t.Errorf("session list -r x -> %q", got)
 	}
+	// run --temporal's flags are tiny-go-fleet's.
+	for in, want := range map[string]string{
+		"--cwd d run --temporal h:1 --blob b x": "--cwd d -- run --temporal h:1 --blob b x",
+		"run --temporal=h:1 x":                  "-- run --temporal=h:1 x",
+		"run the tests -r ID":                   "run the tests --resume=ID",
+		"--model run --temporal h:1":            "--model run --temporal h:1",
+	} {
+		if got := strings.Join(claudeArgs(root, strings.Fields(in)), " "); got != want {
+			t.Errorf("%s -> %s, want %s", in, got, want)
+		}
+	}
+}
+
+// `tiny-go run --temporal ...` still reaches tiny-go-fleet with its flags
+// now that flags may follow the prompt.
+func TestFleetRunKeepsItsFlags(t *testing.T) {
+	code, _, stderr := run(t, "run", "--temporal", "127.0.0.1:1", "--blob", "file:///x", "go")
+	if code != exitFailed || strings.Contains(stderr, "unknown flag") || !strings.Contains(stderr, "tiny-go-fleet is not installed") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
 }
