@@ -92,7 +92,7 @@ func TestOneShotRun(t *testing.T) {
 	)
 	c := newCLI(t, srv)
 	c.write("a.txt", "hello\n")
-	code, stdout, stderr := c.main("", "fix", "it", "--not-a-flag")
+	code, stdout, stderr := c.main("", "fix", "it", "--", "--not-a-flag")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -108,7 +108,7 @@ func TestOneShotRun(t *testing.T) {
 		t.Fatalf("c.txt = %q", b)
 	}
 	if got := *c.state().Transcript[0].Content; got != "fix it --not-a-flag" {
-		t.Fatalf("prompt = %q: a flag-like word inside the prompt belongs to it", got)
+		t.Fatalf("prompt = %q: a flag-like word after -- belongs to the prompt", got)
 	}
 }
 
