@@ -55,16 +55,16 @@ func (s *Switch) Next() Mode {
 // Planning reports whether plan mode is on.
 func (s *Switch) Planning() bool { return s.Mode() == Plan }
 
-// Hook is the agent's Approve hook under s: ask and edits ask (gate, nil
-// when there is none; the gate lets edits mode's edits through), auto and
-// plan allow (in plan mode the tools themselves refuse what would change
+// Hook is the agent's Approve hook under s: ask, edits and review ask
+// (gate, nil when there is none; the gate lets edits mode's edits and
+// review mode's reviewed commands through), auto and plan allow (in plan mode the tools themselves refuse what would change
 // something; see planmode).
 func (s *Switch) Hook(gate agent.ApproveFunc) agent.ApproveFunc {
 	if gate == nil {
 		return nil
 	}
 	return func(ctx context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
-		if m := s.Mode(); (m != Ask && m != Edits) || changesNothing(req) {
+		if m := s.Mode(); (m != Ask && m != Edits && m != Review) || changesNothing(req) {
 			return agent.Approval{Allow: true}, nil
 		}
 		return gate(ctx, req)

@@ -36,6 +36,11 @@ func TestSwitchCyclesAndDecides(t *testing.T) {
 			t.Fatalf("%s mode asked", m)
 		}
 	}
+	// review is ask except for the commands the gate reviews after.
+	s.Set(Review)
+	if a, _ := hook(ctx, agent.ApprovalRequest{Tool: "write", Builtin: true}); a.Allow || asked != 3 {
+		t.Fatal("review mode let a write run without asking")
+	}
 	if NewSwitch(Ask).Hook(nil) != nil || (*Switch)(nil).Mode() != Auto {
 		t.Fatal("nil cases")
 	}
