@@ -67,7 +67,8 @@ func lastPrompt(t *testing.T, srv *providertest.Server, i int) string {
 func (c *cliRun) sessionIDs() []string {
 	var ids []string
 	for _, p := range c.sessions() {
-		ids = append(ids, strings.TrimSuffix(filepath.Base(p), ".jsonl"))
+		_, id, _ := strings.Cut(strings.TrimSuffix(filepath.Base(p), ".jsonl"), "_")
+		ids = append(ids, id)
 	}
 	return ids
 }
@@ -115,7 +116,7 @@ func TestFlagsAfterThePrompt(t *testing.T) {
 			t.Fatalf("%q: the model got the prompt %q; want %q", args, got, want)
 		}
 	}
-	if ids := c.sessionIDs(); len(ids) != 1 {
+	if ids := c.sessionIDs(); len(ids) != 1 || ids[0] != id {
 		t.Fatalf("sessions %v; every run resumed the first", ids)
 	}
 

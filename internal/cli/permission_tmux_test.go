@@ -13,7 +13,8 @@ import (
 // Interactive mode honours Claude Code's permission flags (issue 41):
 // --permission-mode acceptEdits runs a file command in the working
 // directory without asking and asks about another command;
-// --dangerously-skip-permissions asks about nothing.
+// --dangerously-skip-permissions asks about nothing, here in the same
+// session resumed with -r ID.
 func TestPermissionFlagsInATerminal(t *testing.T) {
 	needTmux(t)
 	srv := providertest.New(t,
@@ -52,12 +53,24 @@ func TestPermissionFlagsInATerminal(t *testing.T) {
 		t.Fatal("y did not run the command")
 	}
 
-	q := run("skip", "--dangerously-skip-permissions")
+	p.text("/exit")
+	p.keys("Enter")
+	p.waitText("Resume: tiny-go --session")
+	files, _ := filepath.Glob(filepath.Join(dir, ".tiny-agent", "sessions", "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("sessions %v", files)
+	}
+	_, id, _ := strings.Cut(strings.TrimSuffix(filepath.Base(files[0]), ".jsonl"), "_")
+	q := run("skip", "-r "+id+" --dangerously-skip-permissions")
 	q.waitText("auto mode")
+	q.waitText("edits done") // the resumed session's last turn
 	q.text("more")
 	q.keys("Enter")
 	q.waitText("bypass done")
 	if !exists("c.txt") || strings.Contains(q.screen(), "wants to:") {
 		t.Fatalf("--dangerously-skip-permissions asked, or did not run:\n%s", q.screen())
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, ".tiny-agent", "sessions", "*.jsonl")); len(files) != 1 {
+		t.Fatalf("-r %s made another session: %v", id, files)
 	}
 }

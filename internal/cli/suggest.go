@@ -55,7 +55,7 @@ func flagError(cmd *cobra.Command, err error) error {
 }
 
 // shortFlags names the one-letter flags cmd knows: "the short flags are
-// -p, -c, -r, -h and -v".
+// -c, -h, -p, -r and -v".
 func shortFlags(cmd *cobra.Command) string {
 	var short []string
 	visit := func(f *pflag.Flag) {
