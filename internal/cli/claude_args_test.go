@@ -218,6 +218,13 @@ func TestPermissionModesOneShot(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 
+	// plan: the command runs against a read-only tree.
+	srv.Enqueue(providertest.Reply{ToolCalls: []providertest.ToolCall{bashAs("c5", "touch p.txt")}}, providertest.Reply{Text: "planned"})
+	r = c.claude(srv, "", "plan it", "--permission-mode", "plan")
+	if r.code != 0 || exists("p.txt") || !strings.Contains(r.stdout, "planned") {
+		t.Fatalf("plan mode: exit %d, p.txt made: %v\n%s", r.code, exists("p.txt"), r.stderr)
+	}
+
 	// --dangerously-skip-permissions with --approval ask disagree.
 	r = c.claude(srv, "", "x", "--approval", "ask", "--dangerously-skip-permissions")
 	if r.code != exitUsage || strings.Count(r.stderr, "\n") != 1 {
@@ -228,7 +235,7 @@ func TestPermissionModesOneShot(t *testing.T) {
 	if r.code != exitUsage || !strings.Contains(r.stderr, "print mode (-p) only") {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
-	if len(srv.Requests()) != 5 {
+	if len(srv.Requests()) != 7 {
 		t.Fatalf("%d model requests; a usage error reached the model", len(srv.Requests()))
 	}
 }
