@@ -27,6 +27,9 @@ func TestNewOptions(t *testing.T) {
 	if o, _ := NewOptions(Flags{SkipPermissions: true}, "v"); o.Mode != ModeBypass || o.Output != FormatText {
 		t.Errorf("--dangerously-skip-permissions: %+v", o)
 	}
+	if o, _ := NewOptions(Flags{SkipPermissions: true, PermissionMode: "manual"}, "v"); o.Mode != ModeDefault {
+		t.Errorf("manual is default: %+v", o)
+	}
 	if o, _ := NewOptions(Flags{AutoApproval: true, PermissionMode: "plan"}, "v"); o.Mode != ModePlan {
 		t.Errorf("an explicit --permission-mode wins: %+v", o)
 	}

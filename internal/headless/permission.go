@@ -21,8 +21,12 @@ const (
 	ModeAuto        Mode = "auto"
 )
 
-// ParseMode validates a permission mode.
+// ParseMode validates a permission mode. manual is Claude Code's other
+// name of default (its CLI's label for it).
 func ParseMode(s string) (Mode, error) {
+	if s == "manual" {
+		return ModeDefault, nil
+	}
 	switch m := Mode(s); m {
 	case ModeDefault, ModeAcceptEdits, ModeBypass, ModePlan, ModeDontAsk, ModeAuto:
 		return m, nil
