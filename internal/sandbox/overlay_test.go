@@ -9,8 +9,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/tiny-agent/tiny-go/internal/overlay"
+	"github.com/tiny-agent/tiny-go/internal/testenv"
 )
 
 // overlayScript writes, deletes, tries .tiny-agent, and looks at the
@@ -97,7 +101,9 @@ func TestCommandOverOverlay(t *testing.T) {
 		t.Skip("the root case; TestCommandOverOverlayInUserNamespace covers the rest")
 	}
 	forEachInit(t, func(t *testing.T) {
-		base, err := filepath.EvalSymlinks(t.TempDir())
+		// Outside the temporary directory, a writable root of its own
+		// that would hide a working tree the command cannot write.
+		base, err := filepath.EvalSymlinks(testenv.WorkDir(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,11 +123,7 @@ func TestCommandOverOverlayInUserNamespace(t *testing.T) {
 
 func testOverlayInUserNamespace(t *testing.T) {
 	const nobody = 65534
-	base, err := os.MkdirTemp("", "sandbox-overlay-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
+	base := testenv.WorkDir(t)
 	bin := filepath.Join(base, "sandbox.test")
 	self, err := os.ReadFile(os.Args[0])
 	if err != nil {
@@ -198,5 +200,48 @@ func BenchmarkStartOverlay(b *testing.B) {
 				phases = [3]time.Duration{}
 			}
 		})
+	}
+}
+
+// The rights the init grants beneath the overlay are the ones the
+// command's ruleset handles: the kernel refuses a rule granting more, and
+// the init would then fail every command.
+func TestOverlayRightsAreTheRulesets(t *testing.T) {
+	requireLandlock(t)
+	work := testenv.WorkDir(t)
+	sb, _, err := New(Policy{WorkDir: work, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	c := sb.spawner.cont
+	if ABI() >= 2 && c.fsMask == 0 {
+		t.Fatalf("no rights to grant beneath the overlay on Landlock ABI %d", ABI())
+	}
+	rs, err := c.newRuleset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	dir, err := os.Open(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	add := func(rights uint64) error {
+		attr := unix.LandlockPathBeneathAttr{Allowed_access: rights, Parent_fd: int32(dir.Fd())}
+		_, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, rs.Fd(), unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
+		if e != 0 {
+			return e
+		}
+		return nil
+	}
+	if c.fsMask != 0 {
+		if err := add(c.fsMask); err != nil {
+			t.Fatalf("the ruleset refuses the rights %#x: %v", c.fsMask, err)
+		}
+	}
+	if err := add(c.fsMask | unix.LANDLOCK_ACCESS_FS_EXECUTE); err == nil {
+		t.Fatal("the ruleset takes a right it does not handle: the check above proves nothing")
 	}
 }
