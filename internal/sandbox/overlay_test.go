@@ -266,3 +266,48 @@ func BenchmarkCommandRuleset(b *testing.B) {
 		rs.Close()
 	}
 }
+
+// In read-only mode the tree stays unwritable over an overlay too: the
+// init grants nothing beneath it (plan mode's commands run this way).
+func TestReadOnlyOverlayRefusesWrites(t *testing.T) {
+	requireLandlock(t)
+	if os.Geteuid() != 0 {
+		t.Skip("the overlay as root; the cli tests cover the rest")
+	}
+	base := testenv.WorkDir(t)
+	work, scratch := filepath.Join(base, "work"), filepath.Join(base, "scratch")
+	for _, d := range []string{work, scratch} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	forEachInit(t, func(t *testing.T) {
+		for _, mode := range []Mode{ReadOnly, Workspace} {
+			sb, _, err := New(Policy{Mode: mode, WorkDir: work, Scratch: scratch, Getenv: func(string) string { return "" }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tx, err := overlay.Begin(filepath.Join(work, ".tiny-agent", "tx"), work, "t-"+string(mode))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command("/bin/sh", "-c", "echo x > new.txt")
+			cmd.Dir = work
+			var out strings.Builder
+			cmd.Stderr = &out
+			if err := sb.StartOverlay(cmd, Overlay{Lower: work, Upper: tx.Upper(), Work: tx.Work()}); err != nil {
+				t.Fatal(err)
+			}
+			err = cmd.Wait()
+			changes, _ := tx.Changes()
+			tx.Discard()
+			sb.Close()
+			if mode == ReadOnly && (err == nil || !strings.Contains(out.String(), "Permission denied") || len(changes) != 0) {
+				t.Fatalf("read-only: %v, %q, changes %v; want Permission denied and no change", err, out.String(), changes)
+			}
+			if mode == Workspace && (err != nil || len(changes) != 1) {
+				t.Fatalf("workspace: %v, %q, changes %v; want new.txt", err, out.String(), changes)
+			}
+		}
+	})
+}
