@@ -66,7 +66,7 @@ func init() {
 	}
 	fd, flags := rulesetFD(flags[:1]), flags[1:]
 	if strings.HasPrefix(flags, UserForm) {
-		if len(a) < 2 {
+		if len(a) < 5 { // the maps, and the shortest form after them
 			fail("bad arguments", syscall.EINVAL)
 		}
 		writeIDMaps(a[0], a[1])
