@@ -18,7 +18,8 @@ import (
 // Issue 41: commands write the working tree, and a rewind restores it,
 // wherever users keep a project and whoever they are. The real binary
 // (cmd/tiny-go, which makes itself non-dumpable as users run it) plays
-// one turn that writes, makes folders, edits and deletes, and is then
+// one turn whose commands write, make folders, edit and delete (and whose
+// write tool makes a file in a new folder), and is then
 // rewound; the tree must be what the commands made, then exactly what it
 // was. Run as root it also runs everything as an unprivileged user
 // (placesUID), whose commands must get the same containment: the command
@@ -138,6 +139,8 @@ func runPlace(t *testing.T, bin string, p place, uid int) {
 	for i, cmd := range placesTurn {
 		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall(fmt.Sprintf("c%d", i+1), "bash", fmt.Sprintf("{\"command\":%q}", cmd))}})
 	}
+	// The file tools too, which run outside the overlay.
+	replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("w1", "write", `{"path":"w/tool.txt","content":"written\n"}`)}})
 	srv := providertest.New(t, append(replies, providertest.Reply{Text: "done"})...)
 	dir, home, tmp := placeDirs(t, p, uid)
 	run := func(args ...string) string {
@@ -204,7 +207,7 @@ func checkPlaceTurn(t *testing.T, dir string, before, after map[string]string, o
 		b, _ := os.ReadFile(filepath.Join(dir, name))
 		return string(b)
 	}
-	for name, want := range map[string]string{"a.txt": "hi\n", "d/e/f.txt": "deep\n", "edit.txt": "new\nmore\n", "keep.txt": "keep\n"} {
+	for name, want := range map[string]string{"a.txt": "hi\n", "d/e/f.txt": "deep\n", "w/tool.txt": "written\n", "edit.txt": "new\nmore\n", "keep.txt": "keep\n"} {
 		if got := read(name); got != want {
 			t.Fatalf("%s is %q, want %q; the run said:\n%s", name, got, want, out)
 		}
