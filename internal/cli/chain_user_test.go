@@ -11,6 +11,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/testenv"
 )
 
 // thresholdChain is a task of four reads whose reported prompts grow
@@ -37,7 +38,7 @@ func thresholdChain(t *testing.T) *providertest.Server {
 // a.txt, and returns its exit code, stdout, stderr and the directory.
 func runProgram(t *testing.T, srv *providertest.Server, args ...string) (code int, stdout, stderr, dir string) {
 	t.Helper()
-	dir = t.TempDir()
+	dir = testenv.WorkDir(t)
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,8 @@ func newCLI(t *testing.T, server *providertest.Server) *cliRun {
 	if server != nil {
 		env["TINY_ENDPOINT"] = server.URL()
 	}
-	return &cliRun{t: t, dir: t.TempDir(), env: env}
+	// Where users keep projects, not under TMPDIR (testenv.WorkDir).
+	return &cliRun{t: t, dir: testenv.WorkDir(t), env: env}
 }
 
 func (c *cliRun) main(stdin string, args ...string) (code int, stdout, stderr string) {

@@ -44,6 +44,11 @@ type containment struct {
 	noPtrace   bool     // the confining thread dropped CAP_SYS_PTRACE
 	lostReason string   // why namespaces were refused, for the warning
 	disabled   bool     // Policy.NoNamespaces
+	// newRuleset makes a ruleset like ruleset for one command over an
+	// overlay: its init adds the overlay's root to it (overlay.go).
+	newRuleset func() (*os.File, error)
+	// fsMask is the file system rights the rulesets restrict.
+	fsMask uint64
 }
 
 // setUpThread runs on the confining thread before Landlock (which forbids
@@ -220,12 +225,13 @@ func unwrapErrno(err error) error {
 // SysProcAttr (process group or session, Pdeathsig) applies to the init,
 // which becomes the command: what the caller signals and waits for.
 func (c *containment) wrap(cmd *exec.Cmd) error {
-	return c.wrapInit(cmd, "")
+	return c.wrapInit(cmd, c.ruleset, "")
 }
 
-// wrapInit is wrap with form after the descriptor digit and extra
-// arguments after the state directory (overlay.go).
-func (c *containment) wrapInit(cmd *exec.Cmd, form string, extra ...string) error {
+// wrapInit is wrap with the Landlock ruleset rs, form after the
+// descriptor digit and extra arguments after the state directory
+// (overlay.go).
+func (c *containment) wrapInit(cmd *exec.Cmd, rs *os.File, form string, extra ...string) error {
 	if cmd.Err != nil {
 		return nil // Start reports it
 	}
@@ -238,9 +244,19 @@ func (c *containment) wrapInit(cmd *exec.Cmd, form string, extra ...string) erro
 	if fd > 9 {
 		return errors.New("sandbox: too many ExtraFiles for the namespace init")
 	}
-	cmd.ExtraFiles = append(cmd.ExtraFiles, c.ruleset)
-	args := append([]string{nsinit.Argv0, string(rune('0'+fd)) + form, c.stateDir}, extra...)
-	args = append(append(args, cmd.Path), cmd.Args...)
+	cmd.ExtraFiles = append(cmd.ExtraFiles, rs)
+	flags := string(rune('0' + fd))
+	var maps []string
+	if c.userNS {
+		// The init writes its own id maps (nsinit.UserForm): tiny-go is
+		// non-dumpable, so the kernel refuses it the child's maps, which
+		// the child may write once it has executed the init.
+		flags += nsinit.UserForm
+		uid, gid := os.Geteuid(), os.Getegid()
+		maps = []string{fmt.Sprintf("%d %d 1\n", uid, uid), fmt.Sprintf("%d %d 1\n", gid, gid)}
+	}
+	args := append(append([]string{nsinit.Argv0, flags + form}, maps...), c.stateDir)
+	args = append(append(append(args, extra...), cmd.Path), cmd.Args...)
 	cmd.Path, cmd.Args = c.initPath, args
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -255,9 +271,6 @@ func (c *containment) wrapInit(cmd *exec.Cmd, form string, extra ...string) erro
 		// mount and to drop a capability across its exec, and clears
 		// them before the command's.
 		a.Cloneflags |= unix.CLONE_NEWUSER
-		uid, gid := os.Geteuid(), os.Getegid()
-		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 		a.AmbientCaps = append(a.AmbientCaps, unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP)
 	}
 	return nil

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"os/exec"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 
@@ -50,7 +51,22 @@ func (s *Sandbox) StartOverlay(cmd *exec.Cmd, ov Overlay) error {
 	if err != nil {
 		return err
 	}
-	if err := c.wrapInit(cmd, nsinit.OverlayForm, ov.Lower, opts); err != nil {
+	// Landlock's rule for the working directory does not reach through
+	// the overlay mounted over it (a rule is held by the inode it was
+	// made on, and the overlay's root is another one): the init adds the
+	// overlay's root to a ruleset of this command's own, after mounting,
+	// when the tree is writable at all (not in read-only mode).
+	rs, err := c.newRuleset()
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	var rights uint64
+	if underAny(resolveExisting(ov.Lower), s.roots) {
+		rights = c.fsMask
+	}
+	form := nsinit.OverlayForm + strconv.FormatUint(rights, 10)
+	if err := c.wrapInit(cmd, rs, form, ov.Lower, opts); err != nil {
 		return err
 	}
 	if c.userNS {

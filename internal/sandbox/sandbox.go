@@ -133,7 +133,7 @@ func newWithABI(p Policy, abi int) (*Sandbox, string, error) {
 	if p.NetworkOff && !net {
 		warnings = append(warnings, networkWarning(abi))
 	}
-	cont := &containment{disabled: p.NoNamespaces, stateDir: stateDirOf(p.WorkDir)}
+	cont := &containment{disabled: p.NoNamespaces, stateDir: stateDirOf(p.WorkDir), fsMask: handledFS(abi)}
 	sp, err := newSpawner(true, roots, net, cont)
 	if err != nil {
 		return nil, "", fmt.Errorf("sandbox: %w", err)

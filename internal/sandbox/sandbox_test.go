@@ -10,16 +10,20 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestMain doubles as a helper process: with SANDBOX_TEST_DIAL set, the
 // test binary dials that address and reports the outcome on stdout.
 func TestMain(m *testing.M) {
 	if base := os.Getenv("SANDBOX_TEST_USERNS"); base != "" {
+		nonDumpable()
 		userNSChild(base)
 		os.Exit(0)
 	}
 	if base := os.Getenv("SANDBOX_TEST_OVERLAY"); base != "" {
+		nonDumpable()
 		goInitOnly = os.Getenv("SANDBOX_TEST_GOINIT") == "true"
 		fmt.Print(overlayRun(base))
 		os.Exit(0)
@@ -489,5 +493,14 @@ func BenchmarkStartConfined(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// nonDumpable makes the test process non-dumpable, as tiny-go makes
+// itself (secrets.ProtectMemory): the kernel then refuses it the id maps
+// of its children's user namespaces, which the init writes instead.
+func nonDumpable() {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		panic(err)
 	}
 }

@@ -34,6 +34,20 @@ const writeRights = landlock.AccessFSSet(ll.AccessFSWriteFile | ll.AccessFSRemov
 // writing with O_TRUNC.
 const fileWriteRights = landlock.AccessFSSet(ll.AccessFSWriteFile | ll.AccessFSTruncate)
 
+// handledFS is what the best-effort ruleset of writeRights restricts on
+// a kernel with Landlock ABI abi: nothing before ABI 2, which cannot grant
+// Refer (go-landlock then enforces no file system rule at all), no
+// Truncate before ABI 3.
+func handledFS(abi int) uint64 {
+	switch {
+	case abi < 2:
+		return 0
+	case abi == 2:
+		return uint64(writeRights) &^ ll.AccessFSTruncate
+	}
+	return uint64(writeRights)
+}
+
 // tcpRights are blocked entirely by --network off.
 const tcpRights = landlock.AccessNetSet(ll.AccessNetBindTCP | ll.AccessNetConnectTCP)
 
@@ -88,12 +102,19 @@ func newSpawner(fs bool, roots []string, net bool, cont *containment) (*spawner,
 	if net {
 		cfg.HandledAccessNet = tcpRights
 	}
-	fd, flags, err := cfg.BestEffort().NewRulesetFD(rules...)
-	if err != nil {
-		return nil, fmt.Errorf("creating the Landlock ruleset: %w", err)
+	newRuleset := func() (int, uint32, error) {
+		fd, flags, err := cfg.BestEffort().NewRulesetFD(rules...)
+		if err != nil {
+			return -1, 0, fmt.Errorf("creating the Landlock ruleset: %w", err)
+		}
+		if fd < 0 {
+			return -1, 0, errors.New("landlock: nothing to enforce on this kernel")
+		}
+		return fd, flags, nil
 	}
-	if fd < 0 {
-		return nil, errors.New("landlock: nothing to enforce on this kernel")
+	fd, flags, err := newRuleset()
+	if err != nil {
+		return nil, err
 	}
 	s := &spawner{ruleset: os.NewFile(uintptr(fd), "landlock-ruleset")}
 	s.confined, err = startThread(func() error {
@@ -118,6 +139,13 @@ func newSpawner(fs bool, roots []string, net bool, cont *containment) (*spawner,
 	}
 	s.launcher, _ = startThread(func() error { return nil })
 	cont.ruleset = s.ruleset
+	cont.newRuleset = func() (*os.File, error) {
+		fd, _, err := newRuleset()
+		if err != nil {
+			return nil, err
+		}
+		return os.NewFile(uintptr(fd), "landlock-ruleset"), nil
+	}
 	cont.probe(func(cmd *exec.Cmd) error { return s.launcher.do(spawnRequest{cmd: cmd}) })
 	if !cont.ns {
 		close(s.launcher.done) // commands start from the confined thread

@@ -14,6 +14,7 @@
 //
 //	argv: Argv0 <fd> <state dir or ""> <path> <argv of the command...>
 //
+// In a user namespace of its own (UserForm) it first writes its id maps.
 // It makes every mount a slave (nothing propagates back to the host),
 // mounts a procfs of the new PID namespace on /proc, binds the state
 // directory read-only over itself, drops CAP_SYS_PTRACE from the bounding
@@ -25,7 +26,10 @@ package nsinit
 
 import (
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -33,32 +37,53 @@ import (
 // Argv0 marks the init.
 const Argv0 = "tiny-go-nsinit"
 
-// OverlayForm follows the descriptor digit in the init of a command that
-// runs over an overlay of its working directory:
+// OverlayForm follows the descriptor digit (and UserForm) in the init of
+// a command that runs over an overlay of its working directory, followed
+// by the Landlock file system rights (decimal) to grant beneath the
+// overlay once it is mounted, 0 for none:
 //
-//	argv: Argv0 <fd>o <state dir or ""> <lower> <mount options> <path> <argv...>
+//	argv: Argv0 <fd>o<rights> <state dir or ""> <lower> <mount options> <path> <argv...>
 const OverlayForm = "o"
+
+// UserForm follows the descriptor digit in the init of a command in a
+// user namespace of its own: the init first writes its uid and gid maps,
+// the two arguments after the flags, itself (after denying setgroups):
+// tiny-go, non-dumpable, may not write them.
+//
+//	argv: Argv0 <fd>u[o<rights>] <uid map> <gid map> <state dir or ""> ...
+const UserForm = "u"
 
 // ExitSetup is the status of an init that could not set up.
 const ExitSetup = 125
 
 func init() {
-	if len(os.Args) >= 5 && os.Args[0] == Argv0 {
-		if a := os.Args[1:]; len(a[0]) == 2 && a[0][1:] == OverlayForm {
-			if len(a) < 6 {
-				fail("bad arguments", syscall.EINVAL)
-			}
-			runOverlay(a[0][:1], a[1], a[2], a[3], a[4], a[5:])
-		}
-		run(os.Args[1:])
+	if len(os.Args) < 2 || os.Args[0] != Argv0 {
+		return
 	}
-}
-
-func run(args []string) {
-	fdArg, state, path, argv := args[0], args[1], args[2], args[3:]
-	fd := rulesetFD(fdArg)
-	mountBase(state)
-	confineAndExec(fd, path, argv)
+	flags, a := os.Args[1], os.Args[2:]
+	if flags == "" {
+		fail("bad arguments", syscall.EINVAL)
+	}
+	fd, flags := rulesetFD(flags[:1]), flags[1:]
+	if strings.HasPrefix(flags, UserForm) {
+		if len(a) < 5 { // the maps, and the shortest form after them
+			fail("bad arguments", syscall.EINVAL)
+		}
+		writeIDMaps(a[0], a[1])
+		flags, a = flags[len(UserForm):], a[2:]
+	}
+	if rights, ok := strings.CutPrefix(flags, OverlayForm); ok {
+		mask, err := strconv.ParseUint(rights, 10, 64)
+		if err != nil || len(a) < 5 {
+			fail("bad arguments", syscall.EINVAL)
+		}
+		runOverlay(fd, mask, a[0], a[1], a[2], a[3], a[4:])
+	}
+	if flags != "" || len(a) < 3 {
+		fail("bad arguments", syscall.EINVAL)
+	}
+	mountBase(a[0])
+	confineAndExec(fd, a[1], a[2:])
 }
 
 func rulesetFD(fdArg string) int {
@@ -66,6 +91,18 @@ func rulesetFD(fdArg string) int {
 		fail("bad ruleset descriptor", syscall.EINVAL)
 	}
 	return int(fdArg[0] - '0')
+}
+
+// writeIDMaps maps the user's own ids in the init's user namespace.
+func writeIDMaps(uidMap, gidMap string) {
+	for _, f := range [][2]string{{"setgroups", "deny"}, {"uid_map", uidMap}, {"gid_map", gidMap}} {
+		fd, err := unix.Open("/proc/self/"+f[0], unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		if err == nil {
+			_, err = unix.Write(fd, []byte(f[1]))
+			unix.Close(fd)
+		}
+		check("writing /proc/self/"+f[0], err)
+	}
 }
 
 // mountBase makes mounts slaves, mounts /proc and binds state read-only.
@@ -97,8 +134,7 @@ func readOnly(state string) {
 // mounted on top of the overlay, read-only, so the command can neither
 // write it nor meet the kernel's ELOOP for the upper layer seen through
 // the overlay.
-func runOverlay(fdArg, state, lower, opts, path string, argv []string) {
-	fd := rulesetFD(fdArg)
+func runOverlay(fd int, rights uint64, state, lower, opts, path string, argv []string) {
 	mountBase("")
 	clone := -1
 	if state != "" {
@@ -107,12 +143,28 @@ func runOverlay(fdArg, state, lower, opts, path string, argv []string) {
 		check("cloning the state directory's mount", err)
 	}
 	check("mounting the overlay of "+lower, unix.Mount("overlay", lower, "overlay", 0, opts))
+	if rights != 0 {
+		allowBeneath(fd, rights, lower)
+	}
 	if clone >= 0 {
 		check("binding "+state+" over the overlay", unix.MoveMount(clone, "", unix.AT_FDCWD, state, unix.MOVE_MOUNT_F_EMPTY_PATH))
 		unix.Close(clone)
 		readOnly(state)
 	}
 	confineAndExec(fd, path, argv)
+}
+
+// allowBeneath adds to the ruleset fd a rule granting rights beneath dir,
+// the overlay's root now: the rule the ruleset has for the working
+// directory is hidden by the mount over it.
+func allowBeneath(fd int, rights uint64, dir string) {
+	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	check("opening the overlay of "+dir, err)
+	attr := unix.LandlockPathBeneathAttr{Allowed_access: rights, Parent_fd: int32(dfd)}
+	if _, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(fd), unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&attr)), 0, 0, 0); e != 0 {
+		fail("allowing writes beneath the overlay", e)
+	}
+	unix.Close(dfd)
 }
 
 // confineAndExec drops what the command must not have, enforces Landlock

@@ -38,6 +38,18 @@ func TestELFIsItsSource(t *testing.T) {
 	}
 }
 
+// badArguments are argument lists no init may run a command from.
+func badArguments(marker string) [][]string {
+	return [][]string{
+		{"x", "", "/bin/touch", "touch", marker},
+		{"2", "", "/bin/touch", "touch", marker},
+		{"3x", "", "/bin/touch", "touch", marker},
+		{"3o1z", "", "/lower", "opts", "/bin/touch", "touch", marker},
+		{"3o", "", "/bin/touch", "touch", marker},
+		{"3u", "0 0 1", "/bin/touch", "touch", marker},
+	}
+}
+
 // Given arguments it does not understand, the static init runs nothing
 // and says so (the steps that follow need a namespace of their own and
 // are tested through the sandbox).
@@ -50,18 +62,31 @@ func TestStaticInitRefusesBadArguments(t *testing.T) {
 		t.Fatal(err)
 	}
 	marker := filepath.Join(t.TempDir(), "ran")
-	for _, args := range [][]string{
-		{},
-		{"x", "", "/bin/touch", "touch", marker},
-		{"2", "", "/bin/touch", "touch", marker},
-	} {
-		cmd := exec.Command(bin, args...)
-		b, err := cmd.CombinedOutput()
-		if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != ExitSetup || !strings.Contains(string(b), "bad arguments") {
-			t.Errorf("init %q: %v, %q; want status %d and bad arguments", args, err, b, ExitSetup)
-		}
+	for _, args := range append(badArguments(marker), []string{}) {
+		checkRefused(t, exec.Command(bin, args...), "bad arguments")
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the command ran")
+	}
+}
+
+// The same of the Go init: this test binary started as Argv0.
+func TestGoInitRefusesBadArguments(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "ran")
+	for _, args := range badArguments(marker) {
+		cmd := exec.Command(os.Args[0])
+		cmd.Args = append([]string{Argv0}, args...)
+		checkRefused(t, cmd, "bad ")
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the command ran")
+	}
+}
+
+func checkRefused(t *testing.T, cmd *exec.Cmd, want string) {
+	t.Helper()
+	b, err := cmd.CombinedOutput()
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != ExitSetup || !strings.Contains(string(b), want) {
+		t.Errorf("init %q: %v, %q; want status %d and %q", cmd.Args, err, b, ExitSetup, want)
 	}
 }

@@ -4,14 +4,18 @@
 # same failure status (125, or 126/127 when the command cannot be run).
 # Assembled with GNU as and ld by gen.sh into ../elf_amd64.go.
 #
-#   argv: <argv0> <fd digit> <state dir or ""> <path> <argv of the command...>
-#   argv: <argv0> <fd digit>o <state dir or ""> <lower> <overlay options> <path> <argv...>
+#   argv: <argv0> <fd digit>[u] [<uid map> <gid map>] <state dir or ""> <path> <argv of the command...>
+#   argv: <argv0> <fd digit>[u]o<rights> [<uid map> <gid map>] <state dir or ""> <lower> <overlay options> <path> <argv...>
 #
-# The second form first mounts an overlay over <lower> (the working
-# directory), with the state directory's mount cloned before it and moved
-# on top of it after, read-only (nsinit.go, runOverlay, says why).
+# With u, the init first writes its own id maps (after denying setgroups):
+# tiny-go is non-dumpable and may not. The o form mounts an overlay over
+# <lower> (the working directory), with the state directory's mount cloned
+# before it and moved on top of it after, read-only (nsinit.go, runOverlay,
+# says why), and adds a rule granting <rights> (decimal, 0: none) beneath
+# the overlay to the ruleset: the working directory's rule is hidden by it.
 
 	.equ SYS_write, 1
+	.equ SYS_open, 2
 	.equ SYS_close, 3
 	.equ SYS_execve, 59
 	.equ SYS_getcwd, 79
@@ -20,13 +24,18 @@
 	.equ SYS_prctl, 157
 	.equ SYS_mount, 165
 	.equ SYS_exit_group, 231
+	.equ SYS_landlock_add_rule, 445
 	.equ SYS_landlock_restrict_self, 446
+	.equ LANDLOCK_RULE_PATH_BENEATH, 1
 	.equ SYS_open_tree, 428
 	.equ SYS_move_mount, 429
 
 	.equ AT_FDCWD, -100
 	.equ OPEN_TREE_CLONE, 1
+	.equ O_WRONLY, 1
+	.equ O_DIRECTORY, 0x10000
 	.equ O_CLOEXEC, 0x80000
+	.equ O_PATH, 0x200000
 	.equ MOVE_MOUNT_F_EMPTY_PATH, 4
 
 	.equ MS_RDONLY, 1
@@ -65,19 +74,45 @@ _start:
 	jb	fail
 	cmp	$9, %r14d
 	ja	fail
-	xor	%ecx, %ecx			# 1: the overlay form
-	cmpb	$'o', 1(%rax)
+	lea	1(%rax), %r15			# the rest of the flags
+	cmpb	$'u', (%r15)
 	jne	0f
 	cmp	$7, %rbx
 	jb	fail
+	inc	%r15
+	call	idmaps
+	add	$16, %r12			# past the maps: the rest as without them
+	sub	$2, %rbx
+	lea	msg_args(%rip), %rsi
+	mov	$len_args, %edx
+0:	xor	%ecx, %ecx			# 1: the overlay form
+	xor	%ebp, %ebp			# its rights
+	cmpb	$'o', (%r15)
+	jne	2f
+1:	inc	%r15
+	movzbl	(%r15), %eax
+	test	%eax, %eax
+	jz	0f
+	sub	$'0', %eax
+	cmp	$9, %eax
+	ja	fail
+	imul	$10, %rbp, %rbp
+	add	%rax, %rbp
+	jmp	1b
+0:	cmp	$7, %rbx
+	jb	fail
 	mov	$1, %ecx
-0:	lea	24(%r12), %rbx			# the command's path, then its argv
+	jmp	3f
+2:	cmpb	$0, (%r15)
+	jne	fail
+3:	lea	24(%r12), %rbx			# the command's path, then its argv
 	test	%ecx, %ecx
 	jz	0f
 	lea	40(%r12), %rbx
-0:	sub	$4112, %rsp			# room for statfs and getcwd; 4096: the clone, 4104: the form
+0:	sub	$4128, %rsp			# room for statfs and getcwd; 4096: the clone, 4104: the form, 4112: its rights
 	movq	$-1, 4096(%rsp)
 	mov	%rcx, 4104(%rsp)
+	mov	%rbp, 4112(%rsp)
 
 	# Every mount a slave: nothing done here propagates back.
 	lea	empty(%rip), %rdi
@@ -221,7 +256,10 @@ overlay:
 	mov	$len_overlay, %edx
 	test	%rax, %rax
 	jnz	fail
-	cmpb	$0, (%r15)
+	cmpq	$0, 4112(%rsp)
+	je	1f
+	call	allowoverlay
+1:	cmpb	$0, (%r15)
 	je	2b
 	mov	4096(%rsp), %rdi
 	lea	empty(%rip), %rsi
@@ -239,6 +277,78 @@ overlay:
 	syscall
 	call	stateflags
 	jmp	readonly
+
+# allowoverlay: adds to the ruleset (r14) a rule granting the rights at
+# 4112 of the frame beneath <lower>, the overlay's root now.
+allowoverlay:
+	mov	24(%r12), %rdi
+	mov	$(O_PATH|O_DIRECTORY|O_CLOEXEC), %esi
+	mov	$SYS_open, %eax
+	syscall
+	lea	msg_rule(%rip), %rsi
+	mov	$len_rule, %edx
+	test	%rax, %rax
+	js	fail
+	mov	%rax, %rbp
+	mov	4120(%rsp), %rcx		# the rights (the frame is 8 bytes up)
+	mov	%rcx, 8(%rsp)			# struct landlock_path_beneath_attr
+	mov	%eax, 16(%rsp)
+	mov	%r14, %rdi
+	mov	$LANDLOCK_RULE_PATH_BENEATH, %esi
+	lea	8(%rsp), %rdx
+	xor	%r10d, %r10d
+	mov	$SYS_landlock_add_rule, %eax
+	syscall
+	lea	msg_rule(%rip), %rsi
+	mov	$len_rule, %edx
+	test	%rax, %rax
+	jnz	fail
+	mov	%rbp, %rdi
+	mov	$SYS_close, %eax
+	syscall
+	ret
+
+# idmaps: denies setgroups, then writes argv[2] to the uid map and argv[3]
+# to the gid map of this process's user namespace (r12: argv).
+idmaps:
+	lea	setgroups(%rip), %rdi
+	lea	deny(%rip), %rsi
+	call	writefile
+	lea	uidmap(%rip), %rdi
+	mov	16(%r12), %rsi
+	call	writefile
+	lea	gidmap(%rip), %rdi
+	mov	24(%r12), %rsi
+	call	writefile
+	ret
+
+# writefile: writes the string at rsi to the file at rdi; fails the init
+# on an error.
+writefile:
+	push	%rsi
+	mov	$(O_WRONLY|O_CLOEXEC), %esi
+	mov	$SYS_open, %eax
+	syscall
+	pop	%rsi
+	test	%rax, %rax
+	js	1f
+	mov	%rax, %rdi
+	xor	%edx, %edx
+0:	cmpb	$0, (%rsi,%rdx)
+	je	0f
+	inc	%rdx
+	jmp	0b
+0:	mov	$SYS_write, %eax
+	syscall
+	mov	%rax, %r8
+	mov	$SYS_close, %eax
+	syscall
+	test	%r8, %r8
+	js	1f
+	ret
+1:	lea	msg_idmap(%rip), %rsi
+	mov	$len_idmap, %edx
+	jmp	fail
 
 # stateflags: rbp = the flags to remount the state directory (r15) with:
 # those of the mount it is on that a user namespace may not clear, and
@@ -289,6 +399,14 @@ slash:	.asciz "/"
 proc:	.asciz "proc"
 slashproc: .asciz "/proc"
 ovl:	.asciz "overlay"
+setgroups: .asciz "/proc/self/setgroups"
+deny:	.asciz "deny"
+uidmap:	.asciz "/proc/self/uid_map"
+gidmap:	.asciz "/proc/self/gid_map"
+msg_idmap: .ascii "tiny-go: namespace init: writing the user namespace's id maps failed\n"
+	.equ len_idmap, . - msg_idmap
+msg_rule: .ascii "tiny-go: namespace init: allowing writes beneath the overlay failed\n"
+	.equ len_rule, . - msg_rule
 msg_args: .ascii "tiny-go: namespace init: bad arguments\n"
 	.equ len_args, . - msg_args
 msg_slave: .ascii "tiny-go: namespace init: making mounts slaves failed\n"
