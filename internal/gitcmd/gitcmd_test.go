@@ -172,3 +172,33 @@ func TestLoadUser(t *testing.T) {
 		t.Fatalf("got %+v", u)
 	}
 }
+
+// A fleet worker's final diff: the agent's planted filter, textconv and
+// external diff do not run; the patch holds the work tree's changes and
+// leaves out what the pathspec excludes; the repository's index is kept.
+func TestDiffRunsNoPlantedProgram(t *testing.T) {
+	dir, pwn, marker := plantedRepo(t)
+	sh(t, dir, "printf '*.txt filter=p diff=d\\n' > .gitattributes && git config filter.p.clean '"+pwn+" filter-clean' && "+
+		"git config diff.d.textconv '"+pwn+" textconv' && git config diff.d.command '"+pwn+" diff-driver' && "+
+		"git config diff.external '"+pwn+" diff-external' && git config core.fsmonitor '"+pwn+" fsmonitor' && "+
+		"echo two >> a.txt && echo new > b.txt && mkdir -p .tiny-agent && echo s > .tiny-agent/s")
+	index, _ := os.ReadFile(filepath.Join(dir, ".git", "index"))
+	patch, err := Diff(context.Background(), dir, ".", ":(exclude).tiny-agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ran(t, marker); got != "" {
+		t.Fatalf("tiny-go's git ran %q", got)
+	}
+	for _, want := range []string{"+two", "diff --git a/b.txt b/b.txt", "+new", "diff --git a/.gitattributes"} {
+		if !strings.Contains(string(patch), want) {
+			t.Errorf("no %q in the patch:\n%s", want, patch)
+		}
+	}
+	if strings.Contains(string(patch), ".tiny-agent") {
+		t.Errorf("the patch names .tiny-agent:\n%s", patch)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, ".git", "index")); string(after) != string(index) {
+		t.Error("the repository's index changed")
+	}
+}
