@@ -100,7 +100,7 @@ func gitSafeCase(t *testing.T, uid int) {
 		cmd := exec.Command(prog, append([]string{"--cwd", dir}, args...)...)
 		cmd.Env = []string{childEnv + "=1", "OTEL_SDK_DISABLED=true", "OPENROUTER_API_KEY=test-key", "TINY_ENDPOINT=" + srv.URL(),
 			"HOME=" + home, "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1"}
-		if uid != 0 {
+		if uid != os.Geteuid() {
 			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}}
 		}
 		out, err := cmd.CombinedOutput()

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -200,5 +201,30 @@ func TestDiffRunsNoPlantedProgram(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(filepath.Join(dir, ".git", "index")); string(after) != string(index) {
 		t.Error("the repository's index changed")
+	}
+}
+
+// As root in a repository another user owns, git mode needs the user's
+// global safe.directory, which tiny-go's git otherwise ignores.
+func TestRepoKeepsUsersSafeDirectory(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to hand the repository to another user")
+	}
+	dir, _, _ := plantedRepo(t)
+	if out, err := exec.Command("chown", "-R", "1000:1000", dir).CombinedOutput(); err != nil {
+		t.Fatalf("chown: %v %s", err, out)
+	}
+	global := filepath.Join(t.TempDir(), "gitconfig")
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
+	reset := func() { userOnce = sync.Once{} }
+	reset()
+	t.Cleanup(reset)
+	if err := Repo(context.Background(), dir, nil, "rev-parse", "HEAD").Run(); err == nil {
+		t.Fatal("git accepted another user's repository without safe.directory: the test is not what it thinks")
+	}
+	os.WriteFile(global, []byte("[safe]\n\tdirectory = "+dir+"\n"), 0o644)
+	reset()
+	if out, err := Repo(context.Background(), dir, nil, "rev-parse", "HEAD").CombinedOutput(); err != nil {
+		t.Fatalf("the user's safe.directory was not passed on: %v\n%s", err, out)
 	}
 }
