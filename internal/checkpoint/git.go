@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/gitcmd"
 )
 
 // gitRepo snapshots a git work tree through a private index and a private
@@ -45,34 +47,28 @@ type catBatch struct {
 	out *bufio.Reader
 }
 
-// gitConfig keeps git from doing anything but hashing files into the
-// private store: no conversions, no fsmonitor daemon, no automatic gc.
-var gitConfig = []string{
-	"-c", "core.autocrlf=false", "-c", "core.safecrlf=false", "-c", "core.fsmonitor=false",
-	"-c", "core.splitIndex=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false",
-	"-c", "core.hooksPath=/dev/null", "-c", "core.untrackedCache=true",
-}
-
 // detectGit returns the git mode of cwd, or nil when cwd is not inside a
-// git work tree (or git is not installed).
+// git work tree (or git is not installed). Snapshots run git on a private
+// git directory (root/git, gitcmd.Isolate): the repository's config and
+// attributes cannot make it start a program.
 func detectGit(cwd, root string) (*gitRepo, error) {
 	if _, err := exec.LookPath("git"); err != nil {
 		return nil, nil
 	}
-	cmd := exec.Command("git", "rev-parse", "--is-inside-work-tree", "--show-prefix", "--git-path", "objects", "--show-object-format")
-	cmd.Dir = cwd
-	cmd.Env = cleanGitEnv()
-	out, err := cmd.Output()
+	out, err := gitcmd.Repo(context.Background(), cwd, nil, "rev-parse", "--is-inside-work-tree", "--show-prefix",
+		"--git-path", "objects", "--show-object-format", "--show-toplevel", "--git-path", "info/exclude").Output()
 	if err != nil {
 		return nil, nil // not a work tree
 	}
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	if len(lines) != 4 || lines[0] != "true" {
+	if len(lines) != 6 || lines[0] != "true" {
 		return nil, nil
 	}
-	objects := lines[2]
-	if !filepath.IsAbs(objects) {
-		objects = filepath.Join(cwd, objects)
+	abs := func(p string) string {
+		if !filepath.IsAbs(p) {
+			return filepath.Join(cwd, p)
+		}
+		return p
 	}
 	g := &gitRepo{cwd: cwd, prefix: lines[1], format: lines[3]}
 	gitDir, err := ensureDirs(root, "git")
@@ -92,38 +88,20 @@ func detectGit(cwd, root string) (*gitRepo, error) {
 	g.objects = own
 	_, statErr := os.Lstat(g.index)
 	g.seeded = statErr == nil
-	g.env = append(cleanGitEnv(),
-		"GIT_INDEX_FILE="+g.index,
-		"GIT_OBJECT_DIRECTORY="+own,
-		"GIT_ALTERNATE_OBJECT_DIRECTORIES="+objects,
-		"GIT_OPTIONAL_LOCKS=0",
-		"GIT_TERMINAL_PROMPT=0",
-	)
-	return g, nil
-}
-
-// cleanGitEnv is the environment without variables that would point git
-// at another repository, index or object store.
-func cleanGitEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		switch name {
-		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-			"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_PREFIX":
-			continue
-		}
-		env = append(env, kv)
+	private, err := gitcmd.Isolate(gitcmd.Isolated{
+		Dir: gitDir, WorkTree: lines[4], Index: g.index, Objects: own, Alternates: abs(lines[2]),
+		Exclude: abs(lines[5]), Format: g.format, Attributes: gitcmd.Raw,
+	})
+	if err != nil {
+		return nil, err
 	}
-	return env
+	g.env = gitcmd.Env(os.Environ(), private...)
+	return g, nil
 }
 
 // command is a git command on the private index and object store.
 func (g *gitRepo) command(ctx context.Context, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "git", append(append([]string{}, gitConfig...), args...)...)
-	cmd.Dir = g.cwd
-	cmd.Env = append([]string{}, g.env...)
-	return cmd
+	return gitcmd.Command(ctx, g.cwd, append([]string{}, g.env...), args...)
 }
 
 func (g *gitRepo) run(ctx context.Context, stdin []byte, args ...string) ([]byte, []byte, error) {
@@ -158,7 +136,7 @@ func (g *gitRepo) snapshot(ctx context.Context, maxObject int64) (string, []File
 		// hashing every unchanged file, seedIndex) or HEAD's entries. A
 		// repository without a commit starts empty.
 		if !g.seedIndex(ctx) {
-			if _, _, err := g.run(ctx, nil, "read-tree", "HEAD"); err != nil {
+			if !g.readHead(ctx) {
 				os.Remove(g.index)
 			}
 		}
@@ -298,8 +276,7 @@ func (g *gitRepo) cat(oid string) (data []byte, ok bool, err error) {
 	g.batchMu.Lock()
 	defer g.batchMu.Unlock()
 	if g.batch == nil {
-		cmd := exec.Command("git", append(append([]string{}, gitConfig...), "cat-file", "--batch")...)
-		cmd.Dir, cmd.Env = g.cwd, g.env
+		cmd := g.command(context.Background(), "cat-file", "--batch")
 		in, err := cmd.StdinPipe()
 		if err != nil {
 			return nil, false, err

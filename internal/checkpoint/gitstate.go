@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/tiny-agent/tiny-go/internal/gitcmd"
 )
 
 // Git state: what a command can change in a repository besides its files.
@@ -60,9 +60,7 @@ func (s *Store) gitDirs() (*gitWatch, error) {
 	if w.gitDir != "" || w.off != "" {
 		return w, nil
 	}
-	cmd := exec.Command("git", "rev-parse", "--absolute-git-dir", "--git-common-dir", "--show-ref-format")
-	cmd.Dir, cmd.Env = s.cwd, cleanGitEnv()
-	out, err := cmd.Output()
+	out, err := gitcmd.Repo(context.Background(), s.cwd, nil, "rev-parse", "--absolute-git-dir", "--git-common-dir", "--show-ref-format").Output()
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	switch {
 	case err != nil || len(lines) < 2:
@@ -193,8 +191,7 @@ func (s *Store) readGitState(ctx context.Context, w *gitWatch) (*repoState, int6
 
 // userGit runs git on the user's repository (its own index and objects).
 func (s *Store) userGit(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append(append([]string{}, gitConfig...), args...)...)
-	cmd.Dir, cmd.Env = s.cwd, append(cleanGitEnv(), "GIT_TERMINAL_PROMPT=0")
+	cmd := gitcmd.Repo(ctx, s.cwd, nil, args...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
@@ -276,9 +273,7 @@ func (s *Store) indexTree(ctx context.Context, index string) string {
 	if err != nil {
 		return ""
 	}
-	cmd := exec.CommandContext(ctx, "git", append(append([]string{}, gitConfig...), "write-tree")...)
-	cmd.Dir, cmd.Env = s.cwd, append(cleanGitEnv(), "GIT_INDEX_FILE="+tmp.Name())
-	out, err := cmd.Output()
+	out, err := gitcmd.Repo(ctx, s.cwd, []string{"GIT_INDEX_FILE=" + tmp.Name()}, "write-tree").Output()
 	if err != nil {
 		return ""
 	}
@@ -569,9 +564,8 @@ func (s *Store) recordGit(ctx context.Context, rec *Record) *repoState {
 // of every file (a 100,000-file tree: seconds, docs/performance.md §21).
 // A split or sparse index is not copied (its parts live beside it).
 func (g *gitRepo) seedIndex(ctx context.Context) bool {
-	cmd := exec.CommandContext(ctx, "git", "rev-parse", "--git-path", "index", "--git-dir")
-	cmd.Dir, cmd.Env = g.cwd, cleanGitEnv() // the user's index, not the private one
-	out, err := cmd.Output()
+	// The user's index, not the private one.
+	out, err := gitcmd.Repo(ctx, g.cwd, nil, "rev-parse", "--git-path", "index", "--git-dir").Output()
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if err != nil || len(lines) != 2 {
 		return false
@@ -589,4 +583,16 @@ func (g *gitRepo) seedIndex(ctx context.Context) bool {
 		return false
 	}
 	return writeAtomic(g.index, data, fileMode, false) == nil
+}
+
+// readHead starts the private index as HEAD's tree (resolved in the
+// user's repository; the private directory has no refs); false in a
+// repository without a commit.
+func (g *gitRepo) readHead(ctx context.Context) bool {
+	out, err := gitcmd.Repo(ctx, g.cwd, nil, "rev-parse", "--verify", "-q", "HEAD^{tree}").Output()
+	if err != nil {
+		return false
+	}
+	_, _, err = g.run(ctx, nil, "read-tree", strings.TrimSpace(string(out)))
+	return err == nil
 }

@@ -2,9 +2,11 @@ package checkpoint
 
 import (
 	"bytes"
+	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
+
+	"github.com/tiny-agent/tiny-go/internal/gitcmd"
 )
 
 // git clean -fdx removes ignored and untracked directories, .tiny-agent
@@ -69,7 +71,5 @@ func (s *Store) markNested(state, marker string) {
 
 // userGitQuiet runs git on the user's repository for its exit status.
 func (s *Store) userGitQuiet(args ...string) error {
-	cmd := exec.Command("git", args...)
-	cmd.Dir, cmd.Env = s.cwd, cleanGitEnv()
-	return cmd.Run()
+	return gitcmd.Repo(context.Background(), s.cwd, nil, args...).Run()
 }

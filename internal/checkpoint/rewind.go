@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -204,8 +203,7 @@ func (p *planner) isIgnored(path string) bool {
 	if v, ok := p.ignored[path]; ok {
 		return v
 	}
-	cmd := exec.Command("git", "check-ignore", "-q", "--no-index", "--", path)
-	cmd.Dir, cmd.Env = p.s.cwd, p.s.git.env
+	cmd := p.s.git.command(context.Background(), "check-ignore", "-q", "--no-index", "--", path)
 	ign := cmd.Run() == nil || strings.HasPrefix(path, stateDirName+"/")
 	p.ignored[path] = ign
 	return ign

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -633,8 +632,7 @@ func (s *Store) dropIgnored(ctx context.Context, seen map[string]manifestFile) {
 	if len(ask) == 0 {
 		return
 	}
-	cmd := exec.CommandContext(ctx, "git", append(append([]string{}, gitConfig...), "check-ignore", "--no-index", "-z", "--stdin")...)
-	cmd.Dir, cmd.Env = s.git.cwd, s.git.env
+	cmd := s.git.command(ctx, "check-ignore", "--no-index", "-z", "--stdin")
 	cmd.Stdin = bytes.NewReader(ask)
 	out, _ := cmd.Output() // exit 1: nothing ignored
 	for _, p := range bytes.Split(out, []byte{0}) {

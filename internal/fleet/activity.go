@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/tiny-agent/tiny-go/internal/eval"
+	"github.com/tiny-agent/tiny-go/internal/gitcmd"
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
@@ -165,7 +166,7 @@ func (a *Activities) setUp(ctx context.Context, t Task, sy *syncer, root, repo s
 	}
 	commit := ""
 	if t.Source.Git != "" && t.Source.Commit == "" {
-		out, err := exec.CommandContext(ctx, "git", "-C", repo, "rev-parse", "HEAD").Output()
+		out, err := gitcmd.Repo(ctx, repo, nil, "rev-parse", "HEAD").Output()
 		if err != nil {
 			return nil, fmt.Errorf("git rev-parse HEAD: %w", err)
 		}
@@ -674,14 +675,11 @@ func (a *Activities) finish(ctx context.Context, res *Result, sy *syncer, prefix
 			return err
 		}
 	}
-	cmd := exec.CommandContext(ctx, "git", "-c", "core.hooksPath=/dev/null", "add", "-A", "-N", ".")
-	cmd.Dir = repo
-	_ = cmd.Run()
-	cmd = exec.CommandContext(ctx, "git", "diff", "--binary", "HEAD", "--", ".", ":(exclude).tiny-agent")
-	cmd.Dir = repo
-	diff, err := cmd.Output()
+	// The agent could plant programs in the repository's config or
+	// attributes: gitcmd.Diff runs none of them.
+	diff, err := gitcmd.Diff(ctx, repo, ".", ":(exclude).tiny-agent")
 	if err != nil {
-		return fmt.Errorf("git diff: %w", err)
+		return err
 	}
 	res.Diff = prefix + "/diff.patch"
 	return a.Blobs.Put(ctx, res.Diff, diff)
