@@ -77,6 +77,9 @@ func (a *runner) setupHooks(secretVars []string) error {
 		Config: cfg, Cwd: a.cwd, ProjectDir: project,
 		Env: withoutVars(os.Environ(), secretVars), Scrub: scrub.Scrub,
 		Mode: mode, FailClosed: failClosed, Report: a.hookLine,
+		// Contained as commands are, without their overlay: a hook's
+		// writes are not part of any command's transaction.
+		Start: a.sandbox.Start,
 	})
 	return u.run.Attach(a.store.ID(), a.store.Path())
 }

@@ -23,7 +23,13 @@ func BenchmarkLoadNoHooks(b *testing.B) {
 
 // BenchmarkPreToolUseHook is the cost one PreToolUse hook adds to a
 // call: its input, sh -c true, and the synced decision record.
-func BenchmarkPreToolUseHook(b *testing.B) {
+func BenchmarkPreToolUseHook(b *testing.B) { benchPreToolUse(b, false) }
+
+// BenchmarkPreToolUseHookContained is the same hook started through the
+// sandbox, as tiny-go starts hooks: namespaces, its own /proc, Landlock.
+func BenchmarkPreToolUseHookContained(b *testing.B) { benchPreToolUse(b, true) }
+
+func benchPreToolUse(b *testing.B, contained bool) {
 	dir := b.TempDir()
 	session := filepath.Join(dir, ".tiny-agent", "sessions", "s.jsonl")
 	if err := os.MkdirAll(filepath.Dir(session), 0o700); err != nil {
@@ -33,7 +39,11 @@ func BenchmarkPreToolUseHook(b *testing.B) {
 		b.Fatal(err)
 	}
 	cfg := Load(nil, []Table{{Source: "b", JSON: []byte(`{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"true"}]}]}`)}})
-	r := New(Options{Config: cfg, Cwd: dir, ProjectDir: dir, Env: os.Environ()})
+	opt := Options{Config: cfg, Cwd: dir, ProjectDir: dir, Env: os.Environ()}
+	if contained {
+		opt.Start = containedSandbox(b, dir).Start
+	}
+	r := New(opt)
 	if err := r.Attach("id", session); err != nil {
 		b.Fatal(err)
 	}

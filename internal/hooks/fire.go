@@ -84,7 +84,7 @@ func (r *Runner) fire(ctx context.Context, ev Event, names []string, in *Input) 
 	env := r.env()
 	for _, h := range hooks {
 		v.ran = true
-		res := runCommand(ctx, h, r.opt.Cwd, env, data)
+		res := runCommand(ctx, h, r.opt.Cwd, env, data, r.opt.Start)
 		if ctx.Err() != nil {
 			return v // stopping: no verdict of a hook cut short
 		}

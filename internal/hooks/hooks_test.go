@@ -72,7 +72,7 @@ func TestLoadProblems(t *testing.T) {
 func TestTimeoutKillsTheProcessGroup(t *testing.T) {
 	dir := t.TempDir()
 	h := Hook{Command: "sleep 60 & echo $! > bg.pid; wait", Timeout: time.Second}
-	r := runCommand(context.Background(), h, dir, os.Environ(), nil)
+	r := runCommand(context.Background(), h, dir, os.Environ(), nil, nil)
 	if !r.timedOut || r.err == nil {
 		t.Fatalf("not timed out: %+v", r)
 	}
@@ -93,7 +93,7 @@ func TestTimeoutKillsTheProcessGroup(t *testing.T) {
 // A hook printing 10 MB is read to its end, kept to MaxOutput, and
 // marked truncated; one that does not read its stdin still runs.
 func TestOutputIsCapped(t *testing.T) {
-	r := runCommand(context.Background(), Hook{Command: "head -c 10000000 /dev/zero", Timeout: time.Minute}, t.TempDir(), nil, make([]byte, 1<<20))
+	r := runCommand(context.Background(), Hook{Command: "head -c 10000000 /dev/zero", Timeout: time.Minute}, t.TempDir(), nil, make([]byte, 1<<20), nil)
 	if r.err != nil || r.code != 0 || !r.truncated || len(r.stdout) != MaxOutput {
 		t.Fatalf("code %d, err %v, truncated %v, %d bytes kept", r.code, r.err, r.truncated, len(r.stdout))
 	}

@@ -47,8 +47,11 @@ func (c *capped) Write(p []byte) (int, error) {
 
 // runCommand runs one hook command with sh -c in its own process group,
 // stdin holding the input JSON; on timeout or when ctx ends the whole
-// group is killed.
-func runCommand(ctx context.Context, h Hook, dir string, env []string, stdin []byte) ran {
+// group is killed. start starts the process (nil: exec.Cmd.Start): the
+// sandbox's Start contains a hook as it contains a command, and the hook
+// is then the first process of its own PID namespace, so killing it
+// kills everything it started, in its group or not.
+func runCommand(ctx context.Context, h Hook, dir string, env []string, stdin []byte, start func(*exec.Cmd) error) ran {
 	timeout := h.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -66,7 +69,10 @@ func runCommand(ctx context.Context, h Hook, dir string, env []string, stdin []b
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	// Output pipes a background child keeps open do not hold us up.
 	cmd.WaitDelay = 2 * time.Second
-	if err := cmd.Start(); err != nil {
+	if start == nil {
+		start = (*exec.Cmd).Start
+	}
+	if err := start(cmd); err != nil {
 		return ran{code: -1, err: fmt.Errorf("cannot start: %w", err)}
 	}
 	done := make(chan struct{})

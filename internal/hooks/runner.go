@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -30,6 +31,10 @@ type Options struct {
 	FailClosed bool
 	// Report shows one line to the user.
 	Report func(line string)
+	// Start starts a hook's process; nil is exec.Cmd.Start. tiny-go
+	// passes its sandbox's Start, so a hook (which a command can plant
+	// in .claude/settings.json) is contained as a command is.
+	Start func(*exec.Cmd) error
 }
 
 // Runner runs the hooks of one tiny-go process on its current session;
