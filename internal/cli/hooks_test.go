@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -752,21 +753,39 @@ exit 0
 func (h *hookRun) termDuringSlowHook() *testenv.Buffer {
 	t := h.t
 	t.Helper()
-	h.script("slow.sh", `echo $$ > "$CLAUDE_PROJECT_DIR/hook.pid"; sleep 30`)
+	h.script("slow.sh", `echo started > "$CLAUDE_PROJECT_DIR/hook.pid"; sleep 30`)
 	cmd := h.command(h.srv.URL(), "--cwd", h.dir, "go")
 	var errb testenv.Buffer
 	cmd.Stderr = &errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var pid int
 	waitFor(t, func() bool {
-		b, _ := os.ReadFile(filepath.Join(h.dir, "hook.pid"))
-		_, err := fmt.Sscan(string(b), &pid)
-		return err == nil
+		_, err := os.Stat(filepath.Join(h.dir, "hook.pid"))
+		return err == nil && len(hookProcesses(h.dir)) > 0
 	}, "the hook to start")
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	_ = cmd.Wait()
-	waitFor(t, func() bool { return syscall.Kill(pid, 0) != nil }, "the hook to be killed")
+	waitFor(t, func() bool { return len(hookProcesses(h.dir)) == 0 }, "the hook to be killed")
 	return &errb
+}
+
+// hookProcesses are the pids of the processes of the hooks of project
+// dir, by their environment: a contained hook's own $$ is a pid of its
+// namespace, which means nothing here.
+func hookProcesses(dir string) []int {
+	want := []byte("\x00CLAUDE_PROJECT_DIR=" + dir + "\x00")
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err == nil && bytes.Contains(append([]byte{0}, b...), want) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
