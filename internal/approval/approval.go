@@ -98,9 +98,17 @@ type Gate struct {
 	// asking: their changes are reviewed after (--approval review).
 	reviewed func() bool
 
+	// keepAlso, when set, is also told each "always" answer's rule keys
+	// (split at NUL), after they are kept beside the session: Claude
+	// Code's settings.local.json keeps those it would keep (KeepAlso).
+	keepAlso func(keys [][]string)
+
 	mu    sync.Mutex
 	rules map[string]bool // what "a" allowed for the session (see call.rules)
 }
+
+// KeepAlso has f told the rule keys of each "always" answer from now on.
+func (g *Gate) KeepAlso(f func(keys [][]string)) { g.keepAlso = f }
 
 // NewGate returns a Gate for a session in workDir that asks with ask; its
 // rules last as long as it does (NewSessionGate keeps them beside the
@@ -160,6 +168,13 @@ func (g *Gate) remember(c call) error {
 	}
 	for _, r := range c.rules {
 		g.rules[r] = true
+	}
+	if g.keepAlso != nil {
+		keys := make([][]string, len(c.rules))
+		for i, r := range c.rules {
+			keys[i] = strings.Split(r, "\x00")
+		}
+		g.keepAlso(keys)
 	}
 	return nil
 }

@@ -151,6 +151,8 @@ type runner struct {
 	// the current session in ask mode.
 	approval approval.Mode
 	gate     *approval.Gate
+	// perms are Claude Code's permission rules (permissions.go).
+	perms *ccPermissions
 	// mode is the approval mode now (Shift+Tab changes it); planSandbox
 	// the read-only sandbox of bash in plan mode, once made (plan.go).
 	mode           *approval.Switch
@@ -283,6 +285,7 @@ func (a *runner) configure() error {
 	if a.flags.maxToolCalls < 1 {
 		return usageErrorf("--max-tool-calls must be at least 1")
 	}
+	a.configurePermissions()
 	if err := a.configureApproval(); err != nil {
 		return err
 	}
@@ -507,7 +510,7 @@ func (a *runner) buildAgent(envID string) error {
 		AutoCompact:         a.autoCompact(client),
 		Scrub:               a.scrubber(secretVars),
 		Approve:             approve,
-		Hooks:               a.userHooks.agentHooks(),
+		Hooks:               a.permissionHooks(a.userHooks.agentHooks()),
 		BeforeEffect:        a.checkpointHook(),
 		ResultNote:          a.lsp.note(),
 		Identity:            a.wire.identity(),

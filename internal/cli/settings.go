@@ -14,6 +14,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/config"
 	"github.com/tiny-agent/tiny-go/internal/hooks"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
+	"github.com/tiny-agent/tiny-go/internal/permissions"
 	"github.com/tiny-agent/tiny-go/internal/secrets"
 )
 
@@ -164,7 +165,8 @@ See docs/configuration.md.`,
 				return err
 			}
 			hookCfg, _ := loadHookConfig(io, cwd)
-			return printSettings(io, asJSON, hookCfg)
+			perms, _ := loadPermissions(io, cwd)
+			return printSettings(io, asJSON, hookCfg, perms)
 		},
 	}
 	fl := cmd.Flags()
@@ -208,7 +210,7 @@ type mcpServerSetting struct {
 	Source config.Source `json:"source"`
 }
 
-func printSettings(io stdio, asJSON bool, hookCfg *hooks.Config) error {
+func printSettings(io stdio, asJSON bool, hookCfg *hooks.Config, perms *permissions.Settings) error {
 	s := io.settings
 	all := s.All(settingDefaults())
 	var servers []mcpServerSetting
@@ -230,7 +232,13 @@ func printSettings(io stdio, asJSON bool, hookCfg *hooks.Config) error {
 			MCPServers []mcpServerSetting `json:"mcpServers"`
 			Hooks      []hooks.Hook       `json:"hooks"`
 			Problems   []string           `json:"hookProblems,omitzero"`
-		}{Files: s.Files, MCPServers: servers, Hooks: hookCfg.Hooks, Problems: hookCfg.Problems}
+			// Permissions are Claude Code's permission rules, each with
+			// its file.
+			Permissions *permissions.Settings `json:"permissions"`
+		}{Files: s.Files, MCPServers: servers, Hooks: hookCfg.Hooks, Problems: hookCfg.Problems, Permissions: perms}
+		if perms.Rules == nil {
+			perms.Rules = []permissions.Rule{}
+		}
 		if out.Hooks == nil {
 			out.Hooks = []hooks.Hook{}
 		}
@@ -286,7 +294,10 @@ func printSettings(io stdio, asJSON bool, hookCfg *hooks.Config) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	return printHooks(io.stdout, hookCfg)
+	if err := printHooks(io.stdout, hookCfg); err != nil {
+		return err
+	}
+	return printPermissions(io.stdout, perms)
 }
 
 // conceal takes the variables names out of the environment that commands

@@ -244,7 +244,7 @@ func (c *children) agent(st *store.Store, depth int, d agents.Definition, hr *ho
 		Events:              func(ev agent.Event) { c.show(label, ev); c.rollUp(ev) },
 		Scrub:               c.a.scrubber(nil),
 		Approve:             c.serialApprove(),
-		Hooks:               agentHooks(hr),
+		Hooks:               c.a.permissionHooks(agentHooks(hr)),
 		Identity:            c.a.wire.identity(),
 		MaxToolCalls:        c.a.flags.maxToolCalls,
 	})

@@ -44,6 +44,9 @@ type containment struct {
 	noPtrace   bool     // the confining thread dropped CAP_SYS_PTRACE
 	lostReason string   // why namespaces were refused, for the warning
 	disabled   bool     // Policy.NoNamespaces
+
+	// hiding is Policy.Hidden (hide.go), set after the probe.
+	hiding
 }
 
 // setUpThread runs on the confining thread before Landlock (which forbids
@@ -242,6 +245,9 @@ func (c *containment) wrapInit(cmd *exec.Cmd, form string, extra ...string) erro
 	args := append([]string{nsinit.Argv0, string(rune('0'+fd)) + form, c.stateDir}, extra...)
 	args = append(append(args, cmd.Path), cmd.Args...)
 	cmd.Path, cmd.Args = c.initPath, args
+	if path, env, ok := c.hideThrough(cmd.Env); ok {
+		cmd.Path, cmd.Env = path, env
+	}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}

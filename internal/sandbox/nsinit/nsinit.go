@@ -25,6 +25,7 @@ package nsinit
 
 import (
 	"os"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -38,6 +39,13 @@ const Argv0 = "tiny-go-nsinit"
 //
 //	argv: Argv0 <fd>o <state dir or ""> <lower> <mount options> <path> <argv...>
 const OverlayForm = "o"
+
+// HideEnv, in the init's environment, lists (one per line) the absolute
+// paths to hide from the command: each existing file is covered by a
+// bind mount of /dev/null, each directory by an empty read-only tmpfs.
+// The static init does not know it; the sandbox starts such commands
+// through the Go init. It is not passed on to the command.
+const HideEnv = "TINY_GO_NSINIT_HIDE"
 
 // ExitSetup is the status of an init that could not set up.
 const ExitSetup = 125
@@ -58,6 +66,7 @@ func run(args []string) {
 	fdArg, state, path, argv := args[0], args[1], args[2], args[3:]
 	fd := rulesetFD(fdArg)
 	mountBase(state)
+	hide()
 	confineAndExec(fd, path, argv)
 }
 
@@ -112,6 +121,7 @@ func runOverlay(fdArg, state, lower, opts, path string, argv []string) {
 		unix.Close(clone)
 		readOnly(state)
 	}
+	hide()
 	confineAndExec(fd, path, argv)
 }
 
@@ -130,13 +140,43 @@ func confineAndExec(fd int, path string, argv []string) {
 		fail("enforcing Landlock", e)
 	}
 	unix.Close(fd)
-	err := syscall.Exec(path, argv, syscall.Environ())
+	err := syscall.Exec(path, argv, withoutHideEnv(syscall.Environ()))
 	status := 126
 	if err == syscall.ENOENT {
 		status = 127
 	}
 	os.Stderr.WriteString("tiny-go: " + path + ": " + err.Error() + "\n")
 	os.Exit(status)
+}
+
+// hide covers the paths of HideEnv; a path that does not exist (any
+// more) is skipped, and one that cannot be covered stops the command.
+func hide() {
+	list, ok := syscall.Getenv(HideEnv)
+	if !ok {
+		return
+	}
+	for p := range strings.SplitSeq(list, "\n") {
+		var st unix.Stat_t
+		if p == "" || unix.Stat(p, &st) != nil {
+			continue
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			check("hiding "+p, unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0555"))
+			continue
+		}
+		check("hiding "+p, unix.Mount("/dev/null", p, "", unix.MS_BIND, ""))
+	}
+}
+
+func withoutHideEnv(env []string) []string {
+	out := env[:0:0]
+	for _, e := range env {
+		if !strings.HasPrefix(e, HideEnv+"=") {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func check(step string, err error) {

@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tiny-agent/tiny-go/internal/providertest"
+)
+
+const envSecret = "sk-live-PERMISSION-TEST-4242"
+
+// secretNowhere fails when the secret is in the session files or in any
+// request the model got.
+func secretNowhere(t *testing.T, h *hookRun) {
+	t.Helper()
+	for _, f := range h.sessions() {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), envSecret) {
+			t.Errorf("the secret is in the session file %s", f)
+		}
+	}
+	for i, r := range h.srv.Requests() {
+		b, _ := json.Marshal(r.Chat)
+		if strings.Contains(string(b), envSecret) {
+			t.Errorf("the secret reached the model in request %d", i)
+		}
+	}
+}
+
+// A deny rule on Read(./.env) in .claude/settings.json keeps .env from
+// the model through read, through bash (cat, cp then read, a symlink) and
+// through a subshell, in a one-shot run (approval auto) where nobody is
+// asked; the file itself is untouched.
+func TestPermissionDenyReadEnv(t *testing.T) {
+	h := newHookRun(t, `{"permissions":{"deny":["Read(./.env)"]}}`,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "read", `{"path":".env"}`)}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c2", "bash", `{"command":"cat .env; echo \"[$(cat .env)]\"; cp .env copy.txt; ln -s .env link"}`)}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c3", "read", `{"path":"link"}`)}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c4", "read", `{"path":"copy.txt"}`)}},
+		providertest.Reply{Text: "Done."},
+	)
+	h.write(".env", "API_KEY="+envSecret+"\n")
+	code, stdout, stderr := h.run("show me the key")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stdout+stderr, envSecret) {
+		t.Errorf("the secret was printed: %s %s", stdout, stderr)
+	}
+	reqs := h.srv.Requests()
+	if len(reqs) != 5 {
+		t.Fatalf("%d requests, want 5", len(reqs))
+	}
+	if got := toolMessage(reqs[1], "c1"); !strings.Contains(got, "Read(./.env)") || !strings.Contains(got, "denied") {
+		t.Errorf("read .env: the model was not told the rule denied it: %q", got)
+	}
+	t.Logf("bash: %q", toolMessage(reqs[2], "c2"))
+	if got := toolMessage(reqs[2], "c2"); !strings.Contains(got, "[]") {
+		t.Errorf("bash cat .env: want an empty file, got %q", got)
+	}
+	if got := toolMessage(reqs[3], "c3"); !strings.Contains(got, "denied") {
+		t.Errorf("read of a symlink to .env: %q", got)
+	}
+	secretNowhere(t, h)
+	if b, _ := os.ReadFile(filepath.Join(h.dir, ".env")); !strings.Contains(string(b), envSecret) {
+		t.Errorf(".env was changed: %q", b)
+	}
+}
+
+// Allow, ask and deny rules decide bash in a run that asks: an allowed
+// command runs without a question, a denied one never runs, an ask rule
+// asks even for what "a" allowed; "a" is written to
+// .claude/settings.local.json as Bash(word:*), and the next session runs
+// that command without asking. `tiny-go config` names each rule's file.
+func TestPermissionRulesAskAllowAlways(t *testing.T) {
+	bash := func(id, cmd string) providertest.Reply {
+		return providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall(id, "bash", `{"command":"`+cmd+`"}`)}}
+	}
+	h := newHookRun(t, `{"permissions":{"allow":["Bash(echo allowed:*)"],"deny":["Bash(touch denied:*)"],"ask":["Bash(touch asked:*)"]}}`,
+		bash("c1", "echo allowed > a.txt"),
+		bash("c2", "touch denied"),
+		bash("c3", "touch asked"),
+		bash("c4", "wc -l a.txt"),
+		providertest.Reply{Text: "First done."},
+		bash("c5", "wc -c a.txt"),
+		providertest.Reply{Text: "Second done."},
+	)
+	code, stdout, stderr := h.main("n\na\n", "--approval", "ask", "do things")
+	if code != 0 || !strings.Contains(stdout, "First done.") {
+		t.Fatalf("exit %d: %s\n%s", code, stdout, stderr)
+	}
+	if n := strings.Count(stderr, "wants to: Run a command"); n != 2 || strings.Contains(stderr, "    echo allowed") || strings.Contains(stderr, "    touch denied") {
+		t.Fatalf("asked %d times, want about touch asked and wc only:\n%s", n, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "denied")); err == nil {
+		t.Error("the denied command ran")
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "asked")); err == nil {
+		t.Error("the command the user refused ran")
+	}
+	if got := toolMessage(h.srv.Requests()[2], "c2"); !strings.Contains(got, "Bash(touch denied:*)") {
+		t.Errorf("the model was not told the rule: %q", got)
+	}
+	local, err := os.ReadFile(filepath.Join(h.dir, ".claude", "settings.local.json"))
+	if err != nil || !strings.Contains(string(local), `"Bash(wc:*)"`) {
+		t.Fatalf("settings.local.json: %s, %v", local, err)
+	}
+	code, stdout, stderr = h.main("", "--approval", "ask", "again")
+	if code != 0 || !strings.Contains(stdout, "Second done.") || strings.Contains(stderr, "wants to") {
+		t.Fatalf("the new session asked or failed: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, _ = h.main("", "config")
+	for _, want := range []string{"deny", "Bash(touch denied:*)", filepath.Join(h.dir, ".claude", "settings.json"), "Bash(wc:*)", filepath.Join(h.dir, ".claude", "settings.local.json")} {
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("config lacks %q:\n%s", want, stdout)
+		}
+	}
+	code, stdout, stderr = h.main("", "config", "--json")
+	var out struct {
+		Permissions struct {
+			Rules []struct{ Kind, Rule, Source string }
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); code != 0 || err != nil || len(out.Permissions.Rules) != 4 {
+		t.Errorf("config --json: exit %d, %v, %+v\n%s", code, err, out, stderr)
+	}
+}
