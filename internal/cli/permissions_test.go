@@ -131,3 +131,50 @@ func TestPermissionRulesAskAllowAlways(t *testing.T) {
 		t.Errorf("config --json: exit %d, %v, %+v\n%s", code, err, out, stderr)
 	}
 }
+
+// defaultMode acceptEdits in interactive mode: a write in the project and
+// one in an additional directory run without a question, a command is
+// still asked about; the additional directory is writable for commands.
+func TestPermissionAcceptEditsAndAdditionalDirectories(t *testing.T) {
+	h := newHookRun(t, `{"permissions":{"defaultMode":"acceptEdits","additionalDirectories":["../shared"]}}`,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "write", `{"path":"a.txt","content":"a\n"}`)}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c2", "write", `{"path":"../shared/b.txt","content":"b\n"}`)}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c3", "bash", `{"command":"echo c > ../shared/c.txt"}`)}},
+		providertest.Reply{Text: "Done."},
+	)
+	shared := filepath.Join(filepath.Dir(h.dir), "shared")
+	if err := os.Mkdir(shared, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := h.main("write them\ny\n/exit\n")
+	if code != 0 || !strings.Contains(stdout, "Done.") {
+		t.Fatalf("exit %d: %s\n%s", code, stdout, stderr)
+	}
+	if n := strings.Count(stdout+stderr, "wants to:"); n != 1 || !strings.Contains(stdout+stderr, "wants to: Run a command") {
+		t.Errorf("asked %d times, want once, about the command:\n%s\n%s", n, stdout, stderr)
+	}
+	for _, p := range []string{filepath.Join(h.dir, "a.txt"), filepath.Join(shared, "b.txt"), filepath.Join(shared, "c.txt")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was not written: %v", p, err)
+		}
+	}
+}
+
+// A subagent is held to the same rules: its read of .env is refused.
+func TestPermissionDenyHoldsInSubagents(t *testing.T) {
+	h := newHookRun(t, `{"permissions":{"deny":["Read(.env)"]}}`,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "task", `{"description":"look","prompt":"read .env","subagent_type":"general-purpose"}`)}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("s1", "read", `{"path":".env"}`)}},
+		providertest.Reply{Text: "The child could not read it."},
+		providertest.Reply{Text: "Done."},
+	)
+	h.write(".env", "API_KEY="+envSecret+"\n")
+	code, _, stderr := h.run("delegate")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if got := toolMessage(h.srv.Requests()[2], "s1"); !strings.Contains(got, "Read(.env)") {
+		t.Errorf("the subagent's read: %q", got)
+	}
+	secretNowhere(t, h)
+}
