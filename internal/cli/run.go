@@ -153,6 +153,8 @@ type runner struct {
 	gate     *approval.Gate
 	// perms are Claude Code's permission rules (permissions.go).
 	perms *ccPermissions
+	// instructions are the instruction files in the system prompt.
+	instructions *prompt.Instructions
 	// mode is the approval mode now (Shift+Tab changes it); planSandbox
 	// the read-only sandbox of bash in plan mode, once made (plan.go).
 	mode           *approval.Switch
@@ -576,10 +578,11 @@ func (a *runner) buildSystemPrompt(all []tools.Tool) (string, error) {
 		names[i] = t.Definition().Name
 		a.toolNames = append(a.toolNames, displayName(t.Definition()))
 	}
-	system, skills, err := systemPrompt(a.cwd, names, a.flags.skills)
+	system, skills, ins, err := systemPrompt(a.cwd, a.io.getenv("HOME"), names, a.flags.skills)
 	if err != nil {
 		return "", err
 	}
+	a.noteInstructions(ins)
 	a.skills = skills
 	return system, nil
 }
@@ -880,17 +883,18 @@ func displayName(d tools.Definition) string {
 }
 
 // systemPrompt assembles the system message of cwd for the offered tools:
-// base instructions, ./AGENTS.md and the skill index.
-func systemPrompt(cwd string, toolNames, skillFiles []string) (string, []prompt.Skill, error) {
-	project, err := prompt.ReadProjectInstructions(cwd)
+// base instructions, the instruction files (CLAUDE.md, AGENTS.md, ...;
+// instructions.go) and the skill index.
+func systemPrompt(cwd, home string, toolNames, skillFiles []string) (string, []prompt.Skill, *prompt.Instructions, error) {
+	ins, err := prompt.ReadInstructions(cwd, home)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	skills, err := prompt.DiscoverSkills(cwd, skillFiles)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
-	return prompt.System(prompt.Options{Cwd: cwd, Tools: toolNames, Project: project, Skills: skills}), skills, nil
+	return prompt.System(prompt.Options{Cwd: cwd, Tools: toolNames, Instructions: ins.Files, Skills: skills}), skills, ins, nil
 }
 
 func nonNilStrings(s []string) []string {

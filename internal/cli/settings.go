@@ -15,6 +15,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/hooks"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/permissions"
+	"github.com/tiny-agent/tiny-go/internal/prompt"
 	"github.com/tiny-agent/tiny-go/internal/secrets"
 )
 
@@ -166,7 +167,8 @@ See docs/configuration.md.`,
 			}
 			hookCfg, _ := loadHookConfig(io, cwd)
 			perms, _ := loadPermissions(io, cwd)
-			return printSettings(io, asJSON, hookCfg, perms)
+			ins, insErr := prompt.ReadInstructions(cwd, io.getenv("HOME"))
+			return printSettings(io, asJSON, hookCfg, perms, configExtras{ins, insErr})
 		},
 	}
 	fl := cmd.Flags()
@@ -210,7 +212,14 @@ type mcpServerSetting struct {
 	Source config.Source `json:"source"`
 }
 
-func printSettings(io stdio, asJSON bool, hookCfg *hooks.Config, perms *permissions.Settings) error {
+// configExtras are the parts of `tiny-go config` beyond settings, hooks
+// and permissions.
+type configExtras struct {
+	instructions    *prompt.Instructions
+	instructionsErr error
+}
+
+func printSettings(io stdio, asJSON bool, hookCfg *hooks.Config, perms *permissions.Settings, extra configExtras) error {
 	s := io.settings
 	all := s.All(settingDefaults())
 	var servers []mcpServerSetting
@@ -235,7 +244,11 @@ func printSettings(io stdio, asJSON bool, hookCfg *hooks.Config, perms *permissi
 			// Permissions are Claude Code's permission rules, each with
 			// its file.
 			Permissions *permissions.Settings `json:"permissions"`
-		}{Files: s.Files, MCPServers: servers, Hooks: hookCfg.Hooks, Problems: hookCfg.Problems, Permissions: perms}
+			// Instructions are the instruction files the system prompt
+			// holds, with their sizes.
+			Instructions []instructionFile `json:"instructions"`
+		}{Files: s.Files, MCPServers: servers, Hooks: hookCfg.Hooks, Problems: hookCfg.Problems, Permissions: perms,
+			Instructions: instructionFiles(extra.instructions)}
 		if perms.Rules == nil {
 			perms.Rules = []permissions.Rule{}
 		}
@@ -297,7 +310,10 @@ func printSettings(io stdio, asJSON bool, hookCfg *hooks.Config, perms *permissi
 	if err := printHooks(io.stdout, hookCfg); err != nil {
 		return err
 	}
-	return printPermissions(io.stdout, perms)
+	if err := printPermissions(io.stdout, perms); err != nil {
+		return err
+	}
+	return printInstructions(io.stdout, extra.instructions, extra.instructionsErr)
 }
 
 // conceal takes the variables names out of the environment that commands

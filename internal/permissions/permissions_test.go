@@ -16,8 +16,8 @@ func project(t *testing.T, user, proj, local string) (*Settings, string, string)
 	t.Helper()
 	home, dir := t.TempDir(), t.TempDir()
 	for path, body := range map[string]string{
-		filepath.Join(home, ".claude", "settings.json"):       user,
-		filepath.Join(dir, ".claude", "settings.json"):        proj,
+		filepath.Join(home, ".claude", "settings.json"):      user,
+		filepath.Join(dir, ".claude", "settings.json"):       proj,
 		filepath.Join(dir, ".claude", "settings.local.json"): local,
 	} {
 		if body == "" {
