@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/tiny-agent/tiny-go/internal/commands"
 	"github.com/tiny-agent/tiny-go/internal/prompt"
 )
 
@@ -69,4 +70,34 @@ func printInstructions(w io.Writer, ins *prompt.Instructions, err error) error {
 		fmt.Fprintf(w, "instructions problem: %s\n", p)
 	}
 	return nil
+}
+
+// skillShorthand turns "/name text", for a skill's name that is no
+// built-in command, into "/skill:name text", as Claude Code runs a skill
+// by its name.
+func skillShorthand(text string, skills []prompt.Skill) string {
+	word, rest, _ := strings.Cut(text, " ")
+	name, ok := strings.CutPrefix(word, "/")
+	if !ok || name == "" || commands.IsBuiltin(name) {
+		return text
+	}
+	for _, s := range skills {
+		if s.Name == name {
+			return strings.TrimSpace(prompt.SkillCommandPrefix + name + " " + rest)
+		}
+	}
+	return text
+}
+
+// skillCommands are the skills as slash commands (/name), for the menu
+// and for typing them; a custom command or built-in of the same name
+// wins.
+func skillCommands(skills []prompt.Skill, custom []commands.Command) []commands.Command {
+	for _, s := range skills {
+		if _, taken := commands.Find(custom, s.Name); taken || commands.IsBuiltin(s.Name) || strings.ContainsAny(s.Name, " /") {
+			continue
+		}
+		custom = append(custom, commands.Command{Name: s.Name, Description: oneLine(s.Description), ArgHint: "[text]", Skill: s.Name, Path: s.Path})
+	}
+	return custom
 }

@@ -118,10 +118,16 @@ func (a *runner) warnUnhidden() {
 // of an agent whose approval is approve.
 func (a *runner) permissionHooks(inner agent.HookRunner) agent.HookRunner {
 	p := a.perms
-	if p == nil || (len(p.set.Rules) == 0 && !p.acceptEdits) {
+	var skills []permissions.Skill
+	for _, s := range a.skills {
+		if len(s.AllowedTools) > 0 {
+			skills = append(skills, permissions.Skill{Name: s.Name, Path: s.Path, Allowed: s.AllowedTools})
+		}
+	}
+	if p == nil || (len(p.set.Rules) == 0 && !p.acceptEdits && len(skills) == 0) {
 		return inner
 	}
-	return &permissions.Runner{Inner: inner, Settings: p.set, AcceptEdits: p.acceptEdits, CanAsk: func() bool {
+	return &permissions.Runner{Inner: inner, Settings: p.set, AcceptEdits: p.acceptEdits, Skills: skills, CanAsk: func() bool {
 		if a.gate == nil && a.embed == nil {
 			return false
 		}
@@ -151,6 +157,20 @@ func (a *runner) keepInSettings(g *approval.Gate) {
 			a.hookLine(fmt.Sprintf("warning: the answer holds for this session only: %v", err))
 		}
 	})
+}
+
+// skillInUse puts the allowed-tools of the skill /skill:name (or /name)
+// sent into effect for the rest of the process, as Claude Code does while
+// a skill is active.
+func (a *runner) skillInUse(name string) {
+	if a.perms == nil {
+		return
+	}
+	for _, s := range a.skills {
+		if s.Name == name && len(s.AllowedTools) > 0 {
+			a.perms.set.AllowForSession(s.AllowedTools, "skill "+s.Name)
+		}
+	}
 }
 
 // dontAskAnswer is the gate's answer under defaultMode dontAsk: what no

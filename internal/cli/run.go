@@ -725,13 +725,17 @@ func (a *runner) operate(ctx context.Context, promptText string) error {
 	return exitFor(res)
 }
 
-// expand turns "/skill:name text" into the skill's message.
+// expand turns "/skill:name text" (or "/name text" for a skill's name)
+// into the skill's message, and puts the skill in use.
 func (a *runner) expand(text string) (string, error) {
+	text = skillShorthand(text, a.skills)
 	msg, ok, err := prompt.ExpandSkill(text, a.skills)
 	if err != nil {
 		return "", err
 	}
 	if ok {
+		name, _, _ := strings.Cut(strings.TrimPrefix(text, prompt.SkillCommandPrefix), " ")
+		a.skillInUse(strings.TrimSpace(name))
 		return msg, nil
 	}
 	return text, nil
@@ -890,10 +894,11 @@ func systemPrompt(cwd, home string, toolNames, skillFiles []string) (string, []p
 	if err != nil {
 		return "", nil, nil, err
 	}
-	skills, err := prompt.DiscoverSkills(cwd, skillFiles)
+	skills, skipped, err := prompt.DiscoverSkillsFrom(cwd, home, skillFiles)
 	if err != nil {
 		return "", nil, nil, err
 	}
+	ins.Problems = append(ins.Problems, skipped...)
 	return prompt.System(prompt.Options{Cwd: cwd, Tools: toolNames, Instructions: ins.Files, Skills: skills}), skills, ins, nil
 }
 

@@ -20,6 +20,8 @@ func (s *Settings) HiddenPaths() []string {
 	if s == nil {
 		return nil
 	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	seen := map[string]bool{}
 	var out []string
 	add := func(p string) {

@@ -44,7 +44,12 @@ func (s *Settings) describe(tool string, args jsontext.Value) call {
 // Deny, Ask or Allow with the rule that said it, or "" and nil when no
 // rule speaks of it.
 func (s *Settings) Decide(tool string, args jsontext.Value) (Kind, *Rule) {
-	if s == nil || len(s.Rules) == 0 {
+	if s == nil {
+		return "", nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if len(s.Rules) == 0 {
 		return "", nil
 	}
 	c := s.describe(tool, args)

@@ -13,7 +13,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 )
@@ -60,6 +62,24 @@ type Settings struct {
 	Problems []string `json:"problems,omitzero"`
 	home     string
 	cwd      string
+	// mu guards Rules, to which a skill in use adds (AllowForSession).
+	mu sync.RWMutex
+}
+
+// AllowForSession adds allow rules that hold until the process ends (a
+// skill's allowed-tools while it is in use); source says where they came
+// from. A rule that does not parse is left out.
+func (s *Settings) AllowForSession(rules []string, source string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, text := range rules {
+		r, err := ParseRule(text)
+		if err != nil || slices.ContainsFunc(s.Rules, func(o Rule) bool { return o.Kind == Allow && o.Text == text && o.Source == source }) {
+			continue
+		}
+		r.Kind, r.Source, r.root = Allow, source, s.cwd
+		s.Rules = append(s.Rules, r)
+	}
 }
 
 // Files are Claude Code's settings files, weakest first: the user's, the

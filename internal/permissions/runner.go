@@ -24,6 +24,31 @@ type Runner struct {
 	// the additional directories without asking (defaultMode
 	// acceptEdits).
 	AcceptEdits bool
+	// Skills are the skills with allowed-tools: reading one's file puts
+	// it in use, and its tools need no approval from then on.
+	Skills []Skill
+}
+
+// Skill is a skill's file and the rules its allowed-tools stand for.
+type Skill struct {
+	Name, Path string
+	Allowed    []string
+}
+
+// skillRead puts the skill whose file a read call reads in use.
+func (p *Runner) skillRead(call agent.HookCall) {
+	if call.Tool != "read" || len(p.Skills) == 0 {
+		return
+	}
+	c := p.Settings.describe(call.Tool, call.Arguments)
+	for _, sk := range p.Skills {
+		for _, path := range c.paths {
+			if path == sk.Path {
+				p.Settings.AllowForSession(sk.Allowed, "skill "+sk.Name)
+				return
+			}
+		}
+	}
 }
 
 var _ agent.HookRunner = (*Runner)(nil)
@@ -45,6 +70,7 @@ func (p *Runner) BeforeTool(ctx context.Context, call agent.HookCall) (agent.Too
 	if kind == Deny {
 		return agent.ToolDecision{Decision: agent.DecisionDeny, Reason: "permission rule " + rule.Text, Content: DeniedContent(rule)}, nil
 	}
+	p.skillRead(call)
 	var dec agent.ToolDecision
 	if p.Inner != nil {
 		var err error
