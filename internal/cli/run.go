@@ -153,6 +153,9 @@ type runner struct {
 	gate     *approval.Gate
 	// perms are Claude Code's permission rules (permissions.go).
 	perms *ccPermissions
+	// mcpAuto is set when the servers were chosen without --mcp: one that
+	// cannot connect is named and left out, not fatal.
+	mcpAuto bool
 	// instructions are the instruction files in the system prompt.
 	instructions *prompt.Instructions
 	// mode is the approval mode now (Shift+Tab changes it); planSandbox
@@ -194,7 +197,7 @@ func configureRun(a *app, root *cobra.Command) {
 	fl.StringVar(&f.model, "model", "", "model id (default $TINY_MODEL or "+DefaultModel+")")
 	fl.StringArrayVar(&f.skills, "skill", nil, "a SKILL.md file to offer (repeatable)")
 	fl.StringArrayVar(&f.plugins, "plugin", nil, "built-in tools to enable, comma-separated (repeatable; default all: bash, read, write, edit, bg)")
-	fl.StringArrayVar(&f.mcp, "mcp", nil, "MCP server aliases from $TINY_MCP_CONFIG, comma-separated (repeatable)")
+	fl.StringArrayVar(&f.mcp, "mcp", nil, "use only these MCP servers (comma-separated, repeatable); without it every configured server is used: .tiny-agent/mcp.json, trusted servers of .mcp.json, [mcp_servers], the user's mcp.json, $TINY_MCP_CONFIG (docs/mcp.md)")
 	fl.BoolVar(&f.json, "json", false, "print lifecycle events as JSON Lines on stdout (one-shot only)")
 	fl.BoolVar(&f.fsync, "fsync", false, "sync every commit to disk (power-loss durable)")
 	fl.StringVar(&f.approval, "approval", "", "ask before bash, bg, write, edit and MCP calls run (ask), run them at once (auto), or ask like ask but run bash against a private view of the tree and show its changes before they land (review); default ask in interactive mode, auto in one-shot and --json mode")
@@ -296,6 +299,9 @@ func (a *runner) configure() error {
 	}
 	if a.servers, err = configureMCP(a.flags.mcp, a.io, a.cwd); err != nil {
 		return usageError{err}
+	}
+	if len(a.flags.mcp) == 0 {
+		a.servers = a.autoMCPServers() // mcp_auto.go
 	}
 	var secretVars []string
 	for _, sv := range a.servers {
@@ -402,6 +408,11 @@ func (a *runner) start(ctx context.Context) error {
 				kind = ce.Type
 			}
 			a.sink.Emit(lifecycle.MCPFailed(s.Alias, time.Since(t0), kind))
+			if a.mcpAuto {
+				fmt.Fprintf(a.io.stderr, "%s: MCP %s: not used: %v (tiny-go mcp list shows the servers)\n", programName, s.Alias, err)
+				a.mcpAliases = slices.DeleteFunc(a.mcpAliases, func(x string) bool { return x == s.Alias })
+				continue
+			}
 			return fail("mcp_setup_error", err)
 		}
 		a.mcp = append(a.mcp, c)
