@@ -27,6 +27,7 @@ const (
 	Edit       = "Edit"
 	MultiEdit  = "MultiEdit"
 	Task       = "Task"
+	Agent      = "Agent" // Task's name since Claude Code 2.1
 	TodoWrite  = "TodoWrite"
 )
 
@@ -63,8 +64,13 @@ func Names(tool string, args jsontext.Value) []string {
 	var m map[string]any
 	_ = json.Unmarshal(args, &m)
 	cc := claudeName(tool, m)
-	if cc == tool {
+	switch {
+	case cc == tool:
 		return []string{tool}
+	case cc == Task:
+		// Claude Code 2.1 names its subagent tool Agent; matchers written
+		// for either name match.
+		return []string{tool, Task, Agent}
 	}
 	return []string{tool, cc}
 }
@@ -268,7 +274,7 @@ func TinyName(claude string) string {
 		return "edit"
 	case BashOutput, KillShell:
 		return "bg"
-	case Task:
+	case Task, Agent:
 		return "task"
 	case TodoWrite:
 		return "todo_write"

@@ -110,3 +110,10 @@ func TestResponse(t *testing.T) {
 		t.Errorf("write response: %s", got)
 	}
 }
+
+// The subagent tool answers to Task and to Agent, Claude Code 2.1's name.
+func TestTaskNames(t *testing.T) {
+	if got := Names("task", jsontext.Value(`{"prompt":"p"}`)); !slices.Equal(got, []string{"task", "Task", "Agent"}) {
+		t.Errorf("Names(task) = %v", got)
+	}
+}
