@@ -178,3 +178,32 @@ func TestPermissionDenyHoldsInSubagents(t *testing.T) {
 	}
 	secretNowhere(t, h)
 }
+
+// `tiny-go config --json` is one valid JSON object with hooks (whose
+// timeouts once broke it), permission rules and instruction files.
+func TestConfigJSONWithHooksAndRules(t *testing.T) {
+	h := newHookRun(t, `{"hooks":{"PreToolUse":[{"matcher":"Agent","hooks":[{"type":"command","command":"true","timeout":5}]}]},"permissions":{"deny":["Read(./.env)"],"defaultMode":"plan"}}`)
+	h.write("CLAUDE.md", "Be brief.\n")
+	code, stdout, stderr := h.main("", "config", "--json")
+	var out struct {
+		Hooks []struct {
+			Event   string
+			Timeout float64
+		}
+		Permissions struct {
+			Rules       []struct{ Kind, Rule, Source string }
+			DefaultMode string
+		}
+		Instructions []struct {
+			Path  string
+			Bytes int
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); code != 0 || err != nil {
+		t.Fatalf("exit %d, %v:\n%s\n%s", code, err, stdout, stderr)
+	}
+	if len(out.Hooks) != 1 || out.Hooks[0].Timeout != 5 || len(out.Permissions.Rules) != 1 || out.Permissions.DefaultMode != "plan" ||
+		len(out.Instructions) != 1 || out.Instructions[0].Bytes != 10 {
+		t.Errorf("config --json: %+v", out)
+	}
+}
