@@ -67,3 +67,37 @@ func TestHiddenPaths(t *testing.T) {
 		t.Errorf("with nothing hidden the command reads %q", got)
 	}
 }
+
+// BenchmarkStartHidden is the cost of a command start with a hidden path
+// (the Go init) against one without (the static init where there is one).
+func BenchmarkStartHidden(b *testing.B) {
+	if os.Geteuid() != 0 || ABI() == 0 {
+		b.Skip("containment needs root and Landlock")
+	}
+	work := b.TempDir()
+	secret := filepath.Join(work, ".env")
+	if err := os.WriteFile(secret, []byte("x"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		hidden []string
+	}{{"none", nil}, {"one", []string{secret}}} {
+		b.Run(c.name, func(b *testing.B) {
+			s, _, err := New(Policy{Mode: Workspace, WorkDir: work, Hidden: func() []string { return c.hidden }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			for b.Loop() {
+				cmd := exec.Command("/bin/true")
+				if err := s.Start(cmd); err != nil {
+					b.Fatal(err)
+				}
+				if err := cmd.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
