@@ -91,3 +91,38 @@ func TestMCPProjectServersTrustedBySettings(t *testing.T) {
 		t.Fatalf("exit %d, a disabled server is used or asked about: %s", code, stderr)
 	}
 }
+
+// Servers added with `mcp add` (.tiny-agent/mcp.json) connect without
+// --mcp; one that cannot start is named in one line and the run goes on
+// with the others.
+func TestMCPLocalServersWithoutFlag(t *testing.T) {
+	h := newHookRun(t, "",
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "mcp__echo__echo", `{"text":"local"}`)}},
+		providertest.Reply{Text: "Done."},
+	)
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed")
+	}
+	script, err := filepath.Abs("../mcp/testdata/pyserver.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.env["PATH"] = os.Getenv("PATH")
+	if code, _, stderr := h.main("", "mcp", "add", "echo", "--", py, script, "normal"); code != 0 {
+		t.Fatalf("mcp add: %s", stderr)
+	}
+	if code, _, stderr := h.main("", "mcp", "add", "broken", "--", filepath.Join(h.dir, "no-such-server")); code != 0 {
+		t.Fatalf("mcp add: %s", stderr)
+	}
+	code, stdout, stderr := h.main("", "use the server")
+	if code != 0 || !strings.Contains(stdout, "Done.") {
+		t.Fatalf("exit %d:\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "MCP broken: not used:") {
+		t.Errorf("the broken server is not named:\n%s", stderr)
+	}
+	if got := toolMessage(h.srv.Requests()[1], "c1"); got != "py: local" {
+		t.Errorf("mcp__echo__echo answered %q", got)
+	}
+}
