@@ -120,8 +120,12 @@ func NewGate(workDir string, ask AskFunc) *Gate {
 // Approve implements agent.ApproveFunc.
 func (g *Gate) Approve(ctx context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
 	c := classify(req, g.workDir)
-	if c.harmless || g.allowed(c.rules) || g.reviewsAfter(req) {
+	if !req.Asked && (c.harmless || g.allowed(c.rules) || g.reviewsAfter(req)) {
 		return agent.Approval{Allow: true}, nil
+	}
+	if c.harmless {
+		// A read a hook or rule asked about: say what it reads.
+		c.prompt = Prompt{Tool: req.Display, Action: "Run " + req.Display, Detail: limitLines(argumentLines(req.Arguments))}
 	}
 	c.prompt.Recovery = req.Recovery
 	ans, err := g.ask(ctx, c.prompt)

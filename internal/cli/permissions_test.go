@@ -207,3 +207,29 @@ func TestConfigJSONWithHooksAndRules(t *testing.T) {
 		t.Errorf("config --json: %+v", out)
 	}
 }
+
+// An ask rule asks even about a read, and even after an "always" answer
+// that covers the command.
+func TestPermissionAskRuleAsksAboutReads(t *testing.T) {
+	h := newHookRun(t, `{"permissions":{"ask":["Read(./notes.txt)","Bash(cat:*)"]}}`,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "read", `{"path":"notes.txt"}`)}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c2", "bash", `{"command":"cat notes.txt"}`)}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c3", "bash", `{"command":"cat notes.txt"}`)}},
+		providertest.Reply{Text: "Done."},
+	)
+	h.write("notes.txt", "private notes\n")
+	code, stdout, stderr := h.main("n\na\nn\n", "--approval", "ask", "read them")
+	if code != 0 || !strings.Contains(stdout, "Done.") {
+		t.Fatalf("exit %d:\n%s\n%s", code, stdout, stderr)
+	}
+	if n := strings.Count(stderr, "wants to:"); n != 3 {
+		t.Errorf("asked %d times, want 3 (the read, and cat twice):\n%s", n, stderr)
+	}
+	reqs := h.srv.Requests()
+	if got := toolMessage(reqs[1], "c1"); !strings.Contains(got, "denied") {
+		t.Errorf("the refused read: %q", got)
+	}
+	if got := toolMessage(reqs[3], "c3"); !strings.Contains(got, "denied") {
+		t.Errorf("the second cat ran on the strength of the first answer: %q", got)
+	}
+}
