@@ -25,6 +25,12 @@ func (s *Settings) HiddenPaths() []string {
 	seen := map[string]bool{}
 	var out []string
 	add := func(p string) {
+		// Covering the working directory (or a directory holding it)
+		// would leave commands nowhere to run: the read tool still
+		// refuses what lies there.
+		if rel, err := filepath.Rel(p, s.cwd); err == nil && (rel == "." || !strings.HasPrefix(rel, "..")) {
+			return
+		}
 		if !seen[p] {
 			seen[p] = true
 			out = append(out, p)

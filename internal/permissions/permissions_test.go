@@ -112,7 +112,7 @@ func TestDenyWins(t *testing.T) {
 }
 
 func TestHiddenPaths(t *testing.T) {
-	s, _, dir := project(t, "", `{"permissions":{"deny":["Read(./.env)","Read(./secrets/**)","Read(.env.*)","Read(./missing)","Read"]}}`, "")
+	s, _, dir := project(t, "", `{"permissions":{"deny":["Read(./.env)","Read(./secrets/**)","Read(.env.*)","Read(./missing)","Read","Read(//tmp/**)","Read(./**)"]}}`, "")
 	for _, f := range []string{".env", "secrets/k", "a/b/.env.prod", ".env.local"} {
 		p := filepath.Join(dir, f)
 		_ = os.MkdirAll(filepath.Dir(p), 0o755)
