@@ -127,15 +127,10 @@ func (a *runner) permissionHooks(inner agent.HookRunner) agent.HookRunner {
 	if p == nil || (len(p.set.Rules) == 0 && !p.acceptEdits && len(skills) == 0) {
 		return inner
 	}
+	// Someone can answer where there is a gate (interactive mode, in
+	// every approval mode) or an embedder.
 	return &permissions.Runner{Inner: inner, Settings: p.set, AcceptEdits: p.acceptEdits, Skills: skills, CanAsk: func() bool {
-		if a.gate == nil && a.embed == nil {
-			return false
-		}
-		m := a.approval
-		if a.mode != nil {
-			m = a.mode.Mode()
-		}
-		return m == approval.Ask || m == approval.Review
+		return a.gate != nil || a.embed != nil
 	}}
 }
 

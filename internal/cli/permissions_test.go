@@ -233,3 +233,36 @@ func TestPermissionAskRuleAsksAboutReads(t *testing.T) {
 		t.Errorf("the second cat ran on the strength of the first answer: %q", got)
 	}
 }
+
+// In an interactive session in auto mode an ask rule still asks; a
+// one-shot run in auto mode, where nobody can answer, refuses the call.
+func TestPermissionAskRuleInAutoMode(t *testing.T) {
+	h := newHookRun(t, `{"permissions":{"ask":["Bash(touch:*)"]}}`,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", `{"command":"touch asked"}`)}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c2", "bash", `{"command":"echo free > free.txt"}`)}},
+		providertest.Reply{Text: "Done."},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c3", "bash", `{"command":"touch oneshot"}`)}},
+		providertest.Reply{Text: "Done again."},
+	)
+	code, stdout, stderr := h.main("go\nn\n/exit\n", "--approval", "auto")
+	if code != 0 || !strings.Contains(stdout, "Done.") {
+		t.Fatalf("exit %d:\n%s\n%s", code, stdout, stderr)
+	}
+	if n := strings.Count(stdout+stderr, "wants to:"); n != 1 {
+		t.Errorf("asked %d times, want once (touch):\n%s\n%s", n, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "asked")); err == nil {
+		t.Error("the refused command ran")
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "free.txt")); err != nil {
+		t.Error("auto mode asked about or refused a command no rule names")
+	}
+	code, _, stderr = h.main("", "again")
+	if code != 0 {
+		t.Fatalf("one-shot: exit %d: %s", code, stderr)
+	}
+	reqs := h.srv.Requests()
+	if got := toolMessage(reqs[len(reqs)-1], "c3"); !strings.Contains(got, "cannot ask") {
+		t.Errorf("one-shot ask rule: %q", got)
+	}
+}
