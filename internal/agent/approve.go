@@ -24,6 +24,10 @@ type ApprovalRequest struct {
 	Arguments jsontext.Value
 	// Recovery is set when an earlier process asked and died waiting.
 	Recovery bool
+	// Asked is set when a hook or a permission rule asked for the user's
+	// approval: the user is asked even about a read, and an earlier
+	// "always" answer does not cover it.
+	Asked bool
 }
 
 // Approval is the user's decision on one call.
@@ -61,7 +65,8 @@ func (a *Agent) approvalRequest(c *toolCall, dec ToolDecision) *ApprovalRequest 
 		return nil
 	}
 	return &ApprovalRequest{OperationID: c.started.OperationID, ToolCallID: c.started.ToolCallID, Tool: c.started.ToolName, Display: c.info.Display,
-		Builtin: c.tool.Definition().DefinitionIdentity == "", Arguments: c.started.Arguments, Recovery: c.info.Recovery}
+		Builtin: c.tool.Definition().DefinitionIdentity == "", Arguments: c.started.Arguments, Recovery: c.info.Recovery,
+		Asked: dec.Decision == DecisionAsk}
 }
 
 // approve asks the user about a call in its tool phase, with nothing

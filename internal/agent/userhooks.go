@@ -57,6 +57,9 @@ type ToolDecision struct {
 	// Arguments replace the call's arguments (updatedInput), in tiny-go's
 	// shape; nil keeps them.
 	Arguments jsontext.Value
+	// Content, when set on a deny, is the blocked call's result instead
+	// of HookBlockedContent (a permission rule said no, not a hook).
+	Content string
 }
 
 // HookResult is a committed tool result as the hooks see it.
@@ -109,6 +112,8 @@ func (a *Agent) preToolHooks(ctx context.Context, op *session.Operation, started
 		started.Arguments = dec.Arguments
 	}
 	switch {
+	case dec.Decision == DecisionDeny && dec.Content != "":
+		return dec, dec.Content, false, nil
 	case dec.Decision == DecisionDeny:
 		return dec, HookBlockedContent(dec.Reason), false, nil
 	case dec.Decision == DecisionAsk && a.cfg.Approve == nil:

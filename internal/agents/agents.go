@@ -138,7 +138,11 @@ func Parse(data []byte) (Definition, error) {
 	}
 	var f front
 	if err := yaml.Unmarshal([]byte(head), &f); err != nil {
-		return Definition{}, fmt.Errorf("front matter: %w", err)
+		// Claude Code's front matter parser is lenient: an unquoted ": "
+		// inside a description is text. Quote such values and try again.
+		if err2 := yaml.Unmarshal([]byte(quotePlainValues(head)), &f); err2 != nil {
+			return Definition{}, fmt.Errorf("front matter: %w", err)
+		}
 	}
 	return definition(f, body)
 }
@@ -147,7 +151,7 @@ func definition(f front, body string) (Definition, error) {
 	d := Definition{Name: strings.TrimSpace(f.Name), Description: strings.Join(strings.Fields(f.Description), " "), Prompt: strings.TrimSpace(body)}
 	switch {
 	case !validName(d.Name):
-		return Definition{}, fmt.Errorf("name %q must be 1-64 letters, digits, - or _", d.Name)
+		return Definition{}, fmt.Errorf("name %q must be 1-64 characters, each a letter, a digit, '-', '_' or '.'", d.Name)
 	case d.Description == "":
 		return Definition{}, errors.New("description is required: it tells the model when to use the agent")
 	case d.Prompt == "":
@@ -181,6 +185,7 @@ func toolNames(n yaml.Node) ([]string, error) {
 			names = append(names, strings.TrimSpace(t))
 		}
 	case yaml.SequenceNode:
+		names = []string{} // tools: [] is no tools, not every tool
 		for _, c := range n.Content {
 			if c.Kind != yaml.ScalarNode {
 				return nil, errors.New("tools must be a comma-separated string or a list of names")
@@ -235,7 +240,7 @@ func validName(name string) bool {
 		return false
 	}
 	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
 			return false
 		}
 	}

@@ -142,3 +142,23 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// What Claude Code accepts loads with its meaning: an unquoted ": " in a
+// description (8 files of the public collections), a dot in the name
+// (powershell-5.1-expert), tools: [] for no tools.
+func TestClaudeCodeLeniency(t *testing.T) {
+	d, err := Parse([]byte("---\nname: powershell-5.1-expert\ndescription: Use this agent when: the user asks for PowerShell. Examples: <example>Context: x</example>\ntools: Read, Bash\nmodel: sonnet\n---\nYou are an expert.\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Name != "powershell-5.1-expert" || d.Description != "Use this agent when: the user asks for PowerShell. Examples: <example>Context: x</example>" {
+		t.Errorf("parsed %q: %q", d.Name, d.Description)
+	}
+	none, err := Parse([]byte("---\nname: talker\ndescription: talks only\ntools: []\n---\nTalk.\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if none.Tools == nil || len(none.Tools) != 0 || none.Offers("read") {
+		t.Errorf("tools: [] gives %v", none.Tools)
+	}
+}

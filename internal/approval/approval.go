@@ -105,9 +105,17 @@ type Gate struct {
 	// without asking (edits mode).
 	editing func() bool
 
+	// keepAlso, when set, is also told each "always" answer's rule keys
+	// (split at NUL), after they are kept beside the session: Claude
+	// Code's settings.local.json keeps those it would keep (KeepAlso).
+	keepAlso func(keys [][]string)
+
 	mu    sync.Mutex
 	rules map[string]bool // what "a" allowed for the session (see call.rules)
 }
+
+// KeepAlso has f told the rule keys of each "always" answer from now on.
+func (g *Gate) KeepAlso(f func(keys [][]string)) { g.keepAlso = f }
 
 // NewGate returns a Gate for a session in workDir that asks with ask; its
 // rules last as long as it does (NewSessionGate keeps them beside the
@@ -119,8 +127,12 @@ func NewGate(workDir string, ask AskFunc) *Gate {
 // Approve implements agent.ApproveFunc.
 func (g *Gate) Approve(ctx context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
 	c := classify(req, g.workDir)
-	if c.harmless || g.allowed(c.rules) || g.reviewsAfter(req) || g.acceptsEdit(req) {
+	if !req.Asked && (c.harmless || g.allowed(c.rules) || g.reviewsAfter(req) || g.acceptsEdit(req)) {
 		return agent.Approval{Allow: true}, nil
+	}
+	if c.harmless {
+		// A read a hook or rule asked about: say what it reads.
+		c.prompt = Prompt{Tool: req.Display, Action: "Run " + req.Display, Detail: limitLines(argumentLines(req.Arguments))}
 	}
 	c.prompt.Recovery = req.Recovery
 	ans, err := g.ask(ctx, c.prompt)
@@ -167,6 +179,13 @@ func (g *Gate) remember(c call) error {
 	}
 	for _, r := range c.rules {
 		g.rules[r] = true
+	}
+	if g.keepAlso != nil {
+		keys := make([][]string, len(c.rules))
+		for i, r := range c.rules {
+			keys[i] = strings.Split(r, "\x00")
+		}
+		g.keepAlso(keys)
 	}
 	return nil
 }

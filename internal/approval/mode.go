@@ -57,14 +57,17 @@ func (s *Switch) Planning() bool { return s.Mode() == Plan }
 
 // Hook is the agent's Approve hook under s: ask, edits and review ask
 // (gate, nil when there is none; the gate lets edits mode's edits and
-// review mode's reviewed commands through), auto and plan allow (in plan mode the tools themselves refuse what would change
-// something; see planmode).
+// review mode's reviewed commands through), auto and plan allow (in plan
+// mode the tools themselves refuse what would change something; see
+// planmode) unless a hook or a permission rule asked for approval.
 func (s *Switch) Hook(gate agent.ApproveFunc) agent.ApproveFunc {
 	if gate == nil {
 		return nil
 	}
 	return func(ctx context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
-		if m := s.Mode(); (m != Ask && m != Edits && m != Review) || changesNothing(req) {
+		// A hook or permission rule that asks is asked in every mode
+		// where someone can answer.
+		if m := s.Mode(); (m != Ask && m != Edits && m != Review && !req.Asked) || changesNothing(req) {
 			return agent.Approval{Allow: true}, nil
 		}
 		return gate(ctx, req)

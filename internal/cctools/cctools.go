@@ -9,11 +9,9 @@
 package cctools
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -29,6 +27,7 @@ const (
 	Edit       = "Edit"
 	MultiEdit  = "MultiEdit"
 	Task       = "Task"
+	Agent      = "Agent" // Task's name since Claude Code 2.1
 	TodoWrite  = "TodoWrite"
 )
 
@@ -65,8 +64,13 @@ func Names(tool string, args jsontext.Value) []string {
 	var m map[string]any
 	_ = json.Unmarshal(args, &m)
 	cc := claudeName(tool, m)
-	if cc == tool {
+	switch {
+	case cc == tool:
 		return []string{tool}
+	case cc == Task:
+		// Claude Code 2.1 names its subagent tool Agent; matchers written
+		// for either name match.
+		return []string{tool, Task, Agent}
 	}
 	return []string{tool, cc}
 }
@@ -104,9 +108,7 @@ func claudeName(tool string, args map[string]any) string {
 	case "todo_write":
 		return TodoWrite
 	}
-	if alias, name, ok := splitMCP(tool); ok {
-		return "mcp__" + alias + "__" + name
-	}
+	// MCP tools are named as Claude Code names them (mcp.ToolName).
 	return tool
 }
 
@@ -258,8 +260,8 @@ func editArgs(path any, in map[string]any) (map[string]any, error) {
 }
 
 // TinyName is tiny-go's name of a tool Claude Code names (for allow and
-// deny lists such as --allowedTools Bash,Read). mcp__server__tool becomes
-// tiny-go's encoded MCP name. Unknown names are returned as they are.
+// deny lists such as --allowedTools Bash,Read). MCP tools have the same
+// name in both (mcp__server__tool); unknown names are returned as they are.
 func TinyName(claude string) string {
 	switch claude {
 	case Bash:
@@ -272,44 +274,12 @@ func TinyName(claude string) string {
 		return "edit"
 	case BashOutput, KillShell:
 		return "bg"
-	case Task:
+	case Task, Agent:
 		return "task"
 	case TodoWrite:
 		return "todo_write"
 	}
-	if rest, ok := strings.CutPrefix(claude, "mcp__"); ok {
-		if alias, name, ok := strings.Cut(rest, "__"); ok && alias != "" && name != "" {
-			enc := base64.RawURLEncoding
-			return "mcp__" + enc.EncodeToString([]byte(alias)) + "__" + enc.EncodeToString([]byte(name))
-		}
-	}
 	return claude
-}
-
-// splitMCP decodes tiny-go's model-facing MCP name,
-// mcp__<base64url(alias)>__<base64url(tool)>. Because base64url may itself
-// contain "__", every split is tried and the one that encodes back to the
-// same name wins.
-func splitMCP(name string) (alias, tool string, ok bool) {
-	rest, found := strings.CutPrefix(name, "mcp__")
-	if !found {
-		return "", "", false
-	}
-	enc := base64.RawURLEncoding
-	for i := 0; i+2 <= len(rest); i++ {
-		if rest[i:i+2] != "__" {
-			continue
-		}
-		a, errA := enc.DecodeString(rest[:i])
-		t, errT := enc.DecodeString(rest[i+2:])
-		if errA != nil || errT != nil || len(a) == 0 || len(t) == 0 {
-			continue
-		}
-		if enc.EncodeToString(a)+"__"+enc.EncodeToString(t) == rest {
-			return string(a), string(t), true
-		}
-	}
-	return "", "", false
 }
 
 // Response is the tool_response a PostToolUse hook (and the SDK) sees, in

@@ -57,7 +57,7 @@ func newACPCommand(a *app) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.model, "model", "", "model id (default $TINY_MODEL or "+DefaultModel+")")
 	fl.StringArrayVar(&f.plugins, "plugin", nil, "built-in tools to enable, comma-separated (repeatable; default all)")
-	fl.StringArrayVar(&f.mcp, "mcp", nil, "MCP server aliases from $TINY_MCP_CONFIG, comma-separated (repeatable)")
+	fl.StringArrayVar(&f.mcp, "mcp", nil, "use only these MCP servers (comma-separated, repeatable); without it every configured server is used (docs/mcp.md)")
 	fl.StringArrayVar(&f.skills, "skill", nil, "a SKILL.md file to offer (repeatable)")
 	fl.BoolVar(&f.fsync, "fsync", false, "sync every commit to disk (power-loss durable)")
 	fl.StringVar(&f.approval, "approval", "", "the mode sessions start in: ask (default), auto or plan; the editor switches it with session/set_mode")

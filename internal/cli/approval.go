@@ -42,7 +42,9 @@ func (a *runner) newGate() (*approval.Gate, error) {
 		return nil, nil
 	}
 	if a.embed != nil {
-		return approval.NewSessionGate(a.cwd, a.store.Path(), a.notifyingAsk(a.embed.ask))
+		g, err := approval.NewSessionGate(a.cwd, a.store.Path(), a.notifyingAsk(a.embed.ask))
+		a.keepInSettings(g)
+		return g, err
 	}
 	g, err := a.newAskingGate()
 	if err != nil {
@@ -52,12 +54,16 @@ func (a *runner) newGate() (*approval.Gate, error) {
 		g.ReviewAfter(a.transactions().usable)
 	}
 	g.AcceptEditsWhile(func() bool { return a.mode.Mode() == approval.Edits })
+	a.keepInSettings(g)
 	return g, nil
 }
 
 // newAskingGate is the gate that asks on the terminal.
 func (a *runner) newAskingGate() (*approval.Gate, error) {
 	ask := func(ctx context.Context, p approval.Prompt) (approval.Answer, error) {
+		if a.perms != nil && a.perms.dontAsk {
+			return dontAskAnswer(), nil
+		}
 		ans, err := a.uiObserver.Ask(ctx, p)
 		if !errors.Is(err, ui.ErrNotAttached) {
 			return ans, err

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -62,7 +63,16 @@ func TestAlwaysAllowLastsAcrossResume(t *testing.T) {
 		t.Fatalf("tool results sent to the model: %q", results)
 	}
 
-	// A fork asks afresh.
+	// A fork asks afresh, once the rule Claude Code's way kept in
+	// .claude/settings.local.json (for every session of the project) is
+	// gone.
+	local := filepath.Join(c.dir, ".claude", "settings.local.json")
+	if b, err := os.ReadFile(local); err != nil || !strings.Contains(string(b), `"Bash(ls:*)"`) {
+		t.Fatalf("settings.local.json: %s, %v", b, err)
+	}
+	if err := os.Remove(local); err != nil {
+		t.Fatal(err)
+	}
 	st := c.state()
 	code, out, stderr := c.main("", "session", "fork", id, "--at", strconv.FormatInt(st.Facts, 10))
 	if code != 0 {

@@ -16,7 +16,7 @@ const rootExamples = `  tiny-go                                   interactive
   tiny-go --json "summarize README.md"      one shot: lifecycle events as JSON Lines
   tiny-go --continue                        resume the newest session of this directory
   tiny-go --session <id> "and now the docs"
-  tiny-go --mcp fs,git "what changed?"      with MCP servers from $TINY_MCP_CONFIG
+  tiny-go --mcp fs,git "what changed?"      with only these of the configured MCP servers
   tiny-go -- help                           a one-word prompt that is also a command
   tiny-go session list --json
   tiny-go mcp list
@@ -34,7 +34,9 @@ Environment:
   ANTHROPIC_API_KEY      the Anthropic key, for TINY_PROVIDER=anthropic
   OPENAI_API_KEY         the OpenAI key, for TINY_PROVIDER=openai-responses
   TINY_NATIVE_TOOLS      auto, on or off: OpenAI's apply_patch and shell tools
-  TINY_MCP_CONFIG        the MCP server catalog used by --mcp and 'tiny-go mcp list'
+  TINY_MCP_CONFIG        one more MCP server file, before .tiny-agent/mcp.json, .mcp.json
+                         and the user's mcp.json (every configured server is used;
+                         --mcp picks some; 'tiny-go mcp list')
   TINY_CONTEXT_WINDOW, TINY_COMPACT_SHARE, TINY_IDLE_TIMEOUT, TINY_REQUEST_TIMEOUT,
   TINY_REASONING
                          defaults of the flags of the same name

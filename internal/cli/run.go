@@ -151,6 +151,13 @@ type runner struct {
 	// the current session in ask mode.
 	approval approval.Mode
 	gate     *approval.Gate
+	// perms are Claude Code's permission rules (permissions.go).
+	perms *ccPermissions
+	// mcpAuto is set when the servers were chosen without --mcp: one that
+	// cannot connect is named and left out, not fatal.
+	mcpAuto bool
+	// instructions are the instruction files in the system prompt.
+	instructions *prompt.Instructions
 	// mode is the approval mode now (Shift+Tab changes it); planSandbox
 	// the read-only sandbox of bash in plan mode, once made (plan.go).
 	mode           *approval.Switch
@@ -190,7 +197,7 @@ func configureRun(a *app, root *cobra.Command) {
 	fl.StringVar(&f.model, "model", "", "model id (default $TINY_MODEL or "+DefaultModel+")")
 	fl.StringArrayVar(&f.skills, "skill", nil, "a SKILL.md file to offer (repeatable)")
 	fl.StringArrayVar(&f.plugins, "plugin", nil, "built-in tools to enable, comma-separated (repeatable; default all: bash, read, write, edit, bg)")
-	fl.StringArrayVar(&f.mcp, "mcp", nil, "MCP server aliases from $TINY_MCP_CONFIG, comma-separated (repeatable)")
+	fl.StringArrayVar(&f.mcp, "mcp", nil, "use only these MCP servers (comma-separated, repeatable); without it every configured server is used: .tiny-agent/mcp.json, trusted servers of .mcp.json, [mcp_servers], the user's mcp.json, $TINY_MCP_CONFIG (docs/mcp.md)")
 	fl.BoolVar(&f.json, "json", false, "print lifecycle events as JSON Lines on stdout (one-shot only)")
 	fl.BoolVar(&f.fsync, "fsync", false, "sync every commit to disk (power-loss durable)")
 	fl.StringVar(&f.approval, "approval", "", "ask before bash, bg, write, edit and MCP calls run (ask), ask except for edits and mkdir/touch/mv/cp/rm inside the working directory (edits), run them at once (auto), look but not touch (plan), or ask like ask but run bash against a private view of the tree and show its changes before they land (review); default ask in interactive mode, auto in one-shot and --json mode")
@@ -287,6 +294,7 @@ func (a *runner) configure() error {
 	if a.flags.maxToolCalls < 1 {
 		return usageErrorf("--max-tool-calls must be at least 1")
 	}
+	a.configurePermissions()
 	if err := a.configureApproval(); err != nil {
 		return err
 	}
@@ -295,6 +303,9 @@ func (a *runner) configure() error {
 	}
 	if a.servers, err = configureMCP(a.flags.mcp, a.io, a.cwd); err != nil {
 		return usageError{err}
+	}
+	if len(a.flags.mcp) == 0 {
+		a.servers = a.autoMCPServers() // mcp_auto.go
 	}
 	var secretVars []string
 	for _, sv := range a.servers {
@@ -401,6 +412,11 @@ func (a *runner) start(ctx context.Context) error {
 				kind = ce.Type
 			}
 			a.sink.Emit(lifecycle.MCPFailed(s.Alias, time.Since(t0), kind))
+			if a.mcpAuto {
+				fmt.Fprintf(a.io.stderr, "%s: MCP %s: not used: %v (tiny-go mcp list shows the servers)\n", programName, s.Alias, err)
+				a.mcpAliases = slices.DeleteFunc(a.mcpAliases, func(x string) bool { return x == s.Alias })
+				continue
+			}
 			return fail("mcp_setup_error", err)
 		}
 		a.mcp = append(a.mcp, c)
@@ -511,7 +527,7 @@ func (a *runner) buildAgent(envID string) error {
 		AutoCompact:         a.autoCompact(client),
 		Scrub:               a.scrubber(secretVars),
 		Approve:             approve,
-		Hooks:               a.userHooks.agentHooks(),
+		Hooks:               a.permissionHooks(a.userHooks.agentHooks()),
 		BeforeEffect:        a.checkpointHook(),
 		ResultNote:          a.lsp.note(),
 		Identity:            a.wire.identity(),
@@ -577,10 +593,11 @@ func (a *runner) buildSystemPrompt(all []tools.Tool) (string, error) {
 		names[i] = t.Definition().Name
 		a.toolNames = append(a.toolNames, displayName(t.Definition()))
 	}
-	system, skills, err := systemPrompt(a.cwd, names, a.flags.skills)
+	system, skills, ins, err := systemPrompt(a.cwd, a.io.getenv("HOME"), names, a.flags.skills)
 	if err != nil {
 		return "", err
 	}
+	a.noteInstructions(ins)
 	a.skills = skills
 	return system, nil
 }
@@ -723,13 +740,17 @@ func (a *runner) operate(ctx context.Context, promptText string) error {
 	return exitFor(res)
 }
 
-// expand turns "/skill:name text" into the skill's message.
+// expand turns "/skill:name text" (or "/name text" for a skill's name)
+// into the skill's message, and puts the skill in use.
 func (a *runner) expand(text string) (string, error) {
+	text = skillShorthand(text, a.skills)
 	msg, ok, err := prompt.ExpandSkill(text, a.skills)
 	if err != nil {
 		return "", err
 	}
 	if ok {
+		name, _, _ := strings.Cut(strings.TrimPrefix(text, prompt.SkillCommandPrefix), " ")
+		a.skillInUse(strings.TrimSpace(name))
 		return msg, nil
 	}
 	return text, nil
@@ -881,17 +902,19 @@ func displayName(d tools.Definition) string {
 }
 
 // systemPrompt assembles the system message of cwd for the offered tools:
-// base instructions, ./AGENTS.md and the skill index.
-func systemPrompt(cwd string, toolNames, skillFiles []string) (string, []prompt.Skill, error) {
-	project, err := prompt.ReadProjectInstructions(cwd)
+// base instructions, the instruction files (CLAUDE.md, AGENTS.md, ...;
+// instructions.go) and the skill index.
+func systemPrompt(cwd, home string, toolNames, skillFiles []string) (string, []prompt.Skill, *prompt.Instructions, error) {
+	ins, err := prompt.ReadInstructions(cwd, home)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
-	skills, err := prompt.DiscoverSkills(cwd, skillFiles)
+	skills, skipped, err := prompt.DiscoverSkillsFrom(cwd, home, skillFiles)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
-	return prompt.System(prompt.Options{Cwd: cwd, Tools: toolNames, Project: project, Skills: skills}), skills, nil
+	ins.Problems = append(ins.Problems, skipped...)
+	return prompt.System(prompt.Options{Cwd: cwd, Tools: toolNames, Instructions: ins.Files, Skills: skills}), skills, ins, nil
 }
 
 func nonNilStrings(s []string) []string {

@@ -43,9 +43,10 @@ func (a *runner) newSandbox() error {
 	sb, warning, err := sandbox.New(sandbox.Policy{
 		Mode:       mode,
 		WorkDir:    a.cwd,
-		Writable:   append([]string(nil), f.writable...),
+		Writable:   append(append([]string(nil), f.writable...), a.additionalDirectories()...),
 		NetworkOff: f.network == "off",
 		Getenv:     a.io.getenv,
+		Hidden:     a.hiddenPaths(),
 	})
 	if err != nil {
 		return usageError{err}
@@ -54,6 +55,7 @@ func (a *runner) newSandbox() error {
 		fmt.Fprintln(a.io.stderr, warning)
 	}
 	a.sandbox = sb
+	a.warnUnhidden()
 	return nil
 }
 

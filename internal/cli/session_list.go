@@ -140,7 +140,7 @@ func (c *resumeCheck) init() bool {
 	for i, t := range builtins {
 		names[i] = t.Definition().Name
 	}
-	system, _, err := systemPrompt(c.cwd, names, nil)
+	system, _, _, err := systemPrompt(c.cwd, c.getenv("HOME"), names, nil)
 	if err != nil {
 		return false
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/config"
 	"github.com/tiny-agent/tiny-go/internal/hooks"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
+	"github.com/tiny-agent/tiny-go/internal/permissions"
+	"github.com/tiny-agent/tiny-go/internal/prompt"
 	"github.com/tiny-agent/tiny-go/internal/secrets"
 )
 
@@ -164,7 +166,9 @@ See docs/configuration.md.`,
 				return err
 			}
 			hookCfg, _ := loadHookConfig(io, cwd)
-			return printSettings(io, asJSON, hookCfg)
+			perms, _ := loadPermissions(io, cwd)
+			ins, insErr := prompt.ReadInstructions(cwd, io.getenv("HOME"))
+			return printSettings(io, asJSON, hookCfg, perms, configExtras{ins, insErr})
 		},
 	}
 	fl := cmd.Flags()
@@ -208,7 +212,14 @@ type mcpServerSetting struct {
 	Source config.Source `json:"source"`
 }
 
-func printSettings(io stdio, asJSON bool, hookCfg *hooks.Config) error {
+// configExtras are the parts of `tiny-go config` beyond settings, hooks
+// and permissions.
+type configExtras struct {
+	instructions    *prompt.Instructions
+	instructionsErr error
+}
+
+func printSettings(io stdio, asJSON bool, hookCfg *hooks.Config, perms *permissions.Settings, extra configExtras) error {
 	s := io.settings
 	all := s.All(settingDefaults())
 	var servers []mcpServerSetting
@@ -230,7 +241,17 @@ func printSettings(io stdio, asJSON bool, hookCfg *hooks.Config) error {
 			MCPServers []mcpServerSetting `json:"mcpServers"`
 			Hooks      []hooks.Hook       `json:"hooks"`
 			Problems   []string           `json:"hookProblems,omitzero"`
-		}{Files: s.Files, MCPServers: servers, Hooks: hookCfg.Hooks, Problems: hookCfg.Problems}
+			// Permissions are Claude Code's permission rules, each with
+			// its file.
+			Permissions *permissions.Settings `json:"permissions"`
+			// Instructions are the instruction files the system prompt
+			// holds, with their sizes.
+			Instructions []instructionFile `json:"instructions"`
+		}{Files: s.Files, MCPServers: servers, Hooks: hookCfg.Hooks, Problems: hookCfg.Problems, Permissions: perms,
+			Instructions: instructionFiles(extra.instructions)}
+		if perms.Rules == nil {
+			perms.Rules = []permissions.Rule{}
+		}
 		if out.Hooks == nil {
 			out.Hooks = []hooks.Hook{}
 		}
@@ -286,7 +307,13 @@ func printSettings(io stdio, asJSON bool, hookCfg *hooks.Config) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	return printHooks(io.stdout, hookCfg)
+	if err := printHooks(io.stdout, hookCfg); err != nil {
+		return err
+	}
+	if err := printPermissions(io.stdout, perms); err != nil {
+		return err
+	}
+	return printInstructions(io.stdout, extra.instructions, extra.instructionsErr)
 }
 
 // conceal takes the variables names out of the environment that commands

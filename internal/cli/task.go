@@ -52,6 +52,9 @@ func maxAgentDepth(getenv func(string) string) int {
 // which is at depth (the user's session: 0).
 func (c *children) runner(parent func() (path, id string), depth int) agents.Runner {
 	return func(ctx context.Context, call agents.Call) tools.Result {
+		if err := c.knownTools(call.Agent); err != nil {
+			return tools.Result{Content: "Error: the " + call.Agent.Name + " subagent could not run: " + err.Error(), IsError: true}
+		}
 		path, id := parent()
 		res, err := c.run(ctx, path, id, depth, call)
 		if err != nil {
@@ -244,7 +247,7 @@ func (c *children) agent(st *store.Store, depth int, d agents.Definition, hr *ho
 		Events:              func(ev agent.Event) { c.show(label, ev); c.rollUp(ev) },
 		Scrub:               c.a.scrubber(nil),
 		Approve:             c.serialApprove(),
-		Hooks:               agentHooks(hr),
+		Hooks:               c.a.permissionHooks(agentHooks(hr)),
 		Identity:            c.a.wire.identity(),
 		MaxToolCalls:        c.a.flags.maxToolCalls,
 	})
@@ -318,4 +321,19 @@ func agentHooks(hr *hooks.Runner) agent.HookRunner {
 		return nil
 	}
 	return hr
+}
+
+// knownTools refuses an agent whose tools list names only tools this
+// session does not have, as Claude Code refuses to start it (an empty list
+// is an agent without tools, which runs).
+func (c *children) knownTools(d agents.Definition) error {
+	if len(d.Tools) == 0 {
+		return nil
+	}
+	for _, t := range c.tools {
+		if d.Offers(t.Definition().Name) {
+			return nil
+		}
+	}
+	return fmt.Errorf("none of its tools (%s) exists in this session; fix the tools line of %s", strings.Join(d.Tools, ", "), d.Path)
 }

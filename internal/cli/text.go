@@ -24,6 +24,7 @@ func (a *runner) interactive(ctx context.Context) error {
 	}
 	home := a.io.getenv("HOME")
 	custom, problems := commands.Load(commands.Dirs(a.cwd, home)...)
+	custom = skillCommands(a.skills, custom)
 	for i, p := range problems {
 		// Paths as the user would type them.
 		p = strings.ReplaceAll(p, a.cwd+string(filepath.Separator), "")

@@ -27,6 +27,9 @@ type Command struct {
 	Body string
 	// Path is the file a custom command was read from.
 	Path string
+	// Skill, when set, makes /Name run the skill of that name (as
+	// /skill:name) instead of a template.
+	Skill string
 }
 
 // Builtins are the commands every frontend knows, in menu order.

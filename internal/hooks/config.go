@@ -53,10 +53,22 @@ type Hook struct {
 	Event   Event         `json:"event"`
 	Matcher string        `json:"matcher,omitzero"`
 	Command string        `json:"command"`
-	Timeout time.Duration `json:"timeout,format:sec"`
+	Timeout time.Duration `json:"-"` // in seconds in JSON (MarshalJSON)
 	// Source is the file (and for TOML the line) it came from.
 	Source string `json:"source"`
 	match  func(string) bool
+}
+
+// MarshalJSON writes the hook with its timeout in seconds, as settings
+// files give it (the JSON library has no seconds format for durations).
+func (h Hook) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Event   Event   `json:"event"`
+		Matcher string  `json:"matcher,omitzero"`
+		Command string  `json:"command"`
+		Timeout float64 `json:"timeout"`
+		Source  string  `json:"source"`
+	}{h.Event, h.Matcher, h.Command, h.Timeout.Seconds(), h.Source})
 }
 
 // Config is every hook in effect.

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
+
 	"github.com/tiny-agent/tiny-go/internal/agent"
 )
 
@@ -177,5 +179,14 @@ func TestFailClosed(t *testing.T) {
 		if (dec.Decision == "deny") != closed {
 			t.Errorf("fail closed %v: decision %+v", closed, dec)
 		}
+	}
+}
+
+// A hook marshals to JSON (tiny-go config --json) with its timeout in
+// seconds.
+func TestHookJSON(t *testing.T) {
+	b, err := json.Marshal(Hook{Event: Stop, Command: "x", Timeout: 90 * time.Second, Source: "f"})
+	if err != nil || string(b) != `{"event":"Stop","command":"x","timeout":90,"source":"f"}` {
+		t.Fatalf("%s, %v", b, err)
 	}
 }

@@ -21,6 +21,9 @@ type Options struct {
 	Tools []string
 	// Project is ./AGENTS.md of the working directory; nil when absent.
 	Project *ProjectInstructions
+	// Instructions are the instruction files of ReadInstructions, after
+	// Project.
+	Instructions []ProjectInstructions
 	// Skills is the skill index, in the order DiscoverSkills returns.
 	Skills []Skill
 }
@@ -31,9 +34,13 @@ type Options struct {
 func System(opts Options) string {
 	var b strings.Builder
 	writeBase(&b, opts)
+	files := opts.Instructions
 	if opts.Project != nil {
+		files = append([]ProjectInstructions{*opts.Project}, files...)
+	}
+	if len(files) > 0 {
 		b.WriteString("\n")
-		writeProject(&b, *opts.Project)
+		writeProject(&b, files)
 	}
 	if len(opts.Skills) > 0 {
 		b.WriteString("\n")
@@ -85,18 +92,20 @@ func writeBase(b *strings.Builder, opts Options) {
 	b.WriteString("- When you are done, summarize what you changed and anything left undone.\n")
 }
 
-func writeProject(b *strings.Builder, p ProjectInstructions) {
+func writeProject(b *strings.Builder, files []ProjectInstructions) {
 	b.WriteString("<project_context>\n")
-	b.WriteString(`<project_instructions path="`)
-	b.WriteString(escapeXML(p.Path))
-	b.WriteString("\">\n")
-	// The content is inlined verbatim: escaping would garble the code and
-	// shell snippets AGENTS.md files are full of.
-	b.WriteString(p.Content)
-	if !strings.HasSuffix(p.Content, "\n") {
-		b.WriteString("\n")
+	for _, p := range files {
+		b.WriteString(`<project_instructions path="`)
+		b.WriteString(escapeXML(p.Path))
+		b.WriteString("\">\n")
+		// The content is inlined verbatim: escaping would garble the code
+		// and shell snippets AGENTS.md files are full of.
+		b.WriteString(p.Content)
+		if !strings.HasSuffix(p.Content, "\n") {
+			b.WriteString("\n")
+		}
+		b.WriteString("</project_instructions>\n")
 	}
-	b.WriteString("</project_instructions>\n")
 	b.WriteString("</project_context>\n")
 }
 

@@ -10,7 +10,7 @@ import (
 func TestSystemGolden(t *testing.T) {
 	got := System(Options{
 		Cwd:   "/home/u/proj",
-		Tools: []string{"read", "bash", "mcp__ZG9jcw__c2VhcmNo"},
+		Tools: []string{"read", "bash", "mcp__docs__search"},
 		Project: &ProjectInstructions{
 			Path:    "/home/u/proj/AGENTS.md",
 			Content: "Run `go test ./... && go vet` before committing.",
@@ -25,7 +25,7 @@ func TestSystemGolden(t *testing.T) {
 Working directory: /home/u/proj
 Relative paths in tool arguments resolve against the working directory.
 
-Tools offered in this session: read, bash, mcp__ZG9jcw__c2VhcmNo.
+Tools offered in this session: read, bash, mcp__docs__search.
 
 Guidelines:
 - Use read to look at files instead of cat or sed; page large files with offset and limit.

@@ -19,12 +19,22 @@ const (
 // SkillsDir is where project skills live, relative to the working directory.
 const SkillsDir = ".tiny-agent/skills"
 
+// ProjectSkillDirs are the directories, relative to the working
+// directory, where skills are found, in order: tiny-go's own, Claude
+// Code's, and the one Codex, opencode and others share. The user's
+// ~/.claude/skills comes after them.
+var ProjectSkillDirs = []string{SkillsDir, ".claude/skills", ".agents/skills"}
+
 // Skill is one entry of the skill index. Its body is never part of the
 // system message; Path is where the model (or /skill:) reads it.
 type Skill struct {
 	Name        string
 	Description string
 	Path        string // absolute path of the SKILL.md
+	// AllowedTools are the header's allowed-tools, Claude Code's rules
+	// ("Read", "Bash(git add:*)") that need no approval while the skill is
+	// in use.
+	AllowedTools []string
 }
 
 // DiscoverSkills returns the skills of the explicit --skill files followed
@@ -37,17 +47,35 @@ type Skill struct {
 // error, because the user asked for it by name. Relative explicit paths are
 // resolved against the process working directory, like any other flag.
 func DiscoverSkills(cwd string, explicit []string) ([]Skill, error) {
+	skills, _, err := DiscoverSkillsFrom(cwd, "", explicit)
+	return skills, err
+}
+
+// DiscoverSkillsFrom is DiscoverSkills that also looks in home's
+// ~/.claude/skills (after the project's) and returns one line for each
+// SKILL.md found but skipped.
+func DiscoverSkillsFrom(cwd, home string, explicit []string) (skills []Skill, problems []string, err error) {
 	var all []Skill
 	named, err := explicitSkills(explicit)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	all = append(all, named...)
-	found, err := projectSkills(cwd)
-	if err != nil {
-		return nil, err
+	roots := make([]string, 0, len(ProjectSkillDirs)+1)
+	for _, d := range ProjectSkillDirs {
+		roots = append(roots, filepath.Join(cwd, d))
 	}
-	all = append(all, found...)
+	if home != "" {
+		roots = append(roots, filepath.Join(home, ".claude", "skills"))
+	}
+	for _, root := range roots {
+		found, skipped, err := projectSkills(root)
+		if err != nil {
+			return nil, nil, err
+		}
+		all = append(all, found...)
+		problems = append(problems, skipped...)
+	}
 
 	seenName := make(map[string]bool, len(all))
 	seenPath := make(map[string]bool, len(all))
@@ -60,7 +88,7 @@ func DiscoverSkills(cwd string, explicit []string) ([]Skill, error) {
 		seenPath[s.Path] = true
 		out = append(out, s)
 	}
-	return out, nil
+	return out, problems, nil
 }
 
 func explicitSkills(paths []string) ([]Skill, error) {
@@ -85,12 +113,12 @@ func explicitSkills(paths []string) ([]Skill, error) {
 	return skills, nil
 }
 
-// projectSkills walks cwd/.tiny-agent/skills. Symlinked directories are not
+// projectSkills walks one skills directory. Symlinked directories are not
 // followed (WalkDir never does), so the walk is bounded by the real tree.
-func projectSkills(cwd string) ([]Skill, error) {
-	root, err := filepath.Abs(filepath.Join(cwd, SkillsDir))
+func projectSkills(dir string) ([]Skill, []string, error) {
+	root, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, fmt.Errorf("skills: %w", err)
+		return nil, nil, fmt.Errorf("skills: %w", err)
 	}
 	var paths []string
 	walkErr := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -110,33 +138,35 @@ func projectSkills(cwd string) ([]Skill, error) {
 		return nil
 	})
 	if walkErr != nil {
-		return nil, fmt.Errorf("skills: %w", walkErr)
+		return nil, nil, fmt.Errorf("skills: %w", walkErr)
 	}
 	slices.Sort(paths)
 	var skills []Skill
+	var skipped []string
 	for _, p := range paths {
 		s, err := loadSkill(p)
 		if err != nil {
+			skipped = append(skipped, fmt.Sprintf("skill %s: %v; it is not offered", p, err))
 			continue
 		}
 		skills = append(skills, s)
 	}
-	return skills, nil
+	return skills, skipped, nil
 }
 
 // errNoHeader means a file lacks the name/description header.
-var errNoHeader = errors.New(`no "---" header with both a name and a description`)
+var errNoHeader = errors.New(`no "---" header with a description`)
 
 func loadSkill(path string) (Skill, error) {
 	head, err := readHead(path, MaxSkillHeaderBytes)
 	if err != nil {
 		return Skill{}, err
 	}
-	name, desc, ok := ParseSkillHeader(head)
+	m, ok := parseSkillMeta(head, filepath.Base(filepath.Dir(path)))
 	if !ok {
 		return Skill{}, errNoHeader
 	}
-	return Skill{Name: name, Description: desc, Path: path}, nil
+	return Skill{Name: m.name, Description: m.description, Path: path, AllowedTools: m.allowedTools}, nil
 }
 
 // readHead reads at most n bytes from the start of the regular file path.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -142,8 +143,38 @@ func assertSkills(t *testing.T, got, want []Skill) {
 		t.Fatalf("got %d skills %+v, want %d %+v", len(got), got, len(want), want)
 	}
 	for i := range want {
-		if got[i] != want[i] {
+		if !reflect.DeepEqual(got[i], want[i]) {
 			t.Errorf("skill %d = %+v, want %+v", i, got[i], want[i])
 		}
+	}
+}
+
+// Skills are found where Claude Code, Codex and others keep them, after
+// tiny-go's own, with Claude Code's lenient header: an unquoted ": ", a
+// folded description, allowed-tools as a line or a list, the directory's
+// name when the header has none; a file without a description is one
+// problem line.
+func TestDiscoverSkillsEverywhere(t *testing.T) {
+	cwd, home := t.TempDir(), t.TempDir()
+	own := writeFile(t, filepath.Join(cwd, ".tiny-agent", "skills", "own", "SKILL.md"), skillText("own", "Ours"))
+	cc := writeFile(t, filepath.Join(cwd, ".claude", "skills", "pdf", "SKILL.md"),
+		"---\r\nname: pdf\r\ndescription: Use when: the user has a PDF\r\nallowed-tools: Read, Bash(pdftotext:*), Grep\r\n---\r\nBody\r\n")
+	ag := writeFile(t, filepath.Join(cwd, ".agents", "skills", "review-code", "SKILL.md"),
+		"---\ndescription: >\n  Reviews code\n  for bugs.\nallowed-tools:\n  - Read\n  - \"Bash(git diff:*)\"\n---\n")
+	user := writeFile(t, filepath.Join(home, ".claude", "skills", "mine", "SKILL.md"), skillText("mine", "Personal"))
+	writeFile(t, filepath.Join(cwd, ".claude", "skills", "broken", "SKILL.md"), "---\nname: broken\n---\n")
+	writeFile(t, filepath.Join(home, ".claude", "skills", "own", "SKILL.md"), skillText("own", "shadowed by the project's"))
+	got, problems, err := DiscoverSkillsFrom(cwd, home, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertSkills(t, got, []Skill{
+		{Name: "own", Description: "Ours", Path: own},
+		{Name: "pdf", Description: "Use when: the user has a PDF", Path: cc, AllowedTools: []string{"Read", "Bash(pdftotext:*)", "Grep"}},
+		{Name: "review-code", Description: "Reviews code for bugs.", Path: ag, AllowedTools: []string{"Read", "Bash(git diff:*)"}},
+		{Name: "mine", Description: "Personal", Path: user},
+	})
+	if len(problems) != 1 || !strings.Contains(problems[0], "broken") {
+		t.Errorf("problems %q", problems)
 	}
 }

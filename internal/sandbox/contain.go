@@ -49,6 +49,9 @@ type containment struct {
 	newRuleset func() (*os.File, error)
 	// fsMask is the file system rights the rulesets restrict.
 	fsMask uint64
+
+	// hiding is Policy.Hidden (hide.go), set after the probe.
+	hiding
 }
 
 // setUpThread runs on the confining thread before Landlock (which forbids
@@ -258,6 +261,9 @@ func (c *containment) wrapInit(cmd *exec.Cmd, rs *os.File, form string, extra ..
 	args := append(append([]string{nsinit.Argv0, flags + form}, maps...), c.stateDir)
 	args = append(append(append(args, extra...), cmd.Path), cmd.Args...)
 	cmd.Path, cmd.Args = c.initPath, args
+	if path, env, ok := c.hideThrough(cmd.Env); ok {
+		cmd.Path, cmd.Env = path, env
+	}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}

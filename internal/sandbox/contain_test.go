@@ -369,6 +369,9 @@ func testUserNamespace(t *testing.T, who string) {
 	if !strings.Contains(got["state"], "Read-only") {
 		t.Errorf("writing .tiny-agent: %q", got["state"])
 	}
+	if got["hidden"] != "[]" {
+		t.Errorf("a hidden file reads %q, want []", got["hidden"])
+	}
 	if got["work"] != "wrote" {
 		t.Errorf("writing the workspace: %q", got["work"])
 	}
@@ -399,7 +402,20 @@ func userNSChild(base string) {
 	}
 	l.env = map[string]string{"TMPDIR": l.tmp, "HOME": l.home, "PATH": os.Getenv("PATH")}
 	goInitOnly = os.Getenv("SANDBOX_TEST_GOINIT") == "true"
-	s, warning, err := New(Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv})
+	// A hidden file (a Read deny rule): the Go init covers it, for the
+	// one command that runs while hide is set (the others keep the
+	// static init).
+	hidden, hide := filepath.Join(l.work, "hidden.env"), false
+	if err := os.WriteFile(hidden, []byte("s3cr3t"), 0o600); err != nil {
+		fmt.Println("error=", err)
+		return
+	}
+	s, warning, err := New(Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv, Hidden: func() []string {
+		if !hide {
+			return nil
+		}
+		return []string{hidden}
+	}})
 	if err != nil {
 		fmt.Println("error=", err)
 		return
@@ -428,6 +444,9 @@ func userNSChild(base string) {
 	run("state", "echo x > .tiny-agent/forged && echo wrote")
 	run("work", "echo x > mine && echo wrote")
 	run("outside", "echo x > "+l.outside+"/f && echo wrote")
+	hide = true
+	run("hidden", "echo \"[$(cat hidden.env)]\"")
+	hide = false
 	if !s.Namespaced() {
 		return
 	}

@@ -66,6 +66,12 @@ type Policy struct {
 	// kernel refuses them (tests of the fallback, and of the difference in
 	// start cost; contain.go).
 	NoNamespaces bool
+	// Hidden, when set, lists before each command starts the paths it
+	// must not see (Claude Code's Read deny rules): each existing one is
+	// covered in the command's mount namespace, a file by /dev/null, a
+	// directory by an empty read-only tmpfs (hide.go). Without namespaces
+	// nothing is hidden (Hides).
+	Hidden func() []string
 }
 
 // Sandbox applies a Policy. A nil *Sandbox confines nothing, so callers
@@ -141,6 +147,7 @@ func newWithABI(p Policy, abi int) (*Sandbox, string, error) {
 	if w := cont.warning(); w != "" {
 		warnings = append(warnings, w)
 	}
+	cont.hidden = p.Hidden
 	s.spawner, s.networkOff = sp, net
 	return s, warningLine(warnings), nil
 }

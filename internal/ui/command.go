@@ -82,6 +82,9 @@ func parseCommand(input string, custom []commands.Command) command {
 		return command{kind: cmdInvalid, text: "Usage: /skill:name [text]"}
 	}
 	if c, ok := commands.Find(custom, word[1:]); ok {
+		if c.Skill != "" {
+			return command{kind: cmdSkill, text: strings.TrimSpace("/skill:" + c.Skill + " " + rest)}
+		}
 		return command{kind: cmdCustom, text: c.Expand(rest)}
 	}
 	return command{kind: cmdInvalid, text: "Unknown command: " + truncate(sanitizeLine(word), 40) + ". Commands: " + commandList(custom)}

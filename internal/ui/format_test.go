@@ -352,3 +352,14 @@ func FuzzParseCommand(f *testing.F) {
 		}
 	})
 }
+
+// A skill offered as a command (/name) runs as /skill:name.
+func TestParseSkillCommand(t *testing.T) {
+	custom := []commands.Command{{Name: "deploy", Skill: "deploy"}}
+	if got := parseCommand("/deploy  to staging", custom); got.kind != cmdSkill || got.text != "/skill:deploy to staging" {
+		t.Errorf("parseCommand = %v %q", got.kind, got.text)
+	}
+	if got := parseCommand("/deploy", custom); got.kind != cmdSkill || got.text != "/skill:deploy" {
+		t.Errorf("parseCommand = %v %q", got.kind, got.text)
+	}
+}

@@ -53,6 +53,13 @@ const OverlayForm = "o"
 //	argv: Argv0 <fd>u[o<rights>] <uid map> <gid map> <state dir or ""> ...
 const UserForm = "u"
 
+// HideEnv, in the init's environment, lists (one per line) the absolute
+// paths to hide from the command: each existing file is covered by a
+// bind mount of /dev/null, each directory by an empty read-only tmpfs.
+// The static init does not know it; the sandbox starts such commands
+// through the Go init. It is not passed on to the command.
+const HideEnv = "TINY_GO_NSINIT_HIDE"
+
 // ExitSetup is the status of an init that could not set up.
 const ExitSetup = 125
 
@@ -83,6 +90,7 @@ func init() {
 		fail("bad arguments", syscall.EINVAL)
 	}
 	mountBase(a[0])
+	hide()
 	confineAndExec(fd, a[1], a[2:])
 }
 
@@ -151,6 +159,7 @@ func runOverlay(fd int, rights uint64, state, lower, opts, path string, argv []s
 		unix.Close(clone)
 		readOnly(state)
 	}
+	hide()
 	confineAndExec(fd, path, argv)
 }
 
@@ -182,13 +191,43 @@ func confineAndExec(fd int, path string, argv []string) {
 		fail("enforcing Landlock", e)
 	}
 	unix.Close(fd)
-	err := syscall.Exec(path, argv, syscall.Environ())
+	err := syscall.Exec(path, argv, withoutHideEnv(syscall.Environ()))
 	status := 126
 	if err == syscall.ENOENT {
 		status = 127
 	}
 	os.Stderr.WriteString("tiny-go: " + path + ": " + err.Error() + "\n")
 	os.Exit(status)
+}
+
+// hide covers the paths of HideEnv; a path that does not exist (any
+// more) is skipped, and one that cannot be covered stops the command.
+func hide() {
+	list, ok := syscall.Getenv(HideEnv)
+	if !ok {
+		return
+	}
+	for p := range strings.SplitSeq(list, "\n") {
+		var st unix.Stat_t
+		if p == "" || unix.Stat(p, &st) != nil {
+			continue
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			check("hiding "+p, unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0555"))
+			continue
+		}
+		check("hiding "+p, unix.Mount("/dev/null", p, "", unix.MS_BIND, ""))
+	}
+}
+
+func withoutHideEnv(env []string) []string {
+	out := env[:0:0]
+	for _, e := range env {
+		if !strings.HasPrefix(e, HideEnv+"=") {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func check(step string, err error) {

@@ -1,0 +1,203 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/approval"
+	"github.com/tiny-agent/tiny-go/internal/hooks"
+	"github.com/tiny-agent/tiny-go/internal/permissions"
+)
+
+// ccPermissions is the wiring of Claude Code's permission rules into a
+// run: the rules, where "always" answers go, and what defaultMode asked.
+type ccPermissions struct {
+	set *permissions.Settings
+	// local is the settings.local.json "always" answers are added to.
+	local       string
+	acceptEdits bool
+	dontAsk     bool
+}
+
+// loadPermissions reads the permission rules in effect for cwd.
+func loadPermissions(io stdio, cwd string) (*permissions.Settings, string) {
+	home := io.getenv("HOME")
+	project := hooks.ProjectDir(cwd, home)
+	return permissions.Load(permissions.Files(home, project), home, cwd), project
+}
+
+// configurePermissions reads the rules, says what cannot be used, and
+// applies defaultMode where no --approval (or approval setting) chose a
+// mode: plan and bypassPermissions (auto) everywhere, acceptEdits and
+// dontAsk where a user can be asked (interactive mode).
+func (a *runner) configurePermissions() {
+	set, project := loadPermissions(a.io, a.cwd)
+	for _, p := range set.Problems {
+		fmt.Fprintf(a.io.stderr, "%s: %s\n", programName, p)
+	}
+	a.perms = &ccPermissions{set: set, local: permissions.LocalFile(localSettingsDir(project, a.cwd))}
+	if a.flags.approval != "" {
+		return
+	}
+	interactive := a.uiObserver != nil && !a.flags.json
+	switch set.DefaultMode {
+	case "plan":
+		a.flags.approval = string(approval.Plan)
+	case "bypassPermissions":
+		a.flags.approval = string(approval.Auto)
+	case "acceptEdits":
+		a.perms.acceptEdits = interactive
+	case "dontAsk":
+		a.perms.dontAsk = interactive
+	}
+}
+
+// localSettingsDir is where Claude Code keeps settings.local.json: the
+// project that already has .claude settings, else the repository root,
+// else the working directory.
+func localSettingsDir(project, cwd string) string {
+	if fileExists(filepath.Join(project, ".claude", "settings.json")) || fileExists(filepath.Join(project, ".claude", "settings.local.json")) {
+		return project
+	}
+	for dir := cwd; ; dir = filepath.Dir(dir) {
+		if fileExists(filepath.Join(dir, ".git")) {
+			return dir
+		}
+		if filepath.Dir(dir) == dir {
+			return cwd
+		}
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// additionalDirectories are the rules' additionalDirectories that exist,
+// as writable roots of the sandbox; the others are named once.
+func (a *runner) additionalDirectories() []string {
+	if a.perms == nil {
+		return nil
+	}
+	var dirs []string
+	for _, d := range a.perms.set.AdditionalDirectories {
+		if fi, err := os.Stat(d.Path); err != nil || !fi.IsDir() {
+			fmt.Fprintf(a.io.stderr, "%s: %s: permissions.additionalDirectories: %s is not a directory; it is not used\n", programName, d.Source, d.Path)
+			continue
+		}
+		dirs = append(dirs, d.Path)
+	}
+	return dirs
+}
+
+// hiddenPaths is the sandbox's Policy.Hidden: what Read deny rules name.
+func (a *runner) hiddenPaths() func() []string {
+	if a.perms == nil {
+		return nil
+	}
+	return a.perms.set.HiddenPaths
+}
+
+// warnUnhidden says, once, that commands can read what Read deny rules
+// name when the sandbox cannot hide it.
+func (a *runner) warnUnhidden() {
+	if a.perms == nil || a.sandbox.Hides() {
+		return
+	}
+	if paths := a.perms.set.HiddenPaths(); len(paths) > 0 {
+		fmt.Fprintf(a.io.stderr, "%s: warning: commands run without namespaces here, so Read deny rules keep %s from the read tool only; commands can read it\n", programName, paths[0])
+	}
+}
+
+// permissionHooks puts the rules in front of the hooks (inner, maybe nil)
+// of an agent whose approval is approve.
+func (a *runner) permissionHooks(inner agent.HookRunner) agent.HookRunner {
+	p := a.perms
+	var skills []permissions.Skill
+	for _, s := range a.skills {
+		if len(s.AllowedTools) > 0 {
+			skills = append(skills, permissions.Skill{Name: s.Name, Path: s.Path, Allowed: s.AllowedTools})
+		}
+	}
+	if p == nil || (len(p.set.Rules) == 0 && !p.acceptEdits && len(skills) == 0) {
+		return inner
+	}
+	// Someone can answer where there is a gate (interactive mode, in
+	// every approval mode) or an embedder.
+	return &permissions.Runner{Inner: inner, Settings: p.set, AcceptEdits: p.acceptEdits, Skills: skills, CanAsk: func() bool {
+		return a.gate != nil || a.embed != nil
+	}}
+}
+
+// keepInSettings has the gate add the "always" answers Claude Code keeps
+// (commands, MCP tools) to settings.local.json.
+func (a *runner) keepInSettings(g *approval.Gate) {
+	if g == nil || a.perms == nil {
+		return
+	}
+	local := a.perms.local
+	g.KeepAlso(func(keys [][]string) {
+		var rules []string
+		for _, k := range keys {
+			if r := permissions.RuleOf(k); r != "" {
+				rules = append(rules, r)
+			}
+		}
+		if err := permissions.AddAllow(local, rules); err != nil {
+			a.hookLine(fmt.Sprintf("warning: the answer holds for this session only: %v", err))
+		}
+	})
+}
+
+// skillInUse puts the allowed-tools of the skill /skill:name (or /name)
+// sent into effect for the rest of the process, as Claude Code does while
+// a skill is active.
+func (a *runner) skillInUse(name string) {
+	if a.perms == nil {
+		return
+	}
+	for _, s := range a.skills {
+		if s.Name == name && len(s.AllowedTools) > 0 {
+			a.perms.set.AllowForSession(s.AllowedTools, "skill "+s.Name)
+		}
+	}
+}
+
+// dontAskAnswer is the gate's answer under defaultMode dontAsk: what no
+// rule allowed is refused without asking.
+func dontAskAnswer() approval.Answer {
+	return approval.Answer{Choice: approval.Deny, Reason: "no permission rule allows this tool call (defaultMode dontAsk)"}
+}
+
+// printPermissions is the permissions part of `tiny-go config`: each
+// rule with its file, the mode and directories, then what cannot be used.
+func printPermissions(w io.Writer, set *permissions.Settings) error {
+	fmt.Fprintln(w)
+	if len(set.Rules) == 0 {
+		fmt.Fprintln(w, "permission rules: none (permissions of .claude/settings.json, .claude/settings.local.json, ~/.claude/settings.json)")
+	} else {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "PERMISSION\tRULE\tFROM")
+		for _, r := range set.Rules {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Kind, oneLine(r.Text), r.Source)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if set.DefaultMode != "" {
+		fmt.Fprintf(w, "permission defaultMode: %s (%s)\n", set.DefaultMode, set.DefaultModeSource)
+	}
+	for _, d := range set.AdditionalDirectories {
+		fmt.Fprintf(w, "permission additionalDirectory: %s (%s)\n", d.Path, d.Source)
+	}
+	for _, p := range set.Problems {
+		fmt.Fprintf(w, "permission problem: %s\n", p)
+	}
+	return nil
+}
