@@ -23,8 +23,9 @@ import (
 //     every other process of the machine are invisible to the command;
 //   - binds .tiny-agent (sessions, sidecars, checkpoints, approvals) over
 //     itself read-only, so no command can rewrite tiny-go's history;
-//   - drops CAP_SYS_PTRACE from the bounding set;
-//   - enforces the Landlock ruleset, and becomes the command.
+//   - empties every capability set and locks the securebits;
+//   - enforces the Landlock ruleset, loads the seccomp filter, and
+//     becomes the command.
 //
 // The command is PID 1 of its namespace: when it ends, is killed, or
 // tiny-go is SIGKILLed (it carries the caller's Pdeathsig), the kernel
@@ -38,6 +39,7 @@ type containment struct {
 	userNS     bool     // in a user namespace of their own (not root, or root without CAP_SYS_ADMIN)
 	stateDir   string   // bound read-only for commands, or ""
 	ruleset    *os.File // the Landlock ruleset the init enforces
+	seccomp    *os.File // the seccomp filter the init loads (seccomp.go)
 	initPath   string   // the init: the static program, or tiny-go's binary (nsinit)
 	program    *os.File // the memfd of the static program, or nil
 	threadRO   bool     // the confining thread sees stateDir read-only
@@ -57,10 +59,9 @@ func (c *containment) setUpThread() {
 	}
 	// The bounding set and ambient capabilities are per thread and
 	// inherited by everything this thread starts.
-	if err := unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SYS_PTRACE, 0, 0, 0); err == nil {
+	if dropThreadCapabilities() == nil {
 		c.noPtrace = true
 	}
-	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
 	if c.stateDir != "" && readOnlyOnThread(c.stateDir) == nil {
 		c.threadRO = true
 	}
@@ -235,10 +236,10 @@ func (c *containment) wrapInit(cmd *exec.Cmd, form string, extra ...string) erro
 		return &os.PathError{Op: "fork/exec", Path: cmd.Path, Err: err}
 	}
 	fd := 3 + len(cmd.ExtraFiles)
-	if fd > 9 {
+	if fd > 8 {
 		return errors.New("sandbox: too many ExtraFiles for the namespace init")
 	}
-	cmd.ExtraFiles = append(cmd.ExtraFiles, c.ruleset)
+	cmd.ExtraFiles = append(cmd.ExtraFiles, c.ruleset, c.seccomp) // the filter at fd+1
 	args := append([]string{nsinit.Argv0, string(rune('0'+fd)) + form, c.stateDir}, extra...)
 	args = append(append(args, cmd.Path), cmd.Args...)
 	cmd.Path, cmd.Args = c.initPath, args

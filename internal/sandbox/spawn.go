@@ -107,6 +107,10 @@ func newSpawner(fs bool, roots []string, net bool, cont *containment) (*spawner,
 		if err != nil {
 			return fmt.Errorf("enforcing the Landlock ruleset: %w", err)
 		}
+		// Commands started from here (no namespaces) inherit it.
+		if err := installSeccomp(); err != nil {
+			return fmt.Errorf("loading the seccomp filter: %w", err)
+		}
 		return nil
 	})
 	if err != nil {
@@ -118,6 +122,10 @@ func newSpawner(fs bool, roots []string, net bool, cont *containment) (*spawner,
 	}
 	s.launcher, _ = startThread(func() error { return nil })
 	cont.ruleset = s.ruleset
+	if cont.seccomp, err = seccompFile(); err != nil {
+		s.close()
+		return nil, err
+	}
 	cont.probe(func(cmd *exec.Cmd) error { return s.launcher.do(spawnRequest{cmd: cmd}) })
 	if !cont.ns {
 		close(s.launcher.done) // commands start from the confined thread
@@ -187,6 +195,9 @@ func (s *spawner) close() {
 		s.ruleset.Close()
 		if s.cont != nil && s.cont.program != nil {
 			s.cont.program.Close()
+		}
+		if s.cont != nil && s.cont.seccomp != nil {
+			s.cont.seccomp.Close()
 		}
 	})
 }

@@ -16,9 +16,10 @@
 //
 // It makes every mount a slave (nothing propagates back to the host),
 // mounts a procfs of the new PID namespace on /proc, binds the state
-// directory read-only over itself, drops CAP_SYS_PTRACE from the bounding
-// set and clears the ambient capabilities, enforces the Landlock ruleset
-// open as file descriptor <fd> (a single digit), and executes <path>. Any
+// directory read-only over itself (every mount it makes nosuid and nodev),
+// empties every capability set and locks the securebits (caps.go),
+// enforces the Landlock ruleset open as file descriptor <fd> (a single
+// digit), loads the seccomp filter read from <fd>+1, and executes <path>. Any
 // failure ends it with status 125 and one line on standard error: the
 // command never runs unconfined.
 package nsinit
@@ -62,7 +63,7 @@ func run(args []string) {
 }
 
 func rulesetFD(fdArg string) int {
-	if len(fdArg) != 1 || fdArg[0] < '3' || fdArg[0] > '9' {
+	if len(fdArg) != 1 || fdArg[0] < '3' || fdArg[0] > '8' {
 		fail("bad ruleset descriptor", syscall.EINVAL)
 	}
 	return int(fdArg[0] - '0')
@@ -83,7 +84,7 @@ func mountBase(state string) {
 func readOnly(state string) {
 	var st unix.Statfs_t
 	check("reading the flags of "+state, unix.Statfs(state, &st))
-	flags := uintptr(st.Flags) & (unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC | unix.MS_NOATIME | unix.MS_NODIRATIME)
+	flags := uintptr(st.Flags)&(unix.MS_NOEXEC|unix.MS_NOATIME|unix.MS_NODIRATIME) | unix.MS_NOSUID | unix.MS_NODEV
 	if st.Flags&unix.ST_RELATIME != 0 {
 		flags |= unix.MS_RELATIME
 	}
@@ -106,7 +107,7 @@ func runOverlay(fdArg, state, lower, opts, path string, argv []string) {
 		clone, err = unix.OpenTree(unix.AT_FDCWD, state, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 		check("cloning the state directory's mount", err)
 	}
-	check("mounting the overlay of "+lower, unix.Mount("overlay", lower, "overlay", 0, opts))
+	check("mounting the overlay of "+lower, unix.Mount("overlay", lower, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts))
 	if clone >= 0 {
 		check("binding "+state+" over the overlay", unix.MoveMount(clone, "", unix.AT_FDCWD, state, unix.MOVE_MOUNT_F_EMPTY_PATH))
 		unix.Close(clone)
@@ -123,13 +124,13 @@ func confineAndExec(fd int, path string, argv []string) {
 	if wd, err := syscall.Getwd(); err == nil {
 		check("entering "+wd, syscall.Chdir(wd))
 	}
-	check("dropping CAP_SYS_PTRACE", unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SYS_PTRACE, 0, 0, 0))
-	check("clearing ambient capabilities", unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0))
+	dropCapabilities()
 	check("setting no_new_privs", unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(fd), 0, 0); e != 0 {
 		fail("enforcing Landlock", e)
 	}
 	unix.Close(fd)
+	loadSeccomp(fd + 1)
 	err := syscall.Exec(path, argv, syscall.Environ())
 	status := 126
 	if err == syscall.ENOENT {

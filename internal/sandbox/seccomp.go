@@ -1,0 +1,54 @@
+package sandbox
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// seccompBytes is the filter as the kernel's struct sock_filter array.
+func seccompBytes(f []unix.SockFilter) []byte {
+	b := make([]byte, 0, 8*len(f))
+	for _, ins := range f {
+		b = binary.NativeEndian.AppendUint16(b, ins.Code)
+		b = append(b, ins.Jt, ins.Jf)
+		b = binary.NativeEndian.AppendUint32(b, ins.K)
+	}
+	return b
+}
+
+// maxFilterBytes is what the static init reads of the filter.
+const maxFilterBytes = 4096
+
+// seccompFile is the filter in a sealed memfd, for the init to read
+// (empty where there is no filter).
+func seccompFile() (*os.File, error) {
+	fd, err := unix.MemfdCreate("tiny-go-seccomp", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp filter: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "tiny-go-seccomp")
+	if _, err := f.Write(seccompBytes(seccompFilter())); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("seccomp filter: %w", err)
+	}
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_SEAL|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("seccomp filter: %w", err)
+	}
+	return f, nil
+}
+
+// installSeccomp loads the filter on the calling thread (no_new_privs
+// must be set): what the thread starts inherits it.
+func installSeccomp() error {
+	f := seccompFilter()
+	if f == nil {
+		return nil
+	}
+	prog := unix.SockFprog{Len: uint16(len(f)), Filter: &f[0]}
+	return unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&prog)), 0, 0)
+}
