@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -115,4 +116,29 @@ func TestSeccompFilterFitsTheInit(t *testing.T) {
 		t.Fatalf("the filter is %d bytes; the init reads fewer than %d", n, maxFilterBytes)
 	}
 	t.Logf("filter: %d instructions", n/8)
+}
+
+// A server (an MCP stdio server, a language server) starts the same way
+// as a command: no capability, no_new_privs, the seccomp filter.
+func TestServersRunConfined(t *testing.T) {
+	if os.Geteuid() != 0 || ABI() == 0 {
+		t.Skip("needs root and Landlock")
+	}
+	l := newLayout(t)
+	s := newSandbox(t, Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv})
+	cmd := exec.Command("/bin/sh", "-c", confinementScript)
+	cmd.Dir = l.work
+	stdin, stdout, err := s.StartServer(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin.Close()
+	b, _ := io.ReadAll(stdout)
+	stdout.Close()
+	cmd.Wait()
+	for _, w := range wantConfined {
+		if !strings.Contains(string(b), w) {
+			t.Errorf("missing %q in:\n%s", w, b)
+		}
+	}
 }

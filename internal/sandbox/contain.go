@@ -32,8 +32,9 @@ import (
 // kills every process in the namespace, however it detached itself.
 //
 // Without namespaces, commands start from the confining thread as before:
-// Landlock, and as root .tiny-agent read-only and no CAP_SYS_PTRACE
-// through that thread's own mount namespace and bounding set.
+// Landlock and the seccomp filter, and as root .tiny-agent read-only and
+// no capability through that thread's own mount namespace, bounding set
+// and securebits (caps.go).
 type containment struct {
 	ns         bool     // commands start through the init
 	userNS     bool     // in a user namespace of their own (not root, or root without CAP_SYS_ADMIN)
@@ -43,7 +44,7 @@ type containment struct {
 	initPath   string   // the init: the static program, or tiny-go's binary (nsinit)
 	program    *os.File // the memfd of the static program, or nil
 	threadRO   bool     // the confining thread sees stateDir read-only
-	noPtrace   bool     // the confining thread dropped CAP_SYS_PTRACE
+	noPtrace   bool     // the confining thread emptied its bounding set (caps.go)
 	lostReason string   // why namespaces were refused, for the warning
 	disabled   bool     // Policy.NoNamespaces
 }
