@@ -128,7 +128,7 @@ func suite() []attack {
 	}
 	if runtime.GOARCH == "amd64" {
 		s = append(s,
-			attack{name: "another system call table (x32)", cmd: `$A abi`, want: eperm("x32 getpid")},
+			attack{name: "other system call tables (x32, i386)", cmd: `$A abi`, want: eperm("x32 getpid", "i386 getpid")},
 			attack{name: "port I/O (iopl, ioperm)", cmd: `$A kernel`, want: eperm("iopl", "ioperm")})
 	}
 	return s

@@ -9,6 +9,16 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/sandbox/nsinit"
 )
 
+// filterWarning names what is lost when the kernel refused the seccomp
+// filter (or there is none for this architecture); "" when commands run
+// under it.
+func (c *containment) filterWarning() string {
+	if c == nil || c.noFilter == nil {
+		return ""
+	}
+	return fmt.Sprintf("no seccomp filter for commands (%v): commands may call mount, unshare, bpf, ptrace and the like, held back by their missing capabilities only", c.noFilter)
+}
+
 // dropThreadCapabilities is, for the confining thread of a root tiny-go,
 // what the init does for a command in namespaces: every capability
 // dropped from the bounding set, the ambient and inheritable ones

@@ -41,6 +41,7 @@ type containment struct {
 	stateDir   string   // bound read-only for commands, or ""
 	ruleset    *os.File // the Landlock ruleset the init enforces
 	seccomp    *os.File // the seccomp filter the init loads (seccomp.go)
+	noFilter   error    // why the kernel refused the filter, or nil
 	initPath   string   // the init: the static program, or tiny-go's binary (nsinit)
 	program    *os.File // the memfd of the static program, or nil
 	threadRO   bool     // the confining thread sees stateDir read-only

@@ -2,8 +2,10 @@ package sandbox
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -24,14 +26,18 @@ func seccompBytes(f []unix.SockFilter) []byte {
 const maxFilterBytes = 4096
 
 // seccompFile is the filter in a sealed memfd, for the init to read
-// (empty where there is no filter).
-func seccompFile() (*os.File, error) {
+// (empty where there is no filter, or when use is false).
+func seccompFile(use bool) (*os.File, error) {
 	fd, err := unix.MemfdCreate("tiny-go-seccomp", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
 		return nil, fmt.Errorf("seccomp filter: %w", err)
 	}
 	f := os.NewFile(uintptr(fd), "tiny-go-seccomp")
-	if _, err := f.Write(seccompBytes(seccompFilter())); err != nil {
+	var b []byte
+	if use {
+		b = seccompBytes(seccompFilter())
+	}
+	if _, err := f.Write(b); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("seccomp filter: %w", err)
 	}
@@ -47,8 +53,11 @@ func seccompFile() (*os.File, error) {
 func installSeccomp() error {
 	f := seccompFilter()
 	if f == nil {
-		return nil
+		return errors.New("none is built for " + runtime.GOARCH)
 	}
 	prog := unix.SockFprog{Len: uint16(len(f)), Filter: &f[0]}
-	return unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&prog)), 0, 0)
+	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&prog)), 0, 0); err != nil {
+		return fmt.Errorf("the kernel refused it: %w", err)
+	}
+	return nil
 }

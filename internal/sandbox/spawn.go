@@ -107,9 +107,9 @@ func newSpawner(fs bool, roots []string, net bool, cont *containment) (*spawner,
 		if err != nil {
 			return fmt.Errorf("enforcing the Landlock ruleset: %w", err)
 		}
-		// Commands started from here (no namespaces) inherit it.
-		if err := installSeccomp(); err != nil {
-			return fmt.Errorf("loading the seccomp filter: %w", err)
+		if cont != nil {
+			// Commands started from here (no namespaces) inherit it.
+			cont.noFilter = installSeccomp()
 		}
 		return nil
 	})
@@ -122,7 +122,7 @@ func newSpawner(fs bool, roots []string, net bool, cont *containment) (*spawner,
 	}
 	s.launcher, _ = startThread(func() error { return nil })
 	cont.ruleset = s.ruleset
-	if cont.seccomp, err = seccompFile(); err != nil {
+	if cont.seccomp, err = seccompFile(cont.noFilter == nil); err != nil {
 		s.close()
 		return nil, err
 	}

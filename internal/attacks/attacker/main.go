@@ -245,10 +245,12 @@ func clock([]string) {
 	say("clock_adjtime", raw(unix.SYS_CLOCK_ADJTIME, ^uintptr(0), 0))
 }
 
-// abi: the same kernel through another system call table (x32 on amd64).
+// abi: the same kernel through other system call tables (x32 and i386
+// on amd64).
 func abi([]string) {
 	if runtime.GOARCH == "amd64" {
 		say("x32 getpid", raw(39|0x40000000))
+		say("i386 getpid", i386())
 	}
 }
 

@@ -54,6 +54,7 @@ func TestStaticInitRefusesBadArguments(t *testing.T) {
 		{},
 		{"x", "", "/bin/touch", "touch", marker},
 		{"2", "", "/bin/touch", "touch", marker},
+		{"9", "", "/bin/touch", "touch", marker}, // the filter would be descriptor 10
 	} {
 		cmd := exec.Command(bin, args...)
 		b, err := cmd.CombinedOutput()
