@@ -73,7 +73,13 @@ func binaries(t *testing.T) (tinyGo, attacker string) {
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
-	return filepath.Join(binDir, "tiny-go"), filepath.Join(binDir, "attacker")
+	tinyGo = filepath.Join(binDir, "tiny-go")
+	// Another build to attack (an older one, to see the suite catch what
+	// it let out), readable by every user.
+	if bin := os.Getenv("TINY_ATTACKS_TINYGO"); bin != "" {
+		tinyGo = bin
+	}
+	return tinyGo, filepath.Join(binDir, "attacker")
 }
 
 // userDirs makes the tree, the home and the outside directory of a run
