@@ -46,8 +46,22 @@ func nothingOutside(e env) error {
 const findTinyGo = `pids=; for d in /proc/[0-9]*; do [ "$(cat $d/comm 2>/dev/null)" = tiny-go ] && pids="$pids ${d#/proc/}"; done; echo "tiny-go seen: [$pids]"
 `
 
+// suite is every attack, root and user alike: add a row to one of the
+// lists below.
 func suite() []attack {
-	s := []attack{
+	s := append(append(capabilityAttacks(), kernelAttacks()...), fileAttacks()...)
+	if runtime.GOARCH == "amd64" {
+		s = append(s,
+			attack{name: "other system call tables (x32, i386)", cmd: `$A abi`, want: eperm("x32 getpid", "i386 getpid")},
+			attack{name: "port I/O (iopl, ioperm)", cmd: `$A kernel`, want: eperm("iopl", "ioperm")})
+	}
+	return s
+}
+
+// capabilityAttacks regain capabilities, namespaces, or another
+// process: the capability drop and the filter hold them.
+func capabilityAttacks() []attack {
+	return []attack{
 		{name: "capabilities of a command",
 			cmd: `grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp):' /proc/self/status`,
 			want: []string{"CapInh:\t0000000000000000", "CapPrm:\t0000000000000000", "CapEff:\t0000000000000000",
@@ -89,6 +103,12 @@ func suite() []attack {
 				`grep -qa "` + secret + `" /proc/$p/environ 2>/dev/null && echo ESCAPED environ; ` +
 				`grep -qa OPENROUTER_API_KEY /proc/$p/environ 2>/dev/null && echo ESCAPED environ-name; done; true`,
 			deny: []string{": ok"}},
+	}
+}
+
+// kernelAttacks reach into the kernel itself: the filter holds them.
+func kernelAttacks() []attack {
+	return []attack{
 		{name: "bpf, perf_event_open, userfaultfd, kexec, modules, reboot, swap, syslog, acct, quotactl",
 			cmd: `$A kernel`,
 			want: eperm("bpf", "perf_event_open", "userfaultfd", "kexec_load", "kexec_file_load", "init_module",
@@ -108,6 +128,13 @@ func suite() []attack {
 		{name: "chroot escape",
 			cmd:  `$A chroot .; chroot . /bin/true && echo ESCAPED chroot; true`,
 			want: eperm("chroot")},
+	}
+}
+
+// fileAttacks write where no command may: the mounts and Landlock hold
+// them.
+func fileAttacks() []attack {
+	return []attack{
 		{name: "setuid-root program in the tree",
 			cmd:  `./suid-grep -E '^(Uid|CapEff):' /proc/self/status`,
 			want: []string{"Uid:\t%UID%\t%UID%\t%UID%\t%UID%", "CapEff:\t0000000000000000"}},
@@ -126,12 +153,6 @@ func suite() []attack {
 			cmd: `touch .tiny-agent/forged && echo ESCAPED touch; for f in .tiny-agent/sessions/*.jsonl; do echo '{}' >> "$f" && echo ESCAPED session; done; ` +
 				`mkdir -p .tiny-agent/sessions/x.d 2>/dev/null && echo ESCAPED mkdir; true`},
 	}
-	if runtime.GOARCH == "amd64" {
-		s = append(s,
-			attack{name: "other system call tables (x32, i386)", cmd: `$A abi`, want: eperm("x32 getpid", "i386 getpid")},
-			attack{name: "port I/O (iopl, ioperm)", cmd: `$A kernel`, want: eperm("iopl", "ioperm")})
-	}
-	return s
 }
 
 func TestAttacksAsRoot(t *testing.T) {
