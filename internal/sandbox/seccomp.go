@@ -28,7 +28,12 @@ const maxFilterBytes = 4096
 // seccompFile is the filter in a sealed memfd, for the init to read
 // (empty where there is no filter, or when use is false).
 func seccompFile(use bool) (*os.File, error) {
-	fd, err := unix.MemfdCreate("tiny-go-seccomp", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	// Never executable (vm.memfd_noexec=2 refuses a memfd without it);
+	// kernels before 6.3 know no MFD_NOEXEC_SEAL.
+	fd, err := unix.MemfdCreate("tiny-go-seccomp", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_NOEXEC_SEAL)
+	if err == unix.EINVAL {
+		fd, err = unix.MemfdCreate("tiny-go-seccomp", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("seccomp filter: %w", err)
 	}
