@@ -135,6 +135,10 @@ func kernelAttacks() []attack {
 // them.
 func fileAttacks() []attack {
 	return []attack{
+		{name: "bg command: capabilities, namespaces, file handles", bg: true,
+			cmd: `grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status; $A userns; $A handle real.txt`,
+			want: append(eperm("unshare user", "clone user", "setns", "name_to_handle_at", "open_by_handle_at"),
+				"CapEff:\t0000000000000000", "NoNewPrivs:\t1", "Seccomp:\t2", "clone3: ENOSYS")},
 		{name: "setuid-root program in the tree",
 			cmd:  `./suid-grep -E '^(Uid|CapEff):' /proc/self/status`,
 			want: []string{"Uid:\t%UID%\t%UID%\t%UID%\t%UID%", "CapEff:\t0000000000000000"}},

@@ -40,6 +40,9 @@ type attack struct {
 	deny []string
 	// check looks at the world after the run (files outside the tree).
 	check func(env) error
+	// bg runs cmd as a bg command instead (its output is read from a
+	// file it writes under the temporary directory).
+	bg bool
 	// needsNS: only the namespaces hold it (the overlay, the read-only
 	// .tiny-agent); where the kernel refuses them tiny-go says so at
 	// start, and the row is left out (see namespaced).
@@ -136,12 +139,14 @@ func runAttacks(t *testing.T, uid int, list []attack) (map[string]string, string
 	t.Helper()
 	tinyGo, attacker := binaries(t)
 	work, home, outside := userDirs(t, uid)
-	srv := providertest.New(t)
-	var calls []providertest.ToolCall
-	for i, a := range list {
-		cmd := "A=" + attacker + " OUT=" + outside + "\n" + a.cmd
-		calls = append(calls, providertest.ToolCall{ID: "a" + strconv.Itoa(i), Name: "bash", Arguments: `{"command":` + strconv.Quote(cmd) + `}`})
+	bgDir, err := os.MkdirTemp("", "tiny-go-attacks-bg-")
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() { os.RemoveAll(bgDir) })
+	os.Chown(bgDir, uid, uid)
+	srv := providertest.New(t)
+	calls := toolCalls(list, "A="+attacker+" OUT="+outside+"\n", bgDir)
 	if len(calls) > 0 {
 		srv.Enqueue(providertest.Reply{ToolCalls: calls})
 	}
@@ -164,16 +169,47 @@ func runAttacks(t *testing.T, uid int, list []attack) (map[string]string, string
 	}
 	reqs := srv.Requests()
 	results := map[string]string{}
+	for i, a := range list {
+		if b, err := os.ReadFile(filepath.Join(bgDir, strconv.Itoa(i))); a.bg && err == nil {
+			results[a.name] = string(b)
+		}
+	}
 	for _, m := range reqs[len(reqs)-1].Chat.Messages {
 		if m.Role != "tool" || m.Content == nil {
 			continue
 		}
 		i, err := strconv.Atoi(strings.TrimPrefix(m.ToolCallID, "a"))
-		if err == nil && i < len(list) {
+		if err == nil && i < len(list) && !list[i].bg {
 			results[list[i].name] = *m.Content
 		}
 	}
 	return results, stderr.String(), env{work: work, outside: outside, uid: uid}
+}
+
+// toolCalls are the calls of the model's one reply: a bash call per
+// attack, or a bg start whose command writes its result to bgDir/<i>
+// and then a bash call that waits for every such result.
+func toolCalls(list []attack, prefix, bgDir string) []providertest.ToolCall {
+	var calls []providertest.ToolCall
+	call := func(id, tool, args string) {
+		calls = append(calls, providertest.ToolCall{ID: id, Name: tool, Arguments: args})
+	}
+	wait := ""
+	for i, a := range list {
+		id := "a" + strconv.Itoa(i)
+		if !a.bg {
+			call(id, "bash", `{"command":`+strconv.Quote(prefix+a.cmd)+`}`)
+			continue
+		}
+		res := filepath.Join(bgDir, strconv.Itoa(i))
+		cmd := prefix + "{\n" + a.cmd + "\n} > " + res + ".tmp 2>&1; mv " + res + ".tmp " + res
+		call(id, "bg", `{"action":"start","command":`+strconv.Quote(cmd)+`}`)
+		wait += " " + res
+	}
+	if wait != "" {
+		call("wait", "bash", `{"command":`+strconv.Quote("for f in"+wait+"; do i=0; while [ ! -e $f ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; done")+`}`)
+	}
+	return calls
 }
 
 // assertHeld fails for every attack whose result or check shows an
