@@ -109,10 +109,10 @@ func capabilityAttacks() []attack {
 // kernelAttacks reach into the kernel itself: the filter holds them.
 func kernelAttacks() []attack {
 	return []attack{
-		{name: "bpf, perf_event_open, userfaultfd, kexec, modules, reboot, swap, syslog, acct, quotactl",
+		{name: "bpf, perf_event_open, userfaultfd, kexec, modules, reboot, swap, syslog, acct, quotactl, io_uring",
 			cmd: `$A kernel`,
 			want: eperm("bpf", "perf_event_open", "userfaultfd", "kexec_load", "kexec_file_load", "init_module",
-				"finit_module", "delete_module", "reboot", "swapon", "syslog", "acct", "quotactl", "fanotify_init")},
+				"finit_module", "delete_module", "reboot", "swapon", "syslog", "acct", "quotactl", "fanotify_init", "io_uring_setup")},
 		{name: "kernel keyrings (keyctl, add_key, request_key)",
 			cmd:  `$A keys`,
 			want: eperm("keyctl", "add_key", "request_key")},

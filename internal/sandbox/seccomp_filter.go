@@ -52,6 +52,10 @@ var deniedEverywhere = []uintptr{
 	unix.SYS_SWAPON, unix.SYS_SWAPOFF, unix.SYS_SYSLOG, unix.SYS_ACCT,
 	unix.SYS_QUOTACTL, unix.SYS_QUOTACTL_FD, unix.SYS_LOOKUP_DCOOKIE, unix.SYS_NFSSERVCTL,
 	unix.SYS_FANOTIFY_INIT, unix.SYS_VHANGUP,
+	// io_uring: a large kernel surface that bypasses the filter for every
+	// operation it submits (Docker refuses it too; libuv and others fall
+	// back to plain calls).
+	unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER,
 	// The kernel's keyrings.
 	unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY,
 	// Other processes' memory and descriptors.

@@ -219,6 +219,12 @@ func kernel([]string) {
 	say("acct", raw(unix.SYS_ACCT, uintptr(unsafe.Pointer(nonexistent))))
 	say("quotactl", raw(unix.SYS_QUOTACTL, 0, 0, 0, 0))
 	say("fanotify_init", raw(unix.SYS_FANOTIFY_INIT, 0, 0))
+	var params [120]byte // struct io_uring_params
+	fd3, _, e3 := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params[0])), 0)
+	say("io_uring_setup", errno(e3))
+	if e3 == 0 {
+		unix.Close(int(fd3))
+	}
 	if runtime.GOARCH == "amd64" {
 		say("iopl", raw(172, 3))            // SYS_IOPL
 		say("ioperm", raw(173, 0x80, 1, 1)) // SYS_IOPERM
