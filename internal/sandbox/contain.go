@@ -23,25 +23,29 @@ import (
 //     every other process of the machine are invisible to the command;
 //   - binds .tiny-agent (sessions, sidecars, checkpoints, approvals) over
 //     itself read-only, so no command can rewrite tiny-go's history;
-//   - drops CAP_SYS_PTRACE from the bounding set;
-//   - enforces the Landlock ruleset, and becomes the command.
+//   - empties every capability set and locks the securebits;
+//   - enforces the Landlock ruleset, loads the seccomp filter, and
+//     becomes the command.
 //
 // The command is PID 1 of its namespace: when it ends, is killed, or
 // tiny-go is SIGKILLed (it carries the caller's Pdeathsig), the kernel
 // kills every process in the namespace, however it detached itself.
 //
 // Without namespaces, commands start from the confining thread as before:
-// Landlock, and as root .tiny-agent read-only and no CAP_SYS_PTRACE
-// through that thread's own mount namespace and bounding set.
+// Landlock and the seccomp filter, and as root .tiny-agent read-only and
+// no capability through that thread's own mount namespace, bounding set
+// and securebits (caps.go).
 type containment struct {
 	ns         bool     // commands start through the init
 	userNS     bool     // in a user namespace of their own (not root, or root without CAP_SYS_ADMIN)
 	stateDir   string   // bound read-only for commands, or ""
 	ruleset    *os.File // the Landlock ruleset the init enforces
+	seccomp    *os.File // the seccomp filter the init loads (seccomp.go)
+	noFilter   error    // why the kernel refused the filter, or nil
 	initPath   string   // the init: the static program, or tiny-go's binary (nsinit)
 	program    *os.File // the memfd of the static program, or nil
 	threadRO   bool     // the confining thread sees stateDir read-only
-	noPtrace   bool     // the confining thread dropped CAP_SYS_PTRACE
+	noPtrace   bool     // the confining thread emptied its bounding set (caps.go)
 	lostReason string   // why namespaces were refused, for the warning
 	disabled   bool     // Policy.NoNamespaces
 	// newRuleset makes a ruleset like ruleset for one command over an
@@ -65,10 +69,9 @@ func (c *containment) setUpThread() {
 	}
 	// The bounding set and ambient capabilities are per thread and
 	// inherited by everything this thread starts.
-	if err := unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SYS_PTRACE, 0, 0, 0); err == nil {
+	if dropThreadCapabilities() == nil {
 		c.noPtrace = true
 	}
-	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
 	if c.stateDir != "" && readOnlyOnThread(c.stateDir) == nil {
 		c.threadRO = true
 	}
@@ -244,10 +247,10 @@ func (c *containment) wrapInit(cmd *exec.Cmd, rs *os.File, form string, extra ..
 		return &os.PathError{Op: "fork/exec", Path: cmd.Path, Err: err}
 	}
 	fd := 3 + len(cmd.ExtraFiles)
-	if fd > 9 {
+	if fd > 8 {
 		return errors.New("sandbox: too many ExtraFiles for the namespace init")
 	}
-	cmd.ExtraFiles = append(cmd.ExtraFiles, rs)
+	cmd.ExtraFiles = append(cmd.ExtraFiles, rs, c.seccomp) // the filter at fd+1
 	flags := string(rune('0' + fd))
 	var maps []string
 	if c.userNS {

@@ -147,6 +147,9 @@ func newWithABI(p Policy, abi int) (*Sandbox, string, error) {
 	if w := cont.warning(); w != "" {
 		warnings = append(warnings, w)
 	}
+	if w := cont.filterWarning(); w != "" {
+		warnings = append(warnings, w)
+	}
 	cont.hidden = p.Hidden
 	s.spawner, s.networkOff = sp, net
 	return s, warningLine(warnings), nil

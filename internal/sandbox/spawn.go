@@ -128,6 +128,10 @@ func newSpawner(fs bool, roots []string, net bool, cont *containment) (*spawner,
 		if err != nil {
 			return fmt.Errorf("enforcing the Landlock ruleset: %w", err)
 		}
+		if cont != nil {
+			// Commands started from here (no namespaces) inherit it.
+			cont.noFilter = installSeccomp()
+		}
 		return nil
 	})
 	if err != nil {
@@ -139,6 +143,10 @@ func newSpawner(fs bool, roots []string, net bool, cont *containment) (*spawner,
 	}
 	s.launcher, _ = startThread(func() error { return nil })
 	cont.ruleset = s.ruleset
+	if cont.seccomp, err = seccompFile(cont.noFilter == nil); err != nil {
+		s.close()
+		return nil, err
+	}
 	cont.newRuleset = func() (*os.File, error) {
 		fd, _, err := newRuleset()
 		if err != nil {
@@ -215,6 +223,9 @@ func (s *spawner) close() {
 		s.ruleset.Close()
 		if s.cont != nil && s.cont.program != nil {
 			s.cont.program.Close()
+		}
+		if s.cont != nil && s.cont.seccomp != nil {
+			s.cont.seccomp.Close()
 		}
 	})
 }

@@ -17,9 +17,10 @@
 // In a user namespace of its own (UserForm) it first writes its id maps.
 // It makes every mount a slave (nothing propagates back to the host),
 // mounts a procfs of the new PID namespace on /proc, binds the state
-// directory read-only over itself, drops CAP_SYS_PTRACE from the bounding
-// set and clears the ambient capabilities, enforces the Landlock ruleset
-// open as file descriptor <fd> (a single digit), and executes <path>. Any
+// directory read-only over itself (every mount it makes nosuid and nodev),
+// empties every capability set and locks the securebits (caps.go),
+// enforces the Landlock ruleset open as file descriptor <fd> (a single
+// digit), loads the seccomp filter read from <fd>+1, and executes <path>. Any
 // failure ends it with status 125 and one line on standard error: the
 // command never runs unconfined.
 package nsinit
@@ -95,7 +96,7 @@ func init() {
 }
 
 func rulesetFD(fdArg string) int {
-	if len(fdArg) != 1 || fdArg[0] < '3' || fdArg[0] > '9' {
+	if len(fdArg) != 1 || fdArg[0] < '3' || fdArg[0] > '8' {
 		fail("bad ruleset descriptor", syscall.EINVAL)
 	}
 	return int(fdArg[0] - '0')
@@ -128,7 +129,7 @@ func mountBase(state string) {
 func readOnly(state string) {
 	var st unix.Statfs_t
 	check("reading the flags of "+state, unix.Statfs(state, &st))
-	flags := uintptr(st.Flags) & (unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC | unix.MS_NOATIME | unix.MS_NODIRATIME)
+	flags := uintptr(st.Flags)&(unix.MS_NOEXEC|unix.MS_NOATIME|unix.MS_NODIRATIME) | unix.MS_NOSUID | unix.MS_NODEV
 	if st.Flags&unix.ST_RELATIME != 0 {
 		flags |= unix.MS_RELATIME
 	}
@@ -150,7 +151,7 @@ func runOverlay(fd int, rights uint64, state, lower, opts, path string, argv []s
 		clone, err = unix.OpenTree(unix.AT_FDCWD, state, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 		check("cloning the state directory's mount", err)
 	}
-	check("mounting the overlay of "+lower, unix.Mount("overlay", lower, "overlay", 0, opts))
+	check("mounting the overlay of "+lower, unix.Mount("overlay", lower, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts))
 	if rights != 0 {
 		allowBeneath(fd, rights, lower)
 	}
@@ -184,13 +185,13 @@ func confineAndExec(fd int, path string, argv []string) {
 	if wd, err := syscall.Getwd(); err == nil {
 		check("entering "+wd, syscall.Chdir(wd))
 	}
-	check("dropping CAP_SYS_PTRACE", unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SYS_PTRACE, 0, 0, 0))
-	check("clearing ambient capabilities", unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0))
+	dropCapabilities()
 	check("setting no_new_privs", unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(fd), 0, 0); e != 0 {
 		fail("enforcing Landlock", e)
 	}
 	unix.Close(fd)
+	loadSeccomp(fd + 1)
 	err := syscall.Exec(path, argv, withoutHideEnv(syscall.Environ()))
 	status := 126
 	if err == syscall.ENOENT {

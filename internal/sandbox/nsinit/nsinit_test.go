@@ -43,6 +43,7 @@ func badArguments(marker string) [][]string {
 	return [][]string{
 		{"x", "", "/bin/touch", "touch", marker},
 		{"2", "", "/bin/touch", "touch", marker},
+		{"9", "", "/bin/touch", "touch", marker}, // the filter would be descriptor 10
 		{"3x", "", "/bin/touch", "touch", marker},
 		{"3o1z", "", "/lower", "opts", "/bin/touch", "touch", marker},
 		{"3o", "", "/bin/touch", "touch", marker},

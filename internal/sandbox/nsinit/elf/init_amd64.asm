@@ -13,8 +13,14 @@
 # before it and moved on top of it after, read-only (nsinit.go, runOverlay,
 # says why), and adds a rule granting <rights> (decimal, 0: none) beneath
 # the overlay to the ruleset: the working directory's rule is hidden by it.
+#
+# <fd digit> (3 to 8) is the Landlock ruleset; the next descriptor holds
+# the seccomp filter (struct sock_filter[], empty for none).
 
 	.equ SYS_write, 1
+	.equ SYS_pread64, 17
+	.equ SYS_capset, 126
+	.equ SYS_seccomp, 317
 	.equ SYS_open, 2
 	.equ SYS_close, 3
 	.equ SYS_execve, 59
@@ -52,10 +58,14 @@
 	.equ ST_RELATIME, 4096
 
 	.equ PR_CAPBSET_DROP, 24
+	.equ PR_SET_SECUREBITS, 28
+	.equ SECUREBITS, 0xef		# nsinit.Securebits
+	.equ LINUX_CAPABILITY_VERSION_3, 0x20080522
+	.equ SECCOMP_SET_MODE_FILTER, 1
+	.equ EINVAL, 22
 	.equ PR_SET_NO_NEW_PRIVS, 38
 	.equ PR_CAP_AMBIENT, 47
 	.equ PR_CAP_AMBIENT_CLEAR_ALL, 4
-	.equ CAP_SYS_PTRACE, 19
 
 	.text
 	.globl _start
@@ -72,7 +82,7 @@ _start:
 	sub	$'0', %r14d
 	cmp	$3, %r14d
 	jb	fail
-	cmp	$9, %r14d
+	cmp	$8, %r14d			# the seccomp filter is the next descriptor
 	ja	fail
 	lea	1(%rax), %r15			# the rest of the flags
 	cmpb	$'u', (%r15)
@@ -189,18 +199,51 @@ readonly:
 	test	%rax, %rax
 	jnz	fail
 3:
-	# No CAP_SYS_PTRACE, no ambient capabilities, no new privileges.
-	mov	$PR_CAPBSET_DROP, %edi
-	mov	$CAP_SYS_PTRACE, %esi
+	# No capability left, none to regain (caps.go): the securebits
+	# locked, every capability dropped from the bounding set (EINVAL
+	# past the kernel's last one), the ambient ones cleared, and every
+	# other set emptied by capset.
+	mov	$PR_SET_SECUREBITS, %edi
+	mov	$SECUREBITS, %esi
 	call	prctl
-	mov	$PR_CAP_AMBIENT, %edi
+	xor	%ebp, %ebp
+0:	mov	$PR_CAPBSET_DROP, %edi
+	mov	%ebp, %esi
+	xor	%edx, %edx
+	xor	%r10d, %r10d
+	xor	%r8d, %r8d
+	mov	$SYS_prctl, %eax
+	syscall
+	cmp	$-EINVAL, %rax
+	je	1f
+	lea	msg_caps(%rip), %rsi
+	mov	$len_caps, %edx
+	test	%rax, %rax
+	jnz	fail
+	inc	%ebp
+	cmp	$64, %ebp
+	jb	0b
+1:	mov	$PR_CAP_AMBIENT, %edi
 	mov	$PR_CAP_AMBIENT_CLEAR_ALL, %esi
 	call	prctl
+	movl	$LINUX_CAPABILITY_VERSION_3, 4096(%rsp)	# the header: version, pid 0
+	movl	$0, 4100(%rsp)
+	movq	$0, (%rsp)			# two struct __user_cap_data, zero
+	movq	$0, 8(%rsp)
+	movq	$0, 16(%rsp)
+	lea	4096(%rsp), %rdi
+	mov	%rsp, %rsi
+	mov	$SYS_capset, %eax
+	syscall
+	lea	msg_caps(%rip), %rsi
+	mov	$len_caps, %edx
+	test	%rax, %rax
+	jnz	fail
 	mov	$PR_SET_NO_NEW_PRIVS, %edi
 	mov	$1, %esi
 	call	prctl
 
-	# Landlock, then the command.
+	# Landlock.
 	mov	%r14, %rdi
 	xor	%esi, %esi
 	mov	$SYS_landlock_restrict_self, %eax
@@ -210,6 +253,40 @@ readonly:
 	test	%rax, %rax
 	jnz	fail
 	mov	%r14, %rdi
+	mov	$SYS_close, %eax
+	syscall
+
+	# The seccomp filter from the next descriptor, at most 4095 bytes
+	# (sock_fprog: the count at 4096, the address at 4104), then the
+	# command.
+	lea	1(%r14), %rdi
+	mov	%rsp, %rsi
+	mov	$4096, %edx
+	xor	%r10d, %r10d
+	mov	$SYS_pread64, %eax
+	syscall
+	lea	msg_seccomp(%rip), %rsi
+	mov	$len_seccomp, %edx
+	test	%rax, %rax
+	js	fail
+	jz	5f				# no filter for this architecture
+	cmp	$4096, %rax
+	jae	fail
+	test	$7, %al
+	jnz	fail
+	shr	$3, %rax
+	mov	%ax, 4096(%rsp)
+	mov	%rsp, 4104(%rsp)
+	mov	$SECCOMP_SET_MODE_FILTER, %edi
+	xor	%esi, %esi
+	lea	4096(%rsp), %rdx
+	mov	$SYS_seccomp, %eax
+	syscall
+	lea	msg_seccomp(%rip), %rsi
+	mov	$len_seccomp, %edx
+	test	%rax, %rax
+	jnz	fail
+5:	lea	1(%r14), %rdi
 	mov	$SYS_close, %eax
 	syscall
 	mov	(%rbx), %rdi
@@ -248,7 +325,7 @@ overlay:
 1:	lea	ovl(%rip), %rdi
 	mov	24(%r12), %rsi
 	lea	ovl(%rip), %rdx
-	xor	%r10d, %r10d
+	mov	$(MS_NOSUID|MS_NODEV), %r10d
 	mov	32(%r12), %r8
 	mov	$SYS_mount, %eax
 	syscall
@@ -364,11 +441,11 @@ stateflags:
 	jnz	fail
 	mov	88(%rsp), %rcx			# f_flags
 	mov	%rcx, %rbp
-	and	$(MS_NOSUID|MS_NODEV|MS_NOEXEC|MS_NOATIME|MS_NODIRATIME), %ebp
+	and	$(MS_NOEXEC|MS_NOATIME|MS_NODIRATIME), %ebp
 	test	$ST_RELATIME, %ecx
 	jz	1f
 	or	$MS_RELATIME, %ebp
-1:	or	$(MS_BIND|MS_REMOUNT|MS_RDONLY), %ebp
+1:	or	$(MS_BIND|MS_REMOUNT|MS_RDONLY|MS_NOSUID|MS_NODEV), %ebp
 	ret
 
 # prctl(edi, esi, 0, 0, 0); fails the init on an error.
@@ -421,6 +498,8 @@ msg_cwd: .ascii "tiny-go: namespace init: entering the working directory failed\
 	.equ len_cwd, . - msg_cwd
 msg_caps: .ascii "tiny-go: namespace init: dropping capabilities failed\n"
 	.equ len_caps, . - msg_caps
+msg_seccomp: .ascii "tiny-go: namespace init: loading the seccomp filter failed\n"
+	.equ len_seccomp, . - msg_seccomp
 msg_landlock: .ascii "tiny-go: namespace init: enforcing Landlock failed\n"
 	.equ len_landlock, . - msg_landlock
 msg_exec: .ascii "tiny-go: the command cannot be executed\n"

@@ -1,0 +1,7 @@
+//go:build !amd64
+
+package main
+
+import "syscall"
+
+func i386() error { return syscall.ENOSYS }

@@ -1,0 +1,11 @@
+package sandbox
+
+import "golang.org/x/sys/unix"
+
+const (
+	auditArch = unix.AUDIT_ARCH_AARCH64
+	x32Bit    = 0
+	mknodNr   = 0 // arm64 has mknodat only
+)
+
+var deniedArch = []uintptr{}
