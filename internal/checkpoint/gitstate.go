@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"golang.org/x/sys/unix"
 )
 
 // Git state: what a command can change in a repository besides its files.
@@ -89,8 +89,8 @@ func (w *gitWatch) gitKey() (string, int64) {
 	var b strings.Builder
 	var newest int64
 	stat := func(p string) {
-		var st syscall.Stat_t
-		if syscall.Lstat(p, &st) == nil {
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) == nil {
 			fmt.Fprintf(&b, "%s %d %d %d.%d %d.%d\n", p, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
 			newest = max(newest, st.Mtim.Nano(), st.Ctim.Nano())
 		}
