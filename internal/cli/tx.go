@@ -12,6 +12,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
+	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
 	"github.com/tiny-agent/tiny-go/internal/tools"
 )
@@ -82,7 +83,7 @@ func overlayProbe(sb *sandbox.Sandbox, cs *checkpoint.Store) func() error {
 		cmd := exec.Command("/bin/sh", "-c", ":")
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		cmd.SysProcAttr = procs.DiesWithUs(&syscall.SysProcAttr{Setpgid: true})
 		if err := sb.StartOverlay(cmd, sandbox.Overlay{Lower: lower, Upper: upper, Work: work}); err != nil {
 			return err
 		}
