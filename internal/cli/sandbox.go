@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -52,6 +53,9 @@ func (a *runner) newSandbox() error {
 	}
 	if warning != "" {
 		fmt.Fprintln(a.io.stderr, warning)
+	}
+	if line := sandbox.PlatformLine(runtime.GOOS, sb.Confined()); line != "" {
+		fmt.Fprintln(a.io.stderr, line)
 	}
 	a.sandbox = sb
 	return nil

@@ -1,0 +1,34 @@
+package sandbox
+
+import (
+	"syscall"
+
+	"github.com/tiny-agent/tiny-go/internal/store"
+)
+
+// containment is Linux's namespaces (contain_linux.go), which macOS does
+// not have: commands share the machine's processes. Only stateDir is
+// used: the Seatbelt profile keeps it read-only (threadRO).
+type containment struct {
+	ns, userNS, threadRO bool
+	stateDir             string
+	lostReason           string
+	disabled             bool
+}
+
+func (c *containment) warning() string { return "" }
+
+// stateDirOf is <workDir>/.tiny-agent, created when missing so the profile
+// can name it; "" when it cannot be used.
+func stateDirOf(workDir string) string {
+	dir, err := store.EnsureStateDir(workDir)
+	if err != nil {
+		return ""
+	}
+	return dir
+}
+
+// SignalGroup sends sig to process group pgid (no PID namespaces here).
+func SignalGroup(pgid int, sig syscall.Signal) error {
+	return syscall.Kill(-pgid, sig)
+}
