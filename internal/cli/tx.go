@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -54,6 +55,9 @@ func (a *runner) transactions() *txBridge {
 // enableTx makes rec run bash calls as transactions; TINY_OVERLAY=off
 // refuses them (and the line says so, like any other refusal).
 func (a *runner) enableTx(rec *checkpoint.Recorder, warn func(string)) {
+	if runtime.GOOS != "linux" {
+		return // no overlay there: sandbox.PlatformLine said so at start
+	}
 	// What a killed process left half-applied is finished at the next
 	// start (one directory read when nothing is pending).
 	if _, err := rec.Store().RecoverTx(); err != nil {
