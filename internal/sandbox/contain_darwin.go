@@ -10,10 +10,9 @@ import (
 // not have: commands share the machine's processes. Only stateDir is
 // used: the Seatbelt profile keeps it read-only (threadRO).
 type containment struct {
-	ns, userNS, threadRO bool
-	stateDir             string
-	lostReason           string
-	disabled             bool
+	ns, threadRO bool
+	stateDir     string
+	disabled     bool
 }
 
 func (c *containment) warning() string { return "" }
