@@ -3,6 +3,8 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -317,5 +319,30 @@ func TestParseSBPLRejectsBrokenProfiles(t *testing.T) {
 	}
 	if err := knownRule(sexp{isList: true, list: []sexp{{atom: "allow"}, {atom: "file-read*"}}}); err == nil {
 		t.Error("an operation the generator never writes was accepted")
+	}
+}
+
+// macOS's roots add what its tools write there: /tmp beside TMPDIR (which
+// is under /var/folders) and ~/Library/Caches (Go's build cache).
+func TestDarwinWritableRoots(t *testing.T) {
+	defer func(g string) { goos = g }(goos)
+	goos = "darwin"
+	home, tmp, work := t.TempDir(), t.TempDir(), t.TempDir()
+	caches := filepath.Join(home, "Library", "Caches")
+	if err := os.MkdirAll(caches, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": home, "TMPDIR": tmp, "PATH": ""}
+	getenv := func(k string) string { return env[k] }
+	roots := writableRoots(Policy{Mode: Workspace, WorkDir: work, Getenv: getenv})
+	realTmp, _ := filepath.EvalSymlinks("/tmp")
+	for _, want := range []string{caches, realTmp, work} {
+		if !underAny(want, roots) {
+			t.Errorf("%s is not under the roots %q", want, roots)
+		}
+	}
+	plan := writableRoots(Policy{Mode: ReadOnly, WorkDir: work, Scratch: tmp, Getenv: getenv})
+	if len(plan) != 1 || plan[0] != tmp {
+		t.Errorf("plan mode's roots are %q, want only the scratch %s", plan, tmp)
 	}
 }
