@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 )
 
 // sandboxExec applies a Seatbelt profile and executes the command, which
@@ -50,7 +51,13 @@ func (t *thread) do(r spawnRequest) error {
 func newSpawner(fs bool, roots []string, net bool, cont *containment) (*spawner, error) {
 	p := seatbeltPolicy{Writable: roots, AllWrites: !fs, NetworkOff: net}
 	if cont != nil && cont.stateDir != "" {
-		p.ReadOnly = []string{cont.stateDir}
+		// Resolved as the roots are: Seatbelt sees /private/tmp/x, and the
+		// cut must be under the root it is cut from.
+		dir, err := filepath.EvalSymlinks(cont.stateDir)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		p.ReadOnly = []string{dir}
 		cont.threadRO = true
 	}
 	profile, err := seatbeltProfile(p)
