@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"path/filepath"
 	"syscall"
 
 	"github.com/tiny-agent/tiny-go/internal/store"
@@ -18,10 +19,15 @@ type containment struct {
 func (c *containment) warning() string { return "" }
 
 // stateDirOf is <workDir>/.tiny-agent, created when missing so the profile
-// can name it; "" when it cannot be used.
+// can name it, symlinks resolved as the roots are (a working directory
+// under /tmp is under /private/tmp to Seatbelt and to CheckWrite); "" when
+// it cannot be used.
 func stateDirOf(workDir string) string {
 	dir, err := store.EnsureStateDir(workDir)
 	if err != nil {
+		return ""
+	}
+	if dir, err = filepath.EvalSymlinks(dir); err != nil {
 		return ""
 	}
 	return dir

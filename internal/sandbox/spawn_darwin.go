@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 )
 
 // sandboxExec applies a Seatbelt profile and executes the command, which
@@ -51,13 +50,7 @@ func (t *thread) do(r spawnRequest) error {
 func newSpawner(fs bool, roots []string, net bool, cont *containment) (*spawner, error) {
 	p := seatbeltPolicy{Writable: roots, AllWrites: !fs, NetworkOff: net}
 	if cont != nil && cont.stateDir != "" {
-		// Resolved as the roots are: Seatbelt sees /private/tmp/x, and the
-		// cut must be under the root it is cut from.
-		dir, err := filepath.EvalSymlinks(cont.stateDir)
-		if err != nil {
-			return nil, fmt.Errorf("sandbox: %w", err)
-		}
-		p.ReadOnly = []string{dir}
+		p.ReadOnly = []string{cont.stateDir}
 		cont.threadRO = true
 	}
 	profile, err := seatbeltProfile(p)
