@@ -9,11 +9,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/tiny-agent/tiny-go/internal/gitcmd"
+	"golang.org/x/sys/unix"
 )
 
 // Git state: what a command can change in a repository besides its files.
@@ -87,8 +87,8 @@ func (w *gitWatch) gitKey() (string, int64) {
 	var b strings.Builder
 	var newest int64
 	stat := func(p string) {
-		var st syscall.Stat_t
-		if syscall.Lstat(p, &st) == nil {
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) == nil {
 			fmt.Fprintf(&b, "%s %d %d %d.%d %d.%d\n", p, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
 			newest = max(newest, st.Mtim.Nano(), st.Ctim.Nano())
 		}

@@ -94,6 +94,9 @@ func (s *Store) Track(warn func(line string)) {
 			}
 			return
 		}
+		if errors.Is(err, watch.ErrNoInotify) {
+			return // macOS: the line at start says checkpoints scan
+		}
 		if err != nil {
 			s.fellBack(err.Error())
 			return

@@ -4,8 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/tiny-agent/tiny-go/internal/testenv"
 )
 
 // A working directory that is itself an overlay cannot hold a command's
@@ -23,10 +24,10 @@ func TestTxLayersApartOnAnOverlay(t *testing.T) {
 		}
 	}
 	opts := "lowerdir=" + base + "/lower,upperdir=" + base + "/up,workdir=" + base + "/ovl,redirect_dir=on,metacopy=off,index=off"
-	if err := syscall.Mount("overlay", cwd, "overlay", 0, opts); err != nil {
+	if err := testenv.MountOverlay(cwd, opts); err != nil {
 		t.Fatalf("mount: %v", err)
 	}
-	t.Cleanup(func() { syscall.Unmount(cwd, syscall.MNT_DETACH) })
+	t.Cleanup(func() { testenv.Unmount(cwd) })
 
 	cs, err := Open(cwd, Options{DisableGit: true})
 	if err != nil {

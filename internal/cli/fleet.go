@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/secrets"
 )
 
@@ -134,7 +135,7 @@ func (a *app) runFleet(args []string) error {
 	}
 	cmd := exec.Command(exe, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.Env, cmd.Dir = a.stdin, a.stdout, a.stderr, env, a.cwd
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = procs.DiesWithUs(&syscall.SysProcAttr{})
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("%s: %w", fleetProgram, err)
 	}

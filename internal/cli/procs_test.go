@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 )
 
@@ -233,7 +234,7 @@ func init() { scriptCommands["orphan-keeper"] = keeperMain }
 // environment, prints the child's pid and then reaps every child,
 // adopted orphans included, until it is killed.
 func keeperMain() {
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+	if err := procs.BecomeSubreaper(); err != nil {
 		fmt.Fprintln(os.Stderr, "keeper:", err)
 		os.Exit(3)
 	}

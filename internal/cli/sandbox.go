@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -53,6 +54,9 @@ func (a *runner) newSandbox() error {
 	}
 	if warning != "" {
 		fmt.Fprintln(a.io.stderr, warning)
+	}
+	if line := sandbox.PlatformLine(runtime.GOOS, sb.Confined()); line != "" {
+		fmt.Fprintln(a.io.stderr, line)
 	}
 	a.sandbox = sb
 	a.warnUnhidden()

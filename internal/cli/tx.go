@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
+	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
 	"github.com/tiny-agent/tiny-go/internal/tools"
 )
@@ -53,6 +55,9 @@ func (a *runner) transactions() *txBridge {
 // enableTx makes rec run bash calls as transactions; TINY_OVERLAY=off
 // refuses them (and the line says so, like any other refusal).
 func (a *runner) enableTx(rec *checkpoint.Recorder, warn func(string)) {
+	if runtime.GOOS != "linux" {
+		return // no overlay there: sandbox.PlatformLine said so at start
+	}
 	// What a killed process left half-applied is finished at the next
 	// start (one directory read when nothing is pending).
 	if _, err := rec.Store().RecoverTx(); err != nil {
@@ -82,7 +87,7 @@ func overlayProbe(sb *sandbox.Sandbox, cs *checkpoint.Store) func() error {
 		cmd := exec.Command("/bin/sh", "-c", ":")
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		cmd.SysProcAttr = procs.DiesWithUs(&syscall.SysProcAttr{Setpgid: true})
 		if err := sb.StartOverlay(cmd, sandbox.Overlay{Lower: lower, Upper: upper, Work: work}); err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
 	"github.com/tiny-agent/tiny-go/internal/checkpoint/checkpointtest"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
+	"github.com/tiny-agent/tiny-go/internal/testenv"
 )
 
 // The "done when": one turn of destructive commands, rewound byte
@@ -86,10 +87,10 @@ func overlayWorkDir(t *testing.T, base, dir string) []string {
 		os.Mkdir(d, 0o755)
 	}
 	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s/up,workdir=%s/ovl,redirect_dir=on,metacopy=off,index=off", lower, base, base)
-	if err := syscall.Mount("overlay", dir, "overlay", 0, opts); err != nil {
+	if err := testenv.MountOverlay(dir, opts); err != nil {
 		t.Fatalf("mount the working directory's overlay: %v", err)
 	}
-	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	t.Cleanup(func() { testenv.Unmount(dir) })
 	return []string{"TINY_OVERLAY_LAYERS=" + filepath.Join(base, "layers")}
 }
 

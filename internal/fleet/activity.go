@@ -22,6 +22,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/eval"
 	"github.com/tiny-agent/tiny-go/internal/gitcmd"
+	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
@@ -414,7 +415,7 @@ func (a *Activities) runAgent(ctx context.Context, t Task, sy *syncer, root, rep
 	cmd.Stderr = eval.TailWriter(&stderr, 4096)
 	// Its own group (SIGTERM there is a durable abort); and it dies with
 	// the worker, as on a machine that is gone.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = procs.DiesWithUs(&syscall.SysProcAttr{Setpgid: true})
 	if err := cmd.Start(); err != nil {
 		return run, temporal.NewNonRetryableApplicationError("start tiny-go: "+err.Error(), ErrConfiguration, err)
 	}

@@ -118,7 +118,7 @@ func hasRoom(dir string, need int64) bool {
 	if err := unix.Statfs(dir, &st); err != nil {
 		return true // no better knowledge: try
 	}
-	free := int64(st.Bavail) * st.Bsize
+	free := int64(st.Bavail) * int64(st.Bsize)
 	return free > max(need, 16<<10) && (st.Files == 0 || st.Ffree > 16)
 }
 
@@ -137,7 +137,7 @@ func layOut(ctx context.Context, base, root, repo string) (upper string, err err
 	// change set ships a moved folder whole (walkUpper).
 	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,redirect_dir=on,metacopy=off,index=off",
 		base, upper, filepath.Join(root, ".ovl"))
-	if !strings.ContainsAny(base+root, ",:") && unix.Mount("overlay", repo, "overlay", 0, opts) == nil {
+	if !strings.ContainsAny(base+root, ",:") && mountOverlay(repo, opts) == nil {
 		return upper, nil
 	}
 	_ = os.Remove(repo)
@@ -159,7 +159,7 @@ const txLayers = ".tx"
 // unmount takes an overlay off repo, if one is there; a task's folder is
 // removed only after (removing through it would only fill its upper).
 func unmount(repo string) {
-	for unix.Unmount(repo, unix.MNT_DETACH) == nil {
+	for unmountDetach(repo) == nil {
 	}
 }
 

@@ -73,7 +73,7 @@ type index struct {
 func statOf(info fs.FileInfo) indexEntry {
 	e := indexEntry{mode: info.Mode(), size: info.Size(), mtime: info.ModTime().UnixNano()}
 	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		e.ctime = st.Ctim.Nano()
+		e.ctime = ctimeOf(st)
 		e.ino = st.Ino
 	}
 	return e

@@ -27,6 +27,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/fleet"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/testenv"
 )
 
 // cluster is a Temporal dev server, a scripted model server, a file://
@@ -87,7 +88,7 @@ func newCluster(t *testing.T, temporal string) *cluster {
 	// The workers keep their cache in a tmpfs they mount (--cache-memory
 	// auto); it outlives them.
 	t.Cleanup(func() {
-		for syscall.Unmount(filepath.Join(c.workDir, ".cache"), syscall.MNT_DETACH) == nil {
+		for testenv.Unmount(filepath.Join(c.workDir, ".cache")) == nil {
 		}
 	})
 	build := exec.Command("go", "build", "-o", c.bin, "./cmd/tiny-go", "./cmd/tiny-go-fleet")

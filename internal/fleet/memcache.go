@@ -186,11 +186,10 @@ func cacheInMemory(dir, size string) error {
 	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
 		return err
 	}
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err == nil && st.Type == unix.TMPFS_MAGIC {
+	if onTmpfs(dir) {
 		return nil
 	}
-	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NODEV|unix.MS_NOSUID, "mode=0755,size="+size); err != nil {
+	if err := mountTmpfs(dir, size); err != nil {
 		return fmt.Errorf("mount a tmpfs on %s: %w", dir, err)
 	}
 	return nil

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/procs"
 )
 
 // MaxOutput is how much of each of a hook's stdout and stderr is kept;
@@ -66,7 +68,7 @@ func runCommand(ctx context.Context, h Hook, dir string, env []string, stdin []b
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	// Its own group, so a timeout kills what it started too; and it dies
 	// with tiny-go rather than outliving a crash.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = procs.DiesWithUs(&syscall.SysProcAttr{Setpgid: true})
 	// Output pipes a background child keeps open do not hold us up.
 	cmd.WaitDelay = 2 * time.Second
 	if start == nil {

@@ -100,7 +100,7 @@ func (t *Tx) step(c Change) error {
 				return err
 			}
 		}
-		return unix.Renameat2(unix.AT_FDCWD, up, unix.AT_FDCWD, t.treePath(c.Path), unix.RENAME_NOREPLACE)
+		return renameNoReplace(up, t.treePath(c.Path))
 	}
 	return fmt.Errorf("unknown change %q", c.Kind)
 }

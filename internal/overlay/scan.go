@@ -58,7 +58,7 @@ func (t *Tx) Changes() ([]Change, error) {
 		return nil, err
 	}
 	if root.Mode&0o7777 != tree.Mode&0o7777 {
-		out = append(out, Change{Path: ".", Kind: Chmod, Had: true, Mode: root.Mode & 0o7777, Old: tree.Mode & 0o7777, Conflict: t.changedSince(&tree)})
+		out = append(out, Change{Path: ".", Kind: Chmod, Had: true, Mode: uint32(root.Mode & 0o7777), Old: uint32(tree.Mode & 0o7777), Conflict: t.changedSince(&tree)})
 	}
 	if err := t.scan("", &out); err != nil {
 		return nil, err
@@ -109,7 +109,7 @@ func (t *Tx) scanEntry(p string, out *[]Change) error {
 		c.Kind = Delete
 	case isDir(&ust) && had && isDir(&lst) && !isOpaque(up):
 		if ust.Mode&0o7777 != lst.Mode&0o7777 {
-			*out = append(*out, Change{Path: p, Kind: Chmod, Had: true, Mode: ust.Mode & 0o7777, Old: lst.Mode & 0o7777, Conflict: c.Conflict})
+			*out = append(*out, Change{Path: p, Kind: Chmod, Had: true, Mode: uint32(ust.Mode & 0o7777), Old: uint32(lst.Mode & 0o7777), Conflict: c.Conflict})
 		}
 		return t.scan(p, out)
 	default:

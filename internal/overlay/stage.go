@@ -50,7 +50,7 @@ func copyEntry(src, dst string, links map[[2]uint64]string) error {
 	if isWhiteout(src, &st) {
 		return nil
 	}
-	key := [2]uint64{st.Dev, st.Ino}
+	key := [2]uint64{uint64(st.Dev), st.Ino}
 	if st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1 {
 		if first, ok := links[key]; ok {
 			return os.Link(first, dst)
@@ -62,7 +62,7 @@ func copyEntry(src, dst string, links map[[2]uint64]string) error {
 	}
 	_ = os.Lchown(dst, int(st.Uid), int(st.Gid)) // only root can; others own both anyway
 	if st.Mode&unix.S_IFMT != unix.S_IFLNK {
-		if err := os.Chmod(dst, fs.FileMode(st.Mode&0o777)|modeBits(st.Mode)); err != nil {
+		if err := os.Chmod(dst, fs.FileMode(st.Mode&0o777)|modeBits(uint32(st.Mode))); err != nil {
 			return err
 		}
 	}
@@ -122,5 +122,5 @@ func copyFile(src, dst string) error {
 // cannot be an upper layer itself (BeginApart is then the way).
 func OnOverlay(dir string) bool {
 	var st unix.Statfs_t
-	return unix.Statfs(dir, &st) == nil && st.Type == unix.OVERLAYFS_SUPER_MAGIC
+	return unix.Statfs(dir, &st) == nil && st.Type == overlayfsMagic
 }

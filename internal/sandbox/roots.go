@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 )
@@ -28,10 +29,16 @@ func writableRoots(p Policy) []string {
 		add(p.Scratch)
 	} else {
 		add(tempDir(getenv))
+		if goos == "darwin" {
+			add("/tmp") // TMPDIR is /var/folders/..., yet tools write /tmp
+		}
 	}
 	if p.Mode == Workspace {
 		add(p.WorkDir)
 		add(cacheDir(getenv, home))
+		if goos == "darwin" && home != "" {
+			add(filepath.Join(home, "Library", "Caches")) // Go's build cache and others
+		}
 		if c := getenv("GOCACHE"); c != "off" {
 			add(c)
 		}
@@ -70,6 +77,9 @@ func writableRoots(p Policy) []string {
 	}
 	return out
 }
+
+// goos is runtime.GOOS; tests set it to read another system's roots.
+var goos = runtime.GOOS
 
 // tempDir is os.TempDir for getenv.
 func tempDir(getenv func(string) string) string {

@@ -19,6 +19,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/tiny-agent/tiny-go/internal/procs"
 )
 
 // Mode is a --sandbox mode.
@@ -249,7 +251,7 @@ func (s *Sandbox) StartServer(cmd *exec.Cmd) (stdin, stdout *os.File, err error)
 		return nil, nil, err
 	}
 	cmd.Stdin, cmd.Stdout = childIn, childOut
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = procs.DiesWithUs(&syscall.SysProcAttr{Setsid: true})
 	err = s.Start(cmd)
 	childIn.Close()
 	childOut.Close()

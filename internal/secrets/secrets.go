@@ -11,13 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/go-json-experiment/json"
-	"golang.org/x/sys/unix"
 )
 
 // ModelKeyVars are the variables that may hold the model's API key.
@@ -77,6 +77,11 @@ func Conceal(names []string) (getenv func(string) string, err error) {
 		return os.Getenv(name)
 	}
 	if len(kept) == 0 {
+		return getenv, nil
+	}
+	if runtime.GOOS != "linux" {
+		// No /proc: macOS shows a process's environment only to its own
+		// user, and the Seatbelt profile denies commands that look.
 		return getenv, nil
 	}
 	return getenv, scrubProcEnviron(names)
@@ -220,13 +225,4 @@ func (s *Scrubber) Scrub(text string) string {
 		}
 	}
 	return text
-}
-
-// ProtectMemory makes this process non-dumpable: processes of the same
-// user without CAP_SYS_PTRACE (commands run with --sandbox off, or on a
-// kernel without Landlock) can no longer read its memory, where the keys
-// live, through ptrace or /proc/<pid>/mem, nor its /proc/<pid>/environ.
-// Root still can. Commands it starts are dumpable again after their exec.
-func ProtectMemory() error {
-	return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 }

@@ -63,7 +63,7 @@ type stamp struct {
 }
 
 func stampOf(st *unix.Stat_t) stamp {
-	return stamp{dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim}
+	return stamp{dev: uint64(st.Dev), ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim}
 }
 
 // record is one line of the integrity file.

@@ -116,7 +116,7 @@ func (s *source) window() func(part []byte) {
 			_ = unix.Madvise(behind[0], unix.MADV_DONTNEED)
 		}
 		behind[0], behind[1] = behind[1], part
-		_ = unix.Madvise(part, unix.MADV_POPULATE_READ)
+		_ = unix.Madvise(part, populateRead)
 	}
 }
 

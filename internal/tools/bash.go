@@ -199,7 +199,7 @@ func startShell(sb *sandbox.Sandbox, tr *procs.Tracker, dir string, env []string
 	cmd.Stdout, cmd.Stderr = outW, errW
 	// Pdeathsig: the command dies with tiny-go even when tiny-go is killed
 	// with SIGKILL.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = procs.DiesWithUs(&syscall.SysProcAttr{Setpgid: true})
 	if ov != nil {
 		err = sb.StartOverlay(cmd, *ov)
 	} else {

@@ -131,7 +131,7 @@ func (m *Manager) start(command string) (bgRecord, error) {
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Pdeathsig: the process dies with tiny-go even when tiny-go is
 	// killed with SIGKILL.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = procs.DiesWithUs(&syscall.SysProcAttr{Setsid: true})
 
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,7 +23,6 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	"golang.org/x/sys/unix"
 )
 
 // Options configure a Tracker.
@@ -62,6 +62,12 @@ type Tracker struct {
 // FUSE daemon would be missed).
 var ErrUnsupported = errors.New("file system does not report changes to inotify")
 
+// ErrNoInotify is returned by Start where the kernel has no inotify
+// (macOS): fsnotify's kqueue holds a descriptor open for every watched
+// file, so a large tree would exhaust tiny-go's descriptors; the caller
+// scans instead.
+var ErrNoInotify = errors.New("no inotify on " + runtime.GOOS)
+
 // ErrLimit is returned when the watches do not fit (the kernel's
 // fs.inotify.max_user_watches, or Options.MaxWatches).
 var ErrLimit = errors.New("inotify watch limit reached (raise fs.inotify.max_user_watches)")
@@ -90,21 +96,6 @@ func Start(root, syncDir string, opts Options) (*Tracker, error) {
 	}
 	go t.loop()
 	return t, nil
-}
-
-// supported refuses file systems where changes made elsewhere never reach
-// inotify.
-func supported(root string) error {
-	var st unix.Statfs_t
-	if err := unix.Statfs(root, &st); err != nil {
-		return err
-	}
-	switch uint32(st.Type) {
-	case unix.NFS_SUPER_MAGIC, unix.SMB_SUPER_MAGIC, 0xFF534D42 /* cifs */, 0xFE534D42, /* smb2 */
-		unix.FUSE_SUPER_MAGIC, unix.V9FS_MAGIC, unix.AFS_SUPER_MAGIC, 0x6B414653 /* kafs */, unix.CODA_SUPER_MAGIC:
-		return fmt.Errorf("%w (file system type %#x)", ErrUnsupported, st.Type)
-	}
-	return nil
 }
 
 func (t *Tracker) addErr(err error) error {

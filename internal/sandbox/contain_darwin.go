@@ -1,0 +1,39 @@
+package sandbox
+
+import (
+	"path/filepath"
+	"syscall"
+
+	"github.com/tiny-agent/tiny-go/internal/store"
+)
+
+// containment is Linux's namespaces (contain_linux.go), which macOS does
+// not have: commands share the machine's processes. Only stateDir is
+// used: the Seatbelt profile keeps it read-only (threadRO).
+type containment struct {
+	ns, threadRO bool
+	stateDir     string
+	disabled     bool
+}
+
+func (c *containment) warning() string { return "" }
+
+// stateDirOf is <workDir>/.tiny-agent, created when missing so the profile
+// can name it, symlinks resolved as the roots are (a working directory
+// under /tmp is under /private/tmp to Seatbelt and to CheckWrite); "" when
+// it cannot be used.
+func stateDirOf(workDir string) string {
+	dir, err := store.EnsureStateDir(workDir)
+	if err != nil {
+		return ""
+	}
+	if dir, err = filepath.EvalSymlinks(dir); err != nil {
+		return ""
+	}
+	return dir
+}
+
+// SignalGroup sends sig to process group pgid (no PID namespaces here).
+func SignalGroup(pgid int, sig syscall.Signal) error {
+	return syscall.Kill(-pgid, sig)
+}
