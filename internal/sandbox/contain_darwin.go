@@ -14,6 +14,10 @@ type containment struct {
 	ns, threadRO bool
 	stateDir     string
 	disabled     bool
+	// Unused here: what Linux's containment adds (the overlay's Landlock
+	// rights, hidden paths) has no macOS counterpart.
+	fsMask uint64
+	hidden func() []string
 }
 
 func (c *containment) warning() string { return "" }
@@ -37,3 +41,11 @@ func stateDirOf(workDir string) string {
 func SignalGroup(pgid int, sig syscall.Signal) error {
 	return syscall.Kill(-pgid, sig)
 }
+
+func handledFS(int) uint64 { return 0 }
+
+func (c *containment) filterWarning() string { return "" }
+
+// Hides reports whether Policy.Hidden's paths are hidden from commands:
+// not on macOS, where only the read tool guards them.
+func (s *Sandbox) Hides() bool { return false }
