@@ -401,7 +401,7 @@ func (s *Store) sweepTx(recs []Record, cut int64) error {
 	}
 	for _, e := range entries {
 		id := e.Name()
-		if live[id] || id == "pending" {
+		if live[id] || id == "pending" || id == "refused" {
 			continue
 		}
 		if _, err := os.Lstat(filepath.Join(s.TxRoot(), "pending", id)); err == nil {
