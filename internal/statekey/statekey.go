@@ -24,6 +24,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -220,4 +221,56 @@ func Open(purpose string, sealed []byte) ([]byte, error) {
 		return nil, ErrForged
 	}
 	return data, nil
+}
+
+// Mark records, beside the key, that tiny-go sealed the thing called name
+// of kind (a session's integrity records), with what it last sealed
+// (content): its records can then not be taken away, cut back or
+// replaced by unsealed ones unnoticed. name is one file name.
+func Mark(kind, name string, content []byte) error {
+	p, err := markPath(kind, name)
+	if err != nil {
+		return err
+	}
+	if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, content) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), "."+name+"-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(content)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), p)
+}
+
+// Marked returns what Mark(kind, name) last recorded, whether there is a
+// mark, and where it lies.
+func Marked(kind, name string) (content []byte, ok bool, path string) {
+	p, err := markPath(kind, name)
+	if err != nil {
+		return nil, false, ""
+	}
+	content, err = os.ReadFile(p)
+	return content, err == nil, p
+}
+
+func markPath(kind, name string) (string, error) {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
+		return "", fmt.Errorf("bad mark name %q", name)
+	}
+	dir, err := Dir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, kind, name), nil
 }
