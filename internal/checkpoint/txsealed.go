@@ -31,7 +31,7 @@ type StatesRefusedError struct {
 }
 
 func (e *StatesRefusedError) Error() string {
-	return fmt.Sprintf("refused command transaction %s: %s %v; nothing was rewound from it (rewind to a later point, or remove the transaction's folder under .tiny-agent/checkpoints/tx to drop its undo)", e.ID, e.What, e.Err)
+	return fmt.Sprintf("refused command transaction %s: %s: %v; nothing was rewound from it (rewind to a later point, or remove the transaction's folder under .tiny-agent/checkpoints/tx to drop its undo)", e.ID, e.What, e.Err)
 }
 
 func (e *StatesRefusedError) Unwrap() error { return e.Err }

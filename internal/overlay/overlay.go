@@ -187,7 +187,7 @@ type RefusedError struct {
 }
 
 func (e *RefusedError) Error() string {
-	return fmt.Sprintf("refused command transaction %s: %s %v; nothing of it was applied, nothing outside .tiny-agent was removed", e.ID, e.What, e.Err)
+	return fmt.Sprintf("refused command transaction %s: %s: %v; nothing of it was applied, nothing outside .tiny-agent was removed", e.ID, e.What, e.Err)
 }
 
 func (e *RefusedError) Unwrap() error { return e.Err }
