@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -639,9 +640,9 @@ func (s *Store) pruneEmptied(done []Action) {
 		if a.Op != OpDelete || filepath.IsAbs(a.Path) {
 			continue
 		}
-		for dir := filepath.Dir(s.Abs(a.Path)); dir != s.cwd && strings.HasPrefix(dir, s.cwd+string(filepath.Separator)); dir = filepath.Dir(dir) {
-			if os.Remove(dir) != nil {
-				break // not empty (or gone already)
+		for dir := path.Dir(a.Path); dir != "." && dir != "/"; dir = path.Dir(dir) {
+			if s.removeEmptyBeneath(dir) != nil {
+				break // not empty (or gone already, or not a directory)
 			}
 		}
 	}
@@ -660,8 +661,13 @@ func (s *Store) sameAsPlanned(cur, from File, data []byte) bool {
 	return s.same(cur, from)
 }
 
-// put makes one path what the action says.
+// put makes one path what the action says. A path inside the working
+// directory is resolved beneath it without following symlinks
+// (putBeneath); one outside it (a write outside the tree) by its path.
 func (s *Store) put(a Action) error {
+	if !filepath.IsAbs(a.Path) {
+		return s.putBeneath(a)
+	}
 	abs := s.Abs(a.Path)
 	if a.To.Absent {
 		err := os.Remove(abs)
