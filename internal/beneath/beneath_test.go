@@ -51,3 +51,22 @@ func TestDirRefusesSymlinks(t *testing.T) {
 		os.RemoveAll(filepath.Join(root, "c"))
 	}
 }
+
+// BenchmarkParent: opening the directory of a path three deep, as the
+// apply does for each side of each change.
+func BenchmarkParent(b *testing.B) {
+	root := b.TempDir()
+	os.MkdirAll(filepath.Join(root, "a/b/c"), 0o755)
+	rfd, err := Root(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer unix.Close(rfd)
+	for b.Loop() {
+		fd, _, err := Parent(rfd, "a/b/c/file", false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		unix.Close(fd)
+	}
+}
