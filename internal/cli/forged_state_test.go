@@ -121,7 +121,7 @@ func TestForgedTransactionStatesThroughTheBinary(t *testing.T) {
 			st := readStates(t, dir)
 			st["before"] = append(st["before"].([]any), map[string]any{"path": filepath.Join(r.outside, "planted"), "hash": "tx:x/y"})
 			writeJSON(t, filepath.Join(dir, "states.json"), st, "")
-		}, "its states.json carries no seal"},
+		}, "its states.json: carries no seal"},
 		"states-absolute": {func(t *testing.T, r *forgedRun, dir string) {
 			st := readStates(t, dir)
 			st["after"] = append(st["after"].([]any), map[string]any{"path": filepath.Join(r.outside, "precious"), "absent": true})

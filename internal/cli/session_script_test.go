@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -46,8 +47,9 @@ const childEnv = "TINY_GO_TEST_CHILD"
 
 func TestMain(m *testing.M) {
 	// The tests' key, and the marks of the sessions they seal, stay out
-	// of the user's state directory (children inherit the variable).
-	if os.Getenv(statekey.EnvDir) == "" {
+	// of the user's state directory (children inherit the variable; a
+	// child started with an environment of its own keeps its HOME's).
+	if os.Getenv(statekey.EnvDir) == "" && strings.HasSuffix(os.Args[0], ".test") {
 		dir, err := os.MkdirTemp("", "tiny-go-key-")
 		if err != nil {
 			panic(err)
