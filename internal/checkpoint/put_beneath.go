@@ -150,3 +150,25 @@ func (s *Store) removeEmptyBeneath(rel string) error {
 	defer unix.Close(dir)
 	return unix.Unlinkat(dir, name, unix.AT_REMOVEDIR)
 }
+
+// removeTempsBeneath removes the stale temporary files of names in the
+// tree's directory rel.
+func (s *Store) removeTempsBeneath(rel string, names map[string]bool) {
+	root, err := beneath.Root(s.cwd)
+	if err != nil {
+		return
+	}
+	defer unix.Close(root)
+	fd, err := beneath.Dir(root, rel)
+	if err != nil {
+		return
+	}
+	d := os.NewFile(uintptr(fd), rel)
+	defer d.Close()
+	entries, _ := d.Readdirnames(-1)
+	for _, n := range entries {
+		if isStaleTemp(n, names) {
+			unix.Unlinkat(fd, n, 0)
+		}
+	}
+}

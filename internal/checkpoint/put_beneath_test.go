@@ -47,3 +47,25 @@ func TestRewindPutDoesNotFollowSymlinks(t *testing.T) {
 		t.Fatalf("%v %v", fi, err)
 	}
 }
+
+// The stale temporary files of an interrupted rewind are removed in the
+// tree, and never through a symlink to an outside folder.
+func TestStaleTempsAreRemovedBeneathOnly(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	os.Mkdir(filepath.Join(dir, "real"), 0o755)
+	os.Symlink(outside, filepath.Join(dir, "link"))
+	for _, p := range []string{filepath.Join(dir, "real", ".f.tiny-tmp-1"), filepath.Join(outside, ".f.tiny-tmp-1"), filepath.Join(dir, ".g.tiny-tmp-2")} {
+		os.WriteFile(p, nil, 0o644)
+	}
+	s, err := Open(dir, Options{DisableGit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.removeStaleTemps([]Action{{Path: "real/f"}, {Path: "link/f"}, {Path: "g"}})
+	for p, want := range map[string]bool{filepath.Join(dir, "real", ".f.tiny-tmp-1"): false, filepath.Join(dir, ".g.tiny-tmp-2"): false, filepath.Join(outside, ".f.tiny-tmp-1"): true} {
+		if _, err := os.Lstat(p); (err == nil) != want {
+			t.Fatalf("%s: exists %v, want %v", p, err == nil, want)
+		}
+	}
+}

@@ -725,31 +725,41 @@ func RewindRecords(id string, done []Action, atMillis int64) []Record {
 }
 
 // removeStaleTemps removes the temporary files that an interrupted Apply
-// left beside the files it was putting back.
+// left beside the files it was putting back. Directories of the tree are
+// opened beneath it without following symlinks (removeTempsBeneath).
 func (s *Store) removeStaleTemps(actions []Action) {
 	bases := map[string]map[string]bool{} // dir -> base names
 	for _, a := range actions {
-		abs := s.Abs(a.Path)
-		dir := filepath.Dir(abs)
+		dir, base := path.Split(a.Path)
+		if filepath.IsAbs(a.Path) {
+			dir, base = filepath.Split(a.Path)
+		}
 		if bases[dir] == nil {
 			bases[dir] = map[string]bool{}
 		}
-		bases[dir][filepath.Base(abs)] = true
+		bases[dir][base] = true
 	}
 	for dir, names := range bases {
+		if !filepath.IsAbs(dir) {
+			s.removeTempsBeneath(dir, names)
+			continue
+		}
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			continue
 		}
 		for _, e := range entries {
-			n := e.Name()
-			i := strings.LastIndex(n, ".tiny-tmp-")
-			if i <= 1 || n[0] != '.' || !names[n[1:i]] {
-				continue
+			if isStaleTemp(e.Name(), names) {
+				os.Remove(filepath.Join(dir, e.Name()))
 			}
-			os.Remove(filepath.Join(dir, n))
 		}
 	}
+}
+
+// isStaleTemp: n is ".<name>.tiny-tmp-*" for one of names.
+func isStaleTemp(n string, names map[string]bool) bool {
+	i := strings.LastIndex(n, ".tiny-tmp-")
+	return i > 1 && n[0] == '.' && names[n[1:i]]
 }
 
 // applyOrder is the order a rewind puts paths back in: deletions first,
