@@ -224,8 +224,10 @@ func (p *planner) isIgnored(path string) bool {
 // needs. Only two chains on different kinds of roots (a whole-tree scan
 // in between) are compared as whole lists.
 func (s *Store) PlanRewind(ctx context.Context, recs []Record, force bool) (*Plan, error) {
-	if _, err := s.RecoverTx(); err != nil {
-		return nil, err
+	_, rerr := s.RecoverTx()
+	refused, rerr := splitRefused(rerr)
+	if rerr != nil {
+		return nil, rerr
 	}
 	p := &planner{s: s, ctx: ctx, ignored: map[string]bool{}, inTree: map[string]bool{}, candidates: map[string]bool{}, gitKnown: map[string]map[string]*File{}, txDirs: map[string]bool{}}
 	plan, err := p.plan(recs, force)
@@ -235,6 +237,7 @@ func (s *Store) PlanRewind(ctx context.Context, recs []Record, force bool) (*Pla
 	if err == nil {
 		err = s.planGit(ctx, s.applyCutoff(recs), force, plan)
 		plan.Warnings = append(plan.Warnings, beyondWarnings(recs)...)
+		plan.Warnings = append(plan.Warnings, refused...)
 	}
 	if err != nil {
 		return nil, err

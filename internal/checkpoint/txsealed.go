@@ -161,3 +161,26 @@ func (s *Store) readTxBlob(h string) ([]byte, error) {
 	}
 	return io.ReadAll(f)
 }
+
+// splitRefused separates, in what RecoverTx returned, the transactions
+// refused as forged (a line each, for the rewind's warnings: they were
+// never applied, so nothing of them is to rewind) from real errors.
+func splitRefused(err error) (lines []string, rest error) {
+	if err == nil {
+		return nil, nil
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	var others []error
+	for _, e := range errs {
+		var r *overlay.RefusedError
+		if errors.As(e, &r) {
+			lines = append(lines, r.Error())
+		} else {
+			others = append(others, e)
+		}
+	}
+	return lines, errors.Join(others...)
+}

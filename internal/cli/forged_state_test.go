@@ -287,3 +287,25 @@ func recordLine(prefix []byte) string {
 	sum := sha256.Sum256(prefix)
 	return fmt.Sprintf("%d %s", len(prefix), hex.EncodeToString(sum[:]))
 }
+
+// A forged transaction met first by a rewind (not a start) is a warning
+// line of that rewind, which goes on: the forged one was never applied,
+// so there is nothing of it to rewind.
+func TestForgedTransactionMetByARewind(t *testing.T) {
+	r := newForgedRun(t)
+	root := filepath.Join(r.dir, ".tiny-agent", "checkpoints", "tx")
+	os.MkdirAll(filepath.Join(root, "planted", "upper"), 0o700)
+	os.WriteFile(filepath.Join(root, "planted", "start"), nil, 0o600)
+	os.WriteFile(filepath.Join(root, "planted", "layers"), []byte(r.outside), 0o600)
+	marker, _ := statekey.Hex("tx/planted/pending")
+	os.WriteFile(filepath.Join(root, "pending", "planted"), []byte(marker), 0o600)
+	code, out := r.rewindTurn1(t)
+	if code != 0 {
+		t.Fatalf("the rewind stopped on a forged transaction: %d\n%s", code, out)
+	}
+	refusedOnce(t, out, "refused command transaction planted: its layers file: ")
+	r.canaryIntact(t)
+	if data, _ := os.ReadFile(filepath.Join(r.dir, "a.txt")); string(data) != "original\n" {
+		t.Fatalf("the rewind did not put a.txt back: %q\n%s", data, out)
+	}
+}
