@@ -309,3 +309,25 @@ func TestForgedTransactionMetByARewind(t *testing.T) {
 		t.Fatalf("the rewind did not put a.txt back: %q\n%s", data, out)
 	}
 }
+
+// Attack "forged-rewind-journal": a planted journal of an "interrupted
+// rewind" whose plan deletes a file outside the tree, for the next start
+// to finish. It is refused in one line (and moved aside), the start goes
+// on, and nothing outside changes.
+func TestForgedRewindJournalAtTheNextStart(t *testing.T) {
+	r := newForgedRun(t, providertest.Reply{Text: "again"})
+	plan := map[string]any{"id": "forged", "request": map[string]any{"files": true, "force": true},
+		"turnInfo": map[string]any{"n": 1},
+		"plan": map[string]any{"actions": []any{map[string]any{
+			"path": filepath.Join(r.outside, "precious"), "op": "delete",
+			"from": map[string]any{"path": filepath.Join(r.outside, "precious"), "hash": "sha256:00"},
+			"to":   map[string]any{"path": filepath.Join(r.outside, "precious"), "absent": true}}}}}
+	side := strings.TrimSuffix(r.sessions()[0], ".jsonl") + ".d"
+	writeJSON(t, filepath.Join(side, "rewind.json"), plan, "")
+	code, _, stderr := r.bin("", "--session", r.id, "next")
+	if code != 0 {
+		t.Fatalf("the start stopped on a forged journal: %d\n%s", code, stderr)
+	}
+	refusedOnce(t, stderr, "refused the journal of an interrupted rewind")
+	r.canaryIntact(t)
+}
