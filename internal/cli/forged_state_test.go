@@ -331,3 +331,40 @@ func TestForgedRewindJournalAtTheNextStart(t *testing.T) {
 	refusedOnce(t, stderr, "refused the journal of an interrupted rewind")
 	r.canaryIntact(t)
 }
+
+// Attack "index-absolute": records appended to the session's checkpoint
+// index, without the key, that make the bash call look as if it created
+// a file outside the tree, for a rewind to delete. The rewind says in one
+// line that the paths were refused, and the file stays.
+func TestForgedIndexThroughTheBinary(t *testing.T) {
+	r := newForgedRun(t)
+	side := strings.TrimSuffix(r.sessions()[0], ".jsonl") + ".d"
+	index := filepath.Join(side, "checkpoints.jsonl")
+	data, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first map[string]any
+	line, _, _ := bytes.Cut(data, []byte("\n"))
+	if err := json.Unmarshal(line, &first); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(r.outside, "precious")
+	sum := sha256.Sum256([]byte("keep\n"))
+	for _, rec := range []map[string]any{
+		{"toolStartedId": first["toolStartedId"], "tool": "write", "phase": "before", "at": 1, "files": []any{map[string]any{"path": target, "absent": true}}},
+		{"toolStartedId": first["toolStartedId"], "tool": "write", "phase": "after", "at": 2, "files": []any{map[string]any{"path": target, "hash": "sha256:" + hex.EncodeToString(sum[:]), "mode": 420}}},
+	} {
+		b, _ := json.Marshal(rec)
+		data = append(append(data, b...), '\n')
+	}
+	os.WriteFile(index, data, 0o600)
+	code, out := r.rewindTurn1(t)
+	if code != 0 {
+		t.Fatalf("rewind: %d\n%s", code, out)
+	}
+	r.canaryIntact(t)
+	if n := strings.Count(out, "carries no seal of tiny-go's key (written before the index was sealed, or planted): its 1 path(s) outside the tree were refused"); n != 2 {
+		t.Fatalf("want a line for each planted record, got %d:\n%s", n, out)
+	}
+}

@@ -178,7 +178,7 @@ func planRewind(ctx context.Context, req rewindRequest, capBytes int64) (*rewind
 		return nil, err
 	}
 	defer cs.Close()
-	recs, err := readCheckpoints(req.Path)
+	recs, refused, err := readCheckpointsChecked(req.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -194,6 +194,7 @@ func planRewind(ctx context.Context, req rewindRequest, capBytes int64) (*rewind
 		return nil, fmt.Errorf("plan the rewind: %w", err)
 	}
 	j.Plan = plan
+	plan.Warnings = append(plan.Warnings, refused...)
 	// A call with no checkpoint at all (checkpoints were off, or its index
 	// line was lost) changed what no rewind can see: say so.
 	recorded := map[string]bool{}
@@ -221,11 +222,18 @@ func settledAtStart(tx []session.Fact, id string) bool {
 }
 
 func readCheckpoints(sessionPath string) ([]checkpoint.Record, error) {
+	recs, _, err := readCheckpointsChecked(sessionPath)
+	return recs, err
+}
+
+// readCheckpointsChecked is readCheckpoints with a line for each record
+// refused for its seal (checkpoint.ReadIndexChecked).
+func readCheckpointsChecked(sessionPath string) ([]checkpoint.Record, []string, error) {
 	data, err := store.ReadSidecarFile(sessionPath, checkpoint.IndexFile)
 	if err != nil || data == nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return checkpoint.ReadIndex(bytes.NewReader(data))
+	return checkpoint.ReadIndexChecked(bytes.NewReader(data))
 }
 
 // pendingRewind returns the journal of an interrupted rewind of the
