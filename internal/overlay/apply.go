@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 	"golang.org/x/sys/unix"
@@ -46,6 +47,7 @@ func (t *Tx) Apply(changes []Change) (Result, error) {
 			return Result{}, fmt.Errorf("copying what the command changed onto the tree's file system: %w", err)
 		}
 	}
+	protectKey(t.Tree, changes)
 	data, err := json.Marshal(journal{Tree: t.Tree, Changes: changes})
 	if err == nil {
 		data, err = statekey.Seal(t.purpose(journalName), data)
@@ -333,4 +335,28 @@ func writeFile(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// protectKey makes a conflict of every change to tiny-go's key folder, or
+// to a directory above it, when that lies inside the tree (tiny-go run in
+// the home directory): a command's version of it is kept aside, never
+// applied, so no command can replace the key that seals tiny-go's state.
+func protectKey(tree string, changes []Change) {
+	dir, err := statekey.Dir()
+	if err != nil {
+		return
+	}
+	rel, err := filepath.Rel(tree, dir)
+	if err != nil || !filepath.IsLocal(rel) {
+		return
+	}
+	rel = filepath.ToSlash(rel)
+	for i, c := range changes {
+		if c.Kind == Chmod {
+			continue // a mode of a directory above it: harmless
+		}
+		if c.Path == "." || c.Path == rel || strings.HasPrefix(rel, c.Path+"/") || strings.HasPrefix(c.Path, rel+"/") {
+			changes[i].Conflict = true
+		}
+	}
 }

@@ -180,3 +180,39 @@ func TestJournalThroughSymlink(t *testing.T) {
 		})
 	}
 }
+
+// Attack "replace-key": tiny-go runs in a tree that holds its key folder
+// (the home directory); a command overwrites the key, and replaces a
+// directory above it. Neither is applied: both are conflicts, the key
+// stays.
+func TestCommandCannotReplaceTheKey(t *testing.T) {
+	needRoot(t)
+	tree, root := setup(t, 0, true)
+	keyDir := filepath.Join(tree, "home", ".local", "state", "tiny-go")
+	os.MkdirAll(keyDir, 0o700)
+	real := strings.Repeat("k", statekey.Size)
+	os.WriteFile(filepath.Join(keyDir, "key"), []byte(real), 0o600)
+	t.Setenv(statekey.EnvDir, keyDir)
+	tx, err := Begin(root, tree, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runOver(t, tx, "echo forged > home/.local/state/tiny-go/key && rm -rf home/.local/state && mkdir -p home/.local/state/tiny-go && echo forged > home/.local/state/tiny-go/key && echo ok > other", false)
+	changes, err := tx.Changes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tx.Apply(changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(keyDir, "key")); string(data) != real {
+		t.Fatalf("the key was replaced: %q (conflicts %v)", data, res.Conflicts())
+	}
+	if data, _ := os.ReadFile(filepath.Join(tree, "other")); string(data) != "ok\n" {
+		t.Fatal("the rest of the command's changes were not applied")
+	}
+	if len(res.Conflicts()) == 0 {
+		t.Fatal("no conflict reported")
+	}
+}
