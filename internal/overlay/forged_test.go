@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/tiny-agent/tiny-go/internal/statekey"
@@ -46,11 +47,13 @@ func TestApplyRacingSymlinkSwap(t *testing.T) {
 		}
 		swap := exec.Command("sh", "-c", `while :; do mv d real 2>/dev/null; ln -s '`+outside+`' d 2>/dev/null; rm -f d; mv real d 2>/dev/null; done`)
 		swap.Dir = tree
+		swap.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := swap.Start(); err != nil {
 			t.Fatal(err)
 		}
 		res, err := tx.Apply(changes)
-		swap.Process.Kill()
+		// The whole group: an mv or ln of the loop may outlive its shell.
+		syscall.Kill(-swap.Process.Pid, syscall.SIGKILL)
 		swap.Wait()
 		if err != nil {
 			t.Fatal(err)
