@@ -9,9 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -132,25 +130,10 @@ func (h *harness) restartWith(data []byte) {
 // its last line leaves them.
 func writeIntegrityRecords(t testing.TB, sessionPath string, data []byte) {
 	t.Helper()
-	dir, err := store.SidecarDir(sessionPath, false)
-	if err != nil {
+	if _, err := store.SidecarDir(sessionPath, false); err != nil {
 		return // no sidecar, no records
 	}
-	var out []byte
-	h := sha256.New()
-	start := 0
-	for i, b := range data {
-		if b != '\n' {
-			continue
-		}
-		h.Write(data[start : i+1])
-		start = i + 1
-		out = strconv.AppendInt(out, int64(i+1), 10)
-		out = append(out, ' ')
-		out = hex.AppendEncode(out, h.Sum(nil))
-		out = append(out, '\n')
-	}
-	if err := os.WriteFile(filepath.Join(dir, store.IntegrityFile), out, 0o600); err != nil {
+	if err := store.SealRecords(sessionPath, data); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -97,6 +97,8 @@ type Gate struct {
 	// journal, when set, keeps the rules beside the session (see
 	// RulesFile); the file is made on the first "a".
 	journal *store.Journal
+	// purpose seals the journal's lines; refused says which were refused.
+	purpose, refused string
 
 	// reviewed, when set and true, lets built-in bash calls run without
 	// asking: their changes are reviewed after (--approval review).

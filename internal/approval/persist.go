@@ -3,10 +3,12 @@ package approval
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/tiny-agent/tiny-go/internal/statekey"
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
@@ -24,6 +26,15 @@ const RulesFile = "approvals.jsonl"
 
 type rulesLine struct {
 	Allow [][]string `json:"allow"`
+	// MAC seals the line with tiny-go's key (package statekey), bound to
+	// the session: a line another program wrote, or copied from another
+	// session, allows nothing.
+	MAC string `json:"mac,omitempty"`
+}
+
+// rulesPurpose binds the lines' seals to the session they are beside.
+func rulesPurpose(sessionPath string) string {
+	return "approvals/" + filepath.Base(sessionPath)
 }
 
 // NewSessionGate returns a Gate for the session at sessionPath: it starts
@@ -32,29 +43,43 @@ type rulesLine struct {
 func NewSessionGate(workDir, sessionPath string, ask AskFunc) (*Gate, error) {
 	g := NewGate(workDir, ask)
 	g.journal = store.NewJournal(sessionPath, RulesFile, true)
-	rules, err := LoadRules(sessionPath)
+	g.purpose = rulesPurpose(sessionPath)
+	rules, refused, err := loadRules(sessionPath)
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range rules {
 		g.rules[r] = true
 	}
+	if refused > 0 {
+		g.refused = fmt.Sprintf("refused %d line(s) of %s beside session %s that tiny-go did not seal (forged, or saved before approvals were keyed): they allow nothing; answer \"always\" again where you want it", refused, RulesFile, strings.TrimSuffix(filepath.Base(sessionPath), ".jsonl"))
+	}
 	return g, nil
 }
+
+// Refused is one line saying which kept rules were refused, or "".
+func (g *Gate) Refused() string { return g.refused }
 
 // LoadRules returns the rule keys kept beside the session at sessionPath
 // (none when there is no file). A torn last line is ignored, and so are
 // other unreadable lines.
 func LoadRules(sessionPath string) ([]string, error) {
-	data, err := store.ReadSidecarFile(sessionPath, RulesFile)
-	if err != nil {
-		return nil, fmt.Errorf("approval rules: %w", err)
-	}
-	return parseRules(data), nil
+	rules, _, err := loadRules(sessionPath)
+	return rules, err
 }
 
-func parseRules(data []byte) []string {
-	var rules []string
+// loadRules is LoadRules with the number of lines refused for their seal.
+func loadRules(sessionPath string) ([]string, int, error) {
+	data, err := store.ReadSidecarFile(sessionPath, RulesFile)
+	if err != nil {
+		return nil, 0, fmt.Errorf("approval rules: %w", err)
+	}
+	rules, refused := parseRules(rulesPurpose(sessionPath), data)
+	return rules, refused, nil
+}
+
+// parseRules reads the sealed lines of data; refused counts the others.
+func parseRules(purpose string, data []byte) (rules []string, refused int) {
 	for len(data) > 0 {
 		line, rest, complete := bytes.Cut(data, []byte("\n"))
 		data = rest
@@ -65,13 +90,26 @@ func parseRules(data []byte) []string {
 		if json.Unmarshal(line, &l) != nil {
 			continue
 		}
+		if ok, err := checkLine(purpose, l); !ok || err != nil {
+			refused++
+			continue
+		}
 		for _, parts := range l.Allow {
 			if validRule(parts) {
 				rules = append(rules, strings.Join(parts, "\x00"))
 			}
 		}
 	}
-	return rules
+	return rules, refused
+}
+
+// checkLine reports whether l carries tiny-go's seal of its rules.
+func checkLine(purpose string, l rulesLine) (bool, error) {
+	allow, err := json.Marshal(l.Allow)
+	if err != nil {
+		return false, err
+	}
+	return statekey.Check(l.MAC, purpose, allow)
 }
 
 // validRule accepts the shapes call.rules produces: tool+"tool",
@@ -96,6 +134,13 @@ func (g *Gate) persist(rules []string) error {
 	l := rulesLine{Allow: make([][]string, len(rules))}
 	for i, r := range rules {
 		l.Allow[i] = strings.Split(r, "\x00")
+	}
+	allow, err := json.Marshal(l.Allow)
+	if err != nil {
+		return err
+	}
+	if l.MAC, err = statekey.Hex(g.purpose, allow); err != nil {
+		return err
 	}
 	line, err := json.Marshal(l)
 	if err != nil {

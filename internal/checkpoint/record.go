@@ -90,26 +90,46 @@ const IndexFile = "checkpoints.jsonl"
 
 // ReadIndex parses a checkpoint index. A torn last line (no LF: the
 // process died while appending) is ignored; any other bad line is an
-// error.
+// error. What tiny-go did not seal is refused (ReadIndexChecked).
 func ReadIndex(r io.Reader) ([]Record, error) {
+	recs, _, err := ReadIndexChecked(r)
+	return recs, err
+}
+
+// ReadIndexChecked is ReadIndex with one line for each record refused
+// for its seal (index_seal.go).
+func ReadIndexChecked(r io.Reader) ([]Record, []string, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if i := bytes.LastIndexByte(data, '\n'); i+1 < len(data) {
 		data = data[:i+1]
 	}
 	var out []Record
+	var refused []string
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
 	for n := 1; sc.Scan(); n++ {
+		line, seal, err := openIndexLine(sc.Bytes())
+		if err != nil {
+			return nil, nil, err
+		}
+		if seal == sealForged {
+			refused = append(refused, fmt.Sprintf("checkpoint index line %d: its seal does not match (not written by tiny-go, or changed since): left out", n))
+			continue
+		}
 		var rec Record
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			return nil, fmt.Errorf("checkpoint index line %d: %w", n, err)
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return nil, nil, fmt.Errorf("checkpoint index line %d: %w", n, err)
+		}
+		rec, why := checkIndexRecord(rec, seal == sealOK)
+		if why != "" {
+			refused = append(refused, fmt.Sprintf("checkpoint index line %d %s", n, why))
 		}
 		out = append(out, rec)
 	}
-	return out, sc.Err()
+	return out, refused, sc.Err()
 }
 
 // ReadIndexFile reads an index by path; a missing file is an empty index.
@@ -131,6 +151,9 @@ func AppendRecords(w io.Writer, recs ...Record) error {
 	var buf bytes.Buffer
 	for _, r := range recs {
 		line, err := json.Marshal(r)
+		if err == nil {
+			line, err = sealIndexLine(line)
+		}
 		if err != nil {
 			return err
 		}

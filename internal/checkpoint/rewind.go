@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -221,8 +222,10 @@ func (p *planner) isIgnored(path string) bool {
 // needs. Only two chains on different kinds of roots (a whole-tree scan
 // in between) are compared as whole lists.
 func (s *Store) PlanRewind(ctx context.Context, recs []Record, force bool) (*Plan, error) {
-	if _, err := s.RecoverTx(); err != nil {
-		return nil, err
+	_, rerr := s.RecoverTx()
+	refused, rerr := splitRefused(rerr)
+	if rerr != nil {
+		return nil, rerr
 	}
 	p := &planner{s: s, ctx: ctx, ignored: map[string]bool{}, inTree: map[string]bool{}, candidates: map[string]bool{}, gitKnown: map[string]map[string]*File{}, txDirs: map[string]bool{}}
 	plan, err := p.plan(recs, force)
@@ -232,6 +235,7 @@ func (s *Store) PlanRewind(ctx context.Context, recs []Record, force bool) (*Pla
 	if err == nil {
 		err = s.planGit(ctx, s.applyCutoff(recs), force, plan)
 		plan.Warnings = append(plan.Warnings, beyondWarnings(recs)...)
+		plan.Warnings = append(plan.Warnings, refused...)
 	}
 	if err != nil {
 		return nil, err
@@ -637,9 +641,9 @@ func (s *Store) pruneEmptied(done []Action) {
 		if a.Op != OpDelete || filepath.IsAbs(a.Path) {
 			continue
 		}
-		for dir := filepath.Dir(s.Abs(a.Path)); dir != s.cwd && strings.HasPrefix(dir, s.cwd+string(filepath.Separator)); dir = filepath.Dir(dir) {
-			if os.Remove(dir) != nil {
-				break // not empty (or gone already)
+		for dir := path.Dir(a.Path); dir != "." && dir != "/"; dir = path.Dir(dir) {
+			if s.removeEmptyBeneath(dir) != nil {
+				break // not empty (or gone already, or not a directory)
 			}
 		}
 	}
@@ -658,8 +662,13 @@ func (s *Store) sameAsPlanned(cur, from File, data []byte) bool {
 	return s.same(cur, from)
 }
 
-// put makes one path what the action says.
+// put makes one path what the action says. A path inside the working
+// directory is resolved beneath it without following symlinks
+// (putBeneath); one outside it (a write outside the tree) by its path.
 func (s *Store) put(a Action) error {
+	if !filepath.IsAbs(a.Path) {
+		return s.putBeneath(a)
+	}
 	abs := s.Abs(a.Path)
 	if a.To.Absent {
 		err := os.Remove(abs)
@@ -717,31 +726,41 @@ func RewindRecords(id string, done []Action, atMillis int64) []Record {
 }
 
 // removeStaleTemps removes the temporary files that an interrupted Apply
-// left beside the files it was putting back.
+// left beside the files it was putting back. Directories of the tree are
+// opened beneath it without following symlinks (removeTempsBeneath).
 func (s *Store) removeStaleTemps(actions []Action) {
 	bases := map[string]map[string]bool{} // dir -> base names
 	for _, a := range actions {
-		abs := s.Abs(a.Path)
-		dir := filepath.Dir(abs)
+		dir, base := path.Split(a.Path)
+		if filepath.IsAbs(a.Path) {
+			dir, base = filepath.Split(a.Path)
+		}
 		if bases[dir] == nil {
 			bases[dir] = map[string]bool{}
 		}
-		bases[dir][filepath.Base(abs)] = true
+		bases[dir][base] = true
 	}
 	for dir, names := range bases {
+		if !filepath.IsAbs(dir) {
+			s.removeTempsBeneath(dir, names)
+			continue
+		}
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			continue
 		}
 		for _, e := range entries {
-			n := e.Name()
-			i := strings.LastIndex(n, ".tiny-tmp-")
-			if i <= 1 || n[0] != '.' || !names[n[1:i]] {
-				continue
+			if isStaleTemp(e.Name(), names) {
+				os.Remove(filepath.Join(dir, e.Name()))
 			}
-			os.Remove(filepath.Join(dir, n))
 		}
 	}
+}
+
+// isStaleTemp: n is ".<name>.tiny-tmp-*" for one of names.
+func isStaleTemp(n string, names map[string]bool) bool {
+	i := strings.LastIndex(n, ".tiny-tmp-")
+	return i > 1 && n[0] == '.' && names[n[1:i]]
 }
 
 // applyOrder is the order a rewind puts paths back in: deletions first,

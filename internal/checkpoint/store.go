@@ -110,6 +110,8 @@ type Store struct {
 
 	manifests sync.Map // manifest hash -> *manifest, resolved
 
+	sealedStates sync.Map // transaction id -> *txStates, checked (txsealed.go)
+
 	trees sync.Map // tree ref -> Tree, parsed snapshots are immutable
 
 	stored sync.Map // manifest hash -> *storedManifest, as stored (a delta)

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-json-experiment/json"
 	"github.com/google/uuid"
 
 	"github.com/tiny-agent/tiny-go/internal/overlay"
@@ -38,6 +37,9 @@ type txStates struct {
 	Before []File `json:"before"`
 	After  []File `json:"after"`
 	Bytes  int64  `json:"bytes,omitempty"` // the originals kept (for the cap)
+	// Kept stamps each kept original (its path: device, inode, ctime and
+	// size), so one replaced or rewritten after the apply is refused.
+	Kept map[string]string `json:"kept,omitempty"`
 }
 
 // TxRoot is the directory of the store's transactions.
@@ -150,13 +152,17 @@ func (s *Store) txStates(id string) (*txStates, error) {
 	if !filepath.IsLocal(id) || strings.ContainsRune(id, '/') {
 		return nil, fmt.Errorf("bad transaction id %q", id)
 	}
+	if st, ok := s.sealedStates.Load(id); ok {
+		return st.(*txStates), nil
+	}
 	dir := filepath.Join(s.TxRoot(), id)
 	if data, err := os.ReadFile(filepath.Join(dir, statesName)); err == nil {
-		var st txStates
-		if err := json.Unmarshal(data, &st); err != nil {
-			return nil, fmt.Errorf("transaction %s: %w", id, err)
+		st, err := openStates(id, data)
+		if err != nil {
+			return nil, err
 		}
-		return &st, nil
+		s.sealedStates.Store(id, st)
+		return st, nil
 	}
 	tx, err := overlay.Open(s.TxRoot(), s.cwd, id)
 	if err != nil {
@@ -173,7 +179,7 @@ func (s *Store) txStates(id string) (*txStates, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := json.Marshal(st)
+	data, err := sealStates(id, st)
 	if err != nil {
 		return nil, err
 	}
@@ -199,6 +205,7 @@ func (s *Store) statesOf(id string, tx *overlay.Tx, changes []overlay.Change) (*
 				return nil, err
 			}
 			st.Bytes += dirSize(tx.Orig(c.Path))
+			stampKept(st, tx, before)
 		}
 		after := map[string]File{}
 		if c.Kind == overlay.Put {
@@ -287,29 +294,11 @@ func hashFile(p, rel string, hash func(string, []byte) string) (string, error) {
 
 // txBlobPath is where a tx: address's content lies.
 func (s *Store) txBlobPath(h string) (string, error) {
-	rest, ok := strings.CutPrefix(h, schemeTx)
-	id, rel, ok2 := strings.Cut(rest, "/")
-	if !ok || !ok2 || !filepath.IsLocal(id) || !filepath.IsLocal(rel) {
-		return "", fmt.Errorf("not a transaction address: %q", h)
+	id, rel, err := txAddress(h)
+	if err != nil {
+		return "", err
 	}
 	return filepath.Join(s.TxRoot(), id, "orig", filepath.FromSlash(rel)), nil
-}
-
-// readTxBlob is a kept original's content (a symlink's target).
-func (s *Store) readTxBlob(h string) ([]byte, error) {
-	p, err := s.txBlobPath(h)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := os.Lstat(p)
-	if err != nil {
-		return nil, fmt.Errorf("kept original %s: %w", h, err)
-	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		t, err := os.Readlink(p)
-		return []byte(t), err
-	}
-	return os.ReadFile(p)
 }
 
 // txView is what a transaction's record says: its states before or after.
@@ -401,7 +390,7 @@ func (s *Store) sweepTx(recs []Record, cut int64) error {
 	}
 	for _, e := range entries {
 		id := e.Name()
-		if live[id] || id == "pending" {
+		if live[id] || id == "pending" || id == "refused" {
 			continue
 		}
 		if _, err := os.Lstat(filepath.Join(s.TxRoot(), "pending", id)); err == nil {

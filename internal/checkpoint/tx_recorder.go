@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"strings"
 	"sync"
 )
 
@@ -71,7 +72,9 @@ func (r *Recorder) beginTx(id, tool string, beyond []string) (after func(), ok b
 func (m *txMode) usable(s *Store) bool {
 	m.once.Do(func() {
 		if _, err := s.RecoverTx(); err != nil && m.warn != nil {
-			m.warn("tiny-go: " + err.Error())
+			for l := range strings.SplitSeq(err.Error(), "\n") {
+				m.warn("tiny-go: " + l)
+			}
 		}
 		if err := m.probe(); err != nil {
 			m.refused = true

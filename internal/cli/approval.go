@@ -42,7 +42,7 @@ func (a *runner) newGate() (*approval.Gate, error) {
 		return nil, nil
 	}
 	if a.embed != nil {
-		g, err := approval.NewSessionGate(a.cwd, a.store.Path(), a.notifyingAsk(a.embed.ask))
+		g, err := a.sessionGate(a.notifyingAsk(a.embed.ask))
 		a.keepInSettings(g)
 		return g, err
 	}
@@ -88,7 +88,17 @@ func (a *runner) newAskingGate() (*approval.Gate, error) {
 		}
 		return ans, err
 	}
-	return approval.NewSessionGate(a.cwd, a.store.Path(), a.notifyingAsk(ask))
+	return a.sessionGate(a.notifyingAsk(ask))
+}
+
+// sessionGate is the gate with the session's kept rules; the lines of
+// them tiny-go did not seal are refused, in one line.
+func (a *runner) sessionGate(ask approval.AskFunc) (*approval.Gate, error) {
+	g, err := approval.NewSessionGate(a.cwd, a.store.Path(), ask)
+	if err == nil && g.Refused() != "" {
+		fmt.Fprintf(a.io.stderr, "%s: warning: %s\n", programName, g.Refused())
+	}
+	return g, err
 }
 
 // progress is the one-shot display that shows progress on stderr now, or

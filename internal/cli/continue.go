@@ -106,7 +106,7 @@ func corruptLaterFork(heads []store.Head, h store.Head) (*store.Summary, error) 
 // integrityCode reports whether code is one of the store's integrity
 // findings, which an open reports as it always has.
 func integrityCode(code string) bool {
-	return code == store.CorruptDigestMismatch || code == store.CorruptTruncated || code == store.CorruptTampered
+	return code == store.CorruptDigestMismatch || code == store.CorruptTruncated || code == store.CorruptTampered || code == store.CorruptUnsealed
 }
 
 // hasPrompt reports whether st holds a user message (headerOnly's test on

@@ -18,6 +18,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
 	"github.com/tiny-agent/tiny-go/internal/fork"
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/statekey"
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
@@ -177,7 +178,7 @@ func planRewind(ctx context.Context, req rewindRequest, capBytes int64) (*rewind
 		return nil, err
 	}
 	defer cs.Close()
-	recs, err := readCheckpoints(req.Path)
+	recs, refused, err := readCheckpointsChecked(req.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -193,6 +194,7 @@ func planRewind(ctx context.Context, req rewindRequest, capBytes int64) (*rewind
 		return nil, fmt.Errorf("plan the rewind: %w", err)
 	}
 	j.Plan = plan
+	plan.Warnings = append(plan.Warnings, refused...)
 	// A call with no checkpoint at all (checkpoints were off, or its index
 	// line was lost) changed what no rewind can see: say so.
 	recorded := map[string]bool{}
@@ -220,11 +222,18 @@ func settledAtStart(tx []session.Fact, id string) bool {
 }
 
 func readCheckpoints(sessionPath string) ([]checkpoint.Record, error) {
+	recs, _, err := readCheckpointsChecked(sessionPath)
+	return recs, err
+}
+
+// readCheckpointsChecked is readCheckpoints with a line for each record
+// refused for its seal (checkpoint.ReadIndexChecked).
+func readCheckpointsChecked(sessionPath string) ([]checkpoint.Record, []string, error) {
 	data, err := store.ReadSidecarFile(sessionPath, checkpoint.IndexFile)
 	if err != nil || data == nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return checkpoint.ReadIndex(bytes.NewReader(data))
+	return checkpoint.ReadIndexChecked(bytes.NewReader(data))
 }
 
 // pendingRewind returns the journal of an interrupted rewind of the
@@ -233,6 +242,9 @@ func pendingRewind(sessionPath string) (*rewindJournal, error) {
 	data, err := store.ReadSidecarFile(sessionPath, rewindJournalFile)
 	if err != nil || data == nil {
 		return nil, err
+	}
+	if data, err = statekey.Open(rewindPurpose(sessionPath), data); err != nil {
+		return nil, refuseRewindJournal(sessionPath, err)
 	}
 	var j rewindJournal
 	if err := json.Unmarshal(data, &j); err != nil {
@@ -245,10 +257,42 @@ func pendingRewind(sessionPath string) (*rewindJournal, error) {
 
 func writeJournal(sessionPath string, j *rewindJournal) error {
 	data, err := json.Marshal(j)
+	if err == nil {
+		data, err = statekey.Seal(rewindPurpose(sessionPath), data)
+	}
 	if err != nil {
 		return err
 	}
 	return store.ReplaceSidecarFile(sessionPath, rewindJournalFile, data)
+}
+
+// rewindPurpose binds a rewind journal's seal to its session: what the
+// next start finishes from it is only what tiny-go planned.
+func rewindPurpose(sessionPath string) string {
+	return "rewind/" + filepath.Base(sessionPath)
+}
+
+// refusedRewindError is a rewind journal tiny-go did not seal.
+type refusedRewindError struct {
+	session, aside string
+	err            error
+}
+
+func (e *refusedRewindError) Error() string {
+	return fmt.Sprintf("refused the journal of an interrupted rewind of %s: %v; nothing of it was done (moved to %s)", sessionLabel(e.session), e.err, e.aside)
+}
+
+// refuseRewindJournal moves a refused journal aside, so it is said once.
+func refuseRewindJournal(sessionPath string, err error) error {
+	dir, derr := store.SidecarDir(sessionPath, false)
+	if derr != nil {
+		return derr
+	}
+	aside := filepath.Join(dir, rewindJournalFile+".refused")
+	if rerr := os.Rename(filepath.Join(dir, rewindJournalFile), aside); rerr != nil {
+		return rerr
+	}
+	return &refusedRewindError{session: sessionPath, aside: aside, err: err}
 }
 
 // rewindAfterApply is a test seam (nil in production): a test child sets

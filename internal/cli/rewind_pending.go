@@ -31,6 +31,11 @@ func finishPendingRewind(ctx context.Context, path string, getenv func(string) s
 		return nil // no sidecar: nothing was rewound
 	}
 	j, err := pendingRewind(path)
+	var refused *refusedRewindError
+	if errors.As(err, &refused) {
+		fmt.Fprintf(w, "%s: %v\n", programName, err)
+		return nil
+	}
 	if err != nil || j == nil {
 		return err
 	}

@@ -456,6 +456,9 @@ func (a *runner) attach(envID string) error {
 		a.created = err == nil
 	}
 	if err == nil && a.resumed {
+		if w := a.store.IntegrityWarning(); w != "" {
+			fmt.Fprintf(a.io.stderr, "%s: warning: %s\n", programName, w)
+		}
 		if err = checkNotTruncated(a.store); err != nil {
 			a.store.Close()
 			a.store = nil

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"github.com/tiny-agent/tiny-go/internal/statekey"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -94,11 +96,22 @@ func TestTruncatedSessionIsNotResumed(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			code, _, stderr := c.main("", "--session", id)
 			want := "TRUNCATED"
 			if !records {
+				// tiny-go's mark beside its key says it sealed records:
+				// their removal alone is refused.
+				if code, _, stderr := c.main("", "--session", id); code == 0 || !strings.Contains(stderr, "UNSEALED") {
+					t.Fatalf("resume without the sealed records: %d\n%s", code, stderr)
+				}
+				// Without the mark too (a copy from elsewhere), the
+				// checkpoint index still tells.
+				_, _, mark := statekey.Marked("sealed-sessions", filepath.Base(path))
+				if err := os.Remove(mark); err != nil {
+					t.Fatal(err)
+				}
 				want = "was truncated: its checkpoint index records tool call"
 			}
+			code, _, stderr := c.main("", "--session", id)
 			if code == 0 || !strings.Contains(stderr, want) {
 				t.Fatalf("resume of a truncated session: %d\n%s", code, stderr)
 			}

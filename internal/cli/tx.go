@@ -61,7 +61,10 @@ func (a *runner) enableTx(rec *checkpoint.Recorder, warn func(string)) {
 	// What a killed process left half-applied is finished at the next
 	// start (one directory read when nothing is pending).
 	if _, err := rec.Store().RecoverTx(); err != nil {
-		warn("tiny-go: " + err.Error())
+		// One line per transaction refused (errors.Join).
+		for l := range strings.SplitSeq(err.Error(), "\n") {
+			warn("tiny-go: " + l)
+		}
 	}
 	probe := overlayProbe(a.sandbox, rec.Store())
 	if strings.EqualFold(strings.TrimSpace(a.io.getenv("TINY_OVERLAY")), "off") {

@@ -39,3 +39,32 @@ func BenchmarkApplyRmNodeModules(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkApply40Files: what applying a command's 40 new files in
+// directories of the tree costs (each rename's directories are opened
+// beneath the tree, without following symlinks).
+func BenchmarkApply40Files(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root to mount overlays")
+	}
+	t := &testing.T{}
+	for b.Loop() {
+		b.StopTimer()
+		base := b.TempDir()
+		tree := filepath.Join(base, "tree")
+		os.MkdirAll(filepath.Join(tree, "src", "a", "b"), 0o755)
+		tx, err := Begin(filepath.Join(base, "tx"), tree, "tx1")
+		if err != nil {
+			b.Fatal(err)
+		}
+		runOver(t, tx, "for i in $(seq 1 40); do echo $i > src/a/b/f$i; done", false)
+		b.StartTimer()
+		changes, err := tx.Changes()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := tx.Apply(changes); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

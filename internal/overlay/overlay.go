@@ -39,6 +39,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tiny-agent/tiny-go/internal/statekey"
 )
 
 // Names inside a transaction's directory.
@@ -103,7 +105,11 @@ func BeginApart(root, layers, tree, id string) (*Tx, error) {
 	}
 	if layers != "" {
 		t.apart = filepath.Join(layers, id)
-		if err := writeFile(filepath.Join(t.Dir, layersName), []byte(t.apart)); err != nil {
+		sealed, err := statekey.Seal(t.purpose(layersName), []byte(t.apart))
+		if err != nil {
+			return nil, err
+		}
+		if err := writeFile(filepath.Join(t.Dir, layersName), sealed); err != nil {
 			return nil, err
 		}
 		if err := os.MkdirAll(t.apart, 0o700); err != nil {
@@ -147,7 +153,9 @@ func Open(root, tree, id string) (*Tx, error) {
 	return t, t.loadApart()
 }
 
-// loadApart reads where BeginApart put the layers.
+// loadApart reads where BeginApart put the layers: only what tiny-go
+// sealed, and only a folder named after the transaction (a forged one
+// would have the next start delete any directory).
 func (t *Tx) loadApart() error {
 	data, err := os.ReadFile(filepath.Join(t.Dir, layersName))
 	switch {
@@ -155,12 +163,34 @@ func (t *Tx) loadApart() error {
 		return nil
 	case err != nil:
 		return err
-	case !filepath.IsAbs(string(data)):
-		return fmt.Errorf("transaction %s: its layers are at %q, not an absolute path", t.ID, data)
+	}
+	if data, err = statekey.Open(t.purpose(layersName), data); err != nil {
+		return &RefusedError{ID: t.ID, What: "its layers file", Err: err}
+	}
+	if p := string(data); !filepath.IsAbs(p) || filepath.Clean(p) != p || filepath.Base(p) != t.ID {
+		return &RefusedError{ID: t.ID, What: "its layers file", Err: fmt.Errorf("%q is not a folder of this transaction", p)}
 	}
 	t.apart = string(data)
 	return nil
 }
+
+// purpose binds a sealed file to its name and transaction: a file copied
+// from another transaction, or to another name, does not open.
+func (t *Tx) purpose(name string) string { return "tx/" + t.ID + "/" + name }
+
+// RefusedError is a transaction whose state tiny-go did not write (a
+// forged or changed file under .tiny-agent): nothing of it is used.
+type RefusedError struct {
+	ID   string
+	What string
+	Err  error
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("refused command transaction %s: %s: %v; nothing of it was applied, nothing outside .tiny-agent was removed", e.ID, e.What, e.Err)
+}
+
+func (e *RefusedError) Unwrap() error { return e.Err }
 
 // Upper and Work are the overlay's directories.
 func (t *Tx) Upper() string { return filepath.Join(t.layers(), upperName) }
@@ -262,6 +292,10 @@ func (t *Tx) markPending() error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
+	mac, err := statekey.Hex(t.purpose(pendingName))
+	if err != nil {
+		return err
+	}
 	f, err := os.OpenFile(filepath.Join(dir, t.ID), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
@@ -271,6 +305,10 @@ func (t *Tx) markPending() error {
 		return err
 	}
 	t.lock = f
+	if _, err := f.WriteString(mac); err != nil {
+		t.finish()
+		return err
+	}
 	return nil
 }
 
@@ -297,8 +335,18 @@ func Recover(root, tree string) ([]string, error) {
 		return nil, err
 	}
 	var done []string
+	var refused []error
 	for _, e := range entries {
 		ok, err := recoverOne(root, tree, e.Name())
+		var r *RefusedError
+		if errors.As(err, &r) {
+			// Said once: the marker moves to refused/; the transaction's
+			// directory stays as it was.
+			os.MkdirAll(filepath.Join(root, refusedName), 0o700)
+			os.Rename(filepath.Join(root, pendingName, r.ID), filepath.Join(root, refusedName, r.ID))
+			refused = append(refused, r)
+			continue
+		}
 		if err != nil {
 			return done, fmt.Errorf("finishing command transaction %s: %w", e.Name(), err)
 		}
@@ -306,7 +354,7 @@ func Recover(root, tree string) ([]string, error) {
 			done = append(done, e.Name())
 		}
 	}
-	return done, nil
+	return done, errors.Join(refused...)
 }
 
 func recoverOne(root, tree, id string) (bool, error) {
@@ -325,6 +373,10 @@ func recoverOne(root, tree, id string) (bool, error) {
 		return false, nil
 	}
 	t := &Tx{ID: id, Dir: filepath.Join(root, id), Tree: tree, root: root, lock: f}
+	if err := t.checkMarker(f); err != nil {
+		f.Close()
+		return false, err
+	}
 	if err := t.loadApart(); err != nil {
 		f.Close()
 		return false, err
@@ -359,6 +411,20 @@ func recoverOne(root, tree, id string) (bool, error) {
 	_, err = t.run(changes)
 	return err == nil, err
 }
+
+// checkMarker refuses a pending marker tiny-go did not write.
+func (t *Tx) checkMarker(f *os.File) error {
+	data := make([]byte, 65)
+	n, _ := f.ReadAt(data, 0)
+	ok, err := statekey.Check(string(data[:n]), t.purpose(pendingName))
+	if err != nil || ok {
+		return err
+	}
+	return &RefusedError{ID: t.ID, What: "its pending marker", Err: statekey.ErrForged}
+}
+
+// refusedName holds the pending markers that were refused.
+const refusedName = "refused"
 
 // stillPending reports whether the marker at path is still the file f
 // was opened on.

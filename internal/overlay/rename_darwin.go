@@ -7,7 +7,15 @@ import "golang.org/x/sys/unix"
 // build there.
 const overlayfsMagic = 0x794c7630
 
-// renameNoReplace renames from to to unless to exists.
-func renameNoReplace(from, to string) error {
-	return unix.RenamexNp(from, to, unix.RENAME_EXCL)
+
+// oPath: macOS has no O_PATH (nor runs an apply: it has no overlay).
+const oPath = unix.O_RDONLY
+
+// renameat renames beneath directory descriptors, failing where newName
+// exists when noReplace.
+func renameat(oldDir int, oldName string, newDir int, newName string, noReplace bool) error {
+	if noReplace {
+		return unix.RenameatxNp(oldDir, oldName, newDir, newName, unix.RENAME_EXCL)
+	}
+	return unix.Renameat(oldDir, oldName, newDir, newName)
 }

@@ -5,7 +5,16 @@ import "golang.org/x/sys/unix"
 // overlayfsMagic is the file system type of an overlay (statfs).
 const overlayfsMagic = unix.OVERLAYFS_SUPER_MAGIC
 
-// renameNoReplace renames from to to unless to exists.
-func renameNoReplace(from, to string) error {
-	return unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
+
+// oPath opens a name only to look at it (fstat), a symlink included.
+const oPath = unix.O_PATH
+
+// renameat renames beneath directory descriptors, failing where newName
+// exists when noReplace.
+func renameat(oldDir int, oldName string, newDir int, newName string, noReplace bool) error {
+	var flags uint
+	if noReplace {
+		flags = unix.RENAME_NOREPLACE
+	}
+	return unix.Renameat2(oldDir, oldName, newDir, newName, flags)
 }

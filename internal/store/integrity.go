@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/statekey"
 )
 
 // IntegrityFile is the sidecar file (<session>.d/integrity) in which the
@@ -36,6 +37,9 @@ const (
 	// CorruptTampered: a run stopped because another program wrote the
 	// file (TamperedFile); only a repair lets the session go on.
 	CorruptTampered = "TAMPERED"
+	// CorruptUnsealed: tiny-go sealed the session's integrity records,
+	// and they are gone or replaced by records without its seal.
+	CorruptUnsealed = "UNSEALED"
 )
 
 // ledger is the store's account of what it committed: a running SHA-256
@@ -50,6 +54,10 @@ type ledger struct {
 	// with the first commit's (a session that never gets one leaves no
 	// sidecar behind).
 	pending []byte
+	// warning is one line for the user about the records found at open.
+	warning string
+	name    string // the session file's name, for its mark
+	last    int64  // the length of the last record written
 }
 
 // stamp is what an fstat says about the session file. Anything that
@@ -72,17 +80,42 @@ type record struct {
 	digest [sha256.Size]byte
 }
 
+// line is the record sealed with tiny-go's key: "<length> <digest> <mac>".
+// Without a key (none could be made) the record goes unsealed, and the
+// next open says so.
 func (r record) line() []byte {
-	b := strconv.AppendInt(make([]byte, 0, 24+2*sha256.Size), r.size, 10)
+	b := strconv.AppendInt(make([]byte, 0, 24+4*sha256.Size), r.size, 10)
 	b = append(b, ' ')
 	b = hex.AppendEncode(b, r.digest[:])
+	if mac, err := r.mac(); err == nil {
+		b = append(b, ' ')
+		b = hex.AppendEncode(b, mac)
+	}
 	return append(b, '\n')
 }
 
-// parseRecords reads the integrity file. A torn last line (a crash
-// mid-write) is left out; any other malformed line is an error.
-func parseRecords(data []byte) ([]record, error) {
-	var recs []record
+func (r record) mac() ([]byte, error) {
+	return statekey.Sum(integrityPurpose, []byte(strconv.FormatInt(r.size, 10)), r.digest[:])
+}
+
+const integrityPurpose = "session-integrity"
+
+// sealedKind names the marks of sessions whose records tiny-go sealed.
+const sealedKind = "sealed-sessions"
+
+// ErrUnsealedRecords: integrity records without tiny-go's seal (written
+// before records were keyed, or by another program) vouch for nothing.
+type UnsealedRecordsError struct{ N int }
+
+func (e *UnsealedRecordsError) Error() string {
+	return fmt.Sprintf("%d integrity record(s) carry no seal of tiny-go's key (written before records were keyed, or by another program): they were not trusted, and the session was taken as it is", e.N)
+}
+
+// parseRecords reads the integrity file: the sealed records, and how many
+// lines carry no seal (left out: they vouch for nothing). A torn last
+// line (a crash mid-write) is left out; any other malformed line, or a
+// seal that does not match, is an error.
+func parseRecords(data []byte) (recs []record, unsealed int, err error) {
 	for len(data) > 0 {
 		line, rest, ok := bytes.Cut(data, []byte{'\n'})
 		if !ok {
@@ -90,21 +123,31 @@ func parseRecords(data []byte) ([]record, error) {
 		}
 		data = rest
 		num, dig, ok := bytes.Cut(line, []byte{' '})
+		dig, mac, sealed := bytes.Cut(dig, []byte{' '})
 		n, err := strconv.ParseInt(string(num), 10, 64)
 		var r record
 		if !ok || err != nil || n <= 0 || hex.DecodedLen(len(dig)) != sha256.Size {
-			return nil, fmt.Errorf("malformed integrity record %q", line)
+			return nil, 0, fmt.Errorf("malformed integrity record %q", line)
 		}
 		if _, err := hex.Decode(r.digest[:], dig); err != nil {
-			return nil, fmt.Errorf("malformed integrity record %q", line)
+			return nil, 0, fmt.Errorf("malformed integrity record %q", line)
 		}
 		r.size = n
+		if !sealed {
+			unsealed++
+			continue
+		}
+		if good, err := statekey.Check(string(mac), integrityPurpose, []byte(strconv.FormatInt(n, 10)), r.digest[:]); err != nil {
+			return nil, 0, err
+		} else if !good {
+			return nil, 0, fmt.Errorf("the integrity record for %d bytes is not sealed with tiny-go's key (forged)", n)
+		}
 		if len(recs) > 0 && n <= recs[len(recs)-1].size {
-			return nil, fmt.Errorf("integrity records go back (%d after %d)", n, recs[len(recs)-1].size)
+			return nil, 0, fmt.Errorf("integrity records go back (%d after %d)", n, recs[len(recs)-1].size)
 		}
 		recs = append(recs, r)
 	}
-	return recs, nil
+	return recs, unsealed, nil
 }
 
 // Verify checks the committed bytes of a session (data[:committed]) against
@@ -122,7 +165,7 @@ func Verify(data []byte, committed int64, records []byte) (verified int64, c *se
 // verifyAt is Verify over the committed bytes of src, read as they are
 // hashed (the file is never held whole).
 func verifyAt(src io.ReaderAt, committed int64, records []byte) (verified int64, c *session.Corruption) {
-	recs, err := parseRecords(records)
+	recs, _, err := parseRecords(records)
 	if err != nil {
 		return 0, &session.Corruption{Code: CorruptDigestMismatch, Line: 1, Detail: IntegrityFile + ": " + err.Error()}
 	}
@@ -181,6 +224,13 @@ type IntegrityCheck struct {
 	records []byte
 	recs    []record
 	recErr  error // malformed records
+	// unsealed counts records without a seal, left out.
+	unsealed int
+	// sealedMark: tiny-go sealed records of this session (the mark at
+	// mark, beside the key), so it must have some.
+	sealedMark bool
+	sealedSize int64 // the length last sealed, as the mark says
+	mark       string
 
 	h         hash.Hash // over the lines so far
 	pos       int64     // bytes hashed
@@ -212,6 +262,9 @@ func NewIntegrityCheck(path string) (*IntegrityCheck, error) {
 		return nil, err
 	}
 	k := newIntegrityCheck(records)
+	var sealed []byte
+	sealed, k.sealedMark, k.mark = statekey.Marked(sealedKind, filepath.Base(path))
+	k.sealedSize, _ = strconv.ParseInt(string(sealed), 10, 64)
 	k.tamper, k.tamperReason, k.tamperErr = readTampered(path)
 	if k.tamperErr != nil {
 		k.tamper = -1
@@ -223,7 +276,7 @@ func NewIntegrityCheck(path string) (*IntegrityCheck, error) {
 // there is none), without a tamper mark.
 func newIntegrityCheck(records []byte) *IntegrityCheck {
 	k := &IntegrityCheck{h: sha256.New(), tamper: -1, tamperLine: 1, verifiedLine: 1, records: records}
-	k.recs, k.recErr = parseRecords(records)
+	k.recs, k.unsealed, k.recErr = parseRecords(records)
 	return k
 }
 
@@ -266,6 +319,12 @@ func (k *IntegrityCheck) Result() (*session.Corruption, error) {
 	case k.mismatch:
 		return &session.Corruption{Code: CorruptDigestMismatch, Line: k.verifiedLine,
 			Detail: fmt.Sprintf("bytes %d to %d are not what tiny-go committed (changed by another program); `tiny-go session repair` cuts the session back to its last verified commit", k.verified, k.recs[k.next].size)}, nil
+	case k.sealedMark && len(k.recs) == 0 && k.pos > 0:
+		return &session.Corruption{Code: CorruptUnsealed, Line: 1,
+			Detail: "tiny-go sealed this session's integrity records, and they are gone or replaced by unsealed ones (forged): it is not taken as it is; if you removed them yourself, remove " + k.mark}, nil
+	case k.sealedMark && (len(k.recs) == 0 || k.recs[len(k.recs)-1].size < k.sealedSize):
+		return &session.Corruption{Code: CorruptUnsealed, Line: 1,
+			Detail: fmt.Sprintf("tiny-go sealed integrity records for %d bytes of this session, and they were cut back: it is not taken as it is; if you removed them yourself, remove %s", k.sealedSize, k.mark)}, nil
 	case k.next < len(k.recs):
 		return &session.Corruption{Code: CorruptTruncated, Line: k.lines + 1,
 			Detail: fmt.Sprintf("the file has %d committed bytes, but %d were committed by tiny-go: lines were cut off the end", k.pos, k.recs[k.next].size)}, nil
@@ -294,6 +353,13 @@ func (k *IntegrityCheck) ledger(path string) (*ledger, error) {
 	}
 	if c != nil {
 		return nil, &CorruptError{Path: path, Corruption: c}
+	}
+	if k.unsealed > 0 {
+		// Said once: the unsealed lines go, what is there is sealed.
+		l.warning = fmt.Sprintf("session %s: %v", sessionName(path), &UnsealedRecordsError{N: k.unsealed})
+		if err := dropUnsealed(path, k.recs); err != nil {
+			return nil, err
+		}
 	}
 	if k.pos > k.verified && (k.records != nil || k.pos > k.headerLen) {
 		// Adopt what came after (the reducer accepted it); record it so
@@ -337,6 +403,11 @@ func (l *ledger) append(sessionPath string, size int64) error {
 			return fmt.Errorf("integrity records: %w", err)
 		}
 		l.file = f
+		// Beside the key: these records can no longer go unnoticed.
+		l.name = filepath.Base(sessionPath)
+		if err := statekey.Mark(sealedKind, l.name, nil); err != nil {
+			return fmt.Errorf("integrity records: %w", err)
+		}
 		if l.pending != nil {
 			if _, err := l.file.Write(l.pending); err != nil {
 				return fmt.Errorf("integrity records: %w", err)
@@ -349,6 +420,7 @@ func (l *ledger) append(sessionPath string, size int64) error {
 	if _, err := l.file.Write(r.line()); err != nil {
 		return fmt.Errorf("integrity records: %w", err)
 	}
+	l.last = size
 	return nil
 }
 
@@ -376,6 +448,11 @@ func cutTornRecord(f *os.File) error {
 func (l *ledger) close() error {
 	if l == nil || l.file == nil {
 		return nil
+	}
+	// Once per run, not per commit: the mark lags after a crash, which
+	// only protects less.
+	if l.last > 0 {
+		_ = statekey.Mark(sealedKind, l.name, []byte(strconv.FormatInt(l.last, 10)))
 	}
 	return l.file.Close()
 }
@@ -518,6 +595,12 @@ func RepairFile(path string, now time.Time) (*Repaired, error) {
 	if err := rewriteRecords(dir, f, records, keep); err != nil {
 		return nil, fmt.Errorf("repair: %w", err)
 	}
+	// The records now end at keep: so does what the mark vouches for.
+	if _, ok, _ := statekey.Marked(sealedKind, filepath.Base(path)); ok {
+		if err := statekey.Mark(sealedKind, filepath.Base(path), []byte(strconv.FormatInt(keep, 10))); err != nil {
+			return nil, fmt.Errorf("repair: %w", err)
+		}
+	}
 	if err := f.Truncate(keep); err != nil {
 		return nil, fmt.Errorf("repair: %w", err)
 	}
@@ -607,7 +690,7 @@ func backupCut(dir string, f *os.File, keep, removed int64, now time.Time) (stri
 // vouch for less than the file are harmless (adopted), the other way
 // round is a TRUNCATED session.
 func rewriteRecords(dir string, f *os.File, records []byte, keep int64) error {
-	recs, _ := parseRecords(records)
+	recs, _, _ := parseRecords(records)
 	var out []byte
 	for _, rec := range recs {
 		if rec.size <= keep {
@@ -697,4 +780,17 @@ func writeSidecarAtomically(dir, name string, data []byte) error {
 		return err
 	}
 	return os.Rename(filepath.Join(dir, tmp), filepath.Join(dir, name))
+}
+
+// dropUnsealed rewrites the integrity records with the sealed ones only.
+func dropUnsealed(path string, recs []record) error {
+	dir, err := SidecarDir(path, true)
+	if err != nil {
+		return fmt.Errorf("integrity records: %w", err)
+	}
+	var out []byte
+	for _, r := range recs {
+		out = append(out, r.line()...)
+	}
+	return writeSidecarAtomically(dir, IntegrityFile, out)
 }

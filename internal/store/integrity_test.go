@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/tiny-agent/tiny-go/internal/statekey"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -155,6 +156,7 @@ func TestValidAppendIsAdopted(t *testing.T) {
 		return b
 	}
 	recs := dropAll()
+	mark, _, _ := statekey.Marked(sealedKind, filepath.Base(s.Path()))
 	s2, err := Open(cwd, s.ID(), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -165,6 +167,8 @@ func TestValidAppendIsAdopted(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, IntegrityFile), recs, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Another runtime does not touch tiny-go's mark beside its key.
+	statekey.Mark(sealedKind, filepath.Base(s.Path()), mark)
 	s3, err := Open(cwd, s.ID(), Options{})
 	if err != nil {
 		t.Fatalf("open with a valid append: %v", err)

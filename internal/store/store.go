@@ -55,6 +55,15 @@ type Store struct {
 	ledger *ledger
 }
 
+// IntegrityWarning is one line about the integrity records found when
+// the session was opened (unsealed ones not trusted), or "".
+func (s *Store) IntegrityWarning() string {
+	if s.ledger == nil {
+		return ""
+	}
+	return s.ledger.warning
+}
+
 // sink is the part of the session file that the append path uses. Tests
 // substitute it to fail or cut writes.
 type sink interface {

@@ -1,0 +1,174 @@
+package checkpoint
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tiny-agent/tiny-go/internal/beneath"
+)
+
+// putBeneath is put for a path inside the working directory: every name
+// is resolved beneath it without following a symlink, at the moment it is
+// written (package beneath). A directory that a command or another
+// program swapped for a symlink makes the rewind of that path fail in one
+// line; nothing is written through it.
+func (s *Store) putBeneath(a Action) error {
+	root, err := beneath.Root(s.cwd)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(root)
+	if a.To.Absent {
+		dir, name, err := beneath.Parent(root, a.Path, false)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		defer unix.Close(dir)
+		return removeAt(dir, name)
+	}
+	parentMode := uint32(0o755)
+	if a.To.Dir {
+		parentMode = 0o700
+	}
+	d, name := filepath.Split(filepath.FromSlash(a.Path))
+	dir, err := beneath.MkdirAll(root, filepath.ToSlash(d), parentMode)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	if a.To.Dir {
+		return putDirAt(dir, name, a.To.Mode)
+	}
+	data, err := s.readBlob(a.To.Hash)
+	if err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	if unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		// A directory now stands where the file was: only an empty one
+		// is replaced.
+		if err := unix.Unlinkat(dir, name, unix.AT_REMOVEDIR); err != nil {
+			return fmt.Errorf("a directory is in the way: %w", err)
+		}
+	}
+	if a.To.Link {
+		tmp := "." + name + ".tiny-tmp-link"
+		unix.Unlinkat(dir, tmp, 0)
+		if err := unix.Symlinkat(string(data), dir, tmp); err != nil {
+			return err
+		}
+		return unix.Renameat(dir, tmp, dir, name)
+	}
+	mode := a.To.Mode & 0o777
+	if mode == 0 {
+		mode = 0o644
+	}
+	return writeAt(dir, name, data, mode)
+}
+
+// removeAt removes a file, symlink or empty directory.
+func removeAt(dir int, name string) error {
+	err := unix.Unlinkat(dir, name, 0)
+	if errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EPERM) {
+		err = unix.Unlinkat(dir, name, unix.AT_REMOVEDIR)
+	}
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	return err
+}
+
+// putDirAt makes name in dir a directory with mode: what stands there
+// instead (a file or symlink) goes first.
+func putDirAt(dir int, name string, mode uint32) error {
+	var st unix.Stat_t
+	if unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		if err := unix.Unlinkat(dir, name, 0); err != nil {
+			return err
+		}
+	}
+	if err := unix.Mkdirat(dir, name, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
+		return err
+	}
+	fd, err := unix.Openat(dir, name, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Fchmod(fd, mode&0o777)
+}
+
+// writeAt writes data to name in dir through a temporary file beside it
+// and a rename, as writeAtomic does by path.
+func writeAt(dir int, name string, data []byte, mode uint32) error {
+	var r [6]byte
+	rand.Read(r[:])
+	tmp := "." + name + ".tiny-tmp-" + hex.EncodeToString(r[:])
+	fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(fd), tmp)
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(fs.FileMode(mode))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = unix.Renameat(dir, tmp, dir, name)
+	}
+	if err != nil {
+		unix.Unlinkat(dir, tmp, 0)
+	}
+	return err
+}
+
+// removeEmptyBeneath removes the empty directory rel of the working
+// directory, resolved beneath it without following symlinks.
+func (s *Store) removeEmptyBeneath(rel string) error {
+	root, err := beneath.Root(s.cwd)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(root)
+	dir, name, err := beneath.Parent(root, rel, false)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	return unix.Unlinkat(dir, name, unix.AT_REMOVEDIR)
+}
+
+// removeTempsBeneath removes the stale temporary files of names in the
+// tree's directory rel.
+func (s *Store) removeTempsBeneath(rel string, names map[string]bool) {
+	root, err := beneath.Root(s.cwd)
+	if err != nil {
+		return
+	}
+	defer unix.Close(root)
+	fd, err := beneath.Dir(root, rel)
+	if err != nil {
+		return
+	}
+	d := os.NewFile(uintptr(fd), rel)
+	defer d.Close()
+	entries, _ := d.Readdirnames(-1)
+	for _, n := range entries {
+		if isStaleTemp(n, names) {
+			unix.Unlinkat(fd, n, 0)
+		}
+	}
+}
