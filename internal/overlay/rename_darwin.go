@@ -7,7 +7,6 @@ import "golang.org/x/sys/unix"
 // build there.
 const overlayfsMagic = 0x794c7630
 
-
 // oPath: macOS has no O_PATH (nor runs an apply: it has no overlay).
 const oPath = unix.O_RDONLY
 

@@ -5,7 +5,6 @@ import "golang.org/x/sys/unix"
 // overlayfsMagic is the file system type of an overlay (statfs).
 const overlayfsMagic = unix.OVERLAYFS_SUPER_MAGIC
 
-
 // oPath opens a name only to look at it (fstat), a symlink included.
 const oPath = unix.O_PATH
 
