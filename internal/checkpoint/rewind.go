@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Operations of a rewind action.
@@ -410,7 +412,7 @@ func (s *Store) notKept(target File) string {
 	if target.Missing != "" {
 		return "its earlier content was not kept (" + target.Missing + ")"
 	}
-	if !target.Absent && !target.Dir && !s.hasBlob(target.Hash) {
+	if !target.Absent && !target.Dir && target.Special == "" && !s.hasBlob(target.Hash) {
 		return "its earlier content is no longer in the checkpoint store"
 	}
 	return ""
@@ -426,7 +428,7 @@ func (s *Store) addAction(plan *Plan, path string, cur, target File, data []byte
 	case cur.Absent:
 		op = OpCreate
 	}
-	if !cur.Absent && !cur.Dir {
+	if !cur.Absent && !cur.Dir && cur.Special == "" {
 		if _, _, err := s.putBlob(data); err != nil {
 			return fmt.Errorf("keep %s before the rewind: %w", path, err)
 		}
@@ -509,6 +511,9 @@ func (s *Store) same(a, b File) bool {
 	}
 	if a.Dir || b.Dir {
 		return a.Dir == b.Dir && a.Missing == "" && b.Missing == "" && a.Mode == b.Mode
+	}
+	if a.Special != "" || b.Special != "" {
+		return a.Special == b.Special && a.Mode == b.Mode
 	}
 	if strings.HasPrefix(a.Hash, schemeTx) || strings.HasPrefix(b.Hash, schemeTx) {
 		return s.sameTx(a, b)
@@ -673,6 +678,9 @@ func (s *Store) put(a Action) error {
 	if a.To.Dir {
 		return putDir(abs, a.To.Mode)
 	}
+	if a.To.Special != "" {
+		return putSpecial(abs, a.To)
+	}
 	data, err := s.readBlob(a.To.Hash)
 	if err != nil {
 		return err
@@ -699,7 +707,52 @@ func (s *Store) put(a Action) error {
 	if mode == 0 {
 		mode = 0o644
 	}
-	return writeAtomic(abs, data, mode, false)
+	if err := writeAtomic(abs, data, mode, false); err != nil {
+		return err
+	}
+	return setMTime(abs, a.To.MTime)
+}
+
+// putSpecial makes abs the FIFO or socket f (mknod makes a socket's inode
+// without binding it), through a temporary name and a rename; what stands
+// there instead goes first (a directory only when empty).
+func putSpecial(abs string, f File) error {
+	typ := uint32(unix.S_IFIFO)
+	if f.Special == "socket" {
+		typ = unix.S_IFSOCK
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return err
+	}
+	if fi, err := os.Lstat(abs); err == nil && fi.IsDir() {
+		if err := os.Remove(abs); err != nil {
+			return fmt.Errorf("a directory is in the way: %w", err)
+		}
+	}
+	tmp := filepath.Join(filepath.Dir(abs), "."+filepath.Base(abs)+".tiny-tmp-node")
+	os.Remove(tmp)
+	if err := unix.Mknod(tmp, typ|(f.Mode&0o777), 0); err != nil {
+		return fmt.Errorf("mknod: %w", err)
+	}
+	if err := os.Chmod(tmp, fs.FileMode(f.Mode).Perm()); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := setMTime(tmp, f.MTime); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, abs)
+}
+
+// setMTime gives p back its recorded modification time (its access time
+// too: the rewind is not a read). 0: none was recorded.
+func setMTime(p string, ns int64) error {
+	if ns == 0 {
+		return nil
+	}
+	ts := unix.NsecToTimespec(ns)
+	return unix.UtimesNanoAt(unix.AT_FDCWD, p, []unix.Timespec{ts, ts}, unix.AT_SYMLINK_NOFOLLOW)
 }
 
 // RewindRecords are the records of a rewind that changed done, to append

@@ -254,7 +254,10 @@ func walkStates(abs, rel string, out map[string]File, hash func(rel string, data
 			if err != nil {
 				return err
 			}
-			f.Hash = h
+			f.Hash, f.MTime = h, fi.ModTime().UnixNano()
+		case specialKind(fi.Mode()) != "":
+			// Never opened: a FIFO's open waits for a writer.
+			f.Special, f.MTime = specialKind(fi.Mode()), fi.ModTime().UnixNano()
 		default:
 			f.Missing = "not a regular file, symlink or directory"
 		}
