@@ -30,6 +30,11 @@ type Action struct {
 	// is put back to.
 	From File `json:"from"`
 	To   File `json:"to"`
+	// KeepDirs: deleting the path leaves the directories above it, even
+	// empty. A transaction recorded every directory it made (they are
+	// actions of their own), so one left empty was there before the turn
+	// (.git/objects/pack after a git gc).
+	KeepDirs bool `json:"keepDirs,omitempty"`
 }
 
 // Skip is a path the rewind leaves alone, and why.
@@ -57,6 +62,7 @@ type view struct {
 	ref     string          // the snapshot ("git:<oid>" or "plain:<hash>"); "" for a files record
 	files   map[string]File // the record's own files (they take precedence over ref)
 	missing string          // the snapshot could not be taken
+	tx      bool            // a transaction's states: its directories are listed too
 }
 
 func newView(rec Record) *view {
@@ -363,7 +369,7 @@ func (p *planner) agentStates(live []*pair) (map[string]File, []string) {
 // agent last left it in.
 func (p *planner) planPath(plan *Plan, pairs []*pair, path string, agent File, force bool) error {
 	s := p.s
-	target, found := p.firstBefore(pairs, path)
+	target, fromTx, found := p.firstBefore(pairs, path)
 	if !found {
 		return nil
 	}
@@ -393,18 +399,23 @@ func (p *planner) planPath(plan *Plan, pairs []*pair, path string, agent File, f
 		plan.Skipped = append(plan.Skipped, Skip{path, reason + " (--force overwrites)"})
 		return nil
 	}
-	return s.addAction(plan, path, cur, target, data)
+	if err := s.addAction(plan, path, cur, target, data); err != nil {
+		return err
+	}
+	plan.Actions[len(plan.Actions)-1].KeepDirs = fromTx
+	return nil
 }
 
 // firstBefore is path's state before the first effect that knew it: the
 // state a rewind puts back.
-func (p *planner) firstBefore(pairs []*pair, path string) (File, bool) {
+// fromTx says it is a transaction's record.
+func (p *planner) firstBefore(pairs []*pair, path string) (f File, fromTx, ok bool) {
 	for _, pr := range pairs {
 		if f, ok := p.coveredBy(pr.before, path); ok {
-			return f, true
+			return f, pr.before.tx, true
 		}
 	}
-	return File{}, false
+	return File{}, false, false
 }
 
 // notKept says why target's content cannot be put back ("": it can).
@@ -641,7 +652,7 @@ func (s *Store) Apply(ctx context.Context, plan *Plan, force bool) (Summary, []A
 // file before, or the rewind would have put one back.
 func (s *Store) pruneEmptied(done []Action) {
 	for _, a := range done {
-		if a.Op != OpDelete || filepath.IsAbs(a.Path) {
+		if a.Op != OpDelete || a.KeepDirs || filepath.IsAbs(a.Path) {
 			continue
 		}
 		for dir := filepath.Dir(s.Abs(a.Path)); dir != s.cwd && strings.HasPrefix(dir, s.cwd+string(filepath.Separator)); dir = filepath.Dir(dir) {

@@ -321,7 +321,7 @@ func (p *planner) txView(rec Record) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &view{files: map[string]File{}}
+	v := &view{files: map[string]File{}, tx: true}
 	files := st.Before
 	if rec.Phase == PhaseAfter {
 		files = st.After

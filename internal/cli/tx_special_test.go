@@ -127,3 +127,23 @@ mkdir d && mkfifo d/deep.fifo && echo text > f.txt`
 		}
 	}
 }
+
+// TestRewindKeepsEmptyDirectoriesThatWereThere: git gc fills the empty
+// .git/objects/pack and empties loose-object directories; the rewind
+// deletes the packs and must leave pack itself (and every directory that
+// was there) as it was, empty or not.
+func TestRewindKeepsEmptyDirectoriesThatWereThere(t *testing.T) {
+	seed := `git init -q -b main && git config user.email t@example.com && git config user.name t &&
+printf ".tiny-agent/\n" > .gitignore && for i in 1 2 3; do echo $i > f$i.txt; done && git add -A && git commit -qm one &&
+mkdir -p empty/inner keep && touch keep/x`
+	tt := runTxTurn(t, seed, "git gc -q", "touch empty/inner/new && rm keep/x")
+	if _, ok := tt.before[".git/objects/pack"]; !ok {
+		t.Fatalf("the seed has no .git/objects/pack: %v", tt.before)
+	}
+	if tt.after[".git/objects/pack"] == "" || len(tt.after) == len(tt.before) {
+		t.Fatalf("the turn did not run as scripted:\n%s", listingDiff(tt.after, tt.before))
+	}
+	if d := listingDiff(tt.rewound, tt.before); d != "" {
+		t.Fatalf("the rewind did not give the tree back:\n%s\nrewind said:\n%s", d, tt.rewindOut)
+	}
+}
