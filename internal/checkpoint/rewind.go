@@ -639,6 +639,7 @@ func (s *Store) Apply(ctx context.Context, plan *Plan, force bool) (Summary, []A
 		}
 	}
 	s.pruneEmptied(done)
+	dirTimes(s, done)
 	if err := s.applyGit(ctx, plan, force, &sum, len(done)); err != nil {
 		return sum, done, err
 	}
@@ -712,6 +713,9 @@ func (s *Store) put(a Action) error {
 		if err := os.Symlink(string(data), tmp); err != nil {
 			return err
 		}
+		if err := setMTime(tmp, a.To.MTime); err != nil {
+			return err
+		}
 		return os.Rename(tmp, abs)
 	}
 	mode := fs.FileMode(a.To.Mode).Perm()
@@ -722,6 +726,16 @@ func (s *Store) put(a Action) error {
 		return err
 	}
 	return setMTime(abs, a.To.MTime)
+}
+
+// dirTimes gives the directories the rewind made back their modification
+// times, deepest first, once nothing more is put inside them.
+func dirTimes(s *Store, done []Action) {
+	for i := len(done) - 1; i >= 0; i-- {
+		if a := done[i]; a.To.Dir && a.To.MTime != 0 {
+			_ = setMTime(s.Abs(a.Path), a.To.MTime) // best effort: the tree is right without it
+		}
+	}
 }
 
 // putSpecial makes abs the FIFO or socket f (mknod makes a socket's inode

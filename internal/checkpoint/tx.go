@@ -239,7 +239,7 @@ func walkStates(abs, rel string, out map[string]File, hash func(rel string, data
 		if err != nil {
 			return err
 		}
-		f := File{Path: r, Mode: uint32(fi.Mode().Perm())}
+		f := File{Path: r, Mode: uint32(fi.Mode().Perm()), MTime: fi.ModTime().UnixNano()}
 		switch {
 		case fi.IsDir():
 			f.Dir = true
@@ -254,10 +254,10 @@ func walkStates(abs, rel string, out map[string]File, hash func(rel string, data
 			if err != nil {
 				return err
 			}
-			f.Hash, f.MTime = h, fi.ModTime().UnixNano()
+			f.Hash = h
 		case specialKind(fi.Mode()) != "":
 			// Never opened: a FIFO's open waits for a writer.
-			f.Special, f.MTime = specialKind(fi.Mode()), fi.ModTime().UnixNano()
+			f.Special = specialKind(fi.Mode())
 		default:
 			f.Missing = "not a regular file, symlink or directory"
 		}

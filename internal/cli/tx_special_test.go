@@ -147,3 +147,31 @@ mkdir -p empty/inner keep && touch keep/x`
 		t.Fatalf("the rewind did not give the tree back:\n%s\nrewind said:\n%s", d, tt.rewindOut)
 	}
 }
+
+// TestRewindGivesBackMTimesAndModes: what a rewind puts back has the
+// modification time and mode it had, to the nanosecond: appended,
+// deleted, re-moded and overwritten files, a replaced symlink, and a
+// deleted directory with what was in it.
+func TestRewindGivesBackMTimesAndModes(t *testing.T) {
+	seed := `echo a > a && echo b > b && echo c > c && chmod 755 c && echo d > d && ln -s a l &&
+mkdir -p sub/deeper && echo s > sub/deeper/s &&
+touch -h -d '2001-02-03 04:05:06.123456789' a b c d l sub/deeper/s sub/deeper sub`
+	tt := runTxTurn(t, seed, "echo more >> a && rm b && chmod 600 c && echo new > d && ln -sfn d l && rm -r sub")
+	if d := listingDiff(tt.rewound, tt.before); d != "" {
+		t.Fatalf("the rewind did not give the tree back:\n%s\nrewind said:\n%s", d, tt.rewindOut)
+	}
+	for _, p := range []string{"a", "b", "c", "d", "l", "sub/deeper/s"} {
+		if tt.mtimesNow[p] != tt.mtimesBefore[p] {
+			t.Errorf("%s: mtime %v after the rewind, %v before", p, time.Unix(0, tt.mtimesNow[p]), time.Unix(0, tt.mtimesBefore[p]))
+		}
+	}
+	for _, p := range []string{"sub", "sub/deeper"} {
+		fi, err := os.Lstat(filepath.Join(tt.dir, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := time.Date(2001, 2, 3, 4, 5, 6, 123456789, time.Local); !fi.ModTime().Equal(want) {
+			t.Errorf("%s: mtime %v after the rewind, %v before", p, fi.ModTime(), want)
+		}
+	}
+}
