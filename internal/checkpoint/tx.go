@@ -124,17 +124,34 @@ func (t *Txn) Commit() (conflicts []string, err error) {
 		if t.res, t.err = t.tx.Apply(changes); t.err != nil {
 			return
 		}
-		var st *txStates
-		if st, t.err = t.s.txStates(t.tx.ID); t.err == nil {
-			t.bytes = st.Bytes
-			t.s.account(st.Bytes)
+		st, err := t.s.txStates(t.tx.ID)
+		if err != nil {
+			// Every change reached the tree: only the record failed (a
+			// full disk), and the next rewind plan writes it again.
+			t.err = &NotRecordedError{Err: err}
+			return
 		}
+		t.bytes = st.Bytes
+		t.s.account(st.Bytes)
 	})
 	for _, p := range t.res.Conflicts() {
 		conflicts = append(conflicts, fmt.Sprintf("%s (the command's version is in %s)", p, t.tx.Conflict(p)))
 	}
 	return conflicts, t.err
 }
+
+// NotRecordedError is a commit whose changes were all applied but whose
+// states (what a rewind needs) could not be written yet.
+type NotRecordedError struct{ Err error }
+
+func (e *NotRecordedError) Error() string {
+	return "recording them for a rewind: " + e.Err.Error()
+}
+
+func (e *NotRecordedError) Unwrap() error { return e.Err }
+
+// ChangesApplied says every change of the command reached the tree.
+func (e *NotRecordedError) ChangesApplied() bool { return true }
 
 // Discard drops the command's changes: the tree is untouched.
 func (t *Txn) Discard() error {
