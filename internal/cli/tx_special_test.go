@@ -53,6 +53,13 @@ func mtimes(t *testing.T, dir string) map[string]int64 {
 // fails the test (a FIFO opened for reading waits forever).
 func runTxTurn(t *testing.T, seed string, cmds ...string) txTurn {
 	t.Helper()
+	return runTxTurnThen(t, seed, nil, cmds...)
+}
+
+// runTxTurnThen is runTxTurn with between run on the working directory
+// after the turn, before the rewind (a fault left by a killed process).
+func runTxTurnThen(t *testing.T, seed string, between func(dir string), cmds ...string) txTurn {
+	t.Helper()
 	var replies []providertest.Reply
 	for i, cmd := range cmds {
 		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall(fmt.Sprintf("c%d", i+1), "bash", mustJSON(t, map[string]string{"command": cmd}))}})
@@ -89,6 +96,9 @@ func runTxTurn(t *testing.T, seed string, cmds ...string) txTurn {
 	tt.before, tt.mtimesBefore = checkpointtest.Listing(t, tt.dir), mtimes(t, tt.dir)
 	run("run the commands")
 	tt.after = checkpointtest.Listing(t, tt.dir)
+	if between != nil {
+		between(tt.dir)
+	}
 	sessions, _ := filepath.Glob(filepath.Join(tt.dir, ".tiny-agent", "sessions", "*.jsonl"))
 	if len(sessions) != 1 {
 		t.Fatalf("%d sessions", len(sessions))
