@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestRewindAfterKillBeforeStates: tiny-go killed after a command's apply
@@ -41,4 +44,57 @@ func TestRewindAfterKillBeforeStates(t *testing.T) {
 	if d := listingDiff(tt.rewound, tt.before); d != "" {
 		t.Fatalf("the rewind did not give the tree back:\n%s\nrewind said:\n%s", d, tt.rewindOut)
 	}
+}
+
+// TestRewindKilledMidwayIsFinishedByTheNext: a rewind of a transaction
+// killed after n of its paths is finished exactly by the next one (the
+// tree as before the turn), and nothing is left that breaks a later one.
+func TestRewindKilledMidwayIsFinishedByTheNext(t *testing.T) {
+	seed := `mkdir -p keep/sub && echo k > keep/k && echo gone > gone.txt && mkdir -p old/deep && echo o > old/deep/o`
+	turn := "mkdir -p made/deep && for i in $(seq 1 20); do echo $i > made/deep/f$i; done && echo new > new.txt && rm -r gone.txt old && echo changed > keep/k"
+	for _, n := range []int{1, 5, 21, 24} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			tt := runTxTurnThen(t, seed, func(dir string) { killRewindAfter(t, dir, n) }, turn)
+			if d := listingDiff(tt.rewound, tt.before); d != "" {
+				t.Fatalf("the rewind after the killed one did not give the tree back:\n%s\nrewind said:\n%s", d, tt.rewindOut)
+			}
+		})
+	}
+}
+
+// killRewindAfter starts the rewind of the first turn of dir's session,
+// SIGKILLs it once it has put back n paths and waits for it.
+func killRewindAfter(t *testing.T, dir string, n int) {
+	t.Helper()
+	sessions, _ := filepath.Glob(filepath.Join(dir, ".tiny-agent", "sessions", "*.jsonl"))
+	if len(sessions) != 1 {
+		t.Fatalf("%d sessions", len(sessions))
+	}
+	name := filepath.Base(sessions[0])
+	id := strings.TrimSuffix(name[strings.IndexByte(name, '_')+1:], ".jsonl")
+	paused := filepath.Join(t.TempDir(), "paused")
+	cmd := exec.Command(programAs(t, "tiny-go-rewind-pause"), "--cwd", dir, "session", "rewind", id, "--turn", "1", "--files-only")
+	cmd.Env = []string{childEnv + "=1", "OTEL_SDK_DISABLED=true", "HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"),
+		"GIT_CONFIG_NOSYSTEM=1", rewindPauseEnv + "=" + fmt.Sprint(n) + ":" + paused}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	deadline := time.After(30 * time.Second)
+	for {
+		if _, err := os.Stat(paused); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the rewind ended before %d paths: %v", n, err)
+		case <-deadline:
+			cmd.Process.Kill()
+			t.Fatal("the rewind never paused")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	cmd.Process.Kill()
+	<-done
 }
