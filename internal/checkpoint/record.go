@@ -36,6 +36,12 @@ type File struct {
 	// Missing says why the content was not kept ("larger than 64.0 MiB",
 	// "unreadable: permission denied"); Hash is then empty.
 	Missing string `json:"missing,omitempty"`
+	// Special is a FIFO or socket ("fifo", "socket"): it has no content
+	// (never opened) and a rewind makes it again with mknod.
+	Special string `json:"special,omitempty"`
+	// MTime is the modification time (Unix nanoseconds) a rewind gives a
+	// file back; 0: not recorded.
+	MTime int64 `json:"mtime,omitempty"`
 }
 
 // Phases of a record: the state before an effect and after it.
@@ -269,9 +275,16 @@ func (s *Store) stat(path string) (File, []byte, error) {
 	case fi.IsDir():
 		f.Dir = true
 		return f, nil, nil
+	case specialKind(fi.Mode()) != "":
+		f.Special, f.MTime = specialKind(fi.Mode()), fi.ModTime().UnixNano()
+		return f, nil, nil
+	case !fi.Mode().IsRegular():
+		f.Missing = "a device, not a regular file"
+		return f, nil, nil
 	case fi.Size() > s.opts.MaxFileSize:
 		err = errTooLarge
 	default:
+		f.MTime = fi.ModTime().UnixNano()
 		data, err = readCapped(abs, s.opts.MaxFileSize)
 	}
 	switch {
@@ -281,6 +294,18 @@ func (s *Store) stat(path string) (File, []byte, error) {
 		f.Missing = "unreadable: " + rootCause(err)
 	}
 	return f, data, nil
+}
+
+// specialKind names the special files a rewind can make again (their
+// content is nothing but their kind and mode): "" for any other.
+func specialKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "fifo"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	}
+	return ""
 }
 
 // Abs is the absolute path of a recorded path.

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Operations of a rewind action.
@@ -28,6 +30,11 @@ type Action struct {
 	// is put back to.
 	From File `json:"from"`
 	To   File `json:"to"`
+	// KeepDirs: deleting the path leaves the directories above it, even
+	// empty. A transaction recorded every directory it made (they are
+	// actions of their own), so one left empty was there before the turn
+	// (.git/objects/pack after a git gc).
+	KeepDirs bool `json:"keepDirs,omitempty"`
 }
 
 // Skip is a path the rewind leaves alone, and why.
@@ -55,6 +62,7 @@ type view struct {
 	ref     string          // the snapshot ("git:<oid>" or "plain:<hash>"); "" for a files record
 	files   map[string]File // the record's own files (they take precedence over ref)
 	missing string          // the snapshot could not be taken
+	tx      bool            // a transaction's states: its directories are listed too
 }
 
 func newView(rec Record) *view {
@@ -363,7 +371,7 @@ func (p *planner) agentStates(live []*pair) (map[string]File, []string) {
 // agent last left it in.
 func (p *planner) planPath(plan *Plan, pairs []*pair, path string, agent File, force bool) error {
 	s := p.s
-	target, found := p.firstBefore(pairs, path)
+	target, fromTx, found := p.firstBefore(pairs, path)
 	if !found {
 		return nil
 	}
@@ -393,18 +401,23 @@ func (p *planner) planPath(plan *Plan, pairs []*pair, path string, agent File, f
 		plan.Skipped = append(plan.Skipped, Skip{path, reason + " (--force overwrites)"})
 		return nil
 	}
-	return s.addAction(plan, path, cur, target, data)
+	if err := s.addAction(plan, path, cur, target, data); err != nil {
+		return err
+	}
+	plan.Actions[len(plan.Actions)-1].KeepDirs = fromTx
+	return nil
 }
 
 // firstBefore is path's state before the first effect that knew it: the
 // state a rewind puts back.
-func (p *planner) firstBefore(pairs []*pair, path string) (File, bool) {
+// fromTx says it is a transaction's record.
+func (p *planner) firstBefore(pairs []*pair, path string) (f File, fromTx, ok bool) {
 	for _, pr := range pairs {
 		if f, ok := p.coveredBy(pr.before, path); ok {
-			return f, true
+			return f, pr.before.tx, true
 		}
 	}
-	return File{}, false
+	return File{}, false, false
 }
 
 // notKept says why target's content cannot be put back ("": it can).
@@ -412,7 +425,7 @@ func (s *Store) notKept(target File) string {
 	if target.Missing != "" {
 		return "its earlier content was not kept (" + target.Missing + ")"
 	}
-	if !target.Absent && !target.Dir && !s.hasBlob(target.Hash) {
+	if !target.Absent && !target.Dir && target.Special == "" && !s.hasBlob(target.Hash) {
 		return "its earlier content is no longer in the checkpoint store"
 	}
 	return ""
@@ -428,7 +441,7 @@ func (s *Store) addAction(plan *Plan, path string, cur, target File, data []byte
 	case cur.Absent:
 		op = OpCreate
 	}
-	if !cur.Absent && !cur.Dir {
+	if !cur.Absent && !cur.Dir && cur.Special == "" {
 		if _, _, err := s.putBlob(data); err != nil {
 			return fmt.Errorf("keep %s before the rewind: %w", path, err)
 		}
@@ -511,6 +524,9 @@ func (s *Store) same(a, b File) bool {
 	}
 	if a.Dir || b.Dir {
 		return a.Dir == b.Dir && a.Missing == "" && b.Missing == "" && a.Mode == b.Mode
+	}
+	if a.Special != "" || b.Special != "" {
+		return a.Special == b.Special && a.Mode == b.Mode
 	}
 	if strings.HasPrefix(a.Hash, schemeTx) || strings.HasPrefix(b.Hash, schemeTx) {
 		return s.sameTx(a, b)
@@ -625,6 +641,7 @@ func (s *Store) Apply(ctx context.Context, plan *Plan, force bool) (Summary, []A
 		}
 	}
 	s.pruneEmptied(done)
+	dirTimes(s, done)
 	if err := s.applyGit(ctx, plan, force, &sum, len(done)); err != nil {
 		return sum, done, err
 	}
@@ -638,7 +655,7 @@ func (s *Store) Apply(ctx context.Context, plan *Plan, force bool) (Summary, []A
 // file before, or the rewind would have put one back.
 func (s *Store) pruneEmptied(done []Action) {
 	for _, a := range done {
-		if a.Op != OpDelete || filepath.IsAbs(a.Path) {
+		if a.Op != OpDelete || a.KeepDirs || filepath.IsAbs(a.Path) {
 			continue
 		}
 		for dir := path.Dir(a.Path); dir != "." && dir != "/"; dir = path.Dir(dir) {
@@ -680,6 +697,9 @@ func (s *Store) put(a Action) error {
 	if a.To.Dir {
 		return putDir(abs, a.To.Mode)
 	}
+	if a.To.Special != "" {
+		return putSpecial(abs, a.To)
+	}
 	data, err := s.readBlob(a.To.Hash)
 	if err != nil {
 		return err
@@ -700,13 +720,71 @@ func (s *Store) put(a Action) error {
 		if err := os.Symlink(string(data), tmp); err != nil {
 			return err
 		}
+		if err := setMTime(tmp, a.To.MTime); err != nil {
+			return err
+		}
 		return os.Rename(tmp, abs)
 	}
 	mode := fs.FileMode(a.To.Mode).Perm()
 	if mode == 0 {
 		mode = 0o644
 	}
-	return writeAtomic(abs, data, mode, false)
+	if err := writeAtomic(abs, data, mode, false); err != nil {
+		return err
+	}
+	return setMTime(abs, a.To.MTime)
+}
+
+// dirTimes gives the directories the rewind made back their modification
+// times, deepest first, once nothing more is put inside them.
+func dirTimes(s *Store, done []Action) {
+	for i := len(done) - 1; i >= 0; i-- {
+		if a := done[i]; a.To.Dir && a.To.MTime != 0 {
+			_ = setMTime(s.Abs(a.Path), a.To.MTime) // best effort: the tree is right without it
+		}
+	}
+}
+
+// putSpecial makes abs the FIFO or socket f (mknod makes a socket's inode
+// without binding it), through a temporary name and a rename; what stands
+// there instead goes first (a directory only when empty).
+func putSpecial(abs string, f File) error {
+	typ := uint32(unix.S_IFIFO)
+	if f.Special == "socket" {
+		typ = unix.S_IFSOCK
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return err
+	}
+	if fi, err := os.Lstat(abs); err == nil && fi.IsDir() {
+		if err := os.Remove(abs); err != nil {
+			return fmt.Errorf("a directory is in the way: %w", err)
+		}
+	}
+	tmp := filepath.Join(filepath.Dir(abs), "."+filepath.Base(abs)+".tiny-tmp-node")
+	os.Remove(tmp)
+	if err := unix.Mknod(tmp, typ|(f.Mode&0o777), 0); err != nil {
+		return fmt.Errorf("mknod: %w", err)
+	}
+	if err := os.Chmod(tmp, fs.FileMode(f.Mode).Perm()); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := setMTime(tmp, f.MTime); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, abs)
+}
+
+// setMTime gives p back its recorded modification time (its access time
+// too: the rewind is not a read). 0: none was recorded.
+func setMTime(p string, ns int64) error {
+	if ns == 0 {
+		return nil
+	}
+	ts := unix.NsecToTimespec(ns)
+	return unix.UtimesNanoAt(unix.AT_FDCWD, p, []unix.Timespec{ts, ts}, unix.AT_SYMLINK_NOFOLLOW)
 }
 
 // RewindRecords are the records of a rewind that changed done, to append

@@ -324,13 +324,20 @@ func writeAtomic(path string, data []byte, mode fs.FileMode, sync bool) error {
 	return err
 }
 
-// readCapped reads a regular file of at most limit bytes.
+// readCapped reads a regular file of at most limit bytes. The open never
+// blocks (a FIFO put where a file stood would wait for a writer forever)
+// and anything but a regular file is refused unread.
 func readCapped(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
@@ -341,7 +348,10 @@ func readCapped(path string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-var errTooLarge = errors.New("too large")
+var (
+	errTooLarge   = errors.New("too large")
+	errNotRegular = errors.New("not a regular file")
+)
 
 // accountLocked adds a record's bytes to the size estimate. The caller
 // holds the store lock.

@@ -126,17 +126,34 @@ func (t *Txn) Commit() (conflicts []string, err error) {
 		if t.res, t.err = t.tx.Apply(changes); t.err != nil {
 			return
 		}
-		var st *txStates
-		if st, t.err = t.s.txStates(t.tx.ID); t.err == nil {
-			t.bytes = st.Bytes
-			t.s.account(st.Bytes)
+		st, err := t.s.txStates(t.tx.ID)
+		if err != nil {
+			// Every change reached the tree: only the record failed (a
+			// full disk), and the next rewind plan writes it again.
+			t.err = &NotRecordedError{Err: err}
+			return
 		}
+		t.bytes = st.Bytes
+		t.s.account(st.Bytes)
 	})
 	for _, p := range t.res.Conflicts() {
 		conflicts = append(conflicts, fmt.Sprintf("%s (the command's version is in %s)", p, t.tx.Conflict(p)))
 	}
 	return conflicts, t.err
 }
+
+// NotRecordedError is a commit whose changes were all applied but whose
+// states (what a rewind needs) could not be written yet.
+type NotRecordedError struct{ Err error }
+
+func (e *NotRecordedError) Error() string {
+	return "recording them for a rewind: " + e.Err.Error()
+}
+
+func (e *NotRecordedError) Unwrap() error { return e.Err }
+
+// ChangesApplied says every change of the command reached the tree.
+func (e *NotRecordedError) ChangesApplied() bool { return true }
 
 // Discard drops the command's changes: the tree is untouched.
 func (t *Txn) Discard() error {
@@ -246,7 +263,7 @@ func walkStates(abs, rel string, out map[string]File, hash func(rel string, data
 		if err != nil {
 			return err
 		}
-		f := File{Path: r, Mode: uint32(fi.Mode().Perm())}
+		f := File{Path: r, Mode: uint32(fi.Mode().Perm()), MTime: fi.ModTime().UnixNano()}
 		switch {
 		case fi.IsDir():
 			f.Dir = true
@@ -262,6 +279,9 @@ func walkStates(abs, rel string, out map[string]File, hash func(rel string, data
 				return err
 			}
 			f.Hash = h
+		case specialKind(fi.Mode()) != "":
+			// Never opened: a FIFO's open waits for a writer.
+			f.Special = specialKind(fi.Mode())
 		default:
 			f.Missing = "not a regular file, symlink or directory"
 		}
@@ -307,7 +327,7 @@ func (p *planner) txView(rec Record) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &view{files: map[string]File{}}
+	v := &view{files: map[string]File{}, tx: true}
 	files := st.Before
 	if rec.Phase == PhaseAfter {
 		files = st.After

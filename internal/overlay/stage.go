@@ -97,8 +97,10 @@ func copyNode(src, dst string, st *unix.Stat_t, links map[[2]uint64]string) erro
 		return os.Symlink(target, dst)
 	case unix.S_IFIFO:
 		return unix.Mkfifo(dst, 0o600)
+	case unix.S_IFSOCK:
+		return unix.Mknod(dst, unix.S_IFSOCK|0o600, 0) // an unbound socket's inode, as the command left it
 	}
-	return fmt.Errorf("%s: a device or socket cannot be copied onto the tree's file system", src)
+	return fmt.Errorf("%s: a device cannot be copied onto the tree's file system", src)
 }
 
 func copyFile(src, dst string) error {

@@ -314,20 +314,21 @@ func stateDirOf(workDir string) string {
 }
 
 // SignalGroup sends sig to process group pgid as kill(-pgid, sig) does,
-// and then makes it act on the group's leader when the leader is the
-// first process of a PID namespace (a command the sandbox started): the
-// kernel delivers to such a process only the signals it catches (and
-// SIGKILL), so a command that would have died of sig by default is
-// killed with SIGKILL instead, which ends its namespace as sig would have
-// ended it. It returns the error of the first kill.
+// and makes it act on the group's leader when the leader is the first
+// process of a PID namespace (a command the sandbox started): the kernel
+// delivers to such a process only the signals it catches (and SIGKILL),
+// so a command that would have died of sig by default is killed with
+// SIGKILL instead, which ends its namespace as sig would have ended it.
+// That SIGKILL comes first: sent after the group's sig, it left the shell
+// a window in which its killed foreground job had ended and the next
+// command of its line ran (`sleep 5; touch after` made after). It returns
+// the error of the first kill.
 func SignalGroup(pgid int, sig syscall.Signal) error {
-	if err := syscall.Kill(-pgid, sig); err != nil {
-		return err
-	}
 	if diesOf(sig) && namespaceInitIgnoring(pgid, sig) {
-		syscall.Kill(pgid, syscall.SIGKILL)
+		// The whole namespace, the group with it, dies with its init.
+		return syscall.Kill(pgid, syscall.SIGKILL)
 	}
-	return nil
+	return syscall.Kill(-pgid, sig)
 }
 
 // diesOf reports whether sig terminates a process that does not handle it.

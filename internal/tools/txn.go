@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -76,7 +77,12 @@ func commitNote(tx Transaction) string {
 	for _, c := range conflicts {
 		fmt.Fprintf(&b, "\n\nNot applied: %s was changed by another program while the command ran; its version stays.", c)
 	}
-	if err != nil {
+	var applied interface{ ChangesApplied() bool }
+	switch {
+	case err == nil:
+	case errors.As(err, &applied) && applied.ChangesApplied():
+		fmt.Fprintf(&b, "\n\nThe command's changes were all applied to the working directory, but a rewind may not be able to undo them yet: %v", err)
+	default:
 		fmt.Fprintf(&b, "\n\nThe command's changes could not all be applied to the working directory: %v", err)
 	}
 	return b.String()
