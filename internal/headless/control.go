@@ -51,9 +51,6 @@ func (d *Driver) initialize(body json.RawMessage, queue chan<- work) (any, error
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
-	d.mu.Lock()
-	d.sdk = true
-	d.mu.Unlock()
 	replace := strings.TrimSpace(strings.Join(req.SystemPrompt, "\n\n"))
 	if replace != "" || strings.TrimSpace(req.AppendSystemPrompt) != "" {
 		queue <- work{apply: func() error { return d.s.SetSystemPrompt(replace, req.AppendSystemPrompt) }}

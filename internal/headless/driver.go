@@ -26,15 +26,13 @@ type Driver struct {
 	opt Options
 	out *writer
 
-	mu       sync.Mutex
-	s        Session
-	mode     Mode
-	running  bool
-	sdk      bool   // an initialize was received: the SDK drives tiny-go
-	fatal    string // a bad input line ends the process
-	inputEnd bool
-	pending  map[string]chan *ControlResponse
-	nextID   int
+	mu      sync.Mutex
+	s       Session
+	mode    Mode
+	running bool
+	fatal   string // a bad input line ends the process
+	pending map[string]chan *ControlResponse
+	nextID  int
 	// inputDone is closed when the reader stops.
 	inputDone chan struct{}
 
@@ -99,8 +97,8 @@ func (d *Driver) Serve(ctx context.Context, s Session) int {
 			continue
 		}
 		d.runTurn(ctx, w.user)
-		if d.sdkClosed() || d.out.isBroken() {
-			break // the SDK closed its end mid-run: the run was aborted
+		if d.out.isBroken() {
+			break // whoever read the output is gone: the run was aborted
 		}
 	}
 	if d.out.isBroken() {
@@ -195,17 +193,17 @@ func (d *Driver) dispatch(ctx context.Context, l Line, queue chan<- work) {
 	}
 }
 
-// endInput records why the input ended. A bad line, and the end of the
-// SDK's input while a turn runs (the SDK closed the query), abort the
-// running turn durably, as Esc would; plain piped input that ends lets
-// the queued messages run.
+// endInput records why the input ended. A bad line aborts the running
+// turn durably, as Esc would. The plain end of input only means no more
+// prompts, as with Claude Code: the Python SDK writes a string prompt and
+// closes stdin at once, so every message received runs, then tiny-go
+// exits. Only an interrupt or a signal aborts a turn.
 func (d *Driver) endInput(ctx context.Context, fatal string) {
 	d.mu.Lock()
-	d.inputEnd = true
 	if fatal != "" {
 		d.fatal = fatal
 	}
-	abort := d.running && (fatal != "" || d.sdk)
+	abort := d.running && fatal != ""
 	d.mu.Unlock()
 	if abort {
 		d.abortRun(ctx)
@@ -216,14 +214,6 @@ func (d *Driver) fatalLine() string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.fatal
-}
-
-// sdkClosed reports whether the SDK ended its input: no queued message
-// runs after that.
-func (d *Driver) sdkClosed() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.sdk && d.inputEnd
 }
 
 // abortRun aborts the running operation durably (the same as Esc).

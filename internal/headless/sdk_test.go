@@ -474,3 +474,24 @@ func TestSDKResumeAsksAgainAfterKillDuringPermission(t *testing.T) {
 		t.Errorf("result = %v", r)
 	}
 }
+
+// The SDK closes stdin right after the prompt (the generator ended) while
+// the model is answering: the turn finishes and the SDK gets the answer.
+// The generator ends once the model request has come, so the end of input
+// surely reaches a running turn.
+func TestSDKPromptEndsBeforeTheAnswer(t *testing.T) {
+	dir := t.TempDir()
+	marks := marksOf(t, dir)
+	release := make(chan struct{})
+	close(release)
+	srv := providertest.New(t, gatedReply(func() {
+		_ = os.WriteFile(filepath.Join(marks, "arrived"), nil, 0o644)
+	}, release, "hello back"))
+	seen := sdkClient(t, srv, dir, "closeEarly")
+	if r := onlyResult(t, seen); r["subtype"] != "success" || r["result"] != "hello back" {
+		t.Fatalf("result = %v; want the answer", r)
+	}
+	if e, _ := seen["error"].(string); e != "" {
+		t.Errorf("the SDK program failed: %s", e)
+	}
+}

@@ -152,6 +152,16 @@ const scenarios = {
     }
     finish();
   },
+
+  // A prompt generator that ends once the model was asked: the SDK
+  // closes stdin while the turn runs (as the Python SDK does for every
+  // string prompt); the turn must still answer. The system prompt makes
+  // the SDK send an initialize first, as the Python SDK always does.
+  async closeEarly() {
+    const asked = untilFile(join(process.env.MARKS, "arrived"));
+    const options = { ...base, systemPrompt: "You are tiny-go under test." };
+    await collect(query({ prompt: prompts([user("hello")], asked), options }));
+  },
 };
 
 try {
