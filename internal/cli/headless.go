@@ -244,7 +244,7 @@ func runHeadless(ctx context.Context, io stdio, cwd string, f runFlags, h *headl
 
 	f.approval, f.json = "ask", true // the driver decides; stdout is the protocol's
 	quiet := stdio{stdin: strings.NewReader(""), stdout: io.stderr, stderr: io.stderr, getenv: io.getenv, settings: io.settings}
-	r := &runner{io: quiet, flags: f, cwd: cwd, hooks: hooks, embed: &embedding{host: acp.Host{Events: d.Events, Ask: d.Ask, Approve: d.Approve}}}
+	r := &runner{io: quiet, flags: f, cwd: cwd, hooks: hooks, embed: &embedding{host: acp.Host{Events: d.Events, Ask: d.Ask, Approve: d.Approve}, callbackHooks: true}}
 	if err := r.configure(); err != nil {
 		return err
 	}

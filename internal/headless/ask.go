@@ -41,8 +41,8 @@ func (d *Driver) Approve(next agent.ApproveFunc) agent.ApproveFunc {
 	}
 }
 
-// errNoAnswer is a permission question the SDK can no longer answer.
-var errNoAnswer = errors.New("the input ended while a tool call waited for permission; nothing was run (resume the session to be asked again)")
+// errNoAnswer is a question the SDK can no longer answer.
+var errNoAnswer = errors.New("the input ended while tiny-go waited for the SDK's answer (a permission, a hook callback or an SDK MCP tool); the call was not run (resume the session to be asked again)")
 
 // Ask decides a call the gate asks about, by the permission mode and
 // rules, or by asking the SDK (can_use_tool).
@@ -72,20 +72,27 @@ func (d *Driver) Ask(ctx context.Context, p approval.Prompt) (approval.Answer, e
 
 // canUseTool asks the SDK and waits for its answer, or for the run's end.
 func (d *Driver) canUseTool(ctx context.Context, toolUseID string, call cctools.Call, p approval.Prompt) (*ControlResponse, error) {
+	input := json.RawMessage(call.Input)
+	if !json.Valid(input) {
+		input = json.RawMessage("{}")
+	}
+	return d.request(ctx, map[string]any{
+		"subtype": "can_use_tool", "tool_name": call.Name, "input": input, "tool_use_id": toolUseID,
+		"permission_suggestions": []any{}, "description": p.Action,
+	})
+}
+
+// request sends the SDK a control request and waits for its answer; a
+// request the run's end or the input's end leaves unanswered is
+// withdrawn.
+func (d *Driver) request(ctx context.Context, body map[string]any) (*ControlResponse, error) {
 	ch := make(chan *ControlResponse, 1)
 	d.mu.Lock()
 	d.nextID++
 	id := fmt.Sprintf("tiny-go-%d", d.nextID)
 	d.pending[id] = ch
 	d.mu.Unlock()
-	input := json.RawMessage(call.Input)
-	if !json.Valid(input) {
-		input = json.RawMessage("{}")
-	}
-	d.out.json(outRequest{Type: controlRequest, RequestID: id, Request: map[string]any{
-		"subtype": "can_use_tool", "tool_name": call.Name, "input": input, "tool_use_id": toolUseID,
-		"permission_suggestions": []any{}, "description": p.Action,
-	}})
+	d.out.json(outRequest{Type: controlRequest, RequestID: id, Request: body})
 	select {
 	case r := <-ch:
 		return r, nil

@@ -42,14 +42,17 @@ func (d *Driver) control(ctx context.Context, r *ControlRequest, queue chan<- wo
 // as Claude Code does (mcp_servers_applied false).
 func (d *Driver) initialize(body json.RawMessage, queue chan<- work) (any, error) {
 	var req struct {
-		SystemPrompt       []string        `json:"systemPrompt"`
-		AppendSystemPrompt string          `json:"appendSystemPrompt"`
-		MCPServers         map[string]any  `json:"mcpServers"`
-		Hooks              map[string]any  `json:"hooks"`
-		Agents             json.RawMessage `json:"agents"`
+		SystemPrompt       []string                 `json:"systemPrompt"`
+		AppendSystemPrompt string                   `json:"appendSystemPrompt"`
+		MCPServers         map[string]any           `json:"mcpServers"`
+		Hooks              map[string][]hookMatcher `json:"hooks"`
+		Agents             json.RawMessage          `json:"agents"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	if err := d.addSDKHooks(req.Hooks); err != nil {
+		return nil, err
 	}
 	replace := strings.TrimSpace(strings.Join(req.SystemPrompt, "\n\n"))
 	if replace != "" || strings.TrimSpace(req.AppendSystemPrompt) != "" {
@@ -66,10 +69,6 @@ func (d *Driver) initialize(body json.RawMessage, queue chan<- work) (any, error
 		if len(req.MCPServers) > 0 {
 			fmt.Fprintln(d.opt.Log, "tiny-go: the SDK's mcpServers are not connected: tiny-go takes MCP servers from $TINY_MCP_CONFIG (--mcp alias)")
 		}
-	}
-	if len(req.Hooks) > 0 {
-		resp["hooks_applied"] = false
-		fmt.Fprintln(d.opt.Log, "tiny-go: the SDK's hook callbacks are not called by tiny-go")
 	}
 	return resp, nil
 }

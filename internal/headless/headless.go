@@ -15,6 +15,7 @@ import (
 	"io"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/hooks"
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
@@ -75,6 +76,9 @@ type Session interface {
 	// SetModel and SetSystemPrompt rebuild the agent between runs.
 	SetModel(model string) error
 	SetSystemPrompt(replace, appendText string) error
+	// AddHooks adds hooks (the SDK's callbacks) to the session's, for
+	// the next calls.
+	AddHooks(hs ...hooks.Hook) error
 	// StoreImage keeps an image beside the sessions and returns the
 	// reference that goes into the prompt.
 	StoreImage(mediaType string, data []byte, label string) (string, error)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tiny-agent/tiny-go/internal/providertest"
@@ -88,4 +89,59 @@ func TestPySDKHelloAlwaysAnswers(t *testing.T) {
 	if ok != n {
 		t.Fatalf("%d of %d runs answered (%d results)", ok, n, len(results))
 	}
+}
+
+// A PreToolUse hook callback (matcher "Bash") that denies: tiny-go asks
+// the SDK (hook_callback) before the call, the command never runs even
+// under bypassPermissions, and the model gets the hook's reason; under
+// both SDKs.
+func TestPySDKHookDeniesBash(t *testing.T) {
+	checkHookDenies(t, func(srv *providertest.Server, dir string) map[string]any { return pyClient(t, srv, dir, "hook") }, "ResultMessage")
+}
+
+func TestSDKHookDeniesBash(t *testing.T) {
+	checkHookDenies(t, func(srv *providertest.Server, dir string) map[string]any { return sdkClient(t, srv, dir, "hook") }, "result")
+}
+
+func checkHookDenies(t *testing.T, client func(*providertest.Server, string) map[string]any, result string) {
+	dir := t.TempDir()
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "call-1", Name: "bash", Arguments: `{"command":"touch made.txt"}`}}},
+		providertest.Reply{Text: "denied, ok"},
+	)
+	seen := client(srv, dir)
+	if thrown, _ := seen["thrown"].(string); thrown != "" {
+		t.Fatalf("the SDK raised %s", thrown)
+	}
+	calls, _ := seen["calls"].([]any)
+	if len(calls) != 1 {
+		t.Fatalf("the hook callback ran %d times, want 1: %v", len(calls), calls)
+	}
+	c := calls[0].(map[string]any)
+	if c["hook"] != "PreToolUse" || c["tool"] != "Bash" || c["input"].(map[string]any)["command"] != "touch made.txt" {
+		t.Errorf("the hook got %v", c)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "made.txt")); err == nil {
+		t.Error("the denied command ran")
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2", len(reqs))
+	}
+	msgs := reqs[1].Chat.Messages
+	if last := msgs[len(msgs)-1]; last.Role != "tool" || last.Content == nil || !strings.Contains(*last.Content, "no shell today") {
+		t.Errorf("the model got %+v; want the hook's reason", last)
+	}
+	if r := resultsOf(seen, result); len(r) != 1 || r[0]["subtype"] != "success" {
+		t.Errorf("results %v", r)
+	}
+}
+
+// resultsOf are the result messages, by the Python class name or the
+// TypeScript type.
+func resultsOf(seen map[string]any, kind string) []map[string]any {
+	if kind == "result" {
+		return messages(seen, "result", "")
+	}
+	return pyMessages(seen, kind)
 }

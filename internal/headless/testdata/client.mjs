@@ -153,6 +153,17 @@ const scenarios = {
     finish();
   },
 
+  // A PreToolUse hook callback that denies Bash.
+  async hook() {
+    seen.calls = [];
+    const denyBash = async (input) => {
+      seen.calls.push({ hook: input.hook_event_name, tool: input.tool_name, input: input.tool_input });
+      return { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: "no shell today" } };
+    };
+    const hooks = { PreToolUse: [{ matcher: "Bash", hooks: [denyBash] }] };
+    await collect(query({ prompt: "make a file", options: { ...base, hooks, permissionMode: "bypassPermissions" } }));
+  },
+
   // A prompt generator that ends once the model was asked: the SDK
   // closes stdin while the turn runs (as the Python SDK does for every
   // string prompt); the turn must still answer. The system prompt makes
