@@ -209,10 +209,10 @@ func (h *headlessFlags) selectTools(fl *pflag.FlagSet, f *runFlags, deny []strin
 }
 
 // warnIgnored names the ignored flags that were given, in one line.
-func warnIgnored(fl *pflag.FlagSet, stderr io.Writer) {
+func warnIgnored(fl *pflag.FlagSet, stderr io.Writer, used ...string) {
 	var given []string
 	for _, f := range ignoredSDKFlags {
-		if fl.Changed(f.name) && fl.Lookup(f.name).Usage == ignoredUsage {
+		if fl.Changed(f.name) && fl.Lookup(f.name).Usage == ignoredUsage && !slices.Contains(used, f.name) {
 			given = append(given, "--"+f.name)
 		}
 	}
@@ -237,7 +237,13 @@ func runHeadless(ctx context.Context, io stdio, cwd string, f runFlags, h *headl
 	if f.session != "" && f.cont {
 		return usageErrorf("--resume and --continue cannot be used together.")
 	}
-	warnIgnored(fl, io.stderr)
+	var used []string
+	if all, err := sdkMCPServers(fl, &opt); err != nil {
+		return err
+	} else if all {
+		used = append(used, "mcp-config")
+	}
+	warnIgnored(fl, io.stderr, used...)
 	opt.In, opt.Out, opt.Log = io.stdin, io.stdout, io.stderr
 	opt.OutputGone = outputGone(io.stdout)
 	d := headless.New(opt)

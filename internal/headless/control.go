@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -47,12 +48,16 @@ func (d *Driver) initialize(body json.RawMessage, queue chan<- work) (any, error
 		MCPServers         map[string]any           `json:"mcpServers"`
 		Hooks              map[string][]hookMatcher `json:"hooks"`
 		Agents             json.RawMessage          `json:"agents"`
+		SDKMCPServers      []string                 `json:"sdkMcpServers"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
 	if err := d.addSDKHooks(req.Hooks); err != nil {
 		return nil, err
+	}
+	if names := append(slices.Clone(d.opt.SDKServers), req.SDKMCPServers...); len(names) > 0 {
+		queue <- work{apply: func() error { return d.connectSDKServers(context.Background(), names) }}
 	}
 	replace := strings.TrimSpace(strings.Join(req.SystemPrompt, "\n\n"))
 	if replace != "" || strings.TrimSpace(req.AppendSystemPrompt) != "" {

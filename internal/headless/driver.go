@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
@@ -33,6 +34,8 @@ type Driver struct {
 	fatal   string // a bad input line ends the process
 	pending map[string]chan *ControlResponse
 	nextID  int
+	// sdkServers are the SDK's in-process MCP servers, by name.
+	sdkServers map[string]*mcp.Client
 	// inputDone is closed when the reader stops.
 	inputDone chan struct{}
 
@@ -53,7 +56,7 @@ func New(opt Options) *Driver {
 	if opt.Mode == "" {
 		opt.Mode = ModeDefault
 	}
-	d := &Driver{opt: opt, mode: opt.Mode, pending: map[string]chan *ControlResponse{}, inputDone: make(chan struct{})}
+	d := &Driver{opt: opt, mode: opt.Mode, pending: map[string]chan *ControlResponse{}, sdkServers: map[string]*mcp.Client{}, inputDone: make(chan struct{})}
 	// Whoever read the output is gone: nothing can see the rest of the
 	// turn, so it is aborted durably rather than run blind.
 	d.out = &writer{w: opt.Out, gone: func() { go d.abortRun(context.Background()) }}
@@ -83,6 +86,7 @@ func (d *Driver) Serve(ctx context.Context, s Session) int {
 	}
 	queue := make(chan work, 1024)
 	go d.read(ctx, queue)
+	defer d.closeSDKServers()
 	if code := d.recover(ctx); code != 0 {
 		return code
 	}

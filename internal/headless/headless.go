@@ -17,6 +17,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/hooks"
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/tools"
 )
 
 // Output formats (--output-format).
@@ -53,6 +54,9 @@ type Options struct {
 	MaxTurns int
 	// Rules are --allowedTools and --disallowedTools.
 	Rules Rules
+	// SDKServers are the SDK's in-process MCP servers --mcp-config names
+	// (type "sdk"), connected over the control protocol after initialize.
+	SDKServers []string
 	// Version is reported as claude_code_version.
 	Version string
 }
@@ -79,6 +83,9 @@ type Session interface {
 	// AddHooks adds hooks (the SDK's callbacks) to the session's, for
 	// the next calls.
 	AddHooks(hs ...hooks.Hook) error
+	// AddTools offers the tools of the MCP server alias (one of the SDK's
+	// in-process servers) from the next run on.
+	AddTools(alias string, ts []tools.Tool) error
 	// StoreImage keeps an image beside the sessions and returns the
 	// reference that goes into the prompt.
 	StoreImage(mediaType string, data []byte, label string) (string, error)

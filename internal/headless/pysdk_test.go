@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 )
 
@@ -144,4 +145,54 @@ func resultsOf(seen map[string]any, kind string) []map[string]any {
 		return messages(seen, "result", "")
 	}
 	return pyMessages(seen, kind)
+}
+
+// An SDK MCP tool (create_sdk_mcp_server, passed in --mcp-config with
+// type "sdk"): tiny-go connects it over the control protocol
+// (mcp_message), offers its tool, the model's call runs in the SDK's
+// process and its result reaches the model.
+func TestPySDKMCPTool(t *testing.T) {
+	checkSDKMCPTool(t, func(srv *providertest.Server, dir string) map[string]any { return pyClient(t, srv, dir, "mcp") }, "ResultMessage")
+}
+
+func checkSDKMCPTool(t *testing.T, client func(*providertest.Server, string) map[string]any, result string) {
+	dir := t.TempDir()
+	name, err := mcp.ToolName("calc", "add")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "call-add", Name: name, Arguments: `{"a":2,"b":3}`}}},
+		providertest.Reply{Text: "it is 5"},
+	)
+	seen := client(srv, dir)
+	if thrown, _ := seen["thrown"].(string); thrown != "" {
+		t.Fatalf("the SDK raised %s", thrown)
+	}
+	calls, _ := seen["calls"].([]any)
+	if len(calls) != 1 {
+		t.Fatalf("the SDK's tool ran %d times, want 1: %v", len(calls), calls)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2", len(reqs))
+	}
+	offered := false
+	for _, tool := range reqs[0].Chat.Tools {
+		offered = offered || tool.Function.Name == name
+	}
+	if !offered {
+		t.Errorf("the first request does not offer %s", name)
+	}
+	msgs := reqs[1].Chat.Messages
+	if last := msgs[len(msgs)-1]; last.Role != "tool" || last.Content == nil || !strings.Contains(*last.Content, "sum=5") {
+		t.Errorf("the model got %+v; want the tool's result", last)
+	}
+	if r := resultsOf(seen, result); len(r) != 1 || r[0]["subtype"] != "success" || r[0]["result"] != "it is 5" {
+		t.Errorf("results %v", r)
+	}
+}
+
+func TestSDKMCPTool(t *testing.T) {
+	checkSDKMCPTool(t, func(srv *providertest.Server, dir string) map[string]any { return sdkClient(t, srv, dir, "mcp") }, "result")
 }

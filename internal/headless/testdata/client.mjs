@@ -6,7 +6,8 @@
 // directory in $HL_CWD and, for "resume", the session in $HL_SESSION.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { query } from "@anthropic-ai/claude-agent-sdk";
+import { createSdkMcpServer, query, tool } from "@anthropic-ai/claude-agent-sdk";
+import { z } from "zod";
 
 const scenario = process.argv[2];
 const cwd = process.env.HL_CWD;
@@ -162,6 +163,17 @@ const scenarios = {
     };
     const hooks = { PreToolUse: [{ matcher: "Bash", hooks: [denyBash] }] };
     await collect(query({ prompt: "make a file", options: { ...base, hooks, permissionMode: "bypassPermissions" } }));
+  },
+
+  // An in-process SDK MCP server whose tool the model calls.
+  async mcp() {
+    seen.calls = [];
+    const add = tool("add", "Add two numbers", { a: z.number(), b: z.number() }, async (args) => {
+      seen.calls.push({ tool: "add", args });
+      return { content: [{ type: "text", text: `sum=${args.a + args.b}` }] };
+    });
+    const calc = createSdkMcpServer({ name: "calc", version: "1.0.0", tools: [add] });
+    await collect(query({ prompt: "add 2 and 3", options: { ...base, mcpServers: { calc }, allowedTools: ["mcp__calc__add"] } }));
   },
 
   // A prompt generator that ends once the model was asked: the SDK
