@@ -237,11 +237,9 @@ func runHeadless(ctx context.Context, io stdio, cwd string, f runFlags, h *headl
 	if f.session != "" && f.cont {
 		return usageErrorf("--resume and --continue cannot be used together.")
 	}
-	var used []string
-	if all, err := sdkMCPServers(fl, &opt); err != nil {
+	used, err := sdkFlags(fl, &opt)
+	if err != nil {
 		return err
-	} else if all {
-		used = append(used, "mcp-config")
 	}
 	warnIgnored(fl, io.stderr, used...)
 	opt.In, opt.Out, opt.Log = io.stdin, io.stdout, io.stderr

@@ -2,7 +2,10 @@ package cli
 
 import (
 	"errors"
+	"math"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -53,4 +56,41 @@ func sdkMCPServers(fl *pflag.FlagSet, opt *headless.Options) (bool, error) {
 	}
 	opt.SDKServers = names
 	return len(names) > 0 && len(others) == 0, nil
+}
+
+// maxBudget takes --max-budget-usd (the last one given).
+func maxBudget(fl *pflag.FlagSet, opt *headless.Options) (bool, error) {
+	vs, err := fl.GetStringArray("max-budget-usd")
+	if err != nil || len(vs) == 0 {
+		return false, nil
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(vs[len(vs)-1]), 64)
+	if err != nil || v <= 0 || math.IsInf(v, 0) {
+		return false, usageErrorf("--max-budget-usd must be a positive number of dollars, not %q", vs[len(vs)-1])
+	}
+	opt.MaxBudgetUSD = v
+	return true, nil
+}
+
+// sdkFlags reads the SDK's flags that tiny-go honours although they are
+// declared with the ignored ones (--mcp-config's SDK servers,
+// --max-budget-usd) and returns those fully used, which are then not
+// named as ignored.
+func sdkFlags(fl *pflag.FlagSet, opt *headless.Options) ([]string, error) {
+	var used []string
+	all, err := sdkMCPServers(fl, opt)
+	if err != nil {
+		return nil, err
+	}
+	if all {
+		used = append(used, "mcp-config")
+	}
+	budget, err := maxBudget(fl, opt)
+	if err != nil {
+		return nil, err
+	}
+	if budget {
+		used = append(used, "max-budget-usd")
+	}
+	return used, nil
 }

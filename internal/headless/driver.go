@@ -41,6 +41,9 @@ type Driver struct {
 
 	tmu  sync.Mutex
 	turn *turn
+	// spent is the cost of the finished turns of this process
+	// (--max-budget-usd counts them all).
+	spent float64
 }
 
 // work is one item of the queue the main loop works through in order: a
@@ -256,6 +259,7 @@ func (d *Driver) runTurn(ctx context.Context, u *UserMessage) int {
 	d.tmu.Lock()
 	d.flush(t)
 	d.turn = nil
+	d.spent += t.cost
 	d.tmu.Unlock()
 	msg := d.result(t, res, err)
 	msg.DurationMS = time.Since(began).Milliseconds()
@@ -302,6 +306,8 @@ func (d *Driver) result(t *turn, res agent.Result, err error) resultMessage {
 		if res.Completion == session.CompletionTruncated {
 			m.StopReason = strPtr("max_tokens")
 		}
+	case res.Outcome == session.OutcomeAborted && t.budgetHit:
+		m.Subtype, m.Errors = resultBudget, []string{fmt.Sprintf("Reached the maximum budget ($%g).", d.opt.MaxBudgetUSD)}
 	case res.Outcome == session.OutcomeAborted && t.maxTurnsHit:
 		m.Subtype, m.Errors = resultMaxTurns, []string{fmt.Sprintf("Reached the maximum number of turns (%d).", d.opt.MaxTurns)}
 	case res.Outcome == session.OutcomeAborted:

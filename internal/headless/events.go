@@ -20,10 +20,12 @@ type turn struct {
 	// was stopped for --max-turns.
 	turns       int
 	maxTurnsHit bool
-	cost        float64
-	api         time.Duration
-	usage       session.Usage // of the latest reply
-	total       session.Usage
+	// budgetHit is set when the run was stopped for --max-budget-usd.
+	budgetHit bool
+	cost      float64
+	api       time.Duration
+	usage     session.Usage // of the latest reply
+	total     session.Usage
 	// tools are the calls reported, by id (for tool_use_result); ok the
 	// ones that ran and succeeded (every other result, synthetic ones
 	// included, is an error).
@@ -55,6 +57,12 @@ func (d *Driver) Events(ev agent.Event) {
 	case agent.ModelStarted:
 		if d.opt.MaxTurns > 0 && t.turns >= d.opt.MaxTurns && !t.maxTurnsHit {
 			t.maxTurnsHit = true
+			go d.abortRun(context.Background())
+		}
+		// As Claude Code's: the budget is checked before each model
+		// request, so the reply that went past it is the last one paid.
+		if d.opt.MaxBudgetUSD > 0 && d.spent+t.cost >= d.opt.MaxBudgetUSD && !t.budgetHit && !t.maxTurnsHit {
+			t.budgetHit = true
 			go d.abortRun(context.Background())
 		}
 		if d.opt.PartialMessages {

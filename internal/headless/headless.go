@@ -52,6 +52,9 @@ type Options struct {
 	Mode Mode
 	// MaxTurns ends a run after this many model replies (0: no limit).
 	MaxTurns int
+	// MaxBudgetUSD ends a run once the process's turns cost this much
+	// (the provider's reported cost; 0: no limit).
+	MaxBudgetUSD float64
 	// Rules are --allowedTools and --disallowedTools.
 	Rules Rules
 	// SDKServers are the SDK's in-process MCP servers --mcp-config names

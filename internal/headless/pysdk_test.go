@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -195,4 +196,47 @@ func checkSDKMCPTool(t *testing.T, client func(*providertest.Server, string) map
 
 func TestSDKMCPTool(t *testing.T) {
 	checkSDKMCPTool(t, func(srv *providertest.Server, dir string) map[string]any { return sdkClient(t, srv, dir, "mcp") }, "result")
+}
+
+// max_budget_usd: with replies of $0.01 each and a budget of $0.015, the
+// second reply goes past it and is the last: error_max_budget_usd, two
+// model requests, the cost of both.
+func TestPySDKMaxBudget(t *testing.T) {
+	checkBudget(t, func(srv *providertest.Server, dir string) map[string]any {
+		return pyClient(t, srv, dir, "budget", "HL_BUDGET=0.015")
+	}, "ResultMessage")
+}
+
+func TestSDKMaxBudget(t *testing.T) {
+	checkBudget(t, func(srv *providertest.Server, dir string) map[string]any {
+		return sdkClient(t, srv, dir, "budget", "HL_BUDGET=0.015")
+	}, "result")
+}
+
+func checkBudget(t *testing.T, client func(*providertest.Server, string) map[string]any, result string) {
+	dir := t.TempDir()
+	cent := 0.01
+	var replies []providertest.Reply
+	for i := range 4 {
+		replies = append(replies, providertest.Reply{
+			ToolCalls: []providertest.ToolCall{{ID: "call-" + strconv.Itoa(i), Name: "bash", Arguments: `{"command":"echo step"}`}},
+			Usage:     &providertest.Usage{PromptTokens: 10, CompletionTokens: 5, Cost: &cent},
+		})
+	}
+	srv := providertest.New(t, replies...)
+	seen := client(srv, dir)
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("%d model requests, want 2 (the second goes past the budget)", n)
+	}
+	rs := resultsOf(seen, result)
+	if len(rs) != 1 {
+		t.Fatalf("%d results: %v", len(rs), rs)
+	}
+	r := rs[0]
+	if r["subtype"] != "error_max_budget_usd" || r["is_error"] != true || r["num_turns"] != 2.0 {
+		t.Errorf("result %v; want error_max_budget_usd after 2 turns", r)
+	}
+	if c, _ := r["total_cost_usd"].(float64); c < 0.0199 || c > 0.0201 {
+		t.Errorf("total_cost_usd %v, want 0.02", r["total_cost_usd"])
+	}
 }

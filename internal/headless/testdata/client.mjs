@@ -176,6 +176,12 @@ const scenarios = {
     await collect(query({ prompt: "add 2 and 3", options: { ...base, mcpServers: { calc }, allowedTools: ["mcp__calc__add"] } }));
   },
 
+  // maxBudgetUsd: the run stops once it cost more.
+  async budget() {
+    const maxBudgetUsd = Number(process.env.HL_BUDGET);
+    await collect(query({ prompt: "loop", options: { ...base, maxBudgetUsd, permissionMode: "bypassPermissions" } }));
+  },
+
   // A prompt generator that ends once the model was asked: the SDK
   // closes stdin while the turn runs (as the Python SDK does for every
   // string prompt); the turn must still answer. The system prompt makes
