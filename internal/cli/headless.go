@@ -252,6 +252,9 @@ func runHeadless(ctx context.Context, io stdio, cwd string, f runFlags, h *headl
 	if err := r.configure(); err != nil {
 		return err
 	}
+	if err := forkSession(fl, r); err != nil {
+		return err
+	}
 	r.sink = lifecycle.NewTracker(lifecycle.Multi())
 	defer r.close()
 	if err := r.start(ctx); err != nil {

@@ -2,16 +2,20 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/fork"
 	"github.com/tiny-agent/tiny-go/internal/headless"
 	"github.com/tiny-agent/tiny-go/internal/hooks"
+	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/tools"
 )
 
@@ -92,5 +96,36 @@ func sdkFlags(fl *pflag.FlagSet, opt *headless.Options) ([]string, error) {
 	if budget {
 		used = append(used, "max-budget-usd")
 	}
+	if forkAsked(fl) {
+		used = append(used, "fork-session") // done by forkSession, or refused
+	}
 	return used, nil
+}
+
+func forkAsked(fl *pflag.FlagSet) bool {
+	v, err := fl.GetBool("fork-session")
+	return err == nil && v && fl.Lookup("fork-session").Usage == ignoredUsage
+}
+
+// forkSession is --fork-session (fork_session, forkSession): the resumed
+// session is forked whole (internal/fork: its committed facts under a new
+// id, the source only read) and the fork is the one that runs, so the
+// SDK gets a new session id and the original stays as it was.
+func forkSession(fl *pflag.FlagSet, r *runner) error {
+	if !forkAsked(fl) {
+		return nil
+	}
+	if r.flags.session == "" {
+		return usageErrorf("--fork-session needs --resume ID (the session to fork)")
+	}
+	path, err := store.PathByID(r.cwd, r.flags.session)
+	if err != nil {
+		return noSession(r.flags.session, r.cwd)
+	}
+	res, err := fork.Write(path, -1, "", 0, time.Now())
+	if err != nil {
+		return fmt.Errorf("--fork-session: %w", err)
+	}
+	r.flags.session = res.ID
+	return nil
 }

@@ -240,3 +240,60 @@ func checkBudget(t *testing.T, client func(*providertest.Server, string) map[str
 		t.Errorf("total_cost_usd %v, want 0.02", r["total_cost_usd"])
 	}
 }
+
+// fork_session: resuming a session as a fork runs in a new session (a new
+// id in every message) holding the original's conversation, and leaves
+// the original file as it was.
+func TestPySDKForkSession(t *testing.T) {
+	checkFork(t, func(srv *providertest.Server, dir string, extra ...string) map[string]any {
+		return pyClient(t, srv, dir, "fork", extra...)
+	}, "ResultMessage")
+}
+
+func TestSDKForkSession(t *testing.T) {
+	checkFork(t, func(srv *providertest.Server, dir string, extra ...string) map[string]any {
+		return sdkClient(t, srv, dir, "fork", extra...)
+	}, "result")
+}
+
+func checkFork(t *testing.T, client func(*providertest.Server, string, ...string) map[string]any, result string) {
+	dir := t.TempDir()
+	srv := providertest.New(t, providertest.Reply{Text: "first answer"}, providertest.Reply{Text: "second answer"})
+	first := start(t, srv, dir, "-p", "--output-format=json", "first question")
+	first.rest()
+	if code := first.exit(); code != 0 {
+		t.Fatalf("the first run exited %d", code)
+	}
+	id, _ := readSession(t, dir)
+	files, _ := filepath.Glob(filepath.Join(dir, ".tiny-agent", "sessions", "*.jsonl"))
+	before, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := client(srv, dir, "HL_SESSION="+id)
+	rs := resultsOf(seen, result)
+	if len(rs) != 1 || rs[0]["subtype"] != "success" || rs[0]["result"] != "second answer" {
+		t.Fatalf("results %v", rs)
+	}
+	forkID, _ := rs[0]["session_id"].(string)
+	if forkID == "" || forkID == id {
+		t.Fatalf("the fork's session id is %q; want a new one (the original is %s)", forkID, id)
+	}
+	after, _ := os.ReadFile(files[0])
+	if !bytes.Equal(before, after) {
+		t.Error("the original session file changed")
+	}
+	msgs := srv.Requests()[1].Chat.Messages
+	var texts []string
+	for _, m := range msgs {
+		if m.Content != nil {
+			texts = append(texts, *m.Content)
+		}
+	}
+	if all := strings.Join(texts, "\n"); !strings.Contains(all, "first answer") || !strings.Contains(all, "second question") {
+		t.Errorf("the fork's model request lacks the original conversation: %q", texts)
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, ".tiny-agent", "sessions", "*"+forkID+".jsonl")); len(files) != 1 {
+		t.Errorf("no session file of the fork %s", forkID)
+	}
+}

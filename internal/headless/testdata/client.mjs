@@ -182,6 +182,11 @@ const scenarios = {
     await collect(query({ prompt: "loop", options: { ...base, maxBudgetUsd, permissionMode: "bypassPermissions" } }));
   },
 
+  // forkSession: resume $HL_SESSION as a fork.
+  async fork() {
+    await collect(query({ prompt: "second question", options: { ...base, resume: process.env.HL_SESSION, forkSession: true } }));
+  },
+
   // A prompt generator that ends once the model was asked: the SDK
   // closes stdin while the turn runs (as the Python SDK does for every
   // string prompt); the turn must still answer. The system prompt makes
