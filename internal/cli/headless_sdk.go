@@ -96,6 +96,10 @@ func sdkFlags(fl *pflag.FlagSet, opt *headless.Options) ([]string, error) {
 	if budget {
 		used = append(used, "max-budget-usd")
 	}
+	if v, err := fl.GetBool("allow-dangerously-skip-permissions"); err == nil && v && fl.Lookup("allow-dangerously-skip-permissions").Usage == ignoredUsage {
+		opt.AllowBypass = true
+		used = append(used, "allow-dangerously-skip-permissions")
+	}
 	if forkAsked(fl) {
 		used = append(used, "fork-session") // done by forkSession, or refused
 	}

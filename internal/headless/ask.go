@@ -55,7 +55,7 @@ func (d *Driver) Ask(ctx context.Context, p approval.Prompt) (approval.Answer, e
 	d.mu.Lock()
 	mode := d.mode
 	d.mu.Unlock()
-	dec, why := decide(mode, d.opt.Rules, d.opt.PromptTool, call)
+	dec, why := decide(mode, d.opt.Rules, d.opt.PromptTool, call, d.s.WorkDir())
 	switch dec {
 	case allow:
 		return approval.Answer{Choice: approval.Once}, nil

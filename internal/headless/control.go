@@ -3,6 +3,7 @@ package headless
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -88,6 +89,11 @@ func (d *Driver) setMode(body json.RawMessage) (any, error) {
 	m, err := ParseMode(req.Mode)
 	if err != nil {
 		return nil, err
+	}
+	// As Claude Code's: escalating to bypass needs the launch to allow
+	// it, so an SDK cannot lift the permissions it was started under.
+	if m == ModeBypass && d.opt.Mode != ModeBypass && !d.opt.AllowBypass {
+		return nil, errors.New("cannot switch to bypassPermissions: tiny-go was not launched with --permission-mode bypassPermissions, --dangerously-skip-permissions or --allow-dangerously-skip-permissions")
 	}
 	d.mu.Lock()
 	d.mode = m

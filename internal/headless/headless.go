@@ -50,6 +50,9 @@ type Options struct {
 	PromptTool bool
 	// Mode is the permission mode the session starts in.
 	Mode Mode
+	// AllowBypass lets set_permission_mode switch to bypassPermissions
+	// (--allow-dangerously-skip-permissions); launching in it does too.
+	AllowBypass bool
 	// MaxTurns ends a run after this many model replies (0: no limit).
 	MaxTurns int
 	// MaxBudgetUSD ends a run once the process's turns cost this much

@@ -187,6 +187,30 @@ const scenarios = {
     await collect(query({ prompt: "second question", options: { ...base, resume: process.env.HL_SESSION, forkSession: true } }));
   },
 
+  // One prompt under $HL_MODE; with HL_SET, setPermissionMode(HL_SET)
+  // first, and its outcome recorded.
+  async mode() {
+    let finish, modeSet;
+    const done = new Promise((r) => { finish = r; });
+    const ready = new Promise((r) => { modeSet = r; });
+    async function* input() {
+      await ready;
+      yield user("do it");
+      await done;
+    }
+    const q = query({ prompt: input(), options: { ...base, permissionMode: process.env.HL_MODE } });
+    if (process.env.HL_SET) {
+      try {
+        await q.setPermissionMode(process.env.HL_SET);
+        seen.set = "ok";
+      } catch (e) {
+        seen.set = String(e.message || e);
+      }
+    }
+    modeSet();
+    await collect(q, async (m) => { if (m.type === "result") finish(); });
+  },
+
   // A prompt generator that ends once the model was asked: the SDK
   // closes stdin while the turn runs (as the Python SDK does for every
   // string prompt); the turn must still answer. The system prompt makes
