@@ -67,9 +67,8 @@ func New(opt Options) *Driver {
 }
 
 // Serve runs the session until the input ends (or, without stream input,
-// the one prompt is answered). It returns the process's exit code: with
-// text input 0 when the run succeeded; with stream input 0 unless an
-// input line was bad.
+// the one prompt is answered). It returns the process's exit code: 0 when
+// the last turn succeeded, 1 when it failed or an input line was bad.
 func (d *Driver) Serve(ctx context.Context, s Session) int {
 	d.mu.Lock()
 	d.s = s
@@ -93,6 +92,7 @@ func (d *Driver) Serve(ctx context.Context, s Session) int {
 	if code := d.recover(ctx); code != 0 {
 		return code
 	}
+	last := 0 // the exit code of the last turn
 	for w := range queue {
 		if d.fatalLine() != "" {
 			break
@@ -103,7 +103,7 @@ func (d *Driver) Serve(ctx context.Context, s Session) int {
 			}
 			continue
 		}
-		d.runTurn(ctx, w.user)
+		last = d.runTurn(ctx, w.user)
 		if d.out.isBroken() {
 			break // whoever read the output is gone: the run was aborted
 		}
@@ -116,10 +116,9 @@ func (d *Driver) Serve(ctx context.Context, s Session) int {
 		d.writeResult(resultMessage{Subtype: resultExecution, IsError: true, Errors: []string{msg}})
 		return 1
 	}
-	// As Claude Code's: with stream input, how each turn ended is in its
-	// result; the exit code says only whether the conversation itself
-	// failed (a bad line).
-	return 0
+	// As Claude Code's: each turn's outcome is in its result, and the
+	// exit code is the last turn's (1 when it failed).
+	return last
 }
 
 // recover finishes an operation a crash left open, before any message

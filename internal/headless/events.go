@@ -57,13 +57,13 @@ func (d *Driver) Events(ev agent.Event) {
 	case agent.ModelStarted:
 		if d.opt.MaxTurns > 0 && t.turns >= d.opt.MaxTurns && !t.maxTurnsHit {
 			t.maxTurnsHit = true
-			go d.abortRun(context.Background())
+			d.stopBeforeRequest()
 		}
 		// As Claude Code's: the budget is checked before each model
 		// request, so the reply that went past it is the last one paid.
 		if d.opt.MaxBudgetUSD > 0 && d.spent+t.cost >= d.opt.MaxBudgetUSD && !t.budgetHit && !t.maxTurnsHit {
 			t.budgetHit = true
-			go d.abortRun(context.Background())
+			d.stopBeforeRequest()
 		}
 		if d.opt.PartialMessages {
 			d.emitPartial(map[string]any{"type": "message_start", "message": map[string]any{
@@ -243,4 +243,19 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// stopBeforeRequest aborts the run from the handler of ModelStarted, so
+// that the request about to start is never sent: the abort runs on its own
+// goroutine (it delivers events, which this handler is delivering), and
+// the handler returns once the abort is committed, which the agent checks
+// before it sends a request.
+func (d *Driver) stopBeforeRequest() {
+	go d.abortRun(context.Background())
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		if op := d.s.State().Operation; op == nil || op.AbortRequested {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }

@@ -239,6 +239,11 @@ func checkBudget(t *testing.T, client func(*providertest.Server, string) map[str
 	if c, _ := r["total_cost_usd"].(float64); c < 0.0199 || c > 0.0201 {
 		t.Errorf("total_cost_usd %v, want 0.02", r["total_cost_usd"])
 	}
+	// The failed last turn is exit 1, which the SDK raises with the
+	// result's error, as it does with Claude Code.
+	if thrown, _ := seen["thrown"].(string); !strings.Contains(thrown, "maximum budget") {
+		t.Errorf("the SDK raised %q; want the budget error", thrown)
+	}
 }
 
 // fork_session: resuming a session as a fork runs in a new session (a new

@@ -35,6 +35,16 @@ async function collect(q, onMessage = async () => {}) {
   }
 }
 
+// collectThrown is collect for a run whose last turn fails: tiny-go then
+// exits 1, as Claude Code does, and the SDK throws; what it threw is kept.
+async function collectThrown(q, onMessage) {
+  try {
+    await collect(q, onMessage);
+  } catch (e) {
+    seen.thrown = String(e.message || e);
+  }
+}
+
 // prompts yields the given user messages and then waits for done, so the
 // input stays open until the run is over (as an SDK host does).
 async function* prompts(messages, done) {
@@ -75,7 +85,7 @@ const scenarios = {
   // interrupt() while a long command runs.
   async interrupt() {
     const q = query({ prompt: "run the long command", options: { ...base, permissionMode: "bypassPermissions" } });
-    await collect(q, async (m) => {
+    await collectThrown(q, async (m) => {
       if (m.type === "assistant" && m.message.content.some((b) => b.type === "tool_use")) {
         await untilFile(join(process.env.MARKS || cwd, "sleep.pid"));
         seen.interrupt = await q.interrupt();
@@ -179,7 +189,7 @@ const scenarios = {
   // maxBudgetUsd: the run stops once it cost more.
   async budget() {
     const maxBudgetUsd = Number(process.env.HL_BUDGET);
-    await collect(query({ prompt: "loop", options: { ...base, maxBudgetUsd, permissionMode: "bypassPermissions" } }));
+    await collectThrown(query({ prompt: "loop", options: { ...base, maxBudgetUsd, permissionMode: "bypassPermissions" } }));
   },
 
   // forkSession: resume $HL_SESSION as a fork.
