@@ -252,7 +252,7 @@ func runHeadless(ctx context.Context, io stdio, cwd string, f runFlags, h *headl
 	if err := r.configure(); err != nil {
 		return err
 	}
-	if err := forkSession(fl, r); err != nil {
+	if err := resumeOrFork(fl, r, d); err != nil {
 		return err
 	}
 	r.sink = lifecycle.NewTracker(lifecycle.Multi())

@@ -111,21 +111,31 @@ func forkAsked(fl *pflag.FlagSet) bool {
 	return err == nil && v && fl.Lookup("fork-session").Usage == ignoredUsage
 }
 
+// resumeOrFork checks the session --resume names: one that does not
+// exist is an error result (and exit 1), which the SDK raises, as Claude
+// Code's "No conversation found" is; then --fork-session forks it.
+func resumeOrFork(fl *pflag.FlagSet, r *runner, d *headless.Driver) error {
+	if r.flags.session == "" {
+		if forkAsked(fl) {
+			return usageErrorf("--fork-session needs --resume ID (the session to fork)")
+		}
+		return nil
+	}
+	path, err := store.PathByID(r.cwd, r.flags.session)
+	if err != nil {
+		return exitError{code: d.Refuse(fmt.Sprintf("No conversation found with session ID: %s (in %s)", r.flags.session, r.cwd))}
+	}
+	if forkAsked(fl) {
+		return forkSession(r, path)
+	}
+	return nil
+}
+
 // forkSession is --fork-session (fork_session, forkSession): the resumed
 // session is forked whole (internal/fork: its committed facts under a new
 // id, the source only read) and the fork is the one that runs, so the
 // SDK gets a new session id and the original stays as it was.
-func forkSession(fl *pflag.FlagSet, r *runner) error {
-	if !forkAsked(fl) {
-		return nil
-	}
-	if r.flags.session == "" {
-		return usageErrorf("--fork-session needs --resume ID (the session to fork)")
-	}
-	path, err := store.PathByID(r.cwd, r.flags.session)
-	if err != nil {
-		return noSession(r.flags.session, r.cwd)
-	}
+func forkSession(r *runner, path string) error {
 	res, err := fork.Write(path, -1, "", 0, time.Now())
 	if err != nil {
 		return fmt.Errorf("--fork-session: %w", err)

@@ -121,6 +121,14 @@ func (d *Driver) Serve(ctx context.Context, s Session) int {
 	return last
 }
 
+// Refuse reports a run that cannot start (say, the session to resume does
+// not exist) as the one error result the SDK raises, and returns the exit
+// code, 1.
+func (d *Driver) Refuse(msg string) int {
+	d.writeResult(resultMessage{Subtype: resultExecution, IsError: true, Errors: []string{msg}})
+	return 1
+}
+
 // recover finishes an operation a crash left open, before any message
 // runs. It is reported in no message (Claude Code has no such step), but
 // the SDK can interrupt it and is asked about its calls as about a turn's.

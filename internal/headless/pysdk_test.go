@@ -302,3 +302,30 @@ func checkFork(t *testing.T, client func(*providertest.Server, string, ...string
 		t.Errorf("no session file of the fork %s", forkID)
 	}
 }
+
+// Resuming a session that does not exist is an error result and exit 1,
+// so the SDK raises that error, not a bare process failure.
+func TestPySDKResumeUnknown(t *testing.T) {
+	checkResumeUnknown(t, func(srv *providertest.Server, dir string, extra ...string) map[string]any {
+		return pyClient(t, srv, dir, "resume_unknown", extra...)
+	})
+}
+
+func TestSDKResumeUnknown(t *testing.T) {
+	checkResumeUnknown(t, func(srv *providertest.Server, dir string, extra ...string) map[string]any {
+		return sdkClient(t, srv, dir, "resumeUnknown", extra...)
+	})
+}
+
+func checkResumeUnknown(t *testing.T, client func(*providertest.Server, string, ...string) map[string]any) {
+	dir := t.TempDir()
+	srv := providertest.New(t)
+	const id = "01a24b90-0000-7000-8000-000000000000"
+	seen := client(srv, dir, "HL_SESSION="+id)
+	if thrown, _ := seen["thrown"].(string); !strings.Contains(thrown, "No conversation found with session ID: "+id) {
+		t.Errorf("the SDK raised %q; want the unknown session named", thrown)
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d model requests", n)
+	}
+}

@@ -192,6 +192,11 @@ const scenarios = {
     await collectThrown(query({ prompt: "loop", options: { ...base, maxBudgetUsd, permissionMode: "bypassPermissions" } }));
   },
 
+  // resume of a session that does not exist: the SDK throws the error.
+  async resumeUnknown() {
+    await collectThrown(query({ prompt: "hello", options: { ...base, resume: process.env.HL_SESSION } }));
+  },
+
   // forkSession: resume $HL_SESSION as a fork.
   async fork() {
     await collect(query({ prompt: "second question", options: { ...base, resume: process.env.HL_SESSION, forkSession: true } }));

@@ -76,6 +76,10 @@ async def budget():
     await collect("loop", max_budget_usd=float(os.environ["HL_BUDGET"]), permission_mode="bypassPermissions")
 
 
+async def resume_unknown():
+    await collect("hello", resume=os.environ["HL_SESSION"])
+
+
 async def fork():
     await collect("second question", resume=os.environ["HL_SESSION"], fork_session=True)
 
