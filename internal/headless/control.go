@@ -25,6 +25,10 @@ func (d *Driver) control(ctx context.Context, r *ControlRequest, queue chan<- wo
 		resp, err = d.setMode(r.Body)
 	case "set_model":
 		err = d.setModel(r.Body, queue)
+	case "mcp_status":
+		resp = d.mcpStatus()
+	case "get_context_usage":
+		resp = d.contextUsage()
 	default:
 		err = fmt.Errorf("tiny-go does not support the control request %q", r.Subtype)
 	}

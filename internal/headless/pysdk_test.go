@@ -195,7 +195,20 @@ func checkSDKMCPTool(t *testing.T, client func(*providertest.Server, string) map
 }
 
 func TestSDKMCPTool(t *testing.T) {
-	checkSDKMCPTool(t, func(srv *providertest.Server, dir string) map[string]any { return sdkClient(t, srv, dir, "mcp") }, "result")
+	var seen map[string]any
+	checkSDKMCPTool(t, func(srv *providertest.Server, dir string) map[string]any {
+		seen = sdkClient(t, srv, dir, "mcp")
+		return seen
+	}, "result")
+	// mcp_status names the SDK's server, connected, with its tool.
+	st, _ := seen["mcpStatus"].([]any)
+	if len(st) != 1 {
+		t.Fatalf("mcpServerStatus() = %v; want the calc server", seen["mcpStatus"])
+	}
+	s := st[0].(map[string]any)
+	if s["name"] != "calc" || s["status"] != "connected" || s["source"] != "sdk" || len(s["tools"].([]any)) != 1 || s["tools"].([]any)[0].(map[string]any)["name"] != "add" {
+		t.Errorf("mcpServerStatus() = %v", s)
+	}
 }
 
 // max_budget_usd: with replies of $0.01 each and a budget of $0.015, the

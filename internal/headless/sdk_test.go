@@ -341,8 +341,14 @@ func TestSDKControlRequests(t *testing.T) {
 		providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "w1", Name: "write", Arguments: `{"path":"notes.txt","content":"noted\n"}`}}},
 		providertest.Reply{Text: "Still here."})
 	seen := sdkClient(t, srv, dir, "control")
-	if msg, _ := seen["unknownControl"].(string); !strings.Contains(msg, "mcp_status") {
-		t.Errorf("the unknown control request was answered %q; want an error naming it", msg)
+	if msg, _ := seen["unknownControl"].(string); !strings.Contains(msg, "rewind_files") {
+		t.Errorf("the unsupported control request was answered %q; want an error naming it", msg)
+	}
+	if st, ok := seen["mcpStatus"].([]any); !ok || len(st) != 0 {
+		t.Errorf("mcpServerStatus() = %v; want no servers", seen["mcpStatus"])
+	}
+	if cu, _ := seen["contextUsage"].(map[string]any); cu["maxTokens"] != float64(128000) || cu["model"] == "" || len(cu["categories"].([]any)) != 2 {
+		t.Errorf("getContextUsage() = %v", seen["contextUsage"])
 	}
 	if mode, _ := seen["mode"].(map[string]any); mode["mode"] != "acceptEdits" {
 		t.Errorf("setPermissionMode returned %v", seen["mode"])

@@ -109,9 +109,10 @@ const scenarios = {
     await collect(query({ prompt: "second question", options: { ...base, resume: process.env.HL_SESSION, canUseTool } }));
   },
 
-  // A request tiny-go does not know (mcp_status) gets an error and the
-  // session goes on; set_permission_mode (acceptEdits, sent before the
-  // prompt) lets the model's Write run without canUseTool.
+  // A request tiny-go does not support (rewind_files) gets an error and
+  // the session goes on; mcp_status and get_context_usage are answered;
+  // set_permission_mode (acceptEdits, sent before the prompt) lets the
+  // model's Write run without canUseTool.
   async control() {
     let finish, modeSet;
     const done = new Promise((r) => { finish = r; });
@@ -123,11 +124,13 @@ const scenarios = {
     }
     const q = query({ prompt: input(), options: { ...base } });
     try {
-      await q.mcpServerStatus();
+      await q.rewindFiles("01a24b90-0000-7000-8000-000000000000");
       seen.unknownControl = "answered";
     } catch (e) {
       seen.unknownControl = String(e.message || e);
     }
+    seen.mcpStatus = await q.mcpServerStatus();
+    seen.contextUsage = await q.getContextUsage();
     seen.mode = await q.setPermissionMode("acceptEdits");
     modeSet();
     await collect(q, async (m) => { if (m.type === "result") finish(); });
@@ -183,7 +186,10 @@ const scenarios = {
       return { content: [{ type: "text", text: `sum=${args.a + args.b}` }] };
     });
     const calc = createSdkMcpServer({ name: "calc", version: "1.0.0", tools: [add] });
-    await collect(query({ prompt: "add 2 and 3", options: { ...base, mcpServers: { calc }, allowedTools: ["mcp__calc__add"] } }));
+    const q = query({ prompt: "add 2 and 3", options: { ...base, mcpServers: { calc }, allowedTools: ["mcp__calc__add"] } });
+    await collect(q, async (m) => {
+      if (m.type === "assistant" && !seen.mcpStatus) seen.mcpStatus = await q.mcpServerStatus();
+    });
   },
 
   // maxBudgetUsd: the run stops once it cost more.
