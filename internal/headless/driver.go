@@ -300,6 +300,9 @@ func (d *Driver) prompt(u *UserMessage) (string, error) {
 // result is the result message of a finished run.
 func (d *Driver) result(t *turn, res agent.Result, err error) resultMessage {
 	m := resultMessage{NumTurns: t.turns, TotalCostUSD: t.cost, DurationAPIMS: t.api.Milliseconds(), Usage: usageOf(t.total), PermissionDenials: t.denials}
+	if t.turns > 0 {
+		m.ModelUsage = map[string]any{d.s.Model(): d.modelUsage(t)}
+	}
 	switch {
 	case err != nil && errors.Is(err, context.Canceled):
 		m.Subtype, m.Errors = resultExecution, []string{"stopped before the run finished; resume with --resume " + d.s.ID()}
@@ -317,6 +320,8 @@ func (d *Driver) result(t *turn, res agent.Result, err error) resultMessage {
 		m.Subtype, m.Errors = resultBudget, []string{fmt.Sprintf("Reached the maximum budget ($%g).", d.opt.MaxBudgetUSD)}
 	case res.Outcome == session.OutcomeAborted && t.maxTurnsHit:
 		m.Subtype, m.Errors = resultMaxTurns, []string{fmt.Sprintf("Reached the maximum number of turns (%d).", d.opt.MaxTurns)}
+		// Claude Code counts the turn it refused to take: max-turns + 1.
+		m.NumTurns = t.turns + 1
 	case res.Outcome == session.OutcomeAborted:
 		m.Subtype, m.Errors = resultExecution, []string{"The run was interrupted; the session keeps what it did (resume with --resume " + d.s.ID() + ")."}
 	case res.Error != nil:

@@ -262,8 +262,11 @@ func TestAllowedToolsAndMaxTurns(t *testing.T) {
 		t.Fatalf("exit: %v; want 1 for error_max_turns\n%s", err, stderr.String())
 	}
 	var r map[string]any
-	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil || r["subtype"] != "error_max_turns" {
-		t.Fatalf("result %q (%v); want error_max_turns", stdout.String(), err)
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil || r["subtype"] != "error_max_turns" || r["num_turns"] != 3.0 {
+		t.Fatalf("result %q (%v); want error_max_turns with num_turns 3, as Claude Code's", stdout.String(), err)
+	}
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("%d model requests, want 2", n)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "allowed.txt")); string(b) != "hi\nagain\n" {
 		t.Errorf("allowed.txt = %q", b)

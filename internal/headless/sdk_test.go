@@ -179,6 +179,10 @@ func TestSDKStreamedQuery(t *testing.T) {
 	if u := r["usage"].(map[string]any); u["input_tokens"] != 100.0 || u["output_tokens"] != 7.0 {
 		t.Errorf("result usage = %v", u)
 	}
+	mu, _ := r["modelUsage"].(map[string]any)[init["model"].(string)].(map[string]any)
+	if mu["inputTokens"] != 100.0 || mu["outputTokens"] != 7.0 || mu["contextWindow"] != 128000.0 {
+		t.Errorf("result modelUsage = %v; want the model's tokens", r["modelUsage"])
+	}
 	if st.Operation != nil || st.LastFinished.Outcome != session.OutcomeCompleted {
 		t.Errorf("session: operation %v, last %v", st.Operation, st.LastFinished)
 	}

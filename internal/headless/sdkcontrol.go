@@ -42,17 +42,33 @@ func (d *Driver) mcpStatus() any {
 	return map[string]any{"mcpServers": out}
 }
 
+// contextWindow is the model's context window as tiny-go's automatic
+// compaction knows it (the default when it is looked up at run time).
+func (d *Driver) contextWindow() int64 {
+	if ac := d.s.Agent().Config().AutoCompact; ac != nil && ac.ContextWindow > 0 {
+		return ac.ContextWindow
+	}
+	return agent.DefaultContextWindow
+}
+
+// modelUsage is a turn's entry of the result's modelUsage (one model
+// runs a turn; set_model applies between turns). tiny-go sets no output
+// limit of its own: maxOutputTokens is 0.
+func (d *Driver) modelUsage(t *turn) map[string]any {
+	return map[string]any{
+		"inputTokens": t.total.Input, "outputTokens": t.total.Output,
+		"cacheReadInputTokens": t.total.CacheRead, "cacheCreationInputTokens": t.total.CacheWrite,
+		"webSearchRequests": 0, "costUSD": t.cost, "contextWindow": d.contextWindow(), "maxOutputTokens": 0,
+	}
+}
+
 // contextUsage answers get_context_usage with what tiny-go knows: the
 // prompt and reply tokens of the latest model reply against the model's
 // context window. tiny-go counts no tokens itself, so the used part is
 // one "messages" row (system prompt and tools included) and the rest is
 // free space.
 func (d *Driver) contextUsage() any {
-	cfg := d.s.Agent().Config()
-	window := int64(agent.DefaultContextWindow)
-	if ac := cfg.AutoCompact; ac != nil && ac.ContextWindow > 0 {
-		window = ac.ContextWindow
-	}
+	window := d.contextWindow()
 	u := d.s.State().LastAssistantUsage
 	used := u.Input + u.Output
 	free := max(0, window-used)
