@@ -61,6 +61,7 @@ func (d *Driver) Ask(ctx context.Context, p approval.Prompt) (approval.Answer, e
 		return approval.Answer{Choice: approval.Once}, nil
 	case deny:
 		d.denied(slot.req.ToolCallID, call)
+		d.emitDenied(slot.req.ToolCallID, call, why)
 		return approval.Answer{Choice: approval.Deny, Reason: why}, nil
 	}
 	resp, err := d.canUseTool(ctx, slot.req.ToolCallID, call, p)
@@ -184,4 +185,18 @@ func (d *Driver) denied(toolUseID string, call cctools.Call) {
 		in = json.RawMessage("{}")
 	}
 	d.turn.denials = append(d.turn.denials, permissionDenial{ToolName: call.Name, ToolUseID: toolUseID, ToolInput: in})
+}
+
+// emitDenied writes Claude Code's system/permission_denied for a call the
+// mode or a rule denied without asking the SDK.
+func (d *Driver) emitDenied(toolUseID string, call cctools.Call, why string) {
+	kind := "mode"
+	if anyMatch(d.opt.Rules.Deny, call) {
+		kind = "rule"
+	}
+	d.emit(map[string]any{
+		"type": "system", "subtype": "permission_denied", "tool_name": call.Name, "tool_use_id": toolUseID,
+		"decision_reason_type": kind, "decision_reason": why, "message": why,
+		"uuid": newUUID(), "session_id": d.s.ID(),
+	})
 }

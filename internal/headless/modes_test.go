@@ -56,6 +56,22 @@ func checkAutoDenies(t *testing.T, client modeClient, result string) {
 	if d, _ := rs[0]["permission_denials"].([]any); len(d) != 2 {
 		t.Errorf("permission_denials %v; want Bash and Write", rs[0]["permission_denials"])
 	}
+	// Each denial is also a system/permission_denied message, as Claude
+	// Code's for calls denied without asking.
+	var denied []string
+	for _, m := range seen["messages"].([]any) {
+		mm := m.(map[string]any)
+		if mm["subtype"] == "permission_denied" && (mm["type"] == "system" || mm["_class"] == "SystemMessage") {
+			d := mm
+			if data, ok := mm["data"].(map[string]any); ok {
+				d = data // the Python SDK's SystemMessage keeps the message in data
+			}
+			denied = append(denied, d["tool_name"].(string))
+		}
+	}
+	if strings.Join(denied, ",") != "Bash,Write" {
+		t.Errorf("permission_denied messages for %v; want Bash,Write", denied)
+	}
 }
 
 // set_permission_mode("bypassPermissions") is refused unless launched
