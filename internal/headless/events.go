@@ -32,6 +32,9 @@ type turn struct {
 	tools   map[string]toolUse
 	ok      map[string]bool
 	denials []permissionDenial
+	// msgID is the id of the reply in progress (message_start's), which
+	// its assistant message carries too.
+	msgID string
 	// block is the content block of the reply streaming now ("thinking"
 	// or "text", "" between blocks), index its index (partial messages).
 	block string
@@ -65,17 +68,22 @@ func (d *Driver) Events(ev agent.Event) {
 			t.budgetHit = true
 			d.stopBeforeRequest()
 		}
+		if t.maxTurnsHit || t.budgetHit {
+			return // the request is never sent
+		}
+		// The stream and the assistant message of this reply share its id.
+		t.msgID = "msg_" + e.Model.AttemptID
 		if d.opt.PartialMessages {
 			d.emitPartial(map[string]any{"type": "message_start", "message": map[string]any{
-				"id": "msg_" + e.Model.AttemptID, "type": "message", "role": "assistant", "model": d.s.Model(), "content": []any{}}})
+				"id": t.msgID, "type": "message", "role": "assistant", "model": d.s.Model(), "content": []any{}}})
 		}
 	case agent.ModelReasoningDelta:
 		d.streamDelta(t, "thinking", e.Text)
 	case agent.ModelDelta:
 		d.streamDelta(t, "text", e.Text)
 	case agent.ModelCompleted:
-		d.endStream(t)
-		if e.Outcome.Outcome == "succeeded" {
+		ok := e.Outcome.Outcome == "succeeded"
+		if ok {
 			t.turns++
 			if e.Outcome.Cost != nil {
 				t.cost += *e.Outcome.Cost
@@ -85,6 +93,7 @@ func (d *Driver) Events(ev agent.Event) {
 			}
 		}
 		t.api += e.Outcome.Duration
+		d.endStream(t, ok)
 		d.flush(t)
 	case agent.ToolCompleted:
 		if e.Outcome.Outcome == "succeeded" {
@@ -126,13 +135,53 @@ func (d *Driver) closeBlock(t *turn) {
 	t.index++
 }
 
-func (d *Driver) endStream(t *turn) {
+// endStream ends the reply's stream: its tool calls, which the provider
+// gives whole, each as a tool_use block with its input in one
+// input_json_delta; then message_delta (stop reason, usage) when the reply
+// succeeded, and message_stop.
+func (d *Driver) endStream(t *turn, ok bool) {
 	if !d.opt.PartialMessages {
 		return
 	}
 	d.closeBlock(t)
+	if ok {
+		stop := "end_turn"
+		if m := d.newAssistant(t); m != nil && len(m.ToolCalls) > 0 {
+			stop = "tool_use"
+			d.streamToolCalls(t, m)
+		}
+		u := usageOf(t.usage)
+		d.emitPartial(map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": u})
+	}
 	t.index = 0
 	d.emitPartial(map[string]any{"type": "message_stop"})
+}
+
+// newAssistant is the assistant message committed since the last flush.
+func (d *Driver) newAssistant(t *turn) *session.Message {
+	st := d.s.State()
+	for i := len(st.Transcript) - 1; i >= t.mark; i-- {
+		if st.Transcript[i].Role == session.RoleAssistant {
+			return &st.Transcript[i]
+		}
+	}
+	return nil
+}
+
+func (d *Driver) streamToolCalls(t *turn, m *session.Message) {
+	for _, c := range m.ToolCalls {
+		args := jsontext.Value(c.Function.Arguments)
+		if !json.Valid(args) {
+			args = jsontext.Value("{}")
+		}
+		cc := cctools.ToClaude(c.Function.Name, args, d.s.WorkDir())
+		d.emitPartial(map[string]any{"type": "content_block_start", "index": t.index, "content_block": map[string]any{
+			"type": "tool_use", "id": c.ID, "name": cc.Name, "input": map[string]any{}}})
+		d.emitPartial(map[string]any{"type": "content_block_delta", "index": t.index, "delta": map[string]any{
+			"type": "input_json_delta", "partial_json": string(cc.Input)}})
+		d.emitPartial(map[string]any{"type": "content_block_stop", "index": t.index})
+		t.index++
+	}
 }
 
 func (d *Driver) emitPartial(ev map[string]any) {
@@ -176,8 +225,12 @@ func (d *Driver) emitAssistant(t *turn, m session.Message, entryID string) {
 		stop = "tool_use"
 	}
 	u := usageOf(t.usage)
+	id := "msg_" + entryID
+	if t.msgID != "" {
+		id, t.msgID = t.msgID, "" // the id its stream events carried
+	}
 	d.emit(assistantMessage{Type: "assistant", SessionID: d.s.ID(), UUID: newUUID(), Message: apiMessage{
-		ID: "msg_" + entryID, Type: "message", Role: "assistant", Model: d.s.Model(),
+		ID: id, Type: "message", Role: "assistant", Model: d.s.Model(),
 		Content: nonNilBlocks(content), StopReason: &stop, Usage: &u,
 	}})
 }

@@ -1,0 +1,67 @@
+package headless_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/tiny-agent/tiny-go/internal/providertest"
+)
+
+// With --include-partial-messages a reply's tool calls are streamed as
+// tool_use blocks (their input in an input_json_delta), a message_delta
+// carries the stop reason and usage, and the stream's message id is the
+// assistant message's.
+func TestPartialMessagesToolCallsAndIDs(t *testing.T) {
+	dir := t.TempDir()
+	srv := providertest.New(t,
+		providertest.Reply{Text: "Listing.", ToolCalls: []providertest.ToolCall{{ID: "call-ls", Name: "bash", Arguments: `{"command":"ls","description":"List files"}`}},
+			Usage: &providertest.Usage{PromptTokens: 20, CompletionTokens: 4}},
+		providertest.Reply{Text: "Done.", ChunkSize: 2},
+	)
+	p := start(t, srv, dir, append(strings.Fields(streamArgs), "--include-partial-messages", "--permission-mode=bypassPermissions")...)
+	p.send(userLine("list the files"))
+	_ = p.stdin.Close()
+	var starts, assistants []string
+	var tools []map[string]any
+	var inputs []string
+	var stops []any
+	for _, m := range p.rest() {
+		switch m["type"] {
+		case "stream_event":
+			ev := m["event"].(map[string]any)
+			switch ev["type"] {
+			case "message_start":
+				starts = append(starts, ev["message"].(map[string]any)["id"].(string))
+			case "content_block_start":
+				if cb := ev["content_block"].(map[string]any); cb["type"] == "tool_use" {
+					tools = append(tools, cb)
+				}
+			case "content_block_delta":
+				if d := ev["delta"].(map[string]any); d["type"] == "input_json_delta" {
+					inputs = append(inputs, d["partial_json"].(string))
+				}
+			case "message_delta":
+				stops = append(stops, ev["delta"].(map[string]any)["stop_reason"])
+			}
+		case "assistant":
+			assistants = append(assistants, m["message"].(map[string]any)["id"].(string))
+		}
+	}
+	if p.exit() != 0 {
+		t.Error("tiny-go failed")
+	}
+	if len(starts) != 2 || strings.Join(starts, ",") != strings.Join(assistants, ",") {
+		t.Errorf("message_start ids %v, assistant ids %v; want the same two", starts, assistants)
+	}
+	if len(tools) != 1 || tools[0]["id"] != "call-ls" || tools[0]["name"] != "Bash" {
+		t.Fatalf("tool_use blocks streamed: %v", tools)
+	}
+	var in map[string]any
+	if len(inputs) != 1 || json.Unmarshal([]byte(inputs[0]), &in) != nil || in["command"] != "ls" || in["description"] != "List files" {
+		t.Errorf("input_json_delta %v; want the call's whole input", inputs)
+	}
+	if len(stops) != 2 || stops[0] != "tool_use" || stops[1] != "end_turn" {
+		t.Errorf("message_delta stop reasons %v; want tool_use, end_turn", stops)
+	}
+}
