@@ -85,12 +85,13 @@ func (d *Driver) Events(ev agent.Event) {
 		ok := e.Outcome.Outcome == "succeeded"
 		if ok {
 			t.turns++
-			if e.Outcome.Cost != nil {
-				t.cost += *e.Outcome.Cost
-			}
 			if e.Outcome.Usage != nil {
 				t.usage = *e.Outcome.Usage
 			}
+		}
+		// A failed reply the provider billed costs all the same.
+		if e.Outcome.Cost != nil {
+			t.cost += *e.Outcome.Cost
 		}
 		t.api += e.Outcome.Duration
 		d.endStream(t, ok)

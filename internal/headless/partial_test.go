@@ -65,3 +65,25 @@ func TestPartialMessagesToolCallsAndIDs(t *testing.T) {
 		t.Errorf("message_delta stop reasons %v; want tool_use, end_turn", stops)
 	}
 }
+
+// A reply that fails midway with its usage beside the error (OpenRouter's
+// shape) is billed: the result's usage counts its tokens.
+func TestFailedReplyUsageIsBilled(t *testing.T) {
+	dir := t.TempDir()
+	body := "data: " + `{"choices":[{"index":0,"delta":{"content":"par"}}]}` + "\n\n" +
+		"data: " + `{"error":{"message":"Upstream error","code":502},"usage":{"prompt_tokens":43,"completion_tokens":10,"total_tokens":53}}` + "\n\n"
+	srv := providertest.New(t, providertest.Reply{Body: body})
+	p := start(t, srv, dir, "-p", "--output-format=json", "hello")
+	var r map[string]any
+	for _, m := range p.rest() {
+		if m["type"] == "result" {
+			r = m
+		}
+	}
+	if p.exit() != 1 || r == nil || r["is_error"] != true {
+		t.Fatalf("result %v; want a failed run, exit 1", r)
+	}
+	if u := r["usage"].(map[string]any); u["input_tokens"] != 43.0 || u["output_tokens"] != 10.0 {
+		t.Errorf("usage %v; want the 43 and 10 tokens the provider billed", u)
+	}
+}
