@@ -101,7 +101,18 @@ func (d *Driver) Events(ev agent.Event) {
 			t.ok[e.Tool.ToolCallID] = true
 		}
 		d.flush(t)
+	case agent.OperationStarted:
+		if e.Kind == session.OperationCompaction {
+			d.emitStatus("compacting", "")
+		}
 	case agent.OperationCompleted:
+		if e.Result.Kind == session.OperationCompaction {
+			res := "failed"
+			if e.Result.Outcome == session.OutcomeCompleted {
+				res = "success"
+			}
+			d.emitStatus("", res)
+		}
 		t.total = e.Outcome.Usage
 		d.flush(t)
 	}
@@ -312,4 +323,20 @@ func (d *Driver) stopBeforeRequest() {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// emitStatus writes Claude Code's system/status: "compacting" while the
+// conversation is summarized, then no status with how it went.
+func (d *Driver) emitStatus(status, compactResult string) {
+	d.mu.Lock()
+	mode := d.mode
+	d.mu.Unlock()
+	m := map[string]any{"type": "system", "subtype": "status", "status": nil, "permissionMode": mode, "uuid": newUUID(), "session_id": d.s.ID()}
+	if status != "" {
+		m["status"] = status
+	}
+	if compactResult != "" {
+		m["compact_result"] = compactResult
+	}
+	d.emit(m)
 }

@@ -2,6 +2,9 @@ package headless_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -85,5 +88,44 @@ func TestFailedReplyUsageIsBilled(t *testing.T) {
 	}
 	if u := r["usage"].(map[string]any); u["input_tokens"] != 43.0 || u["output_tokens"] != 10.0 {
 		t.Errorf("usage %v; want the 43 and 10 tokens the provider billed", u)
+	}
+}
+
+// A run whose context fills is compacted inside the turn: system/status
+// says "compacting", then no status with compact_result, as Claude
+// Code's does, and the turn goes on to its answer.
+func TestCompactionStatus(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var replies []providertest.Reply
+	for i, prompt := range []int64{300, 500, 700, 900} {
+		replies = append(replies, providertest.Reply{
+			ToolCalls: []providertest.ToolCall{{ID: providertest.LongTaskCallID(i + 1), Name: "read", Arguments: `{"path":"a.txt"}`}},
+			Usage:     &providertest.Usage{PromptTokens: prompt, CompletionTokens: 5},
+		})
+	}
+	replies = append(replies,
+		providertest.Reply{Text: "SUMMARY OF THE WORK", Usage: &providertest.Usage{PromptTokens: 400, CompletionTokens: 5}},
+		providertest.Reply{Text: "all done", Usage: &providertest.Usage{PromptTokens: 350, CompletionTokens: 5}},
+	)
+	srv := providertest.New(t, replies...)
+	p := start(t, srv, dir, "-p", "--output-format=stream-json", "--verbose", "--context-window", "1000", "do the task")
+	var statuses []string
+	var answer any
+	for _, m := range p.rest() {
+		if m["type"] == "system" && m["subtype"] == "status" {
+			statuses = append(statuses, fmt.Sprintf("%v/%v", m["status"], m["compact_result"]))
+		}
+		if m["type"] == "result" {
+			answer = m["result"]
+		}
+	}
+	if p.exit() != 0 || answer != "all done" {
+		t.Fatalf("answer %v; want all done", answer)
+	}
+	if strings.Join(statuses, ",") != "compacting/<nil>,<nil>/success" {
+		t.Errorf("status messages %v; want compacting, then success", statuses)
 	}
 }
