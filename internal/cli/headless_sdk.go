@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -103,6 +104,11 @@ func sdkFlags(fl *pflag.FlagSet, opt *headless.Options) ([]string, error) {
 	if forkAsked(fl) {
 		used = append(used, "fork-session") // done by forkSession, or refused
 	}
+	for name := range refusedSDKFlags {
+		if fl.Changed(name) && fl.Lookup(name).Usage == ignoredUsage {
+			used = append(used, name) // refused by resumeOrFork
+		}
+	}
 	return used, nil
 }
 
@@ -111,10 +117,24 @@ func forkAsked(fl *pflag.FlagSet) bool {
 	return err == nil && v && fl.Lookup("fork-session").Usage == ignoredUsage
 }
 
-// resumeOrFork checks the session --resume names: one that does not
-// exist is an error result (and exit 1), which the SDK raises, as Claude
-// Code's "No conversation found" is; then --fork-session forks it.
+// refusedSDKFlags are SDK options tiny-go cannot honour and whose
+// absence would change what the host gets: refused as an error result,
+// which the SDK raises, rather than named on stderr.
+var refusedSDKFlags = map[string]string{
+	"json-schema": "tiny-go does not support structured output (--json-schema, output_format / outputFormat); run without it",
+	"session-id":  "tiny-go chooses its session ids (--session-id, session_id / sessionId); run without it and read session_id from the messages",
+}
+
+// resumeOrFork refuses the SDK options tiny-go cannot honour, then
+// checks the session --resume names: one that does not exist is an error
+// result (and exit 1), which the SDK raises, as Claude Code's "No
+// conversation found" is; then --fork-session forks it.
 func resumeOrFork(fl *pflag.FlagSet, r *runner, d *headless.Driver) error {
+	for _, name := range slices.Sorted(maps.Keys(refusedSDKFlags)) {
+		if fl.Changed(name) && fl.Lookup(name).Usage == ignoredUsage {
+			return exitError{code: d.Refuse(refusedSDKFlags[name])}
+		}
+	}
 	if r.flags.session == "" {
 		if forkAsked(fl) {
 			return usageErrorf("--fork-session needs --resume ID (the session to fork)")

@@ -54,9 +54,13 @@ func (d *Driver) initialize(body json.RawMessage, queue chan<- work) (any, error
 		Hooks              map[string][]hookMatcher `json:"hooks"`
 		Agents             json.RawMessage          `json:"agents"`
 		SDKMCPServers      []string                 `json:"sdkMcpServers"`
+		JSONSchema         json.RawMessage          `json:"jsonSchema"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	if js := strings.TrimSpace(string(req.JSONSchema)); js != "" && js != "null" {
+		return nil, errors.New("tiny-go does not support structured output (outputFormat / output_format); run without it")
 	}
 	if err := d.addSDKHooks(req.Hooks); err != nil {
 		return nil, err

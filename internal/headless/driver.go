@@ -124,7 +124,20 @@ func (d *Driver) Serve(ctx context.Context, s Session) int {
 // Refuse reports a run that cannot start (say, the session to resume does
 // not exist) as the one error result the SDK raises, and returns the exit
 // code, 1.
+//
+// With stream input the SDK's first line is its initialize, which it
+// waits to have answered before anything else: it is answered with the
+// error (the SDK raises it), so tiny-go does not exit under the SDK's
+// write.
 func (d *Driver) Refuse(msg string) int {
+	if d.opt.StreamInput {
+		br := bufio.NewReaderSize(d.opt.In, 64<<10)
+		if line, _ := readLine(br); len(line) > 0 {
+			if l, err := ParseLine(line); err == nil && l.Kind == KindControlRequest && l.Request.Subtype == "initialize" {
+				d.out.json(outResponse{Type: controlResponse, Response: responseBody{Subtype: "error", RequestID: l.Request.ID, Error: msg}})
+			}
+		}
+	}
 	d.writeResult(resultMessage{Subtype: resultExecution, IsError: true, Errors: []string{msg}})
 	return 1
 }

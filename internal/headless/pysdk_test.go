@@ -342,3 +342,33 @@ func checkResumeUnknown(t *testing.T, client func(*providertest.Server, string, 
 		t.Errorf("%d model requests", n)
 	}
 }
+
+// Options tiny-go cannot honour (structured output, a chosen session id)
+// are refused with an error the SDK raises, not a stderr line alone, and
+// nothing runs.
+func TestPySDKRefusedOptions(t *testing.T) {
+	checkRefused(t, func(srv *providertest.Server, dir string, extra ...string) map[string]any {
+		return pyClient(t, srv, dir, "refused", extra...)
+	})
+}
+
+func TestSDKRefusedOptions(t *testing.T) {
+	checkRefused(t, func(srv *providertest.Server, dir string, extra ...string) map[string]any {
+		return sdkClient(t, srv, dir, "refused", extra...)
+	})
+}
+
+func checkRefused(t *testing.T, client func(*providertest.Server, string, ...string) map[string]any) {
+	for opt, want := range map[string]string{"schema": "structured output", "session": "session ids"} {
+		t.Run(opt, func(t *testing.T) {
+			srv := providertest.New(t)
+			seen := client(srv, t.TempDir(), "HL_OPT="+opt)
+			if thrown, _ := seen["thrown"].(string); !strings.Contains(thrown, want) {
+				t.Errorf("the SDK raised %q; want an error about %s", thrown, want)
+			}
+			if n := len(srv.Requests()); n != 0 {
+				t.Errorf("%d model requests", n)
+			}
+		})
+	}
+}

@@ -203,6 +203,14 @@ const scenarios = {
     await collectThrown(query({ prompt: "hello", options: { ...base, resume: process.env.HL_SESSION } }));
   },
 
+  // Options tiny-go refuses ($HL_OPT: schema or session): the SDK throws.
+  async refused() {
+    const opt = process.env.HL_OPT === "schema"
+      ? { outputFormat: { type: "json_schema", schema: { type: "object", properties: { n: { type: "number" } } } } }
+      : { sessionId: "01a24b90-0000-7000-8000-0000000000aa" };
+    await collectThrown(query({ prompt: "hello", options: { ...base, ...opt } }));
+  },
+
   // forkSession: resume $HL_SESSION as a fork.
   async fork() {
     await collect(query({ prompt: "second question", options: { ...base, resume: process.env.HL_SESSION, forkSession: true } }));

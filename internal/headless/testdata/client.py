@@ -80,6 +80,15 @@ async def resume_unknown():
     await collect("hello", resume=os.environ["HL_SESSION"])
 
 
+async def refused():
+    # Options tiny-go refuses ($HL_OPT: schema or session): the SDK raises.
+    if os.environ["HL_OPT"] == "schema":
+        opt = {"output_format": {"type": "json_schema", "schema": {"type": "object", "properties": {"n": {"type": "number"}}}}}
+    else:
+        opt = {"session_id": "01a24b90-0000-7000-8000-0000000000aa"}
+    await collect("hello", **opt)
+
+
 async def fork():
     await collect("second question", resume=os.environ["HL_SESSION"], fork_session=True)
 
