@@ -128,11 +128,16 @@ func claudeInput(tool, name string, a map[string]any, cwd string) map[string]any
 		if t, ok := a["timeout"].(float64); ok {
 			in["timeout"] = t * 1000 // seconds -> milliseconds
 		}
+		// A model used to Claude Code's Bash may say what its command is
+		// for; hooks and SDKs read it there.
+		copyKeys(in, a, "description")
 		return in
 	case "bg":
 		switch name {
 		case Bash:
-			return map[string]any{"command": a["command"], "run_in_background": true}
+			in := map[string]any{"command": a["command"], "run_in_background": true}
+			copyKeys(in, a, "description")
+			return in
 		case BashOutput:
 			return map[string]any{"bash_id": a["id"]}
 		case KillShell:
@@ -204,6 +209,7 @@ func tinyArgs(tool string, in map[string]any) (map[string]any, error) {
 		if t, ok := in["timeout"].(float64); ok {
 			out["timeout"] = t / 1000
 		}
+		copyKeys(out, in, "description")
 		return out, nil
 	case "read":
 		if !hasPath {
@@ -224,7 +230,9 @@ func tinyArgs(tool string, in map[string]any) (map[string]any, error) {
 		return editArgs(path, in)
 	case "bg":
 		if c, ok := in["command"]; ok {
-			return map[string]any{"action": "start", "command": c}, nil
+			out := map[string]any{"action": "start", "command": c}
+			copyKeys(out, in, "description")
+			return out, nil
 		}
 		if id, ok := in["bash_id"]; ok {
 			return map[string]any{"action": "logs", "id": id}, nil

@@ -16,6 +16,8 @@ func TestToClaude(t *testing.T) {
 	}{
 		{"bash", `{"command":"ls -la","timeout":2.5}`, Bash, `{"command":"ls -la","timeout":2500}`},
 		{"bash", `{"command":"ls"}`, Bash, `{"command":"ls"}`},
+		{"bash", `{"command":"ls","description":"List files"}`, Bash, `{"command":"ls","description":"List files"}`},
+		{"bg", `{"action":"start","command":"make","description":"Build"}`, Bash, `{"command":"make","description":"Build","run_in_background":true}`},
 		{"read", `{"path":"a/b.go","offset":3}`, Read, `{"file_path":"/w/a/b.go","offset":3}`},
 		{"read", `{"path":"/etc/hosts"}`, Read, `{"file_path":"/etc/hosts"}`},
 		{"write", `{"path":"x.txt","content":"hi"}`, Write, `{"content":"hi","file_path":"/w/x.txt"}`},
@@ -67,6 +69,8 @@ func TestMCPNames(t *testing.T) {
 func TestFromClaudeRoundTrips(t *testing.T) {
 	cases := []struct{ tool, args string }{
 		{"bash", `{"command":"ls","timeout":3}`},
+		{"bash", `{"command":"ls","description":"List"}`},
+		{"bg", `{"action":"start","command":"make","description":"Build"}`},
 		{"read", `{"limit":5,"offset":2,"path":"/w/a"}`},
 		{"write", `{"content":"x","path":"/w/a"}`},
 		{"edit", `{"edits":[{"newText":"b","oldText":"a"}],"path":"/w/a"}`},

@@ -202,7 +202,13 @@ func (s acpSession) PlanRewind(ctx context.Context, req acp.RewindRequest) ([]st
 
 // embedding adapts a runner's agent to an ACP host; its methods are no-ops
 // on a nil embedding (the terminal).
-type embedding struct{ host acp.Host }
+type embedding struct {
+	host acp.Host
+	// callbackHooks: the host may add hooks as the session runs (the
+	// Agent SDK's hook callbacks), so the hooks runner exists without
+	// configured hooks.
+	callbackHooks bool
+}
 
 func (e *embedding) editor() tools.Editor {
 	if e == nil {

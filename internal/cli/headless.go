@@ -208,10 +208,10 @@ func (h *headlessFlags) selectTools(fl *pflag.FlagSet, f *runFlags, deny []strin
 }
 
 // warnIgnored names the ignored flags that were given, in one line.
-func warnIgnored(fl *pflag.FlagSet, stderr io.Writer) {
+func warnIgnored(fl *pflag.FlagSet, stderr io.Writer, used ...string) {
 	var given []string
 	for _, f := range ignoredSDKFlags {
-		if fl.Changed(f.name) && fl.Lookup(f.name).Usage == ignoredUsage {
+		if fl.Changed(f.name) && fl.Lookup(f.name).Usage == ignoredUsage && !slices.Contains(used, f.name) {
 			given = append(given, "--"+f.name)
 		}
 	}
@@ -238,15 +238,22 @@ func runHeadless(ctx context.Context, io stdio, cwd string, f runFlags, h *headl
 	if f.session != "" && f.cont {
 		return usageErrorf("--resume and --continue cannot be used together.")
 	}
-	warnIgnored(fl, io.stderr)
+	used, err := sdkFlags(fl, &opt)
+	if err != nil {
+		return err
+	}
+	warnIgnored(fl, io.stderr, used...)
 	opt.In, opt.Out, opt.Log = io.stdin, io.stdout, io.stderr
 	opt.OutputGone = outputGone(io.stdout)
 	d := headless.New(opt)
 
 	f.approval, f.json = "ask", true // the driver decides; stdout is the protocol's
 	quiet := stdio{stdin: strings.NewReader(""), stdout: io.stderr, stderr: io.stderr, getenv: io.getenv, settings: io.settings}
-	r := &runner{io: quiet, flags: f, cwd: cwd, hooks: hooks, embed: &embedding{host: acp.Host{Events: d.Events, Ask: d.Ask, Approve: d.Approve}}}
+	r := &runner{io: quiet, flags: f, cwd: cwd, hooks: hooks, embed: &embedding{host: acp.Host{Events: d.Events, Ask: d.Ask, Approve: d.Approve}, callbackHooks: true}}
 	if err := r.configure(); err != nil {
+		return err
+	}
+	if err := resumeOrFork(fl, r, d); err != nil {
 		return err
 	}
 	r.sink = lifecycle.NewTracker(lifecycle.Multi())

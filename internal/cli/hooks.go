@@ -54,7 +54,7 @@ func (a *runner) setupHooks(secretVars []string) error {
 	if err := u.configureNotify(a); err != nil {
 		return err
 	}
-	if len(cfg.Hooks) == 0 {
+	if len(cfg.Hooks) == 0 && (a.embed == nil || !a.embed.callbackHooks) {
 		return nil
 	}
 	failClosed := false

@@ -41,8 +41,8 @@ func (d *Driver) Approve(next agent.ApproveFunc) agent.ApproveFunc {
 	}
 }
 
-// errNoAnswer is a permission question the SDK can no longer answer.
-var errNoAnswer = errors.New("the input ended while a tool call waited for permission; nothing was run (resume the session to be asked again)")
+// errNoAnswer is a question the SDK can no longer answer.
+var errNoAnswer = errors.New("the input ended while tiny-go waited for the SDK's answer (a permission, a hook callback or an SDK MCP tool); the call was not run (resume the session to be asked again)")
 
 // Ask decides a call the gate asks about, by the permission mode and
 // rules, or by asking the SDK (can_use_tool).
@@ -55,12 +55,13 @@ func (d *Driver) Ask(ctx context.Context, p approval.Prompt) (approval.Answer, e
 	d.mu.Lock()
 	mode := d.mode
 	d.mu.Unlock()
-	dec, why := decide(mode, d.opt.Rules, d.opt.PromptTool, call, approval.EditsInside(slot.req, d.s.WorkDir()))
+	dec, why := decide(mode, d.opt.Rules, d.opt.PromptTool, call, d.s.WorkDir())
 	switch dec {
 	case allow:
 		return approval.Answer{Choice: approval.Once}, nil
 	case deny:
 		d.denied(slot.req.ToolCallID, call)
+		d.emitDenied(slot.req.ToolCallID, call, why)
 		return approval.Answer{Choice: approval.Deny, Reason: why}, nil
 	}
 	resp, err := d.canUseTool(ctx, slot.req.ToolCallID, call, p)
@@ -72,20 +73,27 @@ func (d *Driver) Ask(ctx context.Context, p approval.Prompt) (approval.Answer, e
 
 // canUseTool asks the SDK and waits for its answer, or for the run's end.
 func (d *Driver) canUseTool(ctx context.Context, toolUseID string, call cctools.Call, p approval.Prompt) (*ControlResponse, error) {
+	input := json.RawMessage(call.Input)
+	if !json.Valid(input) {
+		input = json.RawMessage("{}")
+	}
+	return d.request(ctx, map[string]any{
+		"subtype": "can_use_tool", "tool_name": call.Name, "input": input, "tool_use_id": toolUseID,
+		"permission_suggestions": []any{}, "description": p.Action,
+	})
+}
+
+// request sends the SDK a control request and waits for its answer; a
+// request the run's end or the input's end leaves unanswered is
+// withdrawn.
+func (d *Driver) request(ctx context.Context, body map[string]any) (*ControlResponse, error) {
 	ch := make(chan *ControlResponse, 1)
 	d.mu.Lock()
 	d.nextID++
 	id := fmt.Sprintf("tiny-go-%d", d.nextID)
 	d.pending[id] = ch
 	d.mu.Unlock()
-	input := json.RawMessage(call.Input)
-	if !json.Valid(input) {
-		input = json.RawMessage("{}")
-	}
-	d.out.json(outRequest{Type: controlRequest, RequestID: id, Request: map[string]any{
-		"subtype": "can_use_tool", "tool_name": call.Name, "input": input, "tool_use_id": toolUseID,
-		"permission_suggestions": []any{}, "description": p.Action,
-	}})
+	d.out.json(outRequest{Type: controlRequest, RequestID: id, Request: body})
 	select {
 	case r := <-ch:
 		return r, nil
@@ -177,4 +185,18 @@ func (d *Driver) denied(toolUseID string, call cctools.Call) {
 		in = json.RawMessage("{}")
 	}
 	d.turn.denials = append(d.turn.denials, permissionDenial{ToolName: call.Name, ToolUseID: toolUseID, ToolInput: in})
+}
+
+// emitDenied writes Claude Code's system/permission_denied for a call the
+// mode or a rule denied without asking the SDK.
+func (d *Driver) emitDenied(toolUseID string, call cctools.Call, why string) {
+	kind := "mode"
+	if anyMatch(d.opt.Rules.Deny, call) {
+		kind = "rule"
+	}
+	d.emit(map[string]any{
+		"type": "system", "subtype": "permission_denied", "tool_name": call.Name, "tool_use_id": toolUseID,
+		"decision_reason_type": kind, "decision_reason": why, "message": why,
+		"uuid": newUUID(), "session_id": d.s.ID(),
+	})
 }

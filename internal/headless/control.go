@@ -3,7 +3,9 @@ package headless
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -23,6 +25,10 @@ func (d *Driver) control(ctx context.Context, r *ControlRequest, queue chan<- wo
 		resp, err = d.setMode(r.Body)
 	case "set_model":
 		err = d.setModel(r.Body, queue)
+	case "mcp_status":
+		resp = d.mcpStatus()
+	case "get_context_usage":
+		resp = d.contextUsage()
 	default:
 		err = fmt.Errorf("tiny-go does not support the control request %q", r.Subtype)
 	}
@@ -42,18 +48,26 @@ func (d *Driver) control(ctx context.Context, r *ControlRequest, queue chan<- wo
 // as Claude Code does (mcp_servers_applied false).
 func (d *Driver) initialize(body json.RawMessage, queue chan<- work) (any, error) {
 	var req struct {
-		SystemPrompt       []string        `json:"systemPrompt"`
-		AppendSystemPrompt string          `json:"appendSystemPrompt"`
-		MCPServers         map[string]any  `json:"mcpServers"`
-		Hooks              map[string]any  `json:"hooks"`
-		Agents             json.RawMessage `json:"agents"`
+		SystemPrompt       []string                 `json:"systemPrompt"`
+		AppendSystemPrompt string                   `json:"appendSystemPrompt"`
+		MCPServers         map[string]any           `json:"mcpServers"`
+		Hooks              map[string][]hookMatcher `json:"hooks"`
+		Agents             json.RawMessage          `json:"agents"`
+		SDKMCPServers      []string                 `json:"sdkMcpServers"`
+		JSONSchema         json.RawMessage          `json:"jsonSchema"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
-	d.mu.Lock()
-	d.sdk = true
-	d.mu.Unlock()
+	if js := strings.TrimSpace(string(req.JSONSchema)); js != "" && js != "null" {
+		return nil, errors.New("tiny-go does not support structured output (outputFormat / output_format); run without it")
+	}
+	if err := d.addSDKHooks(req.Hooks); err != nil {
+		return nil, err
+	}
+	if names := append(slices.Clone(d.opt.SDKServers), req.SDKMCPServers...); len(names) > 0 {
+		queue <- work{apply: func() error { return d.connectSDKServers(context.Background(), names) }}
+	}
 	replace := strings.TrimSpace(strings.Join(req.SystemPrompt, "\n\n"))
 	if replace != "" || strings.TrimSpace(req.AppendSystemPrompt) != "" {
 		queue <- work{apply: func() error { return d.s.SetSystemPrompt(replace, req.AppendSystemPrompt) }}
@@ -70,10 +84,6 @@ func (d *Driver) initialize(body json.RawMessage, queue chan<- work) (any, error
 			fmt.Fprintln(d.opt.Log, "tiny-go: the SDK's mcpServers are not connected: tiny-go takes MCP servers from $TINY_MCP_CONFIG (--mcp alias)")
 		}
 	}
-	if len(req.Hooks) > 0 {
-		resp["hooks_applied"] = false
-		fmt.Fprintln(d.opt.Log, "tiny-go: the SDK's hook callbacks are not called by tiny-go")
-	}
 	return resp, nil
 }
 
@@ -87,6 +97,11 @@ func (d *Driver) setMode(body json.RawMessage) (any, error) {
 	m, err := ParseMode(req.Mode)
 	if err != nil {
 		return nil, err
+	}
+	// As Claude Code's: escalating to bypass needs the launch to allow
+	// it, so an SDK cannot lift the permissions it was started under.
+	if m == ModeBypass && d.opt.Mode != ModeBypass && !d.opt.AllowBypass {
+		return nil, errors.New("cannot switch to bypassPermissions: tiny-go was not launched with --permission-mode bypassPermissions, --dangerously-skip-permissions or --allow-dangerously-skip-permissions")
 	}
 	d.mu.Lock()
 	d.mode = m

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
@@ -26,20 +27,23 @@ type Driver struct {
 	opt Options
 	out *writer
 
-	mu       sync.Mutex
-	s        Session
-	mode     Mode
-	running  bool
-	sdk      bool   // an initialize was received: the SDK drives tiny-go
-	fatal    string // a bad input line ends the process
-	inputEnd bool
-	pending  map[string]chan *ControlResponse
-	nextID   int
+	mu      sync.Mutex
+	s       Session
+	mode    Mode
+	running bool
+	fatal   string // a bad input line ends the process
+	pending map[string]chan *ControlResponse
+	nextID  int
+	// sdkServers are the SDK's in-process MCP servers, by name.
+	sdkServers map[string]*mcp.Client
 	// inputDone is closed when the reader stops.
 	inputDone chan struct{}
 
 	tmu  sync.Mutex
 	turn *turn
+	// spent is the cost of the finished turns of this process
+	// (--max-budget-usd counts them all).
+	spent float64
 }
 
 // work is one item of the queue the main loop works through in order: a
@@ -55,7 +59,7 @@ func New(opt Options) *Driver {
 	if opt.Mode == "" {
 		opt.Mode = ModeDefault
 	}
-	d := &Driver{opt: opt, mode: opt.Mode, pending: map[string]chan *ControlResponse{}, inputDone: make(chan struct{})}
+	d := &Driver{opt: opt, mode: opt.Mode, pending: map[string]chan *ControlResponse{}, sdkServers: map[string]*mcp.Client{}, inputDone: make(chan struct{})}
 	// Whoever read the output is gone: nothing can see the rest of the
 	// turn, so it is aborted durably rather than run blind.
 	d.out = &writer{w: opt.Out, gone: func() { go d.abortRun(context.Background()) }}
@@ -63,9 +67,8 @@ func New(opt Options) *Driver {
 }
 
 // Serve runs the session until the input ends (or, without stream input,
-// the one prompt is answered). It returns the process's exit code: with
-// text input 0 when the run succeeded; with stream input 0 unless an
-// input line was bad.
+// the one prompt is answered). It returns the process's exit code: 0 when
+// the last turn succeeded, 1 when it failed or an input line was bad.
 func (d *Driver) Serve(ctx context.Context, s Session) int {
 	d.mu.Lock()
 	d.s = s
@@ -85,9 +88,11 @@ func (d *Driver) Serve(ctx context.Context, s Session) int {
 	}
 	queue := make(chan work, 1024)
 	go d.read(ctx, queue)
+	defer d.closeSDKServers()
 	if code := d.recover(ctx); code != 0 {
 		return code
 	}
+	last := 0 // the exit code of the last turn
 	for w := range queue {
 		if d.fatalLine() != "" {
 			break
@@ -98,9 +103,9 @@ func (d *Driver) Serve(ctx context.Context, s Session) int {
 			}
 			continue
 		}
-		d.runTurn(ctx, w.user)
-		if d.sdkClosed() || d.out.isBroken() {
-			break // the SDK closed its end mid-run: the run was aborted
+		last = d.runTurn(ctx, w.user)
+		if d.out.isBroken() {
+			break // whoever read the output is gone: the run was aborted
 		}
 	}
 	if d.out.isBroken() {
@@ -111,10 +116,30 @@ func (d *Driver) Serve(ctx context.Context, s Session) int {
 		d.writeResult(resultMessage{Subtype: resultExecution, IsError: true, Errors: []string{msg}})
 		return 1
 	}
-	// As Claude Code's: with stream input, how each turn ended is in its
-	// result; the exit code says only whether the conversation itself
-	// failed (a bad line).
-	return 0
+	// As Claude Code's: each turn's outcome is in its result, and the
+	// exit code is the last turn's (1 when it failed).
+	return last
+}
+
+// Refuse reports a run that cannot start (say, the session to resume does
+// not exist) as the one error result the SDK raises, and returns the exit
+// code, 1.
+//
+// With stream input the SDK's first line is its initialize, which it
+// waits to have answered before anything else: it is answered with the
+// error (the SDK raises it), so tiny-go does not exit under the SDK's
+// write.
+func (d *Driver) Refuse(msg string) int {
+	if d.opt.StreamInput {
+		br := bufio.NewReaderSize(d.opt.In, 64<<10)
+		if line, _ := readLine(br); len(line) > 0 {
+			if l, err := ParseLine(line); err == nil && l.Kind == KindControlRequest && l.Request.Subtype == "initialize" {
+				d.out.json(outResponse{Type: controlResponse, Response: responseBody{Subtype: "error", RequestID: l.Request.ID, Error: msg}})
+			}
+		}
+	}
+	d.writeResult(resultMessage{Subtype: resultExecution, IsError: true, Errors: []string{msg}})
+	return 1
 }
 
 // recover finishes an operation a crash left open, before any message
@@ -195,17 +220,17 @@ func (d *Driver) dispatch(ctx context.Context, l Line, queue chan<- work) {
 	}
 }
 
-// endInput records why the input ended. A bad line, and the end of the
-// SDK's input while a turn runs (the SDK closed the query), abort the
-// running turn durably, as Esc would; plain piped input that ends lets
-// the queued messages run.
+// endInput records why the input ended. A bad line aborts the running
+// turn durably, as Esc would. The plain end of input only means no more
+// prompts, as with Claude Code: the Python SDK writes a string prompt and
+// closes stdin at once, so every message received runs, then tiny-go
+// exits. Only an interrupt or a signal aborts a turn.
 func (d *Driver) endInput(ctx context.Context, fatal string) {
 	d.mu.Lock()
-	d.inputEnd = true
 	if fatal != "" {
 		d.fatal = fatal
 	}
-	abort := d.running && (fatal != "" || d.sdk)
+	abort := d.running && fatal != ""
 	d.mu.Unlock()
 	if abort {
 		d.abortRun(ctx)
@@ -216,14 +241,6 @@ func (d *Driver) fatalLine() string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.fatal
-}
-
-// sdkClosed reports whether the SDK ended its input: no queued message
-// runs after that.
-func (d *Driver) sdkClosed() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.sdk && d.inputEnd
 }
 
 // abortRun aborts the running operation durably (the same as Esc).
@@ -262,6 +279,7 @@ func (d *Driver) runTurn(ctx context.Context, u *UserMessage) int {
 	d.tmu.Lock()
 	d.flush(t)
 	d.turn = nil
+	d.spent += t.cost
 	d.tmu.Unlock()
 	msg := d.result(t, res, err)
 	msg.DurationMS = time.Since(began).Milliseconds()
@@ -295,6 +313,9 @@ func (d *Driver) prompt(u *UserMessage) (string, error) {
 // result is the result message of a finished run.
 func (d *Driver) result(t *turn, res agent.Result, err error) resultMessage {
 	m := resultMessage{NumTurns: t.turns, TotalCostUSD: t.cost, DurationAPIMS: t.api.Milliseconds(), Usage: usageOf(t.total), PermissionDenials: t.denials}
+	if t.turns > 0 {
+		m.ModelUsage = map[string]any{d.s.Model(): d.modelUsage(t)}
+	}
 	switch {
 	case err != nil && errors.Is(err, context.Canceled):
 		m.Subtype, m.Errors = resultExecution, []string{"stopped before the run finished; resume with --resume " + d.s.ID()}
@@ -308,8 +329,12 @@ func (d *Driver) result(t *turn, res agent.Result, err error) resultMessage {
 		if res.Completion == session.CompletionTruncated {
 			m.StopReason = strPtr("max_tokens")
 		}
+	case res.Outcome == session.OutcomeAborted && t.budgetHit:
+		m.Subtype, m.Errors = resultBudget, []string{fmt.Sprintf("Reached the maximum budget ($%g).", d.opt.MaxBudgetUSD)}
 	case res.Outcome == session.OutcomeAborted && t.maxTurnsHit:
 		m.Subtype, m.Errors = resultMaxTurns, []string{fmt.Sprintf("Reached the maximum number of turns (%d).", d.opt.MaxTurns)}
+		// Claude Code counts the turn it refused to take: max-turns + 1.
+		m.NumTurns = t.turns + 1
 	case res.Outcome == session.OutcomeAborted:
 		m.Subtype, m.Errors = resultExecution, []string{"The run was interrupted; the session keeps what it did (resume with --resume " + d.s.ID() + ")."}
 	case res.Error != nil:

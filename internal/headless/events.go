@@ -20,16 +20,21 @@ type turn struct {
 	// was stopped for --max-turns.
 	turns       int
 	maxTurnsHit bool
-	cost        float64
-	api         time.Duration
-	usage       session.Usage // of the latest reply
-	total       session.Usage
+	// budgetHit is set when the run was stopped for --max-budget-usd.
+	budgetHit bool
+	cost      float64
+	api       time.Duration
+	usage     session.Usage // of the latest reply
+	total     session.Usage
 	// tools are the calls reported, by id (for tool_use_result); ok the
 	// ones that ran and succeeded (every other result, synthetic ones
 	// included, is an error).
 	tools   map[string]toolUse
 	ok      map[string]bool
 	denials []permissionDenial
+	// msgID is the id of the reply in progress (message_start's), which
+	// its assistant message carries too.
+	msgID string
 	// block is the content block of the reply streaming now ("thinking"
 	// or "text", "" between blocks), index its index (partial messages).
 	block string
@@ -55,35 +60,59 @@ func (d *Driver) Events(ev agent.Event) {
 	case agent.ModelStarted:
 		if d.opt.MaxTurns > 0 && t.turns >= d.opt.MaxTurns && !t.maxTurnsHit {
 			t.maxTurnsHit = true
-			go d.abortRun(context.Background())
+			d.stopBeforeRequest()
 		}
+		// As Claude Code's: the budget is checked before each model
+		// request, so the reply that went past it is the last one paid.
+		if d.opt.MaxBudgetUSD > 0 && d.spent+t.cost >= d.opt.MaxBudgetUSD && !t.budgetHit && !t.maxTurnsHit {
+			t.budgetHit = true
+			d.stopBeforeRequest()
+		}
+		if t.maxTurnsHit || t.budgetHit {
+			return // the request is never sent
+		}
+		// The stream and the assistant message of this reply share its id.
+		t.msgID = "msg_" + e.Model.AttemptID
 		if d.opt.PartialMessages {
 			d.emitPartial(map[string]any{"type": "message_start", "message": map[string]any{
-				"id": "msg_" + e.Model.AttemptID, "type": "message", "role": "assistant", "model": d.s.Model(), "content": []any{}}})
+				"id": t.msgID, "type": "message", "role": "assistant", "model": d.s.Model(), "content": []any{}}})
 		}
 	case agent.ModelReasoningDelta:
 		d.streamDelta(t, "thinking", e.Text)
 	case agent.ModelDelta:
 		d.streamDelta(t, "text", e.Text)
 	case agent.ModelCompleted:
-		d.endStream(t)
-		if e.Outcome.Outcome == "succeeded" {
+		ok := e.Outcome.Outcome == "succeeded"
+		if ok {
 			t.turns++
-			if e.Outcome.Cost != nil {
-				t.cost += *e.Outcome.Cost
-			}
 			if e.Outcome.Usage != nil {
 				t.usage = *e.Outcome.Usage
 			}
 		}
+		// A failed reply the provider billed costs all the same.
+		if e.Outcome.Cost != nil {
+			t.cost += *e.Outcome.Cost
+		}
 		t.api += e.Outcome.Duration
+		d.endStream(t, ok)
 		d.flush(t)
 	case agent.ToolCompleted:
 		if e.Outcome.Outcome == "succeeded" {
 			t.ok[e.Tool.ToolCallID] = true
 		}
 		d.flush(t)
+	case agent.OperationStarted:
+		if e.Kind == session.OperationCompaction {
+			d.emitStatus("compacting", "")
+		}
 	case agent.OperationCompleted:
+		if e.Result.Kind == session.OperationCompaction {
+			res := "failed"
+			if e.Result.Outcome == session.OutcomeCompleted {
+				res = "success"
+			}
+			d.emitStatus("", res)
+		}
 		t.total = e.Outcome.Usage
 		d.flush(t)
 	}
@@ -118,13 +147,53 @@ func (d *Driver) closeBlock(t *turn) {
 	t.index++
 }
 
-func (d *Driver) endStream(t *turn) {
+// endStream ends the reply's stream: its tool calls, which the provider
+// gives whole, each as a tool_use block with its input in one
+// input_json_delta; then message_delta (stop reason, usage) when the reply
+// succeeded, and message_stop.
+func (d *Driver) endStream(t *turn, ok bool) {
 	if !d.opt.PartialMessages {
 		return
 	}
 	d.closeBlock(t)
+	if ok {
+		stop := "end_turn"
+		if m := d.newAssistant(t); m != nil && len(m.ToolCalls) > 0 {
+			stop = "tool_use"
+			d.streamToolCalls(t, m)
+		}
+		u := usageOf(t.usage)
+		d.emitPartial(map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": u})
+	}
 	t.index = 0
 	d.emitPartial(map[string]any{"type": "message_stop"})
+}
+
+// newAssistant is the assistant message committed since the last flush.
+func (d *Driver) newAssistant(t *turn) *session.Message {
+	st := d.s.State()
+	for i := len(st.Transcript) - 1; i >= t.mark; i-- {
+		if st.Transcript[i].Role == session.RoleAssistant {
+			return &st.Transcript[i]
+		}
+	}
+	return nil
+}
+
+func (d *Driver) streamToolCalls(t *turn, m *session.Message) {
+	for _, c := range m.ToolCalls {
+		args := jsontext.Value(c.Function.Arguments)
+		if !json.Valid(args) {
+			args = jsontext.Value("{}")
+		}
+		cc := cctools.ToClaude(c.Function.Name, args, d.s.WorkDir())
+		d.emitPartial(map[string]any{"type": "content_block_start", "index": t.index, "content_block": map[string]any{
+			"type": "tool_use", "id": c.ID, "name": cc.Name, "input": map[string]any{}}})
+		d.emitPartial(map[string]any{"type": "content_block_delta", "index": t.index, "delta": map[string]any{
+			"type": "input_json_delta", "partial_json": string(cc.Input)}})
+		d.emitPartial(map[string]any{"type": "content_block_stop", "index": t.index})
+		t.index++
+	}
 }
 
 func (d *Driver) emitPartial(ev map[string]any) {
@@ -168,8 +237,12 @@ func (d *Driver) emitAssistant(t *turn, m session.Message, entryID string) {
 		stop = "tool_use"
 	}
 	u := usageOf(t.usage)
+	id := "msg_" + entryID
+	if t.msgID != "" {
+		id, t.msgID = t.msgID, "" // the id its stream events carried
+	}
 	d.emit(assistantMessage{Type: "assistant", SessionID: d.s.ID(), UUID: newUUID(), Message: apiMessage{
-		ID: "msg_" + entryID, Type: "message", Role: "assistant", Model: d.s.Model(),
+		ID: id, Type: "message", Role: "assistant", Model: d.s.Model(),
 		Content: nonNilBlocks(content), StopReason: &stop, Usage: &u,
 	}})
 }
@@ -235,4 +308,35 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// stopBeforeRequest aborts the run from the handler of ModelStarted, so
+// that the request about to start is never sent: the abort runs on its own
+// goroutine (it delivers events, which this handler is delivering), and
+// the handler returns once the abort is committed, which the agent checks
+// before it sends a request.
+func (d *Driver) stopBeforeRequest() {
+	go d.abortRun(context.Background())
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		if op := d.s.State().Operation; op == nil || op.AbortRequested {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// emitStatus writes Claude Code's system/status: "compacting" while the
+// conversation is summarized, then no status with how it went.
+func (d *Driver) emitStatus(status, compactResult string) {
+	d.mu.Lock()
+	mode := d.mode
+	d.mu.Unlock()
+	m := map[string]any{"type": "system", "subtype": "status", "status": nil, "permissionMode": mode, "uuid": newUUID(), "session_id": d.s.ID()}
+	if status != "" {
+		m["status"] = status
+	}
+	if compactResult != "" {
+		m["compact_result"] = compactResult
+	}
+	d.emit(m)
 }

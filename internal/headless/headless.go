@@ -15,7 +15,9 @@ import (
 	"io"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/hooks"
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/tools"
 )
 
 // Output formats (--output-format).
@@ -48,10 +50,19 @@ type Options struct {
 	PromptTool bool
 	// Mode is the permission mode the session starts in.
 	Mode Mode
+	// AllowBypass lets set_permission_mode switch to bypassPermissions
+	// (--allow-dangerously-skip-permissions); launching in it does too.
+	AllowBypass bool
 	// MaxTurns ends a run after this many model replies (0: no limit).
 	MaxTurns int
+	// MaxBudgetUSD ends a run once the process's turns cost this much
+	// (the provider's reported cost; 0: no limit).
+	MaxBudgetUSD float64
 	// Rules are --allowedTools and --disallowedTools.
 	Rules Rules
+	// SDKServers are the SDK's in-process MCP servers --mcp-config names
+	// (type "sdk"), connected over the control protocol after initialize.
+	SDKServers []string
 	// Version is reported as claude_code_version.
 	Version string
 }
@@ -75,6 +86,12 @@ type Session interface {
 	// SetModel and SetSystemPrompt rebuild the agent between runs.
 	SetModel(model string) error
 	SetSystemPrompt(replace, appendText string) error
+	// AddHooks adds hooks (the SDK's callbacks) to the session's, for
+	// the next calls.
+	AddHooks(hs ...hooks.Hook) error
+	// AddTools offers the tools of the MCP server alias (one of the SDK's
+	// in-process servers) from the next run on.
+	AddTools(alias string, ts []tools.Tool) error
 	// StoreImage keeps an image beside the sessions and returns the
 	// reference that goes into the prompt.
 	StoreImage(mediaType string, data []byte, label string) (string, error)

@@ -56,32 +56,42 @@ func TestSplitRulesAndDecide(t *testing.T) {
 	bash := func(cmd string) cctools.Call {
 		return cctools.Call{Name: cctools.Bash, Input: jsontext.Value(`{"command":` + strconv.Quote(cmd) + `}`)}
 	}
-	edit := cctools.Call{Name: cctools.Edit, Input: jsontext.Value(`{}`)}
+	edit := cctools.Call{Name: cctools.Edit, Input: jsontext.Value(`{"file_path":"/w/src/a.go"}`)}
+	editOut := cctools.Call{Name: cctools.Edit, Input: jsontext.Value(`{"file_path":"/etc/passwd"}`)}
 	rules := Rules{Allow: []string{"Bash(git diff:*)", "Bash(make)"}, Deny: []string{"Bash(rm:*)"}}
 	cases := []struct {
 		mode   Mode
 		prompt bool
 		call   cctools.Call
 		want   decision
-		inTree bool
 	}{
-		{ModeDefault, false, bash("git diff --stat"), allow, false},
-		{ModeDefault, false, bash("git diffx"), deny, false},
-		{ModeDefault, false, bash("make"), allow, false},
-		{ModeDefault, false, bash("make all"), deny, false},
-		{ModeDefault, true, bash("ls"), askSDK, false},
-		{ModeBypass, false, bash("rm -rf x"), deny, false},
-		{ModeBypass, false, bash("ls"), allow, false},
-		{ModeAcceptEdits, true, edit, allow, true},
-		{ModeAcceptEdits, true, edit, askSDK, false}, // outside the working directory
-		{ModeAcceptEdits, false, bash("touch a"), allow, true},
-		{ModeAcceptEdits, false, bash("rm -rf x"), deny, true}, // --disallowedTools first
-		{ModeAcceptEdits, true, bash("ls"), askSDK, false},
-		{ModePlan, true, edit, deny, false},
-		{ModeDontAsk, true, bash("ls"), deny, false},
+		{ModeDefault, false, bash("git diff --stat"), allow},
+		{ModeDefault, false, bash("git diffx"), deny},
+		{ModeDefault, false, bash("make"), allow},
+		{ModeDefault, false, bash("make all"), deny},
+		{ModeDefault, true, bash("ls"), askSDK},
+		{ModeBypass, false, bash("rm -rf x"), deny},
+		{ModeBypass, false, bash("ls"), allow},
+		{ModeAcceptEdits, true, edit, allow},
+		{ModeAcceptEdits, true, editOut, askSDK},
+		{ModeAcceptEdits, true, bash("ls"), askSDK},
+		{ModeAcceptEdits, false, bash("touch made.txt"), allow},
+		{ModeAcceptEdits, false, bash("mkdir -p a/b"), allow},
+		{ModeAcceptEdits, false, bash("mv a b/c"), allow},
+		{ModeAcceptEdits, false, bash("sed -i s/x/y/ f.txt"), allow},
+		{ModeAcceptEdits, false, bash("touch /tmp/x"), deny},
+		{ModeAcceptEdits, false, bash("touch ../x"), deny},
+		{ModeAcceptEdits, false, bash("touch a; curl x"), deny},
+		{ModeAcceptEdits, false, bash("touch $HOME/x"), deny},
+		{ModeAcceptEdits, false, bash("rm -rf"), deny},
+		{ModeAcceptEdits, false, bash("sed -e s/x/y/ -f /etc/x f"), deny},
+		{ModeAuto, false, bash("ls"), deny},
+		{ModeAuto, true, bash("ls"), askSDK},
+		{ModePlan, true, edit, deny},
+		{ModeDontAsk, true, bash("ls"), deny},
 	}
 	for _, c := range cases {
-		if got, _ := decide(c.mode, rules, c.prompt, c.call, c.inTree); got != c.want {
+		if got, _ := decide(c.mode, rules, c.prompt, c.call, "/w"); got != c.want {
 			t.Errorf("decide(%s, %s) = %v, want %v", c.mode, c.call.Input, got, c.want)
 		}
 	}

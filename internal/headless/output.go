@@ -127,6 +127,7 @@ type permissionDenial struct {
 const (
 	resultSuccess    = "success"
 	resultMaxTurns   = "error_max_turns"
+	resultBudget     = "error_max_budget_usd"
 	resultExecution  = "error_during_execution"
 	streamEventType  = "stream_event"
 	controlRequest   = "control_request"

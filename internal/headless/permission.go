@@ -106,19 +106,20 @@ const (
 	askSDK
 )
 
-// decide applies the mode and the rules to a call; deny comes with the
-// message the model sees. inTree says that the call only changes files
-// inside the working directory (approval.EditsInside), which acceptEdits
-// allows: edits, and mkdir, touch, mv, cp and rm there.
-func decide(mode Mode, rules Rules, promptTool bool, c cctools.Call, inTree bool) (decision, string) {
+// decide applies the mode and the rules to a call in the working
+// directory dir; deny comes with the message the model sees. auto is
+// Claude Code's classifier mode: tiny-go has no classifier, so, as
+// Claude Code does when its classifier cannot answer, the call goes to
+// the SDK (can_use_tool) or is denied, as in default.
+func decide(mode Mode, rules Rules, promptTool bool, c cctools.Call, dir string) (decision, string) {
 	switch {
 	case anyMatch(rules.Deny, c):
 		return deny, fmt.Sprintf("Permission to use %s was denied by --disallowedTools.", c.Name)
-	case mode == ModeBypass || mode == ModeAuto:
+	case mode == ModeBypass:
 		return allow, ""
 	case anyMatch(rules.Allow, c):
 		return allow, ""
-	case mode == ModeAcceptEdits && inTree:
+	case mode == ModeAcceptEdits && acceptsEdit(c, dir):
 		return allow, ""
 	case mode == ModePlan:
 		return deny, "Plan mode is on: nothing may be changed or run yet. Present the plan instead."

@@ -179,6 +179,10 @@ func TestSDKStreamedQuery(t *testing.T) {
 	if u := r["usage"].(map[string]any); u["input_tokens"] != 100.0 || u["output_tokens"] != 7.0 {
 		t.Errorf("result usage = %v", u)
 	}
+	mu, _ := r["modelUsage"].(map[string]any)[init["model"].(string)].(map[string]any)
+	if mu["inputTokens"] != 100.0 || mu["outputTokens"] != 7.0 || mu["contextWindow"] != 128000.0 {
+		t.Errorf("result modelUsage = %v; want the model's tokens", r["modelUsage"])
+	}
 	if st.Operation != nil || st.LastFinished.Outcome != session.OutcomeCompleted {
 		t.Errorf("session: operation %v, last %v", st.Operation, st.LastFinished)
 	}
@@ -341,8 +345,14 @@ func TestSDKControlRequests(t *testing.T) {
 		providertest.Reply{ToolCalls: []providertest.ToolCall{{ID: "w1", Name: "write", Arguments: `{"path":"notes.txt","content":"noted\n"}`}}},
 		providertest.Reply{Text: "Still here."})
 	seen := sdkClient(t, srv, dir, "control")
-	if msg, _ := seen["unknownControl"].(string); !strings.Contains(msg, "mcp_status") {
-		t.Errorf("the unknown control request was answered %q; want an error naming it", msg)
+	if msg, _ := seen["unknownControl"].(string); !strings.Contains(msg, "rewind_files") {
+		t.Errorf("the unsupported control request was answered %q; want an error naming it", msg)
+	}
+	if st, ok := seen["mcpStatus"].([]any); !ok || len(st) != 0 {
+		t.Errorf("mcpServerStatus() = %v; want no servers", seen["mcpStatus"])
+	}
+	if cu, _ := seen["contextUsage"].(map[string]any); cu["maxTokens"] != float64(128000) || cu["model"] == "" || len(cu["categories"].([]any)) != 2 {
+		t.Errorf("getContextUsage() = %v", seen["contextUsage"])
 	}
 	if mode, _ := seen["mode"].(map[string]any); mode["mode"] != "acceptEdits" {
 		t.Errorf("setPermissionMode returned %v", seen["mode"])
@@ -472,5 +482,26 @@ func TestSDKResumeAsksAgainAfterKillDuringPermission(t *testing.T) {
 	}
 	if r := onlyResult(t, seen); r["result"] != "Second answer." {
 		t.Errorf("result = %v", r)
+	}
+}
+
+// The SDK closes stdin right after the prompt (the generator ended) while
+// the model is answering: the turn finishes and the SDK gets the answer.
+// The generator ends once the model request has come, so the end of input
+// surely reaches a running turn.
+func TestSDKPromptEndsBeforeTheAnswer(t *testing.T) {
+	dir := t.TempDir()
+	marks := marksOf(t, dir)
+	release := make(chan struct{})
+	close(release)
+	srv := providertest.New(t, gatedReply(func() {
+		_ = os.WriteFile(filepath.Join(marks, "arrived"), nil, 0o644)
+	}, release, "hello back"))
+	seen := sdkClient(t, srv, dir, "closeEarly")
+	if r := onlyResult(t, seen); r["subtype"] != "success" || r["result"] != "hello back" {
+		t.Fatalf("result = %v; want the answer", r)
+	}
+	if e, _ := seen["error"].(string); e != "" {
+		t.Errorf("the SDK program failed: %s", e)
 	}
 }

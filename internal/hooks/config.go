@@ -57,6 +57,8 @@ type Hook struct {
 	// Source is the file (and for TOML the line) it came from.
 	Source string `json:"source"`
 	match  func(string) bool
+	// call, when set, runs the hook instead of Command (NewCallbackHook).
+	call Callback
 }
 
 // MarshalJSON writes the hook with its timeout in seconds, as settings

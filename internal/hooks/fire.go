@@ -63,7 +63,7 @@ const maxContext = 10000
 func (r *Runner) fire(ctx context.Context, ev Event, names []string, in *Input) verdict {
 	var v verdict
 	var hooks []Hook
-	for _, h := range r.opt.Config.On(ev) {
+	for _, h := range r.on(ev) {
 		if names == nil || h.Matches(names...) {
 			hooks = append(hooks, h)
 		}
@@ -84,7 +84,12 @@ func (r *Runner) fire(ctx context.Context, ev Event, names []string, in *Input) 
 	env := r.env()
 	for _, h := range hooks {
 		v.ran = true
-		res := runCommand(ctx, h, r.opt.Cwd, env, data, r.opt.Start)
+		var res ran
+		if h.call != nil {
+			res = runCallback(ctx, h, data)
+		} else {
+			res = runCommand(ctx, h, r.opt.Cwd, env, data, r.opt.Start)
+		}
 		if ctx.Err() != nil {
 			return v // stopping: no verdict of a hook cut short
 		}

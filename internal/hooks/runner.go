@@ -49,6 +49,7 @@ type Runner struct {
 	sessionID  string
 	transcript string
 	log        *Log
+	added      []Hook // by Add
 }
 
 // nextPrompt keys the context SessionStart hooks gave for the next
@@ -77,6 +78,9 @@ func New(opt Options) *Runner {
 func (r *Runner) Child(id, path string) (*Runner, error) {
 	c := New(r.opt)
 	c.subagent = true
+	r.mu.Lock()
+	c.added = append([]Hook(nil), r.added...)
+	r.mu.Unlock()
 	if err := c.Attach(id, path); err != nil {
 		return nil, err
 	}
@@ -127,7 +131,7 @@ func (r *Runner) current() *Log {
 }
 
 // Any reports whether hooks of ev are configured.
-func (r *Runner) Any(ev Event) bool { return len(r.opt.Config.On(ev)) > 0 }
+func (r *Runner) Any(ev Event) bool { return len(r.on(ev)) > 0 }
 
 func (r *Runner) report(line string) { r.opt.Report(line) }
 

@@ -111,7 +111,7 @@ func (r *Runner) AfterTool(ctx context.Context, call agent.HookCall, res agent.H
 }
 
 func (r *Runner) matchAny(ev Event, names []string) bool {
-	for _, h := range r.opt.Config.On(ev) {
+	for _, h := range r.on(ev) {
 		if h.Matches(names...) {
 			return true
 		}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // ConfigEnv names the environment variable holding the catalog path. There
@@ -51,6 +52,7 @@ const (
 	TransportHTTP  = "http"  // Streamable HTTP at a URL
 	TransportStdio = "stdio" // a local program spoken to over stdin/stdout
 	TransportSSE   = "sse"   // the older HTTP+SSE transport
+	TransportSDK   = "sdk"   // the embedding program's own server (Server.Conn)
 )
 
 // Server is one validated catalog entry. Its token was read from the
@@ -91,6 +93,10 @@ type Server struct {
 	OAuth *OAuthConfig
 	// Source is the file the server was read from, for `mcp list`.
 	Source string
+	// Conn, when set, reaches a server the embedding program runs in its
+	// own process (the Agent SDK's in-process servers, over the control
+	// protocol): no program is started and no URL dialled.
+	Conn sdk.Transport
 	// token returns the secret. It is a func because fmt prints a func as
 	// an address whatever the verb and however deeply it is nested, so a
 	// Server printed by mistake never shows the token.
@@ -111,6 +117,8 @@ func (s Server) Format(f fmt.State, _ rune) {
 // Transport is TransportStdio, TransportHTTP or TransportSSE.
 func (s Server) Transport() string {
 	switch {
+	case s.Conn != nil:
+		return TransportSDK
 	case s.Command != "":
 		return TransportStdio
 	case s.SSE:

@@ -119,13 +119,15 @@ func Connect(ctx context.Context, s Server, opts Options) (*Client, error) {
 	invalid := func(doing, msg string) error {
 		return &ConnectError{Alias: s.Alias, Type: ErrorConnectionFailed, Doing: doing, Cause: clean(msg, s.bearer())}
 	}
-	if s.Command != "" {
+	switch {
+	case s.Conn != nil:
+	case s.Command != "":
 		proc, err := startStdio(s, opts)
 		if err != nil {
 			return nil, invalid("starting "+s.Command, err.Error())
 		}
 		c.proc = proc
-	} else {
+	default:
 		httpClient, err := newHTTPClient(s, opts.Transport, c.version)
 		if err != nil {
 			return nil, invalid(doingConnecting, err.Error())
@@ -226,6 +228,8 @@ func (c *Client) dial(ctx context.Context, hs *handshake) (*sdk.ClientSession, e
 	})
 	var transport sdk.Transport
 	switch {
+	case c.server.Conn != nil:
+		transport = c.server.Conn
 	case c.proc != nil:
 		transport = &sdk.IOTransport{Reader: c.proc.stdout, Writer: c.proc.stdin}
 	case c.server.SSE:

@@ -37,7 +37,10 @@ func newTool(c *Client, name, description string, params jsontext.Value) (*Tool,
 		return nil, err
 	}
 	endpoint := c.server.Endpoint
-	if c.server.Command != "" {
+	switch {
+	case c.server.Conn != nil:
+		endpoint = "sdk:" + c.server.Alias
+	case c.server.Command != "":
 		endpoint = "stdio:" + c.server.Target()
 	}
 	id, err := json.Marshal(identity{Kind: "mcp", Endpoint: endpoint, AuthHeader: c.server.AuthHeader(), Tool: name})
@@ -56,6 +59,9 @@ func newTool(c *Client, name, description string, params jsontext.Value) (*Tool,
 		},
 	}, nil
 }
+
+// Name is the tool's name on its server.
+func (t *Tool) Name() string { return t.name }
 
 // Definition implements tools.Tool.
 func (t *Tool) Definition() tools.Definition {

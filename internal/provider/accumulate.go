@@ -45,6 +45,7 @@ func (a *accumulator) addChunk(data []byte) error {
 	if c.Error != nil {
 		e := streamError(c.Error, a.apiKey)
 		classifyInStream(e, c.Error, a.events)
+		a.billed(e, c.Usage)
 		return e
 	}
 	a.events++
@@ -70,6 +71,21 @@ func (a *accumulator) addChunk(data []byte) error {
 	return nil
 }
 
+// billed gives a failed reply the usage the provider reported with the
+// error (OpenRouter ends a stream that failed midway with {"error": ...,
+// "usage": ...}), else the latest usage of the stream: the provider bills
+// it, so it is recorded.
+func (a *accumulator) billed(e *Error, u *ChatUsage) {
+	if u == nil {
+		u = a.usage
+	}
+	if u == nil {
+		return
+	}
+	n := u.normalize()
+	e.Usage = &n
+}
+
 // addMessage applies a non-streaming chat.completion body.
 func (a *accumulator) addMessage(data []byte) error {
 	var c ChatChunk
@@ -79,6 +95,7 @@ func (a *accumulator) addMessage(data []byte) error {
 	if c.Error != nil {
 		e := streamError(c.Error, a.apiKey)
 		classifyInStream(e, c.Error, 0)
+		a.billed(e, c.Usage)
 		return e
 	}
 	a.usage = c.Usage

@@ -616,3 +616,18 @@ func sse(data ...string) string {
 	}
 	return b.String()
 }
+
+// A stream that fails midway with its usage beside the error (the shape
+// OpenRouter sends, as recorded from the live API by pydantic-ai's test
+// fixtures): the failure carries what the provider billed.
+func TestStreamErrorKeepsBilledUsage(t *testing.T) {
+	srv := providertest.New(t, providertest.Reply{Body: sse(
+		`{"choices":[{"index":0,"delta":{"content":"par"}}]}`,
+		`{"error":{"message":"Upstream error","code":502},"usage":{"prompt_tokens":43,"completion_tokens":10,"total_tokens":53}}`,
+	)})
+	_, _, err := stream(t, newClient(t, srv, provider.Config{}))
+	pe := providerError(t, err, provider.KindProviderError)
+	if pe.Usage == nil || pe.Usage.Input != 43 || pe.Usage.Output != 10 {
+		t.Errorf("usage = %+v; want the 43 prompt and 10 completion tokens billed", pe.Usage)
+	}
+}
