@@ -31,10 +31,18 @@ func writableRoots(p Policy) []string {
 	}
 	if p.Mode == Workspace {
 		add(p.WorkDir)
-		add(cacheDir(getenv, home))
-		if c := getenv("GOCACHE"); c != "off" {
-			add(c)
+		cache := cacheDir(getenv, home)
+		goCache := getenv("GOCACHE")
+		if goCache == "" && cache != "" {
+			goCache = filepath.Join(cache, "go-build")
 		}
+		// A new user's home has no ~/.cache yet, and a confined go could
+		// not make its build cache there.
+		if goCache != "off" && goCache != "" {
+			ensureToolDir(getenv, "go", goCache)
+			add(goCache)
+		}
+		add(cache)
 		if modCache := goModCache(getenv, home); modCache != "" {
 			ensureToolDir(getenv, "go", modCache)
 			add(modCache)
