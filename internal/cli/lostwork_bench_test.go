@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/providertest"
+	"github.com/tiny-agent/tiny-go/internal/testenv"
 )
 
 // BenchmarkLostWork times whole tiny-go processes (the real binary, built
@@ -31,7 +32,7 @@ import (
 // fallback (watch, TINY_OVERLAY=off). The figures are read against the
 // 1-file tree of the same run (docs/performance.md, section 21).
 func BenchmarkLostWork(b *testing.B) {
-	bin := buildTinyGo(b)
+	bin := testenv.TinyGo(b)
 	srv, err := providertest.Start("127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -96,17 +97,6 @@ func benchLostWork(b *testing.B, r *procRun) {
 		b.ReportMetric(float64(m[i].Microseconds())/1000/float64(b.N), name+"-ms")
 		b.ReportMetric(float64(cpu[i].Microseconds())/1000/float64(b.N), name+"-cpu-ms")
 	}
-}
-
-// buildTinyGo builds cmd/tiny-go into a temporary directory.
-func buildTinyGo(b *testing.B) string {
-	b.Helper()
-	out := filepath.Join(b.TempDir(), "tiny-go")
-	cmd := exec.Command("go", "build", "-o", out, "../../cmd/tiny-go")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, msg)
-	}
-	return out
 }
 
 // benchTree writes n files (0.5–4 KiB, 700 directories); git commits

@@ -221,9 +221,6 @@ func TestDestructiveRewindSurvivesSIGKILL(t *testing.T) {
 // copy: the directory is moved into it whole (same inodes), and a rewind
 // moves nothing back by copying either: the files come back.
 func TestDeletedNodeModulesIsMovedNotCopied(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the overlay needs root here (the user-namespace case: tx_rewind_test.go)")
-	}
 	c := newCLI(t, providertest.New(t, bashCall(t, "rm -rf node_modules"), providertest.Reply{Text: "done"}))
 	for i := range 50 {
 		c.write(fmt.Sprintf("node_modules/p%d/index.js", i), strings.Repeat("x", i))

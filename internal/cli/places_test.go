@@ -61,7 +61,7 @@ func TestCommandsWriteWhereUsersWork(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Fatal("git is needed")
 	}
-	bin := buildRealBinary(t)
+	bin := testenv.TinyGo(t)
 	users := []struct {
 		name string
 		uid  int
@@ -79,16 +79,6 @@ func TestCommandsWriteWhereUsersWork(t *testing.T) {
 			})
 		}
 	}
-}
-
-// buildRealBinary builds cmd/tiny-go where every user can run it.
-func buildRealBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(testenv.WorkDir(t), "tiny-go")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/tiny-go").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // placeDirs makes the folders of p: the working tree (seeded), HOME and

@@ -192,6 +192,16 @@ func TestProcessesStayDead(t *testing.T) {
 			if !e.goneWithin(2 * time.Second) {
 				t.Fatalf("`setsid sleep %s &` survived the SIGKILL of tiny-go", e.secs)
 			}
+			// The resume removes the killed command's overlay, whose
+			// work/work the kernel made mode 000: an unprivileged user
+			// could not delete the project otherwise.
+			out, err := resumeKilled(t, dir, srv).CombinedOutput()
+			if err != nil {
+				t.Fatalf("the resume: %v: %s", err, out)
+			}
+			if work, _ := filepath.Glob(filepath.Join(dir, ".tiny-agent", "checkpoints", "tx", "*", "work")); len(work) != 0 {
+				t.Errorf("overlay layers left after the resume: %v", work)
+			}
 			return
 		}
 		// Its parent bash died with tiny-go (Pdeathsig); the escapee now
@@ -208,14 +218,7 @@ func TestProcessesStayDead(t *testing.T) {
 		if ppid := parentOf(pid); ppid != k.cmd.Process.Pid {
 			t.Fatalf("the escapee's parent is %d, not the keeper %d", ppid, k.cmd.Process.Pid)
 		}
-		files, _ := filepath.Glob(filepath.Join(dir, ".tiny-agent", "sessions", "*.jsonl"))
-		if len(files) != 1 {
-			t.Fatalf("%d session files", len(files))
-		}
-		id := strings.TrimSuffix(filepath.Base(files[0]), ".jsonl")
-		id = id[strings.LastIndexByte(id, '_')+1:]
-		resume := program(t, dir, srv, "--json", "--session", id)
-		out, err := resume.CombinedOutput()
+		out, err := resumeKilled(t, dir, srv).CombinedOutput()
 		if !e.goneWithin(5 * time.Second) {
 			t.Fatalf("`setsid sleep %s &` survived the SIGKILL and the resume (%v: %s)", e.secs, err, out)
 		}
@@ -226,6 +229,18 @@ func TestProcessesStayDead(t *testing.T) {
 			t.Errorf("process records left after the resume: %v", entries)
 		}
 	})
+}
+
+// resumeKilled is tiny-go resuming the one session in dir.
+func resumeKilled(t *testing.T, dir string, srv *providertest.Server) *exec.Cmd {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, ".tiny-agent", "sessions", "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("%d session files", len(files))
+	}
+	id := strings.TrimSuffix(filepath.Base(files[0]), ".jsonl")
+	id = id[strings.LastIndexByte(id, '_')+1:]
+	return program(t, dir, srv, "--json", "--session", id)
 }
 
 func init() { scriptCommands["orphan-keeper"] = keeperMain }

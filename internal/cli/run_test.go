@@ -36,6 +36,11 @@ func newCLI(t *testing.T, server *providertest.Server) *cliRun {
 	if server != nil {
 		env["TINY_ENDPOINT"] = server.URL()
 	}
+	// The temporary directory the tests use (t.TempDir) is the one
+	// tiny-go grants commands, as for a user whose TMPDIR is set.
+	if tmp := os.Getenv("TMPDIR"); tmp != "" {
+		env["TMPDIR"] = tmp
+	}
 	// Where users keep projects, not under TMPDIR (testenv.WorkDir).
 	return &cliRun{t: t, dir: testenv.WorkDir(t), env: env}
 }

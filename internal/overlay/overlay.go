@@ -397,9 +397,11 @@ func recoverOne(root, tree, id string) (bool, error) {
 		return false, err
 	}
 	if !journaled {
-		if _, err := os.Lstat(t.Upper()); t.apart != "" && errors.Is(err, fs.ErrNotExist) {
-			// Its layers were on a machine that is gone (a fleet's
-			// workspace rebuilt elsewhere): nothing of it is here.
+		if _, err := os.Lstat(t.Upper()); errors.Is(err, fs.ErrNotExist) {
+			// Killed inside Remove, between its layers and the rest (a
+			// command that changed nothing, or a discarded one), or its
+			// layers were on a machine that is gone (a fleet's workspace
+			// rebuilt elsewhere): nothing of it is here to apply.
 			return true, t.Remove()
 		}
 		if changes, err = t.Changes(); err != nil {

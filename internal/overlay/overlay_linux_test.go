@@ -396,6 +396,33 @@ func TestRecoverWithoutTheLayersApart(t *testing.T) {
 	}
 }
 
+// A process killed inside Remove (a command that changed nothing, or a
+// discarded one) leaves the transaction's start without its layers: a
+// recovery removes it rather than failing every later rewind with "no
+// such file or directory" (found running the cli tests as cloudsdk).
+func TestRecoverAfterAKilledRemove(t *testing.T) {
+	tree, _ := setup(t, 0, false)
+	root := filepath.Join(tree, StateDirName, "tx")
+	before := checkpointtest.Listing(t, tree)
+	tx, err := Begin(root, tree, "tx1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.removeLayers(); err != nil {
+		t.Fatal(err)
+	}
+	tx.lock.Close() // its process died here
+	if ids, err := Recover(root, tree); err != nil || len(ids) != 1 {
+		t.Fatalf("recover: %v %v", ids, err)
+	}
+	if got := checkpointtest.Listing(t, tree); !maps.Equal(got, before) {
+		t.Fatalf("the tree changed:\n%s", diff(got, before))
+	}
+	if _, err := os.Stat(tx.Dir); !os.IsNotExist(err) {
+		t.Fatalf("the transaction was left: %v", err)
+	}
+}
+
 func diff(got, want map[string]string) string {
 	var b strings.Builder
 	for _, k := range slices.Sorted(maps.Keys(want)) {

@@ -116,7 +116,15 @@ func TestCommandOverOverlay(t *testing.T) {
 func TestCommandOverOverlayInUserNamespace(t *testing.T) {
 	requireLandlock(t)
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to become another user")
+		// Unprivileged already (scripts/test-unprivileged): as ourselves.
+		forEachInit(t, func(t *testing.T) {
+			base, err := filepath.EvalSymlinks(testenv.WorkDir(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkOverlayRun(t, overlayRun(base), os.Getuid())
+		})
+		return
 	}
 	forEachInit(t, testOverlayInUserNamespace)
 }
@@ -138,7 +146,8 @@ func testOverlayInUserNamespace(t *testing.T) {
 	}
 	cmd := exec.Command(bin)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}}
-	cmd.Env = []string{"SANDBOX_TEST_OVERLAY=" + base, "PATH=" + os.Getenv("PATH"), fmt.Sprintf("SANDBOX_TEST_GOINIT=%v", goInitOnly)}
+	cmd.Env = []string{"SANDBOX_TEST_OVERLAY=" + base, "PATH=" + os.Getenv("PATH"), fmt.Sprintf("SANDBOX_TEST_GOINIT=%v", goInitOnly),
+		"HOME=" + base} // its state key: nobody has no home of its own
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
@@ -271,9 +280,6 @@ func BenchmarkCommandRuleset(b *testing.B) {
 // init grants nothing beneath it (plan mode's commands run this way).
 func TestReadOnlyOverlayRefusesWrites(t *testing.T) {
 	requireLandlock(t)
-	if os.Geteuid() != 0 {
-		t.Skip("the overlay as root; the cli tests cover the rest")
-	}
 	base := testenv.WorkDir(t)
 	work, scratch := filepath.Join(base, "work"), filepath.Join(base, "scratch")
 	for _, d := range []string{work, scratch} {

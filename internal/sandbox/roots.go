@@ -35,13 +35,21 @@ func writableRoots(p Policy) []string {
 	}
 	if p.Mode == Workspace {
 		add(p.WorkDir)
-		add(cacheDir(getenv, home))
+		cache := cacheDir(getenv, home)
+		goCache := getenv("GOCACHE")
+		if goCache == "" && cache != "" {
+			goCache = filepath.Join(cache, "go-build")
+		}
 		if goos == "darwin" && home != "" {
 			add(filepath.Join(home, "Library", "Caches")) // Go's build cache and others
 		}
-		if c := getenv("GOCACHE"); c != "off" {
-			add(c)
+		// A new user's home has no ~/.cache yet, and a confined go could
+		// not make its build cache there.
+		if goCache != "off" && goCache != "" {
+			ensureToolDir(getenv, "go", goCache)
+			add(goCache)
 		}
+		add(cache)
 		if modCache := goModCache(getenv, home); modCache != "" {
 			ensureToolDir(getenv, "go", modCache)
 			add(modCache)

@@ -212,7 +212,7 @@ func TestCheckWrite(t *testing.T) {
 	}{
 		{filepath.Join(l.work, "new/dir/file"), true},
 		{filepath.Join(l.tmp, "f"), true},
-		{filepath.Join(l.home, ".cache", "x"), false}, // the cache dir does not exist in this layout
+		{filepath.Join(l.home, ".config", "x"), false},
 		{filepath.Join(l.outside, "f"), false},
 		{filepath.Join(l.work, "link", "f"), false},
 		{filepath.Join(l.work, "..", "outside", "f"), false},
@@ -502,5 +502,31 @@ func BenchmarkStartConfined(b *testing.B) {
 func nonDumpable() {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		panic(err)
+	}
+}
+
+// A new user's home has no ~/.cache: tiny-go makes go's build cache there
+// (or where GOCACHE says) when go is installed, as a confined go build
+// could not. The unprivileged CI pass found it.
+func TestGoCacheIsMadeInAFreshHome(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "go"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, gocache := range []string{"", "elsewhere/gocache"} {
+		l := newLayout(t)
+		l.env["PATH"] = bin
+		want := filepath.Join(l.home, ".cache", "go-build")
+		if gocache != "" {
+			want = filepath.Join(l.outside, gocache)
+			l.env["GOCACHE"] = want
+		}
+		roots := writableRoots(Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv})
+		if fi, err := os.Stat(want); err != nil || !fi.IsDir() {
+			t.Fatalf("GOCACHE %q: %s was not made: %v", gocache, want, err)
+		}
+		if !underAny(want, roots) {
+			t.Errorf("GOCACHE %q: %s is not under the roots %q", gocache, want, roots)
+		}
 	}
 }
