@@ -49,22 +49,29 @@ func (s *Store) putBeneath(a Action) error {
 	if a.To.Dir {
 		return putDirAt(dir, name, a.To.Mode)
 	}
+	if a.To.Special != "" {
+		// A FIFO or socket has no content to read: it is made again,
+		// never opened.
+		if err := clearDirAt(dir, name); err != nil {
+			return err
+		}
+		return putSpecialAt(dir, name, filepath.Join(s.cwd, d), a.To)
+	}
 	data, err := s.readBlob(a.To.Hash)
 	if err != nil {
 		return err
 	}
-	var st unix.Stat_t
-	if unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		// A directory now stands where the file was: only an empty one
-		// is replaced.
-		if err := unix.Unlinkat(dir, name, unix.AT_REMOVEDIR); err != nil {
-			return fmt.Errorf("a directory is in the way: %w", err)
-		}
+	if err := clearDirAt(dir, name); err != nil {
+		return err
 	}
 	if a.To.Link {
 		tmp := "." + name + ".tiny-tmp-link"
 		unix.Unlinkat(dir, tmp, 0)
 		if err := unix.Symlinkat(string(data), dir, tmp); err != nil {
+			return err
+		}
+		if err := setMTimeAt(dir, tmp, a.To.MTime); err != nil {
+			unix.Unlinkat(dir, tmp, 0)
 			return err
 		}
 		return unix.Renameat(dir, tmp, dir, name)
@@ -73,7 +80,74 @@ func (s *Store) putBeneath(a Action) error {
 	if mode == 0 {
 		mode = 0o644
 	}
-	return writeAt(dir, name, data, mode)
+	return writeAt(dir, name, data, mode, a.To.MTime)
+}
+
+// clearDirAt removes the directory that now stands at name in dir where
+// a file is to be put back: only an empty one is replaced.
+func clearDirAt(dir int, name string) error {
+	var st unix.Stat_t
+	if unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		if err := unix.Unlinkat(dir, name, unix.AT_REMOVEDIR); err != nil {
+			return fmt.Errorf("a directory is in the way: %w", err)
+		}
+	}
+	return nil
+}
+
+// putSpecialAt makes name in dir the FIFO or socket f (mknod makes a
+// socket's inode without binding it) through a temporary name, its mode
+// and modification time set before the rename. dirPath is dir's path,
+// for the systems without mknodat.
+func putSpecialAt(dir int, name, dirPath string, f File) error {
+	typ := uint32(unix.S_IFIFO)
+	if f.Special == "socket" {
+		typ = unix.S_IFSOCK
+	}
+	tmp := "." + name + ".tiny-tmp-node"
+	unix.Unlinkat(dir, tmp, 0)
+	if err := mknodAt(dir, tmp, dirPath, typ|(f.Mode&0o777)); err != nil {
+		return fmt.Errorf("mknod: %w", err)
+	}
+	// The umask narrowed the mode mknod was given.
+	err := unix.Fchmodat(dir, tmp, f.Mode&0o777, 0)
+	if err == nil {
+		err = setMTimeAt(dir, tmp, f.MTime)
+	}
+	if err == nil {
+		err = unix.Renameat(dir, tmp, dir, name)
+	}
+	if err != nil {
+		unix.Unlinkat(dir, tmp, 0)
+	}
+	return err
+}
+
+// setMTimeAt gives name in dir (not followed if a symlink) its recorded
+// modification time, and the same access time: the rewind is not a
+// read. 0: none was recorded.
+func setMTimeAt(dir int, name string, ns int64) error {
+	if ns == 0 {
+		return nil
+	}
+	ts := unix.NsecToTimespec(ns)
+	return unix.UtimesNanoAt(dir, name, []unix.Timespec{ts, ts}, unix.AT_SYMLINK_NOFOLLOW)
+}
+
+// dirTimesBeneath gives the directory rel of the working directory,
+// resolved beneath it, the modification time ns.
+func (s *Store) dirTimesBeneath(rel string, ns int64) error {
+	root, err := beneath.Root(s.cwd)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(root)
+	dir, name, err := beneath.Parent(root, rel, false)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	return setMTimeAt(dir, name, ns)
 }
 
 // removeAt removes a file, symlink or empty directory.
@@ -110,7 +184,7 @@ func putDirAt(dir int, name string, mode uint32) error {
 
 // writeAt writes data to name in dir through a temporary file beside it
 // and a rename, as writeAtomic does by path.
-func writeAt(dir int, name string, data []byte, mode uint32) error {
+func writeAt(dir int, name string, data []byte, mode uint32, mtime int64) error {
 	var r [6]byte
 	rand.Read(r[:])
 	tmp := "." + name + ".tiny-tmp-" + hex.EncodeToString(r[:])
@@ -125,6 +199,9 @@ func writeAt(dir int, name string, data []byte, mode uint32) error {
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil {
+		err = setMTimeAt(dir, tmp, mtime)
 	}
 	if err == nil {
 		err = unix.Renameat(dir, tmp, dir, name)

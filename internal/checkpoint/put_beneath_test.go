@@ -69,3 +69,47 @@ func TestStaleTempsAreRemovedBeneathOnly(t *testing.T) {
 		}
 	}
 }
+
+// A FIFO and a socket are made again beneath the tree with their mode and
+// modification time, a file gets its mtime back, and none of them is made
+// through a directory swapped for a symlink.
+func TestRewindPutSpecialAndMTimeBeneath(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	os.Symlink(outside, filepath.Join(dir, "link"))
+	s, err := Open(dir, Options{DisableGit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h, _, err := s.putBlob([]byte("x\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const mtime = int64(981173106123456789)
+	for _, kind := range []string{"fifo", "socket"} {
+		a := Action{Path: "link/" + kind, To: File{Path: "link/" + kind, Special: kind, Mode: 0o640, MTime: mtime}}
+		if err := s.put(a); err == nil {
+			t.Fatalf("%s: made through a symlink", kind)
+		}
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Fatalf("%d entries made outside", len(entries))
+	}
+	want := map[string]os.FileMode{"d/fifo": os.ModeNamedPipe, "d/sock": os.ModeSocket, "d/file": 0}
+	for _, a := range []Action{
+		{Path: "d/fifo", To: File{Path: "d/fifo", Special: "fifo", Mode: 0o640, MTime: mtime}},
+		{Path: "d/sock", To: File{Path: "d/sock", Special: "socket", Mode: 0o640, MTime: mtime}},
+		{Path: "d/file", To: File{Path: "d/file", Hash: h, Mode: 0o640, MTime: mtime}},
+	} {
+		if err := s.put(a); err != nil {
+			t.Fatalf("%s: %v", a.Path, err)
+		}
+		fi, err := os.Lstat(filepath.Join(dir, a.Path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Type() != want[a.Path] || fi.Mode().Perm() != 0o640 || fi.ModTime().UnixNano() != mtime {
+			t.Fatalf("%s: %v %v, want type %v mode 0640 mtime %d", a.Path, fi.Mode(), fi.ModTime().UnixNano(), want[a.Path], mtime)
+		}
+	}
+}

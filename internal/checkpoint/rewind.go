@@ -739,8 +739,15 @@ func (s *Store) put(a Action) error {
 // times, deepest first, once nothing more is put inside them.
 func dirTimes(s *Store, done []Action) {
 	for i := len(done) - 1; i >= 0; i-- {
-		if a := done[i]; a.To.Dir && a.To.MTime != 0 {
-			_ = setMTime(s.Abs(a.Path), a.To.MTime) // best effort: the tree is right without it
+		a := done[i]
+		if !a.To.Dir || a.To.MTime == 0 {
+			continue
+		}
+		// Best effort: the tree is right without it.
+		if filepath.IsAbs(a.Path) {
+			_ = setMTime(a.Path, a.To.MTime)
+		} else {
+			_ = s.dirTimesBeneath(a.Path, a.To.MTime)
 		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 // deleted.
 func TestRewindAfterKillBeforeStates(t *testing.T) {
 	seed := `mkdir -p keep && echo k > keep/k && echo gone > gone.txt`
-	tt := runTxTurnThen(t, seed, func(dir string) {
+	tt := runTxTurnThen(t, seed, func(dir, _ string) {
 		states, _ := filepath.Glob(filepath.Join(dir, ".tiny-agent", "checkpoints", "tx", "*", "states.json"))
 		if len(states) != 1 {
 			t.Fatalf("%d states files", len(states))
@@ -54,7 +54,7 @@ func TestRewindKilledMidwayIsFinishedByTheNext(t *testing.T) {
 	turn := "mkdir -p made/deep && for i in $(seq 1 20); do echo $i > made/deep/f$i; done && echo new > new.txt && rm -r gone.txt old && echo changed > keep/k"
 	for _, n := range []int{1, 5, 21, 24} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			tt := runTxTurnThen(t, seed, func(dir string) { killRewindAfter(t, dir, n) }, turn)
+			tt := runTxTurnThen(t, seed, func(dir, home string) { killRewindAfter(t, dir, home, n) }, turn)
 			if d := listingDiff(tt.rewound, tt.before); d != "" {
 				t.Fatalf("the rewind after the killed one did not give the tree back:\n%s\nrewind said:\n%s", d, tt.rewindOut)
 			}
@@ -62,9 +62,10 @@ func TestRewindKilledMidwayIsFinishedByTheNext(t *testing.T) {
 	}
 }
 
-// killRewindAfter starts the rewind of the first turn of dir's session,
+// killRewindAfter starts the rewind of the first turn of dir's session
+// as the user of home (the one whose key sealed the turn's state),
 // SIGKILLs it once it has put back n paths and waits for it.
-func killRewindAfter(t *testing.T, dir string, n int) {
+func killRewindAfter(t *testing.T, dir, home string, n int) {
 	t.Helper()
 	sessions, _ := filepath.Glob(filepath.Join(dir, ".tiny-agent", "sessions", "*.jsonl"))
 	if len(sessions) != 1 {
@@ -74,7 +75,7 @@ func killRewindAfter(t *testing.T, dir string, n int) {
 	id := strings.TrimSuffix(name[strings.IndexByte(name, '_')+1:], ".jsonl")
 	paused := filepath.Join(t.TempDir(), "paused")
 	cmd := exec.Command(programAs(t, "tiny-go-rewind-pause"), "--cwd", dir, "session", "rewind", id, "--turn", "1", "--files-only")
-	cmd.Env = []string{childEnv + "=1", "OTEL_SDK_DISABLED=true", "HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"),
+	cmd.Env = []string{childEnv + "=1", "OTEL_SDK_DISABLED=true", "HOME=" + home, "PATH=" + os.Getenv("PATH"),
 		"GIT_CONFIG_NOSYSTEM=1", rewindPauseEnv + "=" + fmt.Sprint(n) + ":" + paused}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

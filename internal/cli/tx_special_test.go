@@ -57,8 +57,9 @@ func runTxTurn(t *testing.T, seed string, cmds ...string) txTurn {
 }
 
 // runTxTurnThen is runTxTurn with between run on the working directory
-// after the turn, before the rewind (a fault left by a killed process).
-func runTxTurnThen(t *testing.T, seed string, between func(dir string), cmds ...string) txTurn {
+// after the turn, before the rewind (a fault left by a killed process);
+// home is the HOME the turn ran with (its state key).
+func runTxTurnThen(t *testing.T, seed string, between func(dir, home string), cmds ...string) txTurn {
 	t.Helper()
 	var replies []providertest.Reply
 	for i, cmd := range cmds {
@@ -97,7 +98,7 @@ func runTxTurnThen(t *testing.T, seed string, between func(dir string), cmds ...
 	run("run the commands")
 	tt.after = checkpointtest.Listing(t, tt.dir)
 	if between != nil {
-		between(tt.dir)
+		between(tt.dir, home)
 	}
 	sessions, _ := filepath.Glob(filepath.Join(tt.dir, ".tiny-agent", "sessions", "*.jsonl"))
 	if len(sessions) != 1 {
