@@ -52,7 +52,13 @@ func WorkDir(t testing.TB) string {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return dir
+	// The tree is one level down, so a test that uses its parent (a
+	// sibling directory, ../shared) has that parent to itself.
+	work := filepath.Join(dir, "work")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return work
 }
 
 // OddWorkDir is WorkDir with a last element of OddName: spaces and
