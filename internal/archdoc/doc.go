@@ -1,4 +1,5 @@
-// Package archdoc holds the test that keeps docs/architecture.md true to
-// the imports: its "Imports" list must name, for every package of the
-// module, exactly the packages of the module it imports.
+// Package archdoc holds the tests that keep the docs true: the "Imports"
+// list of docs/architecture.md must name, for every package of the module,
+// exactly the packages of the module it imports; the README points to a
+// CHANGELOG.md written in a user's words.
 package archdoc

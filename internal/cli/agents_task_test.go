@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tiny-agent/tiny-go/internal/agents"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
@@ -205,8 +206,36 @@ func TestSubagentFromClaudeAgents(t *testing.T) {
 	}
 	code, list, errs := runIn(t, dir, srv, "session", "list")
 	lines := strings.Split(strings.TrimSpace(list), "\n")
-	if code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[2], "└ ") || !strings.Contains(lines[2], "reader subagent of "+parent.Header.ID[:8]) {
+	if code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[2], "└ ") || !strings.Contains(lines[2], " (reader") {
 		t.Fatalf("session list (exit %d):\n%s%s", code, list, errs)
+	}
+	checkShortIDs(t, dir, srv, lines, parent.Header.ID)
+}
+
+// checkShortIDs: the lines of `session list` fit 100 columns, and the short
+// id it prints for the parent is taken where an id is; a prefix both
+// sessions share is refused in one line.
+func checkShortIDs(t *testing.T, dir string, srv *providertest.Server, lines []string, parentID string) {
+	t.Helper()
+	for _, l := range lines {
+		if n := utf8.RuneCountInString(l); n > 100 {
+			t.Errorf("session list: a line of %d columns:\n%s", n, strings.Join(lines, "\n"))
+		}
+	}
+	short := strings.Fields(lines[1])[0]
+	if len(short) >= len(parentID) || !strings.HasPrefix(parentID, short) {
+		t.Fatalf("session list prints %q for %s", short, parentID)
+	}
+	for _, args := range [][]string{{"session", "show", short}, {"session", "verify", short}, {"session", "state", short}} {
+		if code, out, errs := runIn(t, dir, srv, args...); code != 0 || !strings.Contains(out+errs, parentID) {
+			t.Errorf("tiny-go %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errs)
+		}
+	}
+	for _, args := range [][]string{{"session", "show", parentID[:4]}, {"--session", parentID[:4], "go on"}, {"session", "rewind", parentID[:4]}, {"session", "fork", parentID[:4]}, {"session", "abort", parentID[:4]}} {
+		code, _, errs := runIn(t, dir, srv, args...)
+		if code != 2 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "is ambiguous: 2 sessions start with it") {
+			t.Errorf("tiny-go %s: exit %d\n%s", strings.Join(args, " "), code, errs)
+		}
 	}
 }
 

@@ -41,7 +41,7 @@ func TestBannerNamesTheEndpointHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := lineSession(t, srv, "OPENROUTER_API_KEY=")
-	banner, _, _ := strings.Cut(out, "Esc aborts the active operation")
+	banner, _, _ := strings.Cut(out, "Ctrl+C aborts the active operation")
 	if !strings.Contains(banner, "\nprovider: "+u.Host+"\n") || !strings.Contains(banner, "\nendpoint: "+srv.URL()) {
 		t.Fatalf("the banner does not name %s:\n%s", u.Host, out)
 	}

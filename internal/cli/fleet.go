@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -29,8 +30,8 @@ func configureFleet(a *app, root *cobra.Command) {
 		Use:                "worker --temporal HOST:PORT [--namespace NS] [--task-queue Q] [--concurrency N] [--blob URL]",
 		Short:              "Run agent tasks from a Temporal task queue (docs/fleet.md)",
 		DisableFlagParsing: true,
-		RunE: func(_ *cobra.Command, args []string) error {
-			return a.runFleet(append([]string{"worker"}, args...))
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runFleetOrHelp(cmd, append([]string{"worker"}, args...))
 		},
 	})
 
@@ -106,11 +107,30 @@ func configureFleetEval(a *app, cmd *cobra.Command) {
 		Use:                "status WORKFLOW-ID --temporal HOST:PORT [--wait] [--json] [--html FILE]",
 		Short:              "Show a Temporal eval suite's results so far; --wait follows it to the end",
 		DisableFlagParsing: true,
-		RunE: func(_ *cobra.Command, args []string) error {
-			return a.runFleet(append([]string{"eval", "status"}, args...))
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runFleetOrHelp(cmd, append([]string{"eval", "status"}, args...))
 		},
 	})
 }
+
+// fleetInstallHint says how to install tiny-go-fleet, as the README does.
+const fleetInstallHint = "go install ./cmd/tiny-go-fleet in a clone of tiny-go (docs/fleet.md)"
+
+// runFleetOrHelp is runFleet, except that --help prints tiny-go's help of
+// cmd when tiny-go-fleet is missing: help must print on every install.
+func (a *app) runFleetOrHelp(cmd *cobra.Command, args []string) error {
+	if _, err := fleetExecutable(); err != nil && slices.ContainsFunc(args, isHelpFlag) {
+		if err := cmd.Help(); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(cmd.OutOrStdout(), "\n%s is not installed; to run this command: %s\n", fleetProgram, fleetInstallHint)
+		return err
+	}
+	return a.runFleet(args)
+}
+
+// isHelpFlag reports whether s asks for help.
+func isHelpFlag(s string) bool { return s == "--help" || s == "-h" }
 
 // runFleet hands the command line to tiny-go-fleet. The program that
 // runs tiny-go becomes tiny-go-fleet in place (execve: the same pid), so a
@@ -195,5 +215,5 @@ func fleetExecutable() (string, error) {
 	if p, err := exec.LookPath(fleetProgram); err == nil {
 		return p, nil
 	}
-	return "", fmt.Errorf("%s is not installed beside tiny-go or on $PATH: go install github.com/tiny-agent/tiny-go/cmd/%s@latest", fleetProgram, fleetProgram)
+	return "", fmt.Errorf("%s is not installed beside tiny-go or on $PATH: %s", fleetProgram, fleetInstallHint)
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -19,5 +20,25 @@ func TestFleetFlagsOfEval(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("tiny-go %s: exit %d, stderr %q; want 2 and %q", strings.Join(tc.args, " "), code, stderr, tc.want)
 		}
+	}
+}
+
+// Help prints through the real binary when tiny-go-fleet is not
+// installed, and the install hint is the README's.
+func TestFleetHelpWithoutFleet(t *testing.T) {
+	bin := buildRealBinary(t)
+	for _, args := range [][]string{{"worker", "--help"}, {"worker", "-h"}, {"eval", "status", "--help"}} {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "Usage:") || !strings.Contains(string(out), "go install ./cmd/tiny-go-fleet") {
+			t.Errorf("tiny-go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	cmd := exec.Command(bin, "worker")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "go install ./cmd/tiny-go-fleet in a clone") || strings.Contains(string(out), "@latest") {
+		t.Errorf("tiny-go worker without tiny-go-fleet: %v\n%s", err, out)
 	}
 }

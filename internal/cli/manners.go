@@ -57,6 +57,7 @@ func configureManners(a *app, root *cobra.Command) {
 	root.Version = versionString()
 	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	root.SetHelpCommand(newHelpCommand(a))
+	root.AddCommand(newVersionCommand())
 	root.CompletionOptions.HiddenDefaultCmd = false
 	root.CompletionOptions.DisableDefaultCmd = false
 	root.SuggestionsMinimumDistance = 2
@@ -130,6 +131,20 @@ func newHelpCommand(a *app) *cobra.Command {
 			}
 			target.SetOut(a.stdout)
 			return target.Help()
+		},
+	}
+}
+
+// newVersionCommand is `tiny-go version`, as --version: the habit of go,
+// docker and kubectl users, who would otherwise send "version" as a prompt.
+func newVersionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print tiny-go's version (as --version)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "tiny-go %s\n", versionString())
+			return err
 		},
 	}
 }

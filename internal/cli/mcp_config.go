@@ -77,7 +77,12 @@ func newMCPAddCommand(a *app) *cobra.Command {
   tiny-go mcp add --transport http docs https://mcp.example.com/mcp
   tiny-go mcp add --transport http -H "X-Api-Key: ${DOCS_KEY}" --scope project docs https://mcp.example.com/mcp
   tiny-go mcp add -e GITHUB_TOKEN='${GITHUB_TOKEN}' --scope user github -- github-mcp-server stdio`,
-		Args: cobra.MinimumNArgs(2),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return usageErrorf("mcp add needs a name and the server's command or URL, e.g. tiny-go mcp add fs -- npx -y @modelcontextprotocol/server-filesystem . (more: tiny-go mcp add --help)")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			io, cwd, err := a.settingsHere(cmd)
 			if err != nil {

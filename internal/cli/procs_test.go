@@ -354,7 +354,7 @@ func TestEscKillsWhatTheCommandStarted(t *testing.T) {
 	p.tmux("new-session", "-d", "-x", "110", "-y", "40", "-s", "s", "sh", "-c", script)
 	t.Cleanup(func() { killTmux(p.socket) })
 
-	p.waitText("Esc aborts the active operation; Ctrl+C exits.")
+	p.waitText("Ctrl+C clears a draft")
 	p.text("start the server")
 	p.keys("Enter")
 	p.wait("the escapee to start", func(string) bool { return e.alive() })

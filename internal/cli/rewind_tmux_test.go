@@ -32,7 +32,7 @@ func TestRewindInRealTerminal(t *testing.T) {
 	script := fmt.Sprintf(`cd %s && TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s --approval auto; echo EXIT=$?; sleep 60`, dir, srv.URL(), bin)
 	p.tmux("new-session", "-d", "-x", "120", "-y", "40", "-s", "s", "sh", "-c", script)
 	t.Cleanup(func() { killTmux(p.socket) })
-	p.waitText("Ctrl+C exits.")
+	p.waitText("Ctrl+C clears a draft")
 
 	p.text("write a")
 	p.keys("Enter")

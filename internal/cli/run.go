@@ -243,6 +243,13 @@ func runRoot(ctx context.Context, io stdio, cwd string, f runFlags, args []strin
 		}
 		f.session, f.resume = id, false
 	}
+	if f.session != "" {
+		id, err := expandSessionID(cwd, f.session)
+		if err != nil {
+			return err
+		}
+		f.session = id
+	}
 	// --json never goes interactive; without a prompt it is allowed only to
 	// recover an open operation of a resumed session, then exit.
 	if f.json && strings.TrimSpace(promptText) == "" && f.session == "" && !f.cont {

@@ -76,6 +76,9 @@ func (a *app) openSession(arg string) (*os.File, error) {
 		if err != nil {
 			return nil, err
 		}
+		if arg, err = expandSessionID(cwd, arg); err != nil {
+			return nil, err
+		}
 		f, err := store.OpenByID(cwd, arg)
 		if errors.Is(err, fs.ErrNotExist) || !store.ValidID(arg) {
 			return nil, noSession(arg, cwd)

@@ -39,6 +39,10 @@ func abortSession(ctx context.Context, a *app, cwd, id string) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	id, err := expandSessionID(cwd, id)
+	if err != nil {
+		return err
+	}
 	if !store.ValidID(id) {
 		return noSession(id, cwd)
 	}

@@ -24,8 +24,14 @@ it (session list and session show say so), and it keeps the source's
 checkpoints of the turns they share, so it can rewind them too.`,
 		Args: exactArgs(1, "a session id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			cwd, err := a.workDir()
+			if err != nil {
+				return err
+			}
+			if args[0], err = expandSessionID(cwd, args[0]); err != nil {
+				return err
+			}
 			if !store.ValidID(args[0]) {
-				cwd, _ := a.workDir()
 				return noSession(args[0], cwd)
 			}
 			path, err := a.sessionPath(args[0])

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -54,33 +56,75 @@ and the last prompt. --json prints one JSON object instead.`,
 				fmt.Fprintf(a.stdout, "no sessions in %s\n", store.SessionsDir(cwd))
 				return nil
 			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			forks := forkColumn(sums)
-			fmt.Fprintln(tw, "ID\tSTARTED\tMODEL\tSTATE\tSIZE\tLAST PROMPT"+forks.header())
-			sums, links := nestSessions(sums)
-			for _, s := range sums {
-				id := s.ID
-				if l, ok := links[s.ID]; ok {
-					id = "└ " + s.ID + " (" + childLabel(l) + ")"
-				}
-				state := summaryState(s)
-				if s.Corruption != nil {
-					state += " (" + s.Corruption.Code + ")"
-				}
-				if reason := check.blocked(s); reason != "" {
-					state = "blocked (" + reason + ")"
-				}
-				if check.rewinding[s.ID] {
-					state = "rewind in progress"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s%s\n",
-					id, s.Started.UTC().Format(time.DateTime), dash(s.Model), state, formatSize(s.Size), dash(s.LastPrompt), forks.cell(s.ID))
-			}
-			return tw.Flush()
+			return writeSessionTable(a.stdout, sums, check)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd
+}
+
+// writeSessionTable is the table of `session list`: ids as short as they
+// stay unique (any unique prefix is accepted where an id is), and cells
+// shortened so that it fits tableWidth columns.
+func writeSessionTable(w io.Writer, sums []store.Summary, check *resumeCheck) error {
+	ids := make([]string, len(sums))
+	for i, s := range sums {
+		ids[i] = s.ID
+	}
+	short := abbreviateIDs(ids)
+	forks := forkColumn(sums)
+	for id, origin := range forks {
+		if src, at, ok := strings.Cut(origin, "@"); ok && short[src] != "" {
+			forks[id] = short[src] + "@" + at
+		}
+	}
+	rows := [][]string{strings.Split("ID\tSTARTED\tMODEL\tSTATE\tSIZE\tLAST PROMPT"+forks.header(), "\t")}
+	idWidth := 0
+	bare := map[int]string{} // a subagent's row without its description
+	sums, links := nestSessions(sums)
+	for _, s := range sums {
+		id := short[s.ID]
+		if l, ok := links[s.ID]; ok {
+			// A subagent's row is under its parent's: it names the agent
+			// and the task; the task's description gives way first.
+			id = "└ " + id + " (" + l.Agent + ")"
+			idWidth = max(idWidth, utf8.RuneCountInString(id))
+			bare[len(rows)] = id
+			if l.Description != "" {
+				id = strings.TrimSuffix(id, ")") + ": " + l.Description + ")"
+			}
+		}
+		idWidth = max(idWidth, len(short[s.ID]))
+		state := summaryState(s)
+		if s.Corruption != nil {
+			state += " (" + s.Corruption.Code + ")"
+		}
+		if reason := check.blocked(s); reason != "" {
+			state = "blocked (" + reason + ")"
+		}
+		if check.rewinding[s.ID] {
+			state = "rewind in progress"
+		}
+		row := []string{id, s.Started.UTC().Format(time.DateTime), dash(s.Model), state, formatSize(s.Size), dash(s.LastPrompt)}
+		if len(forks) > 0 {
+			row = append(row, dash(forks[s.ID]))
+		}
+		rows = append(rows, row)
+	}
+	// The prompt gives way first, then a subagent's description, the fork
+	// origin and the model; the state is never cut.
+	fitTable(rows, tableWidth, []fitColumn{{5, 20}, {0, idWidth}, {6, 12}, {2, 12}})
+	for i, b := range bare {
+		// A description cut to a few letters says nothing.
+		if strings.HasSuffix(rows[i][0], "…") && utf8.RuneCountInString(rows[i][0]) < utf8.RuneCountInString(b)+8 {
+			rows[i][0] = b
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, tableGap, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	return tw.Flush()
 }
 
 // summaryState is the state column: "idle (continuation owed)" tells a

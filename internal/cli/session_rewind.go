@@ -31,8 +31,14 @@ file either put back or untouched; running it again finishes it.`,
 			if filesOnly && conversationOnly {
 				return usageErrorf("--files-only and --conversation-only exclude each other")
 			}
+			cwd, err := a.workDir()
+			if err != nil {
+				return err
+			}
+			if args[0], err = expandSessionID(cwd, args[0]); err != nil {
+				return err
+			}
 			if !store.ValidID(args[0]) {
-				cwd, _ := a.workDir()
 				return noSession(args[0], cwd)
 			}
 			path, err := a.sessionPath(args[0])

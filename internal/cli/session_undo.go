@@ -32,13 +32,6 @@ func (f forkOrigins) header() string {
 	return "\tFORK OF"
 }
 
-func (f forkOrigins) cell(id string) string {
-	if len(f) == 0 {
-		return ""
-	}
-	return "\t" + dash(f[id])
-}
-
 // writeUndoInfo ends `session show`: where a fork came from, and the
 // session's checkpoints with the store's cap and eviction rule.
 // undoPromptRunes is the width of a prompt in the list of user turns.

@@ -142,7 +142,7 @@ func TestInteractiveCutOffAndRefusal(t *testing.T) {
 	script := fmt.Sprintf(`cd %s && TERM=tmux-256color TINY_PROVIDER=openai-responses OPENAI_API_KEY=k TINY_MODEL=gpt-5.1 OTEL_SDK_DISABLED=true XDG_CONFIG_HOME=%s TINY_ENDPOINT=%s %s --approval auto; echo EXIT=$?; sleep 60`, dir, t.TempDir(), srv.URL(), bin)
 	p.tmux("new-session", "-d", "-x", "120", "-y", "40", "-s", "s", "sh", "-c", script)
 	t.Cleanup(func() { killTmux(p.socket) })
-	p.waitText("Esc aborts the active operation; Ctrl+C exits.")
+	p.waitText("Ctrl+C clears a draft")
 
 	p.text("write it")
 	p.keys("Enter")

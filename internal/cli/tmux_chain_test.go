@@ -33,7 +33,7 @@ func TestInteractiveChainEsc(t *testing.T) {
 	p.tmux("new-session", "-d", "-x", "110", "-y", "40", "-s", "s", "sh", "-c", script)
 	t.Cleanup(func() { killTmux(p.socket) })
 
-	p.waitText("Esc aborts the active operation; Ctrl+C exits.")
+	p.waitText("Ctrl+C clears a draft")
 	p.text("do the long task")
 	p.keys("Enter")
 	p.waitCount("◆ read a.txt", 4)

@@ -33,7 +33,7 @@ func TestInteractiveRetryLine(t *testing.T) {
 	p.tmux("new-session", "-d", "-x", "100", "-y", "30", "-s", "s", "sh", "-c", script)
 	t.Cleanup(func() { killTmux(p.socket) })
 
-	p.waitText("Esc aborts the active operation; Ctrl+C exits.")
+	p.waitText("Ctrl+C clears a draft")
 	if s := p.screen(); !strings.Contains(s, "provider: "+u.Host+"\n") || strings.Contains(strings.ToLower(s), "openrouter") {
 		t.Fatalf("the banner does not name %s:\n%s", u.Host, s)
 	}

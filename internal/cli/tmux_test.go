@@ -87,7 +87,7 @@ func TestInteractiveTerminal(t *testing.T) {
 	p.tmux("new-session", "-d", "-x", "110", "-y", "40", "-s", "s", "sh", "-c", script)
 	t.Cleanup(func() { killTmux(p.socket) })
 
-	p.waitText("Esc aborts the active operation; Ctrl+C exits.")
+	p.waitText("Ctrl+C clears a draft")
 	p.waitText("/compact  /skill:name  /exit")
 
 	// Esc while the reply streams.

@@ -194,3 +194,9 @@ func OneLine(s string, max int) string {
 	}
 	return strings.TrimRight(out[:i], " ") + "…"
 }
+
+// IDs are the ids of the sessions of cwd, in no order; the files are not
+// read.
+func IDs(cwd string) ([]string, error) {
+	return eachSession(cwd, func(_ *os.File, id string, _ time.Time) (string, error) { return id, nil })
+}

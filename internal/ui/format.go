@@ -13,12 +13,14 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
-// Key help lines of the banner (cli.md). The terminal UI adds what an
-// idle Ctrl+C does there: it clears a draft first, and on an empty prompt
-// it asks to be pressed again (line mode exits at once, as cli.md says).
+// Key help line of the banner (cli.md), one of the two, so that it never
+// says two things of one key. In the terminal UI an idle Ctrl+C clears a
+// draft first and exits only when pressed twice on an empty prompt; line
+// mode reads whole lines (no Esc) and a Ctrl+C exits at once. Each fits
+// 80 columns.
 const (
-	helpKeys     = "Esc aborts the active operation; Ctrl+C exits."
-	helpCtrlC    = "Ctrl+C clears a draft; on an empty prompt, press it twice to exit."
+	helpKeys     = "Esc aborts a run; Ctrl+C clears a draft, and twice on an empty prompt exits."
+	helpKeysLine = "Ctrl+C aborts the active operation and exits; so does end of input (Ctrl+D)."
 	helpCommands = "/help  /model  /compact  /skill:name  /exit  (/ lists all)"
 )
 
@@ -26,8 +28,8 @@ const (
 // (line mode).
 const lineWidth = 120
 
-// bannerLines are the banner, one item a line; tui adds the terminal UI's
-// Ctrl+C line.
+// bannerLines are the banner, one item a line; tui tells the terminal
+// UI's keys from line mode's.
 func bannerLines(b Banner, tui bool) []string {
 	lines := []string{
 		"tiny-go",
@@ -42,9 +44,10 @@ func bannerLines(b Banner, tui bool) []string {
 	if b.Restored {
 		lines = append(lines, "restored: yes")
 	}
-	lines = append(lines, helpKeys)
 	if tui {
-		lines = append(lines, helpCtrlC)
+		lines = append(lines, helpKeys)
+	} else {
+		lines = append(lines, helpKeysLine)
 	}
 	return append(lines, helpCommands)
 }

@@ -27,15 +27,16 @@ func TestBannerLines(t *testing.T) {
 		"session path: /s/0197.jsonl",
 		"tools: bash, read",
 		"mcp: gh",
-		"Esc aborts the active operation; Ctrl+C exits.",
+		"Ctrl+C aborts the active operation and exits; so does end of input (Ctrl+D).",
 		"/help  /model  /compact  /skill:name  /exit  (/ lists all)",
 	}
 	if got := bannerLines(b, false); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("banner:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	// The terminal UI says what an idle Ctrl+C does there.
-	tui := append(want[:len(want)-1:len(want)-1],
-		"Ctrl+C clears a draft; on an empty prompt, press it twice to exit.", want[len(want)-1])
+	// The terminal UI says what its keys do, in one line: an idle Ctrl+C
+	// clears a draft and exits only when pressed twice.
+	tui := append(want[:len(want)-2:len(want)-2],
+		"Esc aborts a run; Ctrl+C clears a draft, and twice on an empty prompt exits.", want[len(want)-1])
 	if got := bannerLines(b, true); strings.Join(got, "\n") != strings.Join(tui, "\n") {
 		t.Errorf("terminal banner:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tui, "\n"))
 	}

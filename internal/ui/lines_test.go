@@ -62,7 +62,7 @@ func TestRunLinesOverPipes(t *testing.T) {
 	want := []string{
 		"tiny-go\n",
 		"session id: sess-9\n",
-		helpKeys + "\n" + helpCommands + "\n",
+		helpKeysLine + "\n" + helpCommands + "\n",
 		"Nothing to compact.\n",
 		"You said: hello there\n\n- first point\n- second point\n1.1k in · 10 out · 85% cached\n",
 		"Let me look.\n◆ bash sleep 30 && ls -la\n  └ 8 chars\n    total 0\nYou said: run the tool\n",

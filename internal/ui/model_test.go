@@ -30,7 +30,7 @@ func TestBannerIsPrintedFirst(t *testing.T) {
 	h := newHarness(t, newStub(nil), nil)
 	h.until("the banner", h.printedLine(helpCommands))
 	out := stripANSI(h.output())
-	for _, want := range []string{"session id: sess-1", helpKeys, helpCtrlC, helpCommands} {
+	for _, want := range []string{"session id: sess-1", helpKeys, helpCommands} {
 		if !strings.Contains(out, want) {
 			t.Errorf("banner lacks %q:\n%s", want, out)
 		}
