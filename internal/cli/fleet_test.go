@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/tiny-agent/tiny-go/internal/testenv"
 	"os/exec"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ func TestFleetFlagsOfEval(t *testing.T) {
 // Help prints through the real binary when tiny-go-fleet is not
 // installed, and the install hint is the README's.
 func TestFleetHelpWithoutFleet(t *testing.T) {
-	bin := buildRealBinary(t)
+	bin := testenv.TinyGo(t)
 	for _, args := range [][]string{{"worker", "--help"}, {"worker", "-h"}, {"eval", "status", "--help"}} {
 		cmd := exec.Command(bin, args...)
 		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
