@@ -1,10 +1,11 @@
 package cli
 
 import (
-	"github.com/tiny-agent/tiny-go/internal/testenv"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/tiny-agent/tiny-go/internal/testenv"
 )
 
 // The fleet's flags are checked here before tiny-go-fleet is looked for.
