@@ -66,7 +66,9 @@ func (s *Sandbox) StartOverlay(cmd *exec.Cmd, ov Overlay) error {
 		rights = c.fsMask
 	}
 	form := nsinit.OverlayForm + strconv.FormatUint(rights, 10)
-	if err := c.wrapInit(cmd, rs, form, ov.Lower, opts); err != nil {
+	// ov.Work: the init makes its work/work, which the kernel makes with
+	// mode 000 at each mount, 0700 (nsinit.OverlayForm).
+	if err := c.wrapInit(cmd, rs, form, ov.Lower, opts, ov.Work); err != nil {
 		return err
 	}
 	if c.userNS {

@@ -17,12 +17,17 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/testenv"
 )
 
-// overlayScript writes, deletes, tries .tiny-agent, and looks at the
-// transaction directory through the read-only state directory.
+// overlayScript writes, deletes, tries .tiny-agent, looks at the
+// transaction directory through the read-only state directory, and walks
+// the whole tree, .tiny-agent included: the command has no capability, so
+// a directory of tiny-go's it cannot read (the overlay's work/work, mode
+// 000 from the kernel) would fail find, gofmt -l or grep -r.
 const overlayScript = `echo new > new.txt && rm old.txt && chmod 700 sub && echo uid=$(id -u)
 (echo x > .tiny-agent/x) 2>&1 | sed 's/^/state=/'
 ls .tiny-agent/tx 2>&1 | sed 's/^/tx=/'
-cat old.txt 2>&1 | sed 's/^/old=/'`
+cat old.txt 2>&1 | sed 's/^/old=/'
+echo walk=$(find . 2>&1 >/dev/null; echo $?)
+echo grep=$(grep -r -q nothing-matches-this . 2>&1; echo $?)`
 
 // overlayRun runs overlayScript over an overlay of base/work through a
 // sandbox and applies what it changed; it reports key=value lines.
@@ -79,7 +84,7 @@ func checkOverlayRun(t *testing.T, out string, uid int) {
 		got[k] = v
 	}
 	t.Logf("%s", out)
-	for k, want := range map[string]string{"static": fmt.Sprint(!goInitOnly), "exit": "<nil>", "apply": "<nil>", "new": "new", "oldGone": "true", "subMode": "-rwx------", "tx": "t1", "old": "cat: old.txt: No such file or directory", "uid": fmt.Sprint(uid), "refusal": "<nil>"} {
+	for k, want := range map[string]string{"static": fmt.Sprint(!goInitOnly), "exit": "<nil>", "apply": "<nil>", "new": "new", "oldGone": "true", "subMode": "-rwx------", "tx": "t1", "old": "cat: old.txt: No such file or directory", "uid": fmt.Sprint(uid), "refusal": "<nil>", "walk": "0", "grep": "1"} {
 		if got[k] != want {
 			t.Errorf("%s = %q, want %q", k, got[k], want)
 		}

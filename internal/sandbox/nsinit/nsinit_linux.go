@@ -41,9 +41,14 @@ const Argv0 = "tiny-go-nsinit"
 // OverlayForm follows the descriptor digit (and UserForm) in the init of
 // a command that runs over an overlay of its working directory, followed
 // by the Landlock file system rights (decimal) to grant beneath the
-// overlay once it is mounted, 0 for none:
+// overlay once it is mounted, 0 for none. <work> is the overlay's
+// workdir: the kernel makes <work>/work (and work/incompat/volatile/dirty
+// for a volatile overlay) with mode 000 at each mount, and the init makes
+// them 0700 (their owner is the init's uid, the command's), or a command
+// without CAP_DAC_OVERRIDE that walks the tree through the state
+// directory (find, gofmt -l, grep -r) fails on them:
 //
-//	argv: Argv0 <fd>o<rights> <state dir or ""> <lower> <mount options> <path> <argv...>
+//	argv: Argv0 <fd>o<rights> <state dir or ""> <lower> <mount options> <work> <path> <argv...>
 const OverlayForm = "o"
 
 // UserForm follows the descriptor digit in the init of a command in a
@@ -82,10 +87,10 @@ func init() {
 	}
 	if rights, ok := strings.CutPrefix(flags, OverlayForm); ok {
 		mask, err := strconv.ParseUint(rights, 10, 64)
-		if err != nil || len(a) < 5 {
+		if err != nil || len(a) < 6 {
 			fail("bad arguments", syscall.EINVAL)
 		}
-		runOverlay(fd, mask, a[0], a[1], a[2], a[3], a[4:])
+		runOverlay(fd, mask, a[0], a[1], a[2], a[3], a[4], a[5:])
 	}
 	if flags != "" || len(a) < 3 {
 		fail("bad arguments", syscall.EINVAL)
@@ -143,7 +148,7 @@ func readOnly(state string) {
 // mounted on top of the overlay, read-only, so the command can neither
 // write it nor meet the kernel's ELOOP for the upper layer seen through
 // the overlay.
-func runOverlay(fd int, rights uint64, state, lower, opts, path string, argv []string) {
+func runOverlay(fd int, rights uint64, state, lower, opts, work, path string, argv []string) {
 	mountBase("")
 	clone := -1
 	if state != "" {
@@ -151,7 +156,17 @@ func runOverlay(fd int, rights uint64, state, lower, opts, path string, argv []s
 		clone, err = unix.OpenTree(unix.AT_FDCWD, state, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 		check("cloning the state directory's mount", err)
 	}
+	// work may lie beneath lower, where the overlay mounted over it would
+	// answer ELOOP: it is opened before.
+	wfd, err := unix.Open(work, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	check("making the overlay's work directory readable", err)
 	check("mounting the overlay of "+lower, unix.Mount("overlay", lower, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts))
+	for _, dir := range workDirs {
+		if err := unix.Fchmodat(wfd, dir, 0o700, 0); err != unix.ENOENT {
+			check("making the overlay's work directory readable", err)
+		}
+	}
+	unix.Close(wfd)
 	if rights != 0 {
 		allowBeneath(fd, rights, lower)
 	}
@@ -163,6 +178,11 @@ func runOverlay(fd int, rights uint64, state, lower, opts, path string, argv []s
 	hide()
 	confineAndExec(fd, path, argv)
 }
+
+// workDirs are what the kernel makes with mode 000 in an overlay's
+// workdir (fs/overlayfs/super.c), a missing one skipped (incompat: only
+// for a volatile overlay; index=off makes no index).
+var workDirs = []string{"work", "work/incompat", "work/incompat/volatile", "work/incompat/volatile/dirty"}
 
 // allowBeneath adds to the ruleset fd a rule granting rights beneath dir,
 // the overlay's root now: the rule the ruleset has for the working

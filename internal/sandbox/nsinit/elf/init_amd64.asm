@@ -5,7 +5,7 @@
 # Assembled with GNU as and ld by gen.sh into ../elf_amd64.go.
 #
 #   argv: <argv0> <fd digit>[u] [<uid map> <gid map>] <state dir or ""> <path> <argv of the command...>
-#   argv: <argv0> <fd digit>[u]o<rights> [<uid map> <gid map>] <state dir or ""> <lower> <overlay options> <path> <argv...>
+#   argv: <argv0> <fd digit>[u]o<rights> [<uid map> <gid map>] <state dir or ""> <lower> <overlay options> <work> <path> <argv...>
 #
 # With u, the init first writes its own id maps (after denying setgroups):
 # tiny-go is non-dumpable and may not. The o form mounts an overlay over
@@ -13,6 +13,12 @@
 # before it and moved on top of it after, read-only (nsinit.go, runOverlay,
 # says why), and adds a rule granting <rights> (decimal, 0: none) beneath
 # the overlay to the ruleset: the working directory's rule is hidden by it.
+# Right after the mount it makes <work>/work, and work/incompat/volatile
+# and its file dirty (a volatile overlay's), which the kernel makes with
+# mode 000, 0700 (a missing one skipped), through <work> opened
+# before (the path may lie beneath the overlay now): the command, without
+# CAP_DAC_OVERRIDE, would fail to walk the tree through the state
+# directory (find, grep -r).
 #
 # <fd digit> (3 to 8) is the Landlock ruleset; the next descriptor holds
 # the seccomp filter (struct sock_filter[], empty for none).
@@ -26,6 +32,7 @@
 	.equ SYS_execve, 59
 	.equ SYS_getcwd, 79
 	.equ SYS_chdir, 80
+	.equ SYS_fchmodat, 268
 	.equ SYS_statfs, 137
 	.equ SYS_prctl, 157
 	.equ SYS_mount, 165
@@ -109,7 +116,7 @@ _start:
 	imul	$10, %rbp, %rbp
 	add	%rax, %rbp
 	jmp	1b
-0:	cmp	$7, %rbx
+0:	cmp	$8, %rbx
 	jb	fail
 	mov	$1, %ecx
 	jmp	3f
@@ -118,8 +125,8 @@ _start:
 3:	lea	24(%r12), %rbx			# the command's path, then its argv
 	test	%ecx, %ecx
 	jz	0f
-	lea	40(%r12), %rbx
-0:	sub	$4128, %rsp			# room for statfs and getcwd; 4096: the clone, 4104: the form, 4112: its rights
+	lea	48(%r12), %rbx
+0:	sub	$4128, %rsp			# room for statfs and getcwd; 4096: the clone, 4104: the form, 4112: its rights, 4120: <work>
 	movq	$-1, 4096(%rsp)
 	mov	%rcx, 4104(%rsp)
 	mov	%rbp, 4112(%rsp)
@@ -322,7 +329,16 @@ overlay:
 	test	%rax, %rax
 	js	fail
 	mov	%rax, 4096(%rsp)
-1:	lea	ovl(%rip), %rdi
+1:	mov	40(%r12), %rdi			# <work>, opened before the overlay hides it
+	mov	$(O_PATH|O_DIRECTORY|O_CLOEXEC), %esi
+	mov	$SYS_open, %eax
+	syscall
+	lea	msg_work(%rip), %rsi
+	mov	$len_work, %edx
+	test	%rax, %rax
+	js	fail
+	mov	%rax, 4120(%rsp)
+	lea	ovl(%rip), %rdi
 	mov	24(%r12), %rsi
 	lea	ovl(%rip), %rdx
 	mov	$(MS_NOSUID|MS_NODEV), %r10d
@@ -333,6 +349,29 @@ overlay:
 	mov	$len_overlay, %edx
 	test	%rax, %rax
 	jnz	fail
+	lea	workdirs(%rip), %rsi		# readable by their owner
+0:	mov	4120(%rsp), %rdi
+	mov	$0700, %edx
+	mov	$SYS_fchmodat, %eax
+	push	%rsi
+	syscall
+	pop	%rsi
+	cmp	$-2, %rax			# ENOENT
+	je	1f
+	test	%rax, %rax
+	jnz	2f
+1:	cmpb	$0, (%rsi)			# the next name
+	lea	1(%rsi), %rsi
+	jne	1b
+	cmpb	$0, (%rsi)			# an empty one ends the list
+	jne	0b
+	jmp	3f
+2:	lea	msg_work(%rip), %rsi
+	mov	$len_work, %edx
+	jmp	fail
+3:	mov	4120(%rsp), %rdi
+	mov	$SYS_close, %eax
+	syscall
 	cmpq	$0, 4112(%rsp)
 	je	1f
 	call	allowoverlay
@@ -476,6 +515,7 @@ slash:	.asciz "/"
 proc:	.asciz "proc"
 slashproc: .asciz "/proc"
 ovl:	.asciz "overlay"
+workdirs: .asciz "work", "work/incompat", "work/incompat/volatile", "work/incompat/volatile/dirty", ""
 setgroups: .asciz "/proc/self/setgroups"
 deny:	.asciz "deny"
 uidmap:	.asciz "/proc/self/uid_map"
@@ -494,6 +534,8 @@ msg_bind: .ascii "tiny-go: namespace init: binding the state directory read-only
 	.equ len_bind, . - msg_bind
 msg_overlay: .ascii "tiny-go: namespace init: mounting the overlay of the working directory failed\n"
 	.equ len_overlay, . - msg_overlay
+msg_work: .ascii "tiny-go: namespace init: making the overlay's work directory readable failed\n"
+	.equ len_work, . - msg_work
 msg_cwd: .ascii "tiny-go: namespace init: entering the working directory failed\n"
 	.equ len_cwd, . - msg_cwd
 msg_caps: .ascii "tiny-go: namespace init: dropping capabilities failed\n"
