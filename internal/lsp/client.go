@@ -123,8 +123,8 @@ func (c *client) initialize(ctx context.Context) error {
 }
 
 // call is a request that also ends when the server dies.
-func (c *client) call(ctx context.Context, method string, params, result any) error {
-	ctx, cancel := context.WithCancel(ctx)
+func (c *client) call(parent context.Context, method string, params, result any) error {
+	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	go func() {
 		select {
@@ -134,10 +134,27 @@ func (c *client) call(ctx context.Context, method string, params, result any) er
 		}
 	}()
 	err := c.conn.Call(ctx, method, params, result)
-	if err != nil && !c.alive() {
+	if err != nil && (!c.alive() || c.diesSoon(parent, err)) {
 		return c.deadError()
 	}
 	return err
+}
+
+// diesSoon reports whether a call that failed on the connection itself
+// (a write to a server that is going away: EPIPE) rather than by the
+// server's answer is followed within a second by the server's end, so
+// the caller names the exit, not the broken pipe.
+func (c *client) diesSoon(parent context.Context, err error) bool {
+	var answered *jsonrpc2.Error
+	if parent.Err() != nil || errors.As(err, &answered) {
+		return false
+	}
+	select {
+	case <-c.dead:
+		return true
+	case <-time.After(time.Second):
+		return false
+	}
 }
 
 func (c *client) deadError() error {
@@ -242,10 +259,7 @@ func (c *client) sync(ctx context.Context, path, languageID, text string) (versi
 			err = c.conn.Notify(ctx, "textDocument/didSave", didSaveParams{TextDocument: documentID{URI: uri}, Text: text})
 		}
 	}
-	if err != nil && !c.alive() {
-		err = c.deadError()
-	}
-	return version, seq, false, err
+	return version, seq, false, c.notifyError(ctx, err)
 }
 
 // clearWait bounds the wait for the empty publish a server sends when a
@@ -268,7 +282,7 @@ func (c *client) reopen(ctx context.Context, path, languageID, text string) (ver
 	version = doc.version
 	c.mu.Unlock()
 	if err := c.conn.Notify(ctx, "textDocument/didClose", didCloseParams{TextDocument: documentID{URI: uri}}); err != nil {
-		return 0, 0, false, c.notifyError(err)
+		return 0, 0, false, c.notifyError(ctx, err)
 	}
 	if published {
 		// Publishes of the text before may still come first: the close's
@@ -291,7 +305,7 @@ func (c *client) reopen(ctx context.Context, path, languageID, text string) (ver
 	c.mu.Unlock()
 	err = c.conn.Notify(ctx, "textDocument/didOpen", didOpenParams{TextDocument: textDocumentItem{
 		URI: uri, LanguageID: languageID, Version: version, Text: text}})
-	return version, seq, false, c.notifyError(err)
+	return version, seq, false, c.notifyError(ctx, err)
 }
 
 // cleared reports whether path's diagnostics were published empty after
@@ -303,8 +317,8 @@ func (c *client) cleared(path string, seq uint64) bool {
 	return pub != nil && pub.seq > seq && len(pub.diags) == 0
 }
 
-func (c *client) notifyError(err error) error {
-	if err != nil && !c.alive() {
+func (c *client) notifyError(ctx context.Context, err error) error {
+	if err != nil && (!c.alive() || c.diesSoon(ctx, err)) {
 		return c.deadError()
 	}
 	return err
