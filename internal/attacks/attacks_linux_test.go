@@ -98,6 +98,12 @@ func capabilityAttacks() []attack {
 		{name: "ptrace, process_vm_readv, pidfd_getfd of a sibling",
 			cmd:  `$A ptrace`,
 			want: eperm("ptrace attach", "ptrace seize", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp")},
+		// Root's key belongs to another id, 0400 (internal/statekey): a
+		// root command without capabilities cannot read it. A user's key
+		// is that user's, so the row asks only as root.
+		{name: "tiny-go's state key read by a root command",
+			cmd:      `if [ "$(id -u)" = 0 ]; then cat "$HOME/.local/state/tiny-go/key" >/dev/null && echo ESCAPED key; fi; true`,
+			rootWant: []string{"Permission denied"}},
 		{name: "tiny-go's memory, environment and tracing",
 			cmd: findTinyGo + `for p in $pids; do $A ptrace $p; head -c 16 /proc/$p/mem >/dev/null 2>&1 && echo ESCAPED mem; ` +
 				`grep -qa "` + secret + `" /proc/$p/environ 2>/dev/null && echo ESCAPED environ; ` +

@@ -24,6 +24,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -93,6 +94,33 @@ func load(dir string) ([]byte, error) {
 	return readKey(path)
 }
 
+// keeperUID owns root's key (mode 0400): a command, which runs without
+// any capability even as root, is then neither its owner nor able to
+// override the mode, and cannot read it; tiny-go, root with
+// CAP_DAC_OVERRIDE, reads it. Nobody else reaches it: its directory is
+// root's, 0700. (An unprivileged user's commands run as that user, who
+// owns the key: docs/containment.md says so.)
+const keeperUID = 65534
+
+// keep hands root's key to keeperUID, once; where that fails (a user
+// namespace without that id) the key stays 0600 and root's.
+func keep(path string, st *unix.Stat_t) {
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 || st.Uid != 0 {
+		return
+	}
+	if os.Chmod(path, 0o400) != nil || os.Lchown(path, keeperUID, keeperUID) != nil {
+		return
+	}
+	// A root without CAP_DAC_OVERRIDE (some containers) could not read
+	// it back: give it back to root.
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		_ = os.Lchown(path, 0, 0)
+		return
+	}
+	unix.Close(fd)
+}
+
 // readKey reads the key without following a symlink, and refuses one
 // that others could read or write.
 func readKey(path string) ([]byte, error) {
@@ -106,7 +134,8 @@ func readKey(path string) ([]byte, error) {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&0o077 != 0 || int(st.Uid) != os.Geteuid() {
+	owned := int(st.Uid) == os.Geteuid() || (os.Geteuid() == 0 && st.Uid == keeperUID)
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&0o077 != 0 || !owned {
 		return nil, fmt.Errorf("%s is not a file of mode 0600 owned by this user: refusing it (remove it and tiny-go makes a new one; records sealed with the old one are then unverified)", path)
 	}
 	buf := make([]byte, Size+1)
@@ -114,6 +143,7 @@ func readKey(path string) ([]byte, error) {
 	if n != Size {
 		return nil, fmt.Errorf("%s holds %d bytes, not %d", path, n, Size)
 	}
+	keep(path, &st)
 	return buf[:Size], nil
 }
 

@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func reset(t *testing.T) string {
@@ -17,7 +21,7 @@ func reset(t *testing.T) string {
 	return dir
 }
 
-// The key is created once, 0600 in a 0700 directory, and many first
+// The key is created once, 0600 (root's: 0400) in a 0700 directory, and many first
 // uses at once agree on it.
 func TestKeyCreatedOnceAtomically(t *testing.T) {
 	dir := reset(t)
@@ -39,7 +43,11 @@ func TestKeyCreatedOnceAtomically(t *testing.T) {
 		}
 	}
 	fi, err := os.Stat(filepath.Join(dir, "key"))
-	if err != nil || fi.Mode().Perm() != 0o600 {
+	want := os.FileMode(0o600)
+	if os.Geteuid() == 0 {
+		want = 0o400 // root's is keeperUID's (TestRootsKeyIsKeptFromCapabilitylessRoot)
+	}
+	if err != nil || fi.Mode().Perm() != want {
 		t.Fatalf("key: %v %v", fi, err)
 	}
 	di, _ := os.Stat(dir)
@@ -119,5 +127,40 @@ func BenchmarkSeal(b *testing.B) {
 		if _, err := Seal("tx/id/states.json", data); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// As root the key belongs to keeperUID, mode 0400: a process of root
+// without capabilities (as commands run) cannot read it; tiny-go can,
+// and takes the same key again.
+func TestRootsKeyIsKeptFromCapabilitylessRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("root's key: run as root (CI is)")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Fatal("setpriv is needed (CI installs util-linux)")
+	}
+	dir := t.TempDir()
+	os.Chmod(dir, 0o700)
+	k, err := load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "key")
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Uid != keeperUID || st.Mode&0o777 != 0o400 {
+		t.Fatalf("key owned by %d, mode %o; want %d, 0400", st.Uid, st.Mode&0o777, keeperUID)
+	}
+	again, err := load(dir)
+	if err != nil || !bytes.Equal(again, k) {
+		t.Fatalf("the key read again: %v (same: %v)", err, bytes.Equal(again, k))
+	}
+	out, err := exec.Command(setpriv, "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "cat", path).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "Permission denied") {
+		t.Fatalf("a root without capabilities read the key: %v %q", err, out)
 	}
 }
