@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -67,7 +68,10 @@ func TestKilledTrackedSnapshots(t *testing.T) {
 			continue
 		}
 		most := 0
-		for _, delay := range []time.Duration{0, 7 * time.Millisecond, 23 * time.Millisecond, 61 * time.Millisecond, 150 * time.Millisecond, 400 * time.Millisecond} {
+		// afterFour kills once the index holds 4 records, however slow the
+		// machine (a fixed 400 ms gave too few under load).
+		const afterFour = -1
+		for _, delay := range []time.Duration{0, 7 * time.Millisecond, 23 * time.Millisecond, 61 * time.Millisecond, 150 * time.Millisecond, 400 * time.Millisecond, afterFour} {
 			t.Run(fmt.Sprintf("%s/%v", mode, delay), func(t *testing.T) {
 				base := t.TempDir()
 				dir := filepath.Join(base, "work")
@@ -94,7 +98,10 @@ func TestKilledTrackedSnapshots(t *testing.T) {
 					}
 					time.Sleep(time.Millisecond)
 				}
-				time.Sleep(delay)
+				if delay == afterFour {
+					waitForRecords(t, filepath.Join(base, "index.jsonl"), 4)
+				}
+				time.Sleep(max(delay, 0))
 				cmd.Process.Kill()
 				cmd.Wait()
 
@@ -154,4 +161,15 @@ func TestKilledTrackedSnapshots(t *testing.T) {
 			t.Errorf("%s: no kill came after a few checkpoints (at most %d records)", mode, most)
 		}
 	}
+}
+
+// waitForRecords waits (up to 30 s) until the index at path holds n lines.
+func waitForRecords(t *testing.T, path string, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if b, err := os.ReadFile(path); err == nil && bytes.Count(b, []byte("\n")) >= n {
+			return
+		}
+	}
+	t.Fatalf("the child wrote fewer than %d records in 30 s", n)
 }
