@@ -153,8 +153,11 @@ func lspStatus(io stdio, cwd string, asJSON bool) error {
 		return err
 	}
 	servers := settings.Servers(nil)
+	var missing []lsp.Missing
 	if strings.EqualFold(strings.TrimSpace(io.getenv("TINY_LSP")), "off") {
 		servers = nil
+	} else if !asJSON {
+		missing = lsp.ProjectMissing(cwd, settings.Missing(nil))
 	}
 	running, err := lsp.ReadStatus(cwd)
 	if err != nil {
@@ -178,7 +181,7 @@ func lspStatus(io stdio, cwd string, asJSON bool) error {
 		}
 		return json.NewEncoder(io.stdout).Encode(out)
 	}
-	for _, l := range lsp.StatusLines(cwd, servers, running) {
+	for _, l := range lsp.StatusLines(cwd, servers, missing, running) {
 		fmt.Fprintln(io.stdout, l)
 	}
 	return nil

@@ -286,3 +286,24 @@ func containsInt(list []int, v int) bool {
 	}
 	return false
 }
+
+// In a Go module with no gopls on PATH, `tiny-go lsp status` says gopls
+// is missing and how to install it, and nothing of servers for languages
+// the project does not use.
+func TestLSPStatusNamesMissingServer(t *testing.T) {
+	dir := lspProject(t, map[string]string{"go.mod": "module example.com/m\n\ngo 1.22\n", "main.go": "package main\n"})
+	srv := providertest.New(t)
+	cmd := program(t, dir, srv, "lsp", "status")
+	cmd.Env = append(cmd.Env, "PATH="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("tiny-go lsp status: %v\n%s", err, out)
+	}
+	want := "Missing: gopls is not on PATH: install it with `go install golang.org/x/tools/gopls@latest`.\n"
+	if !strings.Contains(string(out), want) {
+		t.Fatalf("tiny-go lsp status does not say gopls is missing:\n%s", out)
+	}
+	if strings.Count(string(out), "Missing:") != 1 {
+		t.Fatalf("hints for languages the project does not use:\n%s", out)
+	}
+}

@@ -154,8 +154,10 @@ func ReadStatus(workDir string) ([]Status, error) {
 
 // StatusLines are `tiny-go lsp status` for people: the servers in effect
 // and, for each one running in a tiny-go process of this directory, its
-// root, pid, state and open files.
-func StatusLines(workDir string, servers []Server, running []Status) []string {
+// root, pid, state and open files. missing are the built-in servers of
+// the project's languages that are not on PATH: a line each says how to
+// install it.
+func StatusLines(workDir string, servers []Server, missing []Missing, running []Status) []string {
 	var lines []string
 	if len(servers) == 0 {
 		lines = append(lines, "No language server found on PATH or configured (gopls, pyright-langserver, basedpyright-langserver, typescript-language-server, rust-analyzer, clangd).")
@@ -164,6 +166,9 @@ func StatusLines(workDir string, servers []Server, running []Status) []string {
 		for _, s := range servers {
 			lines = append(lines, fmt.Sprintf("  %-11s %s  (%s)", s.Name, strings.Join(s.Command, " "), strings.Join(slices.Sorted(maps.Keys(s.Languages)), " ")))
 		}
+	}
+	for _, m := range missing {
+		lines = append(lines, "Missing: "+m.Hint())
 	}
 	if len(running) == 0 {
 		return append(lines, "None runs now: a server starts when a file it checks is changed.")

@@ -72,7 +72,7 @@ func (m *Manager) Report(ctx context.Context, path string) string {
 	case err != nil:
 		return fmt.Sprintf("%s is outside the working directory: no language server is started for it.", rel)
 	case !ok:
-		return fmt.Sprintf("No language server checks %s files here (%s).", extOf(path), m.inEffect())
+		return fmt.Sprintf("No language server checks %s files here (%s).", extOf(path), m.inEffect()) + m.missingHint(path)
 	}
 	wait := m.opts.Settings.Wait
 	if !m.running(t) {
@@ -142,6 +142,18 @@ func (m *Manager) inEffect() string {
 		return "none found on PATH"
 	}
 	return "servers in effect: " + strings.Join(names, ", ")
+}
+
+// missingHint is " " and the install hint of the built-in server that
+// would check path were it on PATH, else "".
+func (m *Manager) missingHint(path string) string {
+	if vendored(path) {
+		return ""
+	}
+	if mi, ok := missingFor(m.opts.Settings.Missing(m.opts.LookPath), path); ok {
+		return " " + mi.Hint()
+	}
+	return ""
 }
 
 func extOf(path string) string {
