@@ -290,7 +290,7 @@ func (srv *server) SetSessionMode(_ context.Context, p acpsdk.SetSessionModeRequ
 	}
 	m, err := approval.ParseMode(string(p.ModeId))
 	if err != nil {
-		return acpsdk.SetSessionModeResponse{}, acpsdk.NewInvalidParams(map[string]any{"error": "modeId must be ask, auto or plan"})
+		return acpsdk.SetSessionModeResponse{}, acpsdk.NewInvalidParams(map[string]any{"error": "modeId must be " + approval.ModeChoice()})
 	}
 	s.setMode(m)
 	return acpsdk.SetSessionModeResponse{}, nil

@@ -38,13 +38,55 @@ const (
 	Review Mode = "review"
 )
 
+// ModeInfo is one mode with its one-line description for users.
+type ModeInfo struct {
+	Mode        Mode
+	Description string
+}
+
+// Modes is every mode, in the order help and docs list them: the one
+// source of --help, acp --help and the consistency test of the docs.
+var Modes = []ModeInfo{
+	{Ask, "ask before bash, bg, write, edit and MCP calls run"},
+	{Edits, "ask, except for edits and mkdir/touch/mv/cp/rm inside the working directory"},
+	{Auto, "run every call at once"},
+	{Plan, "look but not touch (read, and bash with the tree read-only)"},
+	{Review, "ask, but run bash against a private view of the tree and show its changes before they land"},
+}
+
+// ModeNames are the modes' names, in Modes' order.
+func ModeNames() []string {
+	names := make([]string, len(Modes))
+	for i, m := range Modes {
+		names[i] = string(m.Mode)
+	}
+	return names
+}
+
+// ModeHelp describes every mode in one line, for a flag's help.
+func ModeHelp() string {
+	parts := make([]string, len(Modes))
+	for i, m := range Modes {
+		parts[i] = string(m.Mode) + ": " + m.Description
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ModeChoice names the modes as "a, b or c".
+func ModeChoice() string {
+	n := ModeNames()
+	return strings.Join(n[:len(n)-1], ", ") + " or " + n[len(n)-1]
+}
+
 // ParseMode validates a --approval value.
 func ParseMode(s string) (Mode, error) {
-	switch m := Mode(strings.TrimSpace(s)); m {
-	case Ask, Edits, Auto, Plan, Review:
-		return m, nil
+	m := Mode(strings.TrimSpace(s))
+	for _, k := range Modes {
+		if k.Mode == m {
+			return m, nil
+		}
 	}
-	return "", fmt.Errorf("--approval must be ask, edits, auto, plan or review, not %q", s)
+	return "", fmt.Errorf("--approval must be %s, not %q", ModeChoice(), s)
 }
 
 // Choice is the user's answer to one prompt.

@@ -60,7 +60,7 @@ func newACPCommand(a *app) *cobra.Command {
 	fl.StringArrayVar(&f.mcp, "mcp", nil, "use only these MCP servers (comma-separated, repeatable); without it every configured server is used (docs/mcp.md)")
 	fl.StringArrayVar(&f.skills, "skill", nil, "a SKILL.md file to offer (repeatable)")
 	fl.BoolVar(&f.fsync, "fsync", false, "sync every commit to disk (power-loss durable)")
-	fl.StringVar(&f.approval, "approval", "", "the mode sessions start in: ask (default), auto or plan; the editor switches it with session/set_mode")
+	fl.StringVar(&f.approval, "approval", "", "the mode sessions start in, one of "+approval.ModeChoice()+" (default ask; "+approval.ModeHelp()+"); the editor switches it with session/set_mode")
 	fl.Int64Var(&f.contextWindow, "context-window", 0, "the model's context window in tokens (default $TINY_CONTEXT_WINDOW, else the endpoint's model list, else 128000)")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 0, "fail a model request that sends nothing for this long (default $TINY_IDLE_TIMEOUT or 120s)")
 	fl.DurationVar(&f.requestTimeout, "request-timeout", 0, "fail a model request that takes longer than this in total (default $TINY_REQUEST_TIMEOUT or 10m)")

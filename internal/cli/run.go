@@ -200,7 +200,7 @@ func configureRun(a *app, root *cobra.Command) {
 	fl.StringArrayVar(&f.mcp, "mcp", nil, "use only these MCP servers (comma-separated, repeatable); without it every configured server is used: .tiny-agent/mcp.json, trusted servers of .mcp.json, [mcp_servers], the user's mcp.json, $TINY_MCP_CONFIG (docs/mcp.md)")
 	fl.BoolVar(&f.json, "json", false, "print lifecycle events as JSON Lines on stdout (one-shot only)")
 	fl.BoolVar(&f.fsync, "fsync", false, "sync every commit to disk (power-loss durable)")
-	fl.StringVar(&f.approval, "approval", "", "ask before bash, bg, write, edit and MCP calls run (ask), ask except for edits and mkdir/touch/mv/cp/rm inside the working directory (edits), run them at once (auto), look but not touch (plan), or ask like ask but run bash against a private view of the tree and show its changes before they land (review); default ask in interactive mode, auto in one-shot and --json mode")
+	fl.StringVar(&f.approval, "approval", "", "the approval mode, one of "+approval.ModeChoice()+" ("+approval.ModeHelp()+"); default ask in interactive mode, auto in one-shot and --json mode")
 	fl.Int64Var(&f.contextWindow, "context-window", 0, "the model's context window in tokens, for automatic compaction (default $TINY_CONTEXT_WINDOW, else the endpoint's model list, else 128000)")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 0, "fail a model request that sends nothing for this long (default $TINY_IDLE_TIMEOUT or 120s)")
 	f.providerFlags.register(fl)

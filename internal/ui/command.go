@@ -137,6 +137,7 @@ func helpLines(custom []commands.Command) []string {
 		"  "+padRight("Ctrl+D", 22)+" exit on an empty prompt",
 		"  "+padRight("Up, Down", 22)+" browse input history",
 		"  "+padRight("Ctrl+R", 22)+" search input history",
+		"  "+padRight("Shift+Tab", 22)+" cycle the approval mode: ask, auto, plan (edits or review in ask's place when started in them)",
 		"  "+padRight("/, Tab", 22)+" command menu; Tab completes, Up/Down move",
 	)
 }
