@@ -163,7 +163,9 @@ func TestRealWatchLimit(t *testing.T) {
 		t.Skip("needs root to map itself into a user namespace")
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestRealWatchLimitChild$", "-test.v")
-	cmd.Env = append(os.Environ(), "TINY_WATCH_LIMIT_DIR="+t.TempDir())
+	// The key of its own: root's (uid 65534's, internal/statekey) cannot
+	// be read in a namespace that maps only root.
+	cmd.Env = append(os.Environ(), "TINY_WATCH_LIMIT_DIR="+t.TempDir(), "TINY_GO_KEY_DIR="+t.TempDir())
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:  syscall.CLONE_NEWUSER,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}},

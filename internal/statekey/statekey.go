@@ -125,6 +125,9 @@ func keep(path string, st *unix.Stat_t) {
 // that others could read or write.
 func readKey(path string) ([]byte, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.EACCES) && os.Geteuid() == 0 {
+		return nil, fmt.Errorf("%s is kept by uid %d, which this root cannot read (a user namespace that does not map it, or no CAP_DAC_OVERRIDE): set %s to a folder of its own", path, keeperUID, EnvDir)
+	}
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
