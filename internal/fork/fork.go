@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -141,7 +142,7 @@ func copyPrefixOnce(src io.Reader, sizeHint, at int64, newID string, w io.Writer
 		if failed == nil {
 			failed = err
 		}
-		rd.stop = true
+		rd.stop.Store(true)
 	}
 	hooks := session.ReadHooks{
 		Line: func(l []byte) { line = append(line[:0], l...) },
@@ -155,11 +156,11 @@ func copyPrefixOnce(src io.Reader, sizeHint, at int64, newID string, w io.Writer
 				stop(err)
 			} else if at == 0 {
 				cutLine = 1
-				rd.stop = true
+				rd.stop.Store(true)
 			}
 		},
 		Transaction: func(n int, facts []session.Fact) {
-			if rd.stop || len(facts) == 0 {
+			if rd.stop.Load() || len(facts) == 0 {
 				return // read ahead of the cut, or after a refusal
 			}
 			first, end := facts[0].Seq, facts[len(facts)-1].Seq
@@ -177,7 +178,7 @@ func copyPrefixOnce(src io.Reader, sizeHint, at int64, newID string, w io.Writer
 			last = end
 			if end == at {
 				cutLine = n
-				rd.stop = true
+				rd.stop.Store(true)
 			}
 		},
 		ReleaseCompacted: lean,
@@ -215,13 +216,15 @@ func decodes(line []byte) bool {
 
 // stoppable reads r until stop is set, then reports the end: the reducer
 // stops soon after the fork's last line instead of reading the rest.
+// stop is atomic: the reducer reads on a goroutine of its own while the
+// line callback sets it.
 type stoppable struct {
 	r    io.Reader
-	stop bool
+	stop atomic.Bool
 }
 
 func (s *stoppable) Read(p []byte) (int, error) {
-	if s.stop {
+	if s.stop.Load() {
 		return 0, io.EOF
 	}
 	return s.r.Read(p)
