@@ -111,9 +111,10 @@ func writeSessionTable(w io.Writer, sums []store.Summary, check *resumeCheck) er
 		}
 		rows = append(rows, row)
 	}
-	// The prompt gives way first, then a subagent's description, the fork
-	// origin and the model; the state is never cut.
-	fitTable(rows, tableWidth, []fitColumn{{5, 20}, {0, idWidth}, {6, 12}, {2, 12}})
+	// The prompt gives way first, then a subagent's description and the
+	// model; the state and the fork origin (an id and a seq, useless cut)
+	// are never cut.
+	fitTable(rows, tableWidth, []fitColumn{{5, 20}, {0, idWidth}, {2, 12}})
 	for i, b := range bare {
 		// A description cut to a few letters says nothing.
 		if strings.HasSuffix(rows[i][0], "…") && utf8.RuneCountInString(rows[i][0]) < utf8.RuneCountInString(b)+8 {
