@@ -152,6 +152,7 @@ func (a *runner) useStore(st *store.Store) error {
 		cfg.Log = a.hooks.wrapLog(st)
 	}
 	cfg.BeforeEffect = a.checkpointHook()
+	cfg.ResultNote = a.resultNote() // the nested instructions the fork's context has
 	// The fork's own approval rules (none yet): "always" answers belong
 	// to the session they were given in.
 	gate, err := a.newGate()

@@ -539,7 +539,7 @@ func (a *runner) buildAgent(envID string) error {
 		Approve:             approve,
 		Hooks:               a.permissionHooks(a.userHooks.agentHooks()),
 		BeforeEffect:        a.checkpointHook(),
-		ResultNote:          a.lsp.note(),
+		ResultNote:          a.resultNote(),
 		Identity:            a.wire.identity(),
 		Reasoning:           a.reasoning,
 		Images:              (&imageLoader{cwd: a.cwd}).images,

@@ -136,3 +136,8 @@ var xmlEscaper = strings.NewReplacer(
 // escapeXML escapes the five XML special characters. It is used for values
 // in text and attribute positions alike.
 func escapeXML(s string) string { return xmlEscaper.Replace(s) }
+
+var xmlUnescaper = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&quot;", `"`, "&apos;", "'", "&amp;", "&")
+
+// unescapeXML undoes escapeXML.
+func unescapeXML(s string) string { return xmlUnescaper.Replace(s) }
