@@ -33,6 +33,9 @@ type client struct {
 	// (typescript-language-server) nothing when they stay empty, so a
 	// change is given as a close and an open, after which it publishes.
 	unversioned bool
+	// pull: the server gives a document's diagnostics when asked
+	// (textDocument/diagnostic) rather than publishing them (pull.go).
+	pull bool
 }
 
 // document is what the server has of one file: its version and text.
@@ -119,6 +122,9 @@ func (c *client) initialize(ctx context.Context) error {
 	if res.ServerInfo != nil && res.ServerInfo.Name != "" {
 		c.name = res.ServerInfo.Name
 	}
+	c.mu.Lock()
+	c.pull = pullsOnly(res) // publish reads it on the connection's goroutine
+	c.mu.Unlock()
 	return c.conn.Notify(ctx, "initialized", struct{}{})
 }
 
@@ -206,8 +212,8 @@ func (c *client) publish(p publishDiagnosticsParams) {
 	pub := &published{seq: c.seq, at: time.Now(), diags: p.Diagnostics}
 	if p.Version != nil {
 		pub.version = *p.Version
-	} else {
-		c.unversioned = true
+	} else if !c.pull {
+		c.unversioned = true // a pull server's own publishes are of other files
 	}
 	path, ok := uriPath(p.URI)
 	if !ok {
@@ -258,6 +264,9 @@ func (c *client) sync(ctx context.Context, path, languageID, text string) (versi
 		if err == nil {
 			err = c.conn.Notify(ctx, "textDocument/didSave", didSaveParams{TextDocument: documentID{URI: uri}, Text: text})
 		}
+	}
+	if err == nil && c.pull {
+		go c.pullDiagnostics(path, version)
 	}
 	return version, seq, false, c.notifyError(ctx, err)
 }

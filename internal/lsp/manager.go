@@ -41,7 +41,7 @@ type Options struct {
 type Manager struct {
 	opts    Options
 	once    sync.Once
-	servers []Server
+	servers []Server // what Settings.servers gives, absent ones too
 
 	mu       sync.Mutex
 	slots    map[slotKey]*slot
@@ -114,7 +114,17 @@ func NewManager(o Options) *Manager {
 
 // Servers are the servers in effect (looked up once).
 func (m *Manager) Servers() []Server {
-	m.once.Do(func() { m.servers = m.opts.Settings.Servers(m.opts.LookPath) })
+	var out []Server
+	for _, sv := range m.all() {
+		if !sv.absent {
+			out = append(out, sv)
+		}
+	}
+	return out
+}
+
+func (m *Manager) all() []Server {
+	m.once.Do(func() { m.servers = m.opts.Settings.servers(m.opts.LookPath) })
 	return m.servers
 }
 
@@ -129,13 +139,21 @@ type target struct {
 }
 
 func (m *Manager) targetOf(path string) (target, bool, error) {
-	sv, lang, ok := serverFor(m.Servers(), path)
+	sv, lang, ok := serverFor(m.all(), path)
 	if !ok || vendored(path) {
 		return target{}, false, nil
 	}
 	root, inside := rootOf(m.opts.WorkDir, path, sv.RootMarkers)
 	if !inside {
 		return target{}, false, errOutside
+	}
+	if sv.projectTS {
+		if tsc := projectTypeScript(root); tsc != "" {
+			sv.Command, sv.absent = append([]string{tsc}, tsLSPArgs...), false
+		}
+	}
+	if sv.absent {
+		return target{}, false, nil
 	}
 	return target{server: sv, lang: lang, root: root}, true, nil
 }

@@ -51,6 +51,9 @@ func (s Settings) Missing(lookPath func(string) (string, error)) []Missing {
 				break
 			}
 		}
+		if b.name == "typescript" && pathTypeScript(lookPath) != "" {
+			found = true
+		}
 		if !found {
 			out = append(out, Missing{Name: b.name, Program: b.commands[0][0], Install: installs[b.name], Languages: b.languages})
 		}
@@ -102,6 +105,9 @@ func ProjectMissing(dir string, missing []Missing) []Missing {
 	})
 	var out []Missing
 	for _, m := range missing {
+		if m.Name == "typescript" && projectTypeScript(dir) != "" {
+			continue // the project's own TypeScript 7 serves it
+		}
 		if used[m.Name] {
 			out = append(out, m)
 		}

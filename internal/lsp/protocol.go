@@ -136,6 +136,9 @@ const clientCapabilities = `{
 }`
 
 type initializeResult struct {
+	Capabilities struct {
+		DiagnosticProvider json.RawMessage `json:"diagnosticProvider"`
+	} `json:"capabilities"`
 	ServerInfo *struct {
 		Name    string `json:"name"`
 		Version string `json:"version"`

@@ -31,6 +31,11 @@ type Server struct {
 	RootMarkers []string
 	// InitializationOptions go with initialize as they are.
 	InitializationOptions json.RawMessage
+
+	// projectTS: the built-in TypeScript server, which a project on
+	// TypeScript 7 swaps for its own tsc (typescript.go); absent: none of
+	// its programs is on PATH, so only such a project has one.
+	projectTS, absent bool
 }
 
 // Program is the name of the server's program, for messages.
@@ -210,6 +215,18 @@ func duration(v json.RawMessage) (time.Duration, error) {
 // what the settings change of them, and the settings' own servers.
 // Servers switched off, or whose command is not on PATH, are left out.
 func (s Settings) Servers(lookPath func(string) (string, error)) []Server {
+	var out []Server
+	for _, sv := range s.servers(lookPath) {
+		if !sv.absent {
+			out = append(out, sv)
+		}
+	}
+	return out
+}
+
+// servers are Servers and, when no TypeScript server is on PATH, the
+// built-in one a TypeScript 7 project gets its own tsc for.
+func (s Settings) servers(lookPath func(string) (string, error)) []Server {
 	if s.Off {
 		return nil
 	}
@@ -234,6 +251,15 @@ func (s Settings) Servers(lookPath func(string) (string, error)) []Server {
 					break
 				}
 			}
+		}
+		if b.name == "typescript" && sv.Command == nil {
+			sv.projectTS, sv.absent = true, true
+			sv.Command = b.commands[0]
+			if tsc := pathTypeScript(lookPath); tsc != "" {
+				sv.Command, sv.absent = append([]string{tsc}, tsLSPArgs...), false
+			}
+		} else if b.name == "typescript" && !configured {
+			sv.projectTS = true
 		}
 		if sv.Command == nil {
 			continue
