@@ -7,12 +7,17 @@ import (
 )
 
 // ReviewAfter makes the gate let built-in bash calls run without asking
-// while ok() holds (their commands run over a private view of the tree):
-// Review asks about what they changed instead.
+// while ok() holds (their commands run sealed over a private view of the
+// tree): Review asks about what they changed instead. A command that
+// needs more than a sealed run (Unsealed) is asked about first.
 func (g *Gate) ReviewAfter(ok func() bool) { g.reviewed = ok }
 
 func (g *Gate) reviewsAfter(req agent.ApprovalRequest) bool {
-	return g.reviewed != nil && req.Builtin && req.Tool == "bash" && g.reviewed()
+	if g.reviewed == nil || !req.Builtin || req.Tool != "bash" || !g.reviewed() {
+		return false
+	}
+	cmd, ok := stringField(req.Arguments, "command")
+	return ok && !Unsealed(cmd)
 }
 
 // AcceptEditsWhile makes the gate let the calls EditsInside allows run

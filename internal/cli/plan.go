@@ -64,23 +64,30 @@ func (a *runner) readOnlyBash(cfg tools.Config) (tools.Tool, error) {
 	return ts[0], nil
 }
 
-// planScratch makes the scratch directory of plan mode's commands, in the
-// temporary directory unless that holds the working tree, else in the
-// user's cache directory; removed at exit.
+// planScratch makes the scratch directory of plan mode's commands;
+// removed at exit.
 func (a *runner) planScratch() (string, error) {
+	dir, err := a.scratchDir("tiny-go-plan-")
+	if err == nil && !within(dir, a.cwd) {
+		a.planScratchDir = dir
+	}
+	return dir, err
+}
+
+// scratchDir makes a scratch directory for commands, in the temporary
+// directory unless that holds the working tree, else in the user's cache
+// directory. Where there is none outside the tree it names a directory
+// that does not exist: nothing is writable at all.
+func (a *runner) scratchDir(prefix string) (string, error) {
 	for _, base := range []string{os.TempDir(), userCache()} {
 		if base == "" || within(a.cwd, base) {
 			continue
 		}
-		dir, err := os.MkdirTemp(base, "tiny-go-plan-")
-		if err != nil {
-			continue
+		if dir, err := os.MkdirTemp(base, prefix); err == nil {
+			return dir, nil
 		}
-		a.planScratchDir = dir
-		return dir, nil
 	}
-	// Nowhere outside the tree: nothing is writable at all.
-	return filepath.Join(a.cwd, ".tiny-agent", "no-scratch-in-plan-mode"), nil
+	return filepath.Join(a.cwd, ".tiny-agent", "no-scratch-"+prefix), nil
 }
 
 func userCache() string {

@@ -163,6 +163,9 @@ type runner struct {
 	mode           *approval.Switch
 	planSandbox    *sandbox.Sandbox
 	planScratchDir string
+	// reviewSandbox runs --approval review's sealed commands (sealed.go).
+	reviewSandbox    *sandbox.Sandbox
+	reviewScratchDir string
 	// readOnly is bash with the tree read-only (plan mode, explore);
 	// kids builds the subagents (task.go).
 	readOnly func() (tools.Tool, error)
@@ -569,7 +572,11 @@ func (a *runner) buildTools(envID string) (secretVars []string, all []tools.Tool
 		secretVars = append(secretVars, sv.SecretVars...)
 	}
 	a.warnUnmaskable(secretVars)
-	toolCfg := tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.sandbox, Procs: a.procs, Editor: a.embed.editor(), Transactions: a.transactions(), Review: a.reviewer()}
+	sealed, err := a.sealed()
+	if err != nil {
+		return nil, nil, fmt.Errorf("review's sealed sandbox: %w", err)
+	}
+	toolCfg := tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.sandbox, Procs: a.procs, Editor: a.embed.editor(), Transactions: a.transactions(), Review: a.reviewer(), Sealed: sealed}
 	builtins, err := tools.Builtins(toolCfg)
 	if err != nil {
 		return nil, nil, err
@@ -851,8 +858,11 @@ func (a *runner) close() {
 	// it ends.
 	a.sandbox.Close()
 	a.planSandbox.Close()
-	if a.planScratchDir != "" {
-		_ = os.RemoveAll(a.planScratchDir)
+	a.reviewSandbox.Close()
+	for _, d := range []string{a.planScratchDir, a.reviewScratchDir} {
+		if d != "" {
+			_ = os.RemoveAll(d)
+		}
 	}
 }
 

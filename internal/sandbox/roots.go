@@ -25,6 +25,11 @@ func writableRoots(p Policy) []string {
 			want = append(want, filepath.Clean(path))
 		}
 	}
+	if p.Sealed && p.Mode == Workspace {
+		add(p.Scratch)
+		add(p.WorkDir)
+		return resolvedRoots(want)
+	}
 	if p.Mode == ReadOnly && p.Scratch != "" {
 		add(p.Scratch)
 	} else {
@@ -64,6 +69,12 @@ func writableRoots(p Policy) []string {
 			add(w)
 		}
 	}
+	return resolvedRoots(want)
+}
+
+// resolvedRoots are the existing directories of want, symlinks resolved,
+// without duplicates or roots nested in another.
+func resolvedRoots(want []string) []string {
 	var roots []string
 	for _, r := range want {
 		real, err := filepath.EvalSymlinks(r)

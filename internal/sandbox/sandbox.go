@@ -62,8 +62,13 @@ type Policy struct {
 	// Scratch, in read-only mode, is the one writable root instead of the
 	// temporary directory, which may hold the working tree (plan mode
 	// keeps the tree read-only wherever it is); a path that does not exist
-	// leaves nothing writable.
+	// leaves nothing writable. Sealed workspace mode has it too.
 	Scratch string
+	// Sealed, in workspace mode, leaves only the working directory and
+	// Scratch writable: no shared temporary directory, no caches, no
+	// --writable roots. With NetworkOff, what a command does stays where
+	// a review can discard it (--approval review).
+	Sealed bool
 	// NoNamespaces starts commands without namespaces, as where the
 	// kernel refuses them (tests of the fallback, and of the difference in
 	// start cost; contain.go).

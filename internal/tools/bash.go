@@ -47,6 +47,7 @@ type bashTool struct {
 	procs   *procs.Tracker
 	txns    Transactions // nil: commands run on the tree itself
 	review  Reviewer     // nil: a transaction's changes apply without asking
+	sealed  *Sealed      // nil: no command runs sealed (sealed.go)
 }
 
 func (bashTool) Definition() Definition {
@@ -94,8 +95,13 @@ func (t bashTool) Run(ctx context.Context, args jsontext.Value) Result {
 	if t.txns != nil {
 		tx = t.txns.For(ctx)
 	}
-	end, err := runShell(ctx, t.sandbox, t.procs, t.workDir, t.env, command, timeout, capture, overlayOf(tx))
-	if ok, rerr := review(ctx, t.review, command, tx); !ok {
+	sb, env, unseal, sealed, err := t.seal(command)
+	if err != nil {
+		return errorResult(fmt.Errorf("a temporary directory for the sealed command: %w", err))
+	}
+	end, err := runShell(ctx, sb, t.procs, t.workDir, env, command, timeout, capture, overlayOf(tx))
+	unseal()
+	if ok, rerr := review(ctx, t.review, command, tx, sealed); !ok {
 		text := capture.render() + rejected
 		if rerr != nil {
 			text += fmt.Sprintf(" (%v)", rerr)

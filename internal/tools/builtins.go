@@ -103,6 +103,8 @@ type Config struct {
 	// Review, with Transactions, shows a command's changes before they
 	// reach the tree (--approval review).
 	Review Reviewer
+	// Sealed, with Review, is where the commands it shows run.
+	Sealed *Sealed
 }
 
 // Builtins constructs the selected built-in tools in the order of
@@ -124,7 +126,7 @@ func Builtins(cfg Config) ([]Tool, error) {
 	for _, name := range names {
 		switch name {
 		case PluginBash:
-			tools = append(tools, bashTool{workDir: workDir, newID: newID, env: cfg.Env, sandbox: cfg.Sandbox, procs: cfg.Procs, txns: cfg.Transactions, review: cfg.Review})
+			tools = append(tools, bashTool{workDir: workDir, newID: newID, env: cfg.Env, sandbox: cfg.Sandbox, procs: cfg.Procs, txns: cfg.Transactions, review: cfg.Review, sealed: cfg.Sealed})
 		case PluginRead:
 			tools = append(tools, readTool{workDir: workDir, editor: cfg.Editor})
 		case PluginWrite:

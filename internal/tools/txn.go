@@ -41,14 +41,18 @@ type Reviewer func(ctx context.Context, command string, changes []string) (apply
 const rejected = "\n\nThe user did not apply this command's changes: the working directory is as it was before the command."
 
 // review asks about tx's changes when there is a reviewer and something
-// changed; false means they were discarded.
-func review(ctx context.Context, r Reviewer, command string, tx Transaction) (bool, error) {
+// changed; false means they were discarded. A sealed command's preview
+// says so.
+func review(ctx context.Context, r Reviewer, command string, tx Transaction, sealed bool) (bool, error) {
 	if r == nil || tx == nil {
 		return true, nil
 	}
 	lines, err := tx.Preview()
 	if err != nil || len(lines) == 0 {
 		return true, err
+	}
+	if sealed {
+		lines = append([]string{sealedNote}, lines...)
 	}
 	ok, err := r(ctx, command, lines)
 	if err != nil || !ok {
