@@ -1,0 +1,121 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/tiny-agent/tiny-go/internal/netproxy"
+)
+
+// loopbackHosts resolves the tests' names to loopback addresses only.
+func loopbackHosts(m map[string]string) func(context.Context, string) ([]netip.Addr, error) {
+	return func(_ context.Context, h string) ([]netip.Addr, error) {
+		if a, ok := m[h]; ok {
+			return []netip.Addr{netip.MustParseAddr(a)}, nil
+		}
+		return nil, fmt.Errorf("no test host %s", h)
+	}
+}
+
+// countingListener listens on 127.0.0.2 and counts what reaches it.
+func countingListener(t *testing.T) (string, *atomic.Int64) {
+	l, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Fatalf("listening on 127.0.0.2: %v", err)
+	}
+	t.Cleanup(func() { l.Close() })
+	var n atomic.Int64
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			n.Add(1)
+			c.Close()
+		}
+	}()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	return port, &n
+}
+
+// A command under --network rules reaches an allowed host through the
+// proxy, and nothing else: a host no rule allows is refused with the rule
+// to add (through the proxy, by HTTP or CONNECT), and plain TCP (bash's
+// /dev/tcp, curl told not to use the proxy) finds no way out. Not one
+// connection reaches 127.0.0.2. The unprivileged pass runs it as a user.
+func TestNetworkRulesForCommands(t *testing.T) { forEachInit(t, testNetworkRules) }
+
+func testNetworkRules(t *testing.T) {
+	requireLandlock(t)
+	for _, tool := range []string{"curl", "bash"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is needed (.ci/run installs it): %v", tool, err)
+		}
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "allowed page for "+r.Host)
+	}))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	priv, reached := countingListener(t)
+	proxy := netproxy.New(netproxy.Config{
+		Rules:   netproxy.DomainList{Allow: []string{"allowed.test"}},
+		Resolve: loopbackHosts(map[string]string{"allowed.test": "127.0.0.1", "other.test": "127.0.0.2"}),
+	})
+	l := newLayout(t)
+	s := newSandbox(t, Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv, NetworkRules: proxy})
+	if s.NetworkRules() == nil {
+		t.Fatal("--network rules is not in force")
+	}
+	checkInit(t, s)
+	script := fmt.Sprintf(`curl -sS -m 10 http://allowed.test:%[1]s/; echo " status=$?"
+curl -sS -m 10 -o /dev/null -w '%%{http_code}\n' http://other.test:%[2]s/
+curl -sS -m 10 https://other.test:%[2]s/ 2>&1; echo "https status=$?"
+curl -sS -m 10 --noproxy '*' http://127.0.0.2:%[2]s/ 2>&1; echo "direct status=$?"
+bash -c 'echo x > /dev/tcp/127.0.0.2/%[2]s' 2>&1; echo "tcp status=$?"
+bash -c 'echo x > /dev/tcp/127.0.0.1/%[1]s' 2>&1; echo "tcp own loopback status=$?"
+echo "$HTTPS_PROXY $NO_PROXY"`, port, priv)
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Dir = l.work
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := s.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	got := out.String()
+	t.Logf("command output:\n%s", got)
+	for _, want := range []string{
+		"allowed page for allowed.test:" + port + " status=0\n",
+		"403\n",
+		"https status=56\n",
+		"direct status=7\n",
+		"http://127.0.0.1:3128 localhost,127.0.0.1,::1\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if strings.Contains(got, "tcp status=0") || strings.Contains(got, "tcp own loopback status=0") {
+		t.Error("plain TCP got out")
+	}
+	if n := reached.Load(); n != 0 {
+		t.Errorf("%d connections reached 127.0.0.2", n)
+	}
+	want := "network: blocked other.test — allow it with WebFetch(domain:other.test) in .claude/settings.json (2 connections)"
+	if got := strings.Join(s.NetworkRefusals(cmd), "\n"); got != want {
+		t.Errorf("refusals:\n%s\nwant:\n%s", got, want)
+	}
+}
