@@ -120,7 +120,24 @@ func (n *netRules) start(cmd *exec.Cmd, launch func() error) error {
 	n.mu.Lock()
 	n.cmds[cmd] = c
 	n.mu.Unlock()
-	go c.endWith(cmd.Process.Pid)
+	// Opened before Start returns: the caller has not reaped the command
+	// yet, so the pid cannot name another process.
+	pfd, err := unix.PidfdOpen(cmd.Process.Pid, 0)
+	if err != nil {
+		// A kernel before 5.3: the session lasts until Refusals.
+		close(c.done)
+		return nil
+	}
+	go func() {
+		c.endWith(pfd)
+		// A command whose caller never asks (a probe, a hook, an MCP
+		// server) leaves nothing behind unless something was refused.
+		if len(c.session.Refusals()) == 0 {
+			n.mu.Lock()
+			delete(n.cmds, cmd)
+			n.mu.Unlock()
+		}
+	}()
 	return nil
 }
 
@@ -148,15 +165,12 @@ func receiveListener(f *os.File) (net.Listener, error) {
 	return net.FileListener(lf)
 }
 
-// endWith ends the session when the process pid, PID 1 of the command's
-// namespace, has exited: everything in the namespace dies with it.
-func (c *netCmd) endWith(pid int) {
+// endWith ends the session when the process of pidfd pfd, PID 1 of the
+// command's namespace, has exited: everything in the namespace dies with
+// it.
+func (c *netCmd) endWith(pfd int) {
 	defer close(c.done)
 	defer c.session.Close()
-	pfd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		return // already reaped, or a kernel before 5.3
-	}
 	defer unix.Close(pfd)
 	for {
 		_, err := unix.Poll([]unix.PollFd{{Fd: int32(pfd), Events: unix.POLLIN}}, -1)
@@ -195,8 +209,8 @@ func (n *netRules) Refusals(cmd *exec.Cmd) []string {
 	select {
 	case <-c.done:
 	case <-time.After(2 * time.Second):
-		c.session.Close() // its namespace is gone once Wait returned
 	}
+	c.session.Close() // its namespace is gone once Wait returned
 	return c.session.Refusals()
 }
 
