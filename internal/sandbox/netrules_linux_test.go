@@ -9,11 +9,13 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/tiny-agent/tiny-go/internal/netproxy"
+	"github.com/tiny-agent/tiny-go/internal/overlay"
 )
 
 // loopbackHosts resolves the tests' names to loopback addresses only.
@@ -85,11 +87,30 @@ curl -sS -m 10 --noproxy '*' http://127.0.0.2:%[2]s/ 2>&1; echo "direct status=$
 bash -c 'echo x > /dev/tcp/127.0.0.2/%[2]s' 2>&1; echo "tcp status=$?"
 bash -c 'echo x > /dev/tcp/127.0.0.1/%[1]s' 2>&1; echo "tcp own loopback status=$?"
 echo "$HTTPS_PROXY $NO_PROXY"`, port, priv)
+	for _, over := range []bool{false, true} {
+		t.Run(fmt.Sprintf("overlay=%v", over), func(t *testing.T) {
+			checkRulesRun(t, s, l.work, script, port, over, reached)
+		})
+	}
+}
+
+// checkRulesRun runs script under s, over an overlay of work when over
+// is set (as bash commands run), and checks what it reached.
+func checkRulesRun(t *testing.T, s *Sandbox, work, script, port string, over bool, reached *atomic.Int64) {
 	cmd := exec.Command("sh", "-c", script)
-	cmd.Dir = l.work
+	cmd.Dir = work
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := s.Start(cmd); err != nil {
+	start := func() error { return s.Start(cmd) }
+	if over {
+		tx, err := overlay.Begin(filepath.Join(work, ".tiny-agent", "tx"), work, "t-net")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Discard()
+		start = func() error { return s.StartOverlay(cmd, Overlay{Lower: work, Upper: tx.Upper(), Work: tx.Work()}) }
+	}
+	if err := start(); err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Wait(); err != nil {
