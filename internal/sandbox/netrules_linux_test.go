@@ -140,3 +140,37 @@ func checkRulesRun(t *testing.T, s *Sandbox, work, script, port string, over boo
 		t.Errorf("refusals:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// Where commands cannot have namespaces, --network rules fails closed:
+// one warning line, and commands get no TCP at all, as with --network
+// off (Landlock ABI 4 or later).
+func TestNetworkRulesWithoutNamespacesFailsClosed(t *testing.T) {
+	if abi := ABI(); abi < 4 {
+		t.Skipf("Landlock ABI %d has no network rules (needs 4)", abi)
+	}
+	priv, reached := countingListener(t)
+	l := newLayout(t)
+	s, warning, err := New(Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv, NoNamespaces: true,
+		NetworkRules: netproxy.New(netproxy.Config{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want := "--network rules: no namespaces for commands (namespaces disabled): commands may not use TCP at all (as with --network off)"
+	if !strings.Contains(warning, want) || strings.Count(warning, "\n") != 0 {
+		t.Errorf("warning %q, want one line with %q", warning, want)
+	}
+	if s.NetworkRules() != nil || !s.NetworkOff() {
+		t.Fatalf("rules in force %v, TCP off %v; want no rules and no TCP", s.NetworkRules() != nil, s.NetworkOff())
+	}
+	out, err := run(t, s, l.work, "bash -c 'echo x > /dev/tcp/127.0.0.2/"+priv+"' 2>&1")
+	if err == nil || !strings.Contains(out, "ermission denied") {
+		t.Errorf("a command connected: %v: %s", err, out)
+	}
+	if reached.Load() != 0 {
+		t.Error("a connection reached 127.0.0.2")
+	}
+	if _, _, err := New(Policy{Mode: Off, WorkDir: l.work, NetworkRules: netproxy.New(netproxy.Config{})}); err == nil {
+		t.Error("--sandbox off --network rules was accepted")
+	}
+}
