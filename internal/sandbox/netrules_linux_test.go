@@ -51,9 +51,10 @@ func countingListener(t *testing.T) (string, *atomic.Int64) {
 }
 
 // A command under --network rules reaches an allowed host through the
-// proxy, and nothing else: a host no rule allows is refused with the rule
-// to add (through the proxy, by HTTP or CONNECT), and plain TCP (bash's
-// /dev/tcp, curl told not to use the proxy) finds no way out. Not one
+// proxy, by HTTP and by HTTPS, and nothing else: a host no rule allows is
+// refused with the rule to add (by HTTP, by CONNECT, and by the TLS
+// server name in a tunnel opened to the allowed host), and plain TCP
+// (bash's /dev/tcp, curl told not to use the proxy) finds no way out. Not one
 // connection reaches 127.0.0.2. The unprivileged pass runs it as a user.
 func TestNetworkRulesForCommands(t *testing.T) { forEachInit(t, testNetworkRules) }
 
@@ -69,6 +70,11 @@ func testNetworkRules(t *testing.T) {
 	}))
 	defer srv.Close()
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "tls page")
+	}))
+	defer tlsSrv.Close()
+	_, tlsPort, _ := net.SplitHostPort(tlsSrv.Listener.Addr().String())
 	priv, reached := countingListener(t)
 	proxy := netproxy.New(netproxy.Config{
 		Rules:   netproxy.DomainList{Allow: []string{"allowed.test"}},
@@ -86,7 +92,9 @@ curl -sS -m 10 https://other.test:%[2]s/ 2>&1; echo "https status=$?"
 curl -sS -m 10 --noproxy '*' http://127.0.0.2:%[2]s/ 2>&1; echo "direct status=$?"
 bash -c 'echo x > /dev/tcp/127.0.0.2/%[2]s' 2>&1; echo "tcp status=$?"
 bash -c 'echo x > /dev/tcp/127.0.0.1/%[1]s' 2>&1; echo "tcp own loopback status=$?"
-echo "$HTTPS_PROXY $NO_PROXY"`, port, priv)
+curl -sSk -m 10 https://allowed.test:%[3]s/; echo " tls status=$?"
+curl -sSk -m 10 --connect-to other.test:%[3]s:allowed.test:%[3]s https://other.test:%[3]s/ 2>/dev/null; echo "sni status=$?"
+echo "$HTTPS_PROXY $NO_PROXY"`, port, priv, tlsPort)
 	for _, over := range []bool{false, true} {
 		t.Run(fmt.Sprintf("overlay=%v", over), func(t *testing.T) {
 			checkRulesRun(t, s, l.work, script, port, over, reached)
@@ -123,11 +131,15 @@ func checkRulesRun(t *testing.T, s *Sandbox, work, script, port string, over boo
 		"403\n",
 		"https status=56\n",
 		"direct status=7\n",
+		"tls page tls status=0\n",
 		"http://127.0.0.1:3128 localhost,127.0.0.1,::1\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q", want)
 		}
+	}
+	if strings.Contains(got, "sni status=0") { // CONNECT to allowed.test, a hello for other.test
+		t.Error("a TLS hello for other.test went through a tunnel to allowed.test")
 	}
 	if strings.Contains(got, "tcp status=0") || strings.Contains(got, "tcp own loopback status=0") {
 		t.Error("plain TCP got out")
@@ -135,7 +147,7 @@ func checkRulesRun(t *testing.T, s *Sandbox, work, script, port string, over boo
 	if n := reached.Load(); n != 0 {
 		t.Errorf("%d connections reached 127.0.0.2", n)
 	}
-	want := "network: blocked other.test — allow it with WebFetch(domain:other.test) in .claude/settings.json (2 connections)"
+	want := "network: blocked other.test — allow it with WebFetch(domain:other.test) in .claude/settings.json (3 connections)"
 	if got := strings.Join(s.NetworkRefusals(cmd), "\n"); got != want {
 		t.Errorf("refusals:\n%s\nwant:\n%s", got, want)
 	}
