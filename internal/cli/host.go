@@ -78,6 +78,9 @@ func (h interactiveHost) Status() []string {
 	if network == "" {
 		network = "on"
 	}
+	if network == "rules" && a.sandbox.NetworkRules() == nil {
+		network = "rules, which could not be set up: no TCP for commands"
+	}
 	mcp := strings.Join(a.mcpAliases, ", ")
 	if mcp == "" {
 		mcp = "(none)"

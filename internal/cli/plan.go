@@ -40,7 +40,7 @@ func (a *runner) readOnlyBash(cfg tools.Config) (tools.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	sb, _, err := sandbox.New(sandbox.Policy{Mode: sandbox.ReadOnly, WorkDir: a.cwd, Scratch: scratch, NetworkOff: a.sandbox.NetworkOff(), Getenv: a.io.getenv})
+	sb, _, err := sandbox.New(sandbox.Policy{Mode: sandbox.ReadOnly, WorkDir: a.cwd, Scratch: scratch, NetworkOff: a.sandbox.NetworkOff(), NetworkRules: a.sandbox.NetworkRules(), Getenv: a.io.getenv})
 	if err != nil {
 		return nil, err
 	}

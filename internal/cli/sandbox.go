@@ -24,7 +24,7 @@ type sandboxFlags struct {
 func addSandboxFlags(fl *pflag.FlagSet, f *sandboxFlags) {
 	fl.StringVar(&f.mode, "sandbox", string(sandbox.Workspace), "where bash, bg, write and edit may write: workspace (the working directory, the temporary and cache directories, each --writable), read-only (the temporary directory only) or off")
 	fl.StringArrayVar(&f.writable, "writable", nil, "another directory the sandbox lets commands and the file tools write to (repeatable)")
-	fl.StringVar(&f.network, "network", "on", "off blocks TCP bind and connect for commands (Landlock ABI 4 or later)")
+	fl.StringVar(&f.network, "network", "on", "on, off (commands may not bind or connect TCP; Landlock ABI 4 or later) or rules (commands reach only the domains WebFetch(domain:…) rules allow, through tiny-go's proxy)")
 }
 
 // newSandbox validates the sandbox flags and prepares the sandbox of cwd,
@@ -35,20 +35,24 @@ func (a *runner) newSandbox() error {
 	if err != nil {
 		return usageError{err}
 	}
-	if f.network != "on" && f.network != "off" {
-		return usageErrorf("--network must be on or off, not %q", f.network)
+	if f.network != "on" && f.network != "off" && f.network != "rules" {
+		return usageErrorf("--network must be on, off or rules, not %q", f.network)
 	}
 	if mode != sandbox.Workspace && len(f.writable) > 0 {
 		return usageErrorf("--writable needs --sandbox workspace")
 	}
-	sb, warning, err := sandbox.New(sandbox.Policy{
+	p := sandbox.Policy{
 		Mode:       mode,
 		WorkDir:    a.cwd,
 		Writable:   append(append([]string(nil), f.writable...), a.additionalDirectories()...),
 		NetworkOff: f.network == "off",
 		Getenv:     a.io.getenv,
 		Hidden:     a.hiddenPaths(),
-	})
+	}
+	if f.network == "rules" {
+		p.NetworkRules = a.networkProxy()
+	}
+	sb, warning, err := sandbox.New(p)
 	if err != nil {
 		return usageError{err}
 	}

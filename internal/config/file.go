@@ -204,7 +204,7 @@ func (p *parser) texts(doc *document, perm fs.FileMode) error {
 		}},
 		{Approval, doc.Approval, oneOf("ask", "edits", "auto", "plan", "review")},
 		{Sandbox, doc.Sandbox, oneOf("workspace", "read-only", "off")},
-		{Network, doc.Network, oneOf("on", "off")},
+		{Network, doc.Network, oneOf("on", "off", "rules")},
 		{Reasoning, doc.Reasoning, oneOf("off", "low", "medium", "high")},
 		{IdleTimeout, doc.IdleTimeout, positiveDuration},
 		{RequestTimeout, doc.RequestTimeout, positiveDuration},

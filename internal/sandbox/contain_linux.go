@@ -282,6 +282,15 @@ func (c *containment) wrapInit(cmd *exec.Cmd, rs *os.File, form string, extra ..
 		a.Cloneflags |= unix.CLONE_NEWUSER
 		a.AmbientCaps = append(a.AmbientCaps, unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP)
 	}
+	if hasEnv(cmd.Env, nsinit.NetEnv) {
+		// --network rules (netrules.go): only the Go init makes the
+		// proxy's socket, and it needs CAP_NET_ADMIN to bring lo up.
+		cmd.Path = "/proc/self/exe"
+		a.Cloneflags |= unix.CLONE_NEWNET
+		if c.userNS {
+			a.AmbientCaps = append(a.AmbientCaps, unix.CAP_NET_ADMIN)
+		}
+	}
 	return nil
 }
 

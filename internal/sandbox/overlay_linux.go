@@ -66,16 +66,23 @@ func (s *Sandbox) StartOverlay(cmd *exec.Cmd, ov Overlay) error {
 		rights = c.fsMask
 	}
 	form := nsinit.OverlayForm + strconv.FormatUint(rights, 10)
-	// ov.Work: the init makes its work/work, which the kernel makes with
-	// mode 000 at each mount, 0700 (nsinit.OverlayForm).
-	if err := c.wrapInit(cmd, rs, form, ov.Lower, opts, ov.Work); err != nil {
-		return err
+	start := func() error {
+		// ov.Work: the init makes its work/work, which the kernel makes
+		// with mode 000 at each mount, 0700 (nsinit.OverlayForm).
+		if err := c.wrapInit(cmd, rs, form, ov.Lower, opts, ov.Work); err != nil {
+			return err
+		}
+		if c.userNS {
+			// The kernel makes work/work with mode 000 and then works in
+			// it with the mounter's credentials (measured: CAP_SYS_ADMIN
+			// alone gets EACCES). The init clears it before the
+			// command's exec.
+			cmd.SysProcAttr.AmbientCaps = append(cmd.SysProcAttr.AmbientCaps, unix.CAP_DAC_OVERRIDE)
+		}
+		return s.spawner.launcher.do(spawnRequest{cmd: cmd})
 	}
-	if c.userNS {
-		// The kernel makes work/work with mode 000 and then works in it
-		// with the mounter's credentials (measured: CAP_SYS_ADMIN alone
-		// gets EACCES). The init clears it before the command's exec.
-		cmd.SysProcAttr.AmbientCaps = append(cmd.SysProcAttr.AmbientCaps, unix.CAP_DAC_OVERRIDE)
+	if s.net != nil {
+		return s.net.start(cmd, start)
 	}
-	return s.spawner.launcher.do(spawnRequest{cmd: cmd})
+	return start()
 }

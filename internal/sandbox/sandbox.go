@@ -20,6 +20,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/tiny-agent/tiny-go/internal/netproxy"
 	"github.com/tiny-agent/tiny-go/internal/procs"
 )
 
@@ -56,6 +57,11 @@ type Policy struct {
 	// NetworkOff blocks TCP bind and connect for commands (Landlock ABI 4
 	// and later).
 	NetworkOff bool
+	// NetworkRules, when set (--network rules), gives each command a
+	// network namespace of its own whose only way out is this proxy
+	// (netrules.go). Where that cannot be done, commands get no TCP at
+	// all, as with NetworkOff, and the warning says so.
+	NetworkRules *netproxy.Proxy
 	// Getenv looks up the environment that locates the temporary and cache
 	// directories; nil means os.Getenv.
 	Getenv func(string) string
@@ -85,10 +91,11 @@ type Policy struct {
 // need no special case for "off".
 type Sandbox struct {
 	mode       Mode
-	roots      []string // cleaned, symlinks resolved, for write and edit
-	abi        int      // the kernel's Landlock ABI version, 0 if none
-	networkOff bool     // TCP is blocked for commands
-	spawner    *spawner // nil when commands run unconfined
+	roots      []string  // cleaned, symlinks resolved, for write and edit
+	abi        int       // the kernel's Landlock ABI version, 0 if none
+	networkOff bool      // TCP is blocked for commands
+	spawner    *spawner  // nil when commands run unconfined
+	net        *netRules // --network rules in force, or nil
 }
 
 // New prepares p. Its warning, when not empty, is the one line to show the
@@ -111,6 +118,9 @@ func newWithABI(p Policy, abi int) (*Sandbox, string, error) {
 		p.Getenv = os.Getenv
 	}
 	var warnings []string
+	if p.NetworkRules != nil && p.Mode == Off {
+		return nil, "", errors.New("--network rules needs --sandbox workspace or read-only: it runs commands in namespaces of their own")
+	}
 	if p.Mode == Off {
 		if p.NetworkOff && abi < 4 {
 			warnings = append(warnings, networkWarning(abi))
@@ -150,6 +160,23 @@ func newWithABI(p Policy, abi int) (*Sandbox, string, error) {
 	sp, err := newSpawner(true, roots, net, cont)
 	if err != nil {
 		return nil, "", fmt.Errorf("sandbox: %w", err)
+	}
+	if p.NetworkRules != nil {
+		s.spawner = sp
+		if s.net, err = s.setUpRules(p.NetworkRules); err != nil {
+			// Fail closed: no TCP at all.
+			sp.close()
+			net = abi >= 4
+			why := "--network rules: " + err.Error() + ": commands may not use TCP at all (as with --network off)"
+			if !net {
+				why = "--network rules: " + err.Error() + ", and " + networkWarning(abi)
+			}
+			warnings = append(warnings, why)
+			cont = &containment{disabled: p.NoNamespaces, stateDir: cont.stateDir, fsMask: cont.fsMask}
+			if sp, err = newSpawner(true, roots, net, cont); err != nil {
+				return nil, "", fmt.Errorf("sandbox: %w", err)
+			}
+		}
 	}
 	if w := cont.warning(); w != "" {
 		warnings = append(warnings, w)
@@ -221,6 +248,15 @@ func (s *Sandbox) Confined() bool { return s != nil && s.spawner != nil && s.mod
 // NetworkOff reports whether commands are denied TCP bind and connect.
 func (s *Sandbox) NetworkOff() bool { return s != nil && s.networkOff }
 
+// NetworkRules is the proxy commands reach the network through, or nil
+// when --network rules is not in force.
+func (s *Sandbox) NetworkRules() *netproxy.Proxy {
+	if s == nil || s.net == nil {
+		return nil
+	}
+	return s.net.proxy
+}
+
 // Start starts cmd confined: the command and everything it starts may
 // write only under the writable roots (and, with --network off, may not
 // bind or connect TCP sockets). It is exec.Cmd.Start for a nil Sandbox or
@@ -233,6 +269,9 @@ func (s *Sandbox) NetworkOff() bool { return s != nil && s.networkOff }
 func (s *Sandbox) Start(cmd *exec.Cmd) error {
 	if s == nil || s.spawner == nil {
 		return cmd.Start()
+	}
+	if s.net != nil {
+		return s.net.start(cmd, func() error { return s.spawner.start(cmd) })
 	}
 	return s.spawner.start(cmd)
 }
@@ -361,4 +400,15 @@ func underAny(path string, roots []string) bool {
 		}
 	}
 	return false
+}
+
+// NetworkRefusals are the lines naming what the proxy of --network rules
+// refused to cmd (each with the rule that would allow it), once cmd has
+// ended: a caller appends them to the command's result. None without
+// --network rules.
+func (s *Sandbox) NetworkRefusals(cmd *exec.Cmd) []string {
+	if s == nil || s.net == nil {
+		return nil
+	}
+	return s.net.Refusals(cmd)
 }

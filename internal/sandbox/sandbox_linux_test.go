@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tiny-agent/tiny-go/internal/netproxy"
 )
 
 // TestMain doubles as a helper process: with SANDBOX_TEST_DIAL set, the
@@ -456,8 +458,9 @@ func TestParseMode(t *testing.T) {
 
 // BenchmarkStartConfined measures starting and waiting for a trivial
 // command confined by the sandbox (Landlock alone, and Landlock with the
-// namespaces through the static init and through the Go one), against the
-// same command unconfined.
+// namespaces through the static init and through the Go one, and with
+// --network rules: a network namespace, the Go init, the proxy's socket
+// handed over and served), against the same command unconfined.
 func BenchmarkStartConfined(b *testing.B) {
 	work := b.TempDir()
 	for _, c := range []struct {
@@ -465,21 +468,27 @@ func BenchmarkStartConfined(b *testing.B) {
 		mode   Mode
 		noNS   bool
 		goInit bool
+		rules  bool
 	}{
-		{"off", Off, true, false},
-		{"landlock", Workspace, true, false},
-		{"landlock+namespaces", Workspace, false, false},
-		{"landlock+namespaces(go-init)", Workspace, false, true},
+		{"off", Off, true, false, false},
+		{"landlock", Workspace, true, false, false},
+		{"landlock+namespaces", Workspace, false, false, false},
+		{"landlock+namespaces(go-init)", Workspace, false, true, false},
+		{"landlock+namespaces+network-rules", Workspace, false, false, true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			goInitOnly = c.goInit
 			defer func() { goInitOnly = false }()
-			s, _, err := New(Policy{Mode: c.mode, WorkDir: work, NoNamespaces: c.noNS})
+			p := Policy{Mode: c.mode, WorkDir: work, NoNamespaces: c.noNS}
+			if c.rules {
+				p.NetworkRules = netproxy.New(netproxy.Config{})
+			}
+			s, _, err := New(p)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer s.Close()
-			if s.Namespaced() == c.noNS {
+			if s.Namespaced() == c.noNS || (c.rules && s.NetworkRules() == nil) {
 				b.Skip("the kernel refused namespaces")
 			}
 			b.ResetTimer()
@@ -491,6 +500,7 @@ func BenchmarkStartConfined(b *testing.B) {
 				if err := cmd.Wait(); err != nil {
 					b.Fatal(err)
 				}
+				s.NetworkRefusals(cmd)
 			}
 		})
 	}

@@ -113,7 +113,8 @@ func (t bashTool) Run(ctx context.Context, args jsontext.Value) Result {
 		return Result{Content: fmt.Sprintf("Cannot run sh: %v", err) + note, IsError: true}
 	}
 
-	text := capture.render() + note
+	text := capture.render()
+	text += networkNote(text, end.network) + note
 	switch end.reason {
 	case endCapped:
 		text += "\n\nBash output exceeded the 10MB safety cap; complete output was not captured."
@@ -144,6 +145,24 @@ const (
 type shellEnd struct {
 	reason endReason
 	code   int // exit code when reason is endExited (128+n for signal n)
+	// network are the lines of what --network rules refused the command.
+	network []string
+}
+
+// networkNote is the lines of what --network rules refused, after the
+// output and a blank line, one per host with the rule that allows it.
+func networkNote(output string, lines []string) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	sep := "\n\n"
+	switch {
+	case output == "":
+		sep = ""
+	case strings.HasSuffix(output, "\n"):
+		sep = "\n"
+	}
+	return sep + strings.Join(lines, "\n")
 }
 
 // runShell runs command with sh -c in its own process group, feeding its
@@ -165,7 +184,9 @@ func runShell(ctx context.Context, sb *sandbox.Sandbox, tr *procs.Tracker, dir s
 		sh.kill(tr)
 	}
 	sh.closeOutput()
-	return sh.finish(tr, reason, capture), nil
+	end := sh.finish(tr, reason, capture)
+	end.network = sb.NetworkRefusals(sh.cmd)
+	return end, nil
 }
 
 // shellRun is one started command: its process group, the read ends of

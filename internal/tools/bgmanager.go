@@ -186,6 +186,14 @@ func (m *Manager) newLog() (string, *os.File, error) {
 // reap waits for an owned process and records how it ended.
 func (m *Manager) reap(p *bgProc, cmd *exec.Cmd) {
 	err := cmd.Wait()
+	if lines := m.sandbox.NetworkRefusals(cmd); len(lines) > 0 {
+		// What --network rules refused it ends its log, where bg logs
+		// shows it.
+		if f, ferr := os.OpenFile(p.rec.Log, os.O_WRONLY|os.O_APPEND, 0); ferr == nil {
+			f.WriteString(strings.Join(lines, "\n") + "\n")
+			f.Close()
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := time.Now().UTC()

@@ -13,8 +13,8 @@ import (
 
 // sandboxedTools builds every built-in confined to a working directory
 // whose temporary, cache and home directories are its own, and returns a
-// directory outside every writable root.
-func sandboxedTools(t *testing.T, mode sandbox.Mode) (tools map[string]Tool, work, outside string) {
+// directory outside every writable root. opts change the policy.
+func sandboxedTools(t *testing.T, mode sandbox.Mode, opts ...func(*sandbox.Policy)) (tools map[string]Tool, work, outside string) {
 	t.Helper()
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -28,7 +28,11 @@ func sandboxedTools(t *testing.T, mode sandbox.Mode) (tools map[string]Tool, wor
 		}
 	}
 	env := map[string]string{"TMPDIR": tmp, "HOME": home}
-	sb, _, err := sandbox.New(sandbox.Policy{Mode: mode, WorkDir: work, Getenv: func(k string) string { return env[k] }})
+	p := sandbox.Policy{Mode: mode, WorkDir: work, Getenv: func(k string) string { return env[k] }}
+	for _, o := range opts {
+		o(&p)
+	}
+	sb, _, err := sandbox.New(p)
 	if err != nil {
 		t.Fatal(err)
 	}

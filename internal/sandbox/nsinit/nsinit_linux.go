@@ -205,6 +205,7 @@ func confineAndExec(fd int, path string, argv []string) {
 	if wd, err := syscall.Getwd(); err == nil {
 		check("entering "+wd, syscall.Chdir(wd))
 	}
+	netListen() // needs CAP_NET_ADMIN
 	dropCapabilities()
 	check("setting no_new_privs", unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(fd), 0, 0); e != 0 {
@@ -212,7 +213,7 @@ func confineAndExec(fd int, path string, argv []string) {
 	}
 	unix.Close(fd)
 	loadSeccomp(fd + 1)
-	err := syscall.Exec(path, argv, withoutHideEnv(syscall.Environ()))
+	err := syscall.Exec(path, argv, withoutInitEnv(syscall.Environ()))
 	status := 126
 	if err == syscall.ENOENT {
 		status = 127
@@ -241,10 +242,11 @@ func hide() {
 	}
 }
 
-func withoutHideEnv(env []string) []string {
+// withoutInitEnv is env without what was meant for the init.
+func withoutInitEnv(env []string) []string {
 	out := env[:0:0]
 	for _, e := range env {
-		if !strings.HasPrefix(e, HideEnv+"=") {
+		if !strings.HasPrefix(e, HideEnv+"=") && !strings.HasPrefix(e, NetEnv+"=") {
 			out = append(out, e)
 		}
 	}
