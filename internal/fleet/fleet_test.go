@@ -353,8 +353,10 @@ func TestSuiteSurvivesAKilledWorker(t *testing.T) {
 	if len(rep.Tasks) != tasks {
 		t.Fatalf("report has %d tasks, want %d:\n%s", len(rep.Tasks), tasks, stdout.String())
 	}
+	attempts := map[string]int{}
 	for _, task := range rep.Tasks {
 		r := task.Runs[0]
+		attempts[r.Task] = r.Attempts
 		if !r.Passed {
 			t.Errorf("%s did not pass: %s", r.Task, r.Reason)
 		}
@@ -418,6 +420,12 @@ func TestSuiteSurvivesAKilledWorker(t *testing.T) {
 		}
 		// The agent's commands ran as transactions over the workspace
 		// overlay (their layers beside it), not on the watcher fallback.
+		// A task that was on the killed worker (it runs two at a time:
+		// task05 and maybe another) keeps the records of its last
+		// attempt's steps only, maybe none (docs/fleet.md).
+		if attempts[strings.TrimSuffix(key, "-1")] > 1 {
+			continue
+		}
 		if n := txRecords(t, strings.TrimSuffix(path, ".jsonl")+".d.tar.gz"); n < 3 {
 			t.Errorf("%s: %d records of command transactions in its checkpoint index, want some for each step", key, n)
 		}
