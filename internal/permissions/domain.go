@@ -95,6 +95,14 @@ func matchDomain(spec, host string) bool {
 	return pat != "" && pat == host
 }
 
+// MatchesFetch reports whether the specifier of a WebFetch rule
+// ("domain:docs.python.org") matches a fetch of rawURL: the --allowedTools
+// and --disallowedTools of print mode.
+func MatchesFetch(spec, rawURL string) bool {
+	host := urlHost(rawURL)
+	return host != "" && matchDomain(strings.TrimSpace(spec), host)
+}
+
 // urlHost is the host of a web_fetch URL, or "" when it has none.
 func urlHost(raw string) string {
 	u, err := url.Parse(strings.TrimSpace(raw))

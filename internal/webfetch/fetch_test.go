@@ -17,7 +17,7 @@ import (
 )
 
 // rules loads permission rules as a project's settings file holds them.
-func rules(t *testing.T, allow, deny []string) *permissions.Settings {
+func rules(t testing.TB, allow, deny []string) *permissions.Settings {
 	t.Helper()
 	dir := t.TempDir()
 	q := func(l []string) string {
@@ -52,7 +52,7 @@ const docPage = `<!doctype html><html><head><title>Widget docs</title><style>p{}
 <footer>Copyright footer</footer>
 </body></html>`
 
-func server(t *testing.T, h http.HandlerFunc) *httptest.Server {
+func server(t testing.TB, h http.HandlerFunc) *httptest.Server {
 	t.Helper()
 	s := httptest.NewServer(h)
 	t.Cleanup(s.Close)
