@@ -243,3 +243,35 @@ func TestWebFetchTimeoutSetting(t *testing.T) {
 		t.Errorf("took %v", d)
 	}
 }
+
+// A PreToolUse hook whose matcher is WebFetch sees the call as Claude
+// Code's WebFetch with its {url, prompt} input, and its deny keeps the
+// request from being sent.
+func TestHookSeesWebFetch(t *testing.T) {
+	var hits atomic.Int64
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer web.Close()
+	h := newHookRun(t, `{"permissions":{"allow":["WebFetch(domain:127.0.0.1)"]},"hooks":{"PreToolUse":[{"matcher":"WebFetch","hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/.claude/hooks/seen.sh"}]}]}}`,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "web_fetch", mustJSON(t, map[string]string{"url": web.URL + "/x", "prompt": "p"}))}},
+		providertest.Reply{Text: "Done."},
+	)
+	h.script("seen.sh", "cat > \"$CLAUDE_PROJECT_DIR/seen.json\"\necho 'no fetching today' >&2\nexit 2\n")
+	if code, _, stderr := h.run("--approval", "auto", "go"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	seen, err := os.ReadFile(filepath.Join(h.dir, "seen.json"))
+	if err != nil {
+		t.Fatal("the hook did not run")
+	}
+	for _, want := range []string{`"tool_name":"WebFetch"`, `"url":"` + web.URL + `/x"`, `"prompt":"p"`} {
+		if !strings.Contains(string(seen), want) {
+			t.Errorf("the hook's input lacks %s: %s", want, seen)
+		}
+	}
+	if got := toolResult(t, h.srv, "c1"); !strings.Contains(got, "no fetching today") {
+		t.Errorf("result %q", got)
+	}
+	if hits.Load() != 0 {
+		t.Error("the denied fetch reached the server")
+	}
+}
