@@ -275,3 +275,42 @@ func TestHookSeesWebFetch(t *testing.T) {
 		t.Error("the denied fetch reached the server")
 	}
 }
+
+// In ask mode a host no rule names is asked about; "a" allows the host
+// (kept as WebFetch(domain:HOST) in settings.local.json and in effect at
+// once, so the loopback test server is reached), a second page of it is
+// not asked about, and another host is asked about again.
+func TestWebFetchAsksAboutUnknownHosts(t *testing.T) {
+	var hits atomic.Int64
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		fmt.Fprint(w, "page "+r.URL.Path)
+	}))
+	defer web.Close()
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(web.URL, "http://"))
+	fetch := func(id, url string) providertest.Reply {
+		return providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall(id, "web_fetch", mustJSON(t, map[string]string{"url": url}))}}
+	}
+	srv := providertest.New(t, fetch("c1", web.URL+"/a"), fetch("c2", web.URL+"/b"), fetch("c3", "http://localhost:"+port+"/c"), providertest.Reply{Text: "fetched"})
+	c := newCLI(t, srv)
+	c.env["HOME"] = t.TempDir()
+	code, stdout, stderr := c.main("a\nn\n", "--approval", "ask", "read the pages")
+	if code != 0 || !strings.Contains(stdout, "fetched") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if n := strings.Count(stderr, "wants to: Fetch "); n != 2 || !strings.Contains(stderr, "always allow fetches from 127.0.0.1") {
+		t.Fatalf("asked %d times:\n%s", n, stderr)
+	}
+	for id, want := range map[string]string{"c1": "page /a", "c2": "page /b", "c3": "Error: The user denied this tool call"} {
+		if got := toolResult(t, srv, id); !strings.Contains(got, want) {
+			t.Errorf("%s: %q; want %q", id, got, want)
+		}
+	}
+	if hits.Load() != 2 {
+		t.Errorf("%d requests; want 2", hits.Load())
+	}
+	local, err := os.ReadFile(filepath.Join(c.dir, ".claude", "settings.local.json"))
+	if err != nil || !strings.Contains(string(local), `"WebFetch(domain:127.0.0.1)"`) {
+		t.Errorf("settings.local.json: %s %v", local, err)
+	}
+}
