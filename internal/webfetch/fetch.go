@@ -135,6 +135,11 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Page, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The permission rules judged the call already; judged here again,
+	// a deny rule holds also where the tool is called without them.
+	if err := f.checkHost(permissions.NormalHost(u.Hostname()), nil); err != nil {
+		return nil, err
+	}
 	key := u.String()
 	if p, ok := f.cache.get(key); ok {
 		for _, h := range p.Hosts {

@@ -198,6 +198,10 @@ func TestRedirectToDeniedDomainIsRefused(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("got %v; want %q", err, want)
 	}
+	_, err = f.Fetch(context.Background(), "https://tracker.example/y")
+	if want := "Error: tracker.example is denied by the permission rule WebFetch(domain:*.example) in "; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("got %v; want %q", err, want)
+	}
 }
 
 func TestRedirectsWithinTheHostAreFollowedUpToTheLimit(t *testing.T) {
