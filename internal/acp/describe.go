@@ -29,6 +29,7 @@ func describeCall(tool, display, args, workDir string) call {
 		Path    string `json:"path"`
 		Action  string `json:"action"`
 		ID      string `json:"id"`
+		URL     string `json:"url"`
 	}
 	_ = json.Unmarshal([]byte(args), &a)
 	var raw any // rawInput: the parsed arguments, nil if they do not parse
@@ -62,6 +63,11 @@ func describeCall(tool, display, args, workDir string) call {
 		if a.Path != "" {
 			c.title = "Read " + a.Path
 			c.locations = []acpsdk.ToolCallLocation{{Path: abs(a.Path)}}
+		}
+	case "web_fetch":
+		c.kind = acpsdk.ToolKindFetch
+		if a.URL != "" {
+			c.title = "Fetch " + firstLine(a.URL)
 		}
 	case "write", "edit":
 		c.kind = acpsdk.ToolKindEdit

@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"net/url"
 	"strings"
 
 	"github.com/aymanbagabas/go-udiff"
@@ -39,9 +40,30 @@ func classify(req agent.ApprovalRequest, workDir string) call {
 		return call{harmless: true}
 	case "write", "edit":
 		return fileCall(req, workDir)
+	case "web_fetch":
+		return fetchCall(req)
 	}
 	return call{prompt: Prompt{Tool: req.Display, Action: "Run " + req.Display,
 		Detail: limitLines(argumentLines(req.Arguments)), Always: "every call of " + req.Display}, rules: toolRule(req.Tool)}
+}
+
+// fetchCall asks about a web_fetch by its URL; "always" allows its host,
+// kept as WebFetch(domain:HOST) like Claude Code's answer.
+func fetchCall(req agent.ApprovalRequest) call {
+	raw, _ := stringField(req.Arguments, "url")
+	c := call{prompt: Prompt{Tool: req.Display, Action: "Fetch " + raw}}
+	if p, ok := stringField(req.Arguments, "prompt"); ok && strings.TrimSpace(p) != "" {
+		c.prompt.Detail = limitLines(strings.Split("prompt: "+p, "\n"))
+	}
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return c
+	}
+	if host := strings.TrimSuffix(strings.ToLower(u.Hostname()), "."); host != "" {
+		c.prompt.Always = "fetches from " + host
+		c.rules = []string{req.Tool + "\x00domain\x00" + host}
+	}
+	return c
 }
 
 // fileCall shows the diff a write or edit would make; a call that would

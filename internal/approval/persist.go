@@ -113,7 +113,7 @@ func checkLine(purpose string, l rulesLine) (bool, error) {
 }
 
 // validRule accepts the shapes call.rules produces: tool+"tool",
-// tool+"cmd"+word, tool+action.
+// tool+"cmd"+word, tool+"domain"+host, tool+action.
 func validRule(parts []string) bool {
 	if len(parts) < 2 || len(parts) > 3 {
 		return false
@@ -123,7 +123,7 @@ func validRule(parts []string) bool {
 			return false
 		}
 	}
-	return (len(parts) == 3) == (parts[1] == "cmd")
+	return (len(parts) == 3) == (parts[1] == "cmd" || parts[1] == "domain")
 }
 
 // persist appends rules as one line and syncs it. Called with g.mu held.

@@ -33,6 +33,7 @@ func TestToClaude(t *testing.T) {
 			`{"description":"d","prompt":"p","subagent_type":"explore"}`},
 		{"todo_write", `{"todos":[]}`, TodoWrite, `{"todos":[]}`},
 		{"diagnostics", `{}`, "diagnostics", `{}`},
+		{"web_fetch", `{"prompt":"what changed?","url":"https://go.dev/doc"}`, WebFetch, `{"prompt":"what changed?","url":"https://go.dev/doc"}`},
 		{"bash", `not json`, Bash, `not json`},
 	}
 	for _, c := range cases {
@@ -77,6 +78,7 @@ func TestFromClaudeRoundTrips(t *testing.T) {
 		{"edit", `{"edits":[{"newText":"b","oldText":"a"},{"newText":"d","oldText":"c"}],"path":"/w/a"}`},
 		{"bg", `{"action":"start","command":"sleep 9"}`},
 		{"bg", `{"action":"stop","id":"b2"}`},
+		{"web_fetch", `{"prompt":"p","url":"https://go.dev/"}`},
 	}
 	for _, c := range cases {
 		call := ToClaude(c.tool, jsontext.Value(c.args), "/w")

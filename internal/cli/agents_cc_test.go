@@ -14,7 +14,7 @@ import (
 func TestClaudeAgentFiles(t *testing.T) {
 	dir := t.TempDir()
 	writeAgent(t, dir, "powershell-5.1-expert", "---\nname: powershell-5.1-expert\ndescription: Use this agent when: PowerShell 5.1 scripts need care\ntools: []\n---\nYou are the PowerShell agent.\n")
-	writeAgent(t, dir, "web", "---\nname: web\ndescription: Browses\ntools: WebFetch, WebSearch\n---\nYou are the web agent.\n")
+	writeAgent(t, dir, "web", "---\nname: web\ndescription: Browses\ntools: NotebookEdit, NotebookRead\n---\nYou are the web agent.\n")
 	srv := providertest.New(t)
 	srv.Respond(agentScript{
 		parent: func(turn int, last providertest.Message) providertest.Reply {
@@ -42,7 +42,7 @@ func TestClaudeAgentFiles(t *testing.T) {
 	if web := requestsOf(srv, "You are the web agent."); len(web) != 0 {
 		t.Fatal("the agent with only unknown tools ran")
 	}
-	if !strings.Contains(stdout, "none of its tools (WebFetch, WebSearch) exists") {
+	if !strings.Contains(stdout, "none of its tools (NotebookEdit, NotebookRead) exists") {
 		t.Errorf("the model was not told why: %q", stdout)
 	}
 }

@@ -5,10 +5,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
+	"github.com/tiny-agent/tiny-go/internal/cctools"
 	"github.com/tiny-agent/tiny-go/internal/hooks"
 	"github.com/tiny-agent/tiny-go/internal/permissions"
 )
@@ -151,6 +153,15 @@ func (a *runner) keepInSettings(g *approval.Gate) {
 		if err := permissions.AddAllow(local, rules); err != nil {
 			a.hookLine(fmt.Sprintf("warning: the answer holds for this session only: %v", err))
 		}
+		// A host allowed for web_fetch is a rule at once: it is what lets
+		// the fetch reach a local address (netguard) and its redirects.
+		var fetchRules []string
+		for _, r := range rules {
+			if strings.HasPrefix(r, cctools.WebFetch+"(") {
+				fetchRules = append(fetchRules, r)
+			}
+		}
+		a.perms.set.AllowForSession(fetchRules, local)
 	})
 }
 

@@ -69,7 +69,10 @@ type runFlags struct {
 	// (print mode's --tools did not name it); diagnostics still follow
 	// edits.
 	noDiagnosticsTool bool
-	maxParallel       int
+	// noWebFetch leaves web_fetch out (print mode's --tools did not name
+	// WebFetch, or --disallowedTools did).
+	noWebFetch  bool
+	maxParallel int
 	providerFlags
 }
 
@@ -595,6 +598,11 @@ func (a *runner) buildTools(envID string) (secretVars []string, all []tools.Tool
 	if !a.flags.noDiagnosticsTool {
 		all = append(all, a.lsp.tools()...)
 	}
+	fetch, err := a.webFetchTools()
+	if err != nil {
+		return nil, nil, err
+	}
+	all = append(all, fetch...)
 	all = append(all, a.mcp.Tools()...)
 	if all, err = a.withAgentTools(all, envID); err != nil {
 		return nil, nil, err

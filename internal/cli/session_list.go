@@ -179,6 +179,7 @@ func (c *resumeCheck) init() bool {
 		return false
 	}
 	builtins = append(builtins, defaultLSPTools(c.getenv)...)
+	builtins = append(builtins, defaultWebFetchTools()...)
 	// As a run with the default --agent-tools offers them.
 	builtins = append(builtins, agentToolsFor(c.cwd)...)
 	names := make([]string, len(builtins))

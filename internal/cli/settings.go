@@ -204,6 +204,9 @@ func settingDefaults() map[config.Key]string {
 		config.NotifyAfter:    "30s",
 
 		config.NativeTools: "auto (on for GPT-5.1 and later and the codex models, with openai-responses)",
+
+		config.WebFetchMaxBytes: "10485760 (10 MB)",
+		config.WebFetchTimeout:  "30s",
 	}
 }
 

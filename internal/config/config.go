@@ -57,11 +57,16 @@ const (
 	// LSP is the table of language servers ([lsp], [lsp.<name>];
 	// docs/lsp.md).
 	LSP Key = "lsp"
+	// WebFetchMaxBytes is the most of a page web_fetch reads (bytes);
+	// WebFetchTimeout bounds one fetch, redirects included (docs/web.md).
+	WebFetchMaxBytes Key = "web_fetch_max_bytes"
+	WebFetchTimeout  Key = "web_fetch_timeout"
 )
 
 // Keys lists the scalar and list settings in the order they are shown.
 var Keys = []Key{Model, Endpoint, Provider, APIKey, Approval, Sandbox, Writable, Network,
-	ContextWindow, CompactShare, Reasoning, IdleTimeout, RequestTimeout, HookFailClosed, Notify, NotifyAfter, NativeTools}
+	ContextWindow, CompactShare, Reasoning, IdleTimeout, RequestTimeout, HookFailClosed, Notify, NotifyAfter, NativeTools,
+	WebFetchMaxBytes, WebFetchTimeout}
 
 // EnvVar is the environment variable of a setting, or "".
 func EnvVar(k Key) string {
@@ -92,6 +97,10 @@ func EnvVar(k Key) string {
 		return "TINY_NATIVE_TOOLS"
 	case MCPServers:
 		return MCPConfigEnv
+	case WebFetchMaxBytes:
+		return "TINY_WEB_FETCH_MAX_BYTES"
+	case WebFetchTimeout:
+		return "TINY_WEB_FETCH_TIMEOUT"
 	}
 	return ""
 }

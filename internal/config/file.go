@@ -80,6 +80,9 @@ type document struct {
 	NotifyAfter    *string              `toml:"notify_after"`
 	Hooks          map[string]any       `toml:"hooks"`
 	LSP            map[string]any       `toml:"lsp"`
+	// web_fetch's limits (docs/web.md).
+	WebFetchMaxBytes *int64  `toml:"web_fetch_max_bytes"`
+	WebFetchTimeout  *string `toml:"web_fetch_timeout"`
 }
 
 type serverDoc struct {
@@ -210,6 +213,7 @@ func (p *parser) texts(doc *document, perm fs.FileMode) error {
 		{RequestTimeout, doc.RequestTimeout, positiveDuration},
 		{Notify, doc.Notify, oneOf("off", "bell", "osc9", "osc777")},
 		{NotifyAfter, doc.NotifyAfter, positiveDuration},
+		{WebFetchTimeout, doc.WebFetchTimeout, positiveDuration},
 
 		{NativeTools, doc.NativeTools, oneOf("auto", "on", "off")},
 	}
@@ -230,6 +234,12 @@ func (p *parser) numbers(doc *document) error {
 			return describe(path, lines.of(string(ContextWindow)), string(ContextWindow), "must be a positive number of tokens")
 		}
 		f.Values = append(f.Values, Setting{Key: ContextWindow, Value: strconv.FormatInt(*doc.ContextWindow, 10), Set: true, Source: p.src(string(ContextWindow))})
+	}
+	if doc.WebFetchMaxBytes != nil {
+		if *doc.WebFetchMaxBytes <= 0 {
+			return describe(path, lines.of(string(WebFetchMaxBytes)), string(WebFetchMaxBytes), "must be a positive number of bytes")
+		}
+		f.Values = append(f.Values, Setting{Key: WebFetchMaxBytes, Value: strconv.FormatInt(*doc.WebFetchMaxBytes, 10), Set: true, Source: p.src(string(WebFetchMaxBytes))})
 	}
 	if doc.CompactShare != nil {
 		if v := *doc.CompactShare; !(v > 0 && v <= 1) {

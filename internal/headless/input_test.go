@@ -58,7 +58,10 @@ func TestSplitRulesAndDecide(t *testing.T) {
 	}
 	edit := cctools.Call{Name: cctools.Edit, Input: jsontext.Value(`{"file_path":"/w/src/a.go"}`)}
 	editOut := cctools.Call{Name: cctools.Edit, Input: jsontext.Value(`{"file_path":"/etc/passwd"}`)}
-	rules := Rules{Allow: []string{"Bash(git diff:*)", "Bash(make)"}, Deny: []string{"Bash(rm:*)"}}
+	rules := Rules{Allow: []string{"Bash(git diff:*)", "Bash(make)", "WebFetch(domain:docs.python.org)"}, Deny: []string{"Bash(rm:*)", "WebFetch(domain:*.evil.example)"}}
+	fetch := func(url string) cctools.Call {
+		return cctools.Call{Name: cctools.WebFetch, Input: jsontext.Value(`{"url":"` + url + `"}`)}
+	}
 	cases := []struct {
 		mode   Mode
 		prompt bool
@@ -89,6 +92,9 @@ func TestSplitRulesAndDecide(t *testing.T) {
 		{ModeAuto, true, bash("ls"), askSDK},
 		{ModePlan, true, edit, deny},
 		{ModeDontAsk, true, bash("ls"), deny},
+		{ModeDefault, true, fetch("https://docs.python.org/3/"), allow},
+		{ModeDefault, true, fetch("https://pypi.org/"), askSDK},
+		{ModeBypass, false, fetch("https://a.evil.example/"), deny},
 	}
 	for _, c := range cases {
 		if got, _ := decide(c.mode, rules, c.prompt, c.call, "/w"); got != c.want {

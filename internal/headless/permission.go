@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tiny-agent/tiny-go/internal/cctools"
+	"github.com/tiny-agent/tiny-go/internal/permissions"
 )
 
 // Mode is Claude Code's permission mode.
@@ -73,6 +74,12 @@ func matches(rule string, c cctools.Call) bool {
 		return true
 	}
 	content = strings.TrimSuffix(content, ")")
+	if c.Name == cctools.WebFetch {
+		var in struct {
+			URL string `json:"url"`
+		}
+		return json.Unmarshal(c.Input, &in) == nil && permissions.MatchesFetch(content, in.URL)
+	}
 	if c.Name != cctools.Bash {
 		return false // path patterns are not matched: such a rule never allows
 	}

@@ -406,7 +406,9 @@ func TestOutputClosedMidRunAborts(t *testing.T) {
 func TestToolsNameTheAgentTools(t *testing.T) {
 	for _, tc := range []struct{ flags, want string }{
 		{"--tools=Read,TodoWrite", "read,todo_write,task"},
-		{"--disallowedTools=Task", "bash,read,write,edit,bg,diagnostics"},
+		{"--disallowedTools=Task", "bash,read,write,edit,bg,diagnostics,web_fetch"},
+		{"--disallowedTools=Task,WebFetch", "bash,read,write,edit,bg,diagnostics"},
+		{"--tools=Read,WebFetch", "read,web_fetch"},
 		{"--tools=Read,Edit,diagnostics", "read,edit,diagnostics"},
 	} {
 		srv := providertest.New(t, providertest.Reply{Text: "ok"})

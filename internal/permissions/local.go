@@ -25,6 +25,8 @@ func RuleOf(key []string) string {
 		return "Bash(" + key[2] + ":*)"
 	case len(key) == 2 && key[1] == "tool" && strings.HasPrefix(cctools.ClaudeName(key[0]), "mcp__"):
 		return cctools.ClaudeName(key[0])
+	case len(key) == 3 && key[0] == "web_fetch" && key[1] == "domain":
+		return DomainRule(key[2])
 	}
 	return ""
 }

@@ -20,6 +20,7 @@ type call struct {
 	command string // Bash
 	paths   []string
 	agent   string // Task's subagent_type
+	host    string // WebFetch's URL's host
 }
 
 func (s *Settings) describe(tool string, args jsontext.Value) call {
@@ -29,6 +30,9 @@ func (s *Settings) describe(tool string, args jsontext.Value) call {
 	_ = json.Unmarshal(cc.Input, &in)
 	c.command, _ = in["command"].(string)
 	c.agent, _ = in["subagent_type"].(string)
+	if u, ok := in["url"].(string); ok && c.name == cctools.WebFetch {
+		c.host = urlHost(u)
+	}
 	if p, ok := in["file_path"].(string); ok && p != "" {
 		p = filepath.Clean(p)
 		c.paths = append(c.paths, p)
@@ -166,9 +170,10 @@ func (r *Rule) matches(c call, s *Settings) bool {
 		return false
 	case cctools.Task, "Agent":
 		return c.agent == r.spec
+	case cctools.WebFetch:
+		return c.host != "" && matchDomain(r.spec, c.host)
 	}
-	// A specifier tiny-go has nothing to match against
-	// (WebFetch(domain:...)): never matches.
+	// A specifier tiny-go has nothing to match against: never matches.
 	return false
 }
 

@@ -29,8 +29,8 @@ type Config struct {
 
 // passThrough are the tools that change nothing outside the session, run
 // as they are in plan mode (task's children get wrapped tools of their
-// own).
-var passThrough = map[string]bool{"read": true, "todo_write": true, "task": true, "diagnostics": true}
+// own; web_fetch only reads, within the permission rules).
+var passThrough = map[string]bool{"read": true, "todo_write": true, "task": true, "diagnostics": true, "web_fetch": true}
 
 // Wrap returns ts with plan mode applied.
 func Wrap(ts []tools.Tool, c Config) []tools.Tool {
