@@ -1,43 +1,37 @@
 package cli
 
 import (
-	"strings"
+	"net/netip"
 
+	"github.com/tiny-agent/tiny-go/internal/netguard"
 	"github.com/tiny-agent/tiny-go/internal/netproxy"
 	"github.com/tiny-agent/tiny-go/internal/permissions"
 )
 
-// networkProxy is the proxy of --network rules: the WebFetch(domain:…)
-// allow and deny rules of the settings' permissions, as they are at start.
-//
-// Wiring point (issue 45): the web_fetch work has its own domain matching
-// (permissions/domain.go) and address guard (netguard); netproxy.Rules,
-// Config.Dial and Config.Private are where they plug in, so that
-// web_fetch and commands decide a host the same way.
+// networkProxy is the proxy of --network rules. It decides a host as
+// web_fetch does: the settings' WebFetch(domain:…) rules, read at each
+// connection (an "always" answer to a fetch holds for commands at once),
+// and netguard's list of the addresses only a rule naming the host opens.
 func (a *runner) networkProxy() *netproxy.Proxy {
-	var list netproxy.DomainList
+	var set *permissions.Settings
 	if a.perms != nil {
-		list = domainList(a.perms.set.Rules)
+		set = a.perms.set
 	}
-	return netproxy.New(netproxy.Config{Rules: list})
+	return netproxy.New(netproxy.Config{Rules: domainRules{set}, Private: func(ip netip.Addr) bool {
+		_, blocked := netguard.Blocked(ip)
+		return blocked
+	}})
 }
 
-// domainList is the WebFetch(domain:…) patterns of rules; ask rules allow
-// nothing, since a command's connection cannot wait for an answer.
-func domainList(rules []permissions.Rule) netproxy.DomainList {
-	var l netproxy.DomainList
-	for _, r := range rules {
-		inner, ok := strings.CutPrefix(r.Text, "WebFetch(domain:")
-		if !ok || !strings.HasSuffix(inner, ")") {
-			continue
-		}
-		pattern := strings.TrimSuffix(inner, ")")
-		switch r.Kind {
-		case permissions.Allow:
-			l.Allow = append(l.Allow, pattern)
-		case permissions.Deny:
-			l.Deny = append(l.Deny, pattern)
-		}
+// domainRules are the settings' domain rules as the proxy asks them; an
+// ask rule allows nothing, since a command's connection cannot wait for
+// an answer.
+type domainRules struct{ set *permissions.Settings }
+
+func (d domainRules) Domain(host string) (bool, string) {
+	kind, rule := d.set.Domain(host)
+	if rule == nil {
+		return false, ""
 	}
-	return l
+	return kind == permissions.Allow, rule.Text
 }
