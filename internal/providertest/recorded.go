@@ -1,0 +1,82 @@
+package providertest
+
+import (
+	"bufio"
+	"bytes"
+	_ "embed"
+	"strings"
+)
+
+// Recorded native web search replies, in the shapes of the providers'
+// documentation and SDK test fixtures (written for tiny-go, not copied),
+// each with the text it shows and what a later request must send back.
+
+//go:embed testdata/anthropic_web_search.sse
+var anthropicWebSearch []byte
+
+// AnthropicWebSearch is a Messages API stream in which the model calls
+// the web_search server tool, gets two results and answers with text
+// citing both. Some strings are JSON-escaped (\u00e9, \u002B), as only a
+// byte-exact replay keeps them.
+func AnthropicWebSearch() Reply {
+	return Reply{Body: string(anthropicWebSearch), ContentType: "text/event-stream"}
+}
+
+// AnthropicWebSearchText is the answer text of AnthropicWebSearch.
+const AnthropicWebSearchText = "I'll look up the latest Go release.The latest release is Go 1.25, from August 2025; every release is listed in the release history."
+
+// AnthropicWebSearchReplay is the content array the assistant turn of
+// AnthropicWebSearch must have in every later request: every block in
+// order, the result block exactly as streamed, the citations exactly as
+// their deltas carried them.
+func AnthropicWebSearchReplay() string {
+	result := streamedBlock(anthropicWebSearch, "web_search_tool_result")
+	cite1 := streamedCitation(anthropicWebSearch, 0)
+	cite2 := streamedCitation(anthropicWebSearch, 1)
+	return `[{"type":"text","text":"I'll look up the latest Go release."},` +
+		`{"type":"server_tool_use","id":"srvtoolu_01Go7rTq9Xb","name":"web_search","input":{"query": "go latest release"}},` +
+		result + `,` +
+		`{"type":"text","text":"The latest release is "},` +
+		`{"type":"text","text":"Go 1.25, from August 2025","citations":[` + cite1 + `]},` +
+		`{"type":"text","text":"; every release is listed in "},` +
+		`{"type":"text","text":"the release history.","citations":[` + cite2 + `]}]`
+}
+
+// streamedBlock is the content_block of the first content_block_start of
+// kind typ, cut from the stream's bytes.
+func streamedBlock(sse []byte, typ string) string {
+	for line := range dataLines(sse) {
+		const key = `"content_block":`
+		if i := strings.Index(line, key); i >= 0 && strings.Contains(line, `"type":"`+typ+`"`) {
+			return line[i+len(key) : len(line)-1]
+		}
+	}
+	panic("providertest: no " + typ + " block in the recording")
+}
+
+// streamedCitation is the n-th citation of a citations_delta, cut from
+// the stream's bytes.
+func streamedCitation(sse []byte, n int) string {
+	for line := range dataLines(sse) {
+		const key = `"citation":`
+		if i := strings.Index(line, key); i >= 0 {
+			if n == 0 {
+				return line[i+len(key) : len(line)-2]
+			}
+			n--
+		}
+	}
+	panic("providertest: too few citations in the recording")
+}
+
+func dataLines(sse []byte) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		sc := bufio.NewScanner(bytes.NewReader(sse))
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			if line, ok := strings.CutPrefix(sc.Text(), "data: "); ok && !yield(line) {
+				return
+			}
+		}
+	}
+}
