@@ -29,6 +29,9 @@ const (
 	Task       = "Task"
 	Agent      = "Agent" // Task's name since Claude Code 2.1
 	TodoWrite  = "TodoWrite"
+	// WebSearch is web_search; its input is Claude Code's as it is
+	// ({query, allowed_domains, blocked_domains}).
+	WebSearch = "WebSearch"
 )
 
 // Call is one tool call in Claude Code's terms.
@@ -107,6 +110,8 @@ func claudeName(tool string, args map[string]any) string {
 		return Task
 	case "todo_write":
 		return TodoWrite
+	case "web_search":
+		return WebSearch
 	}
 	// MCP tools are named as Claude Code names them (mcp.ToolName).
 	return tool
@@ -286,6 +291,8 @@ func TinyName(claude string) string {
 		return "task"
 	case TodoWrite:
 		return "todo_write"
+	case WebSearch:
+		return "web_search"
 	}
 	return claude
 }

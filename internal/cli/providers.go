@@ -118,7 +118,7 @@ func (a *runner) newClient(httpClient *http.Client) (*provider.Client, error) {
 		HTTPClient:      httpClient,
 	}
 	if a.wire.anthropic {
-		return anthropic.New(anthropic.Config{Transport: cfg})
+		return anthropic.New(anthropic.Config{Transport: cfg, WebSearch: a.webSearch.Native})
 	}
 	if a.wire.responses {
 		cfg.UsageAccounting = false

@@ -31,6 +31,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/tools"
 	"github.com/tiny-agent/tiny-go/internal/ui"
+	"github.com/tiny-agent/tiny-go/internal/websearch"
 )
 
 // Defaults of cli.md.
@@ -108,6 +109,8 @@ type runner struct {
 	// session.
 	wire      wireChoice
 	reasoning *reasoning.Store
+	// webSearch is how web_search is offered (websearch.go).
+	webSearch websearch.Choice
 
 	sink  *lifecycle.Tracker
 	store *store.Store
@@ -324,6 +327,9 @@ func (a *runner) configure() error {
 	a.io.conceal(secretVars)
 	a.model = firstNonEmpty(a.flags.model, a.io.getenv("TINY_MODEL"), DefaultModel)
 	if err := a.configureProvider(); err != nil {
+		return err
+	}
+	if err := a.configureWebSearch(); err != nil {
 		return err
 	}
 	if a.flags.contextWindow == 0 {
@@ -561,7 +567,7 @@ func (a *runner) buildTools(envID string) (secretVars []string, all []tools.Tool
 		return nil, nil, err
 	}
 	a.bg = bg
-	secretVars = []string{openRouterKeyVar, endpointKeyVar, anthropicKeyVar, openaiKeyVar}
+	secretVars = []string{openRouterKeyVar, endpointKeyVar, anthropicKeyVar, openaiKeyVar, braveKeyVar}
 	for _, sv := range a.servers {
 		if sv.TokenEnv != "" {
 			secretVars = append(secretVars, sv.TokenEnv)
@@ -588,6 +594,7 @@ func (a *runner) buildTools(envID string) (secretVars []string, all []tools.Tool
 	if !a.flags.noDiagnosticsTool {
 		all = append(all, a.lsp.tools()...)
 	}
+	all = append(all, a.webSearchTools()...)
 	all = append(all, a.mcp.Tools()...)
 	if all, err = a.withAgentTools(all, envID); err != nil {
 		return nil, nil, err

@@ -204,6 +204,8 @@ func settingDefaults() map[config.Key]string {
 		config.NotifyAfter:    "30s",
 
 		config.NativeTools: "auto (on for GPT-5.1 and later and the codex models, with openai-responses)",
+		config.WebSearch:   "auto (the provider's own search on its own API, else searxng_url, else BRAVE_API_KEY, else not offered)",
+		config.SearXNGURL:  "(none)",
 	}
 }
 
