@@ -122,7 +122,7 @@ func (a *runner) newClient(httpClient *http.Client) (*provider.Client, error) {
 	}
 	if a.wire.responses {
 		cfg.UsageAccounting = false
-		return responses.New(responses.Config{Transport: cfg, Native: a.wire.native})
+		return responses.New(responses.Config{Transport: cfg, Native: a.wire.native, WebSearch: a.webSearch.Native})
 	}
 	return provider.New(cfg)
 }

@@ -23,10 +23,14 @@ func (a *runner) configureWebSearch() error {
 	if o.Provider == "" {
 		o.Provider = "the provider"
 	}
-	if a.wire.anthropic {
+	switch {
+	case a.wire.anthropic:
 		o.Native = "Anthropic's web_search server tool"
 		// A server that only speaks the Messages API has no search.
 		o.NativeByDefault = anthropic.IsEndpoint(a.endpoint)
+	case a.wire.responses:
+		o.Native = "OpenAI's web_search tool"
+		o.NativeByDefault = isOpenAI(a.endpoint)
 	}
 	c, err := websearch.Choose(o)
 	if err != nil {

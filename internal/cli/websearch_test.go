@@ -123,3 +123,28 @@ func TestWebSearchAnthropicNativeReplayed(t *testing.T) {
 		t.Fatalf("the second request does not carry the search blocks byte for byte:\n%s\nwant\n%s", second, turn)
 	}
 }
+
+// The same through OpenAI's Responses API: the web_search tool is
+// offered, the citation is shown, and the next process sends the
+// web_search_call and message items back as they came.
+func TestWebSearchResponsesNativeReplayed(t *testing.T) {
+	srv := providertest.New(t, providertest.ResponsesWebSearch(), providertest.Reply{Text: "ok"})
+	c := &cliRun{t: t, dir: t.TempDir(), env: map[string]string{"TINY_PROVIDER": "openai-responses", "OPENAI_API_KEY": "test-key",
+		"TINY_MODEL": "gpt-5.1", "TINY_ENDPOINT": srv.URL(), "OTEL_SDK_DISABLED": "true", "TINY_WEB_SEARCH": "native"}}
+	code, stdout, stderr := c.main("", "what is the latest Go?")
+	want := providertest.ResponsesWebSearchText + "\n\nSources:\n  1. Go 1.25 Release Notes — go.dev — https://go.dev/doc/go1.25?utm_source=openai\n"
+	if code != 0 || stdout != want {
+		t.Fatalf("exit %d, stdout %q, want %q: %s", code, stdout, want, stderr)
+	}
+	if !bytes.Contains(srv.Requests()[0].Body, []byte(`{"type":"web_search"}`)) {
+		t.Fatal("web_search not offered")
+	}
+	code, _, stderr = c.main("", "--session", c.state().Header.ID, "thanks")
+	if code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, stderr)
+	}
+	items := providertest.ResponsesWebSearchReplay() + `,{"type":"message","role":"user","content":[{"type":"input_text","text":"thanks"`
+	if body := srv.Requests()[1].Body; !bytes.Contains(body, []byte(items)) {
+		t.Fatalf("the second request does not carry the items byte for byte:\n%s\nwant\n%s", body, items)
+	}
+}

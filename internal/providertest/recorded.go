@@ -14,6 +14,9 @@ import (
 //go:embed testdata/anthropic_web_search.sse
 var anthropicWebSearch []byte
 
+//go:embed testdata/responses_web_search.sse
+var responsesWebSearch []byte
+
 // AnthropicWebSearch is a Messages API stream in which the model calls
 // the web_search server tool, gets two results and answers with text
 // citing both. Some strings are JSON-escaped (\u00e9, \u002B), as only a
@@ -40,6 +43,29 @@ func AnthropicWebSearchReplay() string {
 		`{"type":"text","text":"Go 1.25, from August 2025","citations":[` + cite1 + `]},` +
 		`{"type":"text","text":"; every release is listed in "},` +
 		`{"type":"text","text":"the release history.","citations":[` + cite2 + `]}]`
+}
+
+// ResponsesWebSearch is a Responses API stream in which the model
+// searches with the web_search tool and answers with one url_citation.
+func ResponsesWebSearch() Reply {
+	return Reply{Body: string(responsesWebSearch), ContentType: "text/event-stream"}
+}
+
+// ResponsesWebSearchText is the answer text of ResponsesWebSearch.
+const ResponsesWebSearchText = "Go 1.25 is the latest release ([go.dev](https://go.dev/doc/go1.25?utm_source=openai))."
+
+// ResponsesWebSearchReplay is the input items the reply of
+// ResponsesWebSearch must be in every later request: its web_search_call
+// and message items exactly as output_item.done carried them.
+func ResponsesWebSearchReplay() string {
+	var items []string
+	for line := range dataLines(responsesWebSearch) {
+		const key = `"item":`
+		if i := strings.Index(line, key); i >= 0 && strings.Contains(line, `"type":"response.output_item.done"`) {
+			items = append(items, line[i+len(key):len(line)-1])
+		}
+	}
+	return strings.Join(items, ",")
 }
 
 // streamedBlock is the content_block of the first content_block_start of
