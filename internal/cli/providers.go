@@ -124,6 +124,7 @@ func (a *runner) newClient(httpClient *http.Client) (*provider.Client, error) {
 		cfg.UsageAccounting = false
 		return responses.New(responses.Config{Transport: cfg, Native: a.wire.native, WebSearch: a.webSearch.Native})
 	}
+	cfg.WebPlugin = a.webSearch.Native // OpenRouter's web plugin
 	return provider.New(cfg)
 }
 

@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"strings"
+
+	"github.com/tiny-agent/tiny-go/internal/provider"
 	"github.com/tiny-agent/tiny-go/internal/provider/anthropic"
 	"github.com/tiny-agent/tiny-go/internal/tools"
 	"github.com/tiny-agent/tiny-go/internal/websearch"
@@ -31,6 +34,11 @@ func (a *runner) configureWebSearch() error {
 	case a.wire.responses:
 		o.Native = "OpenAI's web_search tool"
 		o.NativeByDefault = isOpenAI(a.endpoint)
+	case provider.IsOpenRouter(a.endpoint) || strings.EqualFold(strings.TrimSpace(o.Mode), websearch.ModeNative):
+		// Asked for on another Chat Completions server, the plugin is
+		// sent as OpenRouter spells it.
+		o.Native = "OpenRouter's web plugin"
+		o.NotByDefault = "OpenRouter's web plugin searches before every request and bills each search, so only web_search = native turns it on"
 	}
 	c, err := websearch.Choose(o)
 	if err != nil {

@@ -148,3 +148,28 @@ func TestWebSearchResponsesNativeReplayed(t *testing.T) {
 		t.Fatalf("the second request does not carry the items byte for byte:\n%s\nwant\n%s", body, items)
 	}
 }
+
+// OpenRouter's web plugin, asked for with web_search = native: the
+// request asks for it, the sources are shown, and the next process sends
+// the annotations back on the assistant message as they came.
+func TestWebSearchOpenRouterPluginReplayed(t *testing.T) {
+	srv := providertest.New(t, providertest.OpenRouterWebPlugin(), providertest.Reply{Text: "ok"})
+	c := newCLI(t, srv)
+	c.env["TINY_WEB_SEARCH"] = "native"
+	code, stdout, stderr := c.main("", "what is the latest Go?")
+	want := providertest.OpenRouterWebPluginText + "\n\nSources:\n  1. Go 1.25 Release Notes — https://go.dev/doc/go1.25\n  2. Release History — https://go.dev/doc/devel/release\n"
+	if code != 0 || stdout != want {
+		t.Fatalf("exit %d, stdout %q, want %q: %s", code, stdout, want, stderr)
+	}
+	if !bytes.Contains(srv.Requests()[0].Body, []byte(`"plugins":[{"id":"web"}]`)) || bytes.Contains(srv.Requests()[0].Body, []byte(`"name":"web_search"`)) {
+		t.Fatal("the plugin was not asked for, or the tool offered beside it")
+	}
+	code, _, stderr = c.main("", "--session", c.state().Header.ID, "thanks")
+	if code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, stderr)
+	}
+	msg := `"content":"` + providertest.OpenRouterWebPluginText + `",` + providertest.OpenRouterWebPluginReplay() + `}`
+	if body := srv.Requests()[1].Body; !bytes.Contains(body, []byte(msg)) {
+		t.Fatalf("the second request does not carry the annotations byte for byte:\n%s\nwant\n%s", body, msg)
+	}
+}

@@ -17,6 +17,9 @@ var anthropicWebSearch []byte
 //go:embed testdata/responses_web_search.sse
 var responsesWebSearch []byte
 
+//go:embed testdata/openrouter_web_plugin.sse
+var openRouterWebPlugin []byte
+
 // AnthropicWebSearch is a Messages API stream in which the model calls
 // the web_search server tool, gets two results and answers with text
 // citing both. Some strings are JSON-escaped (\u00e9, \u002B), as only a
@@ -66,6 +69,30 @@ func ResponsesWebSearchReplay() string {
 		}
 	}
 	return strings.Join(items, ",")
+}
+
+// OpenRouterWebPlugin is a Chat Completions stream of OpenRouter's web
+// plugin: the answer, then two url_citation annotations in the last
+// content chunk.
+func OpenRouterWebPlugin() Reply {
+	return Reply{Body: string(openRouterWebPlugin), ContentType: "text/event-stream"}
+}
+
+// OpenRouterWebPluginText is the answer text of OpenRouterWebPlugin.
+const OpenRouterWebPluginText = "Go 1.25 came out in August 2025 [go.dev](https://go.dev/doc/go1.25)."
+
+// OpenRouterWebPluginReplay is the "annotations" member the assistant
+// message of OpenRouterWebPlugin must carry in every later request: the
+// annotations exactly as streamed.
+func OpenRouterWebPluginReplay() string {
+	for line := range dataLines(openRouterWebPlugin) {
+		const key = `"annotations":`
+		if i := strings.Index(line, key); i >= 0 {
+			rest := line[i+len(key):]
+			return `"annotations":` + rest[:strings.Index(rest, `]},"finish_reason"`)+1]
+		}
+	}
+	panic("providertest: no annotations in the recording")
 }
 
 // streamedBlock is the content_block of the first content_block_start of

@@ -27,6 +27,9 @@ type Options struct {
 	// search) and the search is the model's choice, not run on every
 	// request.
 	NativeByDefault bool
+	// NotByDefault says why auto does not use Native, for the status
+	// line (default: only on the provider's own endpoint).
+	NotByDefault string
 	// Provider names the provider for the reason given when there is no
 	// search ("OpenRouter").
 	Provider      string
@@ -99,6 +102,9 @@ func Choose(o Options) (Choice, error) {
 	why := o.Provider + " has no native search here"
 	if o.Native != "" {
 		why = o.Native + " is only used by default on the provider's own endpoint (web_search = native turns it on)"
+		if o.NotByDefault != "" {
+			why = o.NotByDefault
+		}
 	}
 	return Choice{Status: "web_search: not offered: " + why + ", and no search backend is configured (set searxng_url or BRAVE_API_KEY)"}, nil
 }

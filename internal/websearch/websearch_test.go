@@ -124,6 +124,7 @@ func TestChoose(t *testing.T) {
 		{o: Options{Mode: "searxng", SearXNGURL: "ftp://x"}, err: "must be an http(s) URL"},
 		{o: Options{Mode: "brave"}, err: "needs BRAVE_API_KEY"},
 		{o: Options{Mode: "google"}, err: "must be auto, native"},
+		{o: Options{Native: "OpenRouter's web plugin", NotByDefault: "it searches on every request"}, status: "web_search: not offered: it searches on every request, and no search backend is configured (set searxng_url or BRAVE_API_KEY)"},
 	}
 	for i, c := range cases {
 		ch, err := Choose(c.o)
