@@ -182,13 +182,14 @@ func (h *headlessFlags) selectTools(fl *pflag.FlagSet, f *runFlags, deny []strin
 	agentTool := func(n string) bool { return n == cctools.TodoWrite || n == cctools.Task }
 	if fl.Changed("tools") && h.tools != "default" {
 		set = nil
-		f.agentTools, f.noDiagnosticsTool = false, true
+		f.agentTools, f.noDiagnosticsTool, f.noWebSearch = false, true, true
 		for _, n := range headless.SplitRules([]string{h.tools}) {
 			if t := cctools.TinyName(n); slices.Contains(tools.PluginNames(), t) && !slices.Contains(set, t) {
 				set = append(set, t)
 			}
 			f.agentTools = f.agentTools || agentTool(n)
 			f.noDiagnosticsTool = f.noDiagnosticsTool && n != "diagnostics"
+			f.noWebSearch = f.noWebSearch && n != cctools.WebSearch && n != "web_search"
 		}
 	}
 	for _, n := range deny {
@@ -200,6 +201,9 @@ func (h *headlessFlags) selectTools(fl *pflag.FlagSet, f *runFlags, deny []strin
 		}
 		if n == "diagnostics" {
 			f.noDiagnosticsTool = true
+		}
+		if n == cctools.WebSearch || n == "web_search" {
+			f.noWebSearch = true
 		}
 		set = slices.DeleteFunc(set, func(t string) bool { return t == cctools.TinyName(n) || (n == cctools.Bash && t == "bg") })
 	}

@@ -70,6 +70,9 @@ type runFlags struct {
 	// (print mode's --tools did not name it); diagnostics still follow
 	// edits.
 	noDiagnosticsTool bool
+	// noWebSearch leaves web search out, native or not (print mode's
+	// --tools did not name WebSearch, or --disallowedTools did).
+	noWebSearch bool
 	maxParallel       int
 	providerFlags
 }

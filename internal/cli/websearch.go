@@ -15,6 +15,10 @@ const braveKeyVar = "BRAVE_API_KEY"
 // configureWebSearch decides how web_search is offered (docs/web.md): the
 // provider's own search, a configured backend, or not at all.
 func (a *runner) configureWebSearch() error {
+	if a.flags.noWebSearch {
+		a.webSearch = websearch.Choice{Status: "web_search: not offered (--tools or --disallowedTools leaves WebSearch out)"}
+		return nil
+	}
 	getenv := a.io.getenv
 	o := websearch.Options{
 		Mode:          getenv("TINY_WEB_SEARCH"),

@@ -173,3 +173,30 @@ func TestWebSearchOpenRouterPluginReplayed(t *testing.T) {
 		t.Fatalf("the second request does not carry the annotations byte for byte:\n%s\nwant\n%s", body, msg)
 	}
 }
+
+// Print mode (the Claude Agent SDK's protocol) sees web_search as
+// WebSearch with Claude Code's input; --disallowedTools WebSearch leaves
+// it out.
+func TestWebSearchInPrintMode(t *testing.T) {
+	searx, _ := searxngServer(t)
+	srv := providertest.New(t,
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "web_search", `{"query":"go 1.25"}`)}},
+		providertest.Reply{Text: "Found it."},
+	)
+	c := newCLI(t, srv)
+	c.env["TINY_SEARXNG_URL"] = searx.URL
+	r := c.claude(srv, "", "-p", "look it up", "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{`"WebSearch"`, `"name":"WebSearch","input":{"query":"go 1.25"}`, `from SearXNG at ` + searx.URL} {
+		if !strings.Contains(strings.ReplaceAll(r.stdout, `": `, `":`), want) {
+			t.Errorf("stream-json lacks %s:\n%s", want, r.stdout)
+		}
+	}
+	srv.Enqueue(providertest.Reply{Text: "no search"})
+	r = c.claude(srv, "", "-p", "again", "--output-format", "json", "--disallowedTools", "WebSearch")
+	if r.code != 0 || bytes.Contains(srv.Requests()[2].Body, []byte("web_search")) {
+		t.Fatalf("exit %d; --disallowedTools WebSearch still offered it: %s", r.code, r.stderr)
+	}
+}
