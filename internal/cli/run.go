@@ -73,7 +73,7 @@ type runFlags struct {
 	// noWebSearch leaves web search out, native or not (print mode's
 	// --tools did not name WebSearch, or --disallowedTools did).
 	noWebSearch bool
-	maxParallel       int
+	maxParallel int
 	providerFlags
 }
 
