@@ -11,7 +11,7 @@ import (
 )
 
 // searxng is a SearXNG-shaped JSON server on loopback.
-func searxng(t *testing.T, status int) (*httptest.Server, *[]string) {
+func searxng(t testing.TB, status int) (*httptest.Server, *[]string) {
 	var queries []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/search" || r.URL.Query().Get("format") != "json" {
