@@ -200,3 +200,21 @@ func TestWebSearchInPrintMode(t *testing.T) {
 		t.Fatalf("exit %d; --disallowedTools WebSearch still offered it: %s", r.code, r.stderr)
 	}
 }
+
+// Line mode (the interactive loop without a terminal) shows the sources
+// after the reply too.
+func TestWebSearchSourcesInLineMode(t *testing.T) {
+	srv := providertest.New(t, providertest.AnthropicWebSearch())
+	c := anthropicCLI(t, srv)
+	c.env["TINY_WEB_SEARCH"] = "native"
+	code, stdout, stderr := c.main("what is the latest Go?\n/status\n/exit\n")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"the release history.\nSources:\n  1. Go 1.25 Release Notes - The Go Programming Language — https://go.dev/doc/go1.25\n",
+		"web_search: Anthropic's web_search server tool (the provider's own search)\n"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+}

@@ -54,6 +54,10 @@ type Usage struct {
 	OutputTokens             *int64 `json:"output_tokens"`
 	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     *int64 `json:"cache_read_input_tokens"`
+	// ServerToolUse counts the server tools' uses (web searches).
+	ServerToolUse *struct {
+		WebSearchRequests *int64 `json:"web_search_requests"`
+	} `json:"server_tool_use"`
 }
 
 // APIError is the error of an error event or body.
@@ -282,6 +286,9 @@ func (d *decoder) addUsage(u *Usage) {
 		if src.CacheReadInputTokens != nil {
 			dst.CacheReadInputTokens = src.CacheReadInputTokens
 		}
+		if src.ServerToolUse != nil {
+			dst.ServerToolUse = src.ServerToolUse
+		}
 	}
 	set(&d.in, u)
 	if u.OutputTokens != nil {
@@ -449,5 +456,8 @@ func (d *decoder) usage() provider.Usage {
 	}
 	u.PromptTokens = u.Input + u.CacheRead + u.CacheWrite
 	u.Cost = Price(d.model, u)
+	if s := d.in.ServerToolUse; u.Cost != nil && s != nil && s.WebSearchRequests != nil {
+		*u.Cost += float64(*s.WebSearchRequests) * webSearchPrice
+	}
 	return u
 }

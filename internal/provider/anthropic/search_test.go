@@ -33,6 +33,10 @@ func TestWebSearchReplayedExactly(t *testing.T) {
 	if len(r.Sources) != 2 || r.Sources[0] != want[0] || r.Sources[1] != want[1] {
 		t.Errorf("sources %+v", r.Sources)
 	}
+	// 10682 in at $3 and 510 out at $15 per million, and one search at $0.01.
+	if c := r.Usage.Cost; c == nil || *c < 0.049696-1e-9 || *c > 0.049696+1e-9 {
+		t.Errorf("cost %v, want 0.049696 with the search", c)
+	}
 	replay := providertest.AnthropicWebSearchReplay()
 	if string(r.ReasoningDetails) != replay {
 		t.Errorf("details\n%s\nwant\n%s", r.ReasoningDetails, replay)
