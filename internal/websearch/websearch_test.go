@@ -6,8 +6,11 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tiny-agent/tiny-go/internal/tools"
 )
 
 // searxng is a SearXNG-shaped JSON server on loopback.
@@ -146,5 +149,35 @@ func TestChoose(t *testing.T) {
 		if c.status != "" && ch.Status != c.status {
 			t.Errorf("%d: status %q", i, ch.Status)
 		}
+	}
+}
+
+// A search whose backend hangs returns as soon as the call is cancelled
+// (Esc, or the run's end), as every tool must.
+func TestCancelledSearchReturns(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan tools.Result)
+	go func() { done <- (&Tool{Backend: &SearXNG{BaseURL: srv.URL}}).Run(ctx, jsontext.Value(`{"query":"hang"}`)) }()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	select {
+	case res := <-done:
+		if !res.IsError || res.Content != "Error: the web search was cancelled." {
+			t.Fatalf("%+v", res)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the search did not return after cancel")
+	}
+	if r := (&Tool{}).Replay(); r.Policy != tools.ReplayNever {
+		t.Fatalf("replay %+v: an interrupted search must never run again on its own", r)
 	}
 }
