@@ -166,7 +166,9 @@ func TestCancelledSearchReturns(t *testing.T) {
 	defer close(release)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan tools.Result)
-	go func() { done <- (&Tool{Backend: &SearXNG{BaseURL: srv.URL}}).Run(ctx, jsontext.Value(`{"query":"hang"}`)) }()
+	go func() {
+		done <- (&Tool{Backend: &SearXNG{BaseURL: srv.URL}}).Run(ctx, jsontext.Value(`{"query":"hang"}`))
+	}()
 	time.Sleep(50 * time.Millisecond)
 	cancel()
 	select {
