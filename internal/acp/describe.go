@@ -30,6 +30,7 @@ func describeCall(tool, display, args, workDir string) call {
 		Action  string `json:"action"`
 		ID      string `json:"id"`
 		URL     string `json:"url"`
+		Query   string `json:"query"`
 	}
 	_ = json.Unmarshal([]byte(args), &a)
 	var raw any // rawInput: the parsed arguments, nil if they do not parse
@@ -57,6 +58,11 @@ func describeCall(tool, display, args, workDir string) call {
 			c.title = "bg " + a.Action + ": " + firstLine(a.Command)
 		case a.Action != "":
 			c.title = strings.TrimSpace("bg " + a.Action + " " + a.ID)
+		}
+	case "web_search":
+		c.kind = acpsdk.ToolKindSearch
+		if a.Query != "" {
+			c.title = "Search the web: " + firstLine(a.Query)
 		}
 	case "read":
 		c.kind = acpsdk.ToolKindRead

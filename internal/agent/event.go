@@ -129,6 +129,9 @@ type ModelOutcome struct {
 	// ReasoningTokens is the part of the output spent reasoning, when the
 	// provider reports it (display data).
 	ReasoningTokens int64
+	// Sources are the pages the provider's own web search cited in the
+	// reply (display data).
+	Sources []provider.Source
 }
 
 // ToolInfo identifies one tool execution.

@@ -129,7 +129,7 @@ func (a *Agent) assistantStep(ctx context.Context, r *run, st *session.State, p 
 		fin = &session.OperationFinished{OperationID: op.OperationID, OperationKind: op.Kind, Outcome: session.OutcomeCompleted, Completion: session.CompletionNormal, FinalEntryID: entryID}
 		facts = append(facts, session.Fact{Record: fin})
 	}
-	completed := ModelOutcome{Outcome: "succeeded", Duration: s.dur, Usage: &usage, PromptTokens: resp.Usage.PromptTokens, ContextWindow: a.contextWindow(ctx), Cost: resp.Usage.Cost, ReasoningTokens: resp.Usage.Reasoning}
+	completed := ModelOutcome{Outcome: "succeeded", Duration: s.dur, Usage: &usage, PromptTokens: resp.Usage.PromptTokens, ContextWindow: a.contextWindow(ctx), Cost: resp.Usage.Cost, ReasoningTokens: resp.Usage.Reasoning, Sources: resp.Sources}
 	return a.settleReply(ctx, r, op, s, facts, fin, completed)
 }
 

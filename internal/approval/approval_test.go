@@ -250,3 +250,22 @@ func TestGateAlwaysCoversOnlyWhatItSaid(t *testing.T) {
 		t.Fatalf("asked %s\nwant  %s", got, want)
 	}
 }
+
+// A web search asks with its query (it leaves the machine), and always
+// allows every search after.
+func TestGateShowsWebSearchQuery(t *testing.T) {
+	s := &script{answers: []Answer{{Choice: Always}}}
+	g := NewGate(t.TempDir(), s.ask)
+	for _, q := range []string{"go 1.25 release", "another"} {
+		req := agent.ApprovalRequest{Tool: "web_search", Display: "web_search", Builtin: true, Arguments: jsontext.Value(`{"query":"` + q + `"}`)}
+		if a, err := g.Approve(context.Background(), req); err != nil || !a.Allow {
+			t.Fatalf("%+v, %v", a, err)
+		}
+	}
+	if len(s.prompts) != 1 {
+		t.Fatalf("%d prompts, want 1", len(s.prompts))
+	}
+	if p := s.prompts[0]; p.Action != "Search the web" || strings.Join(p.Detail, "\n") != "go 1.25 release" || p.Always != "every web search" {
+		t.Fatalf("prompt = %+v", p)
+	}
+}

@@ -42,6 +42,11 @@ func classify(req agent.ApprovalRequest, workDir string) call {
 		return fileCall(req, workDir)
 	case "web_fetch":
 		return fetchCall(req)
+	case "web_search":
+		// The query leaves the machine for the search backend.
+		q, _ := stringField(req.Arguments, "query")
+		return call{prompt: Prompt{Tool: req.Display, Action: "Search the web", Detail: limitLines([]string{q}),
+			Always: "every web search"}, rules: toolRule(req.Tool)}
 	}
 	return call{prompt: Prompt{Tool: req.Display, Action: "Run " + req.Display,
 		Detail: limitLines(argumentLines(req.Arguments)), Always: "every call of " + req.Display}, rules: toolRule(req.Tool)}

@@ -32,6 +32,9 @@ const (
 	// WebFetch is web_fetch; its input ({url, prompt}) is the same in
 	// both vocabularies.
 	WebFetch = "WebFetch"
+	// WebSearch is web_search; its input is Claude Code's as it is
+	// ({query, allowed_domains, blocked_domains}).
+	WebSearch = "WebSearch"
 )
 
 // Call is one tool call in Claude Code's terms.
@@ -112,6 +115,8 @@ func claudeName(tool string, args map[string]any) string {
 		return TodoWrite
 	case "web_fetch":
 		return WebFetch
+	case "web_search":
+		return WebSearch
 	}
 	// MCP tools are named as Claude Code names them (mcp.ToolName).
 	return tool
@@ -293,6 +298,8 @@ func TinyName(claude string) string {
 		return "todo_write"
 	case WebFetch:
 		return "web_fetch"
+	case WebSearch:
+		return "web_search"
 	}
 	return claude
 }

@@ -34,6 +34,7 @@ func TestToClaude(t *testing.T) {
 		{"todo_write", `{"todos":[]}`, TodoWrite, `{"todos":[]}`},
 		{"diagnostics", `{}`, "diagnostics", `{}`},
 		{"web_fetch", `{"prompt":"what changed?","url":"https://go.dev/doc"}`, WebFetch, `{"prompt":"what changed?","url":"https://go.dev/doc"}`},
+		{"web_search", `{"query":"go 1.25","allowed_domains":["go.dev"]}`, WebSearch, `{"query":"go 1.25","allowed_domains":["go.dev"]}`},
 		{"bash", `not json`, Bash, `not json`},
 	}
 	for _, c := range cases {
@@ -121,5 +122,20 @@ func TestResponse(t *testing.T) {
 func TestTaskNames(t *testing.T) {
 	if got := Names("task", jsontext.Value(`{"prompt":"p"}`)); !slices.Equal(got, []string{"task", "Task", "Agent"}) {
 		t.Errorf("Names(task) = %v", got)
+	}
+}
+
+// WebSearch is web_search both ways, with Claude Code's input as it is.
+func TestWebSearch(t *testing.T) {
+	in := jsontext.Value(`{"query":"q","blocked_domains":["x.com"]}`)
+	tool, args, err := TinyCall(Call{Name: WebSearch, Input: in})
+	if err != nil || tool != "web_search" || string(args) != string(in) {
+		t.Fatalf("TinyCall = %s %s %v", tool, args, err)
+	}
+	if names := Names("web_search", in); !slices.Equal(names, []string{"web_search", WebSearch}) {
+		t.Fatalf("Names = %v", names)
+	}
+	if r := Response("web_search", in, "/w", "results", false); string(r) != `{"content":"results","is_error":false}` {
+		t.Fatalf("Response = %s", r)
 	}
 }

@@ -182,7 +182,7 @@ func (h *headlessFlags) selectTools(fl *pflag.FlagSet, f *runFlags, deny []strin
 	agentTool := func(n string) bool { return n == cctools.TodoWrite || n == cctools.Task }
 	if fl.Changed("tools") && h.tools != "default" {
 		set = nil
-		f.agentTools, f.noDiagnosticsTool, f.noWebFetch = false, true, true
+		f.agentTools, f.noDiagnosticsTool, f.noWebFetch, f.noWebSearch = false, true, true, true
 		for _, n := range headless.SplitRules([]string{h.tools}) {
 			if t := cctools.TinyName(n); slices.Contains(tools.PluginNames(), t) && !slices.Contains(set, t) {
 				set = append(set, t)
@@ -190,6 +190,7 @@ func (h *headlessFlags) selectTools(fl *pflag.FlagSet, f *runFlags, deny []strin
 			f.agentTools = f.agentTools || agentTool(n)
 			f.noDiagnosticsTool = f.noDiagnosticsTool && n != "diagnostics"
 			f.noWebFetch = f.noWebFetch && n != cctools.WebFetch
+			f.noWebSearch = f.noWebSearch && n != cctools.WebSearch && n != "web_search"
 		}
 	}
 	for _, n := range deny {
@@ -204,6 +205,9 @@ func (h *headlessFlags) selectTools(fl *pflag.FlagSet, f *runFlags, deny []strin
 		}
 		if n == cctools.WebFetch {
 			f.noWebFetch = true
+		}
+		if n == cctools.WebSearch || n == "web_search" {
+			f.noWebSearch = true
 		}
 		set = slices.DeleteFunc(set, func(t string) bool { return t == cctools.TinyName(n) || (n == cctools.Bash && t == "bg") })
 	}

@@ -95,6 +95,7 @@ func (h interactiveHost) Status() []string {
 		"sandbox: " + sandbox + " (network " + network + ")",
 		"approval: " + string(a.mode.Mode()),
 		"mcp: " + mcp,
+		a.webSearchStatus(),
 		"instructions: " + instructionsLine(a.instructions),
 	}
 }

@@ -118,12 +118,13 @@ func (a *runner) newClient(httpClient *http.Client) (*provider.Client, error) {
 		HTTPClient:      httpClient,
 	}
 	if a.wire.anthropic {
-		return anthropic.New(anthropic.Config{Transport: cfg})
+		return anthropic.New(anthropic.Config{Transport: cfg, WebSearch: a.webSearch.Native})
 	}
 	if a.wire.responses {
 		cfg.UsageAccounting = false
-		return responses.New(responses.Config{Transport: cfg, Native: a.wire.native})
+		return responses.New(responses.Config{Transport: cfg, Native: a.wire.native, WebSearch: a.webSearch.Native})
 	}
+	cfg.WebPlugin = a.webSearch.Native // OpenRouter's web plugin
 	return provider.New(cfg)
 }
 

@@ -31,6 +31,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/tools"
 	"github.com/tiny-agent/tiny-go/internal/ui"
+	"github.com/tiny-agent/tiny-go/internal/websearch"
 )
 
 // Defaults of cli.md.
@@ -71,7 +72,10 @@ type runFlags struct {
 	noDiagnosticsTool bool
 	// noWebFetch leaves web_fetch out (print mode's --tools did not name
 	// WebFetch, or --disallowedTools did).
-	noWebFetch  bool
+	noWebFetch bool
+	// noWebSearch leaves web search out, native or not (print mode's
+	// --tools did not name WebSearch, or --disallowedTools did).
+	noWebSearch bool
 	maxParallel int
 	providerFlags
 }
@@ -111,6 +115,8 @@ type runner struct {
 	// session.
 	wire      wireChoice
 	reasoning *reasoning.Store
+	// webSearch is how web_search is offered (websearch.go).
+	webSearch websearch.Choice
 
 	sink  *lifecycle.Tracker
 	store *store.Store
@@ -330,6 +336,9 @@ func (a *runner) configure() error {
 	a.io.conceal(secretVars)
 	a.model = firstNonEmpty(a.flags.model, a.io.getenv("TINY_MODEL"), DefaultModel)
 	if err := a.configureProvider(); err != nil {
+		return err
+	}
+	if err := a.configureWebSearch(); err != nil {
 		return err
 	}
 	if a.flags.contextWindow == 0 {
@@ -567,7 +576,7 @@ func (a *runner) buildTools(envID string) (secretVars []string, all []tools.Tool
 		return nil, nil, err
 	}
 	a.bg = bg
-	secretVars = []string{openRouterKeyVar, endpointKeyVar, anthropicKeyVar, openaiKeyVar}
+	secretVars = []string{openRouterKeyVar, endpointKeyVar, anthropicKeyVar, openaiKeyVar, braveKeyVar}
 	for _, sv := range a.servers {
 		if sv.TokenEnv != "" {
 			secretVars = append(secretVars, sv.TokenEnv)
@@ -603,6 +612,7 @@ func (a *runner) buildTools(envID string) (secretVars []string, all []tools.Tool
 		return nil, nil, err
 	}
 	all = append(all, fetch...)
+	all = append(all, a.webSearchTools()...)
 	all = append(all, a.mcp.Tools()...)
 	if all, err = a.withAgentTools(all, envID); err != nil {
 		return nil, nil, err

@@ -207,6 +207,8 @@ func settingDefaults() map[config.Key]string {
 
 		config.WebFetchMaxBytes: "10485760 (10 MB)",
 		config.WebFetchTimeout:  "30s",
+		config.WebSearch:        "auto (the provider's own search on its own API, else searxng_url, else BRAVE_API_KEY, else not offered)",
+		config.SearXNGURL:       "(none)",
 	}
 }
 

@@ -51,6 +51,11 @@ const (
 	// NativeTools says when the Responses API offers OpenAI's native
 	// apply_patch and shell tools: auto, on or off.
 	NativeTools Key = "native_tools"
+	// WebSearch says how web_search is offered: auto, native, searxng,
+	// brave or off (docs/web.md).
+	WebSearch Key = "web_search"
+	// SearXNGURL is the base URL of the SearXNG web_search asks.
+	SearXNGURL Key = "searxng_url"
 	// MCPServers is the table of MCP servers ([mcp_servers.<alias>]), an
 	// alternative to the catalog file of $TINY_MCP_CONFIG.
 	MCPServers Key = "mcp_servers"
@@ -66,7 +71,7 @@ const (
 // Keys lists the scalar and list settings in the order they are shown.
 var Keys = []Key{Model, Endpoint, Provider, APIKey, Approval, Sandbox, Writable, Network,
 	ContextWindow, CompactShare, Reasoning, IdleTimeout, RequestTimeout, HookFailClosed, Notify, NotifyAfter, NativeTools,
-	WebFetchMaxBytes, WebFetchTimeout}
+	WebFetchMaxBytes, WebFetchTimeout, WebSearch, SearXNGURL}
 
 // EnvVar is the environment variable of a setting, or "".
 func EnvVar(k Key) string {
@@ -95,6 +100,10 @@ func EnvVar(k Key) string {
 		return "TINY_NOTIFY_AFTER"
 	case NativeTools:
 		return "TINY_NATIVE_TOOLS"
+	case WebSearch:
+		return "TINY_WEB_SEARCH"
+	case SearXNGURL:
+		return "TINY_SEARXNG_URL"
 	case MCPServers:
 		return MCPConfigEnv
 	case WebFetchMaxBytes:

@@ -74,6 +74,8 @@ type document struct {
 	IdleTimeout    *string              `toml:"idle_timeout"`
 	RequestTimeout *string              `toml:"request_timeout"`
 	NativeTools    *string              `toml:"native_tools"`
+	WebSearch      *string              `toml:"web_search"`
+	SearXNGURL     *string              `toml:"searxng_url"`
 	MCPServers     map[string]serverDoc `toml:"mcp_servers"`
 	HookFailClosed *bool                `toml:"hook_fail_closed"`
 	Notify         *string              `toml:"notify"`
@@ -216,6 +218,8 @@ func (p *parser) texts(doc *document, perm fs.FileMode) error {
 		{WebFetchTimeout, doc.WebFetchTimeout, positiveDuration},
 
 		{NativeTools, doc.NativeTools, oneOf("auto", "on", "off")},
+		{WebSearch, doc.WebSearch, oneOf("auto", "native", "searxng", "brave", "off")},
+		{SearXNGURL, doc.SearXNGURL, checkURL},
 	}
 	for _, c := range checks {
 		if err := p.str(c.k, c.v, c.check); err != nil {

@@ -179,3 +179,15 @@ func TestAddAllow(t *testing.T) {
 		t.Errorf("RuleOf edit: %q, want none (session only, as Claude Code)", got)
 	}
 }
+
+// WebSearch rules speak of web_search (Claude Code's name for it).
+func TestWebSearchRules(t *testing.T) {
+	s, _, _ := project(t, `{"permissions":{"deny":["WebSearch"]}}`, "", "")
+	if k, r := s.Decide("web_search", args("query", "go")); k != Deny || r == nil {
+		t.Fatalf("deny WebSearch: %q", k)
+	}
+	s, _, _ = project(t, `{"permissions":{"allow":["WebSearch"]}}`, "", "")
+	if k, _ := s.Decide("web_search", args("query", "go")); k != Allow {
+		t.Fatalf("allow WebSearch: %q", k)
+	}
+}

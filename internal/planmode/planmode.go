@@ -27,10 +27,11 @@ type Config struct {
 	ReadOnlyBash func() (tools.Tool, error)
 }
 
-// passThrough are the tools that change nothing outside the session, run
+// passThrough are the tools that change nothing outside the session (a
+// web search only reads), run
 // as they are in plan mode (task's children get wrapped tools of their
-// own; web_fetch only reads, within the permission rules).
-var passThrough = map[string]bool{"read": true, "todo_write": true, "task": true, "diagnostics": true, "web_fetch": true}
+// own; web_fetch and web_search only read, within the permission rules).
+var passThrough = map[string]bool{"read": true, "todo_write": true, "task": true, "diagnostics": true, "web_fetch": true, "web_search": true}
 
 // Wrap returns ts with plan mode applied.
 func Wrap(ts []tools.Tool, c Config) []tools.Tool {

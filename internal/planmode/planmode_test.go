@@ -27,7 +27,7 @@ func (f fake) Run(context.Context, jsontext.Value) tools.Result {
 func TestWrap(t *testing.T) {
 	var ran []string
 	planning := true
-	ts := []tools.Tool{fake{"read", &ran}, fake{"bash", &ran}, fake{"write", &ran}, fake{"mcp__x__y", &ran}, fake{"diagnostics", &ran}, fake{"web_fetch", &ran}}
+	ts := []tools.Tool{fake{"read", &ran}, fake{"bash", &ran}, fake{"write", &ran}, fake{"mcp__x__y", &ran}, fake{"diagnostics", &ran}, fake{"web_fetch", &ran}, fake{"web_search", &ran}}
 	roBash := fake{"read-only bash", &ran}
 	w := Wrap(ts, Config{Planning: func() bool { return planning }, ReadOnlyBash: func() (tools.Tool, error) { return roBash, nil }})
 	for i := range ts {
@@ -39,7 +39,7 @@ func TestWrap(t *testing.T) {
 	for _, tl := range w {
 		tl.Run(ctx, jsontext.Value(`{}`))
 	}
-	if len(ran) != 4 || ran[0] != "read" || ran[1] != "read-only bash" || ran[2] != "diagnostics" || ran[3] != "web_fetch" {
+	if len(ran) != 5 || ran[0] != "read" || ran[1] != "read-only bash" || ran[2] != "diagnostics" || ran[3] != "web_fetch" || ran[4] != "web_search" {
 		t.Fatalf("in plan mode ran %v", ran)
 	}
 	if r := w[2].Run(ctx, jsontext.Value(`{}`)); !r.IsError || r != Refusal("write") {
@@ -49,7 +49,7 @@ func TestWrap(t *testing.T) {
 	for _, tl := range w {
 		tl.Run(ctx, jsontext.Value(`{}`))
 	}
-	if len(ran) != 6 || ran[1] != "bash" {
+	if len(ran) != 7 || ran[1] != "bash" {
 		t.Fatalf("out of plan mode ran %v", ran)
 	}
 	planning = true

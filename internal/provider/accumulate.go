@@ -30,6 +30,8 @@ type accumulator struct {
 	events int
 	// refused is set once refusal text arrived.
 	refused bool
+	// annotations are the reply's annotations, raw (annotations.go).
+	annotations []jsontext.Value
 }
 
 func newAccumulator(apiKey string, onDelta func(Delta)) *accumulator {
@@ -58,6 +60,7 @@ func (a *accumulator) addChunk(data []byte) error {
 		}
 		if ch.Delta != nil {
 			a.addReasoning(ch.Delta)
+			a.addAnnotations(ch.Delta.Annotations)
 			a.addText(ch.Delta.Content)
 			a.addRefusal(ch.Delta.Refusal)
 			for _, tc := range ch.Delta.ToolCalls {
@@ -107,6 +110,7 @@ func (a *accumulator) addMessage(data []byte) error {
 			if ch.Message.ReasoningDetails.Kind() == '[' {
 				a.wholeDetails = bytes.Clone(ch.Message.ReasoningDetails)
 			}
+			a.addAnnotations(ch.Message.Annotations)
 			a.addText(ch.Message.Content)
 			a.addRefusal(ch.Message.Refusal)
 			for _, tc := range ch.Message.ToolCalls {
@@ -213,5 +217,7 @@ func (a *accumulator) result() (Response, error) {
 	if r.ReasoningDetails == nil {
 		r.ReasoningDetails = a.details.result()
 	}
+	r.ReasoningDetails = withAnnotations(r.ReasoningDetails, a.annotations)
+	r.Sources = annotationSources(a.annotations)
 	return r, nil
 }

@@ -51,6 +51,10 @@ type Config struct {
 	Reasoning string
 	// UsageAccounting asks OpenRouter to report each request's cost.
 	UsageAccounting bool
+	// WebPlugin asks OpenRouter to search the web for every request (its
+	// web plugin); the reply's url_citation annotations are kept and sent
+	// back (annotations.go).
+	WebPlugin bool
 	// RequestTimeout bounds a whole request, however steadily the server
 	// sends (keep-alive comments forever must not hang a run).
 	RequestTimeout time.Duration
@@ -115,7 +119,7 @@ func NewWire(cfg Config, w Wire) (*Client, error) {
 	if !ValidReasoning(cfg.Reasoning) {
 		return nil, fmt.Errorf("invalid reasoning effort %q: want off, low, medium or high", cfg.Reasoning)
 	}
-	c.enc.opts = encodeOptions{reasoning: cfg.Reasoning, usageAccounting: cfg.UsageAccounting}
+	c.enc.opts = encodeOptions{reasoning: cfg.Reasoning, usageAccounting: cfg.UsageAccounting, webPlugin: cfg.WebPlugin}
 	if c.connect < 0 || c.idle < 0 || c.maxBytes < 0 || c.total < 0 {
 		return nil, errors.New("provider timeouts and size limit must not be negative")
 	}

@@ -38,6 +38,7 @@ type requestEncoder struct {
 type encodeOptions struct {
 	reasoning       string // a Reasoning constant
 	usageAccounting bool
+	webPlugin       bool
 }
 
 // encodedMessage is a message as it was encoded at its position. It copies
@@ -110,8 +111,15 @@ func messageJSON(m Message, marked bool) ([]byte, error) {
 		if !m.ReasoningDetails.IsValid() {
 			return nil, errors.New("reasoning_details are not valid JSON")
 		}
-		b = append(b[:len(b)-1], `,"reasoning_details":`...)
-		b = append(append(b, m.ReasoningDetails...), '}')
+		details, annotations := splitAnnotations(m.ReasoningDetails)
+		if len(details) > 0 {
+			b = append(b[:len(b)-1], `,"reasoning_details":`...)
+			b = append(append(b, details...), '}')
+		}
+		if len(annotations) > 0 {
+			b = append(b[:len(b)-1], `,"annotations":`...)
+			b = append(append(b, annotations...), '}')
+		}
 	}
 	return b, nil
 }
@@ -246,6 +254,9 @@ func (o encodeOptions) params(autoCache bool) []byte {
 	}
 	if autoCache {
 		b = append(b, `,"cache_control":{"type":"ephemeral"}`...)
+	}
+	if o.webPlugin {
+		b = append(b, `,"plugins":[{"id":"web"}]`...)
 	}
 	return b
 }

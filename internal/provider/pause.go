@@ -69,6 +69,7 @@ func joinPaused(prev, next Response, err error) (Response, error) {
 		out.Content = &s
 	}
 	out.ReasoningDetails = joinArrays(prev.ReasoningDetails, next.ReasoningDetails)
+	out.Sources = append(slices.Clip(prev.Sources), next.Sources...)
 	return out, nil
 }
 

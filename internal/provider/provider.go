@@ -107,6 +107,16 @@ type Response struct {
 	// blocks) as received: a JSON array to send back with this message on
 	// every later request; nil when there were none.
 	ReasoningDetails jsontext.Value
+	// Sources are the web pages the provider's own search cited (or found,
+	// when it cited none), for display only: what goes back to the
+	// provider is in ReasoningDetails, as it was sent.
+	Sources []Source
+}
+
+// Source is one web page a reply rests on.
+type Source struct {
+	Title string
+	URL   string
 }
 
 // Delta is streamed text, for display only: answer text in Content,

@@ -18,8 +18,14 @@ type ChatRequest struct {
 	Reasoning     *ChatReasoning    `json:"reasoning,omitempty"`
 	Usage         *ChatUsageOption  `json:"usage,omitempty"`
 	CacheControl  *ChatCacheControl `json:"cache_control,omitempty"`
+	Plugins       []ChatPlugin      `json:"plugins,omitempty"`
 	Stream        bool              `json:"stream"`
 	StreamOptions ChatStreamOptions `json:"stream_options"`
+}
+
+// ChatPlugin is an OpenRouter plugin ({"id":"web"}: web search).
+type ChatPlugin struct {
+	ID string `json:"id"`
 }
 
 // ChatReasoning is OpenRouter's reasoning parameter.
@@ -137,6 +143,9 @@ type ChatDelta struct {
 	// Refusal is OpenAI's refusal text (in place of content), shown and
 	// kept as the reply's text; the reply is then a FinishRefusal.
 	Refusal *string `json:"refusal,omitzero"`
+	// Annotations are OpenRouter's url_citation annotations of the web
+	// plugin, each kept raw.
+	Annotations []jsontext.Value `json:"annotations,omitzero"`
 }
 
 // ChatToolCallDelta is a fragment of a streamed tool call, or a whole

@@ -23,6 +23,10 @@ import (
 // ModelKeyVars are the variables that may hold the model's API key.
 var ModelKeyVars = []string{"OPENROUTER_API_KEY", "TINY_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"}
 
+// SearchKeyVars are the variables that may hold a search backend's key
+// (docs/web.md).
+var SearchKeyVars = []string{"BRAVE_API_KEY"}
+
 // mcpConfigVar names the MCP catalog (mcp.md).
 const mcpConfigVar = "TINY_MCP_CONFIG"
 
@@ -30,7 +34,7 @@ const mcpConfigVar = "TINY_MCP_CONFIG"
 // and the tokenEnv of every server in the MCP catalog, if one is named and
 // readable (a broken catalog is reported later, by the MCP client).
 func Names(getenv func(string) string) []string {
-	names := slices.Clone(ModelKeyVars)
+	names := slices.Concat(ModelKeyVars, SearchKeyVars)
 	path := getenv(mcpConfigVar)
 	if path == "" {
 		return names
@@ -52,7 +56,7 @@ func Names(getenv func(string) string) []string {
 			names = append(names, s.TokenEnv)
 		}
 	}
-	slices.Sort(names[len(ModelKeyVars):])
+	slices.Sort(names[len(ModelKeyVars)+len(SearchKeyVars):])
 	return names
 }
 

@@ -73,12 +73,12 @@ func TestNamesReadsTheMCPCatalog(t *testing.T) {
 	}
 	env := map[string]string{"TINY_MCP_CONFIG": path}
 	got := Names(func(k string) string { return env[k] })
-	want := []string{"OPENROUTER_API_KEY", "TINY_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "A_TOKEN", "B_TOKEN"}
+	want := []string{"OPENROUTER_API_KEY", "TINY_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "BRAVE_API_KEY", "A_TOKEN", "B_TOKEN"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("Names = %v, want %v", got, want)
 	}
 	env["TINY_MCP_CONFIG"] = filepath.Join(t.TempDir(), "missing.json")
-	if got := Names(func(k string) string { return env[k] }); !slices.Equal(got, ModelKeyVars) {
+	if got := Names(func(k string) string { return env[k] }); !slices.Equal(got, slices.Concat(ModelKeyVars, SearchKeyVars)) {
 		t.Fatalf("Names with a missing catalog = %v", got)
 	}
 }

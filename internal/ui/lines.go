@@ -315,6 +315,9 @@ func (p *linePrinter) handle(msg any) {
 		}
 		p.step.Reset()
 		p.mu.Unlock()
+		if lines := SourceLines(msg.outcome.Sources); lines != nil {
+			p.println(strings.Join(lines, "\n"))
+		}
 	case lineMsg:
 		p.println(msg.line)
 	case toolStartedMsg:

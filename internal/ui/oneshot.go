@@ -139,6 +139,11 @@ func (s *OneShot) Event(ev agent.Event) {
 		s.endLine()
 		if ev.Outcome.Outcome == "succeeded" {
 			s.lastStream = s.stepText
+			if lines := SourceLines(ev.Outcome.Sources); lines != nil {
+				s.clearSpinner()
+				s.write(s.out, "\n"+strings.Join(lines, "\n")+"\n")
+				s.wrote = true
+			}
 		}
 		s.setPhase("Working")
 	case agent.ToolStarted:

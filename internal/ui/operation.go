@@ -195,6 +195,9 @@ func (m *model) modelDone(msg modelDoneMsg) {
 	m.setPhase("Working")
 	if msg.outcome.Outcome == "succeeded" {
 		m.lastStepText = text
+		if lines := SourceLines(msg.outcome.Sources); lines != nil {
+			m.print(faint.Render(strings.Join(lines, "\n")))
+		}
 	}
 }
 

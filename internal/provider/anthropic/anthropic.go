@@ -45,6 +45,8 @@ type Config struct {
 	// MaxTokens overrides the reply bound (0: DefaultMaxTokens plus the
 	// thinking budget).
 	MaxTokens int
+	// WebSearch offers Anthropic's web_search server tool (search.go).
+	WebSearch bool
 }
 
 // New returns a Messages API client.
@@ -52,7 +54,7 @@ func New(cfg Config) (*provider.Client, error) {
 	if cfg.MaxTokens < 0 {
 		return nil, fmt.Errorf("max tokens must not be negative")
 	}
-	w := &wire{effort: cfg.Transport.Reasoning, maxTokens: cfg.MaxTokens}
+	w := &wire{effort: cfg.Transport.Reasoning, maxTokens: cfg.MaxTokens, webSearch: cfg.WebSearch}
 	t := cfg.Transport
 	// The effort is this wire's thinking budget, not OpenRouter's
 	// parameter; accounting is OpenRouter's too.
@@ -77,6 +79,7 @@ func IsEndpoint(endpoint string) bool {
 type wire struct {
 	effort    string
 	maxTokens int
+	webSearch bool
 }
 
 func (w *wire) URL(endpoint string) (*url.URL, error) {
@@ -91,9 +94,9 @@ func (w *wire) Header(h http.Header, apiKey string) {
 }
 
 func (w *wire) Encode(req provider.Request) ([]byte, error) {
-	return encodeRequest(req, w.effort, w.maxTokens)
+	return encodeRequest(req, w.effort, w.maxTokens, w.webSearch)
 }
 
 func (w *wire) Decode(body io.Reader, apiKey string, onDelta func(provider.Delta)) (provider.Response, error) {
-	return readStream(body, apiKey, onDelta)
+	return readStreamFull(body, apiKey, onDelta, w.webSearch)
 }

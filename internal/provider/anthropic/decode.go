@@ -44,6 +44,8 @@ type EventDelta struct {
 	Thinking    string  `json:"thinking"`
 	Signature   string  `json:"signature"`
 	StopReason  *string `json:"stop_reason"`
+	// Citation is the citation of a citations_delta, kept raw.
+	Citation jsontext.Value `json:"citation,omitzero"`
 }
 
 // Usage fields are pointers: message_delta repeats only some of them.
@@ -52,6 +54,10 @@ type Usage struct {
 	OutputTokens             *int64 `json:"output_tokens"`
 	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     *int64 `json:"cache_read_input_tokens"`
+	// ServerToolUse counts the server tools' uses (web searches).
+	ServerToolUse *struct {
+		WebSearchRequests *int64 `json:"web_search_requests"`
+	} `json:"server_tool_use"`
 }
 
 // APIError is the error of an error event or body.
@@ -70,6 +76,8 @@ type ContentBlock struct {
 	// Input is the tool_use input when it is given whole rather than
 	// streamed as input_json_delta.
 	Input jsontext.Value `json:"input"`
+	// Citations of a text block given whole (web search).
+	Citations []jsontext.Value `json:"citations,omitzero"`
 }
 
 // blockState accumulates one content block.
@@ -82,8 +90,11 @@ type blockState struct {
 	// given is the tool_use input of content_block_start, used when no
 	// input_json_delta follows.
 	given jsontext.Value
-	// raw is the start of a redacted_thinking block, kept as received.
+	// raw is the start of a redacted_thinking block (or, in full mode, of
+	// a block this package does not read), kept as received.
 	raw jsontext.Value
+	// citations of a text block, raw, in order.
+	citations []jsontext.Value
 }
 
 // decoder turns the events of one reply into a Response.
@@ -100,6 +111,10 @@ type decoder struct {
 	blocks   map[int]*blockState
 	in       Usage
 	outputTk int64
+	// full keeps every block of the reply, in order, as its
+	// ReasoningDetails (see search.go); set when the web_search server
+	// tool is offered.
+	full bool
 }
 
 func newDecoder(apiKey string, onDelta func(provider.Delta)) *decoder {
@@ -108,7 +123,13 @@ func newDecoder(apiKey string, onDelta func(provider.Delta)) *decoder {
 
 // readStream reads an SSE reply up to message_stop.
 func readStream(r io.Reader, apiKey string, onDelta func(provider.Delta)) (provider.Response, error) {
+	return readStreamFull(r, apiKey, onDelta, false)
+}
+
+// readStreamFull is readStream, keeping every block when full.
+func readStreamFull(r io.Reader, apiKey string, onDelta func(provider.Delta), full bool) (provider.Response, error) {
 	d := newDecoder(apiKey, onDelta)
+	d.full = full
 	err := provider.ReadEvents(r, func(data []byte) (bool, error) {
 		if err := d.event(data); err != nil {
 			return false, err
@@ -198,16 +219,21 @@ func (d *decoder) startBlock(index int, raw jsontext.Value) error {
 	switch cb.Type {
 	case "text":
 		b.text.WriteString(cb.Text)
+		b.citations = append(b.citations, cb.Citations...)
 		d.show(provider.Delta{Content: cb.Text})
 	case "thinking":
 		b.text.WriteString(cb.Thinking)
 		d.show(provider.Delta{Reasoning: cb.Thinking})
 	case "redacted_thinking":
 		b.raw = bytes.Clone(raw)
-	case "tool_use":
+	case "tool_use", "server_tool_use":
 		if cb.Input.Kind() == '{' {
 			b.given = bytes.Clone(cb.Input)
 		}
+	default:
+		// web_search_tool_result and blocks of newer server tools: whole
+		// in their start, kept as the provider sent them.
+		b.raw = bytes.Clone(raw)
 	}
 	d.blocks[index] = b
 	return nil
@@ -232,6 +258,10 @@ func (d *decoder) blockDelta(ev Event) error {
 		d.show(provider.Delta{Reasoning: ev.Delta.Thinking})
 	case "signature_delta":
 		b.signature.WriteString(ev.Delta.Signature)
+	case "citations_delta":
+		if ev.Delta.Citation.Kind() == '{' {
+			b.citations = append(b.citations, bytes.Clone(ev.Delta.Citation))
+		}
 	}
 	return nil
 }
@@ -255,6 +285,9 @@ func (d *decoder) addUsage(u *Usage) {
 		}
 		if src.CacheReadInputTokens != nil {
 			dst.CacheReadInputTokens = src.CacheReadInputTokens
+		}
+		if src.ServerToolUse != nil {
+			dst.ServerToolUse = src.ServerToolUse
 		}
 	}
 	set(&d.in, u)
@@ -323,6 +356,16 @@ func (d *decoder) result() (provider.Response, error) {
 			Usage:   &u,
 		}
 	}
+	if err := d.collect(&r); err != nil {
+		return provider.Response{}, err
+	}
+	r.Usage = d.usage()
+	return r, nil
+}
+
+// collect sets the reply's text, tool calls and details from its blocks,
+// in index order.
+func (d *decoder) collect(r *provider.Response) error {
 	indices := make([]int, 0, len(d.blocks))
 	for i := range d.blocks {
 		indices = append(indices, i)
@@ -338,14 +381,19 @@ func (d *decoder) result() (provider.Response, error) {
 		}
 		details = append(details, v...)
 	}
+	var blocks []*blockState
 	for _, i := range indices {
 		b := d.blocks[i]
+		blocks = append(blocks, b)
 		switch b.kind {
 		case "text":
 			text.WriteString(b.text.String())
-		case "tool_use":
+			if d.full {
+				addDetail(textBlock(b))
+			}
+		case "tool_use", "server_tool_use":
 			if b.name == "" || b.id == "" {
-				return provider.Response{}, provider.Malformed("a tool call without an id or a name")
+				return provider.Malformed("a tool call without an id or a name")
 			}
 			args := b.input.String()
 			if strings.TrimSpace(args) == "" {
@@ -356,7 +404,12 @@ func (d *decoder) result() (provider.Response, error) {
 					args = string(b.given)
 				}
 			}
-			r.ToolCalls = append(r.ToolCalls, provider.ToolCall{ID: b.id, Name: b.name, Arguments: args})
+			if d.full {
+				addDetail(useBlock(b.kind, b.id, b.name, args))
+			}
+			if b.kind == "tool_use" {
+				r.ToolCalls = append(r.ToolCalls, provider.ToolCall{ID: b.id, Name: b.name, Arguments: args})
+			}
 		case "thinking":
 			v, err := json.Marshal(struct {
 				Type      string `json:"type"`
@@ -364,11 +417,15 @@ func (d *decoder) result() (provider.Response, error) {
 				Signature string `json:"signature"`
 			}{"thinking", b.text.String(), b.signature.String()})
 			if err != nil {
-				return provider.Response{}, provider.Malformed("an invalid thinking block")
+				return provider.Malformed("an invalid thinking block")
 			}
 			addDetail(v)
 		case "redacted_thinking":
 			addDetail(b.raw)
+		default:
+			if d.full && b.raw != nil {
+				addDetail(b.raw)
+			}
 		}
 	}
 	if details != nil {
@@ -378,8 +435,8 @@ func (d *decoder) result() (provider.Response, error) {
 		s := text.String()
 		r.Content = &s
 	}
-	r.Usage = d.usage()
-	return r, nil
+	r.Sources = sources(blocks)
+	return nil
 }
 
 // usage normalizes as runtime.md §1 means it: Anthropic's input_tokens
@@ -399,5 +456,8 @@ func (d *decoder) usage() provider.Usage {
 	}
 	u.PromptTokens = u.Input + u.CacheRead + u.CacheWrite
 	u.Cost = Price(d.model, u)
+	if s := d.in.ServerToolUse; u.Cost != nil && s != nil && s.WebSearchRequests != nil {
+		*u.Cost += float64(*s.WebSearchRequests) * webSearchPrice
+	}
 	return u
 }

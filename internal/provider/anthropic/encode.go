@@ -37,10 +37,14 @@ type thinking struct {
 	BudgetTokens int    `json:"budget_tokens"`
 }
 
+// tool is a tool definition: a client tool (name, description, schema)
+// or a server tool (type, name, max_uses).
 type tool struct {
+	Type         string         `json:"type,omitempty"`
 	Name         string         `json:"name"`
 	Description  string         `json:"description,omitempty"`
-	InputSchema  jsontext.Value `json:"input_schema"`
+	InputSchema  jsontext.Value `json:"input_schema,omitzero"`
+	MaxUses      int            `json:"max_uses,omitempty"`
 	CacheControl *cacheControl  `json:"cache_control,omitempty"`
 }
 
@@ -82,11 +86,12 @@ type message struct {
 // "anthropic/claude-sonnet-4" name the same model.
 func modelName(model string) string { return strings.TrimPrefix(model, "anthropic/") }
 
-// encodeRequest converts req. Cache breakpoints: the last tool definition
+// encodeRequest converts req; webSearch offers the web_search server tool
+// (search.go) after the client tools. Cache breakpoints: the last tool definition
 // and the system prompt (stable), and the last block of the conversation
 // (moving: Anthropic reads the longest cached prefix up to it, and a
 // breakpoint does not change the cached content).
-func encodeRequest(req provider.Request, effort string, maxTokens int) ([]byte, error) {
+func encodeRequest(req provider.Request, effort string, maxTokens int, webSearch bool) ([]byte, error) {
 	r := request{Model: modelName(req.Model), MaxTokens: maxTokens}
 	if budget := thinkingBudget[effort]; budget > 0 {
 		r.Thinking = &thinking{Type: "enabled", BudgetTokens: budget}
@@ -103,6 +108,9 @@ func encodeRequest(req provider.Request, effort string, maxTokens int) ([]byte, 
 			schema = jsontext.Value(`{"type":"object","properties":{}}`)
 		}
 		r.Tools = append(r.Tools, tool{Name: t.Name, Description: t.Description, InputSchema: schema})
+	}
+	if webSearch {
+		r.Tools = append(r.Tools, webSearchTool())
 	}
 	if n := len(r.Tools); n > 0 {
 		r.Tools[n-1].CacheControl = ephemeral
@@ -175,8 +183,14 @@ func convert(in []provider.Message) ([]message, string) {
 			t.blocks = append(t.blocks, block{Type: "tool_result", ToolUseID: m.ToolCallID, Content: &content})
 		case provider.RoleAssistant:
 			t := turn("assistant")
-			if len(t.blocks) == 0 {
-				t.thinking = append(t.thinking, thinkingBlocks(m.ReasoningDetails)...)
+			raw, whole := replayBlocks(m.ReasoningDetails)
+			if whole && len(t.blocks) == 0 {
+				// The reply kept whole: its blocks as they came.
+				t.thinking = append(t.thinking, raw...)
+				continue
+			}
+			if len(t.blocks) == 0 && !whole {
+				t.thinking = append(t.thinking, raw...)
 			}
 			if m.Content != nil && *m.Content != "" {
 				t.blocks = append(t.blocks, block{Type: "text", Text: *m.Content})
@@ -187,28 +201,6 @@ func convert(in []provider.Message) ([]message, string) {
 		}
 	}
 	return out, strings.Join(system, "\n\n")
-}
-
-// thinkingBlocks are the blocks of a ReasoningDetails array that this API
-// takes back: its own thinking and redacted_thinking blocks, raw.
-func thinkingBlocks(details jsontext.Value) []jsontext.Value {
-	if len(details) == 0 {
-		return nil
-	}
-	var items []jsontext.Value
-	if json.Unmarshal(details, &items) != nil {
-		return nil
-	}
-	var out []jsontext.Value
-	for _, it := range items {
-		var head struct {
-			Type string `json:"type"`
-		}
-		if json.Unmarshal(it, &head) == nil && (head.Type == "thinking" || head.Type == "redacted_thinking") {
-			out = append(out, it)
-		}
-	}
-	return out
 }
 
 // toolInput is the input object of a tool call: the model's arguments as

@@ -12,7 +12,7 @@ func TestEncodeImageBlocks(t *testing.T) {
 	text := "what is this [image: x]"
 	body, err := encodeRequest(provider.Request{Model: "anthropic/claude-x", Messages: []provider.Message{
 		{Role: provider.RoleUser, Content: &text, Images: []provider.Image{{MediaType: "image/webp", Data: []byte("RIFF")}}},
-	}}, "", 0)
+	}}, "", 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,9 @@ var prices = map[string]price{
 	"claude-3-haiku":    {0.25, 1.25, 0.30, 0.03},
 }
 
+// webSearchPrice is the list price of one web search ($10 per 1,000).
+const webSearchPrice = 0.01
+
 // Price is the list price of usage u on model (a Messages API id or an
 // OpenRouter-style "anthropic/..." id), or nil for an unknown model.
 func Price(model string, u provider.Usage) *float64 {

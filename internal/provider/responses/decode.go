@@ -200,6 +200,7 @@ func (d *decoder) assemble() (provider.Response, bool) {
 	var text strings.Builder
 	var kept [][]byte
 	keep, refused := false, false
+	wholeMessages := d.citing(indices)
 	for _, i := range indices {
 		it := d.items[i]
 		switch typ := it.head.Type; {
@@ -217,7 +218,14 @@ func (d *decoder) assemble() (provider.Response, bool) {
 				text.WriteString(ref)
 				refused = true
 			}
+			if wholeMessages && it.raw != nil {
+				kept, keep = append(kept, it.raw), true
+				r.Sources = appendSources(r.Sources, it.head)
+				continue
+			}
 			kept = append(kept, []byte(`{"type":"message"}`))
+		case typ == webSearchCall && it.raw != nil:
+			kept, keep = append(kept, it.raw), true
 		case typ == "function_call":
 			args := it.args.String()
 			if it.done || args == "" {

@@ -21,6 +21,7 @@ type options struct {
 	reasoningModel bool
 	native         bool
 	localShell     bool
+	webSearch      bool
 }
 
 // encodeRequest writes the request body. The system messages become the
@@ -129,6 +130,9 @@ func tools(defs []provider.ToolDefinition, o options) []Tool {
 		out = append(out, Tool{Type: "local_shell"})
 	case shell:
 		out = append(out, Tool{Type: "shell"})
+	}
+	if o.webSearch {
+		out = append(out, Tool{Type: "web_search"})
 	}
 	return out
 }
@@ -249,8 +253,15 @@ func assistantItems(m provider.Message, native map[string]string) ([]jsontext.Va
 		switch {
 		case it.Type == "reasoning":
 			out = append(out, raw)
+		case it.Type == "message" && len(it.Content) > 0:
+			// A message kept whole (its citations): as it came, and
+			// instead of the session's text.
+			out = append(out, raw)
+			textSent = true
 		case it.Type == "message" && !textSent:
 			err = text()
+		case it.Type == webSearchCall:
+			out = append(out, raw)
 		case it.Type == "function_call":
 			if i := slices.IndexFunc(m.ToolCalls, func(c provider.ToolCall) bool { return c.ID == it.CallID }); i >= 0 && !sent[it.CallID] {
 				err = call(m.ToolCalls[i])

@@ -75,6 +75,8 @@ type Config struct {
 	Native Native
 	// MaxOutputTokens bounds a reply (0: the model's own bound).
 	MaxOutputTokens int
+	// WebSearch offers OpenAI's web_search tool (search.go).
+	WebSearch bool
 }
 
 // New returns a Responses API client.
@@ -82,7 +84,7 @@ func New(cfg Config) (*provider.Client, error) {
 	if !provider.ValidReasoning(cfg.Transport.Reasoning) {
 		return nil, fmt.Errorf("invalid reasoning effort %q: want off, low, medium or high", cfg.Transport.Reasoning)
 	}
-	w := &wire{effort: cfg.Transport.Reasoning, native: cfg.Native, maxOutput: cfg.MaxOutputTokens}
+	w := &wire{effort: cfg.Transport.Reasoning, native: cfg.Native, maxOutput: cfg.MaxOutputTokens, webSearch: cfg.WebSearch}
 	t := cfg.Transport
 	t.Reasoning, t.UsageAccounting = "", false // this wire's own parameters
 	return provider.NewWire(t, w)
@@ -93,6 +95,7 @@ type wire struct {
 	effort    string
 	native    Native
 	maxOutput int
+	webSearch bool
 	cache     itemCache
 }
 
@@ -116,7 +119,7 @@ func (w *wire) Decode(body io.Reader, apiKey string, onDelta func(provider.Delta
 
 // options resolves what a request for model carries.
 func (w *wire) options(model string) options {
-	o := options{effort: w.effort, maxOutput: w.maxOutput, reasoningModel: reasoningModel(model)}
+	o := options{effort: w.effort, maxOutput: w.maxOutput, reasoningModel: reasoningModel(model), webSearch: w.webSearch}
 	switch w.native {
 	case NativeOn:
 		o.native = true

@@ -169,4 +169,13 @@ type ItemPart struct {
 	Type    string `json:"type"`
 	Text    string `json:"text"`
 	Refusal string `json:"refusal"`
+	// Annotations of output_text: url_citation of the web_search tool.
+	Annotations []Annotation `json:"annotations"`
+}
+
+// Annotation is an annotation of output_text; only url_citation is read.
+type Annotation struct {
+	Type  string `json:"type"`
+	URL   string `json:"url"`
+	Title string `json:"title"`
 }
