@@ -107,7 +107,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	started := time.Now()
-	type job struct{ task, rep int }
 	var jobs []job
 	for t := range cfg.Tasks {
 		for r := 1; r <= cfg.Repeat; r++ {
@@ -127,6 +126,38 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		runs = fmt.Sprintf(" × %d", cfg.Repeat)
 	}
 	fmt.Fprintf(cfg.Progress, "eval: %d tasks%s, %d at a time, %s\n", len(cfg.Tasks), runs, cfg.Parallel, cfg.mode())
+	cfg.runJobs(ctx, jobs, results, done)
+
+	rep := &Report{
+		Version:  ReportVersion,
+		Started:  started.UTC().Format(time.RFC3339),
+		WallMs:   time.Since(started).Milliseconds(),
+		Mode:     cfg.mode(),
+		Model:    cfg.Model,
+		Repeat:   cfg.Repeat,
+		Parallel: cfg.Parallel,
+	}
+	for i, t := range cfg.Tasks {
+		var runs []RunResult
+		for r := range cfg.Repeat {
+			if done[i][r] {
+				runs = append(runs, results[i][r])
+			}
+		}
+		if len(runs) > 0 {
+			rep.Tasks = append(rep.Tasks, summarize(t.Name, runs))
+		}
+	}
+	rep.Interrupted = ctx.Err() != nil
+	return rep, nil
+}
+
+// job is one run of a task: the task's index and the repetition (from 1).
+type job struct{ task, rep int }
+
+// runJobs runs the jobs Parallel at once, filling results and done, until
+// they are all run or ctx is cancelled.
+func (cfg *Config) runJobs(ctx context.Context, jobs []job, results [][]RunResult, done [][]bool) {
 	var mu sync.Mutex
 	begun, finished := 0, 0
 	next := make(chan job)
@@ -162,29 +193,6 @@ feed:
 	}
 	close(next)
 	wg.Wait()
-
-	rep := &Report{
-		Version:  ReportVersion,
-		Started:  started.UTC().Format(time.RFC3339),
-		WallMs:   time.Since(started).Milliseconds(),
-		Mode:     cfg.mode(),
-		Model:    cfg.Model,
-		Repeat:   cfg.Repeat,
-		Parallel: cfg.Parallel,
-	}
-	for i, t := range cfg.Tasks {
-		var runs []RunResult
-		for r := range cfg.Repeat {
-			if done[i][r] {
-				runs = append(runs, results[i][r])
-			}
-		}
-		if len(runs) > 0 {
-			rep.Tasks = append(rep.Tasks, summarize(t.Name, runs))
-		}
-	}
-	rep.Interrupted = ctx.Err() != nil
-	return rep, nil
 }
 
 func (cfg *Config) defaults() error {
@@ -312,17 +320,8 @@ func (cfg *Config) runOne(ctx context.Context, t Task, rep int) (res RunResult) 
 	if err := cfg.collect(t, root, repo, agent, &res); err != nil {
 		return fail(StatusError, "%v", err)
 	}
-	switch {
-	case ctx.Err() != nil:
-		return fail(StatusError, "the eval was interrupted")
-	case agent.timedOut:
-		return fail(StatusTimeout, "the agent ran out of time (%s)", cfg.AgentTimeout)
-	case agent.diverged != "":
-		return fail(StatusDiverged, "replay: %s", agent.diverged)
-	case rec != nil && agent.sent < len(rec.Exchanges):
-		return fail(StatusDiverged, "replay: the agent stopped after %d of %d recorded requests%s", agent.sent, len(rec.Exchanges), agent.why())
-	case agent.exit == -1:
-		return fail(StatusError, "the agent was killed%s", agent.why())
+	if status, reason := cfg.agentVerdict(ctx, agent, rec); status != "" {
+		return fail(status, "%s", reason)
 	}
 
 	// The test.
@@ -347,6 +346,24 @@ func (cfg *Config) runOne(ctx context.Context, t Task, rep int) (res RunResult) 
 		res.Reason = fmt.Sprintf("test.sh passed, but the agent exited %d%s", agent.exit, agent.why())
 	}
 	return res
+}
+
+// agentVerdict says why the run ends after the agent, without its test
+// (the status and reason), or nothing when the test is to run.
+func (cfg *Config) agentVerdict(ctx context.Context, agent agentRun, rec *Recording) (status, reason string) {
+	switch {
+	case ctx.Err() != nil:
+		return StatusError, "the eval was interrupted"
+	case agent.timedOut:
+		return StatusTimeout, fmt.Sprintf("the agent ran out of time (%s)", cfg.AgentTimeout)
+	case agent.diverged != "":
+		return StatusDiverged, "replay: " + agent.diverged
+	case rec != nil && agent.sent < len(rec.Exchanges):
+		return StatusDiverged, fmt.Sprintf("replay: the agent stopped after %d of %d recorded requests%s", agent.sent, len(rec.Exchanges), agent.why())
+	case agent.exit == -1:
+		return StatusError, "the agent was killed" + agent.why()
+	}
+	return "", ""
 }
 
 // collect reads what the agent did into res: the session's metrics, the
@@ -500,33 +517,9 @@ const replayKey = "eval-replay-no-key"
 
 func (cfg *Config) runAgent(ctx context.Context, t Task, in taskInput, rec *Recording, root, repo string) (agentRun, error) {
 	run := agentRun{exit: -1}
-	args := append([]string{}, cfg.Command[1:]...)
-	// The suite measures the core loop; its recordings were made with the
-	// built-in tools only, so the todo list and subagents stay off, and so
-	// do language servers (TINY_LSP=off below): what they append to a
-	// result depends on timing, and a replay must see what was recorded.
-	args = append(args, "--json", "--cwd", repo, "--agent-tools=false")
-	model := cfg.Model
-	if model == "" && rec != nil {
-		model = rec.model()
-	}
-	if model != "" && !hasFlag(in.args, "--model") {
-		args = append(args, "--model", model)
-	}
-	args = append(args, in.args...)
-	args = append(args, "--", in.prompt)
-
+	args := cfg.agentArgs(in, rec, repo)
 	logPath := filepath.Join(root, "eval.log")
-	env := append(append([]string{}, cfg.Env...), cfg.stableEnv()...)
-	env = append(env, EnvRoot+"="+root, EnvLog+"="+logPath, EnvRecord+"=", EnvReplay+"=", "TINY_LSP=off")
-	switch {
-	case cfg.Record != "":
-		env = append(env, EnvRecord+"="+filepath.Join(root, "exchange.jsonl"))
-	case rec != nil:
-		env = append(env, EnvReplay+"="+filepath.Join(cfg.Replay, t.Name+".json"),
-			"OPENROUTER_API_KEY="+replayKey, "TINY_API_KEY="+replayKey, "ANTHROPIC_API_KEY="+replayKey, "OPENAI_API_KEY="+replayKey,
-			"TINY_ENDPOINT="+replayEndpoint(rec), "TINY_PROVIDER="+rec.Provider)
-	}
+	env := cfg.agentEnv(t, rec, root, logPath)
 
 	stdout, err := os.Create(filepath.Join(root, "agent.jsonl"))
 	if err != nil {
@@ -567,9 +560,53 @@ func (cfg *Config) runAgent(ctx context.Context, t Task, in taskInput, rec *Reco
 	default:
 		return run, fmt.Errorf("start tiny-go: %w", err)
 	}
+	if err := run.readLog(logPath); err != nil {
+		return run, err
+	}
+	return run, nil
+}
+
+// agentArgs is tiny-go's command line for the task.
+func (cfg *Config) agentArgs(in taskInput, rec *Recording, repo string) []string {
+	args := append([]string{}, cfg.Command[1:]...)
+	// The suite measures the core loop; its recordings were made with the
+	// built-in tools only, so the todo list and subagents stay off, and so
+	// do language servers (TINY_LSP=off below): what they append to a
+	// result depends on timing, and a replay must see what was recorded.
+	args = append(args, "--json", "--cwd", repo, "--agent-tools=false")
+	model := cfg.Model
+	if model == "" && rec != nil {
+		model = rec.model()
+	}
+	if model != "" && !hasFlag(in.args, "--model") {
+		args = append(args, "--model", model)
+	}
+	args = append(args, in.args...)
+	return append(args, "--", in.prompt)
+}
+
+// agentEnv is tiny-go's environment for the task: recording or replaying
+// it, and in a replay stand-in credentials and the recorded endpoint.
+func (cfg *Config) agentEnv(t Task, rec *Recording, root, logPath string) []string {
+	env := append(append([]string{}, cfg.Env...), cfg.stableEnv()...)
+	env = append(env, EnvRoot+"="+root, EnvLog+"="+logPath, EnvRecord+"=", EnvReplay+"=", "TINY_LSP=off")
+	switch {
+	case cfg.Record != "":
+		env = append(env, EnvRecord+"="+filepath.Join(root, "exchange.jsonl"))
+	case rec != nil:
+		env = append(env, EnvReplay+"="+filepath.Join(cfg.Replay, t.Name+".json"),
+			"OPENROUTER_API_KEY="+replayKey, "TINY_API_KEY="+replayKey, "ANTHROPIC_API_KEY="+replayKey, "OPENAI_API_KEY="+replayKey,
+			"TINY_ENDPOINT="+replayEndpoint(rec), "TINY_PROVIDER="+rec.Provider)
+	}
+	return env
+}
+
+// readLog counts from the eval log what the agent sent, what it cost and
+// where a replay diverged.
+func (run *agentRun) readLog(logPath string) error {
 	log, err := os.ReadFile(logPath)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return run, err
+		return err
 	}
 	for _, line := range strings.Split(string(log), "\n") {
 		if line == "sent" {
@@ -586,7 +623,7 @@ func (cfg *Config) runAgent(ctx context.Context, t Task, in taskInput, rec *Reco
 	if run.diverged != "" {
 		run.sent++
 	}
-	return run, nil
+	return nil
 }
 
 // runTest runs test.sh in the repository with its own time limit.
