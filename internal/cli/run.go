@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -280,86 +278,6 @@ func runRoot(ctx context.Context, io stdio, cwd string, f runFlags, args []strin
 		return err
 	}
 	return a.operate(ctx, promptText)
-}
-
-// configure resolves everything that can fail before a session file is
-// created: the working directory, plugins, MCP servers and credentials.
-func (a *runner) configure() error {
-	abs, err := filepath.Abs(a.cwd)
-	if err != nil {
-		return usageErrorf("--cwd: %v", err)
-	}
-	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-		return usageErrorf("--cwd: %s is not a directory", abs)
-	}
-	a.cwd = abs
-	if a.flags.maxToolCalls < 1 {
-		return usageErrorf("--max-tool-calls must be at least 1")
-	}
-	a.configurePermissions()
-	if err := a.configureApproval(); err != nil {
-		return err
-	}
-	if a.tools, err = tools.Select(a.flags.plugins); err != nil {
-		return usageError{err}
-	}
-	if a.servers, err = configureMCP(a.flags.mcp, a.io, a.cwd); err != nil {
-		return usageError{err}
-	}
-	if len(a.flags.mcp) == 0 {
-		a.servers = a.autoMCPServers() // mcp_auto.go
-	}
-	var secretVars []string
-	for _, sv := range a.servers {
-		a.mcpAliases = append(a.mcpAliases, sv.Alias)
-		secretVars = append(secretVars, sv.SecretVars...)
-	}
-	// The variables the servers' headers and oauth settings name are
-	// secrets too (as tokenEnv).
-	a.io.conceal(secretVars)
-	a.model = firstNonEmpty(a.flags.model, a.io.getenv("TINY_MODEL"), DefaultModel)
-	if err := a.configureProvider(); err != nil {
-		return err
-	}
-	if a.flags.contextWindow == 0 {
-		if v := a.io.getenv("TINY_CONTEXT_WINDOW"); v != "" {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n <= 0 {
-				return usageErrorf("TINY_CONTEXT_WINDOW must be a positive integer")
-			}
-			a.flags.contextWindow = n
-		}
-	}
-	if a.flags.compactShare == 0 {
-		a.flags.compactShare = defaultCompactShare
-		if v := a.io.getenv("TINY_COMPACT_SHARE"); v != "" {
-			s, err := strconv.ParseFloat(v, 64)
-			if err != nil || s <= 0 || s > 1 {
-				return usageErrorf("TINY_COMPACT_SHARE must be a number in (0, 1]")
-			}
-			a.flags.compactShare = s
-		}
-	}
-	if a.flags.idleTimeout == 0 {
-		if v := a.io.getenv("TINY_IDLE_TIMEOUT"); v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				return usageErrorf("TINY_IDLE_TIMEOUT must be a positive duration such as 90s")
-			}
-			a.flags.idleTimeout = d
-		}
-	}
-	if err := a.configureRequestTimeout(); err != nil {
-		return err
-	}
-	if a.flags.idleTimeout < 0 {
-		return usageErrorf("--idle-timeout must be a positive duration such as 90s")
-	}
-	if a.flags.compactShare <= 0 || a.flags.compactShare > 1 {
-		return usageErrorf("--compact-share must be a number in (0, 1]")
-	}
-	// Last: nothing after it may fail, so the sandbox is always closed.
-	return a.newSandbox()
 }
 
 // close releases everything on every exit path: open projections end as
