@@ -20,6 +20,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/prompt"
@@ -74,6 +75,15 @@ func (a *runner) buildAgent(envID string) error {
 		MaxParallel:         a.flags.maxParallel,
 	})
 	return err
+}
+
+// rebuiltAgent is the agent built again with its configuration changed
+// (the model, images, the system prompt, added tools); the caller puts it
+// in place between runs.
+func (a *runner) rebuiltAgent(change func(*agent.Config)) (*agent.Agent, error) {
+	cfg := a.agent.Config()
+	change(&cfg)
+	return agent.New(cfg)
 }
 
 // buildTools gathers the tools the model is offered (and the one !cmd
@@ -374,6 +384,63 @@ func (a *runner) discardCreated() {
 	if dir, err := store.SidecarDir(path, false); err == nil && dir != "" {
 		_ = os.RemoveAll(dir)
 	}
+}
+
+// assembly is what a front end asks of its agent: the configuration
+// (streams and settings, flags, working directory) and how the front end
+// shows and embeds it.
+type assembly struct {
+	io    stdio
+	flags runFlags
+	cwd   string
+	hooks *testHooks
+	// interactive shows progress in the terminal UI; embed adapts the
+	// agent to an editor (ACP) or the SDK's driver (headless).
+	interactive bool
+	embed       *embedding
+	// mode is the approval mode an editor switches (nil: the runner's).
+	mode *approval.Switch
+	// beforeStart runs once the configuration is resolved, before a
+	// session is attached (headless: resume or fork).
+	beforeStart func(*runner) error
+	// sink observes startup and the agent's lifecycle (nil: none).
+	sink func() *lifecycle.Tracker
+}
+
+// assemble puts an agent together from configuration, the one way every
+// front end does it (interactive, one-shot, headless, ACP): it resolves the
+// configuration, attaches the session, connects the MCP servers and builds
+// the agent with its provider, tools, hooks, language servers, approval,
+// sandbox, checkpoints and observers. Subagents are built by the
+// assembled runner's children (task.go) on its provider, hooks and tools;
+// a fleet worker and an eval run tiny-go itself, so they come here too.
+// The caller closes the runner; a runner that failed to start is closed.
+func assemble(ctx context.Context, s assembly) (*runner, error) {
+	r := &runner{io: s.io, flags: s.flags, cwd: s.cwd, hooks: s.hooks, embed: s.embed}
+	if s.interactive {
+		r.uiObserver = ui.NewObserver(s.cwd)
+	}
+	if err := r.configure(); err != nil {
+		return nil, err
+	}
+	if s.mode != nil {
+		r.mode = s.mode
+	}
+	if s.beforeStart != nil {
+		if err := s.beforeStart(r); err != nil {
+			return nil, err
+		}
+	}
+	if s.sink != nil {
+		r.sink = s.sink()
+	} else {
+		r.sink = lifecycle.NewTracker(lifecycle.Multi())
+	}
+	if err := r.start(ctx); err != nil {
+		r.close()
+		return nil, err
+	}
+	return r, nil
 }
 
 // configure resolves everything that can fail before a session file is

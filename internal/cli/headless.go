@@ -20,7 +20,6 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/attach"
 	"github.com/tiny-agent/tiny-go/internal/cctools"
 	"github.com/tiny-agent/tiny-go/internal/headless"
-	"github.com/tiny-agent/tiny-go/internal/lifecycle"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/tools"
 )
@@ -249,18 +248,13 @@ func runHeadless(ctx context.Context, io stdio, cwd string, f runFlags, h *headl
 
 	f.approval, f.json = "ask", true // the driver decides; stdout is the protocol's
 	quiet := stdio{stdin: strings.NewReader(""), stdout: io.stderr, stderr: io.stderr, getenv: io.getenv, settings: io.settings}
-	r := &runner{io: quiet, flags: f, cwd: cwd, hooks: hooks, embed: &embedding{host: acp.Host{Events: d.Events, Ask: d.Ask, Approve: d.Approve}, callbackHooks: true}}
-	if err := r.configure(); err != nil {
+	r, err := assemble(ctx, assembly{io: quiet, flags: f, cwd: cwd, hooks: hooks,
+		embed:       &embedding{host: acp.Host{Events: d.Events, Ask: d.Ask, Approve: d.Approve}, callbackHooks: true},
+		beforeStart: func(r *runner) error { return resumeOrFork(fl, r, d) }})
+	if err != nil {
 		return err
 	}
-	if err := resumeOrFork(fl, r, d); err != nil {
-		return err
-	}
-	r.sink = lifecycle.NewTracker(lifecycle.Multi())
 	defer r.close()
-	if err := r.start(ctx); err != nil {
-		return err
-	}
 	s := &headlessSession{r: r, baseModel: r.model}
 	system := h.system
 	if h.systemFile != "" {

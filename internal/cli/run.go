@@ -178,6 +178,21 @@ type runner struct {
 	exitReason string
 }
 
+// rootSink observes a run from startup on: JSON lines on stdout with
+// --json, and tracing when it is configured.
+func rootSink(ctx context.Context, io stdio, asJSON bool) *lifecycle.Tracker {
+	var sinks []lifecycle.Sink
+	if asJSON {
+		sinks = append(sinks, lifecycle.NewJSONLines(io.stdout))
+	}
+	otel, err := lifecycle.NewOTel(ctx, lifecycle.OTelConfig{Getenv: io.getenv})
+	if err != nil {
+		fmt.Fprintf(io.stderr, "tiny-go: tracing disabled: %v\n", err)
+	}
+	sinks = append(sinks, otel)
+	return lifecycle.NewTracker(lifecycle.Multi(sinks...))
+}
+
 // configureRun makes the root command run prompts: its flags, which may
 // come before or after the prompt as in Claude Code (a prompt that starts
 // with - goes after --).
@@ -251,32 +266,13 @@ func runRoot(ctx context.Context, io stdio, cwd string, f runFlags, args []strin
 	if f.session != "" && f.cont {
 		return usageErrorf("--session and --continue cannot be used together.")
 	}
-	a := &runner{io: io, flags: f, cwd: cwd, hooks: hooks}
-	if strings.TrimSpace(promptText) == "" {
-		a.uiObserver = ui.NewObserver(cwd)
-	}
-	if err := a.configure(); err != nil {
-		return err
-	}
-
-	// Sinks first, so startup itself is observed.
-	var sinks []lifecycle.Sink
-	var jsonSink *lifecycle.JSONLines
-	if f.json {
-		jsonSink = lifecycle.NewJSONLines(io.stdout)
-		sinks = append(sinks, jsonSink)
-	}
-	otel, err := lifecycle.NewOTel(ctx, lifecycle.OTelConfig{Getenv: io.getenv})
+	a, err := assemble(ctx, assembly{io: io, flags: f, cwd: cwd, hooks: hooks,
+		interactive: strings.TrimSpace(promptText) == "",
+		sink:        func() *lifecycle.Tracker { return rootSink(ctx, io, f.json) }})
 	if err != nil {
-		fmt.Fprintf(io.stderr, "tiny-go: tracing disabled: %v\n", err)
-	}
-	sinks = append(sinks, otel)
-	a.sink = lifecycle.NewTracker(lifecycle.Multi(sinks...))
-	defer a.close()
-
-	if err := a.start(ctx); err != nil {
 		return err
 	}
+	defer a.close()
 	return a.operate(ctx, promptText)
 }
 
