@@ -36,7 +36,7 @@ func newACPCommand(a *app) *cobra.Command {
 			if f.approval != "" {
 				m, err := approval.ParseMode(f.approval)
 				if err != nil {
-					return usageError{err}
+					return usageError{Err: err}
 				}
 				mode = m
 			}

@@ -462,10 +462,10 @@ func (a *runner) configure() error {
 		return err
 	}
 	if a.tools, err = tools.Select(a.flags.plugins); err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	if a.servers, err = configureMCP(a.flags.mcp, a.io, a.cwd); err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	if len(a.flags.mcp) == 0 {
 		a.servers = a.autoMCPServers() // mcp_auto.go

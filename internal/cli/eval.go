@@ -82,7 +82,7 @@ func runEval(ctx context.Context, a *app, f evalFlags, args []string) error {
 	}
 	tasks, err := eval.LoadTasks(args)
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -107,7 +107,7 @@ func runEval(ctx context.Context, a *app, f evalFlags, args []string) error {
 	}
 	rep, err := eval.Run(ctx, cfg)
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	table := a.stdout
 	if f.json {
@@ -125,7 +125,7 @@ func runEval(ctx context.Context, a *app, f evalFlags, args []string) error {
 		}
 	}
 	if !rep.AllPassed() {
-		return exitError{code: exitFailed}
+		return exitError{Code: exitFailed}
 	}
 	return nil
 }
@@ -150,11 +150,11 @@ func newEvalCompareCommand(a *app) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			before, err := eval.LoadReport(args[0])
 			if err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			after, err := eval.LoadReport(args[1])
 			if err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			return eval.Compare(before, after).WriteTable(a.stdout)
 		},

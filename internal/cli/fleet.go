@@ -179,7 +179,7 @@ func (a *app) runFleet(args []string) error {
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		return exitError{code: max(ee.ExitCode(), exitFailed)}
+		return exitError{Code: max(ee.ExitCode(), exitFailed)}
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", fleetProgram, err)

@@ -164,7 +164,7 @@ func (h *headlessFlags) options(fl *pflag.FlagSet, f *runFlags, args []string) (
 		MaxTurns: h.maxTurns, Allowed: h.allowed, Disallowed: h.disallowed, Prompt: strings.Join(args, " "),
 	}, version)
 	if err != nil {
-		return o, usageError{err}
+		return o, usageError{Err: err}
 	}
 	return o, h.selectTools(fl, f, o.Rules.Deny)
 }
@@ -174,7 +174,7 @@ func (h *headlessFlags) options(fl *pflag.FlagSet, f *runFlags, args []string) (
 func (h *headlessFlags) selectTools(fl *pflag.FlagSet, f *runFlags, deny []string) error {
 	set, err := tools.Select(f.plugins)
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	// todo_write and task (TodoWrite, Task) come and go together: a list
 	// that names neither, or a deny of either, leaves both out.
@@ -284,7 +284,7 @@ func (a *runner) serveHeadless(ctx context.Context, d *headless.Driver, s *headl
 	signal.Notify(pipe, syscall.SIGPIPE)
 	defer signal.Stop(pipe)
 	if code := d.Serve(ctx, s); code != 0 {
-		return exitError{code: code}
+		return exitError{Code: code}
 	}
 	return nil
 }

@@ -62,7 +62,7 @@ func (a *runner) operate(ctx context.Context, promptText string) error {
 	}
 	text, err := a.expand(promptText)
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	res, err := a.run(ctx, text)
 	if errors.Is(err, context.Canceled) {
@@ -154,7 +154,7 @@ func exitFor(res agent.Result) error {
 	// A reply cut off while calling tools completed (nothing of it ran)
 	// but did not do what was asked: like a cut-off text reply, non-zero.
 	if res.Blocked != "" || res.Outcome != session.OutcomeCompleted || res.Completion == session.CompletionTruncated {
-		return exitError{code: exitFailed}
+		return exitError{Code: exitFailed}
 	}
 	return nil
 }

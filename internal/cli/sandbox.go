@@ -33,7 +33,7 @@ func (a *runner) newSandbox() error {
 	f := a.flags.sandbox
 	mode, err := sandbox.ParseMode(f.mode)
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	if f.network != "on" && f.network != "off" {
 		return usageErrorf("--network must be on or off, not %q", f.network)
@@ -50,7 +50,7 @@ func (a *runner) newSandbox() error {
 		Hidden:     a.hiddenPaths(),
 	})
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	if warning != "" {
 		fmt.Fprintln(a.io.stderr, warning)

@@ -84,13 +84,13 @@ func (a *app) openSession(arg string) (*os.File, error) {
 			return nil, noSession(arg, cwd)
 		}
 		if err != nil {
-			return nil, usageError{err}
+			return nil, usageError{Err: err}
 		}
 		return f, nil
 	}
 	f, err := os.Open(arg)
 	if err != nil {
-		return nil, usageError{pathError(arg, err)}
+		return nil, usageError{Err: pathError(arg, err)}
 	}
 	return f, nil
 }
@@ -100,7 +100,7 @@ func (a *app) openSession(arg string) (*os.File, error) {
 func reduceSession(f *os.File, arg string) (*session.State, *session.Corruption, error) {
 	r, _, c, err := store.ReadSession(f, session.ReadHooks{})
 	if err != nil {
-		return nil, nil, usageError{pathError(arg, err)}
+		return nil, nil, usageError{Err: pathError(arg, err)}
 	}
 	if c != nil {
 		return nil, c, nil

@@ -35,7 +35,7 @@ session is corrupt, 2 when the file or the configuration cannot be used.`,
 			defer f.Close()
 			raw, err := os.ReadFile(currentPath)
 			if err != nil {
-				return usageError{pathError(currentPath, err)}
+				return usageError{Err: pathError(currentPath, err)}
 			}
 			current, err := recovery.DecodeCurrent(raw)
 			if err != nil {

@@ -36,7 +36,7 @@ repaired.`,
 			}
 			if err != nil {
 				fmt.Fprintf(a.stderr, "%s: %v\n", programName, err)
-				return exitError{exitFailed}
+				return exitError{Code: exitFailed}
 			}
 			fmt.Fprintf(a.stdout, "%s: %s\n", path, r.Why)
 			if r.Removed > 0 {

@@ -48,10 +48,10 @@ Exit status 0 when valid, 1 when corrupt (the valid prefix is shown).`,
 				err = w.Flush()
 			}
 			if err != nil {
-				return usageError{pathError(path, err)}
+				return usageError{Err: pathError(path, err)}
 			}
 			if c != nil {
-				return exitError{exitFailed}
+				return exitError{Code: exitFailed}
 			}
 			return nil
 		},

@@ -45,7 +45,7 @@ only read: a torn tail is reported through repairedLength, never cut.`,
 				return fmt.Errorf("print state of %s: %w", args[0], err)
 			}
 			if c != nil {
-				return exitError{exitFailed}
+				return exitError{Code: exitFailed}
 			}
 			return nil
 		},

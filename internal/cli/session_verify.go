@@ -34,11 +34,11 @@ Exit status 0 when valid, 1 when corrupt.`,
 			defer f.Close()
 			v, err := verifySession(f)
 			if err != nil {
-				return usageError{pathError(f.Name(), err)}
+				return usageError{Err: pathError(f.Name(), err)}
 			}
 			writeVerify(a.stdout, v)
 			if v.c != nil {
-				return exitError{exitFailed}
+				return exitError{Code: exitFailed}
 			}
 			return nil
 		},

@@ -60,7 +60,7 @@ func loadSettings(io stdio, cwd string, fl *pflag.FlagSet) (stdio, error) {
 	}
 	s, err := config.Load(config.Options{WorkDir: cwd, Getenv: io.getenv, Flags: given})
 	if err != nil {
-		return io, usageError{err} // a settings file that cannot be used
+		return io, usageError{Err: err} // a settings file that cannot be used
 	}
 	// Like the catalog's tokens at start (Program).
 	io.conceal(s.TokenEnvNames())
