@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
+	"github.com/tiny-agent/tiny-go/internal/eval"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/prompt"
@@ -521,4 +523,16 @@ func (a *runner) configure() error {
 	}
 	// Last: nothing after it may fail, so the sandbox is always closed.
 	return a.newSandbox()
+}
+
+// evalHTTPClient is the model HTTP client of a tiny-go process that an eval
+// started (recording, replaying or counting its requests); nil otherwise.
+func evalHTTPClient(getenv func(string) string, secretVars []string) (*http.Client, error) {
+	var secrets []string
+	for _, name := range secretVars {
+		if v := getenv(name); v != "" {
+			secrets = append(secrets, v)
+		}
+	}
+	return eval.ChildHTTPClient(getenv, secrets)
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
+	"github.com/tiny-agent/tiny-go/internal/cli/evalcmd"
 )
 
 // Exit codes.
@@ -110,7 +111,7 @@ Without a prompt it is interactive; with one it runs it and exits.`,
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newSessionCommand(a))
 	root.AddCommand(newMCPCommand(a))
-	root.AddCommand(newEvalCommand(a))
+	root.AddCommand(evalcmd.NewCommand(a.factory()))
 	root.AddCommand(newConfigCommand(a))
 	root.AddCommand(newACPCommand(a))
 	root.AddCommand(newLSPCommand(a))
