@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/cli/evalcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/fleetcmd"
 )
 
 // Exit codes.
@@ -72,7 +73,7 @@ type app struct {
 
 // factory is what a command package is handed (cmdutil.Factory).
 func (a *app) factory() *cmdutil.Factory {
-	return &cmdutil.Factory{Stdin: a.stdin, Stdout: a.stdout, Stderr: a.stderr, Getenv: a.getenv, WorkDir: a.workDir, Now: time.Now}
+	return &cmdutil.Factory{Stdin: a.stdin, Stdout: a.stdout, Stderr: a.stderr, Getenv: a.getenv, WorkDir: a.workDir, Cwd: func() string { return a.cwd }, Now: time.Now}
 }
 
 // stdio is the process's standard streams and environment.
@@ -117,7 +118,7 @@ Without a prompt it is interactive; with one it runs it and exits.`,
 	root.AddCommand(newLSPCommand(a))
 	configureRun(a, root)
 	configureManners(a, root)
-	configureFleet(a, root)
+	fleetcmd.Configure(a.factory(), root)
 	addHeadlessFlags(root.Flags()) // last: see headless.go
 	addIgnoredSDKFlags(root.Flags())
 	return root

@@ -31,6 +31,9 @@ type Factory struct {
 	// WorkDir is --cwd made absolute, or the process's working directory;
 	// known only once the flags are parsed, so it is a function.
 	WorkDir func() (string, error)
+	// Cwd is --cwd as given ("" without it), for a command that hands it
+	// on unresolved.
+	Cwd func() string
 	// Now is the clock.
 	Now func() time.Time
 }
