@@ -85,25 +85,46 @@ func (a *Agent) send(ctx context.Context, r *run, op *session.Operation, p recov
 	return s, nil
 }
 
-// assistantStep is the step executor of a run: one model request, settled
-// as one transaction (entry + usage, plus the terminal when the reply is
-// final). A context-overflow rejection hands the run to the compaction
-// chain instead of failing it.
+// assistantStep is the step executor of a run, in its phases: the request
+// is built from the state and streamed (streamReply), then settled as one
+// transaction: a failed request (settleFailedRequest) or the reply
+// (settleAnswer: entry + usage, plus the terminal when the reply is final).
+// The tools the reply calls are the planner's next steps (toolStep).
 func (a *Agent) assistantStep(ctx context.Context, r *run, st *session.State, p recovery.StartStep) (*Result, error) {
-	op := st.Operation
-	s, err := a.send(ctx, r, op, p, a.assistantRequest(st))
+	s, err := a.streamReply(ctx, r, st, p)
 	if s == nil {
 		return nil, err
 	}
 	if s.err != nil {
-		var pe *provider.Error
-		if errors.As(s.err, &pe) && pe.Kind == provider.KindContextOverflow {
-			if res, handled, err := a.endForCompaction(ctx, r, st, s); handled || err != nil {
-				return res, err
-			}
-		}
-		return a.failStep(ctx, r, op, s, failureReason(s.err), errorType(s.err))
+		return a.settleFailedRequest(ctx, r, st, s)
 	}
+	return a.settleAnswer(ctx, r, st.Operation, p, s)
+}
+
+// streamReply builds the model request from the state, commits the
+// attempt and streams the reply (send).
+func (a *Agent) streamReply(ctx context.Context, r *run, st *session.State, p recovery.StartStep) (*sent, error) {
+	req := a.assistantRequest(st)
+	return a.send(ctx, r, st.Operation, p, req)
+}
+
+// settleFailedRequest settles a request the provider failed: a context
+// overflow hands the run to the compaction chain instead of failing it;
+// anything else fails the step.
+func (a *Agent) settleFailedRequest(ctx context.Context, r *run, st *session.State, s *sent) (*Result, error) {
+	var pe *provider.Error
+	if errors.As(s.err, &pe) && pe.Kind == provider.KindContextOverflow {
+		if res, handled, err := a.endForCompaction(ctx, r, st, s); handled || err != nil {
+			return res, err
+		}
+	}
+	return a.failStep(ctx, r, st.Operation, s, failureReason(s.err), errorType(s.err))
+}
+
+// settleAnswer settles a reply: one that is not a valid reply fails the
+// step, one with too many tool calls is refused (tooManyCalls); otherwise
+// its entry, usage and, when final, the terminal are committed together.
+func (a *Agent) settleAnswer(ctx context.Context, r *run, op *session.Operation, p recovery.StartStep, s *sent) (*Result, error) {
 	resp := s.resp
 	if reason := invalidReply(resp, p.StepKind); reason != "" {
 		errType := "invalid_response"
