@@ -21,70 +21,6 @@ type sent struct {
 	err  error // a provider error; the attempt still needs settling
 }
 
-// send commits the stepAttempt of a planned step and performs its request.
-// It returns nil when nothing is left to settle here: an abort is durable
-// (the planner closes the attempt), or this process is stopping (err is
-// ctx.Err(); the attempt stays open for the next resume).
-func (a *Agent) send(ctx context.Context, r *run, op *session.Operation, p recovery.StartStep, req provider.Request) (*sent, error) {
-	stepID := p.StepID
-	if stepID == "" {
-		stepID = a.cfg.NewID()
-	}
-	rec := &session.StepAttempt{
-		OperationID:           op.OperationID,
-		StepID:                stepID,
-		AttemptID:             a.cfg.NewID(),
-		StepKind:              p.StepKind,
-		Attempt:               p.Attempt,
-		ContextThroughEntryID: p.ContextThroughEntryID,
-		ConfigurationSnapshot: a.conf.snapshot,
-		ConfigurationDigest:   a.conf.digest,
-	}
-	phase := session.PhaseModel
-	if p.StepKind == session.StepCompaction {
-		phase = session.PhaseCompact
-	}
-	info := ModelInfo{OperationID: op.OperationID, Kind: op.Kind, StepID: stepID, AttemptID: rec.AttemptID, Attempt: p.Attempt, Recovery: r.recovery}
-	if aborted, err := a.commit(ctx, []session.Fact{{Record: rec}}, ModelStarted{Model: info}); err != nil || aborted {
-		if err != nil {
-			return nil, fmt.Errorf("commit step attempt: %w", err)
-		}
-		return nil, nil // an abort is durable; the planner reconciles it
-	}
-	r.ownAttempts[rec.AttemptID] = info
-	ap, pctx, ok := a.enter(ctx, phase, "")
-	if !ok {
-		return nil, nil // the planner closes the attempt (aborted)
-	}
-	started := a.cfg.Now()
-	onDelta := func(d provider.Delta) {
-		switch {
-		case d.Retry != nil:
-			a.emit(ModelRetrying{Model: info, Wait: *d.Retry})
-		case p.StepKind != session.StepAssistant:
-			// A summary is not shown as it streams.
-		case d.Reasoning != "":
-			a.emit(ModelReasoningDelta{Text: d.Reasoning})
-		case d.Content != "":
-			a.emit(ModelDelta{Text: d.Content})
-		}
-	}
-	resp, err := a.cfg.Provider.Stream(pctx, req, onDelta)
-	a.end(ap)
-	s := &sent{info: info, dur: a.cfg.Now().Sub(started), resp: resp, err: err}
-	if err != nil {
-		if a.abortDurable() {
-			return nil, nil // closeAttempt(aborted) comes from the planner
-		}
-		if ctx.Err() != nil {
-			// Hard stop of this process without an abort: leave the attempt
-			// open; the next resume decides (retry once).
-			return nil, ctx.Err()
-		}
-	}
-	return s, nil
-}
-
 // assistantStep is the step executor of a run, in its phases: the request
 // is built from the state and streamed (streamReply), then settled as one
 // transaction: a failed request (settleFailedRequest) or the reply
@@ -99,26 +35,6 @@ func (a *Agent) assistantStep(ctx context.Context, r *run, st *session.State, p 
 		return a.settleFailedRequest(ctx, r, st, s)
 	}
 	return a.settleAnswer(ctx, r, st.Operation, p, s)
-}
-
-// streamReply builds the model request from the state, commits the
-// attempt and streams the reply (send).
-func (a *Agent) streamReply(ctx context.Context, r *run, st *session.State, p recovery.StartStep) (*sent, error) {
-	req := a.assistantRequest(st)
-	return a.send(ctx, r, st.Operation, p, req)
-}
-
-// settleFailedRequest settles a request the provider failed: a context
-// overflow hands the run to the compaction chain instead of failing it;
-// anything else fails the step.
-func (a *Agent) settleFailedRequest(ctx context.Context, r *run, st *session.State, s *sent) (*Result, error) {
-	var pe *provider.Error
-	if errors.As(s.err, &pe) && pe.Kind == provider.KindContextOverflow {
-		if res, handled, err := a.endForCompaction(ctx, r, st, s); handled || err != nil {
-			return res, err
-		}
-	}
-	return a.failStep(ctx, r, st.Operation, s, failureReason(s.err), errorType(s.err))
 }
 
 // settleAnswer settles a reply: one that is not a valid reply fails the
