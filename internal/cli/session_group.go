@@ -31,8 +31,8 @@ and writes a fork; fork writes a new session.`,
 		sessioncmd.NewPlanCommand(f),
 		sessioncmd.NewVerifyCommand(f),
 		sessioncmd.NewRepairCommand(f),
-		newSessionAbortCommand(a),
-		newSessionForkCommand(a),
+		sessioncmd.NewAbortCommand(f),
+		sessioncmd.NewForkCommand(f),
 		newSessionRewindCommand(a),
 	)
 	return cmd
