@@ -20,6 +20,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/cli/evalcmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/fleetcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/lspcmd"
 )
 
 // Exit codes.
@@ -73,7 +74,23 @@ type app struct {
 
 // factory is what a command package is handed (cmdutil.Factory).
 func (a *app) factory() *cmdutil.Factory {
-	return &cmdutil.Factory{Stdin: a.stdin, Stdout: a.stdout, Stderr: a.stderr, Getenv: a.getenv, WorkDir: a.workDir, Cwd: func() string { return a.cwd }, Now: time.Now}
+	return &cmdutil.Factory{Stdin: a.stdin, Stdout: a.stdout, Stderr: a.stderr, Getenv: a.getenv, WorkDir: a.workDir, Cwd: func() string { return a.cwd }, Now: time.Now,
+		Config: a.config}
+}
+
+// config is the configuration in effect for cmd (cmdutil.Config).
+func (a *app) config(cmd *cobra.Command) (cmdutil.Config, error) {
+	io, cwd, err := a.settingsHere(cmd)
+	if err != nil {
+		return cmdutil.Config{}, err
+	}
+	return cmdutil.Config{Cwd: cwd, Getenv: io.getenv, Settings: io.settings}, nil
+}
+
+// group makes cmd a group: run alone it names its commands (runGroup).
+func group(a *app, cmd *cobra.Command) *cobra.Command {
+	cmd.RunE = runGroup(a)
+	return cmd
 }
 
 // stdio is the process's standard streams and environment.
@@ -115,7 +132,7 @@ Without a prompt it is interactive; with one it runs it and exits.`,
 	root.AddCommand(evalcmd.NewCommand(a.factory()))
 	root.AddCommand(newConfigCommand(a))
 	root.AddCommand(newACPCommand(a))
-	root.AddCommand(newLSPCommand(a))
+	root.AddCommand(group(a, lspcmd.NewCommand(a.factory())))
 	configureRun(a, root)
 	configureManners(a, root)
 	fleetcmd.Configure(a.factory(), root)

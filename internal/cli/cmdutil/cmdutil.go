@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tiny-agent/tiny-go/internal/config"
 )
 
 // Exit codes (docs/cli.md): 0 success; 1 the operation failed, was
@@ -36,6 +38,19 @@ type Factory struct {
 	Cwd func() string
 	// Now is the clock.
 	Now func() time.Time
+	// Config is the configuration a command of cmd works with: the
+	// working directory, the settings files merged with the environment
+	// and cmd's setting flags.
+	Config func(cmd *cobra.Command) (Config, error)
+}
+
+// Config is the configuration in effect for a command.
+type Config struct {
+	Cwd string
+	// Getenv is the environment with the settings files' values standing
+	// in for unset variables.
+	Getenv   func(string) string
+	Settings *config.Settings
 }
 
 // UsageError is a mistake in how tiny-go was invoked: exit code 2.
