@@ -417,7 +417,8 @@ type assembly struct {
 // configuration, attaches the session, connects the MCP servers and builds
 // the agent with its provider, tools, hooks, language servers, approval,
 // sandbox, checkpoints and observers. Subagents are built by the
-// assembled runner's children (task.go) on its provider, hooks and tools;
+// assembled runner's children (children.agent, below) on its provider,
+// hooks and tools;
 // a fleet worker and an eval run tiny-go itself, so they come here too.
 // The caller closes the runner; a runner that failed to start is closed.
 func assemble(ctx context.Context, s assembly) (*runner, error) {
