@@ -517,3 +517,16 @@ func nonNil(s []string) []string {
 	}
 	return s
 }
+
+// settleFailedRequest settles a request the provider failed: a context
+// overflow hands the run to the compaction chain instead of failing it;
+// anything else fails the step.
+func (a *Agent) settleFailedRequest(ctx context.Context, r *run, st *session.State, s *sent) (*Result, error) {
+	var pe *provider.Error
+	if errors.As(s.err, &pe) && pe.Kind == provider.KindContextOverflow {
+		if res, handled, err := a.endForCompaction(ctx, r, st, s); handled || err != nil {
+			return res, err
+		}
+	}
+	return a.failStep(ctx, r, st.Operation, s, failureReason(s.err), errorType(s.err))
+}

@@ -1,9 +1,13 @@
 package agent
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tiny-agent/tiny-go/internal/provider"
+	"github.com/tiny-agent/tiny-go/internal/recovery"
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
@@ -85,4 +89,75 @@ func (a *Agent) assistantRequest(st *session.State) provider.Request {
 	}
 	msgs := a.wire.messages(a.cfg.SystemPrompt, st.ActiveContext, st.ActiveEntryIDs, a.cfg.Reasoning.Details, a.cfg.Images)
 	return provider.Request{Model: a.cfg.Model, Messages: msgs, Tools: a.conf.wire}
+}
+
+// send commits the stepAttempt of a planned step and performs its request.
+// It returns nil when nothing is left to settle here: an abort is durable
+// (the planner closes the attempt), or this process is stopping (err is
+// ctx.Err(); the attempt stays open for the next resume).
+func (a *Agent) send(ctx context.Context, r *run, op *session.Operation, p recovery.StartStep, req provider.Request) (*sent, error) {
+	stepID := p.StepID
+	if stepID == "" {
+		stepID = a.cfg.NewID()
+	}
+	rec := &session.StepAttempt{
+		OperationID:           op.OperationID,
+		StepID:                stepID,
+		AttemptID:             a.cfg.NewID(),
+		StepKind:              p.StepKind,
+		Attempt:               p.Attempt,
+		ContextThroughEntryID: p.ContextThroughEntryID,
+		ConfigurationSnapshot: a.conf.snapshot,
+		ConfigurationDigest:   a.conf.digest,
+	}
+	phase := session.PhaseModel
+	if p.StepKind == session.StepCompaction {
+		phase = session.PhaseCompact
+	}
+	info := ModelInfo{OperationID: op.OperationID, Kind: op.Kind, StepID: stepID, AttemptID: rec.AttemptID, Attempt: p.Attempt, Recovery: r.recovery}
+	if aborted, err := a.commit(ctx, []session.Fact{{Record: rec}}, ModelStarted{Model: info}); err != nil || aborted {
+		if err != nil {
+			return nil, fmt.Errorf("commit step attempt: %w", err)
+		}
+		return nil, nil // an abort is durable; the planner reconciles it
+	}
+	r.ownAttempts[rec.AttemptID] = info
+	ap, pctx, ok := a.enter(ctx, phase, "")
+	if !ok {
+		return nil, nil // the planner closes the attempt (aborted)
+	}
+	started := a.cfg.Now()
+	onDelta := func(d provider.Delta) {
+		switch {
+		case d.Retry != nil:
+			a.emit(ModelRetrying{Model: info, Wait: *d.Retry})
+		case p.StepKind != session.StepAssistant:
+			// A summary is not shown as it streams.
+		case d.Reasoning != "":
+			a.emit(ModelReasoningDelta{Text: d.Reasoning})
+		case d.Content != "":
+			a.emit(ModelDelta{Text: d.Content})
+		}
+	}
+	resp, err := a.cfg.Provider.Stream(pctx, req, onDelta)
+	a.end(ap)
+	s := &sent{info: info, dur: a.cfg.Now().Sub(started), resp: resp, err: err}
+	if err != nil {
+		if a.abortDurable() {
+			return nil, nil // closeAttempt(aborted) comes from the planner
+		}
+		if ctx.Err() != nil {
+			// Hard stop of this process without an abort: leave the attempt
+			// open; the next resume decides (retry once).
+			return nil, ctx.Err()
+		}
+	}
+	return s, nil
+}
+
+// streamReply builds the model request from the state, commits the
+// attempt and streams the reply (send).
+func (a *Agent) streamReply(ctx context.Context, r *run, st *session.State, p recovery.StartStep) (*sent, error) {
+	req := a.assistantRequest(st)
+	return a.send(ctx, r, st.Operation, p, req)
 }

@@ -21,89 +21,26 @@ type sent struct {
 	err  error // a provider error; the attempt still needs settling
 }
 
-// send commits the stepAttempt of a planned step and performs its request.
-// It returns nil when nothing is left to settle here: an abort is durable
-// (the planner closes the attempt), or this process is stopping (err is
-// ctx.Err(); the attempt stays open for the next resume).
-func (a *Agent) send(ctx context.Context, r *run, op *session.Operation, p recovery.StartStep, req provider.Request) (*sent, error) {
-	stepID := p.StepID
-	if stepID == "" {
-		stepID = a.cfg.NewID()
-	}
-	rec := &session.StepAttempt{
-		OperationID:           op.OperationID,
-		StepID:                stepID,
-		AttemptID:             a.cfg.NewID(),
-		StepKind:              p.StepKind,
-		Attempt:               p.Attempt,
-		ContextThroughEntryID: p.ContextThroughEntryID,
-		ConfigurationSnapshot: a.conf.snapshot,
-		ConfigurationDigest:   a.conf.digest,
-	}
-	phase := session.PhaseModel
-	if p.StepKind == session.StepCompaction {
-		phase = session.PhaseCompact
-	}
-	info := ModelInfo{OperationID: op.OperationID, Kind: op.Kind, StepID: stepID, AttemptID: rec.AttemptID, Attempt: p.Attempt, Recovery: r.recovery}
-	if aborted, err := a.commit(ctx, []session.Fact{{Record: rec}}, ModelStarted{Model: info}); err != nil || aborted {
-		if err != nil {
-			return nil, fmt.Errorf("commit step attempt: %w", err)
-		}
-		return nil, nil // an abort is durable; the planner reconciles it
-	}
-	r.ownAttempts[rec.AttemptID] = info
-	ap, pctx, ok := a.enter(ctx, phase, "")
-	if !ok {
-		return nil, nil // the planner closes the attempt (aborted)
-	}
-	started := a.cfg.Now()
-	onDelta := func(d provider.Delta) {
-		switch {
-		case d.Retry != nil:
-			a.emit(ModelRetrying{Model: info, Wait: *d.Retry})
-		case p.StepKind != session.StepAssistant:
-			// A summary is not shown as it streams.
-		case d.Reasoning != "":
-			a.emit(ModelReasoningDelta{Text: d.Reasoning})
-		case d.Content != "":
-			a.emit(ModelDelta{Text: d.Content})
-		}
-	}
-	resp, err := a.cfg.Provider.Stream(pctx, req, onDelta)
-	a.end(ap)
-	s := &sent{info: info, dur: a.cfg.Now().Sub(started), resp: resp, err: err}
-	if err != nil {
-		if a.abortDurable() {
-			return nil, nil // closeAttempt(aborted) comes from the planner
-		}
-		if ctx.Err() != nil {
-			// Hard stop of this process without an abort: leave the attempt
-			// open; the next resume decides (retry once).
-			return nil, ctx.Err()
-		}
-	}
-	return s, nil
-}
-
-// assistantStep is the step executor of a run: one model request, settled
-// as one transaction (entry + usage, plus the terminal when the reply is
-// final). A context-overflow rejection hands the run to the compaction
-// chain instead of failing it.
+// assistantStep is the step executor of a run, in its phases: the request
+// is built from the state and streamed (streamReply), then settled as one
+// transaction: a failed request (settleFailedRequest) or the reply
+// (settleAnswer: entry + usage, plus the terminal when the reply is final).
+// The tools the reply calls are the planner's next steps (toolStep).
 func (a *Agent) assistantStep(ctx context.Context, r *run, st *session.State, p recovery.StartStep) (*Result, error) {
-	op := st.Operation
-	s, err := a.send(ctx, r, op, p, a.assistantRequest(st))
+	s, err := a.streamReply(ctx, r, st, p)
 	if s == nil {
 		return nil, err
 	}
 	if s.err != nil {
-		var pe *provider.Error
-		if errors.As(s.err, &pe) && pe.Kind == provider.KindContextOverflow {
-			if res, handled, err := a.endForCompaction(ctx, r, st, s); handled || err != nil {
-				return res, err
-			}
-		}
-		return a.failStep(ctx, r, op, s, failureReason(s.err), errorType(s.err))
+		return a.settleFailedRequest(ctx, r, st, s)
 	}
+	return a.settleAnswer(ctx, r, st.Operation, p, s)
+}
+
+// settleAnswer settles a reply: one that is not a valid reply fails the
+// step, one with too many tool calls is refused (tooManyCalls); otherwise
+// its entry, usage and, when final, the terminal are committed together.
+func (a *Agent) settleAnswer(ctx context.Context, r *run, op *session.Operation, p recovery.StartStep, s *sent) (*Result, error) {
 	resp := s.resp
 	if reason := invalidReply(resp, p.StepKind); reason != "" {
 		errType := "invalid_response"

@@ -16,7 +16,6 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/acp"
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
-	"github.com/tiny-agent/tiny-go/internal/lifecycle"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/tools"
@@ -37,7 +36,7 @@ func newACPCommand(a *app) *cobra.Command {
 			if f.approval != "" {
 				m, err := approval.ParseMode(f.approval)
 				if err != nil {
-					return usageError{err}
+					return usageError{Err: err}
 				}
 				mode = m
 			}
@@ -123,16 +122,9 @@ func (b *acpBackend) Open(ctx context.Context, req acp.OpenRequest) (acp.Session
 	f.approval = string(approval.Ask)
 	f.json = true
 	f.mcp = append(slices.Clone(f.mcp), b.catalogServers(req.MCPNames)...)
-	r := &runner{io: io, flags: f, cwd: req.Cwd, embed: &embedding{host: req.Host}}
-	if err := r.configure(); err != nil {
-		return nil, err
-	}
-	if req.Host.Mode != nil {
-		r.mode = req.Host.Mode // the editor's mode (session/set_mode)
-	}
-	r.sink = lifecycle.NewTracker(lifecycle.Multi())
-	if err := r.start(ctx); err != nil {
-		r.close()
+	// The editor's mode (session/set_mode) is the session's.
+	r, err := assemble(ctx, assembly{io: io, flags: f, cwd: req.Cwd, embed: &embedding{host: req.Host}, mode: req.Host.Mode})
+	if err != nil {
 		return nil, err
 	}
 	return acpSession{r}, nil

@@ -24,7 +24,7 @@ func (a *runner) configureApproval() error {
 	}
 	m, err := approval.ParseMode(a.flags.approval)
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	a.approval = m
 	return nil

@@ -20,7 +20,6 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/attach"
 	"github.com/tiny-agent/tiny-go/internal/cctools"
 	"github.com/tiny-agent/tiny-go/internal/headless"
-	"github.com/tiny-agent/tiny-go/internal/lifecycle"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/tools"
 )
@@ -165,7 +164,7 @@ func (h *headlessFlags) options(fl *pflag.FlagSet, f *runFlags, args []string) (
 		MaxTurns: h.maxTurns, Allowed: h.allowed, Disallowed: h.disallowed, Prompt: strings.Join(args, " "),
 	}, version)
 	if err != nil {
-		return o, usageError{err}
+		return o, usageError{Err: err}
 	}
 	return o, h.selectTools(fl, f, o.Rules.Deny)
 }
@@ -175,7 +174,7 @@ func (h *headlessFlags) options(fl *pflag.FlagSet, f *runFlags, args []string) (
 func (h *headlessFlags) selectTools(fl *pflag.FlagSet, f *runFlags, deny []string) error {
 	set, err := tools.Select(f.plugins)
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	// todo_write and task (TodoWrite, Task) come and go together: a list
 	// that names neither, or a deny of either, leaves both out.
@@ -257,18 +256,13 @@ func runHeadless(ctx context.Context, io stdio, cwd string, f runFlags, h *headl
 
 	f.approval, f.json = "ask", true // the driver decides; stdout is the protocol's
 	quiet := stdio{stdin: strings.NewReader(""), stdout: io.stderr, stderr: io.stderr, getenv: io.getenv, settings: io.settings}
-	r := &runner{io: quiet, flags: f, cwd: cwd, hooks: hooks, embed: &embedding{host: acp.Host{Events: d.Events, Ask: d.Ask, Approve: d.Approve}, callbackHooks: true}}
-	if err := r.configure(); err != nil {
+	r, err := assemble(ctx, assembly{io: quiet, flags: f, cwd: cwd, hooks: hooks,
+		embed:       &embedding{host: acp.Host{Events: d.Events, Ask: d.Ask, Approve: d.Approve}, callbackHooks: true},
+		beforeStart: func(r *runner) error { return resumeOrFork(fl, r, d) }})
+	if err != nil {
 		return err
 	}
-	if err := resumeOrFork(fl, r, d); err != nil {
-		return err
-	}
-	r.sink = lifecycle.NewTracker(lifecycle.Multi())
 	defer r.close()
-	if err := r.start(ctx); err != nil {
-		return err
-	}
 	s := &headlessSession{r: r, baseModel: r.model}
 	system := h.system
 	if h.systemFile != "" {
@@ -298,7 +292,7 @@ func (a *runner) serveHeadless(ctx context.Context, d *headless.Driver, s *headl
 	signal.Notify(pipe, syscall.SIGPIPE)
 	defer signal.Stop(pipe)
 	if code := d.Serve(ctx, s); code != 0 {
-		return exitError{code: code}
+		return exitError{Code: code}
 	}
 	return nil
 }

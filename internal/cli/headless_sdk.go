@@ -57,7 +57,7 @@ func sdkMCPServers(fl *pflag.FlagSet, opt *headless.Options) (bool, error) {
 	}
 	names, others, err := headless.SDKServersOf(configs)
 	if err != nil {
-		return false, usageError{err}
+		return false, usageError{Err: err}
 	}
 	opt.SDKServers = names
 	return len(names) > 0 && len(others) == 0, nil
@@ -132,7 +132,7 @@ var refusedSDKFlags = map[string]string{
 func resumeOrFork(fl *pflag.FlagSet, r *runner, d *headless.Driver) error {
 	for _, name := range slices.Sorted(maps.Keys(refusedSDKFlags)) {
 		if fl.Changed(name) && fl.Lookup(name).Usage == ignoredUsage {
-			return exitError{code: d.Refuse(refusedSDKFlags[name])}
+			return exitError{Code: d.Refuse(refusedSDKFlags[name])}
 		}
 	}
 	if r.flags.session == "" {
@@ -143,7 +143,7 @@ func resumeOrFork(fl *pflag.FlagSet, r *runner, d *headless.Driver) error {
 	}
 	path, err := store.PathByID(r.cwd, r.flags.session)
 	if err != nil {
-		return exitError{code: d.Refuse(fmt.Sprintf("No conversation found with session ID: %s (in %s)", r.flags.session, r.cwd))}
+		return exitError{Code: d.Refuse(fmt.Sprintf("No conversation found with session ID: %s (in %s)", r.flags.session, r.cwd))}
 	}
 	if forkAsked(fl) {
 		return forkSession(r, path)

@@ -45,11 +45,11 @@ func (h interactiveHost) SetModel(id string) error {
 	if err := store.ReplaceSidecarFile(a.store.Path(), modelFile, []byte(id+"\n")); err != nil {
 		return fmt.Errorf("cannot record it beside the session: %w", err)
 	}
-	cfg := a.agent.Config()
-	cfg.Model = id
-	// A model that did not take images before may: send them again.
-	cfg.Images = (&imageLoader{cwd: a.cwd}).images
-	ag, err := agent.New(cfg)
+	ag, err := a.rebuiltAgent(func(cfg *agent.Config) {
+		cfg.Model = id
+		// A model that did not take images before may: send them again.
+		cfg.Images = (&imageLoader{cwd: a.cwd}).images
+	})
 	if err != nil {
 		return err
 	}

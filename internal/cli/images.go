@@ -101,8 +101,7 @@ func (a *runner) imageRejected(res agent.Result) agent.Result {
 		!strings.Contains(strings.ToLower(res.Error.Message), "image") || !holdsImages(a.store.State()) {
 		return res
 	}
-	cfg.Images = nil
-	ag, err := agent.New(cfg)
+	ag, err := a.rebuiltAgent(func(cfg *agent.Config) { cfg.Images = nil })
 	if err != nil {
 		return res
 	}

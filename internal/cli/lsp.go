@@ -4,16 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/spf13/cobra"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/cli/lspcmd"
 	"github.com/tiny-agent/tiny-go/internal/lsp"
 	"github.com/tiny-agent/tiny-go/internal/tools"
 )
@@ -47,7 +44,7 @@ func (a *runner) newLSP(env []string) (*lspState, error) {
 	if !lspOn(a.io.getenv, a.tools) {
 		return nil, nil
 	}
-	settings, err := lspSettings(a.io, a.cwd)
+	settings, err := lspcmd.Settings(a.io.settings, a.cwd)
 	if err != nil {
 		return nil, err
 	}
@@ -60,24 +57,6 @@ func (a *runner) newLSP(env []string) (*lspState, error) {
 		return a.recorder.Changed(ctx, id)
 	})
 	return st, nil
-}
-
-// lspSettings are the [lsp] tables of the settings files over the
-// project's .lsp.json (Claude Code's shape), over the defaults.
-func lspSettings(io stdio, cwd string) (lsp.Settings, error) {
-	s := lsp.DefaultSettings()
-	p := filepath.Join(cwd, ".lsp.json")
-	if data, err := os.ReadFile(p); err == nil {
-		if err := s.ApplyLSPJSON(data); err != nil {
-			return s, fmt.Errorf("%s: %w (fix it, or set TINY_LSP=off)", p, err)
-		}
-	}
-	for _, t := range io.settings.LSP() {
-		if err := s.ApplyTable(t.JSON); err != nil {
-			return s, fmt.Errorf("%s: %w (fix it, or set TINY_LSP=off)", t.Source, err)
-		}
-	}
-	return s, nil
 }
 
 // tools is the diagnostics tool, if the servers are on.
@@ -118,73 +97,6 @@ func (l *lspState) close() {
 	if l != nil {
 		l.manager.Close()
 	}
-}
-
-func newLSPCommand(a *app) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "lsp",
-		Short: "Language servers: which are in effect and which run (docs/lsp.md)",
-		RunE:  runGroup(a),
-	}
-	var asJSON bool
-	status := &cobra.Command{
-		Use:   "status",
-		Short: "Show the language servers in effect and those the tiny-go processes of this directory run",
-		Example: `  tiny-go lsp status
-  tiny-go lsp status --json`,
-		Args: exactArgs(0, "no arguments"),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			io, cwd, err := a.settingsHere(cmd)
-			if err != nil {
-				return err
-			}
-			return lspStatus(io, cwd, asJSON)
-		},
-	}
-	status.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
-	cmd.AddCommand(status)
-	return cmd
-}
-
-// lspStatus prints the servers in effect and those running.
-func lspStatus(io stdio, cwd string, asJSON bool) error {
-	settings, err := lspSettings(io, cwd)
-	if err != nil {
-		return err
-	}
-	servers := settings.Servers(nil)
-	var missing []lsp.Missing
-	if strings.EqualFold(strings.TrimSpace(io.getenv("TINY_LSP")), "off") {
-		servers = nil
-	} else if !asJSON {
-		missing = lsp.ProjectMissing(cwd, settings.Missing(nil))
-	}
-	running, err := lsp.ReadStatus(cwd)
-	if err != nil {
-		return err
-	}
-	if asJSON {
-		type server struct {
-			Name      string            `json:"name"`
-			Command   []string          `json:"command"`
-			Languages map[string]string `json:"languages"`
-		}
-		out := struct {
-			Servers []server     `json:"servers"`
-			Running []lsp.Status `json:"running"`
-		}{Servers: []server{}, Running: running}
-		for _, s := range servers {
-			out.Servers = append(out.Servers, server{s.Name, s.Command, s.Languages})
-		}
-		if out.Running == nil {
-			out.Running = []lsp.Status{}
-		}
-		return json.NewEncoder(io.stdout).Encode(out)
-	}
-	for _, l := range lsp.StatusLines(cwd, servers, missing, running) {
-		fmt.Fprintln(io.stdout, l)
-	}
-	return nil
 }
 
 // Diagnostics is /diagnostics: what the diagnostics tool would tell the

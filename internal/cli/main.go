@@ -14,16 +14,21 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
+	"github.com/tiny-agent/tiny-go/internal/cli/evalcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/fleetcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/lspcmd"
 )
 
 // Exit codes.
 const (
-	exitOK      = 0
-	exitFailed  = 1
-	exitUsage   = 2
-	programName = "tiny-go"
+	exitOK      = cmdutil.ExitOK
+	exitFailed  = cmdutil.ExitFailed
+	exitUsage   = cmdutil.ExitUsage
+	programName = cmdutil.ProgramName
 )
 
 // version is reported by --version.
@@ -67,6 +72,27 @@ type app struct {
 	hooks *testHooks
 }
 
+// factory is what a command package is handed (cmdutil.Factory).
+func (a *app) factory() *cmdutil.Factory {
+	return &cmdutil.Factory{Stdin: a.stdin, Stdout: a.stdout, Stderr: a.stderr, Getenv: a.getenv, WorkDir: a.workDir, Cwd: func() string { return a.cwd }, Now: time.Now,
+		Config: a.config}
+}
+
+// config is the configuration in effect for cmd (cmdutil.Config).
+func (a *app) config(cmd *cobra.Command) (cmdutil.Config, error) {
+	io, cwd, err := a.settingsHere(cmd)
+	if err != nil {
+		return cmdutil.Config{}, err
+	}
+	return cmdutil.Config{Cwd: cwd, Getenv: io.getenv, Settings: io.settings}, nil
+}
+
+// group makes cmd a group: run alone it names its commands (runGroup).
+func group(a *app, cmd *cobra.Command) *cobra.Command {
+	cmd.RunE = runGroup(a)
+	return cmd
+}
+
 // stdio is the process's standard streams and environment.
 func (a *app) stdio() stdio {
 	return stdio{stdin: a.stdin, stdout: a.stdout, stderr: a.stderr, getenv: a.getenv}
@@ -103,33 +129,28 @@ Without a prompt it is interactive; with one it runs it and exits.`,
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newSessionCommand(a))
 	root.AddCommand(newMCPCommand(a))
-	root.AddCommand(newEvalCommand(a))
+	root.AddCommand(evalcmd.NewCommand(a.factory()))
 	root.AddCommand(newConfigCommand(a))
 	root.AddCommand(newACPCommand(a))
-	root.AddCommand(newLSPCommand(a))
+	root.AddCommand(group(a, lspcmd.NewCommand(a.factory())))
 	configureRun(a, root)
 	configureManners(a, root)
-	configureFleet(a, root)
+	fleetcmd.Configure(a.factory(), root)
 	addHeadlessFlags(root.Flags()) // last: see headless.go
 	addIgnoredSDKFlags(root.Flags())
 	return root
 }
 
-// usageError is a mistake in how tiny-go was invoked: exit code 2.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
+// The errors that set the exit code are cmdutil's, shared with the
+// command packages.
+type (
+	usageError = cmdutil.UsageError
+	exitError  = cmdutil.ExitError
+)
 
 func usageErrorf(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
+	return cmdutil.UsageErrorf(format, args...)
 }
-
-// exitError ends the program with code after the command has already
-// reported what happened (e.g. printed a corrupt state).
-type exitError struct{ code int }
-
-func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 func (a *app) exitCode(err error) int {
 	if err == nil {
@@ -137,7 +158,7 @@ func (a *app) exitCode(err error) int {
 	}
 	var ee exitError
 	if errors.As(err, &ee) {
-		return ee.code
+		return ee.Code
 	}
 	fmt.Fprintf(a.stderr, "%s: %v\n", programName, oneLine(err.Error()))
 	var ue usageError
@@ -171,11 +192,4 @@ func oneLine(s string) string {
 
 // exactArgs is cobra.ExactArgs with a usage error that names what is
 // missing.
-func exactArgs(n int, what string) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if len(args) != n {
-			return usageErrorf("%s needs %s (see '%s --help')", cmd.CommandPath(), what, cmd.CommandPath())
-		}
-		return nil
-	}
-}
+func exactArgs(n int, what string) cobra.PositionalArgs { return cmdutil.ExactArgs(n, what) }

@@ -188,7 +188,7 @@ func runGroup(a *app) func(cmd *cobra.Command, args []string) error {
 		}
 		cmd.SetOut(a.stderr)
 		cmd.Help()
-		return exitError{exitUsage}
+		return exitError{Code: exitUsage}
 	}
 }
 

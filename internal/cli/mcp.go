@@ -175,7 +175,7 @@ func mcpList(ctx context.Context, io stdio, cwd string, asJSON bool) error {
 		return err
 	}
 	if !ok {
-		return usageError{errNoMCPServers}
+		return usageError{Err: errNoMCPServers}
 	}
 	// What a killed tiny-go left running here is stopped first; the
 	// servers started now are recorded like a run's commands.
@@ -237,7 +237,7 @@ func mcpList(ctx context.Context, io stdio, cwd string, asJSON bool) error {
 		printMCPList(io, catalog.Path, entries)
 	}
 	if failed > 0 {
-		return exitError{exitFailed}
+		return exitError{Code: exitFailed}
 	}
 	return nil
 }

@@ -35,11 +35,11 @@ func newMCPCallCommand(a *app) *cobra.Command {
 				return err
 			}
 			if !ok {
-				return usageError{errNoMCPServers}
+				return usageError{Err: errNoMCPServers}
 			}
 			servers, err := mcp.Select(c, args[:1])
 			if err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			sb, warning, err := sandbox.New(sandbox.Policy{Mode: sandbox.Workspace, WorkDir: cwd, Getenv: io.getenv})
 			if err != nil {
@@ -81,7 +81,7 @@ func mcpCallTool(ctx context.Context, io stdio, client *mcp.Client, args []strin
 		res := t.Run(ctx, input)
 		fmt.Fprintln(io.stdout, res.Content)
 		if res.IsError {
-			return exitError{exitFailed}
+			return exitError{Code: exitFailed}
 		}
 		return nil
 	}

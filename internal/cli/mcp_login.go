@@ -106,11 +106,11 @@ func mcpServerNamed(io stdio, cwd, name string) (mcp.Server, error) {
 		return mcp.Server{}, err
 	}
 	if !ok {
-		return mcp.Server{}, usageError{errNoMCPServers}
+		return mcp.Server{}, usageError{Err: errNoMCPServers}
 	}
 	servers, err := mcp.Select(c, []string{name})
 	if err != nil {
-		return mcp.Server{}, usageError{err}
+		return mcp.Server{}, usageError{Err: err}
 	}
 	if servers[0].Transport() != mcp.TransportHTTP {
 		return mcp.Server{}, usageErrorf("MCP %s is a %s server: only Streamable HTTP servers sign in with OAuth", name, servers[0].Transport())

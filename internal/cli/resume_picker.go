@@ -98,10 +98,10 @@ func forkLabel(path string) string {
 		if f, err := os.Open(path); err == nil {
 			var t turnLog
 			_ = eachTransaction(f, func(tx transaction) bool {
-				if len(tx.facts) > 0 && tx.facts[0].Seq > o.At {
+				if len(tx.Facts) > 0 && tx.Facts[0].Seq > o.At {
 					return false
 				}
-				t.add(tx.facts)
+				t.add(tx.Facts)
 				return true
 			})
 			f.Close()

@@ -58,12 +58,12 @@ func scanTurns(rd io.Reader, calls bool) (*turnScan, error) {
 		s.seqs = map[string]int64{}
 	}
 	err := eachTransaction(rd, func(tx transaction) bool {
-		s.add(tx.facts)
+		s.add(tx.Facts)
 		if !calls {
 			return true
 		}
-		for _, f := range tx.facts {
-			if ts, ok := f.Record.(*session.ToolStarted); ok && ts.ToolName != "read" && !settledAtStart(tx.facts, f.ID) {
+		for _, f := range tx.Facts {
+			if ts, ok := f.Record.(*session.ToolStarted); ok && ts.ToolName != "read" && !settledAtStart(tx.Facts, f.ID) {
 				s.calls = append(s.calls, startedCall{seq: f.Seq, id: strings.Clone(f.ID), tool: strings.Clone(ts.ToolName), toolCall: strings.Clone(ts.ToolCallID)})
 			}
 		}

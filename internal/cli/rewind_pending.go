@@ -59,7 +59,7 @@ func finishPendingRewind(ctx context.Context, path string, getenv func(string) s
 	}
 	capBytes, err := checkpointCap(getenv)
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	out, err := executeRewind(ctx, j, capBytes, true)
 	if err != nil {

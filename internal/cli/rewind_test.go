@@ -463,8 +463,8 @@ func TestForkInsideAnOpenOperationResumes(t *testing.T) {
 	}
 	var at int64
 	for _, tx := range committedTransactions(src) {
-		if _, ok := tx.facts[0].Record.(*session.ToolStarted); ok && at == 0 {
-			at = tx.facts[len(tx.facts)-1].Seq // the first tool call's intent
+		if _, ok := tx.Facts[0].Record.(*session.ToolStarted); ok && at == 0 {
+			at = tx.Facts[len(tx.Facts)-1].Seq // the first tool call's intent
 		}
 	}
 	code, out, stderr := c.main("", "session", "fork", id, "--at", strconv.FormatInt(at, 10))
@@ -590,7 +590,7 @@ func sessionTurns(data []byte) ([]userTurn, map[string]int64) {
 func committedTransactions(data []byte) []transaction {
 	var out []transaction
 	_ = eachTransaction(bytes.NewReader(data), func(tx transaction) bool {
-		tx.facts = slices.Clone(tx.facts)
+		tx.Facts = slices.Clone(tx.Facts)
 		out = append(out, tx)
 		return true
 	})

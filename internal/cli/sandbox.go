@@ -33,7 +33,7 @@ func (a *runner) newSandbox() error {
 	f := a.flags.sandbox
 	mode, err := sandbox.ParseMode(f.mode)
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	if f.network != "on" && f.network != "off" && f.network != "rules" {
 		return usageErrorf("--network must be on, off or rules, not %q", f.network)
@@ -54,7 +54,7 @@ func (a *runner) newSandbox() error {
 	}
 	sb, warning, err := sandbox.New(p)
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	if warning != "" {
 		fmt.Fprintln(a.io.stderr, warning)

@@ -52,7 +52,7 @@ file either put back or untouched; running it again finishes it.`,
 			defer release()
 			capBytes, err := checkpointCap(a.getenv)
 			if err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			j, err := pendingRewind(path)
 			if err != nil {

@@ -48,10 +48,10 @@ Exit status 0 when valid, 1 when corrupt (the valid prefix is shown).`,
 				err = w.Flush()
 			}
 			if err != nil {
-				return usageError{pathError(path, err)}
+				return usageError{Err: pathError(path, err)}
 			}
 			if c != nil {
-				return exitError{exitFailed}
+				return exitError{Code: exitFailed}
 			}
 			return nil
 		},
@@ -83,31 +83,7 @@ func writeShow(w io.Writer, f *os.File) (*session.State, *session.Corruption, []
 	for range cap(free) {
 		free <- &factChunk{}
 	}
-	go func() {
-		defer close(done)
-		var buf []byte
-		for ch := range full {
-			start := 0
-			for _, end := range ch.ends {
-				facts := ch.facts[start:end]
-				start = end
-				for _, f := range facts {
-					buf = writeFact(w, f, buf)
-				}
-				perOperation.add(facts)
-				n := len(turns.turns)
-				turns.add(facts)
-				for i := n; i < len(turns.turns); i++ {
-					// Keep only the excerpt writeUndoInfo prints (OneLine
-					// builds a string of its own): the prompt's page of
-					// the file need not be read again.
-					turns.turns[i].Prompt = store.OneLine(turns.turns[i].Prompt, undoPromptRunes)
-				}
-			}
-			ch.facts, ch.ends = ch.facts[:0], ch.ends[:0]
-			free <- ch
-		}
-	}()
+	go writeTimeline(w, full, free, done, &perOperation, &turns)
 	cur := <-free
 	hooks := session.ReadHooks{
 		Header: func(h session.Header) {
@@ -138,20 +114,55 @@ func writeShow(w io.Writer, f *os.File) (*session.State, *session.Corruption, []
 	var st *session.State
 	if c == nil {
 		st = r.State()
-		u := st.Usage
-		fmt.Fprintf(w, "usage: input %d, output %d, cacheRead %d, cacheWrite %d, cache hit %s\n", u.Input, u.Output, u.CacheRead, u.CacheWrite, cacheHit(u))
-		for _, line := range perOperation.lines() {
-			fmt.Fprintln(w, line)
-		}
-		fmt.Fprintf(w, "open operation: %s\n", describeOperation(st.Operation))
-		if read > st.RepairedLength {
-			fmt.Fprintf(w, "torn tail: %d uncommitted bytes after byte %d\n", read-st.RepairedLength, st.RepairedLength)
-		}
+		writeShowTotals(w, st, &perOperation, read)
 	}
 	if c != nil {
 		fmt.Fprintf(w, "corrupt: %s\n", c.Describe())
 	}
 	return st, c, turns.turns, nil
+}
+
+// writeTimeline writes the facts of the chunks that come full (handing
+// each back free), adding up the usage per operation and the user's
+// turns; it closes done when full is closed.
+func writeTimeline(w io.Writer, full <-chan *factChunk, free chan<- *factChunk, done chan<- struct{}, perOperation *operationUsage, turns *turnLog) {
+	defer close(done)
+	var buf []byte
+	for ch := range full {
+		start := 0
+		for _, end := range ch.ends {
+			facts := ch.facts[start:end]
+			start = end
+			for _, f := range facts {
+				buf = writeFact(w, f, buf)
+			}
+			perOperation.add(facts)
+			n := len(turns.turns)
+			turns.add(facts)
+			for i := n; i < len(turns.turns); i++ {
+				// Keep only the excerpt writeUndoInfo prints (OneLine
+				// builds a string of its own): the prompt's page of
+				// the file need not be read again.
+				turns.turns[i].Prompt = store.OneLine(turns.turns[i].Prompt, undoPromptRunes)
+			}
+		}
+		ch.facts, ch.ends = ch.facts[:0], ch.ends[:0]
+		free <- ch
+	}
+}
+
+// writeShowTotals ends session show: the usage, per operation too, the
+// open operation and a torn tail.
+func writeShowTotals(w io.Writer, st *session.State, perOperation *operationUsage, read int64) {
+	u := st.Usage
+	fmt.Fprintf(w, "usage: input %d, output %d, cacheRead %d, cacheWrite %d, cache hit %s\n", u.Input, u.Output, u.CacheRead, u.CacheWrite, cacheHit(u))
+	for _, line := range perOperation.lines() {
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintf(w, "open operation: %s\n", describeOperation(st.Operation))
+	if read > st.RepairedLength {
+		fmt.Fprintf(w, "torn tail: %d uncommitted bytes after byte %d\n", read-st.RepairedLength, st.RepairedLength)
+	}
 }
 
 // factChunk is applied transactions on their way to the timeline writer:

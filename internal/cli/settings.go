@@ -60,7 +60,7 @@ func loadSettings(io stdio, cwd string, fl *pflag.FlagSet) (stdio, error) {
 	}
 	s, err := config.Load(config.Options{WorkDir: cwd, Getenv: io.getenv, Flags: given})
 	if err != nil {
-		return io, usageError{err} // a settings file that cannot be used
+		return io, usageError{Err: err} // a settings file that cannot be used
 	}
 	// Like the catalog's tokens at start (Program).
 	io.conceal(s.TokenEnvNames())
@@ -235,48 +235,7 @@ func printSettings(io stdio, asJSON bool, hookCfg *hooks.Config, perms *permissi
 		}
 	}
 	if asJSON {
-		type from struct {
-			config.Setting
-			From string `json:"from"`
-		}
-		out := struct {
-			Files      []config.FileInfo  `json:"files"`
-			Settings   []from             `json:"settings"`
-			MCPCatalog string             `json:"mcpCatalog,omitzero"`
-			MCPServers []mcpServerSetting `json:"mcpServers"`
-			Hooks      []hooks.Hook       `json:"hooks"`
-			Problems   []string           `json:"hookProblems,omitzero"`
-			// Permissions are Claude Code's permission rules, each with
-			// its file.
-			Permissions *permissions.Settings `json:"permissions"`
-			// Instructions are the instruction files the system prompt
-			// holds, with their sizes.
-			Instructions []instructionFile `json:"instructions"`
-		}{Files: s.Files, MCPServers: servers, Hooks: hookCfg.Hooks, Problems: hookCfg.Problems, Permissions: perms,
-			Instructions: instructionFiles(extra.instructions)}
-		if perms.Rules == nil {
-			perms.Rules = []permissions.Rule{}
-		}
-		if out.Hooks == nil {
-			out.Hooks = []hooks.Hook{}
-		}
-		if out.Files == nil {
-			out.Files = []config.FileInfo{}
-		}
-		if out.MCPServers == nil {
-			out.MCPServers = []mcpServerSetting{}
-		}
-		for _, v := range all {
-			out.Settings = append(out.Settings, from{v, v.Source.String()})
-		}
-		if mcpSource.Kind == config.Env {
-			out.MCPCatalog = io.getenv(mcp.ConfigEnv)
-		}
-		if err := json.MarshalWrite(io.stdout, out, jsontext.WithIndent("  ")); err != nil {
-			return err
-		}
-		fmt.Fprintln(io.stdout)
-		return nil
+		return printSettingsJSON(io, all, servers, mcpSource, hookCfg, perms, extra)
 	}
 	for _, f := range s.Files {
 		state := ""
@@ -319,6 +278,54 @@ func printSettings(io stdio, asJSON bool, hookCfg *hooks.Config, perms *permissi
 		return err
 	}
 	return printInstructions(io.stdout, extra.instructions, extra.instructionsErr)
+}
+
+// printSettingsJSON is settings --json: the files, every setting with
+// where it came from, the MCP servers, hooks, permissions and instruction
+// files.
+func printSettingsJSON(io stdio, all []config.Setting, servers []mcpServerSetting, mcpSource config.Source, hookCfg *hooks.Config, perms *permissions.Settings, extra configExtras) error {
+	type from struct {
+		config.Setting
+		From string `json:"from"`
+	}
+	out := struct {
+		Files      []config.FileInfo  `json:"files"`
+		Settings   []from             `json:"settings"`
+		MCPCatalog string             `json:"mcpCatalog,omitzero"`
+		MCPServers []mcpServerSetting `json:"mcpServers"`
+		Hooks      []hooks.Hook       `json:"hooks"`
+		Problems   []string           `json:"hookProblems,omitzero"`
+		// Permissions are Claude Code's permission rules, each with
+		// its file.
+		Permissions *permissions.Settings `json:"permissions"`
+		// Instructions are the instruction files the system prompt
+		// holds, with their sizes.
+		Instructions []instructionFile `json:"instructions"`
+	}{Files: io.settings.Files, MCPServers: servers, Hooks: hookCfg.Hooks, Problems: hookCfg.Problems, Permissions: perms,
+		Instructions: instructionFiles(extra.instructions)}
+	if perms.Rules == nil {
+		perms.Rules = []permissions.Rule{}
+	}
+	if out.Hooks == nil {
+		out.Hooks = []hooks.Hook{}
+	}
+	if out.Files == nil {
+		out.Files = []config.FileInfo{}
+	}
+	if out.MCPServers == nil {
+		out.MCPServers = []mcpServerSetting{}
+	}
+	for _, v := range all {
+		out.Settings = append(out.Settings, from{v, v.Source.String()})
+	}
+	if mcpSource.Kind == config.Env {
+		out.MCPCatalog = io.getenv(mcp.ConfigEnv)
+	}
+	if err := json.MarshalWrite(io.stdout, out, jsontext.WithIndent("  ")); err != nil {
+		return err
+	}
+	fmt.Fprintln(io.stdout)
+	return nil
 }
 
 // conceal takes the variables names out of the environment that commands

@@ -30,7 +30,7 @@ func flagError(cmd *cobra.Command, err error) error {
 	}
 	typed, ok := strings.CutPrefix(msg, "unknown flag: --")
 	if !ok {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	typed, _, _ = strings.Cut(typed, "=")
 	best, bestDist := "", 0
@@ -49,7 +49,7 @@ func flagError(cmd *cobra.Command, err error) error {
 		if h := promptHint(cmd); h != "" {
 			return usageErrorf("%s (see %s --help%s)", msg, programName, h)
 		}
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	return usageErrorf("%s (did you mean --%s?)", msg, best)
 }

@@ -9,12 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/agents"
 	"github.com/tiny-agent/tiny-go/internal/hooks"
-	"github.com/tiny-agent/tiny-go/internal/planmode"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/tools"
@@ -209,48 +206,6 @@ func (c *children) model(d agents.Definition) string {
 		return d.Model
 	}
 	return c.a.model
-}
-
-// agent builds the child's agent: only the tools its definition lists
-// (never task, unless the depth limit allows), its body as the system
-// prompt, progress shown as whole lines under the parent's call.
-func (c *children) agent(st *store.Store, depth int, d agents.Definition, hr *hooks.Runner) (*agent.Agent, error) {
-	var ts []tools.Tool
-	for _, t := range c.tools {
-		name := t.Definition().Name
-		if name == agents.ToolName || !d.Offers(name) {
-			continue
-		}
-		ts = append(ts, t)
-	}
-	if d.ReadOnlyBash {
-		ts = planmode.Wrap(ts, planmode.Config{Planning: func() bool { return true }, ReadOnlyBash: c.readOnly})
-	}
-	if depth+1 < c.maxDepth && d.MayDelegate() {
-		path, id := st.Path(), st.ID()
-		ts = append(ts, agents.NewTool(c.defs, c.runner(func() (string, string) { return path, id }, depth+1)))
-	}
-	names := make([]string, len(ts))
-	for i, t := range ts {
-		names[i] = t.Definition().Name
-	}
-	system := d.Prompt + "\n\nWorking directory: " + c.a.cwd + "\nTools offered to you: " + strings.Join(names, ", ") + "."
-	label := d.Name
-	return agent.New(agent.Config{
-		Log:                 st,
-		Provider:            c.a.watch,
-		Tools:               ts,
-		Model:               c.model(d),
-		SystemPrompt:        system,
-		EnvironmentIdentity: c.envID,
-		NewID:               func() string { return uuid.Must(uuid.NewV7()).String() },
-		Events:              func(ev agent.Event) { c.show(label, ev); c.rollUp(ev) },
-		Scrub:               c.a.scrubber(nil),
-		Approve:             c.serialApprove(),
-		Hooks:               c.a.permissionHooks(agentHooks(hr)),
-		Identity:            c.a.wire.identity(),
-		MaxToolCalls:        c.a.flags.maxToolCalls,
-	})
 }
 
 // serialApprove puts the children's questions to the user one at a time.

@@ -1,22 +1,15 @@
 package eval
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
-
-	"github.com/tiny-agent/tiny-go/internal/provider"
 )
 
 // Defaults of Config.
@@ -107,7 +100,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	started := time.Now()
-	type job struct{ task, rep int }
 	var jobs []job
 	for t := range cfg.Tasks {
 		for r := 1; r <= cfg.Repeat; r++ {
@@ -127,6 +119,38 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		runs = fmt.Sprintf(" × %d", cfg.Repeat)
 	}
 	fmt.Fprintf(cfg.Progress, "eval: %d tasks%s, %d at a time, %s\n", len(cfg.Tasks), runs, cfg.Parallel, cfg.mode())
+	cfg.runJobs(ctx, jobs, results, done)
+
+	rep := &Report{
+		Version:  ReportVersion,
+		Started:  started.UTC().Format(time.RFC3339),
+		WallMs:   time.Since(started).Milliseconds(),
+		Mode:     cfg.mode(),
+		Model:    cfg.Model,
+		Repeat:   cfg.Repeat,
+		Parallel: cfg.Parallel,
+	}
+	for i, t := range cfg.Tasks {
+		var runs []RunResult
+		for r := range cfg.Repeat {
+			if done[i][r] {
+				runs = append(runs, results[i][r])
+			}
+		}
+		if len(runs) > 0 {
+			rep.Tasks = append(rep.Tasks, summarize(t.Name, runs))
+		}
+	}
+	rep.Interrupted = ctx.Err() != nil
+	return rep, nil
+}
+
+// job is one run of a task: the task's index and the repetition (from 1).
+type job struct{ task, rep int }
+
+// runJobs runs the jobs Parallel at once, filling results and done, until
+// they are all run or ctx is cancelled.
+func (cfg *Config) runJobs(ctx context.Context, jobs []job, results [][]RunResult, done [][]bool) {
 	var mu sync.Mutex
 	begun, finished := 0, 0
 	next := make(chan job)
@@ -162,29 +186,6 @@ feed:
 	}
 	close(next)
 	wg.Wait()
-
-	rep := &Report{
-		Version:  ReportVersion,
-		Started:  started.UTC().Format(time.RFC3339),
-		WallMs:   time.Since(started).Milliseconds(),
-		Mode:     cfg.mode(),
-		Model:    cfg.Model,
-		Repeat:   cfg.Repeat,
-		Parallel: cfg.Parallel,
-	}
-	for i, t := range cfg.Tasks {
-		var runs []RunResult
-		for r := range cfg.Repeat {
-			if done[i][r] {
-				runs = append(runs, results[i][r])
-			}
-		}
-		if len(runs) > 0 {
-			rep.Tasks = append(rep.Tasks, summarize(t.Name, runs))
-		}
-	}
-	rep.Interrupted = ctx.Err() != nil
-	return rep, nil
 }
 
 func (cfg *Config) defaults() error {
@@ -312,17 +313,8 @@ func (cfg *Config) runOne(ctx context.Context, t Task, rep int) (res RunResult) 
 	if err := cfg.collect(t, root, repo, agent, &res); err != nil {
 		return fail(StatusError, "%v", err)
 	}
-	switch {
-	case ctx.Err() != nil:
-		return fail(StatusError, "the eval was interrupted")
-	case agent.timedOut:
-		return fail(StatusTimeout, "the agent ran out of time (%s)", cfg.AgentTimeout)
-	case agent.diverged != "":
-		return fail(StatusDiverged, "replay: %s", agent.diverged)
-	case rec != nil && agent.sent < len(rec.Exchanges):
-		return fail(StatusDiverged, "replay: the agent stopped after %d of %d recorded requests%s", agent.sent, len(rec.Exchanges), agent.why())
-	case agent.exit == -1:
-		return fail(StatusError, "the agent was killed%s", agent.why())
+	if status, reason := cfg.agentVerdict(ctx, agent, rec); status != "" {
+		return fail(status, "%s", reason)
 	}
 
 	// The test.
@@ -347,6 +339,24 @@ func (cfg *Config) runOne(ctx context.Context, t Task, rep int) (res RunResult) 
 		res.Reason = fmt.Sprintf("test.sh passed, but the agent exited %d%s", agent.exit, agent.why())
 	}
 	return res
+}
+
+// agentVerdict says why the run ends after the agent, without its test
+// (the status and reason), or nothing when the test is to run.
+func (cfg *Config) agentVerdict(ctx context.Context, agent agentRun, rec *Recording) (status, reason string) {
+	switch {
+	case ctx.Err() != nil:
+		return StatusError, "the eval was interrupted"
+	case agent.timedOut:
+		return StatusTimeout, fmt.Sprintf("the agent ran out of time (%s)", cfg.AgentTimeout)
+	case agent.diverged != "":
+		return StatusDiverged, "replay: " + agent.diverged
+	case rec != nil && agent.sent < len(rec.Exchanges):
+		return StatusDiverged, fmt.Sprintf("replay: the agent stopped after %d of %d recorded requests%s", agent.sent, len(rec.Exchanges), agent.why())
+	case agent.exit == -1:
+		return StatusError, "the agent was killed" + agent.why()
+	}
+	return "", ""
 }
 
 // collect reads what the agent did into res: the session's metrics, the
@@ -390,308 +400,6 @@ func (cfg *Config) stableEnv() []string {
 		"GIT_AUTHOR_NAME=tiny-go eval", "GIT_AUTHOR_EMAIL=eval@tiny-go.invalid", "GIT_AUTHOR_DATE=" + when,
 		"GIT_COMMITTER_NAME=tiny-go eval", "GIT_COMMITTER_EMAIL=eval@tiny-go.invalid", "GIT_COMMITTER_DATE=" + when,
 	}
-}
-
-// setUp copies the fixture into repo, makes it a git repository with one
-// commit, and copies the optional outside/ folder beside it.
-func setUp(t Task, root, repo string, stableEnv []string) error {
-	if err := copyTree(filepath.Join(t.Dir, fixtureDir), repo); err != nil {
-		return err
-	}
-	outside := filepath.Join(t.Dir, outsideDir)
-	if fi, err := os.Stat(outside); err == nil && fi.IsDir() {
-		if err := copyTree(outside, filepath.Join(root, outsideDir)); err != nil {
-			return err
-		}
-	}
-	git := func(args ...string) error {
-		cmd := exec.Command("git", append(fixtureGitConfig(args[0]), args...)...)
-		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), stableEnv...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("git %s: %v: %s", args[0], err, lastLine(string(out)))
-		}
-		return nil
-	}
-	if err := git("init", "-q", "-b", "main"); err != nil {
-		return err
-	}
-	// The agent's session lives in .tiny-agent/; test.sh's git status
-	// should not see it.
-	if err := os.WriteFile(filepath.Join(repo, ".git", "info", "exclude"), []byte(".tiny-agent/\n"), 0o644); err != nil {
-		return err
-	}
-	if err := git("add", "-A"); err != nil {
-		return err
-	}
-	return git("commit", "-q", "--allow-empty", "-m", "fixture")
-}
-
-// fixtureGitConfig is how git runs to make a fixture a repository: no
-// signing or hooks of the user's, and no `git gc --auto` left running in
-// the background. `add` checks every file into one pack (git's bulk
-// check-in of files over core.bigFileThreshold, set for this command
-// only): 20,000 files are then one pack, not 20,000 loose objects made.
-func fixtureGitConfig(command string) []string {
-	c := []string{"-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null", "-c", "gc.auto=0"}
-	if command == "add" {
-		c = append(c, "-c", "core.bigFileThreshold=1")
-	}
-	return c
-}
-
-// copyTree copies regular files, folders and symbolic links, keeping
-// file modes (test scripts stay executable).
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, 0o755)
-		case info.Mode()&os.ModeSymlink != 0:
-			link, err := os.Readlink(path)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(link, target)
-		case info.Mode().IsRegular():
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(target, data, info.Mode().Perm())
-		}
-		return fmt.Errorf("%s is neither a file, a folder nor a link", path)
-	})
-}
-
-// agentRun is how the agent process ended.
-type agentRun struct {
-	exit     int
-	timedOut bool
-	sent     int     // HTTP requests, from the eval log
-	cost     float64 // US dollars the replies reported
-	diverged string  // the replay's first difference
-	stderr   string  // the end of its stderr
-}
-
-// why is the agent's last stderr line, for a reason.
-func (a agentRun) why() string {
-	if l := lastLine(a.stderr); l != "" {
-		return ": " + l
-	}
-	return ""
-}
-
-// Replay never contacts an endpoint; these stand in for credentials so
-// that tiny-go starts, and keep real keys out of the process.
-const replayKey = "eval-replay-no-key"
-
-func (cfg *Config) runAgent(ctx context.Context, t Task, in taskInput, rec *Recording, root, repo string) (agentRun, error) {
-	run := agentRun{exit: -1}
-	args := append([]string{}, cfg.Command[1:]...)
-	// The suite measures the core loop; its recordings were made with the
-	// built-in tools only, so the todo list and subagents stay off, and so
-	// do language servers (TINY_LSP=off below): what they append to a
-	// result depends on timing, and a replay must see what was recorded.
-	args = append(args, "--json", "--cwd", repo, "--agent-tools=false")
-	model := cfg.Model
-	if model == "" && rec != nil {
-		model = rec.model()
-	}
-	if model != "" && !hasFlag(in.args, "--model") {
-		args = append(args, "--model", model)
-	}
-	args = append(args, in.args...)
-	args = append(args, "--", in.prompt)
-
-	logPath := filepath.Join(root, "eval.log")
-	env := append(append([]string{}, cfg.Env...), cfg.stableEnv()...)
-	env = append(env, EnvRoot+"="+root, EnvLog+"="+logPath, EnvRecord+"=", EnvReplay+"=", "TINY_LSP=off")
-	switch {
-	case cfg.Record != "":
-		env = append(env, EnvRecord+"="+filepath.Join(root, "exchange.jsonl"))
-	case rec != nil:
-		env = append(env, EnvReplay+"="+filepath.Join(cfg.Replay, t.Name+".json"),
-			"OPENROUTER_API_KEY="+replayKey, "TINY_API_KEY="+replayKey, "ANTHROPIC_API_KEY="+replayKey, "OPENAI_API_KEY="+replayKey,
-			"TINY_ENDPOINT="+replayEndpoint(rec), "TINY_PROVIDER="+rec.Provider)
-	}
-
-	stdout, err := os.Create(filepath.Join(root, "agent.jsonl"))
-	if err != nil {
-		return run, err
-	}
-	defer stdout.Close()
-	stderrFile, err := os.Create(filepath.Join(root, "agent.log"))
-	if err != nil {
-		return run, err
-	}
-	defer stderrFile.Close()
-	var stderr bytes.Buffer
-	actx, cancel := context.WithTimeout(ctx, cfg.AgentTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(actx, cfg.Command[0], args...)
-	cmd.Dir = repo
-	cmd.Env = env
-	cmd.Stdin = nil
-	cmd.Stdout = stdout
-	cmd.Stderr = io.MultiWriter(stderrFile, &limitedTail{buf: &stderr})
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// Out of time: SIGTERM lets tiny-go abort durably (the session then
-	// says what was cut short); the group is killed if it does not end.
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = abortGrace
-	err = cmd.Run()
-	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	run.stderr = stderr.String()
-	run.timedOut = errors.Is(actx.Err(), context.DeadlineExceeded)
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		run.exit = 0
-	case errors.As(err, &ee):
-		run.exit = ee.ExitCode() // -1 when killed by a signal
-	default:
-		return run, fmt.Errorf("start tiny-go: %w", err)
-	}
-	log, err := os.ReadFile(logPath)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return run, err
-	}
-	for _, line := range strings.Split(string(log), "\n") {
-		if line == "sent" {
-			run.sent++
-		} else if c, ok := strings.CutPrefix(line, "cost "); ok {
-			if v, err := strconv.ParseFloat(c, 64); err == nil {
-				run.cost += v
-			}
-		} else if d, ok := strings.CutPrefix(line, "diverged: "); ok && run.diverged == "" {
-			run.diverged = d
-		}
-	}
-	// A divergence was the last request that counted as sent.
-	if run.diverged != "" {
-		run.sent++
-	}
-	return run, nil
-}
-
-// runTest runs test.sh in the repository with its own time limit.
-func (cfg *Config) runTest(ctx context.Context, script, root, repo string) (exit int, out string, timedOut bool, err error) {
-	tctx, cancel := context.WithTimeout(ctx, cfg.TestTimeout)
-	defer cancel()
-	var buf bytes.Buffer
-	cmd := exec.CommandContext(tctx, "bash", script)
-	cmd.Dir = repo
-	cmd.Env = append(append([]string{}, cfg.Env...), cfg.stableEnv()...)
-	cmd.Env = append(cmd.Env, "EVAL_ROOT="+root, "EVAL_REPO="+repo)
-	tail := &limitedTail{buf: &buf}
-	cmd.Stdout, cmd.Stderr = tail, tail
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	err = cmd.Run()
-	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	timedOut = errors.Is(tctx.Err(), context.DeadlineExceeded)
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, buf.String(), timedOut, nil
-	case errors.As(err, &ee):
-		return ee.ExitCode(), buf.String(), timedOut, nil
-	case timedOut:
-		return -1, buf.String(), true, nil
-	}
-	return -1, buf.String(), false, err
-}
-
-// limitedTail keeps the last n bytes written (tailBytes when n is 0).
-type limitedTail struct {
-	mu  sync.Mutex
-	buf *bytes.Buffer
-	n   int
-}
-
-func (l *limitedTail) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.buf.Write(p)
-	n := l.n
-	if n == 0 {
-		n = tailBytes
-	}
-	if l.buf.Len() > 2*n {
-		keep := append([]byte(nil), l.buf.Bytes()[l.buf.Len()-n:]...)
-		l.buf.Reset()
-		l.buf.Write(keep)
-	}
-	return len(p), nil
-}
-
-// endpointOf is TINY_ENDPOINT of env without credentials or query, for
-// a recording; a replay points tiny-go at it (it is never contacted) so
-// that it picks the same kind of provider.
-func endpointOf(env []string) string {
-	ep := envValue(env, "TINY_ENDPOINT")
-	if ep == "" {
-		ep = provider.DefaultEndpoint
-	}
-	u, err := url.Parse(ep)
-	if err != nil {
-		return ""
-	}
-	u.User, u.RawQuery, u.Fragment = nil, "", ""
-	// A loopback server's port changes from run to run; a replay never
-	// contacts it, so the recording keeps only the host.
-	if h := u.Hostname(); h == "127.0.0.1" || h == "localhost" || h == "::1" {
-		u.Host = h
-		if strings.Contains(h, ":") {
-			u.Host = "[" + h + "]"
-		}
-	}
-	return u.String()
-}
-
-// envValue is the last value of name in env.
-func envValue(env []string, name string) string {
-	var v string
-	for _, kv := range env {
-		if val, ok := strings.CutPrefix(kv, name+"="); ok {
-			v = val
-		}
-	}
-	return v
-}
-
-func replayEndpoint(rec *Recording) string {
-	if rec.Endpoint != "" {
-		return rec.Endpoint
-	}
-	return "http://127.0.0.1:9/v1"
-}
-
-func hasFlag(args []string, name string) bool {
-	for _, a := range args {
-		if a == name || strings.HasPrefix(a, name+"=") {
-			return true
-		}
-	}
-	return false
 }
 
 func lastLine(s string) string {

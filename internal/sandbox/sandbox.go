@@ -122,29 +122,10 @@ func newWithABI(p Policy, abi int) (*Sandbox, string, error) {
 		return nil, "", errors.New("--network rules needs --sandbox workspace or read-only: it runs commands in namespaces of their own")
 	}
 	if p.Mode == Off {
-		if p.NetworkOff && abi < 4 {
-			warnings = append(warnings, networkWarning(abi))
-		}
-		s := &Sandbox{mode: Off, abi: abi}
-		if p.NetworkOff && abi >= 4 {
-			s.networkOff = true
-			sp, err := newSpawner(false, nil, true, nil)
-			if err != nil {
-				return nil, "", err
-			}
-			s.spawner = sp
-		}
-		return s, warningLine(warnings), nil
+		return unconfined(p, abi)
 	}
-	for i, w := range p.Writable {
-		if !filepath.IsAbs(w) {
-			w = filepath.Join(p.WorkDir, w)
-		}
-		fi, err := os.Stat(w)
-		if err != nil || !fi.IsDir() {
-			return nil, "", fmt.Errorf("--writable %s is not a directory", p.Writable[i])
-		}
-		p.Writable[i] = w
+	if err := absWritable(p); err != nil {
+		return nil, "", err
 	}
 	roots := writableRoots(p)
 	s := &Sandbox{mode: p.Mode, roots: roots, abi: abi}
@@ -187,6 +168,41 @@ func newWithABI(p Policy, abi int) (*Sandbox, string, error) {
 	cont.hidden = p.Hidden
 	s.spawner, s.networkOff = sp, net
 	return s, warningLine(warnings), nil
+}
+
+// unconfined is --sandbox off: nothing confined, but --network off still
+// keeps commands from TCP where Landlock can.
+func unconfined(p Policy, abi int) (*Sandbox, string, error) {
+	var warnings []string
+	if p.NetworkOff && abi < 4 {
+		warnings = append(warnings, networkWarning(abi))
+	}
+	s := &Sandbox{mode: Off, abi: abi}
+	if p.NetworkOff && abi >= 4 {
+		s.networkOff = true
+		sp, err := newSpawner(false, nil, true, nil)
+		if err != nil {
+			return nil, "", err
+		}
+		s.spawner = sp
+	}
+	return s, warningLine(warnings), nil
+}
+
+// absWritable makes p's --writable roots absolute (relative to the
+// working directory); each must be a directory.
+func absWritable(p Policy) error {
+	for i, w := range p.Writable {
+		if !filepath.IsAbs(w) {
+			w = filepath.Join(p.WorkDir, w)
+		}
+		fi, err := os.Stat(w)
+		if err != nil || !fi.IsDir() {
+			return fmt.Errorf("--writable %s is not a directory", p.Writable[i])
+		}
+		p.Writable[i] = w
+	}
+	return nil
 }
 
 // warningLine joins warnings into the one line shown to the user.

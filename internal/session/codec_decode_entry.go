@@ -115,7 +115,7 @@ func (d *txDecoder) entry() (Entry, error) {
 
 // build turns the members into the entry of their variant.
 func (w *entryWire) build() (Entry, error) {
-	have, msg, result := w.have, &w.msg, w.result
+	have, msg := w.have, &w.msg
 	switch w.typ {
 	case "compaction":
 		if have != eCompaction {
@@ -158,8 +158,13 @@ func (w *entryWire) build() (Entry, error) {
 		}
 		return &box.e, nil
 	}
-	// A tool message: the result of a started tool, or a pre-execution
-	// synthetic result.
+	return w.buildToolResult()
+}
+
+// buildToolResult builds a tool message: the result of a started tool, or
+// a pre-execution synthetic result.
+func (w *entryWire) buildToolResult() (Entry, error) {
+	have, msg, result := w.have, &w.msg, w.result
 	if have&eToolStartedID != 0 {
 		if have != eStarted {
 			return nil, shapeErr("a started tool's result entry has exactly type, stepId, message, toolName, toolStartedId and result")

@@ -267,93 +267,6 @@ func OpenFile(path string, opts Options) (*Store, error) {
 	return open(f, dir, id, opts)
 }
 
-// open finishes Open and OpenFile on the opened file. wantID is the id the
-// file name promises ("" for a non-canonical name). It owns f.
-func open(f *os.File, dir *os.File, wantID string, opts Options) (*Store, error) {
-	opts = opts.withDefaults()
-	label := wantID
-	if label == "" {
-		label = f.Name()
-	}
-	s, err := newStore(wantID, f, dir, opts)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	fail := func(err error) (*Store, error) {
-		s.closeFiles()
-		return nil, err
-	}
-	if err := lockFile(f, label); err != nil {
-		return fail(err)
-	}
-	// Reduced in one pass (ReadSession): memory is the state, not the file,
-	// and the file's mapping is gone once the pass is (nothing of the
-	// state references it).
-	// The integrity records are checked as the lines are reduced: one
-	// read of the file, hashed and parsed together.
-	// A resume needs the active context, so the text of the messages a
-	// compaction summarized is released as the file is reduced (issue 17);
-	// the rare file whose compaction retains such a message is read again
-	// in full.
-	var (
-		check *IntegrityCheck
-		r     *session.Reducer
-		read  int64
-		c     *session.Corruption
-		src   = openSource(f)
-	)
-	for _, lean := range []bool{true, false} {
-		if check, err = NewIntegrityCheck(f.Name()); err != nil {
-			return fail(fmt.Errorf("open session %s: %w", label, err))
-		}
-		r, read, c, err = src.read(session.ReadHooks{Line: check.Line, ReleaseCompacted: lean})
-		if !errors.Is(err, session.ErrReleasedTextNeeded) {
-			break
-		}
-	}
-	src.close()
-	if err = changed(label, err); errors.Is(err, session.ErrMappingFault) {
-		return fail(err)
-	}
-	if err != nil {
-		return fail(fmt.Errorf("open session %s: %w", label, err))
-	}
-	if c != nil {
-		return fail(&CorruptError{Path: f.Name(), Corruption: c})
-	}
-	st := r.State()
-	if wantID != "" && st.Header.ID != wantID {
-		return fail(fmt.Errorf("open session %s: header id %s does not match the file name", wantID, st.Header.ID))
-	}
-	s.id = st.Header.ID
-	s.reducer = r
-	s.size = st.RepairedLength
-	s.nextSeq = st.Facts + 1
-	if s.ledger, err = check.ledger(s.path); err != nil {
-		return fail(err)
-	}
-	if read > s.size {
-		// The torn tail was never committed: cut it so the next
-		// line starts right after the last LF.
-		if err := s.sink.Truncate(s.size); err != nil {
-			return fail(fmt.Errorf("open session %s: repair torn tail: %w", s.id, err))
-		}
-		if opts.Fsync {
-			if err := s.sink.Sync(); err != nil {
-				return fail(fmt.Errorf("open session %s: repair torn tail: %w", s.id, err))
-			}
-			if err := s.syncDir(); err != nil {
-				return fail(fmt.Errorf("open session %s: repair torn tail: %w", s.id, err))
-			}
-		}
-	}
-	if err := s.restamp(); err != nil {
-		return fail(fmt.Errorf("open session %s: %w", s.id, err))
-	}
-	return s, nil
-}
-
 func newStore(id string, f, dir *os.File, opts Options) (*Store, error) {
 	// Keep a descriptor of the directory of our own: the caller closes
 	// dir, and fsync of the directory is needed after create and repair.
@@ -435,31 +348,12 @@ func (s *Store) Commit(ctx context.Context, facts []session.Fact) ([]session.Fac
 	}
 	defer s.queue.release()
 
-	// Only the queue holder writes these fields, so reading them
-	// without s.mu is safe; s.mu orders them for State readers.
-	if s.closed {
-		return nil, fmt.Errorf("session %s: %w", s.id, os.ErrClosed)
+	if err := s.writable(); err != nil {
+		return nil, err
 	}
-	if s.broken != nil {
-		var te *TamperedError
-		if errors.As(s.broken, &te) {
-			return nil, te
-		}
-		return nil, fmt.Errorf("session %s: an earlier failed append could not be undone: %w", s.id, s.broken)
-	}
-	tx := make([]session.Fact, len(facts))
-	copy(tx, facts)
-	now := s.clock().UnixMilli()
-	for i := range tx {
-		tx[i].Seq = s.nextSeq + int64(i)
-		tx[i].Timestamp = now
-		if tx[i].ID == "" {
-			id, err := s.newID()
-			if err != nil {
-				return nil, fmt.Errorf("session %s: %w", s.id, err)
-			}
-			tx[i].ID = id
-		}
+	tx, err := s.numbered(facts)
+	if err != nil {
+		return nil, err
 	}
 	// Check applies and rolls back internally, so it excludes State
 	// readers like Apply does.
@@ -516,6 +410,44 @@ func (s *Store) Commit(ctx context.Context, facts []session.Fact) ([]session.Fac
 // write puts line at offset off (the committed length) and, in fsync
 // mode, syncs it. On any failure it truncates the file back to off; if
 // even that fails the store is marked broken and refuses later commits.
+// writable says why nothing can be appended any more: the store is
+// closed, or an earlier failure left the file in doubt.
+func (s *Store) writable() error {
+	// Only the queue holder writes these fields, so reading them
+	// without s.mu is safe; s.mu orders them for State readers.
+	if s.closed {
+		return fmt.Errorf("session %s: %w", s.id, os.ErrClosed)
+	}
+	if s.broken != nil {
+		var te *TamperedError
+		if errors.As(s.broken, &te) {
+			return te
+		}
+		return fmt.Errorf("session %s: an earlier failed append could not be undone: %w", s.id, s.broken)
+	}
+	return nil
+}
+
+// numbered is a copy of facts with their sequence numbers, the commit's
+// time and an id where they have none.
+func (s *Store) numbered(facts []session.Fact) ([]session.Fact, error) {
+	tx := make([]session.Fact, len(facts))
+	copy(tx, facts)
+	now := s.clock().UnixMilli()
+	for i := range tx {
+		tx[i].Seq = s.nextSeq + int64(i)
+		tx[i].Timestamp = now
+		if tx[i].ID == "" {
+			id, err := s.newID()
+			if err != nil {
+				return nil, fmt.Errorf("session %s: %w", s.id, err)
+			}
+			tx[i].ID = id
+		}
+	}
+	return tx, nil
+}
+
 func (s *Store) write(line []byte, off int64) error {
 	n, err := s.sink.WriteAt(line, off)
 	if err == nil && n < len(line) {
@@ -549,43 +481,6 @@ func (s *Store) Close() error {
 	s.ledger.close()
 	return s.closeFiles()
 }
-
-// CorruptError refuses to open a session whose committed lines are not a
-// valid session.
-type CorruptError struct {
-	Path       string
-	Corruption *session.Corruption
-}
-
-func (e *CorruptError) Error() string {
-	c := e.Corruption
-	return fmt.Sprintf("session %s is corrupt: %s", e.Path, c.Describe())
-}
-
-// Unwrap returns the corruption.
-func (e *CorruptError) Unwrap() error { return e.Corruption }
-
-// RejectedError is a candidate transaction that the current state does not
-// accept; nothing was written.
-type RejectedError struct {
-	ID         string
-	Corruption *session.Corruption
-}
-
-func (e *RejectedError) Error() string {
-	c := e.Corruption
-	s := fmt.Sprintf("session %s: commit rejected: %s", e.ID, c.Code)
-	if c.Seq > 0 {
-		s += fmt.Sprintf(" (seq %d)", c.Seq)
-	}
-	if c.Detail != "" {
-		s += ": " + c.Detail
-	}
-	return s
-}
-
-// Unwrap returns the corruption.
-func (e *RejectedError) Unwrap() error { return e.Corruption }
 
 // syncDirPath fsyncs the directory at path.
 func syncDirPath(path string) error {

@@ -72,20 +72,7 @@ func (m *model) hostCommand(c command) tea.Cmd {
 	case cmdCost:
 		m.printLines(sanitizeAll(h.Cost()))
 	case cmdModel:
-		if c.text == "" {
-			m.print("model: " + orNone(m.banner.Model) + faint.Render("  (/model <id> switches)"))
-			return nil
-		}
-		if strings.ContainsAny(c.text, " \t\n") {
-			m.print(errStyle.Render("Usage: /model <id>"))
-			return nil
-		}
-		if err := h.SetModel(c.text); err != nil {
-			m.print(errStyle.Render("Model not changed: " + sanitizeLine(err.Error())))
-			return nil
-		}
-		m.banner.Model = c.text
-		m.print("Model: " + sanitizeLine(c.text) + " (for the rest of this session)")
+		m.switchModel(h, c.text)
 	case cmdClear:
 		old := m.banner.SessionID
 		b, err := h.NewSession()
@@ -97,36 +84,7 @@ func (m *model) hostCommand(c command) tea.Cmd {
 		m.usage = usageMeter{}
 		m.print(fmt.Sprintf("New session %s. The previous one is kept: tiny-go --session %s", sanitizeLine(b.SessionID), sanitizeLine(old)))
 	case cmdResume:
-		if c.text == "" {
-			list, err := h.Sessions()
-			if err != nil {
-				m.print(errStyle.Render(sanitizeLine(err.Error())))
-				return nil
-			}
-			lines := []string{"Sessions of this directory (newest first); /resume <id> switches:"}
-			for i, s := range list {
-				if i == 20 {
-					lines = append(lines, fmt.Sprintf("  … and %d more", len(list)-i))
-					break
-				}
-				mark := "  "
-				if s.ID == m.banner.SessionID {
-					mark = "* "
-				}
-				lines = append(lines, truncate(mark+s.ID+"  "+s.Title()+"  ("+age(m.now().Sub(s.Started))+" · "+s.State+")", m.width-1))
-			}
-			m.printLines(lines)
-			return nil
-		}
-		b, recap, err := h.Resume(c.text)
-		if err != nil {
-			m.print(errStyle.Render("Not resumed: " + sanitizeLine(err.Error())))
-			return nil
-		}
-		m.banner = b
-		m.usage = usageMeter{}
-		m.print("Resumed session " + sanitizeLine(b.SessionID) + ".")
-		m.printLines(recapLines(recap, m.width-1, &m.md, colorStyles(), func(s string) string { return bold.Render(s) }))
+		m.resumeSession(h, c.text)
 	case cmdShell:
 		return m.startShell(c.text)
 	case cmdDiag:
@@ -141,6 +99,60 @@ func (m *model) hostCommand(c command) tea.Cmd {
 		}
 	}
 	return nil
+}
+
+// switchModel is /model: without an id it names the model, with one it
+// switches to it for the rest of the session.
+func (m *model) switchModel(h Host, id string) {
+	if id == "" {
+		m.print("model: " + orNone(m.banner.Model) + faint.Render("  (/model <id> switches)"))
+		return
+	}
+	if strings.ContainsAny(id, " \t\n") {
+		m.print(errStyle.Render("Usage: /model <id>"))
+		return
+	}
+	if err := h.SetModel(id); err != nil {
+		m.print(errStyle.Render("Model not changed: " + sanitizeLine(err.Error())))
+		return
+	}
+	m.banner.Model = id
+	m.print("Model: " + sanitizeLine(id) + " (for the rest of this session)")
+}
+
+// resumeSession is /resume: without an id it lists the directory's
+// sessions, with one it switches to that session.
+func (m *model) resumeSession(h Host, id string) {
+	if id == "" {
+		list, err := h.Sessions()
+		if err != nil {
+			m.print(errStyle.Render(sanitizeLine(err.Error())))
+			return
+		}
+		lines := []string{"Sessions of this directory (newest first); /resume <id> switches:"}
+		for i, s := range list {
+			if i == 20 {
+				lines = append(lines, fmt.Sprintf("  … and %d more", len(list)-i))
+				break
+			}
+			mark := "  "
+			if s.ID == m.banner.SessionID {
+				mark = "* "
+			}
+			lines = append(lines, truncate(mark+s.ID+"  "+s.Title()+"  ("+age(m.now().Sub(s.Started))+" · "+s.State+")", m.width-1))
+		}
+		m.printLines(lines)
+		return
+	}
+	b, recap, err := h.Resume(id)
+	if err != nil {
+		m.print(errStyle.Render("Not resumed: " + sanitizeLine(err.Error())))
+		return
+	}
+	m.banner = b
+	m.usage = usageMeter{}
+	m.print("Resumed session " + sanitizeLine(b.SessionID) + ".")
+	m.printLines(recapLines(recap, m.width-1, &m.md, colorStyles(), func(s string) string { return bold.Render(s) }))
 }
 
 // startShell runs a !command as an operation: Esc stops it.

@@ -332,29 +332,38 @@ func (d *decoder) streamError(e *APIError) error {
 	return pe
 }
 
-// result settles the reply.
-func (d *decoder) result() (provider.Response, error) {
-	var r provider.Response
+// finishReason maps the stop reason to the provider's finish reason (and
+// the detail a refusal keeps).
+func (d *decoder) finishReason() (reason, detail string, err error) {
 	switch d.stop {
 	case "end_turn", "stop_sequence":
-		r.FinishReason = provider.FinishStop
+		return provider.FinishStop, "", nil
 	case "tool_use":
-		r.FinishReason = provider.FinishToolUse
+		return provider.FinishToolUse, "", nil
 	case "max_tokens", "model_context_window_exceeded":
-		r.FinishReason = provider.FinishLength
+		return provider.FinishLength, "", nil
 	case "refusal":
-		r.FinishReason, r.StopDetail = provider.FinishRefusal, d.stop
+		return provider.FinishRefusal, d.stop, nil
 	case "pause_turn":
-		r.FinishReason = provider.FinishPause
+		return provider.FinishPause, "", nil
 	case "":
-		return provider.Response{}, provider.Malformed("a reply without a stop reason")
+		return "", "", provider.Malformed("a reply without a stop reason")
 	default:
 		u := d.usage()
-		return provider.Response{}, &provider.Error{
+		return "", "", &provider.Error{
 			Kind:    provider.KindUnsupportedFinishReason,
 			Message: fmt.Sprintf("provider finished with unsupported reason %q", provider.Sanitize(d.stop, d.apiKey, 40)),
 			Usage:   &u,
 		}
+	}
+}
+
+// result settles the reply.
+func (d *decoder) result() (provider.Response, error) {
+	var r provider.Response
+	var err error
+	if r.FinishReason, r.StopDetail, err = d.finishReason(); err != nil {
+		return provider.Response{}, err
 	}
 	if err := d.collect(&r); err != nil {
 		return provider.Response{}, err

@@ -45,34 +45,8 @@ func GenerateBuilder(opts Options) *Builder {
 	}
 	rng := rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15))
 	b := NewBuilder()
-	text := func(n int) string {
-		n = n/2 + rng.IntN(n+1)
-		var sb strings.Builder
-		for sb.Len() < n {
-			w := words[rng.IntN(len(words))]
-			if !opts.Code {
-				sb.WriteString(w)
-				sb.WriteByte(' ')
-				continue
-			}
-			switch rng.IntN(16) {
-			case 0:
-				sb.WriteString("\n\t")
-			case 1:
-				sb.WriteString(`"` + w + `"`)
-			case 2, 3:
-				sb.WriteString(w + "\n")
-				continue
-			default:
-				sb.WriteString(w)
-			}
-			sb.WriteByte(' ')
-		}
-		return sb.String()
-	}
-	usage := func() session.Usage {
-		return session.Usage{Input: int64(500 + rng.IntN(5000)), Output: int64(20 + rng.IntN(800)), CacheRead: int64(rng.IntN(4000))}
-	}
+	g := &generator{rng: rng, code: opts.Code}
+	text, usage := g.text, g.usage
 	for runs := 1; b.Facts() < int64(opts.Facts); runs++ {
 		op := b.Prompt(text(120))
 		steps := 1 + rng.IntN(4)
@@ -93,32 +67,78 @@ func GenerateBuilder(opts Options) *Builder {
 			}
 			b.Commit(Reply(step, att, session.StopReasonToolUse, text(80), calls...), Usage(op, att, "", usage()))
 			assistant := b.Boundary()
-			for i, call := range calls {
-				if rng.IntN(10) == 0 {
-					b.Commit(Synthetic(step, assistant, i, call, session.ReasonUnknownTool))
-					continue
-				}
-				replay, key := "never", "builtin:"+call.Function.Name+":v1"
-				if call.Function.Name == "read" {
-					replay = "safe"
-				}
-				started, result := b.StartTool(op, step, assistant, i, call, replay, key)
-				rt := session.ResultSuccess
-				if rng.IntN(8) == 0 {
-					rt = session.ResultError
-				}
-				facts := []session.Fact{ToolResult(step, started, result, call, rt, text(opts.ResultBytes))}
-				if call.Function.Name == "bash" {
-					facts = append(facts, Usage(op, "", started, session.Usage{Input: int64(rng.IntN(100))}))
-				}
-				b.Commit(facts...)
-			}
+			g.answer(b, op, step, assistant, calls, opts.ResultBytes)
 		}
 		if opts.CompactEvery > 0 && runs%opts.CompactEvery == 0 {
 			b.Compact(text(300), 6, usage())
 		}
 	}
 	return b
+}
+
+// generator draws the generated session's text and usage from one
+// random source, in the order Generate has always drawn them.
+type generator struct {
+	rng  *rand.Rand
+	code bool // text looks like code
+}
+
+// text is about n bytes of words (or code).
+func (g *generator) text(n int) string {
+	rng := g.rng
+	n = n/2 + rng.IntN(n+1)
+	var sb strings.Builder
+	for sb.Len() < n {
+		w := words[rng.IntN(len(words))]
+		if !g.code {
+			sb.WriteString(w)
+			sb.WriteByte(' ')
+			continue
+		}
+		switch rng.IntN(16) {
+		case 0:
+			sb.WriteString("\n\t")
+		case 1:
+			sb.WriteString(`"` + w + `"`)
+		case 2, 3:
+			sb.WriteString(w + "\n")
+			continue
+		default:
+			sb.WriteString(w)
+		}
+		sb.WriteByte(' ')
+	}
+	return sb.String()
+}
+
+func (g *generator) usage() session.Usage {
+	rng := g.rng
+	return session.Usage{Input: int64(500 + rng.IntN(5000)), Output: int64(20 + rng.IntN(800)), CacheRead: int64(rng.IntN(4000))}
+}
+
+// answer commits the calls' results: now and then a synthetic one, else a
+// started tool's result (bash with its usage).
+func (g *generator) answer(b *Builder, op, step, assistant string, calls []session.ToolCall, resultBytes int) {
+	for i, call := range calls {
+		if g.rng.IntN(10) == 0 {
+			b.Commit(Synthetic(step, assistant, i, call, session.ReasonUnknownTool))
+			continue
+		}
+		replay, key := "never", "builtin:"+call.Function.Name+":v1"
+		if call.Function.Name == "read" {
+			replay = "safe"
+		}
+		started, result := b.StartTool(op, step, assistant, i, call, replay, key)
+		rt := session.ResultSuccess
+		if g.rng.IntN(8) == 0 {
+			rt = session.ResultError
+		}
+		facts := []session.Fact{ToolResult(step, started, result, call, rt, g.text(resultBytes))}
+		if call.Function.Name == "bash" {
+			facts = append(facts, Usage(op, "", started, session.Usage{Input: int64(g.rng.IntN(100))}))
+		}
+		b.Commit(facts...)
+	}
 }
 
 var tools = []string{"read", "read", "bash", "write", "edit"}

@@ -151,28 +151,11 @@ func (e *Engine) Run(ctx context.Context, prompt string) (agent.Result, error) {
 	}
 
 	if shape, n, speed, ok := parseReply(prompt); ok {
-		text := Reply(shape, n)
-		size, delay := 64, 2*time.Millisecond
-		if speed == "slow" {
-			size = 16
-			delay = 3 * time.Second / time.Duration(len(text)/size+1)
+		text, u, ok := e.streamReply(opCtx, opID, shape, n, speed)
+		if !ok {
+			return aborted()
 		}
-		e.emit(agent.ModelStarted{Model: agent.ModelInfo{OperationID: opID}})
-		for rest := text; rest != ""; {
-			k := min(size, len(rest))
-			for k < len(rest) && !utf8.RuneStart(rest[k]) {
-				k++
-			}
-			if e.abortRequested() || !sleep(opCtx, delay) {
-				e.emit(agent.ModelCompleted{Model: agent.ModelInfo{OperationID: opID}, Outcome: agent.ModelOutcome{Outcome: "cancelled"}})
-				return aborted()
-			}
-			e.emit(agent.ModelDelta{Text: rest[:k]})
-			rest = rest[k:]
-		}
-		u := session.Usage{Input: 12300, Output: 850, CacheRead: 61000}
 		usage = u
-		e.emit(agent.ModelCompleted{Model: agent.ModelInfo{OperationID: opID}, Outcome: agent.ModelOutcome{Outcome: "succeeded", Usage: &u}})
 		return finish(agent.Result{Outcome: session.OutcomeCompleted, Completion: session.CompletionNormal, Answer: text})
 	}
 
@@ -206,6 +189,33 @@ func (e *Engine) Run(ctx context.Context, prompt string) (agent.Result, error) {
 		return aborted()
 	}
 	return finish(agent.Result{Outcome: session.OutcomeCompleted, Completion: session.CompletionNormal, Answer: answer})
+}
+
+// streamReply streams the reply a "reply" prompt asks for, in chunks at
+// the speed asked for; ok is false when it was aborted.
+func (e *Engine) streamReply(ctx context.Context, opID, shape string, n int, speed string) (text string, u session.Usage, ok bool) {
+	text = Reply(shape, n)
+	size, delay := 64, 2*time.Millisecond
+	if speed == "slow" {
+		size = 16
+		delay = 3 * time.Second / time.Duration(len(text)/size+1)
+	}
+	e.emit(agent.ModelStarted{Model: agent.ModelInfo{OperationID: opID}})
+	for rest := text; rest != ""; {
+		k := min(size, len(rest))
+		for k < len(rest) && !utf8.RuneStart(rest[k]) {
+			k++
+		}
+		if e.abortRequested() || !sleep(ctx, delay) {
+			e.emit(agent.ModelCompleted{Model: agent.ModelInfo{OperationID: opID}, Outcome: agent.ModelOutcome{Outcome: "cancelled"}})
+			return "", session.Usage{}, false
+		}
+		e.emit(agent.ModelDelta{Text: rest[:k]})
+		rest = rest[k:]
+	}
+	u = session.Usage{Input: 12300, Output: 850, CacheRead: 61000}
+	e.emit(agent.ModelCompleted{Model: agent.ModelInfo{OperationID: opID}, Outcome: agent.ModelOutcome{Outcome: "succeeded", Usage: &u}})
+	return text, u, true
 }
 
 // Compact pretends to summarize; it refuses before the first run.

@@ -1,4 +1,4 @@
-package cli
+package sessioncmd
 
 import (
 	"fmt"
@@ -7,11 +7,12 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/spf13/cobra"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/recovery"
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
-func newSessionPlanCommand(a *app) *cobra.Command {
+func NewPlanCommand(a *cmdutil.Factory) *cobra.Command {
 	var currentPath string
 	cmd := &cobra.Command{
 		Use:   "plan <id|file> --current <current.json>",
@@ -23,23 +24,23 @@ recovery-plan.schema.json.
 
 Exit status 0 when a plan was printed (a "blocked" plan included), 1 when the
 session is corrupt, 2 when the file or the configuration cannot be used.`,
-		Args: exactArgs(1, "a session id or file"),
+		Args: cmdutil.ExactArgs(1, "a session id or file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if currentPath == "" {
-				return usageErrorf("%s needs --current <current.json>", cmd.CommandPath())
+				return cmdutil.UsageErrorf("%s needs --current <current.json>", cmd.CommandPath())
 			}
-			f, err := a.openSession(args[0])
+			f, err := Open(a, args[0])
 			if err != nil {
 				return err
 			}
 			defer f.Close()
 			raw, err := os.ReadFile(currentPath)
 			if err != nil {
-				return usageError{pathError(currentPath, err)}
+				return cmdutil.UsageError{Err: PathError(currentPath, err)}
 			}
 			current, err := recovery.DecodeCurrent(raw)
 			if err != nil {
-				return usageErrorf("%s: %v", currentPath, err)
+				return cmdutil.UsageErrorf("%s: %v", currentPath, err)
 			}
 			st, c, err := reduceSession(f, args[0])
 			if err != nil {
@@ -52,7 +53,7 @@ session is corrupt, 2 when the file or the configuration cannot be used.`,
 			if err != nil {
 				return fmt.Errorf("print plan: %w", err)
 			}
-			fmt.Fprintf(a.stdout, "%s\n", out)
+			fmt.Fprintf(a.Stdout, "%s\n", out)
 			return nil
 		},
 	}

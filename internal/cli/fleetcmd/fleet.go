@@ -1,4 +1,7 @@
-package cli
+// Package fleetcmd is tiny-go's fleet commands: `worker`, `eval
+// --temporal`, `eval status` and `run --temporal`, handed to the
+// tiny-go-fleet program.
+package fleetcmd
 
 import (
 	"errors"
@@ -13,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/secrets"
 )
@@ -23,9 +27,11 @@ import (
 // (cmd/tiny-go/linked_test.go, docs/fleet.md).
 const fleetProgram = "tiny-go-fleet"
 
-// configureFleet registers the fleet's commands and flags; they hand the
-// command line to tiny-go-fleet.
-func configureFleet(a *app, root *cobra.Command) {
+// Configure registers the fleet's commands and flags on root, after the
+// root's run and the eval command are in place; they hand the command line
+// to tiny-go-fleet.
+func Configure(f *cmdutil.Factory, root *cobra.Command) {
+	a := fleet{f}
 	root.AddCommand(&cobra.Command{
 		Use:                "worker --temporal HOST:PORT [--namespace NS] [--task-queue Q] [--concurrency N] [--blob URL]",
 		Short:              "Run agent tasks from a Temporal task queue (docs/fleet.md)",
@@ -55,7 +61,7 @@ func configureFleet(a *app, root *cobra.Command) {
 
 // configureFleetEval adds --temporal and the fleet's flags to eval, and
 // `eval status`.
-func configureFleetEval(a *app, cmd *cobra.Command) {
+func configureFleetEval(a fleet, cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.String("temporal", "", "run the suite on Temporal workers at HOST:PORT (docs/fleet.md)")
 	fleetFlags := pflag.NewFlagSet("fleet", pflag.ContinueOnError)
@@ -83,7 +89,7 @@ func configureFleetEval(a *app, cmd *cobra.Command) {
 				}
 			})
 			if len(set) > 0 {
-				return usageErrorf("%s needs --temporal", strings.Join(set, ", "))
+				return cmdutil.UsageErrorf("%s needs --temporal", strings.Join(set, ", "))
 			}
 			return local(cmd, args)
 		}
@@ -99,7 +105,7 @@ func configureFleetEval(a *app, cmd *cobra.Command) {
 			}
 		})
 		if len(bad) > 0 {
-			return usageErrorf("%s cannot be used with --temporal (the workers' --concurrency sets the parallelism)", strings.Join(bad, ", "))
+			return cmdutil.UsageErrorf("%s cannot be used with --temporal (the workers' --concurrency sets the parallelism)", strings.Join(bad, ", "))
 		}
 		return a.runFleet(append(fwd, args...))
 	}
@@ -113,12 +119,15 @@ func configureFleetEval(a *app, cmd *cobra.Command) {
 	})
 }
 
+// fleet runs the fleet's commands with the process's streams.
+type fleet struct{ *cmdutil.Factory }
+
 // fleetInstallHint says how to install tiny-go-fleet, as the README does.
 const fleetInstallHint = "go install ./cmd/tiny-go-fleet in a clone of tiny-go (docs/fleet.md)"
 
 // runFleetOrHelp is runFleet, except that --help prints tiny-go's help of
 // cmd when tiny-go-fleet is missing: help must print on every install.
-func (a *app) runFleetOrHelp(cmd *cobra.Command, args []string) error {
+func (a fleet) runFleetOrHelp(cmd *cobra.Command, args []string) error {
 	if _, err := fleetExecutable(); err != nil && slices.ContainsFunc(args, isHelpFlag) {
 		if err := cmd.Help(); err != nil {
 			return err
@@ -138,15 +147,15 @@ func isHelpFlag(s string) bool { return s == "--help" || s == "-h" }
 // itself and no second process can be orphaned. Only an in-process caller
 // whose standard streams are not this process's own (a test) gets a child
 // instead: one that dies with it and is sent the signals it gets.
-func (a *app) runFleet(args []string) error {
+func (a fleet) runFleet(args []string) error {
 	exe, err := fleetExecutable()
 	if err != nil {
 		return err
 	}
 	env := a.fleetEnv()
-	if a.stdin == os.Stdin && a.stdout == os.Stdout && a.stderr == os.Stderr {
-		if a.cwd != "" {
-			if err := os.Chdir(a.cwd); err != nil {
+	if a.Stdin == os.Stdin && a.Stdout == os.Stdout && a.Stderr == os.Stderr {
+		if cwd := a.Cwd(); cwd != "" {
+			if err := os.Chdir(cwd); err != nil {
 				return fmt.Errorf("--cwd: %w", err)
 			}
 		}
@@ -154,7 +163,7 @@ func (a *app) runFleet(args []string) error {
 		return fmt.Errorf("%s: %w", fleetProgram, err)
 	}
 	cmd := exec.Command(exe, args...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.Env, cmd.Dir = a.stdin, a.stdout, a.stderr, env, a.cwd
+	cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.Env, cmd.Dir = a.Stdin, a.Stdout, a.Stderr, env, a.Cwd()
 	cmd.SysProcAttr = procs.DiesWithUs(&syscall.SysProcAttr{})
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("%s: %w", fleetProgram, err)
@@ -179,7 +188,7 @@ func (a *app) runFleet(args []string) error {
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		return exitError{code: max(ee.ExitCode(), exitFailed)}
+		return cmdutil.ExitError{Code: max(ee.ExitCode(), cmdutil.ExitFailed)}
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", fleetProgram, err)
@@ -191,13 +200,13 @@ func (a *app) runFleet(args []string) error {
 // out of it at start put back: the fleet's workers hand them to the agents
 // they run (docs/fleet.md: credentials come from the workers'
 // environment).
-func (a *app) fleetEnv() []string {
+func (a fleet) fleetEnv() []string {
 	env := os.Environ()
-	for _, name := range secrets.Names(a.getenv) {
+	for _, name := range secrets.Names(a.Getenv) {
 		if _, set := os.LookupEnv(name); set {
 			continue
 		}
-		if v := a.getenv(name); v != "" {
+		if v := a.Getenv(name); v != "" {
 			env = append(env, name+"="+v)
 		}
 	}

@@ -1,4 +1,4 @@
-package cli
+package sessioncmd
 
 import (
 	"fmt"
@@ -6,12 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/fork"
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
 // newSessionForkCommand is `tiny-go session fork <id> [--at <seq>]`.
-func newSessionForkCommand(a *app) *cobra.Command {
+func NewForkCommand(a *cmdutil.Factory) *cobra.Command {
 	var at int64
 	cmd := &cobra.Command{
 		Use:   "fork <id>",
@@ -22,26 +23,26 @@ must end a transaction; a fork inside an open operation is recovered like any
 open session when it is resumed. Where the fork came from is recorded beside
 it (session list and session show say so), and it keeps the source's
 checkpoints of the turns they share, so it can rewind them too.`,
-		Args: exactArgs(1, "a session id"),
+		Args: cmdutil.ExactArgs(1, "a session id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cwd, err := a.workDir()
+			cwd, err := a.WorkDir()
 			if err != nil {
 				return err
 			}
-			if args[0], err = expandSessionID(cwd, args[0]); err != nil {
+			if args[0], err = ExpandID(cwd, args[0]); err != nil {
 				return err
 			}
 			if !store.ValidID(args[0]) {
-				return noSession(args[0], cwd)
+				return NoSession(args[0], cwd)
 			}
-			path, err := a.sessionPath(args[0])
+			path, err := Path(a, args[0])
 			if err != nil {
 				return err
 			}
 			if !cmd.Flags().Changed("at") {
 				at = -1
 			} else if at < 0 {
-				return usageErrorf("--at must be a seq (0 keeps only the header)")
+				return cmdutil.UsageErrorf("--at must be a seq (0 keeps only the header)")
 			}
 			res, err := fork.Write(path, at, "", 0, time.Now())
 			if err != nil {
@@ -52,7 +53,7 @@ checkpoints of the turns they share, so it can rewind them too.`,
 			if o != nil {
 				point = fmt.Sprintf("seq %d", o.At)
 			}
-			fmt.Fprintf(a.stdout, "Forked session %s at %s into %s.\nContinue it with: tiny-go --session %s\n", args[0], point, res.ID, res.ID)
+			fmt.Fprintf(a.Stdout, "Forked session %s at %s into %s.\nContinue it with: tiny-go --session %s\n", args[0], point, res.ID, res.ID)
 			return nil
 		},
 	}

@@ -1,12 +1,26 @@
-package cli
+package fleetcmd_test
 
 import (
+	"bytes"
+
 	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/tiny-agent/tiny-go/internal/cli"
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
+
 	"github.com/tiny-agent/tiny-go/internal/testenv"
 )
+
+// run calls tiny-go's Main in-process and returns the exit code and
+// outputs.
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = cli.Main(args, bytes.NewReader(nil), &out, &errOut, func(string) string { return "" })
+	return code, out.String(), errOut.String()
+}
 
 // The fleet's flags are checked here before tiny-go-fleet is looked for.
 func TestFleetFlagsOfEval(t *testing.T) {
@@ -19,7 +33,7 @@ func TestFleetFlagsOfEval(t *testing.T) {
 		{[]string{"eval", "somewhere", "--temporal", "127.0.0.1:1", "--replay", "rec"}, "--replay cannot be used with --temporal"},
 	} {
 		code, _, stderr := run(t, tc.args...)
-		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+		if code != cmdutil.ExitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("tiny-go %s: exit %d, stderr %q; want 2 and %q", strings.Join(tc.args, " "), code, stderr, tc.want)
 		}
 	}

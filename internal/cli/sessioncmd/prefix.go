@@ -1,10 +1,11 @@
-package cli
+package sessioncmd
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
@@ -20,11 +21,11 @@ const abbrevLen = 8
 // printed whole.
 const maxAbbrevLen = 24
 
-// expandSessionID returns the id of the one session of cwd whose id starts
+// ExpandID returns the id of the one session of cwd whose id starts
 // with arg, so that the short ids `session list` prints are accepted
 // wherever an id is. A full id, or a word that is no id prefix, is
 // returned as it is (the caller says when no session has it).
-func expandSessionID(cwd, arg string) (string, error) {
+func ExpandID(cwd, arg string) (string, error) {
 	if store.ValidID(arg) || !isIDPrefix(arg) {
 		return arg, nil
 	}
@@ -45,7 +46,7 @@ func expandSessionID(cwd, arg string) (string, error) {
 		return found[0], nil
 	}
 	slices.Sort(found)
-	short := abbreviateIDs(ids)
+	short := AbbreviateIDs(ids)
 	names := make([]string, 0, 3)
 	for _, id := range found[:min(3, len(found))] {
 		names = append(names, short[id])
@@ -54,7 +55,7 @@ func expandSessionID(cwd, arg string) (string, error) {
 	if len(found) > 3 {
 		more = ", …"
 	}
-	return "", usageErrorf("session id %s is ambiguous: %d sessions start with it (%s%s); give more of the id", arg, len(found), strings.Join(names, ", "), more)
+	return "", cmdutil.UsageErrorf("session id %s is ambiguous: %d sessions start with it (%s%s); give more of the id", arg, len(found), strings.Join(names, ", "), more)
 }
 
 // isIDPrefix reports whether s can be the start of a session id.
@@ -65,9 +66,9 @@ func isIDPrefix(s string) bool {
 	return strings.Trim(s, "0123456789abcdef-") == ""
 }
 
-// abbreviateIDs maps each id to its shortest prefix of at least abbrevLen
+// AbbreviateIDs maps each id to its shortest prefix of at least abbrevLen
 // characters that no other of ids starts with.
-func abbreviateIDs(ids []string) map[string]string {
+func AbbreviateIDs(ids []string) map[string]string {
 	sorted := slices.Clone(ids)
 	slices.Sort(sorted)
 	sorted = slices.Compact(sorted)

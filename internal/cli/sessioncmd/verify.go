@@ -1,4 +1,4 @@
-package cli
+package sessioncmd
 
 import (
 	"fmt"
@@ -9,11 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
-func newSessionVerifyCommand(a *app) *cobra.Command {
+func NewVerifyCommand(a *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "verify <id|file>",
 		Short: "Check a session's integrity and summarize it",
@@ -25,20 +26,20 @@ program rewrote, or lines cut off the end, are named).
 
 The session is a file path, or a session id of the working directory.
 Exit status 0 when valid, 1 when corrupt.`,
-		Args: exactArgs(1, "a session id or file"),
+		Args: cmdutil.ExactArgs(1, "a session id or file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := a.openSession(args[0])
+			f, err := Open(a, args[0])
 			if err != nil {
 				return err
 			}
 			defer f.Close()
 			v, err := verifySession(f)
 			if err != nil {
-				return usageError{pathError(f.Name(), err)}
+				return cmdutil.UsageError{Err: PathError(f.Name(), err)}
 			}
-			writeVerify(a.stdout, v)
+			writeVerify(a.Stdout, v)
 			if v.c != nil {
-				return exitError{exitFailed}
+				return cmdutil.ExitError{Code: cmdutil.ExitFailed}
 			}
 			return nil
 		},
@@ -107,7 +108,7 @@ func writeVerify(w io.Writer, v verified) {
 		h := st.Header
 		row("session", "%s", h.ID)
 		row("model", "%s %s", h.Provider, h.Model)
-		row("created", "%s", formatMillis(h.CreatedAt))
+		row("created", "%s", FormatMillis(h.CreatedAt))
 		row("cwd", "%s", h.Cwd)
 	}
 	n := v.n
@@ -121,7 +122,7 @@ func writeVerify(w io.Writer, v verified) {
 	if st != nil {
 		u := st.Usage
 		row("usage", "input %d, output %d, cacheRead %d, cacheWrite %d", u.Input, u.Output, u.CacheRead, u.CacheWrite)
-		row("open", "%s", describeOperation(st.Operation))
+		row("open", "%s", DescribeOperation(st.Operation))
 	}
 	switch {
 	case c != nil:
@@ -134,8 +135,8 @@ func writeVerify(w io.Writer, v verified) {
 	}
 }
 
-// describeOperation says in one line how the open operation stands.
-func describeOperation(op *session.Operation) string {
+// DescribeOperation says in one line how the open operation stands.
+func DescribeOperation(op *session.Operation) string {
 	if op == nil {
 		return "none (idle)"
 	}
@@ -172,7 +173,7 @@ func describeOperation(op *session.Operation) string {
 	return b.String()
 }
 
-// formatMillis renders a Unix millisecond time in UTC.
-func formatMillis(ms int64) string {
+// FormatMillis renders a Unix millisecond time in UTC.
+func FormatMillis(ms int64) string {
 	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
 }

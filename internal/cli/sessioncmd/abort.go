@@ -1,4 +1,4 @@
-package cli
+package sessioncmd
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/provider"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
@@ -20,13 +21,13 @@ import (
 // reconciles without effects (closes an open attempt, answers open calls
 // with synthetic results, and finishes the operation aborted); no model is
 // called and no tool runs.
-func newSessionAbortCommand(a *app) *cobra.Command {
+func NewAbortCommand(a *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "abort <id>",
 		Short: "Abort the open operation of a session, without running anything",
-		Args:  exactArgs(1, "a session id"),
+		Args:  cmdutil.ExactArgs(1, "a session id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cwd, err := a.workDir()
+			cwd, err := a.WorkDir()
 			if err != nil {
 				return err
 			}
@@ -35,20 +36,20 @@ func newSessionAbortCommand(a *app) *cobra.Command {
 	}
 }
 
-func abortSession(ctx context.Context, a *app, cwd, id string) error {
+func abortSession(ctx context.Context, a *cmdutil.Factory, cwd, id string) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	id, err := expandSessionID(cwd, id)
+	id, err := ExpandID(cwd, id)
 	if err != nil {
 		return err
 	}
 	if !store.ValidID(id) {
-		return noSession(id, cwd)
+		return NoSession(id, cwd)
 	}
 	st, err := store.Open(cwd, id, store.Options{})
 	if errors.Is(err, fs.ErrNotExist) {
-		return noSession(id, cwd)
+		return NoSession(id, cwd)
 	}
 	if err != nil {
 		return err
@@ -56,10 +57,10 @@ func abortSession(ctx context.Context, a *app, cwd, id string) error {
 	defer st.Close()
 	op := st.State().Operation
 	if op == nil {
-		fmt.Fprintf(a.stdout, "Session %s has no open operation; nothing to abort.\n", id)
+		fmt.Fprintf(a.Stdout, "Session %s has no open operation; nothing to abort.\n", id)
 		return nil
 	}
-	envID, err := store.EnvironmentIdentity(cwd, a.getenv)
+	envID, err := store.EnvironmentIdentity(cwd, a.Getenv)
 	if err != nil {
 		return err
 	}
@@ -83,7 +84,7 @@ func abortSession(ctx context.Context, a *app, cwd, id string) error {
 	if res.Outcome != session.OutcomeAborted {
 		return fmt.Errorf("the %s ended %s instead of aborted", op.Kind, res.Outcome)
 	}
-	fmt.Fprintf(a.stdout, "Aborted the open %s %s of session %s.\n", op.Kind, op.OperationID, id)
+	fmt.Fprintf(a.Stdout, "Aborted the open %s %s of session %s.\n", op.Kind, op.OperationID, id)
 	return nil
 }
 

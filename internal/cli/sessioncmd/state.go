@@ -1,4 +1,4 @@
-package cli
+package sessioncmd
 
 import (
 	"bufio"
@@ -6,10 +6,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
-func newSessionStateCommand(a *app) *cobra.Command {
+func NewStateCommand(a *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "state <id|file>",
 		Short: "Print the reduced state of a session as JSON",
@@ -20,9 +21,9 @@ expected-state.schema.json: {"ok":true,"state":{...}} or
 
 Exit status 0 when the session is valid, 1 when it is corrupt. The file is
 only read: a torn tail is reported through repairedLength, never cut.`,
-		Args: exactArgs(1, "a session id or file"),
+		Args: cmdutil.ExactArgs(1, "a session id or file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := a.openSession(args[0])
+			f, err := Open(a, args[0])
 			if err != nil {
 				return err
 			}
@@ -33,7 +34,7 @@ only read: a torn tail is reported through repairedLength, never cut.`,
 			}
 			// Written as it is marshaled: the transcript is not built
 			// a second time in memory.
-			w := bufio.NewWriterSize(a.stdout, 64<<10)
+			w := bufio.NewWriterSize(a.Stdout, 64<<10)
 			err = session.WriteResult(w, st, c)
 			if err == nil {
 				err = w.WriteByte('\n')
@@ -45,7 +46,7 @@ only read: a torn tail is reported through repairedLength, never cut.`,
 				return fmt.Errorf("print state of %s: %w", args[0], err)
 			}
 			if c != nil {
-				return exitError{exitFailed}
+				return cmdutil.ExitError{Code: cmdutil.ExitFailed}
 			}
 			return nil
 		},

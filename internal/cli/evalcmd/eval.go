@@ -1,16 +1,20 @@
-package cli
+// Package evalcmd is `tiny-go eval`: run eval tasks and report pass rate,
+// time and tokens, and `eval compare`.
+package evalcmd
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/eval"
 )
 
@@ -29,8 +33,9 @@ type evalFlags struct {
 	workDir      string
 }
 
-func newEvalCommand(a *app) *cobra.Command {
-	var f evalFlags
+// NewCommand is `tiny-go eval`.
+func NewCommand(a *cmdutil.Factory) *cobra.Command {
+	var opts evalFlags
 	cmd := &cobra.Command{
 		Use:   "eval DIR...",
 		Short: "Run eval tasks (prompt.txt, fixture/, test.sh) and report pass rate, time and tokens",
@@ -49,40 +54,40 @@ task at the first request that differs from its recording.`,
   tiny-go eval compare before.json after.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usageErrorf("%s needs at least one task folder (see '%s --help')", cmd.CommandPath(), cmd.CommandPath())
+				return cmdutil.UsageErrorf("%s needs at least one task folder (see '%s --help')", cmd.CommandPath(), cmd.CommandPath())
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runEval(cmd.Context(), a, f, args)
+			return runEval(cmd.Context(), a, opts, args)
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&f.json, "json", false, "print the results as JSON on stdout (the table goes to stderr)")
-	fl.StringVar(&f.html, "html", "", "also write a self-contained HTML report to this file")
-	fl.IntVar(&f.repeat, "repeat", 1, "run each task this many times (pass rate and spread)")
-	fl.IntVar(&f.parallel, "parallel", 1, "run this many tasks at once, each in its own directory and process")
-	fl.DurationVar(&f.agentTimeout, "timeout", eval.DefaultAgentTimeout, "time limit of the agent per task")
-	fl.DurationVar(&f.testTimeout, "test-timeout", eval.DefaultTestTimeout, "time limit of test.sh per task")
-	fl.StringVar(&f.record, "record", "", "store each task's model exchange in this folder")
-	fl.StringVar(&f.replay, "replay", "", "serve the model's replies from the recordings in this folder (offline)")
-	fl.StringVar(&f.model, "model", "", "model id (default $TINY_MODEL; under --replay the recorded one)")
-	fl.BoolVar(&f.keep, "keep", false, "keep each task's directory (session, logs) and print where")
-	fl.StringVar(&f.workDir, "work-dir", "", "make task directories here (default the system's temporary directory)")
+	fl.BoolVar(&opts.json, "json", false, "print the results as JSON on stdout (the table goes to stderr)")
+	fl.StringVar(&opts.html, "html", "", "also write a self-contained HTML report to this file")
+	fl.IntVar(&opts.repeat, "repeat", 1, "run each task this many times (pass rate and spread)")
+	fl.IntVar(&opts.parallel, "parallel", 1, "run this many tasks at once, each in its own directory and process")
+	fl.DurationVar(&opts.agentTimeout, "timeout", eval.DefaultAgentTimeout, "time limit of the agent per task")
+	fl.DurationVar(&opts.testTimeout, "test-timeout", eval.DefaultTestTimeout, "time limit of test.sh per task")
+	fl.StringVar(&opts.record, "record", "", "store each task's model exchange in this folder")
+	fl.StringVar(&opts.replay, "replay", "", "serve the model's replies from the recordings in this folder (offline)")
+	fl.StringVar(&opts.model, "model", "", "model id (default $TINY_MODEL; under --replay the recorded one)")
+	fl.BoolVar(&opts.keep, "keep", false, "keep each task's directory (session, logs) and print where")
+	fl.StringVar(&opts.workDir, "work-dir", "", "make task directories here (default the system's temporary directory)")
 	cmd.AddCommand(newEvalCompareCommand(a))
 	return cmd
 }
 
-func runEval(ctx context.Context, a *app, f evalFlags, args []string) error {
+func runEval(ctx context.Context, a *cmdutil.Factory, f evalFlags, args []string) error {
 	if f.repeat < 1 || f.parallel < 1 {
-		return usageErrorf("--repeat and --parallel must be at least 1")
+		return cmdutil.UsageErrorf("--repeat and --parallel must be at least 1")
 	}
 	if f.agentTimeout <= 0 || f.testTimeout <= 0 {
-		return usageErrorf("--timeout and --test-timeout must be positive durations such as 10m")
+		return cmdutil.UsageErrorf("--timeout and --test-timeout must be positive durations such as 10m")
 	}
 	tasks, err := eval.LoadTasks(args)
 	if err != nil {
-		return usageError{err}
+		return cmdutil.UsageError{Err: err}
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -97,22 +102,22 @@ func runEval(ctx context.Context, a *app, f evalFlags, args []string) error {
 		TestTimeout:  f.testTimeout,
 		Record:       f.record,
 		Replay:       f.replay,
-		Model:        firstNonEmpty(f.model, a.getenv("TINY_MODEL")),
+		Model:        cmp.Or(strings.TrimSpace(f.model), strings.TrimSpace(a.Getenv("TINY_MODEL"))),
 		WorkDir:      f.workDir,
 		Keep:         f.keep,
-		Progress:     a.stderr,
+		Progress:     a.Stderr,
 	}
 	if f.replay != "" && f.model == "" {
 		cfg.Model = "" // the recording's, not $TINY_MODEL
 	}
 	rep, err := eval.Run(ctx, cfg)
 	if err != nil {
-		return usageError{err}
+		return cmdutil.UsageError{Err: err}
 	}
-	table := a.stdout
+	table := a.Stdout
 	if f.json {
-		table = a.stderr
-		if err := rep.WriteJSON(a.stdout); err != nil {
+		table = a.Stderr
+		if err := rep.WriteJSON(a.Stdout); err != nil {
 			return err
 		}
 	}
@@ -125,7 +130,7 @@ func runEval(ctx context.Context, a *app, f evalFlags, args []string) error {
 		}
 	}
 	if !rep.AllPassed() {
-		return exitError{code: exitFailed}
+		return cmdutil.ExitError{Code: cmdutil.ExitFailed}
 	}
 	return nil
 }
@@ -142,33 +147,21 @@ func writeHTMLReport(path string, rep *eval.Report) error {
 	return out.Close()
 }
 
-func newEvalCompareCommand(a *app) *cobra.Command {
+func newEvalCompareCommand(a *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "compare A.json B.json",
 		Short: "Compare two `tiny-go eval --json` results: pass rate, tokens and time per task",
-		Args:  exactArgs(2, "two result files"),
+		Args:  cmdutil.ExactArgs(2, "two result files"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			before, err := eval.LoadReport(args[0])
 			if err != nil {
-				return usageError{err}
+				return cmdutil.UsageError{Err: err}
 			}
 			after, err := eval.LoadReport(args[1])
 			if err != nil {
-				return usageError{err}
+				return cmdutil.UsageError{Err: err}
 			}
-			return eval.Compare(before, after).WriteTable(a.stdout)
+			return eval.Compare(before, after).WriteTable(a.Stdout)
 		},
 	}
-}
-
-// evalHTTPClient is the model HTTP client of a tiny-go process that an eval
-// started (recording, replaying or counting its requests); nil otherwise.
-func evalHTTPClient(getenv func(string) string, secretVars []string) (*http.Client, error) {
-	var secrets []string
-	for _, name := range secretVars {
-		if v := getenv(name); v != "" {
-			secrets = append(secrets, v)
-		}
-	}
-	return eval.ChildHTTPClient(getenv, secrets)
 }

@@ -1,4 +1,4 @@
-package cli
+package sessioncmd
 
 import (
 	"io"
@@ -6,19 +6,19 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
-// transaction is one committed line after the header.
-type transaction struct {
-	line  int
-	facts []session.Fact
+// Transaction is one committed line after the header.
+type Transaction struct {
+	Line  int
+	Facts []session.Fact
 }
 
-// eachTransaction decodes the transactions of a session as it reads rd,
+// EachTransaction decodes the transactions of a session as it reads rd,
 // line by line (the file is never held whole), and calls fn with each
 // until fn returns false. It ignores the header and the torn tail and
 // stops at the first line that does not decode; callers know from the
-// reducer where and why. Memory is the longest line. A transaction's facts
+// reducer where and why. Memory is the longest line. A Transaction's facts
 // slice is valid only during fn (their payloads stay valid).
-func eachTransaction(rd io.Reader, fn func(transaction) bool) error {
+func EachTransaction(rd io.Reader, fn func(Transaction) bool) error {
 	lines := session.NewLineReader(rd, 64<<10)
 	var dec session.Decoder
 	for n := 1; ; n++ {
@@ -30,7 +30,7 @@ func eachTransaction(rd io.Reader, fn func(transaction) bool) error {
 			continue // the header
 		}
 		facts, c := dec.Decode(line[:len(line)-1])
-		if c != nil || !fn(transaction{line: n, facts: facts}) {
+		if c != nil || !fn(Transaction{Line: n, Facts: facts}) {
 			return nil
 		}
 	}
@@ -44,7 +44,7 @@ type operationCounts struct {
 	facts                      int64
 }
 
-// add counts the facts of one transaction.
+// add counts the facts of one Transaction.
 func (n *operationCounts) add(facts []session.Fact) {
 	for _, f := range facts {
 		n.facts++

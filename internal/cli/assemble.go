@@ -1,0 +1,597 @@
+// The one place an agent is put together from configuration: configure
+// resolves what can fail before a session exists, start attaches the
+// session and connects the MCP servers, buildAgent wires tools, system
+// prompt, model client, gates (hooks, approval, sandbox, checkpoints) and
+// where events go.
+
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/agents"
+	"github.com/tiny-agent/tiny-go/internal/approval"
+	"github.com/tiny-agent/tiny-go/internal/eval"
+	"github.com/tiny-agent/tiny-go/internal/hooks"
+	"github.com/tiny-agent/tiny-go/internal/lifecycle"
+	"github.com/tiny-agent/tiny-go/internal/mcp"
+	"github.com/tiny-agent/tiny-go/internal/planmode"
+	"github.com/tiny-agent/tiny-go/internal/prompt"
+	"github.com/tiny-agent/tiny-go/internal/provider"
+	"github.com/tiny-agent/tiny-go/internal/store"
+	"github.com/tiny-agent/tiny-go/internal/tools"
+	"github.com/tiny-agent/tiny-go/internal/ui"
+)
+
+// buildAgent wires the agent: its tools, its system prompt, the model
+// client, the gates on effects, and where its events go.
+func (a *runner) buildAgent(envID string) error {
+	secretVars, all, err := a.buildTools(envID)
+	if err != nil {
+		return err
+	}
+	system, err := a.buildSystemPrompt(all)
+	if err != nil {
+		return err
+	}
+	client, err := a.buildClient(secretVars)
+	if err != nil {
+		return err
+	}
+	if err := a.buildGates(secretVars); err != nil {
+		return err
+	}
+	log := a.agentLog()
+	sinks := a.eventSinks()
+	approve := a.embed.wrapApprove(a.mode.Hook(a.hookedApprove(approveHook(a.gate))))
+	a.attachChildren(all, approve)
+	a.watch = &configWatch{inner: provider.Retry(client, provider.RetryConfig{Endpoint: client.URL(), EndpointSource: endpointSource(a.io)})}
+	a.agent, err = agent.New(agent.Config{
+		Log:                 log,
+		Provider:            a.watch,
+		Tools:               all,
+		Model:               a.model,
+		SystemPrompt:        system,
+		EnvironmentIdentity: envID,
+		NewID:               func() string { return uuid.Must(uuid.NewV7()).String() },
+		Events:              agent.Fanout(sinks...),
+		AutoCompact:         a.autoCompact(client),
+		Scrub:               a.scrubber(secretVars),
+		Approve:             approve,
+		Hooks:               a.permissionHooks(a.userHooks.agentHooks()),
+		BeforeEffect:        a.checkpointHook(),
+		ResultNote:          a.resultNote(),
+		Identity:            a.wire.identity(),
+		Reasoning:           a.reasoning,
+		Images:              (&imageLoader{cwd: a.cwd}).images,
+		MaxToolCalls:        a.flags.maxToolCalls,
+		MaxParallel:         a.flags.maxParallel,
+	})
+	return err
+}
+
+// rebuiltAgent is the agent built again with its configuration changed
+// (the model, images, the system prompt, added tools); the caller puts it
+// in place between runs.
+func (a *runner) rebuiltAgent(change func(*agent.Config)) (*agent.Agent, error) {
+	cfg := a.agent.Config()
+	change(&cfg)
+	return agent.New(cfg)
+}
+
+// buildTools gathers the tools the model is offered (and the one !cmd
+// runs through); it returns them with the variables that hold secrets,
+// which commands never see.
+func (a *runner) buildTools(envID string) (secretVars []string, all []tools.Tool, err error) {
+	if err := a.trackProcesses(); err != nil {
+		return nil, nil, err
+	}
+	bg, err := tools.NewManager(a.cwd)
+	if err != nil {
+		return nil, nil, err
+	}
+	a.bg = bg
+	secretVars = []string{openRouterKeyVar, endpointKeyVar, anthropicKeyVar, openaiKeyVar, braveKeyVar}
+	for _, sv := range a.servers {
+		if sv.TokenEnv != "" {
+			secretVars = append(secretVars, sv.TokenEnv)
+		}
+		secretVars = append(secretVars, sv.SecretVars...)
+	}
+	a.warnUnmaskable(secretVars)
+	sealed, err := a.sealed()
+	if err != nil {
+		return nil, nil, fmt.Errorf("review's sealed sandbox: %w", err)
+	}
+	toolCfg := tools.Config{WorkDir: a.cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.sandbox, Procs: a.procs, Editor: a.embed.editor(), Transactions: a.transactions(), Review: a.reviewer(), Sealed: sealed}
+	builtins, err := tools.Builtins(toolCfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	// !cmd runs through a bash tool of its own, offered or not.
+	toolCfg.Plugins = []string{"bash"}
+	shell, err := tools.Builtins(toolCfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	a.shellTool = shell[0]
+	if a.lsp, err = a.newLSP(toolCfg.Env); err != nil {
+		return nil, nil, err
+	}
+	all = builtins
+	if !a.flags.noDiagnosticsTool {
+		all = append(all, a.lsp.tools()...)
+	}
+	fetch, err := a.webFetchTools()
+	if err != nil {
+		return nil, nil, err
+	}
+	all = append(all, fetch...)
+	all = append(all, a.webSearchTools()...)
+	all = append(all, a.mcp.Tools()...)
+	if all, err = a.withAgentTools(all, envID); err != nil {
+		return nil, nil, err
+	}
+	return secretVars, a.planTools(all, toolCfg), nil
+}
+
+// buildSystemPrompt names the offered tools (the prompt lists them) and
+// loads the skills.
+func (a *runner) buildSystemPrompt(all []tools.Tool) (string, error) {
+	names := make([]string, len(all))
+	for i, t := range all {
+		names[i] = t.Definition().Name
+		a.toolNames = append(a.toolNames, displayName(t.Definition()))
+	}
+	system, skills, ins, err := systemPrompt(a.cwd, a.io.getenv("HOME"), names, a.flags.skills)
+	if err != nil {
+		return "", err
+	}
+	a.noteInstructions(ins)
+	a.skills = skills
+	return system, nil
+}
+
+// buildClient makes the model client; under an eval its HTTP client
+// records or replays, keeping the secrets' values out of the recording.
+func (a *runner) buildClient(secretVars []string) (*provider.Client, error) {
+	httpClient, err := evalHTTPClient(a.io.getenv, secretVars)
+	if err != nil {
+		return nil, err
+	}
+	client, err := a.newClient(httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("TINY_ENDPOINT: %w", err)
+	}
+	a.endpointShown = client.URL()
+	return client, nil
+}
+
+// buildGates opens what stands between the model and effects: the
+// reasoning store, the hooks and the approval gate.
+func (a *runner) buildGates(secretVars []string) error {
+	var err error
+	if a.reasoning, err = a.openReasoning(); err != nil {
+		return err
+	}
+	if err := a.setupHooks(secretVars); err != nil {
+		return err
+	}
+	if a.gate, err = a.newGate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// agentLog is the session log, seen through the hooks when they watch it.
+func (a *runner) agentLog() agent.Log {
+	var log agent.Log = a.store
+	if a.hooks != nil && a.hooks.wrapLog != nil {
+		log = a.hooks.wrapLog(log)
+	}
+	return log
+}
+
+// eventSinks says where the agent's events go: lifecycle telemetry, then
+// the terminal UI, the one-shot printer or JSON lines on stdout, then the
+// embedder and the hooks.
+func (a *runner) eventSinks() []func(agent.Event) {
+	sinks := []func(agent.Event){(&eventObserver{sessionID: func() string { return a.store.ID() }, sink: a.sink}).event}
+	switch {
+	case a.uiObserver != nil:
+		// Recovery runs before the terminal UI starts; until then its tool
+		// lines go to stderr.
+		a.preUI = &gatedObserver{inner: ui.NewOneShot(ui.OneShotOptions{Stdout: a.io.stderr, Stderr: a.io.stderr, WorkDir: a.cwd, Getenv: a.io.getenv})}
+		a.preUI.on.Store(true)
+		sinks = append(sinks, a.uiObserver.Event, a.preUI.event, a.costs.event)
+		a.costSink = a.costs.event
+	case !a.flags.json:
+		a.oneShot = ui.NewOneShot(ui.OneShotOptions{Stdout: a.io.stdout, Stderr: a.io.stderr, WorkDir: a.cwd, Getenv: a.io.getenv})
+		costs := newCostLog(a.oneShot.Stderr())
+		sinks = append(sinks, a.oneShot.Event, costs.event)
+		a.costSink = costs.event
+	default:
+		// stdout carries the events; a wait for a retry still shows.
+		sinks = append(sinks, retryLines(a.io.stderr))
+	}
+	return append(sinks, a.embed.eventSink(), a.hookEvents())
+}
+
+func displayName(d tools.Definition) string {
+	if d.Display != "" {
+		return d.Display
+	}
+	return d.Name
+}
+
+// systemPrompt assembles the system message of cwd for the offered tools:
+// base instructions, the instruction files (CLAUDE.md, AGENTS.md, ...;
+// instructions.go) and the skill index.
+func systemPrompt(cwd, home string, toolNames, skillFiles []string) (string, []prompt.Skill, *prompt.Instructions, error) {
+	ins, err := prompt.ReadInstructions(cwd, home)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	skills, skipped, err := prompt.DiscoverSkillsFrom(cwd, home, skillFiles)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	ins.Problems = append(ins.Problems, skipped...)
+	return prompt.System(prompt.Options{Cwd: cwd, Tools: toolNames, Instructions: ins.Files, Skills: skills}), skills, ins, nil
+}
+
+// withoutVars is environ without the named variables: commands the model
+// runs do not inherit tiny-go's credentials (so `env` cannot copy them into
+// a tool result and the session file).
+func withoutVars(environ, names []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// start attaches the session, connects MCP servers and builds the agent,
+// reporting startup events.
+func (a *runner) start(ctx context.Context) error {
+	began := time.Now()
+	startupStarted := false
+	fail := func(errType string, err error) error {
+		a.discardCreated()
+		if !startupStarted {
+			a.sink.Emit(lifecycle.StartupStarted(a.model, a.tools, nonNilStrings(a.mcpAliases)).At(began))
+		}
+		a.sink.Emit(lifecycle.StartupCompleted(time.Since(began), lifecycle.Failed, errType))
+		return err
+	}
+
+	envID, err := store.EnvironmentIdentity(a.cwd, a.io.getenv)
+	if err != nil {
+		return fail("startup_setup_error", fmt.Errorf("environment identity: %w", err))
+	}
+	if err := a.attach(envID); err != nil {
+		return fail("startup_setup_error", err)
+	}
+	// A resumed session keeps its model unless one is asked for, so that
+	// resuming does not change the configuration by accident.
+	if a.resumed {
+		a.model = resumeModel(a.store.State(), firstNonEmpty(a.flags.model, a.io.getenv("TINY_MODEL"), chosenModel(a.store.Path())))
+	}
+	a.sink.Emit(lifecycle.StartupStarted(a.model, a.tools, nonNilStrings(a.mcpAliases)).At(began))
+	startupStarted = true
+	a.sink.Emit(lifecycle.SessionAttached(a.store.ID(), a.resumed))
+
+	// Before the first stdio MCP server starts: its process group is
+	// recorded there.
+	if err := a.trackProcesses(); err != nil {
+		return fail("startup_setup_error", err)
+	}
+	mcpCtx, stopMCPSignals := interruptible(ctx)
+	defer stopMCPSignals()
+	mcpOpts := mcpOptions(a.cwd, a.io, a.servers, a.sandbox, a.procs, a.uiObserver)
+	if a.embed != nil {
+		mcpOpts.Elicit = a.embed.elicit // forms go to the editor (ACP)
+	}
+	for _, s := range a.servers {
+		a.sink.Emit(lifecycle.MCPStarted(s.Alias))
+		t0 := time.Now()
+		c, err := mcp.Connect(mcpCtx, s, mcpOpts)
+		if err != nil {
+			kind := "connection_failed"
+			var ce *mcp.ConnectError
+			if errors.As(err, &ce) && ce.Type != "" {
+				kind = ce.Type
+			}
+			a.sink.Emit(lifecycle.MCPFailed(s.Alias, time.Since(t0), kind))
+			if a.mcpAuto {
+				fmt.Fprintf(a.io.stderr, "%s: MCP %s: not used: %v (tiny-go mcp list shows the servers)\n", programName, s.Alias, err)
+				a.mcpAliases = slices.DeleteFunc(a.mcpAliases, func(x string) bool { return x == s.Alias })
+				continue
+			}
+			return fail("mcp_setup_error", err)
+		}
+		a.mcp = append(a.mcp, c)
+		a.sink.Emit(lifecycle.MCPConnected(s.Alias, time.Since(t0), c.Protocol(), len(c.Tools())))
+		if !a.flags.json {
+			fmt.Fprintln(a.io.stderr, c.StartupLine())
+		}
+	}
+
+	if err := a.buildAgent(envID); err != nil {
+		return fail("agent_setup_error", err)
+	}
+	a.sessionStarted(ctx)
+	a.sink.Emit(lifecycle.StartupCompleted(time.Since(began), lifecycle.Succeeded, ""))
+	return nil
+}
+
+// attach opens the session named by --session or --continue, or creates a
+// new one.
+func (a *runner) attach(envID string) error {
+	opts := store.Options{Fsync: a.flags.fsync}
+	var err error
+	switch {
+	case a.flags.session != "":
+		if path, perr := store.PathByID(a.cwd, a.flags.session); perr == nil {
+			if err := a.finishRewind(path); err != nil {
+				return err
+			}
+		}
+		a.store, err = store.Open(a.cwd, a.flags.session, opts)
+		a.resumed = true
+	case a.flags.cont:
+		a.store, err = openNewest(a.cwd, opts, a.finishRewind)
+		a.resumed = true
+	default:
+		a.store, err = store.Create(a.cwd, store.NewHeader{Provider: a.access.name, Model: a.model, EnvironmentIdentity: envID}, opts)
+		a.created = err == nil
+	}
+	if err == nil && a.resumed {
+		if w := a.store.IntegrityWarning(); w != "" {
+			fmt.Fprintf(a.io.stderr, "%s: warning: %s\n", programName, w)
+		}
+		if err = checkNotTruncated(a.store); err != nil {
+			a.store.Close()
+			a.store = nil
+		}
+	}
+	return err
+}
+
+// finishRewind completes an interrupted rewind of the session before it
+// is resumed (rewind_pending.go).
+func (a *runner) finishRewind(path string) error {
+	err := finishPendingRewind(context.Background(), path, a.io.getenv, a.io.stderr)
+	if errors.Is(err, errRewindInProgress) {
+		return fmt.Errorf("session %s is being rewound by another process; wait for it to finish", sessionLabel(path))
+	}
+	return err
+}
+
+// discardCreated removes the session file this process created when
+// startup fails before anything but the header was written, so a failed
+// start does not leave an empty session for --continue to pick.
+func (a *runner) discardCreated() {
+	if !a.created || a.store == nil || a.store.State().Facts > 0 || shellJournalled(a.store.Path()) {
+		return
+	}
+	path := a.store.Path()
+	_ = a.store.Close()
+	a.store = nil
+	_ = os.Remove(path)
+	// What was kept beside it (a fork's origin, approval answers) belongs
+	// to no session now.
+	if dir, err := store.SidecarDir(path, false); err == nil && dir != "" {
+		_ = os.RemoveAll(dir)
+	}
+}
+
+// assembly is what a front end asks of its agent: the configuration
+// (streams and settings, flags, working directory) and how the front end
+// shows and embeds it.
+type assembly struct {
+	io    stdio
+	flags runFlags
+	cwd   string
+	hooks *testHooks
+	// interactive shows progress in the terminal UI; embed adapts the
+	// agent to an editor (ACP) or the SDK's driver (headless).
+	interactive bool
+	embed       *embedding
+	// mode is the approval mode an editor switches (nil: the runner's).
+	mode *approval.Switch
+	// beforeStart runs once the configuration is resolved, before a
+	// session is attached (headless: resume or fork).
+	beforeStart func(*runner) error
+	// sink observes startup and the agent's lifecycle (nil: none).
+	sink func() *lifecycle.Tracker
+}
+
+// assemble puts an agent together from configuration, the one way every
+// front end does it (interactive, one-shot, headless, ACP): it resolves the
+// configuration, attaches the session, connects the MCP servers and builds
+// the agent with its provider, tools, hooks, language servers, approval,
+// sandbox, checkpoints and observers. Subagents are built by the
+// assembled runner's children (children.agent, below) on its provider,
+// hooks and tools;
+// a fleet worker and an eval run tiny-go itself, so they come here too.
+// The caller closes the runner; a runner that failed to start is closed.
+func assemble(ctx context.Context, s assembly) (*runner, error) {
+	r := &runner{io: s.io, flags: s.flags, cwd: s.cwd, hooks: s.hooks, embed: s.embed}
+	if s.interactive {
+		r.uiObserver = ui.NewObserver(s.cwd)
+	}
+	if err := r.configure(); err != nil {
+		return nil, err
+	}
+	if s.mode != nil {
+		r.mode = s.mode
+	}
+	if s.beforeStart != nil {
+		if err := s.beforeStart(r); err != nil {
+			return nil, err
+		}
+	}
+	if s.sink != nil {
+		r.sink = s.sink()
+	} else {
+		r.sink = lifecycle.NewTracker(lifecycle.Multi())
+	}
+	if err := r.start(ctx); err != nil {
+		r.close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// configure resolves everything that can fail before a session file is
+// created: the working directory, plugins, MCP servers and credentials.
+func (a *runner) configure() error {
+	abs, err := filepath.Abs(a.cwd)
+	if err != nil {
+		return usageErrorf("--cwd: %v", err)
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return usageErrorf("--cwd: %s is not a directory", abs)
+	}
+	a.cwd = abs
+	if a.flags.maxToolCalls < 1 {
+		return usageErrorf("--max-tool-calls must be at least 1")
+	}
+	a.configurePermissions()
+	if err := a.configureApproval(); err != nil {
+		return err
+	}
+	if a.tools, err = tools.Select(a.flags.plugins); err != nil {
+		return usageError{Err: err}
+	}
+	if a.servers, err = configureMCP(a.flags.mcp, a.io, a.cwd); err != nil {
+		return usageError{Err: err}
+	}
+	if len(a.flags.mcp) == 0 {
+		a.servers = a.autoMCPServers() // mcp_auto.go
+	}
+	var secretVars []string
+	for _, sv := range a.servers {
+		a.mcpAliases = append(a.mcpAliases, sv.Alias)
+		secretVars = append(secretVars, sv.SecretVars...)
+	}
+	// The variables the servers' headers and oauth settings name are
+	// secrets too (as tokenEnv).
+	a.io.conceal(secretVars)
+	a.model = firstNonEmpty(a.flags.model, a.io.getenv("TINY_MODEL"), DefaultModel)
+	if err := a.configureProvider(); err != nil {
+		return err
+	}
+	if err := a.configureWebSearch(); err != nil {
+		return err
+	}
+	if a.flags.contextWindow == 0 {
+		if v := a.io.getenv("TINY_CONTEXT_WINDOW"); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n <= 0 {
+				return usageErrorf("TINY_CONTEXT_WINDOW must be a positive integer")
+			}
+			a.flags.contextWindow = n
+		}
+	}
+	if a.flags.compactShare == 0 {
+		a.flags.compactShare = defaultCompactShare
+		if v := a.io.getenv("TINY_COMPACT_SHARE"); v != "" {
+			s, err := strconv.ParseFloat(v, 64)
+			if err != nil || s <= 0 || s > 1 {
+				return usageErrorf("TINY_COMPACT_SHARE must be a number in (0, 1]")
+			}
+			a.flags.compactShare = s
+		}
+	}
+	if a.flags.idleTimeout == 0 {
+		if v := a.io.getenv("TINY_IDLE_TIMEOUT"); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return usageErrorf("TINY_IDLE_TIMEOUT must be a positive duration such as 90s")
+			}
+			a.flags.idleTimeout = d
+		}
+	}
+	if err := a.configureRequestTimeout(); err != nil {
+		return err
+	}
+	if a.flags.idleTimeout < 0 {
+		return usageErrorf("--idle-timeout must be a positive duration such as 90s")
+	}
+	if a.flags.compactShare <= 0 || a.flags.compactShare > 1 {
+		return usageErrorf("--compact-share must be a number in (0, 1]")
+	}
+	// Last: nothing after it may fail, so the sandbox is always closed.
+	return a.newSandbox()
+}
+
+// evalHTTPClient is the model HTTP client of a tiny-go process that an eval
+// started (recording, replaying or counting its requests); nil otherwise.
+func evalHTTPClient(getenv func(string) string, secretVars []string) (*http.Client, error) {
+	var secrets []string
+	for _, name := range secretVars {
+		if v := getenv(name); v != "" {
+			secrets = append(secrets, v)
+		}
+	}
+	return eval.ChildHTTPClient(getenv, secrets)
+}
+
+// agent builds the child's agent: only the tools its definition lists
+// (never task, unless the depth limit allows), its body as the system
+// prompt, progress shown as whole lines under the parent's call.
+func (c *children) agent(st *store.Store, depth int, d agents.Definition, hr *hooks.Runner) (*agent.Agent, error) {
+	var ts []tools.Tool
+	for _, t := range c.tools {
+		name := t.Definition().Name
+		if name == agents.ToolName || !d.Offers(name) {
+			continue
+		}
+		ts = append(ts, t)
+	}
+	if d.ReadOnlyBash {
+		ts = planmode.Wrap(ts, planmode.Config{Planning: func() bool { return true }, ReadOnlyBash: c.readOnly})
+	}
+	if depth+1 < c.maxDepth && d.MayDelegate() {
+		path, id := st.Path(), st.ID()
+		ts = append(ts, agents.NewTool(c.defs, c.runner(func() (string, string) { return path, id }, depth+1)))
+	}
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.Definition().Name
+	}
+	system := d.Prompt + "\n\nWorking directory: " + c.a.cwd + "\nTools offered to you: " + strings.Join(names, ", ") + "."
+	label := d.Name
+	return agent.New(agent.Config{
+		Log:                 st,
+		Provider:            c.a.watch,
+		Tools:               ts,
+		Model:               c.model(d),
+		SystemPrompt:        system,
+		EnvironmentIdentity: c.envID,
+		NewID:               func() string { return uuid.Must(uuid.NewV7()).String() },
+		Events:              func(ev agent.Event) { c.show(label, ev); c.rollUp(ev) },
+		Scrub:               c.a.scrubber(nil),
+		Approve:             c.serialApprove(),
+		Hooks:               c.a.permissionHooks(agentHooks(hr)),
+		Identity:            c.a.wire.identity(),
+		MaxToolCalls:        c.a.flags.maxToolCalls,
+	})
+}

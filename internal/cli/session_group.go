@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tiny-agent/tiny-go/internal/cli/sessioncmd"
+)
+
+// newSessionCommand is `tiny-go session`: inspection of session files.
+// list, show, state, plan and verify are read-only and take no session
+// lock; abort, rewind and fork write.
+func newSessionCommand(a *app) *cobra.Command {
+	f := a.factory()
+	cmd := &cobra.Command{
+		Use:   "session <command>",
+		Short: "Inspect session files",
+		Long: `Inspect the durable session files of a working directory
+(<cwd>/.tiny-agent/sessions). list, show, state, plan and verify only read:
+they never repair a torn tail or take the session lock. abort ends an open
+operation durably, without running anything; repair cuts a session changed
+by another program back to its last verified commit; rewind puts files back
+and writes a fork; fork writes a new session.`,
+		RunE: runGroup(a),
+	}
+	cmd.AddCommand(
+		newSessionListCommand(a),
+		newSessionShowCommand(a),
+		sessioncmd.NewStateCommand(f),
+		sessioncmd.NewPlanCommand(f),
+		sessioncmd.NewVerifyCommand(f),
+		sessioncmd.NewRepairCommand(f),
+		sessioncmd.NewAbortCommand(f),
+		sessioncmd.NewForkCommand(f),
+		newSessionRewindCommand(a),
+	)
+	return cmd
+}
+
+// The session commands of this package name sessions the way sessioncmd
+// does; these keep their names.
+var (
+	expandSessionID   = sessioncmd.ExpandID
+	noSession         = sessioncmd.NoSession
+	pathError         = sessioncmd.PathError
+	abbreviateIDs     = sessioncmd.AbbreviateIDs
+	describeOperation = sessioncmd.DescribeOperation
+	formatMillis      = sessioncmd.FormatMillis
+	eachTransaction   = sessioncmd.EachTransaction
+)
+
+type transaction = sessioncmd.Transaction
+
+// openSession opens the session that arg names, read-only (sessioncmd.Open).
+func (a *app) openSession(arg string) (*os.File, error) { return sessioncmd.Open(a.factory(), arg) }
+
+// sessionPath is the path of the session that arg names (sessioncmd.Path).
+func (a *app) sessionPath(arg string) (string, error) { return sessioncmd.Path(a.factory(), arg) }
