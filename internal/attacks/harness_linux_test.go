@@ -23,6 +23,7 @@ const secret = "attack-secret-0123456789abcdef"
 type env struct {
 	work    string // the working directory (the tree)
 	outside string // a directory outside every writable root, writable by the user
+	home    string // the user's HOME (its state key beneath)
 	uid     int
 }
 
@@ -183,7 +184,7 @@ func runAttacks(t *testing.T, uid int, list []attack) (map[string]string, string
 			results[list[i].name] = *m.Content
 		}
 	}
-	return results, stderr.String(), env{work: work, outside: outside, uid: uid}
+	return results, stderr.String(), env{work: work, outside: outside, home: home, uid: uid}
 }
 
 // toolCalls are the calls of the model's one reply: a bash call per
