@@ -9,10 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/tiny-agent/tiny-go/internal/testenv"
 )
 
 // eperm lists "<what>: EPERM" for each what.
@@ -186,14 +187,10 @@ func TestAttacksAsRoot(t *testing.T) {
 	attackAs(t, 0)
 }
 
-// TestAttacksAsUser runs the suite as cloudsdk (uid 1000), through
-// setpriv.
+// TestAttacksAsUser runs the suite as cloudsdk (testenv.UserUID).
 func TestAttacksAsUser(t *testing.T) {
 	requireRoot(t)
-	if _, err := exec.LookPath("setpriv"); err != nil {
-		t.Fatal("setpriv is needed (util-linux; .ci/run installs it)")
-	}
-	attackAs(t, 1000)
+	attackAs(t, testenv.UserUID)
 }
 
 // attackAs runs the suite as uid and fails for every escape. Rows that

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tiny-agent/tiny-go/internal/providertest"
+	"github.com/tiny-agent/tiny-go/internal/testenv"
 )
 
 // secret is the API key tiny-go runs with: an attack that finds it in
@@ -153,13 +154,8 @@ func runAttacks(t *testing.T, uid int, list []attack) (map[string]string, string
 	}
 	srv.Enqueue(providertest.Reply{Text: "done"})
 	args := []string{"--cwd", work, "--max-tool-calls", "200", "attack"}
-	var cmd *exec.Cmd
-	if uid == 0 {
-		cmd = exec.Command(tinyGo, args...)
-	} else {
-		id := strconv.Itoa(uid)
-		cmd = exec.Command("setpriv", append([]string{"--reuid=" + id, "--regid=" + id, "--init-groups", tinyGo}, args...)...)
-	}
+	cmd := exec.Command(tinyGo, args...)
+	testenv.AsUser(cmd, uid)
 	cmd.Dir = work
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "HOME=" + home, "TMPDIR=/tmp",
 		"OPENROUTER_API_KEY=" + secret, "OTEL_SDK_DISABLED=true", "TINY_ENDPOINT=" + srv.URL()}
