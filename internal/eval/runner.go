@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/provider"
+	"github.com/tiny-agent/tiny-go/internal/sandbox"
 )
 
 // Defaults of Config.
@@ -589,10 +590,19 @@ func (cfg *Config) runAgent(ctx context.Context, t Task, in taskInput, rec *Reco
 	return run, nil
 }
 
-// runTest runs test.sh in the repository with its own time limit.
+// runTest runs test.sh in the repository with its own time limit,
+// contained as the agent's commands are (--sandbox workspace over the
+// repository, the run's root writable too): test.sh runs what the model
+// left in the repository (its tests, its Makefile), which must not get
+// out through the grading.
 func (cfg *Config) runTest(ctx context.Context, script, root, repo string) (exit int, out string, timedOut bool, err error) {
 	tctx, cancel := context.WithTimeout(ctx, cfg.TestTimeout)
 	defer cancel()
+	sb, _, err := sandbox.New(sandbox.Policy{Mode: sandbox.Workspace, WorkDir: repo, Writable: []string{root}})
+	if err != nil {
+		return -1, "", false, err
+	}
+	defer sb.Close()
 	var buf bytes.Buffer
 	cmd := exec.CommandContext(tctx, "bash", script)
 	cmd.Dir = repo
@@ -603,7 +613,9 @@ func (cfg *Config) runTest(ctx context.Context, script, root, repo string) (exit
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
-	err = cmd.Run()
+	if err = sb.Start(cmd); err == nil {
+		err = cmd.Wait()
+	}
 	if cmd.Process != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
