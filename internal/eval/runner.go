@@ -590,6 +590,9 @@ func (cfg *Config) runAgent(ctx context.Context, t Task, in taskInput, rec *Reco
 	return run, nil
 }
 
+// sandboxWarned: the sandbox's warning for test.sh is said once.
+var sandboxWarned sync.Once
+
 // runTest runs test.sh in the repository with its own time limit,
 // contained as the agent's commands are (--sandbox workspace over the
 // repository, the run's root writable too): test.sh runs what the model
@@ -598,11 +601,15 @@ func (cfg *Config) runAgent(ctx context.Context, t Task, in taskInput, rec *Reco
 func (cfg *Config) runTest(ctx context.Context, script, root, repo string) (exit int, out string, timedOut bool, err error) {
 	tctx, cancel := context.WithTimeout(ctx, cfg.TestTimeout)
 	defer cancel()
-	sb, _, err := sandbox.New(sandbox.Policy{Mode: sandbox.Workspace, WorkDir: repo, Writable: []string{root}})
+	sb, warning, err := sandbox.New(sandbox.Policy{Mode: sandbox.Workspace, WorkDir: repo, Writable: []string{root}})
 	if err != nil {
 		return -1, "", false, err
 	}
 	defer sb.Close()
+	if warning != "" {
+		// Once a run: every test.sh of this machine is as weak.
+		sandboxWarned.Do(func() { fmt.Fprintf(cfg.Progress, "eval: test.sh: %s\n", strings.TrimPrefix(warning, "tiny-go: ")) })
+	}
 	var buf bytes.Buffer
 	cmd := exec.CommandContext(tctx, "bash", script)
 	cmd.Dir = repo
