@@ -48,7 +48,7 @@ type ModeInfo struct {
 // source of --help, acp --help and the consistency test of the docs.
 var Modes = []ModeInfo{
 	{Ask, "ask before bash, bg, write, edit and MCP calls run"},
-	{Edits, "ask, except for edits and mkdir/touch/mv/cp/rm inside the working directory"},
+	{Edits, "ask, except for edits and mkdir/touch/mv/cp/rm/sed inside the working directory"},
 	{Auto, "run every call at once"},
 	{Plan, "look but not touch (read, and bash with the tree read-only)"},
 	{Review, "ask, but run bash against a private view of the tree and show its changes before they land"},

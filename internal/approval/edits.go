@@ -13,8 +13,12 @@ import (
 
 // fileCommands are the commands Claude Code's acceptEdits mode runs
 // without asking when every path they name is inside the working
-// directory. sed is left out: its script can write elsewhere (w, e).
+// directory; sed too, with one substitution for a script (sedCommand):
+// a script can otherwise write elsewhere (w) or run a command (e).
 var fileCommands = []string{"mkdir", "touch", "rm", "rmdir", "mv", "cp"}
+
+// sedOptions are the options of sed that name no script or file.
+var sedOptions = []string{"-i", "-n", "-E", "-r"}
 
 // protectedDirs are never changed without asking, as in Claude Code: the
 // repository, tiny-go's sessions and Claude Code's settings.
@@ -23,9 +27,10 @@ var protectedDirs = []string{".git", ".tiny-agent", ".claude"}
 // EditsInside reports whether a call only changes files inside workDir,
 // which Claude Code's acceptEdits mode allows without asking: a built-in
 // write or edit of such a path, or a bash command line made only of
-// mkdir, touch, rm, rmdir, mv and cp whose every argument lies there.
-// Anything it cannot tell for sure (variables, substitutions,
-// redirections, brace expansion, ~) is not.
+// mkdir, touch, rm, rmdir, mv, cp and sed (one substitution) whose every
+// path lies there. Anything it cannot tell for sure (variables,
+// substitutions, redirections, brace expansion, ~) is not. It is the one
+// check of the edits mode, interactive and headless (acceptEdits) alike.
 func EditsInside(req agent.ApprovalRequest, workDir string) bool {
 	if !req.Builtin {
 		return false
@@ -42,7 +47,7 @@ func EditsInside(req agent.ApprovalRequest, workDir string) bool {
 }
 
 // FileCommandInside reports whether a shell command line only runs
-// mkdir, touch, rm, rmdir, mv and cp on paths inside workDir.
+// mkdir, touch, rm, rmdir, mv, cp and sed on paths inside workDir.
 func FileCommandInside(command, workDir string) bool {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
 	if err != nil || len(f.Stmts) == 0 {
@@ -78,6 +83,9 @@ func fileCommand(c *syntax.CallExpr, workDir string) bool {
 		return false
 	}
 	name, ok := plainWord(c.Args[0])
+	if ok && name == "sed" {
+		return sedCommand(c.Args[1:], workDir)
+	}
 	if !ok || !slices.Contains(fileCommands, name) {
 		return false
 	}
@@ -111,6 +119,49 @@ func fileCommand(c *syntax.CallExpr, workDir string) bool {
 		}
 	}
 	return true
+}
+
+// sedCommand reports whether sed's arguments are options of sedOptions,
+// one substitution (substitution), and at least one file inside
+// workDir.
+func sedCommand(args []*syntax.Word, workDir string) bool {
+	script, files, options := "", 0, true
+	for _, w := range args {
+		s, ok := plainWord(w)
+		switch {
+		case !ok:
+			return false
+		case options && s == "--":
+			options = false
+		case options && strings.HasPrefix(s, "-"):
+			if !slices.Contains(sedOptions, s) {
+				return false // -e, -f, -s, -i.bak and the like
+			}
+		case script == "":
+			if !substitution(s) {
+				return false
+			}
+			script = s
+		default:
+			if rel, ok := treePath(workDir, s); !ok || rel == "" {
+				return false
+			}
+			files++
+		}
+	}
+	return files > 0
+}
+
+// substitution reports whether a sed script is one s command whose flags
+// neither write a file (w) nor run one (e): s<d>pattern<d>replacement<d>
+// and flags among g, p, i, I, m, M and digits. A glob character is
+// refused, as the shell could expand an unquoted one.
+func substitution(script string) bool {
+	if len(script) < 4 || script[0] != 's' || strings.ContainsAny(script, "*?[\\\n") {
+		return false
+	}
+	parts := strings.Split(script[2:], script[1:2])
+	return len(parts) == 3 && strings.Trim(parts[2], "gpiImM0123456789") == ""
 }
 
 // plainWord is a word's text when it is made only of literal parts

@@ -52,7 +52,19 @@ func TestFileCommandInside(t *testing.T) {
 		"cp --target-directory=sub a":         true,
 		"cat a | touch b":                     false,
 		"echo hi":                             false,
-		"sed -i s/a/b/ a":                     false,
+		"sed -i s/a/b/ a":                     true,
+		"sed -i -E 's/a b/c/g' a sub/x":       true,
+		"sed -n s/a/b/p a":                    true,
+		"sed -i s/a/b/w/tmp/out a":            false, // writes elsewhere
+		"sed -i 's/a/b/e' a":                  false, // runs the pattern space
+		"sed -i 's/a/b/;w /tmp/x' a":          false,
+		"sed -i 1d a":                         false, // not a substitution
+		"sed -e s/x/y/ -f /etc/x a":           false,
+		"sed -i.bak s/a/b/ a":                 false,
+		"sed -i s/a/b/ /etc/passwd":           false,
+		"sed -i s/a/b/ .git/config":           false,
+		"sed -i s/a/b/":                       false, // no file
+		"sed -i s/a*/b/ a":                    false, // a glob the shell may expand
 		"":                                    false,
 		"touch 'a":                            false,
 		"touch a\\ b":                         false,

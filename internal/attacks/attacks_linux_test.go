@@ -7,11 +7,13 @@ package attacks
 
 import (
 	"errors"
+	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/tiny-agent/tiny-go/internal/testenv"
 )
 
 // eperm lists "<what>: EPERM" for each what.
@@ -37,6 +39,16 @@ func untouched(e env) error {
 func nothingOutside(e env) error {
 	if l, _ := os.ReadDir(e.outside); len(l) > 0 {
 		return errors.New("something was written outside the writable roots: " + l[0].Name())
+	}
+	return nil
+}
+
+// keyKept checks that the user's key, which the command could not read,
+// is there on the host: the row did not pass for want of a key.
+func keyKept(e env) error {
+	fi, err := os.Stat(filepath.Join(e.home, ".local", "state", "tiny-go", "key"))
+	if err != nil || fi.Size() != 32 {
+		return fmt.Errorf("no key of 32 bytes on the host: %v", err)
 	}
 	return nil
 }
@@ -98,12 +110,17 @@ func capabilityAttacks() []attack {
 		{name: "ptrace, process_vm_readv, pidfd_getfd of a sibling",
 			cmd:  `$A ptrace`,
 			want: eperm("ptrace attach", "ptrace seize", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp")},
-		// Root's key belongs to another id, 0400 (internal/statekey): a
-		// root command without capabilities cannot read it. A user's key
-		// is that user's, so the row asks only as root.
-		{name: "tiny-go's state key read by a root command",
-			cmd:      `if [ "$(id -u)" = 0 ]; then cat "$HOME/.local/state/tiny-go/key" >/dev/null && echo ESCAPED key; fi; true`,
-			rootWant: []string{"Permission denied"}},
+		// The key that seals tiny-go's state (internal/statekey) lies in
+		// a folder every command's mount namespace covers with an empty
+		// tmpfs: a user's commands run as the key's owner, and with it
+		// could seal forged approvals, transactions and integrity records.
+		{name: "tiny-go's state key read by a command (cat, /proc/self/root, a file handle)",
+			cmd: `k="$HOME/.local/state/tiny-go"; [ -z "$(ls -A "$k")" ] || echo ESCAPED listed; ` +
+				`for p in "$k/key" "/proc/self/root$k/key" "/proc/1/root$k/key"; do cat "$p" >/dev/null && echo ESCAPED "$p"; done; ` +
+				`$A handle "$k/key"; true`,
+			want:  append(eperm("name_to_handle_at", "open_by_handle_at"), "key: No such file or directory"),
+			deny:  []string{": ok"},
+			check: keyKept},
 		{name: "tiny-go's memory, environment and tracing",
 			cmd: findTinyGo + `for p in $pids; do $A ptrace $p; head -c 16 /proc/$p/mem >/dev/null 2>&1 && echo ESCAPED mem; ` +
 				`grep -qa "` + secret + `" /proc/$p/environ 2>/dev/null && echo ESCAPED environ; ` +
@@ -170,14 +187,10 @@ func TestAttacksAsRoot(t *testing.T) {
 	attackAs(t, 0)
 }
 
-// TestAttacksAsUser runs the suite as cloudsdk (uid 1000), through
-// setpriv.
+// TestAttacksAsUser runs the suite as cloudsdk (testenv.UserUID).
 func TestAttacksAsUser(t *testing.T) {
 	requireRoot(t)
-	if _, err := exec.LookPath("setpriv"); err != nil {
-		t.Fatal("setpriv is needed (util-linux; .ci/run installs it)")
-	}
-	attackAs(t, 1000)
+	attackAs(t, testenv.UserUID)
 }
 
 // attackAs runs the suite as uid and fails for every escape. Rows that

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tiny-agent/tiny-go/internal/providertest"
+	"github.com/tiny-agent/tiny-go/internal/testenv"
 )
 
 // secret is the API key tiny-go runs with: an attack that finds it in
@@ -23,6 +24,7 @@ const secret = "attack-secret-0123456789abcdef"
 type env struct {
 	work    string // the working directory (the tree)
 	outside string // a directory outside every writable root, writable by the user
+	home    string // the user's HOME (its state key beneath)
 	uid     int
 }
 
@@ -152,13 +154,8 @@ func runAttacks(t *testing.T, uid int, list []attack) (map[string]string, string
 	}
 	srv.Enqueue(providertest.Reply{Text: "done"})
 	args := []string{"--cwd", work, "--max-tool-calls", "200", "attack"}
-	var cmd *exec.Cmd
-	if uid == 0 {
-		cmd = exec.Command(tinyGo, args...)
-	} else {
-		id := strconv.Itoa(uid)
-		cmd = exec.Command("setpriv", append([]string{"--reuid=" + id, "--regid=" + id, "--init-groups", tinyGo}, args...)...)
-	}
+	cmd := exec.Command(tinyGo, args...)
+	testenv.AsUser(cmd, uid)
 	cmd.Dir = work
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "HOME=" + home, "TMPDIR=/tmp",
 		"OPENROUTER_API_KEY=" + secret, "OTEL_SDK_DISABLED=true", "TINY_ENDPOINT=" + srv.URL()}
@@ -183,7 +180,7 @@ func runAttacks(t *testing.T, uid int, list []attack) (map[string]string, string
 			results[list[i].name] = *m.Content
 		}
 	}
-	return results, stderr.String(), env{work: work, outside: outside, uid: uid}
+	return results, stderr.String(), env{work: work, outside: outside, home: home, uid: uid}
 }
 
 // toolCalls are the calls of the model's one reply: a bash call per

@@ -30,6 +30,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tiny-agent/tiny-go/internal/atomicfile"
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
@@ -297,31 +298,10 @@ func (s *Store) hashLike(ref string, data []byte) string {
 }
 
 // writeAtomic writes data to path through a temporary file in the same
-// directory and a rename, so path holds either its old or its new content.
-// With sync the file is synced before the rename.
+// directory and a rename (atomicfile), so path holds either its old or
+// its new content. With sync the write is durable when it returns.
 func writeAtomic(path string, data []byte, mode fs.FileMode, sync bool) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tiny-tmp-*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(mode)
-	}
-	if err == nil && sync {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(name, path)
-	}
-	if err != nil {
-		os.Remove(name)
-	}
-	return err
+	return atomicfile.Write(path, data, atomicfile.Options{Perm: mode, Sync: sync})
 }
 
 // readCapped reads a regular file of at most limit bytes. The open never

@@ -6,10 +6,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/tiny-agent/tiny-go/internal/providertest"
+	"github.com/tiny-agent/tiny-go/internal/testenv"
 )
 
 // Issue 40, item 1: a command plants a program in the repository's config
@@ -100,9 +100,7 @@ func gitSafeCase(t *testing.T, uid int) {
 		cmd := exec.Command(prog, append([]string{"--cwd", dir}, args...)...)
 		cmd.Env = []string{childEnv + "=1", "OTEL_SDK_DISABLED=true", "OPENROUTER_API_KEY=test-key", "TINY_ENDPOINT=" + srv.URL(),
 			"HOME=" + home, "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1"}
-		if uid != os.Geteuid() {
-			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}}
-		}
+		testenv.AsUser(cmd, uid)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("tiny-go %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -171,9 +169,5 @@ func TestGitRunsNoPlantedProgramRoot(t *testing.T) {
 }
 
 func TestGitRunsNoPlantedProgramUser(t *testing.T) {
-	if os.Geteuid() != 0 {
-		gitSafeCase(t, os.Geteuid())
-		return
-	}
-	gitSafeCase(t, 1000)
+	gitSafeCase(t, testenv.Unprivileged())
 }

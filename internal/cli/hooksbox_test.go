@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/tiny-agent/tiny-go/internal/providertest"
@@ -69,9 +68,7 @@ func hookBoxCase(t *testing.T, uid int) (contained, off string) {
 		cmd := exec.Command(prog, append([]string{"--cwd", dir}, args...)...)
 		cmd.Env = []string{childEnv + "=1", "OTEL_SDK_DISABLED=true", "OPENROUTER_API_KEY=test-key", "TINY_ENDPOINT=" + srv.URL(),
 			"HOME=" + home, "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1"}
-		if uid != os.Geteuid() {
-			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}}
-		}
+		testenv.AsUser(cmd, uid)
 		var out strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
@@ -146,10 +143,6 @@ func TestPlantedHookIsContainedRoot(t *testing.T) {
 }
 
 func TestPlantedHookIsContainedUser(t *testing.T) {
-	uid := os.Geteuid()
-	if uid == 0 {
-		uid = 1000
-	}
-	contained, off := hookBoxCase(t, uid)
+	contained, off := hookBoxCase(t, testenv.Unprivileged())
 	checkHookView(t, contained, off)
 }

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
@@ -22,12 +21,8 @@ import (
 // write tool makes a file in a new folder), and is then
 // rewound; the tree must be what the commands made, then exactly what it
 // was. Run as root it also runs everything as an unprivileged user
-// (placesUID), whose commands must get the same containment: the command
+// (testenv.UserUID), whose commands must get the same containment: the command
 // is PID 1 of its own namespace and cannot write .tiny-agent.
-
-// placesUID is the unprivileged user of the second pass (cloudsdk on the
-// CI machine; the number is all the kernel needs).
-const placesUID = 1000
 
 // place is one kind of folder a project lives in.
 type place struct {
@@ -65,7 +60,7 @@ func TestCommandsWriteWhereUsersWork(t *testing.T) {
 	users := []struct {
 		name string
 		uid  int
-	}{{"root", 0}, {"unprivileged", placesUID}}
+	}{{"root", 0}, {"unprivileged", testenv.UserUID}}
 	for _, u := range users {
 		for _, p := range places {
 			t.Run(u.name+"/"+p.name, func(t *testing.T) {
@@ -142,9 +137,7 @@ func runPlace(t *testing.T, bin string, p place, uid int) {
 		if tmp != "" {
 			cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
 		}
-		if uid != os.Geteuid() {
-			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}}
-		}
+		testenv.AsUser(cmd, uid)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("tiny-go %q: %v\n%s", args, err, out)

@@ -2,12 +2,10 @@ package cli
 
 import (
 	"fmt"
-	"github.com/tiny-agent/tiny-go/internal/statekey"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -46,16 +44,8 @@ var scriptCommands = map[string]func(){
 const childEnv = "TINY_GO_TEST_CHILD"
 
 func TestMain(m *testing.M) {
-	// The tests' key, and the marks of the sessions they seal, stay out
-	// of the user's state directory (children inherit the variable; a
-	// child started with an environment of its own keeps its HOME's).
-	if os.Getenv(statekey.EnvDir) == "" && strings.HasSuffix(os.Args[0], ".test") {
-		dir, err := os.MkdirTemp("", "tiny-go-key-")
-		if err != nil {
-			panic(err)
-		}
-		os.Setenv(statekey.EnvDir, dir)
-	}
+	// The tests' key stays out of the user's state directory: testenv's
+	// init gives this binary a folder of its own.
 	if os.Getenv(childEnv) != "" {
 		if _, ok := scriptCommands[filepath.Base(os.Args[0])]; !ok {
 			fmt.Fprintf(os.Stderr, "test child started as %q, which is no script command\n", os.Args[0])

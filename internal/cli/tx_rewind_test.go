@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
@@ -140,7 +139,7 @@ func runDestroyingTurn(t *testing.T, c txCase) (before, after, rewound map[strin
 			"HOME=" + home, "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1"}
 		cmd.Env = append(cmd.Env, c.env...)
 		if c.uid != 0 {
-			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(c.uid), Gid: uint32(c.uid), Groups: []uint32{}}}
+			testenv.AsUser(cmd, c.uid)
 		}
 		out, err := cmd.CombinedOutput()
 		return string(out), err

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/provider"
+	"github.com/tiny-agent/tiny-go/internal/sandbox"
 )
 
 // agentRun is how the agent process ended.
@@ -155,10 +156,26 @@ func (run *agentRun) readLog(logPath string) error {
 	return nil
 }
 
-// runTest runs test.sh in the repository with its own time limit.
+// sandboxWarned: the sandbox's warning for test.sh is said once.
+var sandboxWarned sync.Once
+
+// runTest runs test.sh in the repository with its own time limit,
+// contained as the agent's commands are (--sandbox workspace over the
+// repository, the run's root writable too): test.sh runs what the model
+// left in the repository (its tests, its Makefile), which must not get
+// out through the grading.
 func (cfg *Config) runTest(ctx context.Context, script, root, repo string) (exit int, out string, timedOut bool, err error) {
 	tctx, cancel := context.WithTimeout(ctx, cfg.TestTimeout)
 	defer cancel()
+	sb, warning, err := sandbox.New(sandbox.Policy{Mode: sandbox.Workspace, WorkDir: repo, Writable: []string{root}})
+	if err != nil {
+		return -1, "", false, err
+	}
+	defer sb.Close()
+	if warning != "" {
+		// Once a run: every test.sh of this machine is as weak.
+		sandboxWarned.Do(func() { fmt.Fprintf(cfg.Progress, "eval: test.sh: %s\n", strings.TrimPrefix(warning, "tiny-go: ")) })
+	}
 	var buf bytes.Buffer
 	cmd := exec.CommandContext(tctx, "bash", script)
 	cmd.Dir = repo
@@ -169,7 +186,9 @@ func (cfg *Config) runTest(ctx context.Context, script, root, repo string) (exit
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
-	err = cmd.Run()
+	if err = sb.Start(cmd); err == nil {
+		err = cmd.Wait()
+	}
 	if cmd.Process != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/eval"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
+	"github.com/tiny-agent/tiny-go/internal/sandbox"
+	"github.com/tiny-agent/tiny-go/internal/testenv"
 )
 
 // taskSpec is a task folder written by a test.
@@ -306,5 +308,34 @@ func TestNodeTestOutputReplays(t *testing.T) {
 	}
 	if tr := rep.Tasks[0]; tr.Passed != 2 {
 		t.Errorf("replay of node's test output: %+v", tr.Runs)
+	}
+}
+
+// test.sh runs what the model left in the repository, so it runs
+// contained as the agent's commands do: a write outside the repository
+// and the run's folder is refused.
+func TestTestScriptIsContained(t *testing.T) {
+	if sandbox.ABI() == 0 {
+		t.Skip("this kernel has no Landlock")
+	}
+	outside := testenv.WorkDir(t)
+	planted := filepath.Join(outside, "planted")
+	suite := t.TempDir()
+	task := writeTask(t, suite, "escapes", taskSpec{prompt: "Say hi.", files: map[string]string{"README.md": "scratch\n"},
+		test: "echo x > " + planted + " && echo ESCAPED; echo x > \"$EVAL_ROOT/mine\" && echo x > in-repo && echo kept"})
+	srv := providertest.New(t, answer("hi", usage(900, 0, 2)))
+	rep, err := eval.Run(context.Background(), eval.Config{
+		Tasks: []eval.Task{task}, Command: self(t), Env: childEnviron("TINY_ENDPOINT="+srv.URL(), "OPENROUTER_API_KEY=k"),
+		AgentTimeout: 8 * time.Second, TestTimeout: 5 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runResult(t, rep, "escapes")
+	if _, err := os.Stat(planted); err == nil {
+		t.Fatalf("test.sh wrote outside the repository: %+v", r)
+	}
+	if r.Status != eval.StatusPass {
+		t.Fatalf("test.sh could not write the repository or the run's folder: %s %q", r.Status, r.Reason)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/tiny-agent/tiny-go/internal/atomicfile"
 )
 
 // contentStore keeps content in the blob store under its sha256 (casKey),
@@ -72,22 +74,5 @@ func (c *contentStore) get(ctx context.Context, hash string) ([]byte, error) {
 
 // writeAtomic writes path by a rename, so a reader never sees half of it.
 func writeAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(f.Name())
-	}
-	return err
+	return atomicfile.Write(path, data, atomicfile.Options{DirPerm: 0o755})
 }

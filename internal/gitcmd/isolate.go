@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/tiny-agent/tiny-go/internal/atomicfile"
 )
 
 // Attributes for every path of an isolated run. info/attributes outranks
@@ -96,22 +98,5 @@ func quote(s string) string {
 
 // writeFile replaces p by a rename: a reader never sees half of it.
 func writeFile(p, data string) error {
-	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteString(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o600)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), p)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return atomicfile.Write(p, []byte(data), atomicfile.Options{Perm: 0o600})
 }

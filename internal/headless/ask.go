@@ -55,13 +55,8 @@ func (d *Driver) Ask(ctx context.Context, p approval.Prompt) (approval.Answer, e
 	d.mu.Lock()
 	mode := d.mode
 	d.mu.Unlock()
-	dec, why := decide(mode, d.opt.Rules, d.opt.PromptTool, call, d.s.WorkDir())
-	if dec != allow && mode == ModeAcceptEdits && !anyMatch(d.opt.Rules.Deny, call) && approval.EditsInside(slot.req, d.s.WorkDir()) {
-		// A line of file commands joined by && or ; (mkdir d && touch
-		// d/f), each on paths inside the tree: the interactive edits
-		// mode's check, which decide's one-command check leaves out.
-		dec, why = allow, ""
-	}
+	edits := mode == ModeAcceptEdits && approval.EditsInside(slot.req, d.s.WorkDir())
+	dec, why := decide(mode, d.opt.Rules, d.opt.PromptTool, call, edits)
 	switch dec {
 	case allow:
 		return approval.Answer{Choice: approval.Once}, nil

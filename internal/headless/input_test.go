@@ -1,12 +1,15 @@
 package headless
 
 import (
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/cctools"
 )
 
@@ -56,7 +59,8 @@ func TestSplitRulesAndDecide(t *testing.T) {
 	bash := func(cmd string) cctools.Call {
 		return cctools.Call{Name: cctools.Bash, Input: jsontext.Value(`{"command":` + strconv.Quote(cmd) + `}`)}
 	}
-	edit := cctools.Call{Name: cctools.Edit, Input: jsontext.Value(`{"file_path":"/w/src/a.go"}`)}
+	dir := t.TempDir()
+	edit := cctools.Call{Name: cctools.Edit, Input: jsontext.Value(`{"file_path":` + strconv.Quote(filepath.Join(dir, "src", "a.go")) + `}`)}
 	editOut := cctools.Call{Name: cctools.Edit, Input: jsontext.Value(`{"file_path":"/etc/passwd"}`)}
 	rules := Rules{Allow: []string{"Bash(git diff:*)", "Bash(make)", "WebFetch(domain:docs.python.org)"}, Deny: []string{"Bash(rm:*)", "WebFetch(domain:*.evil.example)"}}
 	fetch := func(url string) cctools.Call {
@@ -88,6 +92,9 @@ func TestSplitRulesAndDecide(t *testing.T) {
 		{ModeAcceptEdits, false, bash("touch $HOME/x"), deny},
 		{ModeAcceptEdits, false, bash("rm -rf"), deny},
 		{ModeAcceptEdits, false, bash("sed -e s/x/y/ -f /etc/x f"), deny},
+		{ModeAcceptEdits, false, bash("sed -i s/x/y/w/tmp/out f.txt"), deny},
+		{ModeAcceptEdits, false, bash("mkdir d && touch d/f"), allow},
+		{ModeAcceptEdits, false, bash("touch .git/hooks/pre-commit"), deny},
 		{ModeAuto, false, bash("ls"), deny},
 		{ModeAuto, true, bash("ls"), askSDK},
 		{ModePlan, true, edit, deny},
@@ -97,7 +104,14 @@ func TestSplitRulesAndDecide(t *testing.T) {
 		{ModeBypass, false, fetch("https://a.evil.example/"), deny},
 	}
 	for _, c := range cases {
-		if got, _ := decide(c.mode, rules, c.prompt, c.call, "/w"); got != c.want {
+		// The edits mode's one check, on the tiny-go call the Claude Code
+		// one stands for, as Ask makes it.
+		tool, args, err := cctools.TinyCall(c.call)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edits := approval.EditsInside(agent.ApprovalRequest{Tool: tool, Builtin: true, Arguments: args}, dir)
+		if got, _ := decide(c.mode, rules, c.prompt, c.call, edits); got != c.want {
 			t.Errorf("decide(%s, %s) = %v, want %v", c.mode, c.call.Input, got, c.want)
 		}
 	}

@@ -113,12 +113,14 @@ const (
 	askSDK
 )
 
-// decide applies the mode and the rules to a call in the working
-// directory dir; deny comes with the message the model sees. auto is
+// decide applies the mode and the rules to a call; edits is whether the
+// call only changes files inside the working directory
+// (approval.EditsInside, the edits mode's one check); deny comes with
+// the message the model sees. auto is
 // Claude Code's classifier mode: tiny-go has no classifier, so, as
 // Claude Code does when its classifier cannot answer, the call goes to
 // the SDK (can_use_tool) or is denied, as in default.
-func decide(mode Mode, rules Rules, promptTool bool, c cctools.Call, dir string) (decision, string) {
+func decide(mode Mode, rules Rules, promptTool bool, c cctools.Call, edits bool) (decision, string) {
 	switch {
 	case anyMatch(rules.Deny, c):
 		return deny, fmt.Sprintf("Permission to use %s was denied by --disallowedTools.", c.Name)
@@ -126,7 +128,7 @@ func decide(mode Mode, rules Rules, promptTool bool, c cctools.Call, dir string)
 		return allow, ""
 	case anyMatch(rules.Allow, c):
 		return allow, ""
-	case mode == ModeAcceptEdits && acceptsEdit(c, dir):
+	case mode == ModeAcceptEdits && edits:
 		return allow, ""
 	case mode == ModePlan:
 		return deny, "Plan mode is on: nothing may be changed or run yet. Present the plan instead."

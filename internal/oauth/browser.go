@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,6 +29,12 @@ func SystemBrowser(getenv func(string) string, out func(string)) Browser {
 		b := getenv("BROWSER")
 		if b == "" {
 			return nil
+		}
+		// The URL comes from the authorization server, which a planted
+		// .mcp.json can name: only a web address reaches the browser,
+		// never an argument it would read as an option.
+		if !strings.HasPrefix(url, "https://") && !strings.HasPrefix(url, "http://") {
+			return fmt.Errorf("the sign-in URL %q is not an http(s) address; $BROWSER was not started", url)
 		}
 		cmd := exec.CommandContext(ctx, b, url)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr

@@ -12,6 +12,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"golang.org/x/oauth2"
+
+	"github.com/tiny-agent/tiny-go/internal/atomicfile"
 )
 
 // Store keeps the tokens of MCP servers, one 0600 file per server URL in a
@@ -91,23 +93,7 @@ func (s *Store) Save(r *Record) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(s.Dir, ".token-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), s.Path(r.Server))
+	return atomicfile.Write(s.Path(r.Server), data, atomicfile.Options{Perm: 0o600})
 }
 
 // Delete removes server's record; found is false when there was none.

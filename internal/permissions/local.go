@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/tiny-agent/tiny-go/internal/atomicfile"
 	"github.com/tiny-agent/tiny-go/internal/cctools"
 )
 
@@ -87,30 +87,7 @@ func AddAllow(path string, rules []string) error {
 }
 
 func writeAtomic(path string, data []byte, mode fs.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("keep the rule: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".settings-*.json")
-	if err != nil {
-		return fmt.Errorf("keep the rule: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("keep the rule in %s: %w", path, err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, data, atomicfile.Options{Perm: mode, Sync: true, DirPerm: 0o755}); err != nil {
 		return fmt.Errorf("keep the rule in %s: %w", path, err)
 	}
 	return nil

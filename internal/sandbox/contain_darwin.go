@@ -18,6 +18,7 @@ type containment struct {
 	// rights, hidden paths) has no macOS counterpart.
 	fsMask uint64
 	hidden func() []string
+	keyDir string
 }
 
 func (c *containment) warning() string { return "" }

@@ -264,8 +264,8 @@ func (c *containment) wrapInit(cmd *exec.Cmd, rs *os.File, form string, extra ..
 	args := append(append([]string{nsinit.Argv0, flags + form}, maps...), c.stateDir)
 	args = append(append(append(args, extra...), cmd.Path), cmd.Args...)
 	cmd.Path, cmd.Args = c.initPath, args
-	if path, env, ok := c.hideThrough(cmd.Env); ok {
-		cmd.Path, cmd.Env = path, env
+	if env, ok := c.hideThrough(cmd.Env); ok {
+		cmd.Env = env
 	}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -305,6 +305,10 @@ func (c *containment) warning() string {
 	}
 	if !c.threadRO {
 		lost = append(lost, "commands can write .tiny-agent")
+	}
+	if os.Geteuid() != 0 {
+		// Root's key is another id's (statekey), out of a command's reach.
+		lost = append(lost, "commands can read tiny-go's state key, and with it seal forged state")
 	}
 	if !c.noPtrace && os.Geteuid() == 0 {
 		lost = append(lost, "root commands can read tiny-go's memory")

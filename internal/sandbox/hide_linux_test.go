@@ -8,17 +8,29 @@ import (
 	"testing"
 
 	"github.com/tiny-agent/tiny-go/internal/sandbox/nsinit"
+	"github.com/tiny-agent/tiny-go/internal/statekey"
 )
 
-// Policy.Hidden's paths are covered in each command's mount namespace: a
-// file reads empty, a directory is empty and read-only, a path that does
-// not exist is skipped, the list is re-read for each command, and
-// neither the variable that carries it nor a change reaches the host.
-func TestHiddenPaths(t *testing.T) {
+// Policy.Hidden's paths, and the folder of tiny-go's state key, are
+// covered in each command's mount namespace, by either init: a file reads
+// empty, a directory is empty and read-only, a path that does not exist
+// is skipped, the list is re-read for each command, and neither the
+// variable that carries it nor a change reaches the host.
+func TestHiddenPaths(t *testing.T) { forEachInit(t, testHiddenPaths) }
+
+func testHiddenPaths(t *testing.T) {
 	if os.Geteuid() != 0 || ABI() == 0 {
 		t.Skip("containment needs root and Landlock")
 	}
 	l := newLayout(t)
+	keyDir := filepath.Join(l.home, "state key")
+	if err := os.MkdirAll(keyDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(keyDir, "key"), []byte("KEY=s3cr3t"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(statekey.EnvDir, keyDir)
 	secret := filepath.Join(l.work, ".env")
 	dir := filepath.Join(l.work, "secrets")
 	later := filepath.Join(l.work, "later.key")
@@ -39,14 +51,17 @@ func TestHiddenPaths(t *testing.T) {
 	if !s.Hides() {
 		t.Skipf("the kernel refused namespaces: %s", warning)
 	}
+	checkInit(t, s)
 	run := func(script string) string {
 		t.Helper()
 		cmd := exec.Command("/bin/sh", "-c", script)
 		cmd.Dir = l.work
+		cmd.Env = append(os.Environ(), "K="+keyDir)
 		b, _ := startOutput(s, cmd)
 		return string(b)
 	}
-	got := run("cat .env; ls secrets; cat secrets/k; touch secrets/x 2>&1 && echo wrote-dir; echo X > .env; env")
+	got := run("cat .env; ls secrets; cat secrets/k; touch secrets/x 2>&1 && echo wrote-dir; echo X > .env; env; " +
+		"cat \"$K/key\" /proc/self/root\"$K/key\" /proc/1/root\"$K/key\"; ls -A \"$K\"; touch \"$K/x\" && echo wrote-dir")
 	if strings.Contains(got, "s3cr3t") || strings.Contains(got, "wrote-dir") {
 		t.Fatalf("a hidden path was seen or written: %q", got)
 	}
@@ -63,8 +78,8 @@ func TestHiddenPaths(t *testing.T) {
 		t.Errorf("a file made after the start is seen: %q", got)
 	}
 	hidden = nil
-	if got := run("cat .env"); got != "TOKEN=s3cr3t\n" {
-		t.Errorf("with nothing hidden the command reads %q", got)
+	if got := run("cat .env; cat \"$K/key\" 2>/dev/null"); got != "TOKEN=s3cr3t\n" {
+		t.Errorf("with nothing hidden but the key the command reads %q", got)
 	}
 }
 

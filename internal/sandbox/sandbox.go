@@ -82,8 +82,9 @@ type Policy struct {
 	// Hidden, when set, lists before each command starts the paths it
 	// must not see (Claude Code's Read deny rules): each existing one is
 	// covered in the command's mount namespace, a file by /dev/null, a
-	// directory by an empty read-only tmpfs (hide.go). Without namespaces
-	// nothing is hidden (Hides).
+	// directory by an empty read-only tmpfs (hide.go). The folder of
+	// tiny-go's state key is always hidden so. Without namespaces nothing
+	// is hidden (Hides).
 	Hidden func() []string
 }
 
@@ -138,6 +139,7 @@ func newWithABI(p Policy, abi int) (*Sandbox, string, error) {
 		warnings = append(warnings, networkWarning(abi))
 	}
 	cont := &containment{disabled: p.NoNamespaces, stateDir: stateDirOf(p.WorkDir), fsMask: handledFS(abi)}
+	cont.keyDir = keyDirToHide(p.WorkDir) // the probe hides it too
 	sp, err := newSpawner(true, roots, net, cont)
 	if err != nil {
 		return nil, "", fmt.Errorf("sandbox: %w", err)

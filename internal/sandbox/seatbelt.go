@@ -19,6 +19,9 @@ type seatbeltPolicy struct {
 	AllWrites bool
 	// NetworkOff denies IP sockets: connecting and binding, TCP and UDP.
 	NetworkOff bool
+	// Hidden are directories a command may neither read nor write
+	// (tiny-go's state key), whatever else allows it.
+	Hidden []string
 }
 
 // seatbeltDevices stay writable in every mode: shells and tools write to
@@ -59,6 +62,15 @@ func seatbeltProfile(p seatbeltPolicy) (string, error) {
 			b.WriteString("\n  (subpath " + sbplString(d) + ")")
 		}
 		b.WriteString(")\n")
+	}
+	for _, h := range p.Hidden {
+		if err := sbplPath(h); err != nil {
+			return "", err
+		}
+		// Last, so no allow rule above lets it through.
+		b.WriteString("; tiny-go's state key: out of a command's reach.\n")
+		b.WriteString("(deny file-read* (subpath " + sbplString(h) + "))\n")
+		b.WriteString("(deny file-write* (subpath " + sbplString(h) + "))\n")
 	}
 	if p.NetworkOff {
 		b.WriteString("; --network off: no IP socket may connect or listen.\n")

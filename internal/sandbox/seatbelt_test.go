@@ -107,7 +107,7 @@ func knownRule(e sexp) error {
 		return errors.New("no operation")
 	}
 	op := e.list[1].atom
-	if !slices.Contains([]string{"default", "file-write*", "network-outbound", "network-bind"}, op) {
+	if !slices.Contains([]string{"default", "file-read*", "file-write*", "network-outbound", "network-bind"}, op) {
 		return fmt.Errorf("unknown operation %q", op)
 	}
 	for _, f := range e.list[2:] {
@@ -166,14 +166,19 @@ func matches(f sexp, path string) bool {
 
 // writable says whether the profile lets a command write path: the last
 // rule that matches decides.
-func writable(forms []sexp, path string) bool {
+func writable(forms []sexp, path string) bool { return allowed(forms, "file-write*", path) }
+
+// readable is writable for reading.
+func readable(forms []sexp, path string) bool { return allowed(forms, "file-read*", path) }
+
+func allowed(forms []sexp, operation, path string) bool {
 	ok := false
 	for _, e := range forms {
 		if len(e.list) < 2 || e.list[0].atom == "version" {
 			continue
 		}
 		op := e.list[1].atom
-		if op != "default" && op != "file-write*" {
+		if op != "default" && op != operation {
 			continue
 		}
 		applies := len(e.list) == 2
@@ -317,7 +322,7 @@ func TestParseSBPLRejectsBrokenProfiles(t *testing.T) {
 			t.Errorf("accepted %s", src)
 		}
 	}
-	if err := knownRule(sexp{isList: true, list: []sexp{{atom: "allow"}, {atom: "file-read*"}}}); err == nil {
+	if err := knownRule(sexp{isList: true, list: []sexp{{atom: "allow"}, {atom: "process-exec"}}}); err == nil {
 		t.Error("an operation the generator never writes was accepted")
 	}
 }
@@ -344,5 +349,28 @@ func TestDarwinWritableRoots(t *testing.T) {
 	plan := writableRoots(Policy{Mode: ReadOnly, WorkDir: work, Scratch: tmp, Getenv: getenv})
 	if len(plan) != 1 || plan[0] != tmp {
 		t.Errorf("plan mode's roots are %q, want only the scratch %s", plan, tmp)
+	}
+}
+
+// The state key's folder is neither readable nor writable, even under a
+// writable root; the rest stays readable.
+func TestSeatbeltProfileHidesTheKey(t *testing.T) {
+	key := "/Users/ana/.local/state/tiny-go"
+	forms := mustProfile(t, seatbeltPolicy{Writable: []string{"/Users/ana"}, Hidden: []string{key}})
+	for _, p := range []string{key, key + "/key", key + "/sealed/x"} {
+		if readable(forms, p) || writable(forms, p) {
+			t.Errorf("%s is reachable", p)
+		}
+	}
+	for _, p := range []string{"/Users/ana/.local/state/tiny-go2", "/Users/ana/src/a.go", "/etc/hosts"} {
+		if !readable(forms, p) {
+			t.Errorf("%s is not readable", p)
+		}
+	}
+	if !writable(forms, "/Users/ana/src/a.go") {
+		t.Error("the root is not writable")
+	}
+	if _, err := seatbeltProfile(seatbeltPolicy{Hidden: []string{"relative"}}); err == nil {
+		t.Error("a relative hidden path was accepted")
 	}
 }

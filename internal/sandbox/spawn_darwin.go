@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 )
 
 // sandboxExec applies a Seatbelt profile and executes the command, which
@@ -52,6 +53,12 @@ func newSpawner(fs bool, roots []string, net bool, cont *containment) (*spawner,
 	if cont != nil && cont.stateDir != "" {
 		p.ReadOnly = []string{cont.stateDir}
 		cont.threadRO = true
+	}
+	if cont != nil && cont.keyDir != "" {
+		// Seatbelt sees paths with their symlinks resolved.
+		if dir, err := filepath.EvalSymlinks(cont.keyDir); err == nil {
+			p.Hidden = []string{dir}
+		}
 	}
 	profile, err := seatbeltProfile(p)
 	if err != nil {

@@ -29,6 +29,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tiny-agent/tiny-go/internal/atomicfile"
 )
 
 // Size is the key's length in bytes.
@@ -268,22 +270,7 @@ func Mark(kind, name string, content []byte) error {
 	if old, err := os.ReadFile(p); err == nil && bytes.Equal(old, content) {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), "."+name+"-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(content)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), p)
+	return atomicfile.Write(p, content, atomicfile.Options{Perm: 0o600, DirPerm: 0o700})
 }
 
 // Marked returns what Mark(kind, name) last recorded, whether there is a

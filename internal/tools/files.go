@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/tiny-agent/tiny-go/internal/atomicfile"
 )
 
 // resolvePath makes path absolute against the working directory. Absolute
@@ -40,33 +42,7 @@ func writeFileAtomic(abs string, data []byte) error {
 	case !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
-	dir := filepath.Dir(target)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmpName := tmp.Name()
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(mode)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmpName, target)
-	}
-	if err != nil {
-		os.Remove(tmpName)
-		return err
-	}
-	return nil
+	return atomicfile.Write(target, data, atomicfile.Options{Perm: mode, Sync: true, DirPerm: 0o755})
 }
 
 // describeFileError turns an error about path into one short line for the

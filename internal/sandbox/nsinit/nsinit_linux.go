@@ -62,8 +62,7 @@ const UserForm = "u"
 // HideEnv, in the init's environment, lists (one per line) the absolute
 // paths to hide from the command: each existing file is covered by a
 // bind mount of /dev/null, each directory by an empty read-only tmpfs.
-// The static init does not know it; the sandbox starts such commands
-// through the Go init. It is not passed on to the command.
+// The static init does the same. It is not passed on to the command.
 const HideEnv = "TINY_GO_NSINIT_HIDE"
 
 // ExitSetup is the status of an init that could not set up.

@@ -28,6 +28,9 @@
 	.equ SYS_capset, 126
 	.equ SYS_seccomp, 317
 	.equ SYS_open, 2
+	.equ SYS_stat, 4
+	.equ S_IFMT, 0xf000
+	.equ S_IFDIR, 0x4000
 	.equ SYS_close, 3
 	.equ SYS_execve, 59
 	.equ SYS_getcwd, 79
@@ -164,7 +167,7 @@ _start:
 	# The state directory, bound over itself read-only, keeping the flags
 	# of the mount it is on (a user namespace may not clear them).
 	cmpb	$0, (%r15)
-	je	2f
+	je	afterstate
 	call	stateflags
 	mov	%r15, %rdi
 	mov	%r15, %rsi
@@ -189,7 +192,8 @@ readonly:
 	mov	$len_bind, %edx
 	test	%rax, %rax
 	jnz	fail
-2:
+afterstate:
+	call	hide
 	# The working directory may lie under the state directory: look it
 	# up again, so it is on the read-only mount.
 	mov	%rsp, %rdi
@@ -376,7 +380,7 @@ overlay:
 	je	1f
 	call	allowoverlay
 1:	cmpb	$0, (%r15)
-	je	2b
+	je	afterstate
 	mov	4096(%rsp), %rdi
 	lea	empty(%rip), %rsi
 	mov	$AT_FDCWD, %edx
@@ -393,6 +397,87 @@ overlay:
 	syscall
 	call	stateflags
 	jmp	readonly
+
+# hide: covers each path listed, one a line, in the environment's
+# TINY_GO_NSINIT_HIDE (nsinit.HideEnv), as the Go init does: a directory
+# by an empty read-only tmpfs, anything else by a bind mount of /dev/null;
+# a path that does not exist is skipped, one that cannot be covered fails
+# the init. The variable is taken out of the environment (r13) the
+# command gets. The frame of _start (F, 4096 bytes) is free here: with
+# the return address and two registers pushed, F is 24(%rsp); the stat
+# buffer is F+0, the path F+256 (at most 3799 bytes and its NUL).
+hide:
+	push	%rbp
+	push	%rbx
+	mov	%r13, %rbx			# the environment slot read
+	mov	%r13, %rbp			# the slot written
+0:	mov	(%rbx), %rsi
+	test	%rsi, %rsi
+	jz	9f
+	add	$8, %rbx
+	lea	hideenv(%rip), %rdi
+1:	movzbl	(%rdi), %eax
+	test	%eax, %eax
+	jz	2f				# the whole name matched
+	cmpb	%al, (%rsi)
+	jne	8f
+	inc	%rdi
+	inc	%rsi
+	jmp	1b
+8:	mov	-8(%rbx), %rax			# kept: its pointer moves down
+	mov	%rax, (%rbp)
+	add	$8, %rbp
+	jmp	0b
+2:	mov	%rsi, %r9			# the list, one path a line
+3:	lea	280(%rsp), %rdi
+	xor	%ecx, %ecx
+4:	movzbl	(%r9), %eax
+	test	%eax, %eax
+	jz	5f
+	inc	%r9
+	cmp	$'\n', %eax
+	je	5f
+	cmp	$3799, %ecx
+	jae	7f
+	mov	%al, (%rdi,%rcx)
+	inc	%ecx
+	jmp	4b
+5:	movb	$0, (%rdi,%rcx)
+	test	%ecx, %ecx
+	jz	6f
+	lea	24(%rsp), %rsi
+	mov	$SYS_stat, %eax
+	syscall
+	test	%rax, %rax
+	jnz	6f				# missing (or unreachable): skipped
+	lea	280(%rsp), %rsi
+	mov	48(%rsp), %eax			# st_mode
+	and	$S_IFMT, %eax
+	cmp	$S_IFDIR, %eax
+	jne	1f
+	lea	tmpfs(%rip), %rdi
+	lea	tmpfs(%rip), %rdx
+	mov	$(MS_RDONLY|MS_NOSUID|MS_NODEV|MS_NOEXEC), %r10d
+	lea	tmpfsopts(%rip), %r8
+	jmp	2f
+1:	lea	devnull(%rip), %rdi
+	lea	empty(%rip), %rdx
+	mov	$MS_BIND, %r10d
+	lea	empty(%rip), %r8
+2:	mov	$SYS_mount, %eax
+	syscall
+	test	%rax, %rax
+	jnz	7f
+6:	cmpb	$0, (%r9)
+	jne	3b
+	jmp	0b
+7:	lea	msg_hide(%rip), %rsi
+	mov	$len_hide, %edx
+	jmp	fail
+9:	movq	$0, (%rbp)
+	pop	%rbx
+	pop	%rbp
+	ret
 
 # allowoverlay: adds to the ruleset (r14) a rule granting the rights at
 # 4112 of the frame beneath <lower>, the overlay's root now.
@@ -516,6 +601,10 @@ proc:	.asciz "proc"
 slashproc: .asciz "/proc"
 ovl:	.asciz "overlay"
 workdirs: .asciz "work", "work/incompat", "work/incompat/volatile", "work/incompat/volatile/dirty", ""
+tmpfs:	.asciz "tmpfs"
+tmpfsopts: .asciz "size=4k,mode=0555"
+devnull: .asciz "/dev/null"
+hideenv: .asciz "TINY_GO_NSINIT_HIDE="
 setgroups: .asciz "/proc/self/setgroups"
 deny:	.asciz "deny"
 uidmap:	.asciz "/proc/self/uid_map"
@@ -538,6 +627,8 @@ msg_work: .ascii "tiny-go: namespace init: making the overlay's work directory r
 	.equ len_work, . - msg_work
 msg_cwd: .ascii "tiny-go: namespace init: entering the working directory failed\n"
 	.equ len_cwd, . - msg_cwd
+msg_hide: .ascii "tiny-go: namespace init: hiding a path from the command failed\n"
+	.equ len_hide, . - msg_hide
 msg_caps: .ascii "tiny-go: namespace init: dropping capabilities failed\n"
 	.equ len_caps, . - msg_caps
 msg_seccomp: .ascii "tiny-go: namespace init: loading the seccomp filter failed\n"
