@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tiny-agent/tiny-go/internal/faultpoint"
 )
 
 // Operations of a rewind action.
@@ -624,6 +626,7 @@ func (s *Store) Apply(ctx context.Context, plan *Plan, force bool) (Summary, []A
 		if !cur.Absent && !cur.Dir && cur.Missing == "" {
 			cur.Hash = s.hashLike(a.To.Hash, data)
 		}
+		faultpoint.Hit(faultpoint.RewindPut)
 		switch {
 		case s.same(cur, a.To):
 		case s.sameAsPlanned(cur, a.From, data) || force:

@@ -3,6 +3,8 @@ package checkpoint
 import (
 	"strings"
 	"sync"
+
+	"github.com/tiny-agent/tiny-go/internal/faultpoint"
 )
 
 // txMode is a Recorder's state for commands that run as transactions.
@@ -60,6 +62,7 @@ func (r *Recorder) beginTx(id, tool string, beyond []string) (after func(), ok b
 		// A command that never ran (or whose tool did not commit) changed
 		// nothing the upper layer does not hold: commit what is there.
 		txn.Commit()
+		faultpoint.Hit(faultpoint.TxRecorded)
 		r.keepPaths(id, txn.changed)
 		m.mu.Lock()
 		delete(m.pending, id)
