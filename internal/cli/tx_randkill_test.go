@@ -126,15 +126,14 @@ func TestKilledAnywhereIsRewoundExactly(t *testing.T) {
 
 // killRun is one worker's: a program, timings of a whole turn and rewind.
 type killRun struct {
-	t                 *testing.T
-	prog              string
-	turnTime, rwTime  time.Duration
-	rng               *rand.Rand
-	marks             string
-	iter              int
-	before            map[string]string
-	after             map[string]string
-	rewindActionsSeen int
+	t                *testing.T
+	prog             string
+	turnTime, rwTime time.Duration
+	rng              *rand.Rand
+	marks            string
+	iter             int
+	before           map[string]string
+	after            map[string]string
 }
 
 func newKillRun(t *testing.T) *killRun {
