@@ -270,11 +270,13 @@ func (k *killRun) iteration() []string {
 				break
 			}
 			rspec := ""
-			switch k.rng.IntN(4) {
+			switch k.rng.IntN(5) {
 			case 0, 1:
 				rspec = faultpoint.RewindPut + ":" + fmt.Sprint(2+k.rng.IntN(150))
 			case 2:
 				rspec = faultpoint.RewindDone + ":1"
+			case 3:
+				rspec = faultpoint.RewindDir + ":" + fmt.Sprint(1+k.rng.IntN(5))
 			}
 			if rat := k.kill(rw(), rspec, k.rwTime); rat != "finished" {
 				landed = append(landed, map[bool]string{true: phaseRwEnd, false: phaseRewind}[rat == faultpoint.RewindDone])

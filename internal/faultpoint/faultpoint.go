@@ -26,5 +26,6 @@ const (
 	TxStates   = "tx.states"   // applied and finished, states.json not written
 	TxRecorded = "tx.recorded" // states.json written, the after record not appended
 	RewindPut  = "rewind.put"  // before each path a rewind puts back
+	RewindDir  = "rewind.dir"  // a directory a rewind makes, made under its temporary name
 	RewindDone = "rewind.done" // every path put back, the rewind not recorded
 )
