@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tiny-agent/tiny-go/internal/beneath"
+	"github.com/tiny-agent/tiny-go/internal/faultpoint"
 )
 
 // putBeneath is put for a path inside the working directory: every name
@@ -171,9 +172,43 @@ func putDirAt(dir int, name string, mode uint32) error {
 			return err
 		}
 	}
-	if err := unix.Mkdirat(dir, name, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
+	if err := mkdirWithMode(dir, name, mode); err != nil {
 		return err
 	}
+	fd, err := unix.Openat(dir, name, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Fchmod(fd, mode&0o777)
+}
+
+// mkdirWithMode makes the directory name in dir, unless there is one,
+// under a temporary name first, given its mode there, then renamed in: a
+// rewind killed in between leaves no directory of another mode where it
+// goes (a stale temporary, which the next rewind removes).
+func mkdirWithMode(dir int, name string, mode uint32) error {
+	var r [6]byte
+	rand.Read(r[:])
+	tmp := "." + name + ".tiny-tmp-" + hex.EncodeToString(r[:])
+	if err := unix.Mkdirat(dir, tmp, 0o700); err != nil {
+		return err
+	}
+	faultpoint.Hit(faultpoint.RewindDir)
+	err := chmodDirAt(dir, tmp, mode)
+	if err == nil {
+		err = renameNoReplace(dir, tmp, dir, name)
+	}
+	if err != nil {
+		unix.Unlinkat(dir, tmp, unix.AT_REMOVEDIR)
+		if errors.Is(err, unix.EEXIST) {
+			return nil // there already: its mode is set next
+		}
+	}
+	return err
+}
+
+func chmodDirAt(dir int, name string, mode uint32) error {
 	fd, err := unix.Openat(dir, name, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
@@ -245,7 +280,9 @@ func (s *Store) removeTempsBeneath(rel string, names map[string]bool) {
 	entries, _ := d.Readdirnames(-1)
 	for _, n := range entries {
 		if isStaleTemp(n, names) {
-			unix.Unlinkat(fd, n, 0)
+			if unix.Unlinkat(fd, n, 0) != nil {
+				unix.Unlinkat(fd, n, unix.AT_REMOVEDIR) // a directory's (mkdirWithMode)
+			}
 		}
 	}
 }

@@ -409,12 +409,14 @@ func (r *Recorder) BeforeEffect(ctx context.Context, toolStartedID, tool string,
 	}
 }
 
-func (r *Recorder) append(rec Record, id, tool, phase string) {
+func (r *Recorder) append(rec Record, id, tool, phase string) error {
 	rec.ToolStartedID, rec.Tool, rec.Phase, rec.At = id, tool, phase, r.now().UnixMilli()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// A failed index write loses this checkpoint; the rewind then reports
-	// the call as having no checkpoint.
-	_ = AppendRecords(r.index, rec)
+	// the call as having no checkpoint (a transaction's before record is
+	// the exception: its command is blocked, tx_recorder.go).
+	err := AppendRecords(r.index, rec)
 	r.store.maybeEvict(context.Background())
+	return err
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tiny-agent/tiny-go/internal/faultpoint"
 )
 
 // Summary is what a rewind did (or, for a plan, will do).
@@ -83,6 +85,7 @@ func (s *Store) Apply(ctx context.Context, plan *Plan, force bool) (Summary, []A
 		if !cur.Absent && !cur.Dir && cur.Missing == "" {
 			cur.Hash = s.hashLike(a.To.Hash, data)
 		}
+		faultpoint.Hit(faultpoint.RewindPut)
 		switch {
 		case s.same(cur, a.To):
 		case s.sameAsPlanned(cur, a.From, data) || force:

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tiny-agent/tiny-go/internal/faultpoint"
 	"github.com/tiny-agent/tiny-go/internal/overlay"
 )
 
@@ -126,6 +127,7 @@ func (t *Txn) Commit() (conflicts []string, err error) {
 		if t.res, t.err = t.tx.Apply(changes); t.err != nil {
 			return
 		}
+		faultpoint.Hit(faultpoint.TxStates)
 		st, err := t.s.txStates(t.tx.ID)
 		if err != nil {
 			// Every change reached the tree: only the record failed (a

@@ -1,18 +1,25 @@
 package checkpoint
 
 import (
+	"errors"
 	"strings"
 	"sync"
+	"syscall"
+
+	"github.com/tiny-agent/tiny-go/internal/faultpoint"
 )
 
 // txMode is a Recorder's state for commands that run as transactions.
 type txMode struct {
 	probe   func() error // asked once, at the first command: can commands run over an overlay here?
 	warn    func(string)
-	once    sync.Once
+	probeMu sync.Mutex
+	once    sync.Once // recovery of what killed processes left
+	probed  bool      // the probe answered (not for want of space)
 	refused bool
 	mu      sync.Mutex
-	pending map[string]*Txn // toolStartedID -> its transaction, until the call ended
+	pending map[string]*Txn  // toolStartedID -> its transaction, until the call ended
+	blocked map[string]error // toolStartedID -> why it must not run, until the call ended
 }
 
 // FallbackLine is the one line said when commands cannot be transactions.
@@ -24,7 +31,7 @@ func FallbackLine(reason string) string {
 // first command, whether commands can run over an overlay here; when it
 // cannot, warn gets FallbackLine and commands are snapshotted as before.
 func (r *Recorder) EnableTx(probe func() error, warn func(string)) {
-	r.tx = &txMode{probe: probe, warn: warn, pending: map[string]*Txn{}}
+	r.tx = &txMode{probe: probe, warn: warn, pending: map[string]*Txn{}, blocked: map[string]error{}}
 }
 
 // Txn is the transaction of the bash call toolStartedID, nil when it has
@@ -39,20 +46,36 @@ func (r *Recorder) Txn(toolStartedID string) *Txn {
 }
 
 // beginTx begins the transaction of a bash call and records it; ok is
-// false when the call is to be snapshotted instead.
+// false when the call is to be snapshotted instead. On a full disk the
+// call is blocked (Blocked): run without its checkpoint, no rewind could
+// undo it.
 func (r *Recorder) beginTx(id, tool string, beyond []string) (after func(), ok bool) {
 	m := r.tx
-	if m == nil || tool != "bash" || !m.usable(r.store) {
+	if m == nil || tool != "bash" {
 		return nil, false
 	}
-	txn, err := r.store.BeginTx()
+	usable, err := m.usable(r.store)
+	if err == nil && !usable {
+		return nil, false
+	}
+	var txn *Txn
+	if err == nil {
+		txn, err = r.store.BeginTx()
+	}
+	if err == nil {
+		if err = r.append(Record{Tx: txn.ID(), Beyond: beyond}, id, tool, PhaseBefore); err != nil {
+			txn.Discard()
+		}
+	}
+	if err != nil && isNoSpace(err) {
+		return m.block(id, err), true
+	}
 	if err != nil {
 		if m.warn != nil {
 			m.warn(FallbackLine("cannot begin a transaction: " + rootCause(err)))
 		}
 		return nil, false
 	}
-	r.append(Record{Tx: txn.ID(), Beyond: beyond}, id, tool, PhaseBefore)
 	m.mu.Lock()
 	m.pending[id] = txn
 	m.mu.Unlock()
@@ -60,6 +83,7 @@ func (r *Recorder) beginTx(id, tool string, beyond []string) (after func(), ok b
 		// A command that never ran (or whose tool did not commit) changed
 		// nothing the upper layer does not hold: commit what is there.
 		txn.Commit()
+		faultpoint.Hit(faultpoint.TxRecorded)
 		r.keepPaths(id, txn.changed)
 		m.mu.Lock()
 		delete(m.pending, id)
@@ -68,25 +92,67 @@ func (r *Recorder) beginTx(id, tool string, beyond []string) (after func(), ok b
 	}, true
 }
 
+// block makes the call id blocked by err until its after func runs.
+func (m *txMode) block(id string, err error) (after func()) {
+	m.mu.Lock()
+	m.blocked[id] = err
+	m.mu.Unlock()
+	return func() {
+		m.mu.Lock()
+		delete(m.blocked, id)
+		m.mu.Unlock()
+	}
+}
+
+// Blocked is why the bash call toolStartedID must not run (its checkpoint
+// could not be written: a full disk), nil when it may.
+func (r *Recorder) Blocked(toolStartedID string) error {
+	if r.tx == nil {
+		return nil
+	}
+	r.tx.mu.Lock()
+	defer r.tx.mu.Unlock()
+	return r.tx.blocked[toolStartedID]
+}
+
 // usable probes once; a refusal is said once and lasts for the process.
-func (m *txMode) usable(s *Store) bool {
+// A probe that failed for want of space (a full disk) is no refusal: it
+// is returned, and the next command probes again.
+func (m *txMode) usable(s *Store) (bool, error) {
+	m.probeMu.Lock()
+	defer m.probeMu.Unlock()
+	if m.probed {
+		return !m.refused, nil
+	}
 	m.once.Do(func() {
 		if _, err := s.RecoverTx(); err != nil && m.warn != nil {
 			for l := range strings.SplitSeq(err.Error(), "\n") {
 				m.warn("tiny-go: " + l)
 			}
 		}
-		if err := m.probe(); err != nil {
-			m.refused = true
-			if m.warn != nil {
-				m.warn(FallbackLine(err.Error()))
-			}
-		}
 	})
-	return !m.refused
+	err := m.probe()
+	if err != nil && isNoSpace(err) {
+		return false, err
+	}
+	if err != nil && m.warn != nil {
+		m.warn(FallbackLine(err.Error()))
+	}
+	m.probed, m.refused = true, err != nil
+	return !m.refused, nil
+}
+
+// isNoSpace: err is a full disk or an exhausted quota, which pass.
+func isNoSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) ||
+		strings.Contains(err.Error(), "no space left on device") || strings.Contains(err.Error(), "disk quota exceeded")
 }
 
 // TxUsable reports whether bash calls are transactions (probing once).
 func (r *Recorder) TxUsable() bool {
-	return r.tx != nil && r.tx.usable(r.store)
+	if r.tx == nil {
+		return false
+	}
+	ok, _ := r.tx.usable(r.store)
+	return ok
 }

@@ -89,7 +89,20 @@ func (w sidecarAppender) Write(p []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return 0, err
+	}
 	n, err := f.Write(p)
+	if err != nil && n > 0 {
+		// A full disk took part of the line: cut it off, or the next
+		// append would glue a whole line to it and the index would no
+		// longer read (every rewind of the session refused).
+		if terr := f.Truncate(fi.Size()); terr == nil {
+			n = 0
+		}
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

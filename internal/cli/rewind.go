@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
+	"github.com/tiny-agent/tiny-go/internal/faultpoint"
 	"github.com/tiny-agent/tiny-go/internal/fork"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/statekey"
@@ -321,6 +322,7 @@ func executeRewind(ctx context.Context, j *rewindJournal, capBytes int64, finish
 			return nil, fmt.Errorf("rewind stopped (run it again to finish): %w", err)
 		}
 		out.Files = &sum
+		faultpoint.Hit(faultpoint.RewindDone)
 		if err := recordRewind(path, j.ID, done); err != nil {
 			return nil, err
 		}

@@ -44,6 +44,16 @@ func (b *txBridge) For(ctx context.Context) tools.Transaction {
 	return nil
 }
 
+func (b *txBridge) Blocked(ctx context.Context) error {
+	b.mu.Lock()
+	rec := b.rec
+	b.mu.Unlock()
+	if rec == nil {
+		return nil
+	}
+	return rec.Blocked(tools.StartedID(ctx))
+}
+
 // transactions is the runner's bridge, made on first use.
 func (a *runner) transactions() *txBridge {
 	if a.txns == nil {

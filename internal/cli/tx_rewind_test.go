@@ -442,6 +442,11 @@ func TestKeptOriginalsAreEvictedPastTheCap(t *testing.T) {
 	if !strings.Contains(out, "(dropped to keep the checkpoint store under its cap): what it changed cannot be put back") {
 		t.Fatalf("the rewind does not say what was dropped:\n%s", out)
 	}
+	// session show says the cap dropped some, and from when.
+	code, show, stderr := c.main("", "session", "show", sessionID(t, c))
+	if code != 0 || !strings.Contains(show, "were dropped to stay under the cap") || !strings.Contains(show, "250.0 KiB cap") {
+		t.Fatalf("session show (exit %d) does not say what the cap dropped:\n%s%s", code, show, stderr)
+	}
 }
 
 // rawIndex reads an index's records without checking their seals: the

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tiny-agent/tiny-go/internal/beneath"
+	"github.com/tiny-agent/tiny-go/internal/faultpoint"
 	"github.com/tiny-agent/tiny-go/internal/statekey"
 )
 
@@ -58,6 +59,7 @@ func (t *Tx) Apply(changes []Change) (Result, error) {
 	if err := writeFile(filepath.Join(t.Dir, journalName), data); err != nil {
 		return Result{}, fmt.Errorf("writing the journal: %w", err)
 	}
+	faultpoint.Hit(faultpoint.TxJournal)
 	return t.run(changes)
 }
 
@@ -89,11 +91,13 @@ func (t *Tx) run(changes []Change) (Result, error) {
 			}
 		}
 		res.Changes = append(res.Changes, c)
+		faultpoint.Hit(faultpoint.TxStep)
 	}
 	r.close()
 	if err := t.removeLayers(); err != nil {
 		return res, fmt.Errorf("removing the upper layer: %w", err)
 	}
+	faultpoint.Hit(faultpoint.TxLayers)
 	t.finish()
 	return res, nil
 }

@@ -32,11 +32,13 @@
 package overlay
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -397,6 +399,15 @@ func recoverOne(root, tree, id string) (bool, error) {
 		return false, err
 	}
 	if !journaled {
+		if stillMounted(t.Upper()) {
+			// Its process is dead, but the command's processes are still
+			// dying (a SIGKILL at its death, delivered late on a busy
+			// machine): writing through the overlay meanwhile, they would
+			// put files into the tree after the apply read the upper
+			// layer, files no rewind knows of. Left for the next start.
+			f.Close()
+			return false, nil
+		}
 		if _, err := os.Lstat(t.Upper()); errors.Is(err, fs.ErrNotExist) {
 			// Killed inside Remove, between its layers and the rest (a
 			// command that changed nothing, or a discarded one), or its
@@ -437,4 +448,44 @@ func stillPending(f *os.File, path string) bool {
 	}
 	b, err := os.Lstat(path)
 	return err == nil && os.SameFile(a, b)
+}
+
+// stillMounted reports whether an overlay with upper as its upper layer
+// is mounted in any mount namespace (a command's processes still alive),
+// waiting up to two seconds for it to go. It reads the mount table of
+// each mount namespace once (found through /proc/<pid>/ns/mnt); one it
+// cannot read counts as none.
+func stillMounted(upper string) bool {
+	needle := "upperdir=" + upper
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if !mountedIn(needle) {
+			return false
+		}
+		if time.Now().After(deadline) {
+			return true
+		}
+	}
+}
+
+func mountedIn(needle string) bool {
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return false
+	}
+	seen := map[string]bool{}
+	for _, p := range procs {
+		if p.Name()[0] < '0' || p.Name()[0] > '9' {
+			continue
+		}
+		ns, err := os.Readlink(filepath.Join("/proc", p.Name(), "ns", "mnt"))
+		if err != nil || seen[ns] {
+			continue
+		}
+		seen[ns] = true
+		data, err := os.ReadFile(filepath.Join("/proc", p.Name(), "mountinfo"))
+		if err == nil && bytes.Contains(data, []byte(needle)) {
+			return true
+		}
+	}
+	return false
 }

@@ -498,3 +498,49 @@ func TestRecoverRestagesACopyCutShort(t *testing.T) {
 		t.Fatalf("after recover:\n%s", diff(got, want))
 	}
 }
+
+// TestRecoverWaitsForTheCommandsProcesses: tiny-go died, but its
+// command's processes still run over the overlay for a moment (their
+// SIGKILL comes late on a busy machine). A recovery that applied the
+// upper layer then lost, or leaked into the tree unrecorded, what they
+// wrote after it read the layer (TestKilledTurnOverOverlayIsRewound
+// failed about 1 run in 8 under load): it waits for the overlay to go.
+func TestRecoverWaitsForTheCommandsProcesses(t *testing.T) {
+	needRoot(t)
+	tree, root := setup(t, 0, false)
+	tx, err := Begin(root, tree, "tx1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, err := Options(tx.Tree, tx.Upper(), tx.Work(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("unshare", "--mount", "sh", "-c", fmt.Sprintf(
+		`mount -t overlay overlay -o '%s' '%s' && cd '%s' && echo a > dir/a && sleep 1 && echo b > dir/b`, opts, tree, tree))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(tx.Upper(), "dir", "a")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command never wrote dir/a")
+		}
+	}
+	tx.lock.Close() // its tiny-go died here; the command runs on
+	if ids, err := Recover(root, tree); err != nil || len(ids) != 1 {
+		t.Fatalf("recover: %v %v", ids, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the command: %v", err)
+	}
+	for _, name := range []string{"a", "b"} {
+		if data, err := os.ReadFile(filepath.Join(tree, "dir", name)); err != nil || string(data) != name+"\n" {
+			t.Fatalf("dir/%s after the recovery: %q %v", name, data, err)
+		}
+	}
+}

@@ -56,6 +56,7 @@ type ledger struct {
 	// warning is one line for the user about the records found at open.
 	warning string
 	name    string // the session file's name, for its mark
+	marked  bool   // the mark beside the key is written
 	last    int64  // the length of the last record written
 }
 
@@ -402,24 +403,46 @@ func (l *ledger) append(sessionPath string, size int64) error {
 			return fmt.Errorf("integrity records: %w", err)
 		}
 		l.file = f
-		// Beside the key: these records can no longer go unnoticed.
 		l.name = filepath.Base(sessionPath)
-		if err := statekey.Mark(sealedKind, l.name, nil); err != nil {
-			return fmt.Errorf("integrity records: %w", err)
-		}
-		if l.pending != nil {
-			if _, err := l.file.Write(l.pending); err != nil {
-				return fmt.Errorf("integrity records: %w", err)
-			}
-			l.pending = nil
-		}
+	}
+	var lines []byte
+	if l.pending != nil {
+		lines = append(lines, l.pending...)
 	}
 	r := record{size: size}
 	l.hash.Sum(r.digest[:0])
-	if _, err := l.file.Write(r.line()); err != nil {
+	lines = append(lines, r.line()...)
+	if err := writeWhole(l.file, lines); err != nil {
 		return fmt.Errorf("integrity records: %w", err)
 	}
+	l.pending = nil
+	if !l.marked {
+		// Beside the key, once a record is there: these records can no
+		// longer go unnoticed. Marked before (a full disk failing the
+		// record), the session read as forged and never opened again.
+		if err := statekey.Mark(sealedKind, l.name, nil); err != nil {
+			return fmt.Errorf("integrity records: %w", err)
+		}
+		l.marked = true
+	}
 	l.last = size
+	return nil
+}
+
+// writeWhole appends b to f, or nothing: a write that a full disk cut
+// short is cut off again, so the next record does not glue to a torn one
+// (a malformed line, which refuses the session).
+func writeWhole(f *os.File, b []byte) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if n, err := f.Write(b); err != nil {
+		if n > 0 {
+			_ = f.Truncate(fi.Size())
+		}
+		return err
+	}
 	return nil
 }
 

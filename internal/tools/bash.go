@@ -93,6 +93,9 @@ func (t bashTool) Run(ctx context.Context, args jsontext.Value) Result {
 	defer capture.close()
 	var tx Transaction
 	if t.txns != nil {
+		if err := t.txns.Blocked(ctx); err != nil {
+			return notRun(err)
+		}
 		tx = t.txns.For(ctx)
 	}
 	sb, env, unseal, sealed, err := t.seal(command)

@@ -16,6 +16,15 @@ type Transactions interface {
 	// For is the transaction of the tool call of ctx (StartedID), nil when
 	// the command runs on the tree itself.
 	For(ctx context.Context) Transaction
+	// Blocked is why the command of ctx must not run (the checkpoint that
+	// lets a rewind undo it could not be written: a full disk), nil when
+	// it may.
+	Blocked(ctx context.Context) error
+}
+
+// notRun is the result of a command that Transactions.Blocked stopped.
+func notRun(err error) Result {
+	return Result{Content: fmt.Sprintf("The command was not run: tiny-go could not record the checkpoint that lets a rewind undo it (%v). Free space on the disk, then run it again.", err), IsError: true}
 }
 
 // Transaction is one command's.
