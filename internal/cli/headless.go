@@ -179,7 +179,7 @@ func (h *headlessFlags) selectTools(fl *pflag.FlagSet, f *runFlags, deny []strin
 	}
 	// todo_write and task (TodoWrite, Task) come and go together: a list
 	// that names neither, or a deny of either, leaves both out.
-	agentTool := func(n string) bool { return n == cctools.TodoWrite || n == cctools.Task }
+	agentTool := func(n string) bool { return n == cctools.TodoWrite || n == cctools.Task || n == cctools.Agent }
 	if fl.Changed("tools") && h.tools != "default" {
 		set = nil
 		f.agentTools, f.noDiagnosticsTool = false, true
@@ -249,7 +249,8 @@ func runHeadless(ctx context.Context, io stdio, cwd string, f runFlags, h *headl
 
 	f.approval, f.json = "ask", true // the driver decides; stdout is the protocol's
 	quiet := stdio{stdin: strings.NewReader(""), stdout: io.stderr, stderr: io.stderr, getenv: io.getenv, settings: io.settings}
-	r := &runner{io: quiet, flags: f, cwd: cwd, hooks: hooks, embed: &embedding{host: acp.Host{Events: d.Events, Ask: d.Ask, Approve: d.Approve}, callbackHooks: true}}
+	r := &runner{io: quiet, flags: f, cwd: cwd, hooks: hooks, embed: &embedding{host: acp.Host{Events: d.Events, Ask: d.Ask, Approve: d.Approve}, callbackHooks: true,
+		permissionMode: func() string { return string(d.Mode()) }}}
 	if err := r.configure(); err != nil {
 		return err
 	}

@@ -66,6 +66,9 @@ func (a *runner) setupHooks(secretVars []string) error {
 		failClosed = b
 	}
 	mode := func() string {
+		if a.embed != nil && a.embed.permissionMode != nil {
+			return a.embed.permissionMode()
+		}
 		m := a.approval
 		if a.mode != nil {
 			m = a.mode.Mode()
@@ -73,8 +76,13 @@ func (a *runner) setupHooks(secretVars []string) error {
 		return claudePermissionMode(m)
 	}
 	scrub := a.scrubber(secretVars)
+	entry := "cli"
+	if a.embed != nil && a.embed.permissionMode != nil {
+		entry = "sdk-cli" // print mode and the Agent SDKs, as Claude Code says
+	}
 	u.run = hooks.New(hooks.Options{
-		Config: cfg, Cwd: a.cwd, ProjectDir: project,
+		Entrypoint: entry,
+		Config:     cfg, Cwd: a.cwd, ProjectDir: project,
 		Env: withoutVars(os.Environ(), secretVars), Scrub: scrub.Scrub,
 		Mode: mode, FailClosed: failClosed, Report: a.hookLine,
 		// Contained as commands are, without their overlay: a hook's
@@ -289,9 +297,9 @@ func claudePermissionMode(m approval.Mode) string {
 
 // childHooks is a hooks runner for a subagent's session, or nil when no
 // hook is configured; close it when the subagent ends.
-func (u *userHooks) childHooks(id, path string) (*hooks.Runner, error) {
+func (u *userHooks) childHooks(id, path, agentType string) (*hooks.Runner, error) {
 	if u == nil || u.run == nil {
 		return nil, nil
 	}
-	return u.run.Child(id, path)
+	return u.run.Child(id, path, agentType)
 }

@@ -187,7 +187,8 @@ func TestHookPostToolUseWriteEdit(t *testing.T) {
 		switch {
 		case m["tool_name"] != name, ti["file_path"] != want:
 			t.Errorf("input %d: tool_name %v, file_path %v; want %s, %s", i, m["tool_name"], ti["file_path"], name, want)
-		case m["hook_event_name"] != "PostToolUse", m["session_id"] != id, m["transcript_path"] != session, m["cwd"] != h.dir:
+		case m["hook_event_name"] != "PostToolUse", m["session_id"] != id, m["cwd"] != h.dir,
+			m["transcript_path"] != strings.TrimSuffix(session, ".jsonl")+".d/transcript.jsonl":
 			t.Errorf("input %d: common fields wrong: %v", i, m)
 		case m["tool_response"] == nil, m["tool_use_id"] != []string{"c1", "c2"}[i]:
 			t.Errorf("input %d: no tool_response or wrong tool_use_id: %v", i, m)
@@ -739,8 +740,11 @@ exit 0
 	if len(sub) != 1 || sub[0]["hook_event_name"] != "SubagentStop" || len(stop) != 1 {
 		t.Fatalf("SubagentStop ran %d times, Stop %d times: %v %v", len(sub), len(stop), sub, stop)
 	}
-	if sub[0]["session_id"] == stop[0]["session_id"] || pre[0]["session_id"] != sub[0]["session_id"] {
-		t.Errorf("the child's hooks do not see the child's session: pre %v, substop %v, stop %v", pre[0]["session_id"], sub[0]["session_id"], stop[0]["session_id"])
+	// The child's calls name the child's session; its SubagentStop, as
+	// Claude Code's, names the parent's, the child as agent_id.
+	if pre[0]["session_id"] == stop[0]["session_id"] || pre[0]["session_id"] != sub[0]["agent_id"] ||
+		sub[0]["session_id"] != stop[0]["session_id"] || sub[0]["agent_type"] == nil || sub[0]["agent_transcript_path"] == nil {
+		t.Errorf("the child's hooks do not see the child's session: pre %v, substop %v (agent %v), stop %v", pre[0]["session_id"], sub[0]["session_id"], sub[0]["agent_id"], stop[0]["session_id"])
 	}
 	if sub[0]["permission_mode"] != "bypassPermissions" {
 		t.Errorf("permission_mode %v in a one-shot (auto) run", sub[0]["permission_mode"])

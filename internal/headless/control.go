@@ -109,6 +109,14 @@ func (d *Driver) setMode(body json.RawMessage) (any, error) {
 	return map[string]any{"mode": string(m)}, nil
 }
 
+// Mode is the permission mode now (set_permission_mode changes it), by
+// Claude Code's name: what hooks see as permission_mode.
+func (d *Driver) Mode() Mode {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.mode
+}
+
 // setModel queues the change: a running turn keeps its model, the next
 // one uses the new one. "default" (or null) is the model tiny-go started
 // with.
