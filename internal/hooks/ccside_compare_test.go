@@ -220,7 +220,7 @@ func TestSideBySideWithClaudeCode(t *testing.T) {
 			matched++
 			mark = "match"
 		}
-		fmt.Fprintf(&table, "| %d | %s | %s | %s | %s |\n", i+1, c.name, cell(a), cell(b), mark)
+		fmt.Fprintf(&table, "| %d | %s | %s | %s | %s |\n", i+1, strings.ReplaceAll(c.name, "|", "\\|"), cell(a), cell(b), mark)
 	}
 	t.Logf("side by side with Claude Code: %d of %d match\n| # | field or behaviour | Claude Code | tiny-go | |\n|---|---|---|---|---|\n%s", matched, len(checks), table.String())
 	if len(checks) != 57 {
