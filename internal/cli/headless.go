@@ -362,11 +362,28 @@ func (s *headlessSession) Recover(ctx context.Context) error {
 }
 
 func (s *headlessSession) Run(ctx context.Context, prompt string) (agent.Result, error) {
+	if instructions, ok := compactCommand(prompt); ok {
+		// Claude Code's print mode runs /compact as the terminal does.
+		defer s.r.userHooks.manualCompact(instructions)()
+		res, _, err := s.Agent().Compact(ctx)
+		return res, err
+	}
 	text, err := s.r.expand(prompt)
 	if err != nil {
 		return agent.Result{}, err
 	}
 	return s.r.run(ctx, text)
+}
+
+// compactCommand reports whether prompt is /compact, and what follows it
+// (the custom instructions hooks are told).
+func compactCommand(prompt string) (string, bool) {
+	p := strings.TrimSpace(prompt)
+	if p == "/compact" {
+		return "", true
+	}
+	rest, ok := strings.CutPrefix(p, "/compact ")
+	return strings.TrimSpace(rest), ok
 }
 
 func (s *headlessSession) SetModel(model string) error {

@@ -25,8 +25,32 @@ type userHooks struct {
 	run      *hooks.Runner // nil when no hook is configured
 	notifier *hooks.Notifier
 	after    time.Duration
-	// manual is set while /compact runs, for PreCompact's trigger.
-	manual atomic.Bool
+	// manual is set while /compact runs, for PreCompact's trigger;
+	// instructions are what followed /compact (custom_instructions).
+	manual       atomic.Bool
+	instructions atomic.Pointer[string]
+}
+
+// manualCompact marks a /compact with its instructions until the
+// returned function is called.
+func (u *userHooks) manualCompact(instructions string) func() {
+	if u == nil {
+		return func() {}
+	}
+	u.manual.Store(true)
+	u.instructions.Store(&instructions)
+	return func() {
+		u.manual.Store(false)
+		u.instructions.Store(nil)
+	}
+}
+
+// customInstructions are the instructions of the /compact running now.
+func (u *userHooks) customInstructions() string {
+	if p := u.instructions.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // loadHookConfig reads the hooks in effect for cwd: Claude Code's
@@ -196,11 +220,11 @@ func (a *runner) hookEvents() func(agent.Event) {
 		switch e := ev.(type) {
 		case agent.OperationStarted:
 			if e.Kind == session.OperationCompaction && u.run != nil {
-				u.run.Compacting(ctx, u.trigger(), false)
+				u.run.Compacting(ctx, u.trigger(), u.customInstructions(), false)
 			}
 		case agent.OperationCompleted:
 			if e.Result.Kind == session.OperationCompaction && u.run != nil {
-				u.run.Compacting(ctx, u.trigger(), true)
+				u.run.Compacting(ctx, u.trigger(), u.customInstructions(), true)
 				if e.Result.Outcome == session.OutcomeCompleted {
 					u.run.SessionStarted(ctx, "compact")
 				}

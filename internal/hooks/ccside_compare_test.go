@@ -16,8 +16,9 @@ const (
 	subagentName, subagentNameInTiny = "Agent", "Task"
 )
 
-// minCCMatches is the issue's bar: at least this many of the checks match.
-const minCCMatches = 52
+// minCCMatches: at least this many of the checks match (the issue asks
+// for 52; 56 do, one row of slack for a Claude Code release that moves).
+const minCCMatches = 55
 
 func ccChecks() []check {
 	pre := func(id string, path ...string) func(r *sideRun) any {
@@ -128,7 +129,7 @@ func ccChecks() []check {
 			return []any{m["trigger"], m["custom_instructions"]}
 		}},
 		{"PostCompact trigger", func(r *sideRun) any { return r.first("PostCompact")["trigger"] }},
-		{"SessionStart source after /compact", func(r *sideRun) any { return sourceAt(r, 2) }},
+		{"SessionStart source after /compact", func(r *sideRun) any { return sourceAt(r, len(r.of("SessionStart"))-1) }},
 		{"no Notification in a -p run that asks nobody", func(r *sideRun) any { return len(r.of("Notification")) }},
 		{"env CLAUDE_PROJECT_DIR", func(r *sideRun) any {
 			return r.first("PreToolUse") != nil && r.Hooks[0].Env["CLAUDE_PROJECT_DIR"] == r.Dir

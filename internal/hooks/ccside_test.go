@@ -138,7 +138,7 @@ func (r *sideRun) of(event string) []hookRec {
 }
 
 // runSide runs the scenario through one agent: a prompt (-p) that makes
-// the scripted model call every tool, then a resumed /compact.
+// the scripted model call every tool, two more prompts, then /compact.
 func runSide(t *testing.T, agent string) *sideRun {
 	t.Helper()
 	srv := providertest.New(t)
@@ -162,6 +162,14 @@ func runSide(t *testing.T, agent string) *sideRun {
 		return code, stdout.String(), stderr.String()
 	}
 	r.Code, r.Stdout, r.Stderr = run("-p", scenarioPrompt(r.Dir), "--dangerously-skip-permissions")
+	// Two more prompts, so that tiny-go's compaction, which keeps at
+	// least the last six messages and cuts at a prompt (the shared
+	// runtime spec), has something to summarize, as Claude Code's has.
+	for _, p := range []string{"One more thing.", "And another."} {
+		if code, _, stderr := run("-c", "-p", p, "--dangerously-skip-permissions"); code != 0 {
+			t.Errorf("%s -c -p %q: exit %d: %s", agent, p, code, stderr)
+		}
+	}
 	var cerr string
 	r.CompactCode, _, cerr = run("-c", "-p", "/compact keep it short", "--dangerously-skip-permissions")
 	r.CompactError = cerr

@@ -224,13 +224,12 @@ func (r *Runner) SessionEnded(ctx context.Context, reason string) {
 
 // Compacting runs the PreCompact hooks (trigger: manual or auto), or the
 // PostCompact hooks once it is done.
-func (r *Runner) Compacting(ctx context.Context, trigger string, done bool) {
+func (r *Runner) Compacting(ctx context.Context, trigger, instructions string, done bool) {
 	ev := PreCompact
 	if done {
 		ev = PostCompact
 	}
-	empty := ""
-	r.fire(ctx, ev, []string{trigger}, &Input{Trigger: trigger, CustomInstructions: &empty})
+	r.fire(ctx, ev, []string{trigger}, &Input{Trigger: trigger, CustomInstructions: &instructions})
 }
 
 // Notified runs the Notification hooks (type: permission_prompt,
