@@ -254,6 +254,9 @@ func runHeadless(ctx context.Context, io stdio, cwd string, f runFlags, h *headl
 	if err := r.configure(); err != nil {
 		return err
 	}
+	if r.access.keyVar == anthropicKeyVar && r.access.key != "" {
+		d.SetAPIKeySource(anthropicKeyVar)
+	}
 	if err := resumeOrFork(fl, r, d); err != nil {
 		return err
 	}

@@ -109,6 +109,15 @@ func (d *Driver) setMode(body json.RawMessage) (any, error) {
 	return map[string]any{"mode": string(m)}, nil
 }
 
+// SetAPIKeySource names where the model's key came from, for init's
+// apiKeySource: Claude Code says "ANTHROPIC_API_KEY" for that variable;
+// another provider's key is "none" (the SDK's type has no value for it).
+func (d *Driver) SetAPIKeySource(source string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.keySource = source
+}
+
 // Mode is the permission mode now (set_permission_mode changes it), by
 // Claude Code's name: what hooks see as permission_mode.
 func (d *Driver) Mode() Mode {
