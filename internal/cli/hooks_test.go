@@ -200,6 +200,48 @@ func TestHookPostToolUseWriteEdit(t *testing.T) {
 	if got := toolMessage(h.srv.Requests()[1], "c1"); !strings.Contains(got, "formatted by the hook") {
 		t.Errorf("additionalContext did not reach the model: %q", got)
 	}
+	if r := in[1]["tool_response"].(map[string]any); r["originalFile"] != "x\n" || r["structuredPatch"] == nil {
+		t.Errorf("Edit's tool_response is not Claude Code's: %v", r)
+	}
+	checkClaudeTranscript(t, in[1]["transcript_path"].(string), id, "write and edit", "c2")
+}
+
+// checkClaudeTranscript reads a transcript_path as a hook would: Claude
+// Code's lines, the prompt first, the call callID as a tool_use and its
+// tool_result.
+func checkClaudeTranscript(t *testing.T, path, sessionID, prompt, callID string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("transcript_path: %v", err)
+	}
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("transcript line %q: %v", l, err)
+		}
+		if m["sessionId"] != sessionID || m["uuid"] == nil || m["timestamp"] == nil {
+			t.Errorf("transcript line without Claude Code's envelope: %v", m)
+		}
+		lines = append(lines, m)
+	}
+	first := lines[0]["message"].(map[string]any)
+	if lines[0]["type"] != "user" || lines[0]["parentUuid"] != nil || first["content"] != prompt {
+		t.Errorf("first transcript line: %v", lines[0])
+	}
+	var use, result bool
+	for _, l := range lines {
+		blocks, _ := l["message"].(map[string]any)["content"].([]any)
+		for _, bl := range blocks {
+			bm := bl.(map[string]any)
+			use = use || (l["type"] == "assistant" && bm["type"] == "tool_use" && bm["id"] == callID && bm["name"] == "Edit")
+			result = result || (l["type"] == "user" && bm["type"] == "tool_result" && bm["tool_use_id"] == callID)
+		}
+	}
+	if !use || !result {
+		t.Errorf("the transcript lacks the call %s (tool_use %v, tool_result %v):\n%s", callID, use, result, b)
+	}
 }
 
 // UserPromptSubmit's plain stdout, and SessionStart's, are context for
