@@ -188,7 +188,7 @@ func runSide(t *testing.T, agent string) *sideRun {
 func sideCommand(t *testing.T, agent string, srv *providertest.Server, r *sideRun, args ...string) *exec.Cmd {
 	bin := claudeCode
 	if agent != "claude" {
-		bin = testenv.TinyGo
+		bin = tinyGo
 	}
 	exe := bin(t) // built before the clock starts
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
