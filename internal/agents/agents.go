@@ -254,8 +254,16 @@ func Find(defs []Definition, name string) (Definition, bool) {
 			return d, true
 		}
 	}
+	// Claude Code's name of its general agent, which a model used to
+	// Claude Code sends, is tiny-go's general unless a file defines it.
+	if name == claudeGeneral {
+		return Find(defs, "general")
+	}
 	return Definition{}, false
 }
+
+// claudeGeneral is Claude Code's catch-all subagent type.
+const claudeGeneral = "general-purpose"
 
 // Offers reports whether d offers the tool named name to its child.
 func (d Definition) Offers(name string) bool {

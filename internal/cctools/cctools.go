@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -73,9 +75,9 @@ func Names(tool string, args jsontext.Value) []string {
 	switch {
 	case cc == tool:
 		return []string{tool}
-	case cc == Task:
-		// Claude Code 2.1 names its subagent tool Agent; matchers written
-		// for either name match.
+	case cc == Agent:
+		// Claude Code 2.1 names its subagent tool Agent, earlier versions
+		// Task; matchers written for either name match.
 		return []string{tool, Task, Agent}
 	}
 	return []string{tool, cc}
@@ -110,7 +112,7 @@ func claudeName(tool string, args map[string]any) string {
 		}
 		return tool
 	case "task":
-		return Task
+		return Agent
 	case "todo_write":
 		return TodoWrite
 	case "web_fetch":
@@ -179,7 +181,7 @@ func editInput(name string, a map[string]any, abs func(any) any) map[string]any 
 	in := map[string]any{"file_path": abs(a["path"])}
 	if len(out) == 1 {
 		one := out[0].(map[string]any)
-		in["old_string"], in["new_string"] = one["old_string"], one["new_string"]
+		in["old_string"], in["new_string"], in["replace_all"] = one["old_string"], one["new_string"], false
 	}
 	return in
 }
@@ -314,7 +316,11 @@ func Response(tool string, args jsontext.Value, cwd, content string, isError boo
 	var r map[string]any
 	switch call.Name {
 	case Bash:
-		r = map[string]any{"stdout": content, "stderr": "", "interrupted": false, "isImage": false}
+		r = map[string]any{"stdout": bashStdout(content), "stderr": "", "interrupted": false, "isImage": false, "noOutputExpected": false}
+	case Agent:
+		// Claude Code's subagent result: the answer as text blocks.
+		r = map[string]any{"status": "completed", "prompt": in["prompt"], "agentType": in["subagent_type"],
+			"content": []any{map[string]any{"type": "text", "text": content}}}
 	case Write, Edit, MultiEdit, Read:
 		r = map[string]any{"filePath": in["file_path"], "success": !isError, "content": content}
 	default:
@@ -322,6 +328,40 @@ func Response(tool string, args jsontext.Value, cwd, content string, isError boo
 	}
 	out, _ := json.Marshal(r, json.Deterministic(true))
 	return out
+}
+
+// bashStdout is a command's output as Claude Code's Bash reports it:
+// without the trailing newline, and empty rather than "(no output)".
+func bashStdout(content string) string {
+	if content == noOutput {
+		return ""
+	}
+	return strings.TrimRight(content, "\n")
+}
+
+// noOutput is what the bash tool says for a command that printed nothing.
+const noOutput = "(no output)"
+
+// exitSuffix ends the bash tool's result of a command that failed.
+var exitSuffix = regexp.MustCompile(`\n\nCommand exited with code (\d+)$`)
+
+// FailureError is a failed call's error as a PostToolUseFailure hook (and
+// the SDK) sees it: Claude Code's "Exit code N" first for a command, then
+// what it printed; other tools' results as they are.
+func FailureError(tool, content string) string {
+	if tool != "bash" {
+		return content
+	}
+	m := exitSuffix.FindStringSubmatchIndex(content)
+	if m == nil {
+		return content
+	}
+	out := bashStdout(content[:m[0]])
+	head := "Exit code " + content[m[2]:m[3]]
+	if out == "" {
+		return head
+	}
+	return head + "\n" + out
 }
 
 // TinyCall is the tiny-go call a Claude Code call stands for: Bash with

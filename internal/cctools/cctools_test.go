@@ -3,6 +3,7 @@ package cctools
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -22,14 +23,14 @@ func TestToClaude(t *testing.T) {
 		{"read", `{"path":"/etc/hosts"}`, Read, `{"file_path":"/etc/hosts"}`},
 		{"write", `{"path":"x.txt","content":"hi"}`, Write, `{"content":"hi","file_path":"/w/x.txt"}`},
 		{"edit", `{"path":"x","edits":[{"oldText":"a","newText":"b"}]}`, Edit,
-			`{"file_path":"/w/x","new_string":"b","old_string":"a"}`},
+			`{"file_path":"/w/x","new_string":"b","old_string":"a","replace_all":false}`},
 		{"edit", `{"path":"x","edits":[{"oldText":"a","newText":"b"},{"oldText":"c","newText":"d"}]}`, MultiEdit,
 			`{"edits":[{"new_string":"b","old_string":"a"},{"new_string":"d","old_string":"c"}],"file_path":"/w/x"}`},
 		{"bg", `{"action":"start","command":"npm run dev"}`, Bash, `{"command":"npm run dev","run_in_background":true}`},
 		{"bg", `{"action":"logs","id":"b1"}`, BashOutput, `{"bash_id":"b1"}`},
 		{"bg", `{"action":"stop","id":"b1"}`, KillShell, `{"shell_id":"b1"}`},
 		{"bg", `{"action":"list"}`, "bg", `{"action":"list"}`},
-		{"task", `{"description":"d","prompt":"p","subagent_type":"explore"}`, Task,
+		{"task", `{"description":"d","prompt":"p","subagent_type":"explore"}`, Agent,
 			`{"description":"d","prompt":"p","subagent_type":"explore"}`},
 		{"todo_write", `{"todos":[]}`, TodoWrite, `{"todos":[]}`},
 		{"diagnostics", `{}`, "diagnostics", `{}`},
@@ -109,8 +110,21 @@ func TestFromClaudeAcceptsTinyShapeAndRefusesReplaceAll(t *testing.T) {
 
 func TestResponse(t *testing.T) {
 	got := string(Response("bash", jsontext.Value(`{"command":"echo hi"}`), "/w", "hi\n", false))
-	if got != `{"interrupted":false,"isImage":false,"stderr":"","stdout":"hi\n"}` {
+	if got != `{"interrupted":false,"isImage":false,"noOutputExpected":false,"stderr":"","stdout":"hi"}` {
 		t.Errorf("bash response: %s", got)
+	}
+	got = string(Response("bash", jsontext.Value(`{"command":"true"}`), "/w", "(no output)", false))
+	if !strings.Contains(got, `"stdout":""`) {
+		t.Errorf("bash response without output: %s", got)
+	}
+	for content, want := range map[string]string{
+		"(no output)\n\nCommand exited with code 1": "Exit code 1",
+		"oops\n\n\nCommand exited with code 2":      "Exit code 2\noops",
+		"Cannot run sh: no":                         "Cannot run sh: no",
+	} {
+		if got := FailureError("bash", content); got != want {
+			t.Errorf("FailureError(%q) = %q; want %q", content, got, want)
+		}
 	}
 	got = string(Response("write", jsontext.Value(`{"path":"a","content":"x"}`), "/w", "Wrote 1 bytes", false))
 	if got != `{"content":"Wrote 1 bytes","filePath":"/w/a","success":true}` {

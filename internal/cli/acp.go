@@ -200,6 +200,10 @@ type embedding struct {
 	// Agent SDK's hook callbacks), so the hooks runner exists without
 	// configured hooks.
 	callbackHooks bool
+	// permissionMode is the headless driver's mode (Claude Code's name),
+	// which hooks report; the driver, not a person, answers its asks, so
+	// no permission_prompt notification goes with them.
+	permissionMode func() string
 }
 
 func (e *embedding) editor() tools.Editor {

@@ -42,7 +42,11 @@ func (a *runner) newGate() (*approval.Gate, error) {
 		return nil, nil
 	}
 	if a.embed != nil {
-		g, err := a.sessionGate(a.notifyingAsk(a.embed.ask))
+		ask := a.embed.ask
+		if a.embed.permissionMode == nil {
+			ask = a.notifyingAsk(ask)
+		}
+		g, err := a.sessionGate(ask)
 		a.keepInSettings(g)
 		return g, err
 	}

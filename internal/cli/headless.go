@@ -178,7 +178,7 @@ func (h *headlessFlags) selectTools(fl *pflag.FlagSet, f *runFlags, deny []strin
 	}
 	// todo_write and task (TodoWrite, Task) come and go together: a list
 	// that names neither, or a deny of either, leaves both out.
-	agentTool := func(n string) bool { return n == cctools.TodoWrite || n == cctools.Task }
+	agentTool := func(n string) bool { return n == cctools.TodoWrite || n == cctools.Task || n == cctools.Agent }
 	if fl.Changed("tools") && h.tools != "default" {
 		set = nil
 		f.agentTools, f.noDiagnosticsTool, f.noWebFetch, f.noWebSearch = false, true, true, true
@@ -257,8 +257,14 @@ func runHeadless(ctx context.Context, io stdio, cwd string, f runFlags, h *headl
 	f.approval, f.json = "ask", true // the driver decides; stdout is the protocol's
 	quiet := stdio{stdin: strings.NewReader(""), stdout: io.stderr, stderr: io.stderr, getenv: io.getenv, settings: io.settings}
 	r, err := assemble(ctx, assembly{io: quiet, flags: f, cwd: cwd, hooks: hooks,
-		embed:       &embedding{host: acp.Host{Events: d.Events, Ask: d.Ask, Approve: d.Approve}, callbackHooks: true},
-		beforeStart: func(r *runner) error { return resumeOrFork(fl, r, d) }})
+		embed: &embedding{host: acp.Host{Events: d.Events, Ask: d.Ask, Approve: d.Approve}, callbackHooks: true,
+			permissionMode: func() string { return string(d.Mode()) }},
+		beforeStart: func(r *runner) error {
+			if r.access.keyVar == anthropicKeyVar && r.access.key != "" {
+				d.SetAPIKeySource(anthropicKeyVar)
+			}
+			return resumeOrFork(fl, r, d)
+		}})
 	if err != nil {
 		return err
 	}
@@ -363,11 +369,28 @@ func (s *headlessSession) Recover(ctx context.Context) error {
 }
 
 func (s *headlessSession) Run(ctx context.Context, prompt string) (agent.Result, error) {
+	if instructions, ok := compactCommand(prompt); ok {
+		// Claude Code's print mode runs /compact as the terminal does.
+		defer s.r.userHooks.manualCompact(instructions)()
+		res, _, err := s.Agent().Compact(ctx)
+		return res, err
+	}
 	text, err := s.r.expand(prompt)
 	if err != nil {
 		return agent.Result{}, err
 	}
 	return s.r.run(ctx, text)
+}
+
+// compactCommand reports whether prompt is /compact, and what follows it
+// (the custom instructions hooks are told).
+func compactCommand(prompt string) (string, bool) {
+	p := strings.TrimSpace(prompt)
+	if p == "/compact" {
+		return "", true
+	}
+	rest, ok := strings.CutPrefix(p, "/compact ")
+	return strings.TrimSpace(rest), ok
 }
 
 func (s *headlessSession) SetModel(model string) error {

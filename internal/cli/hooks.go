@@ -25,8 +25,32 @@ type userHooks struct {
 	run      *hooks.Runner // nil when no hook is configured
 	notifier *hooks.Notifier
 	after    time.Duration
-	// manual is set while /compact runs, for PreCompact's trigger.
-	manual atomic.Bool
+	// manual is set while /compact runs, for PreCompact's trigger;
+	// instructions are what followed /compact (custom_instructions).
+	manual       atomic.Bool
+	instructions atomic.Pointer[string]
+}
+
+// manualCompact marks a /compact with its instructions until the
+// returned function is called.
+func (u *userHooks) manualCompact(instructions string) func() {
+	if u == nil {
+		return func() {}
+	}
+	u.manual.Store(true)
+	u.instructions.Store(&instructions)
+	return func() {
+		u.manual.Store(false)
+		u.instructions.Store(nil)
+	}
+}
+
+// customInstructions are the instructions of the /compact running now.
+func (u *userHooks) customInstructions() string {
+	if p := u.instructions.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // loadHookConfig reads the hooks in effect for cwd: Claude Code's
@@ -66,6 +90,9 @@ func (a *runner) setupHooks(secretVars []string) error {
 		failClosed = b
 	}
 	mode := func() string {
+		if a.embed != nil && a.embed.permissionMode != nil {
+			return a.embed.permissionMode()
+		}
 		m := a.approval
 		if a.mode != nil {
 			m = a.mode.Mode()
@@ -73,8 +100,13 @@ func (a *runner) setupHooks(secretVars []string) error {
 		return claudePermissionMode(m)
 	}
 	scrub := a.scrubber(secretVars)
+	entry := "cli"
+	if a.embed != nil && a.embed.permissionMode != nil {
+		entry = "sdk-cli" // print mode and the Agent SDKs, as Claude Code says
+	}
 	u.run = hooks.New(hooks.Options{
-		Config: cfg, Cwd: a.cwd, ProjectDir: project,
+		Entrypoint: entry,
+		Config:     cfg, Cwd: a.cwd, ProjectDir: project,
 		Env: withoutVars(os.Environ(), secretVars), Scrub: scrub.Scrub,
 		Mode: mode, FailClosed: failClosed, Report: a.hookLine,
 		// Contained as commands are, without their overlay: a hook's
@@ -188,11 +220,11 @@ func (a *runner) hookEvents() func(agent.Event) {
 		switch e := ev.(type) {
 		case agent.OperationStarted:
 			if e.Kind == session.OperationCompaction && u.run != nil {
-				u.run.Compacting(ctx, u.trigger(), false)
+				u.run.Compacting(ctx, u.trigger(), u.customInstructions(), false)
 			}
 		case agent.OperationCompleted:
 			if e.Result.Kind == session.OperationCompaction && u.run != nil {
-				u.run.Compacting(ctx, u.trigger(), true)
+				u.run.Compacting(ctx, u.trigger(), u.customInstructions(), true)
 				if e.Result.Outcome == session.OutcomeCompleted {
 					u.run.SessionStarted(ctx, "compact")
 				}
@@ -289,9 +321,9 @@ func claudePermissionMode(m approval.Mode) string {
 
 // childHooks is a hooks runner for a subagent's session, or nil when no
 // hook is configured; close it when the subagent ends.
-func (u *userHooks) childHooks(id, path string) (*hooks.Runner, error) {
+func (u *userHooks) childHooks(id, path, agentType string) (*hooks.Runner, error) {
 	if u == nil || u.run == nil {
 		return nil, nil
 	}
-	return u.run.Child(id, path)
+	return u.run.Child(id, path, agentType)
 }

@@ -187,7 +187,8 @@ func TestHookPostToolUseWriteEdit(t *testing.T) {
 		switch {
 		case m["tool_name"] != name, ti["file_path"] != want:
 			t.Errorf("input %d: tool_name %v, file_path %v; want %s, %s", i, m["tool_name"], ti["file_path"], name, want)
-		case m["hook_event_name"] != "PostToolUse", m["session_id"] != id, m["transcript_path"] != session, m["cwd"] != h.dir:
+		case m["hook_event_name"] != "PostToolUse", m["session_id"] != id, m["cwd"] != h.dir,
+			m["transcript_path"] != strings.TrimSuffix(session, ".jsonl")+".d/transcript.jsonl":
 			t.Errorf("input %d: common fields wrong: %v", i, m)
 		case m["tool_response"] == nil, m["tool_use_id"] != []string{"c1", "c2"}[i]:
 			t.Errorf("input %d: no tool_response or wrong tool_use_id: %v", i, m)
@@ -198,6 +199,48 @@ func TestHookPostToolUseWriteEdit(t *testing.T) {
 	}
 	if got := toolMessage(h.srv.Requests()[1], "c1"); !strings.Contains(got, "formatted by the hook") {
 		t.Errorf("additionalContext did not reach the model: %q", got)
+	}
+	if r := in[1]["tool_response"].(map[string]any); r["originalFile"] != "x\n" || r["structuredPatch"] == nil {
+		t.Errorf("Edit's tool_response is not Claude Code's: %v", r)
+	}
+	checkClaudeTranscript(t, in[1]["transcript_path"].(string), id, "write and edit", "c2")
+}
+
+// checkClaudeTranscript reads a transcript_path as a hook would: Claude
+// Code's lines, the prompt first, the call callID as a tool_use and its
+// tool_result.
+func checkClaudeTranscript(t *testing.T, path, sessionID, prompt, callID string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("transcript_path: %v", err)
+	}
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("transcript line %q: %v", l, err)
+		}
+		if m["sessionId"] != sessionID || m["uuid"] == nil || m["timestamp"] == nil {
+			t.Errorf("transcript line without Claude Code's envelope: %v", m)
+		}
+		lines = append(lines, m)
+	}
+	first := lines[0]["message"].(map[string]any)
+	if lines[0]["type"] != "user" || lines[0]["parentUuid"] != nil || first["content"] != prompt {
+		t.Errorf("first transcript line: %v", lines[0])
+	}
+	var use, result bool
+	for _, l := range lines {
+		blocks, _ := l["message"].(map[string]any)["content"].([]any)
+		for _, bl := range blocks {
+			bm := bl.(map[string]any)
+			use = use || (l["type"] == "assistant" && bm["type"] == "tool_use" && bm["id"] == callID && bm["name"] == "Edit")
+			result = result || (l["type"] == "user" && bm["type"] == "tool_result" && bm["tool_use_id"] == callID)
+		}
+	}
+	if !use || !result {
+		t.Errorf("the transcript lacks the call %s (tool_use %v, tool_result %v):\n%s", callID, use, result, b)
 	}
 }
 
@@ -739,8 +782,11 @@ exit 0
 	if len(sub) != 1 || sub[0]["hook_event_name"] != "SubagentStop" || len(stop) != 1 {
 		t.Fatalf("SubagentStop ran %d times, Stop %d times: %v %v", len(sub), len(stop), sub, stop)
 	}
-	if sub[0]["session_id"] == stop[0]["session_id"] || pre[0]["session_id"] != sub[0]["session_id"] {
-		t.Errorf("the child's hooks do not see the child's session: pre %v, substop %v, stop %v", pre[0]["session_id"], sub[0]["session_id"], stop[0]["session_id"])
+	// The child's calls name the child's session; its SubagentStop, as
+	// Claude Code's, names the parent's, the child as agent_id.
+	if pre[0]["session_id"] == stop[0]["session_id"] || pre[0]["session_id"] != sub[0]["agent_id"] ||
+		sub[0]["session_id"] != stop[0]["session_id"] || sub[0]["agent_type"] == nil || sub[0]["agent_transcript_path"] == nil {
+		t.Errorf("the child's hooks do not see the child's session: pre %v, substop %v (agent %v), stop %v", pre[0]["session_id"], sub[0]["session_id"], sub[0]["agent_id"], stop[0]["session_id"])
 	}
 	if sub[0]["permission_mode"] != "bypassPermissions" {
 		t.Errorf("permission_mode %v in a one-shot (auto) run", sub[0]["permission_mode"])

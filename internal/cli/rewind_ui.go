@@ -36,10 +36,7 @@ func (a *runner) run(ctx context.Context, prompt string) (agent.Result, error) {
 }
 
 func (e currentEngine) Compact(ctx context.Context) (agent.Result, agent.CompactStats, error) {
-	if u := e.a.userHooks; u != nil {
-		u.manual.Store(true)
-		defer u.manual.Store(false)
-	}
+	defer e.a.userHooks.manualCompact("")()
 	return e.a.agent.Compact(ctx)
 }
 

@@ -109,6 +109,23 @@ func (d *Driver) setMode(body json.RawMessage) (any, error) {
 	return map[string]any{"mode": string(m)}, nil
 }
 
+// SetAPIKeySource names where the model's key came from, for init's
+// apiKeySource: Claude Code says "ANTHROPIC_API_KEY" for that variable;
+// another provider's key is "none" (the SDK's type has no value for it).
+func (d *Driver) SetAPIKeySource(source string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.keySource = source
+}
+
+// Mode is the permission mode now (set_permission_mode changes it), by
+// Claude Code's name: what hooks see as permission_mode.
+func (d *Driver) Mode() Mode {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.mode
+}
+
 // setModel queues the change: a running turn keeps its model, the next
 // one uses the new one. "default" (or null) is the model tiny-go started
 // with.

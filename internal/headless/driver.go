@@ -27,13 +27,15 @@ type Driver struct {
 	opt Options
 	out *writer
 
-	mu      sync.Mutex
-	s       Session
-	mode    Mode
-	running bool
-	fatal   string // a bad input line ends the process
-	pending map[string]chan *ControlResponse
-	nextID  int
+	mu   sync.Mutex
+	s    Session
+	mode Mode
+	// keySource is init's apiKeySource (SetAPIKeySource).
+	keySource string
+	running   bool
+	fatal     string // a bad input line ends the process
+	pending   map[string]chan *ControlResponse
+	nextID    int
 	// sdkServers are the SDK's in-process MCP servers, by name.
 	sdkServers map[string]*mcp.Client
 	// inputDone is closed when the reader stops.

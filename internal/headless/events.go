@@ -241,7 +241,7 @@ func (d *Driver) emitAssistant(t *turn, m session.Message, entryID string) {
 	if t.msgID != "" {
 		id, t.msgID = t.msgID, "" // the id its stream events carried
 	}
-	d.emit(assistantMessage{Type: "assistant", SessionID: d.s.ID(), UUID: newUUID(), Message: apiMessage{
+	d.emit(assistantMessage{Type: "assistant", SessionID: d.s.ID(), UUID: newUUID(), Timestamp: now(), Message: apiMessage{
 		ID: id, Type: "message", Role: "assistant", Model: d.s.Model(),
 		Content: nonNilBlocks(content), StopReason: &stop, Usage: &u,
 	}})
@@ -253,7 +253,7 @@ func (d *Driver) emitToolResult(t *turn, m session.Message) {
 		text = *m.Content
 	}
 	isErr := !t.ok[m.ToolCallID]
-	msg := userMessage{Type: "user", SessionID: d.s.ID(), UUID: newUUID(), Message: userBody{Role: "user", Content: []block{{
+	msg := userMessage{Type: "user", SessionID: d.s.ID(), UUID: newUUID(), Timestamp: now(), Message: userBody{Role: "user", Content: []block{{
 		Type: "tool_result", ToolUseID: m.ToolCallID, Content: &text, IsError: &isErr,
 	}}}}
 	if u, ok := t.tools[m.ToolCallID]; ok {
@@ -286,11 +286,14 @@ func (d *Driver) writeInit() {
 		servers = append(servers, mcpStatus{Name: a, Status: "connected"})
 	}
 	d.mu.Lock()
-	mode := d.mode
+	mode, keySource := d.mode, d.keySource
 	d.mu.Unlock()
+	if keySource == "" {
+		keySource = "none"
+	}
 	d.emit(initMessage{Type: "system", Subtype: "init", CWD: d.s.WorkDir(), SessionID: d.s.ID(),
 		Tools: nonNil(tools), MCPServers: servers, Model: d.s.Model(), PermissionMode: string(mode),
-		SlashCommands: []string{"compact"}, APIKeySource: "none", Version: d.opt.Version + " (tiny-go)",
+		SlashCommands: []string{"compact"}, APIKeySource: keySource, Version: d.opt.Version + " (tiny-go)",
 		OutputStyle: "default", Skills: []string{}, Plugins: []string{}, Agents: []string{}, UUID: newUUID()})
 }
 

@@ -2,6 +2,7 @@ package headless
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -42,6 +43,7 @@ type assistantMessage struct {
 	ParentToolUseID *string    `json:"parent_tool_use_id"`
 	SessionID       string     `json:"session_id"`
 	UUID            string     `json:"uuid"`
+	Timestamp       string     `json:"timestamp,omitempty"`
 }
 
 // apiMessage is an Anthropic Messages API message.
@@ -74,8 +76,12 @@ type userMessage struct {
 	ParentToolUseID *string         `json:"parent_tool_use_id"`
 	SessionID       string          `json:"session_id"`
 	UUID            string          `json:"uuid"`
+	Timestamp       string          `json:"timestamp,omitempty"`
 	ToolUseResult   json.RawMessage `json:"tool_use_result,omitempty"`
 }
+
+// now is a message's timestamp as Claude Code writes it (UTC, ms).
+func now() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") }
 
 type userBody struct {
 	Role    string  `json:"role"`

@@ -18,6 +18,9 @@ type Input struct {
 	Cwd            string `json:"cwd"`
 	PermissionMode string `json:"permission_mode"`
 	HookEventName  Event  `json:"hook_event_name"`
+	// PromptID is the entry id of the prompt being worked on (Claude
+	// Code's prompt_id), once there is one.
+	PromptID string `json:"prompt_id,omitzero"`
 
 	ToolName             string         `json:"tool_name,omitzero"`
 	ToolInput            jsontext.Value `json:"tool_input,omitzero"`
@@ -34,6 +37,13 @@ type Input struct {
 	Reason               string         `json:"reason,omitzero"`
 	Message              string         `json:"message,omitzero"`
 	NotificationType     string         `json:"notification_type,omitzero"`
+	// DurationMS is how long a call ran, from its PreToolUse hooks' end
+	// to its result (PostToolUse, PostToolUseFailure).
+	DurationMS *int64 `json:"duration_ms,omitzero"`
+	// A SubagentStop's subagent: its session id, agent and transcript.
+	AgentID             string  `json:"agent_id,omitzero"`
+	AgentType           *string `json:"agent_type,omitzero"`
+	AgentTranscriptPath string  `json:"agent_transcript_path,omitzero"`
 }
 
 // verdict is what the hooks of one event said together.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/cctools"
@@ -35,6 +36,9 @@ type Options struct {
 	// passes its sandbox's Start, so a hook (which a command can plant
 	// in .claude/settings.json) is contained as a command is.
 	Start func(*exec.Cmd) error
+	// Entrypoint is CLAUDE_CODE_ENTRYPOINT in hooks: Claude Code's "cli"
+	// for a terminal, "sdk-cli" for print mode and the Agent SDKs.
+	Entrypoint string
 }
 
 // Runner runs the hooks of one tiny-go process on its current session;
@@ -47,9 +51,20 @@ type Runner struct {
 
 	mu         sync.Mutex
 	sessionID  string
-	transcript string
+	transcript *transcript
 	log        *Log
 	added      []Hook // by Add
+	// promptID is the entry id of the prompt being worked on.
+	promptID string
+	// started is when each call's PreToolUse hooks ended, by call key.
+	started map[string]time.Time
+	// originals are the files writes and edits are about to change.
+	originals map[string]original
+	// parent is a subagent's parent runner and agentType its agent:
+	// SubagentStop names the parent's session, as Claude Code does, and
+	// the subagent as agent_id.
+	parent    *Runner
+	agentType string
 }
 
 // nextPrompt keys the context SessionStart hooks gave for the next
@@ -75,11 +90,12 @@ func New(opt Options) *Runner {
 // guard the parent's, their decisions are kept beside the subagent's
 // session, and its end runs the SubagentStop hooks instead of Stop. The
 // caller closes it.
-func (r *Runner) Child(id, path string) (*Runner, error) {
+func (r *Runner) Child(id, path, agentType string) (*Runner, error) {
 	c := New(r.opt)
-	c.subagent = true
+	c.subagent, c.parent, c.agentType = true, r, agentType
 	r.mu.Lock()
 	c.added = append([]Hook(nil), r.added...)
+	c.promptID = r.promptID
 	r.mu.Unlock()
 	if err := c.Attach(id, path); err != nil {
 		return nil, err
@@ -97,7 +113,7 @@ func (r *Runner) Attach(id, path string) error {
 	}
 	r.mu.Lock()
 	old := r.log
-	r.sessionID, r.transcript, r.log = id, path, l
+	r.sessionID, r.transcript, r.log = id, &transcript{session: path}, l
 	r.mu.Unlock()
 	if old != nil {
 		_ = old.Close()
@@ -136,18 +152,46 @@ func (r *Runner) Any(ev Event) bool { return len(r.on(ev)) > 0 }
 func (r *Runner) report(line string) { r.opt.Report(line) }
 
 func (r *Runner) common(ev Event, in *Input) {
+	in.SessionID, in.TranscriptPath = r.ids(ev)
 	r.mu.Lock()
-	in.SessionID, in.TranscriptPath = r.sessionID, r.transcript
+	in.PromptID = r.promptID
 	r.mu.Unlock()
+	if ev == SubagentStop && r.parent != nil {
+		in.AgentID, in.AgentTranscriptPath = in.SessionID, in.TranscriptPath
+		in.AgentType = &r.agentType
+		in.SessionID, in.TranscriptPath = r.parent.ids(ev)
+	}
 	in.Cwd, in.PermissionMode, in.HookEventName = r.opt.Cwd, r.opt.PermissionMode, ev
 	if r.opt.Mode != nil {
 		in.PermissionMode = r.opt.Mode()
 	}
 }
 
+// ids are the session id and the transcript, brought up to date with
+// the session before a hook reads it (Claude Code's format); a failure is
+// one line, and the hook still runs.
+func (r *Runner) ids(ev Event) (id, transcript string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.transcript != nil {
+		path, err := r.transcript.Path(r.sessionID, r.opt.Cwd)
+		if err != nil {
+			r.report(fmt.Sprintf("hook %s: %v", ev, err))
+		}
+		transcript = path
+	}
+	return r.sessionID, transcript
+}
+
 func (r *Runner) env() []string {
 	env := slices.Clip(r.opt.Env)
-	return append(env, "CLAUDE_PROJECT_DIR="+r.opt.ProjectDir, "TINY_PROJECT_DIR="+r.opt.ProjectDir)
+	entry := r.opt.Entrypoint
+	if entry == "" {
+		entry = "cli"
+	}
+	// Hooks written for Claude Code tell it from a terminal by these.
+	return append(env, "CLAUDE_PROJECT_DIR="+r.opt.ProjectDir, "TINY_PROJECT_DIR="+r.opt.ProjectDir,
+		"CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT="+entry)
 }
 
 // callID is the tool call id of a call key.
@@ -180,13 +224,12 @@ func (r *Runner) SessionEnded(ctx context.Context, reason string) {
 
 // Compacting runs the PreCompact hooks (trigger: manual or auto), or the
 // PostCompact hooks once it is done.
-func (r *Runner) Compacting(ctx context.Context, trigger string, done bool) {
+func (r *Runner) Compacting(ctx context.Context, trigger, instructions string, done bool) {
 	ev := PreCompact
 	if done {
 		ev = PostCompact
 	}
-	empty := ""
-	r.fire(ctx, ev, []string{trigger}, &Input{Trigger: trigger, CustomInstructions: &empty})
+	r.fire(ctx, ev, []string{trigger}, &Input{Trigger: trigger, CustomInstructions: &instructions})
 }
 
 // Notified runs the Notification hooks (type: permission_prompt,
@@ -201,6 +244,9 @@ func (r *Runner) PromptSubmitted(ctx context.Context, entryID, prompt string) (s
 	if r.subagent {
 		return "", nil // the parent's task call, not a prompt the user submitted
 	}
+	r.mu.Lock()
+	r.promptID = entryID
+	r.mu.Unlock()
 	v := r.fire(ctx, UserPromptSubmit, nil, &Input{Prompt: prompt})
 	if err := ctx.Err(); err != nil {
 		return "", err // stopped: nothing recorded, the prompt is not accepted

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/cctools"
@@ -18,11 +19,14 @@ func (r *Runner) BeforeTool(ctx context.Context, call agent.HookCall) (agent.Too
 	if l == nil {
 		return agent.ToolDecision{}, nil
 	}
+	r.keepOriginal(call)
 	if d, reason, input, ok := l.Pre(call.Key); ok {
+		r.markStarted(call.Key)
 		return agent.ToolDecision{Decision: d, Reason: reason, Arguments: input}, nil
 	}
 	names, in := r.toolInput(call)
 	v := r.fire(ctx, PreToolUse, names, &in)
+	r.markStarted(call.Key)
 	if !v.ran {
 		return agent.ToolDecision{}, nil
 	}
@@ -79,12 +83,13 @@ func (r *Runner) AfterTool(ctx context.Context, call agent.HookCall, res agent.H
 		return
 	}
 	if res.IsError {
-		in.Error = res.Content
+		in.Error = cctools.FailureError(call.Tool, res.Content)
 		f := false
 		in.IsInterrupt = &f
 	} else {
-		in.ToolResponse = cctools.Response(call.Tool, call.Arguments, r.opt.Cwd, res.Content, res.IsError)
+		in.ToolResponse = r.response(call, res.Content)
 	}
+	in.DurationMS = r.duration(call.Key)
 	v := r.fire(ctx, ev, names, &in)
 	if ctx.Err() != nil {
 		// Stopped (Esc): said now, and recorded so that no resume says it
@@ -108,6 +113,31 @@ func (r *Runner) AfterTool(ctx context.Context, call agent.HookCall, res agent.H
 	if err := l.add(record{Post: call.Key, State: "done"}); err != nil {
 		r.report(fmt.Sprintf("hook %s: %v", ev, err))
 	}
+}
+
+// markStarted notes when a call starts (its PreToolUse hooks are done),
+// for the duration_ms of its PostToolUse.
+func (r *Runner) markStarted(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.started == nil {
+		r.started = map[string]time.Time{}
+	}
+	r.started[key] = time.Now()
+}
+
+// duration is how long the call has run; nil when its start is not
+// known (a resume after a crash).
+func (r *Runner) duration(key string) *int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.started[key]
+	if !ok {
+		return nil
+	}
+	delete(r.started, key)
+	ms := time.Since(t).Milliseconds()
+	return &ms
 }
 
 func (r *Runner) matchAny(ev Event, names []string) bool {

@@ -122,7 +122,7 @@ func (r *Rule) appliesTo(c call) bool {
 		// Edit rules apply to every tool that edits files.
 		return c.name == cctools.Edit || c.name == cctools.MultiEdit || c.name == cctools.Write
 	case cctools.Task, "Agent":
-		return c.name == cctools.Task
+		return c.name == cctools.Agent
 	case cctools.BashOutput, cctools.KillShell:
 		return c.name == r.tool
 	}
