@@ -13,6 +13,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/cctools"
 	"github.com/tiny-agent/tiny-go/internal/hooks"
 	"github.com/tiny-agent/tiny-go/internal/permissions"
+	"github.com/tiny-agent/tiny-go/internal/statekey"
 )
 
 // ccPermissions is the wiring of Claude Code's permission rules into a
@@ -42,6 +43,12 @@ func (a *runner) configurePermissions() {
 		fmt.Fprintf(a.io.stderr, "%s: %s\n", programName, p)
 	}
 	a.perms = &ccPermissions{set: set, local: permissions.LocalFile(localSettingsDir(project, a.cwd))}
+	// The model's read tool runs as tiny-go, which can read its state
+	// key: the key must not reach the model, which could hand it to a
+	// command to seal forged state (commands never see the folder).
+	if dir, err := statekey.Dir(); err == nil && filepath.IsAbs(dir) && !within(a.cwd, dir) {
+		set.DenyForProcess([]string{"Read(/" + dir + "/**)", "Edit(/" + dir + "/**)"}, "tiny-go (its state key's folder)")
+	}
 	if a.flags.approval != "" {
 		return
 	}

@@ -82,6 +82,22 @@ func (s *Settings) AllowForSession(rules []string, source string) {
 	}
 }
 
+// DenyForProcess adds deny rules that hold until the process ends and
+// that no settings file can undo (deny wins): tiny-go's own, such as its
+// state key's folder; source says why.
+func (s *Settings) DenyForProcess(rules []string, source string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, text := range rules {
+		r, err := ParseRule(text)
+		if err != nil {
+			continue
+		}
+		r.Kind, r.Source, r.root = Deny, source, s.cwd
+		s.Rules = append(s.Rules, r)
+	}
+}
+
 // Files are Claude Code's settings files, weakest first: the user's, the
 // project's, the project's local one.
 func Files(home, projectDir string) []string {
