@@ -250,3 +250,19 @@ func TestGateAlwaysCoversOnlyWhatItSaid(t *testing.T) {
 		t.Fatalf("asked %s\nwant  %s", got, want)
 	}
 }
+
+// TestAllowedInWords: /permissions lists the session's "always" answers
+// as a user would say them.
+func TestAllowedInWords(t *testing.T) {
+	g := NewGate(t.TempDir(), nil)
+	g.rules["bash\x00cmd\x00go"] = true
+	g.rules["write\x00tool"] = true
+	g.rules["bg\x00stop"] = true
+	got := strings.Join(g.Allowed(), "|")
+	if want := "bash: `go` commands|bg: stop|every write call"; got != want {
+		t.Fatalf("Allowed() = %q, want %q", got, want)
+	}
+	if (*Gate)(nil).Allowed() != nil {
+		t.Fatal("a nil gate allows something")
+	}
+}

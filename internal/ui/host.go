@@ -71,6 +71,8 @@ func (m *model) hostCommand(c command) tea.Cmd {
 		m.printLines(sanitizeAll(h.Status()))
 	case cmdCost:
 		m.printLines(sanitizeAll(h.Cost()))
+	case cmdInfo:
+		m.printLines(sanitizeAll(info(h, c.text)))
 	case cmdModel:
 		if c.text == "" {
 			m.print("model: " + orNone(m.banner.Model) + faint.Render("  (/model <id> switches)"))
@@ -194,6 +196,8 @@ func (r *lineRunner) hostLine(ctx context.Context, c command) {
 		lines = h.Status()
 	case cmdCost:
 		lines = h.Cost()
+	case cmdInfo:
+		lines = info(h, c.text)
 	case cmdModel:
 		if c.text == "" {
 			lines = []string{"model: " + orNone(r.opts.Banner.Model)}
