@@ -20,13 +20,13 @@ func TestKeysAgree(t *testing.T) {
 			t.Errorf("the banner's key line %q leaves out %q", helpKeys, k.Banner)
 		}
 	}
-	b, err := os.ReadFile("../../docs/usage.md")
+	b, err := os.ReadFile("../../docs/keys-and-commands.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, table, ok := strings.Cut(string(b), "<!-- keys -->\n")
 	if !ok {
-		t.Fatal("docs/usage.md has no <!-- keys --> table")
+		t.Fatal("docs/keys-and-commands.md has no <!-- keys --> table")
 	}
 	var rows []string
 	for i, line := range strings.Split(table, "\n") {
@@ -43,7 +43,7 @@ func TestKeysAgree(t *testing.T) {
 		want = append(want, k.Keys+" = "+k.Does)
 	}
 	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
-		t.Errorf("docs/usage.md's keys table:\n%s\nwant (ui.KeyBindings):\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+		t.Errorf("docs/keys-and-commands.md's keys table:\n%s\nwant (ui.KeyBindings):\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
 	}
 }
 
