@@ -65,6 +65,9 @@ func toolStartLine(t agent.ToolInfo, width int) string {
 	if width <= 0 {
 		width = lineWidth
 	}
+	if head, ok := namedCall(t.Tool, t.Arguments); ok {
+		return truncate("◆ "+head, width)
+	}
 	name := sanitizeLine(t.Display)
 	if name == "" {
 		name = sanitizeLine(t.Tool)
