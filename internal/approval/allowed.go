@@ -1,9 +1,24 @@
 package approval
 
 import (
+	"context"
 	"slices"
 	"strings"
 )
+
+type askerKey struct{}
+
+// WithAsker is ctx for an approval asked on behalf of who ("explore
+// subagent"): the question names it (issue 47: a subagent's question
+// looked like the parent's).
+func WithAsker(ctx context.Context, who string) context.Context {
+	return context.WithValue(ctx, askerKey{}, who)
+}
+
+func askerOf(ctx context.Context) string {
+	who, _ := ctx.Value(askerKey{}).(string)
+	return who
+}
 
 // Allowed describes, one a line in a user's words, what this session's
 // "always" answers allow without asking (for /permissions).

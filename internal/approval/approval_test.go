@@ -266,3 +266,19 @@ func TestAllowedInWords(t *testing.T) {
 		t.Fatal("a nil gate allows something")
 	}
 }
+
+// TestAskerNamed: a question asked on behalf of a subagent names it.
+func TestAskerNamed(t *testing.T) {
+	var got Prompt
+	g := NewGate(t.TempDir(), func(_ context.Context, p Prompt) (Answer, error) { got = p; return Answer{Choice: Once}, nil })
+	req := agent.ApprovalRequest{Tool: "bash", Display: "bash", Builtin: true, Arguments: jsontext.Value(`{"command":"rm -rf build"}`)}
+	if _, err := g.Approve(WithAsker(context.Background(), "explore subagent"), req); err != nil {
+		t.Fatal(err)
+	}
+	if got.Asker != "explore subagent" {
+		t.Fatalf("prompt %+v does not name the subagent", got)
+	}
+	if _, err := g.Approve(context.Background(), req); err != nil || got.Asker != "" {
+		t.Fatalf("the session's own question names %q (%v)", got.Asker, err)
+	}
+}

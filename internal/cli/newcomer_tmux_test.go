@@ -23,6 +23,14 @@ func TestNewcomerWalk(t *testing.T) {
 		providertest.Reply{Text: "Hello! I can read, change and run things here."},
 		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", fmt.Sprintf(`{"command":%q}`, commit))}},
 		providertest.Reply{Text: "Committed on branch feature."},
+		// A subagent asks to run a command; the newcomer says no.
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c2", "task", `{"description":"check the build","prompt":"run make build","subagent_type":"general"}`)}},
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("k1", "bash", `{"command":"make build"}`)}},
+		providertest.Reply{Text: "I was not allowed to build."},
+		providertest.Reply{Text: "The subagent could not build."},
+		// The project's hook blocks an rm -rf, and says why.
+		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c3", "bash", `{"command":"rm -rf build"}`)}},
+		providertest.Reply{Text: "The hook stopped me."},
 	)
 	dir := t.TempDir()
 	gitIn(t, dir, "init", "-q", "-b", "main")
@@ -31,10 +39,19 @@ func TestNewcomerWalk(t *testing.T) {
 	}
 	gitIn(t, dir, "add", "-A")
 	gitIn(t, dir, "-c", "user.name=n", "-c", "user.email=n@x", "commit", "-qm", "init")
+	guard := `case \"$(cat)\" in *'rm -rf'*) echo 'no rm -rf in this project' >&2; exit 2;; esac`
+	settings := `{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"` + guard + `"}]}]}}`
+	if err := os.MkdirAll(filepath.Join(dir, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".claude", "settings.local.json"), []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
 
 	bin := programAs(t, "tiny-go")
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-newcomer-%d", os.Getpid())}
-	script := fmt.Sprintf(`cd %s && HOME=%s TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s; echo EXIT=$?; sleep 60`, dir, dir, srv.URL(), bin)
+	script := fmt.Sprintf(`cd %s && HOME=%s TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s; echo EXIT=$?; sleep 60`, dir, home, srv.URL(), bin)
 	p.tmux("new-session", "-d", "-x", "100", "-y", "30", "-s", "s", "sh", "-c", script)
 	t.Cleanup(func() { killTmux(p.socket) })
 
@@ -63,7 +80,7 @@ func TestNewcomerWalk(t *testing.T) {
 	say("/agents", "general", "explore", "This session has started no subagent yet.")
 	say("/todos", "No todo list in this session")
 	say("/mcp", "No MCP servers. Add one with: tiny-go mcp add")
-	say("/hooks", "hooks: none")
+	say("/hooks", "PreToolUse", "settings.local.json")
 
 	// A first prompt, then a command the newcomer approves.
 	say("hello", "Hello! I can read, change and run things here.")
@@ -72,6 +89,19 @@ func TestNewcomerWalk(t *testing.T) {
 	p.waitText("Allow bash? y allow once")
 	p.text("y")
 	p.waitText("Committed on branch feature.")
+
+	// A subagent's question says who asks; its refused call shows.
+	say("check that it builds", "◆ Task(check the build) · general")
+	p.waitText("Allow the general subagent's bash? y allow once")
+	p.waitText("the general subagent's bash wants to:")
+	p.text("n")
+	p.keys("Enter")
+	p.waitText("The subagent could not build.")
+	p.waitText("[general]   └ denied")
+
+	// A hook's block names the hook and its reason.
+	say("clean the build", "The hook stopped me.")
+	p.waitText("└ blocked by a PreToolUse hook: no rm -rf in this project")
 
 	// Esc once says what a second does; Esc Esc lists the turns.
 	p.keys("Escape")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/agents"
+	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/hooks"
 	"github.com/tiny-agent/tiny-go/internal/planmode"
 	"github.com/tiny-agent/tiny-go/internal/session"
@@ -246,22 +247,23 @@ func (c *children) agent(st *store.Store, depth int, d agents.Definition, hr *ho
 		NewID:               func() string { return uuid.Must(uuid.NewV7()).String() },
 		Events:              func(ev agent.Event) { c.show(label, ev); c.rollUp(ev) },
 		Scrub:               c.a.scrubber(nil),
-		Approve:             c.serialApprove(),
+		Approve:             c.serialApprove(label + " subagent"),
 		Hooks:               c.a.permissionHooks(agentHooks(hr)),
 		Identity:            c.a.wire.identity(),
 		MaxToolCalls:        c.a.flags.maxToolCalls,
 	})
 }
 
-// serialApprove puts the children's questions to the user one at a time.
-func (c *children) serialApprove() agent.ApproveFunc {
+// serialApprove puts the children's questions to the user one at a time,
+// each naming the child that asks (who).
+func (c *children) serialApprove(who string) agent.ApproveFunc {
 	if c.approve == nil {
 		return nil
 	}
 	return func(ctx context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
 		c.askMu.Lock()
 		defer c.askMu.Unlock()
-		return c.approve(ctx, req)
+		return c.approve(approval.WithAsker(ctx, who), req)
 	}
 }
 
