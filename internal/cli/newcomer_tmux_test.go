@@ -48,10 +48,18 @@ func TestNewcomerWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module walk\n\ngo 1.22\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, dir, "add", "go.mod", ".claude")
+	gitIn(t, dir, "-c", "user.name=n", "-c", "user.email=n@x", "commit", "-qm", "module")
 
 	bin := programAs(t, "tiny-go")
 	p := &tmuxPane{t: t, socket: fmt.Sprintf("tinygo-newcomer-%d", os.Getpid())}
-	script := fmt.Sprintf(`cd %s && HOME=%s TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s %s; echo EXIT=$?; sleep 60`, dir, home, srv.URL(), bin)
+	env := fmt.Sprintf("HOME=%s PATH=%s TERM=tmux-256color OPENROUTER_API_KEY=k OTEL_SDK_DISABLED=true TINY_ENDPOINT=%s", home, pathWithout("gopls", "tiny-go-fleet"), srv.URL())
+	// After the session: the commands a newcomer tries next.
+	after := fmt.Sprintf(`%[1]s lsp status; %[1]s session list; %[1]s worker --help; echo WALK-DONE`, bin)
+	script := fmt.Sprintf(`cd %s && export %s && %s; echo EXIT=$?; %s; sleep 60`, dir, env, bin, after)
 	p.tmux("new-session", "-d", "-x", "100", "-y", "30", "-s", "s", "sh", "-c", script)
 	t.Cleanup(func() { killTmux(p.socket) })
 
@@ -77,6 +85,15 @@ func TestNewcomerWalk(t *testing.T) {
 		}
 	}
 	say("/permissions", "Approval mode: ask: ask before bash", "Permission rules: none", "Allowed for this session: nothing yet")
+
+	// Shift+Tab cycles ask → auto → plan → ask, and the line under the
+	// input says which and how to leave it.
+	p.keys("BTab")
+	p.waitText("⏵⏵ auto mode: calls run without asking (shift+tab to cycle)")
+	p.keys("BTab")
+	p.waitText("⏸ plan mode: read-only (shift+tab to cycle)")
+	p.keys("BTab")
+	p.wait("ask mode again", func(s string) bool { return !strings.Contains(s, "⏸ plan mode") })
 	say("/agents", "general", "explore", "This session has started no subagent yet.")
 	say("/todos", "No todo list in this session")
 	say("/mcp", "No MCP servers. Add one with: tiny-go mcp add")
@@ -161,6 +178,41 @@ func TestNewcomerWalk(t *testing.T) {
 	}
 	p.keys("C-c", "C-c")
 	p.waitText("EXIT=0")
+
+	// lsp status names the missing server and its install; session list
+	// nests the subagent's session in a table of 100 columns; worker
+	// --help prints.
+	p.waitText("WALK-DONE")
+	for _, want := range []string{"Missing: gopls is not on PATH", "└ ", "(general)", "Usage:", "tiny-go worker --temporal"} {
+		p.waitText(want)
+	}
+	joined := p.tmux("capture-pane", "-p", "-J", "-S", "-500", "-t", "s")
+	list := joined[strings.LastIndex(joined, "ID  "):strings.LastIndex(joined, "Run agent tasks")]
+	if !strings.Contains(list, "(general)") {
+		t.Errorf("session list does not nest the subagent:\n%s", list)
+	}
+	for _, line := range strings.Split(list, "\n") {
+		if w := len([]rune(line)); w > 100 {
+			t.Errorf("a line of %d columns: %q", w, line)
+		}
+	}
+}
+
+// pathWithout is $PATH without the directories that hold any of names.
+func pathWithout(names ...string) string {
+	var keep []string
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		has := false
+		for _, n := range names {
+			if _, err := os.Stat(filepath.Join(d, n)); err == nil {
+				has = true
+			}
+		}
+		if !has {
+			keep = append(keep, d)
+		}
+	}
+	return strings.Join(keep, string(filepath.ListSeparator))
 }
 
 // gitIn runs git in dir and returns its output, trimmed.
