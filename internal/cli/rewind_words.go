@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -95,15 +96,35 @@ type plannedRewind struct {
 	details bool
 }
 
-// writePaths lists up to maxListed paths under verb, then counts the rest.
+// writePaths lists up to maxListed paths under verb, then counts the rest;
+// a directory listed with what is inside it is one line.
 func writePaths(w io.Writer, verb string, paths []string) {
-	for i, p := range paths {
+	for i, p := range collapseDirs(paths) {
 		if i == maxListed {
 			fmt.Fprintf(w, "  %-9s … and %d more\n", verb, len(paths)-i)
 			return
 		}
 		fmt.Fprintf(w, "  %-9s %s\n", verb, p)
 	}
+}
+
+// collapseDirs sorts paths and folds the paths inside a listed directory
+// into it: "node_modules/ (and 33 paths inside)".
+func collapseDirs(paths []string) []string {
+	paths = slices.Sorted(slices.Values(paths))
+	var out []string
+	for i := 0; i < len(paths); {
+		p, j := paths[i], i+1
+		for j < len(paths) && strings.HasPrefix(paths[j], p+"/") {
+			j++
+		}
+		if n := j - i - 1; n > 0 {
+			p += "/ (and " + plural(n, "path") + " inside)"
+		}
+		out = append(out, p)
+		i = j
+	}
+	return out
 }
 
 // gitChange is what a rewind does to git, gathered from its git actions
@@ -181,7 +202,7 @@ func (g *gitChange) action(a checkpoint.GitAction) {
 		case a.From == "":
 			g.say("bring back "+refWords(a.Name), "brought back "+refWords(a.Name))
 		default:
-			g.say("move "+refWords(a.Name)+" back to "+short(a.To), "moved "+refWords(a.Name)+" back to "+short(a.To))
+			g.say("put "+refWords(a.Name)+" back at "+short(a.To), "put "+refWords(a.Name)+" back at "+short(a.To))
 		}
 		if a.From != "" {
 			g.now = append(g.now, a.From)
@@ -203,6 +224,9 @@ func refWords(ref string) string {
 	}
 	if t, ok := strings.CutPrefix(ref, "refs/tags/"); ok {
 		return "tag " + t
+	}
+	if ref == "refs/stash" {
+		return "the stash"
 	}
 	return ref
 }
@@ -240,4 +264,32 @@ func undoneCommits(ctx context.Context, cwd string, g gitChange) int {
 	}
 	n, _ := strconv.Atoi(strings.TrimSpace(string(out)))
 	return n
+}
+
+// gitDoneOf is what the rewind j of the session at path will have done to
+// git, in words; worked out before it runs, while the commits it undoes
+// are still there to count.
+func gitDoneOf(ctx context.Context, path string, j *rewindJournal, capBytes int64) string {
+	if j == nil || j.Plan == nil {
+		return ""
+	}
+	var read func(checkpoint.File) ([]byte, error)
+	if cs, err := checkpoint.Open(sessionCwd(path), checkpoint.Options{Cap: capBytes}); err == nil {
+		defer cs.Close()
+		read = cs.Content
+	}
+	_, did := gitWords(ctx, sessionCwd(path), j.Plan, read)
+	return did
+}
+
+// writeOutcomeWords is writeRewindOutcome with the files in words
+// (writeRewindDone); --details keeps every path.
+func writeOutcomeWords(w io.Writer, out *rewindOutcome, gitDone string) {
+	if out.Finished {
+		fmt.Fprintf(w, "Finished an interrupted rewind to before turn %d.\n", out.Turn.N)
+	}
+	if out.Files != nil {
+		writeRewindDone(w, out.Turn, out.Files, gitDone)
+	}
+	writeForkLines(w, out)
 }

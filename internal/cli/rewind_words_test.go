@@ -31,7 +31,7 @@ func TestRewindWords(t *testing.T) {
 	did := writeRewindWords(context.Background(), &b, t.TempDir(), userTurnJSON{N: 2, Prompt: "branch"}, plan, nil)
 	got := b.String()
 	for _, want := range []string{
-		"git: switch back to branch main, remove branch feature, bring back tag v1, move branch main back to 4444444",
+		"git: switch back to branch main, remove branch feature, bring back tag v1, put branch main back at 4444444",
 		"  restore   main.go\n", "  delete    notes.txt\n", "  and put back 2 of git's own files (/rewind 2 details lists them)\n",
 	} {
 		if !strings.Contains(got, want) {

@@ -11,7 +11,7 @@ import (
 // newSessionRewindCommand is `tiny-go session rewind <id> --turn N`.
 func newSessionRewindCommand(a *app) *cobra.Command {
 	var turn int
-	var force, filesOnly, conversationOnly bool
+	var force, filesOnly, conversationOnly, details bool
 	cmd := &cobra.Command{
 		Use:   "rewind <id> --turn N",
 		Short: "Put files (and the conversation) back to before a user turn",
@@ -73,11 +73,19 @@ file either put back or untouched; running it again finishes it.`,
 					defer fmt.Fprintf(a.stderr, "Run the command again to rewind to before turn %d.\n", turn)
 				}
 			}
+			gitDone := ""
+			if !details {
+				gitDone = gitDoneOf(cmd.Context(), path, j, capBytes)
+			}
 			out, err := executeRewind(cmd.Context(), j, capBytes, finished)
 			if err != nil {
 				return err
 			}
-			writeRewindOutcome(a.stdout, out)
+			if details {
+				writeRewindOutcome(a.stdout, out)
+			} else {
+				writeOutcomeWords(a.stdout, out, gitDone)
+			}
 			return nil
 		},
 	}
@@ -85,5 +93,6 @@ file either put back or untouched; running it again finishes it.`,
 	cmd.Flags().BoolVar(&force, "force", false, "also overwrite files changed since tiny-go last changed them")
 	cmd.Flags().BoolVar(&filesOnly, "files-only", false, "put files back; keep the conversation")
 	cmd.Flags().BoolVar(&conversationOnly, "conversation-only", false, "fork the conversation; leave the files")
+	cmd.Flags().BoolVar(&details, "details", false, "list every file put back, git's own included (by default git's changes are said in words: branches, commits)")
 	return cmd
 }
