@@ -20,7 +20,7 @@ func TestNewcomerWalk(t *testing.T) {
 	needTmux(t)
 	commit := `git checkout -q -b feature && echo 'package main // v2' > main.go && echo todo > notes.txt && git add -A && git -c user.name=n -c user.email=n@x commit -qm feature`
 	srv := providertest.New(t,
-		providertest.Reply{Text: "Hello! I can read, change and run things here."},
+		providertest.Reply{Text: "Hello! I can read, change and run things here.", Usage: &providertest.Usage{PromptTokens: 6400, CompletionTokens: 12}},
 		providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", fmt.Sprintf(`{"command":%q}`, commit))}},
 		providertest.Reply{Text: "Committed on branch feature."},
 		// A subagent asks to run a command; the newcomer says no.
@@ -101,6 +101,9 @@ func TestNewcomerWalk(t *testing.T) {
 
 	// A first prompt, then a command the newcomer approves.
 	say("hello", "Hello! I can read, change and run things here.")
+	// The footer's share of the window and /status's agree.
+	p.waitText("% of window")
+	say("/status", "window: 5% of 128000 tokens")
 	p.text("make a feature branch")
 	p.keys("Enter")
 	p.waitText("Allow bash? y allow once")
