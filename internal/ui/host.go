@@ -99,36 +99,7 @@ func (m *model) hostCommand(c command) tea.Cmd {
 		m.usage = usageMeter{}
 		m.print(fmt.Sprintf("New session %s. The previous one is kept: tiny-go --session %s", sanitizeLine(b.SessionID), sanitizeLine(old)))
 	case cmdResume:
-		if c.text == "" {
-			list, err := h.Sessions()
-			if err != nil {
-				m.print(errStyle.Render(sanitizeLine(err.Error())))
-				return nil
-			}
-			lines := []string{"Sessions of this directory (newest first); /resume <id> switches:"}
-			for i, s := range list {
-				if i == 20 {
-					lines = append(lines, fmt.Sprintf("  … and %d more", len(list)-i))
-					break
-				}
-				mark := "  "
-				if s.ID == m.banner.SessionID {
-					mark = "* "
-				}
-				lines = append(lines, truncate(mark+s.ID+"  "+s.Title()+"  ("+age(m.now().Sub(s.Started))+" · "+s.State+")", m.width-1))
-			}
-			m.printLines(lines)
-			return nil
-		}
-		b, recap, err := h.Resume(c.text)
-		if err != nil {
-			m.print(errStyle.Render("Not resumed: " + sanitizeLine(err.Error())))
-			return nil
-		}
-		m.banner = b
-		m.usage = usageMeter{}
-		m.print("Resumed session " + sanitizeLine(b.SessionID) + ".")
-		m.printLines(recapLines(recap, m.width-1, &m.md, colorStyles(), func(s string) string { return bold.Render(s) }))
+		m.resumeCommand(h, c.text)
 	case cmdShell:
 		return m.startShell(c.text)
 	case cmdDiag:
@@ -143,6 +114,40 @@ func (m *model) hostCommand(c command) tea.Cmd {
 		}
 	}
 	return nil
+}
+
+// resumeCommand is /resume: the list without an id, else the switch.
+func (m *model) resumeCommand(h Host, id string) {
+	if id == "" {
+		list, err := h.Sessions()
+		if err != nil {
+			m.print(errStyle.Render(sanitizeLine(err.Error())))
+			return
+		}
+		lines := []string{"Sessions of this directory (newest first); /resume <id> switches:"}
+		for i, s := range list {
+			if i == 20 {
+				lines = append(lines, fmt.Sprintf("  … and %d more", len(list)-i))
+				break
+			}
+			mark := "  "
+			if s.ID == m.banner.SessionID {
+				mark = "* "
+			}
+			lines = append(lines, truncate(mark+s.ID+"  "+s.Title()+"  ("+age(m.now().Sub(s.Started))+" · "+s.State+")", m.width-1))
+		}
+		m.printLines(lines)
+		return
+	}
+	b, recap, err := h.Resume(id)
+	if err != nil {
+		m.print(errStyle.Render("Not resumed: " + sanitizeLine(err.Error())))
+		return
+	}
+	m.banner = b
+	m.usage = usageMeter{}
+	m.print("Resumed session " + sanitizeLine(b.SessionID) + ".")
+	m.printLines(recapLines(recap, m.width-1, &m.md, colorStyles(), func(s string) string { return bold.Render(s) }))
 }
 
 // startShell runs a !command as an operation: Esc stops it.
