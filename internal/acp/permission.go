@@ -70,6 +70,9 @@ func (s *sess) ask(ctx context.Context, p approval.Prompt) (approval.Answer, err
 		tc.Content = []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(clip(strings.Join(p.Detail, "\n"))))}
 	}
 	title := p.Action
+	if p.Asker != "" {
+		title = "The " + p.Asker + " asks: " + title // not the session's own agent
+	}
 	tc.Title = &title
 	options := []acpsdk.PermissionOption{{OptionId: optAllowOnce, Name: "Allow once", Kind: acpsdk.PermissionOptionKindAllowOnce}}
 	if p.Always != "" {
