@@ -74,18 +74,10 @@ func (s *sess) ask(ctx context.Context, p approval.Prompt) (approval.Answer, err
 		title = "The " + p.Asker + " asks: " + title // not the session's own agent
 	}
 	tc.Title = &title
-	options := []acpsdk.PermissionOption{{OptionId: optAllowOnce, Name: "Allow once", Kind: acpsdk.PermissionOptionKindAllowOnce}}
-	if p.Always != "" {
-		options = append(options, acpsdk.PermissionOption{OptionId: optAllowAlways, Name: "Always allow " + p.Always + " in this session", Kind: acpsdk.PermissionOptionKindAllowAlways})
-	}
-	options = append(options,
-		acpsdk.PermissionOption{OptionId: optRejectOnce, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
-		acpsdk.PermissionOption{OptionId: optRejectAlways, Name: "Always reject in this session", Kind: acpsdk.PermissionOptionKindRejectAlways},
-	)
 	resp, err := s.srv.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
 		SessionId: acpsdk.SessionId(s.id),
 		ToolCall:  tc,
-		Options:   options,
+		Options:   permissionOptions(p),
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -116,6 +108,18 @@ func (s *sess) ask(ctx context.Context, p approval.Prompt) (approval.Answer, err
 		return approval.Answer{Choice: approval.Deny}, nil
 	}
 	return approval.Answer{Choice: approval.Deny}, nil
+}
+
+// permissionOptions are the answers offered to p, as the terminal's.
+func permissionOptions(p approval.Prompt) []acpsdk.PermissionOption {
+	options := []acpsdk.PermissionOption{{OptionId: optAllowOnce, Name: "Allow once", Kind: acpsdk.PermissionOptionKindAllowOnce}}
+	if p.Always != "" {
+		options = append(options, acpsdk.PermissionOption{OptionId: optAllowAlways, Name: "Always allow " + p.Always + " in this session", Kind: acpsdk.PermissionOptionKindAllowAlways})
+	}
+	return append(options,
+		acpsdk.PermissionOption{OptionId: optRejectOnce, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
+		acpsdk.PermissionOption{OptionId: optRejectAlways, Name: "Always reject in this session", Kind: acpsdk.PermissionOptionKindRejectAlways},
+	)
 }
 
 // rejectKey is what a "reject always" answer covers: the calls the same
