@@ -108,8 +108,11 @@ func writePaths(w io.Writer, verb string, paths []string) {
 	}
 }
 
-// collapseDirs sorts paths and folds the paths inside a listed directory
-// into it: "node_modules/ (and 33 paths inside)".
+// foldAt is how many paths inside a listed directory fold into it.
+const foldAt = 5
+
+// collapseDirs sorts paths and folds the many paths inside a listed
+// directory into it: "node_modules/ (and 33 paths inside)".
 func collapseDirs(paths []string) []string {
 	paths = slices.Sorted(slices.Values(paths))
 	var out []string
@@ -118,11 +121,13 @@ func collapseDirs(paths []string) []string {
 		for j < len(paths) && strings.HasPrefix(paths[j], p+"/") {
 			j++
 		}
-		if n := j - i - 1; n > 0 {
-			p += "/ (and " + plural(n, "path") + " inside)"
+		if n := j - i - 1; n >= foldAt {
+			out = append(out, p+"/ (and "+plural(n, "path")+" inside)")
+			i = j
+			continue
 		}
 		out = append(out, p)
-		i = j
+		i++
 	}
 	return out
 }

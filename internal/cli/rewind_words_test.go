@@ -45,3 +45,13 @@ func TestRewindWords(t *testing.T) {
 		t.Errorf("the result's git line %q", did)
 	}
 }
+
+// TestCollapseDirs: a directory with many paths inside is one line; a
+// few are listed each.
+func TestCollapseDirs(t *testing.T) {
+	paths := []string{"out", "out/b.txt", "nm", "nm/a", "nm/a/1", "nm/a/2", "nm/a/3", "nm/a/4", "z.txt"}
+	got := strings.Join(collapseDirs(paths), "|")
+	if want := "nm/ (and 6 paths inside)|out|out/b.txt|z.txt"; got != want {
+		t.Fatalf("collapseDirs = %q, want %q", got, want)
+	}
+}
