@@ -8,6 +8,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
+	"github.com/tiny-agent/tiny-go/internal/tools"
 )
 
 // The permission options tiny-go offers, as the terminal's y / a / n.
@@ -46,14 +47,22 @@ func (s *sess) ask(ctx context.Context, p approval.Prompt) (approval.Answer, err
 		return approval.Answer{Choice: approval.Deny, Reason: "The user rejects these calls for this session."}, nil
 	}
 	req, _ := ctx.Value(requestKey{}).(agent.ApprovalRequest)
-	id := req.ToolCallID
-	c := describeCall(req.Tool, req.Display, string(req.Arguments), s.workDir())
-	// Show the call before asking about it: clients attach the question to
-	// the tool call the transcript already has.
-	s.update(c.start(id, acpsdk.ToolCallStatusPending))
-	s.mu.Lock()
-	s.announced[id] = true
-	s.mu.Unlock()
+	id, tool := req.ToolCallID, req.Tool
+	// Without a request it is review mode's question about a command that
+	// ran: it belongs to the call under way, already shown.
+	reviewing := id == ""
+	if reviewing {
+		id, tool = s.runningCall(ctx), p.Tool
+	}
+	c := describeCall(tool, req.Display, string(req.Arguments), s.workDir())
+	if !reviewing {
+		// Show the call before asking about it: clients attach the
+		// question to the tool call the transcript already has.
+		s.update(c.start(id, acpsdk.ToolCallStatusPending))
+		s.mu.Lock()
+		s.announced[id] = true
+		s.mu.Unlock()
+	}
 	s.flush()
 
 	tc := c.toolCall(id, acpsdk.ToolCallStatusPending)
@@ -61,19 +70,14 @@ func (s *sess) ask(ctx context.Context, p approval.Prompt) (approval.Answer, err
 		tc.Content = []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(clip(strings.Join(p.Detail, "\n"))))}
 	}
 	title := p.Action
-	tc.Title = &title
-	options := []acpsdk.PermissionOption{{OptionId: optAllowOnce, Name: "Allow once", Kind: acpsdk.PermissionOptionKindAllowOnce}}
-	if p.Always != "" {
-		options = append(options, acpsdk.PermissionOption{OptionId: optAllowAlways, Name: "Always allow " + p.Always + " in this session", Kind: acpsdk.PermissionOptionKindAllowAlways})
+	if p.Asker != "" {
+		title = "The " + p.Asker + " asks: " + title // not the session's own agent
 	}
-	options = append(options,
-		acpsdk.PermissionOption{OptionId: optRejectOnce, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
-		acpsdk.PermissionOption{OptionId: optRejectAlways, Name: "Always reject in this session", Kind: acpsdk.PermissionOptionKindRejectAlways},
-	)
+	tc.Title = &title
 	resp, err := s.srv.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{
 		SessionId: acpsdk.SessionId(s.id),
 		ToolCall:  tc,
-		Options:   options,
+		Options:   permissionOptions(p),
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -106,6 +110,18 @@ func (s *sess) ask(ctx context.Context, p approval.Prompt) (approval.Answer, err
 	return approval.Answer{Choice: approval.Deny}, nil
 }
 
+// permissionOptions are the answers offered to p, as the terminal's.
+func permissionOptions(p approval.Prompt) []acpsdk.PermissionOption {
+	options := []acpsdk.PermissionOption{{OptionId: optAllowOnce, Name: "Allow once", Kind: acpsdk.PermissionOptionKindAllowOnce}}
+	if p.Always != "" {
+		options = append(options, acpsdk.PermissionOption{OptionId: optAllowAlways, Name: "Always allow " + p.Always + " in this session", Kind: acpsdk.PermissionOptionKindAllowAlways})
+	}
+	return append(options,
+		acpsdk.PermissionOption{OptionId: optRejectOnce, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
+		acpsdk.PermissionOption{OptionId: optRejectAlways, Name: "Always reject in this session", Kind: acpsdk.PermissionOptionKindRejectAlways},
+	)
+}
+
 // rejectKey is what a "reject always" answer covers: the calls the same
 // "always allow" answer would (e.g. `rm` commands), else the same action.
 func rejectKey(p approval.Prompt) string {
@@ -113,4 +129,15 @@ func rejectKey(p approval.Prompt) string {
 		return p.Tool + "\x00" + p.Always
 	}
 	return p.Tool + "\x00" + p.Action
+}
+
+// runningCall is the tool call id of the call whose tool runs with ctx.
+func (s *sess) runningCall(ctx context.Context) string {
+	started := tools.StartedID(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id, ok := s.startedCalls[started]; ok {
+		return id
+	}
+	return "review-" + started
 }

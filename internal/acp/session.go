@@ -61,21 +61,25 @@ type sess struct {
 	announced map[string]bool
 	// calls are the tool calls under way, by id: their display names
 	// (an MCP server's form is tied to its call, elicit.go).
-	calls  map[string]string
-	closed bool // stop ran
+	calls map[string]string
+	// startedCalls are the tool call ids of the calls under way, by their
+	// toolStarted id (a review's question names its call, permission.go).
+	startedCalls map[string]string
+	closed       bool // stop ran
 }
 
 func newSess(srv *server) *sess {
 	s := &sess{
-		srv:       srv,
-		updates:   make(chan queued, updateQueue),
-		done:      make(chan struct{}),
-		mode:      srv.opt.Mode,
-		modeSw:    approval.NewSwitch(srv.opt.Mode),
-		rejected:  map[string]bool{},
-		cancelled: make(chan struct{}),
-		announced: map[string]bool{},
-		calls:     map[string]string{},
+		srv:          srv,
+		updates:      make(chan queued, updateQueue),
+		done:         make(chan struct{}),
+		mode:         srv.opt.Mode,
+		modeSw:       approval.NewSwitch(srv.opt.Mode),
+		rejected:     map[string]bool{},
+		cancelled:    make(chan struct{}),
+		announced:    map[string]bool{},
+		calls:        map[string]string{},
+		startedCalls: map[string]string{},
 	}
 	s.idle = sync.NewCond(&s.mu)
 	go s.send()
@@ -316,12 +320,14 @@ func (s *sess) event(ev agent.Event) {
 	case agent.ToolStarted:
 		s.mu.Lock()
 		s.calls[e.Tool.ToolCallID] = e.Tool.Display
+		s.startedCalls[e.Tool.ToolStartedID] = e.Tool.ToolCallID
 		s.mu.Unlock()
 		s.update(acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.Tool.ToolCallID), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusInProgress)))
 	case agent.ToolCompleted:
 		s.mu.Lock()
 		delete(s.announced, e.Tool.ToolCallID)
 		delete(s.calls, e.Tool.ToolCallID)
+		delete(s.startedCalls, e.Tool.ToolStartedID)
 		s.mu.Unlock()
 		status := acpsdk.ToolCallStatusCompleted
 		if e.Outcome.Outcome != "succeeded" {
@@ -340,18 +346,22 @@ func (s *sess) event(ev agent.Event) {
 
 func (s *sess) workDir() string { return s.s.WorkDir() }
 
-// Modes: ask and auto, as --approval.
+// modeState offers every mode of --approval (approval.Modes, the one
+// list), named as Claude Code's editors show them.
 func (s *sess) modeState() *acpsdk.SessionModeState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return &acpsdk.SessionModeState{
-		CurrentModeId: acpsdk.SessionModeId(s.mode),
-		AvailableModes: []acpsdk.SessionMode{
-			{Id: acpsdk.SessionModeId(approval.Ask), Name: "Ask", Description: acpsdk.Ptr("Ask before commands, file changes and MCP calls run")},
-			{Id: acpsdk.SessionModeId(approval.Auto), Name: "Auto", Description: acpsdk.Ptr("Run every tool call at once (within the sandbox)")},
-			{Id: acpsdk.SessionModeId(approval.Plan), Name: "Plan", Description: acpsdk.Ptr("Look, don't touch: read, and bash with the tree read-only; the agent answers with a plan")},
-		},
+	modes := make([]acpsdk.SessionMode, 0, len(approval.Modes))
+	for _, m := range approval.Modes {
+		modes = append(modes, acpsdk.SessionMode{Id: acpsdk.SessionModeId(m.Mode), Name: modeNames[m.Mode], Description: acpsdk.Ptr(m.Description)})
 	}
+	return &acpsdk.SessionModeState{CurrentModeId: acpsdk.SessionModeId(s.mode), AvailableModes: modes}
+}
+
+// modeNames are the modes' names in an editor's mode menu.
+var modeNames = map[approval.Mode]string{
+	approval.Ask: "Ask", approval.Edits: "Accept edits", approval.Auto: "Auto",
+	approval.Plan: "Plan", approval.Review: "Review",
 }
 
 func (s *sess) setMode(m approval.Mode) {

@@ -120,6 +120,9 @@ type Prompt struct {
 	Always string
 	// Recovery is set when an earlier process asked and died waiting.
 	Recovery bool
+	// Asker is who asks when it is not the session's own agent: "explore
+	// subagent" (WithAsker).
+	Asker string
 }
 
 // AskFunc puts a prompt to the user and waits for the answer. It returns
@@ -179,6 +182,7 @@ func (g *Gate) Approve(ctx context.Context, req agent.ApprovalRequest) (agent.Ap
 		c.prompt = Prompt{Tool: req.Display, Action: "Run " + req.Display, Detail: limitLines(argumentLines(req.Arguments))}
 	}
 	c.prompt.Recovery = req.Recovery
+	c.prompt.Asker = askerOf(ctx)
 	ans, err := g.ask(ctx, c.prompt)
 	if err != nil {
 		return agent.Approval{}, err

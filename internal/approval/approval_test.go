@@ -269,3 +269,35 @@ func TestGateShowsWebSearchQuery(t *testing.T) {
 		t.Fatalf("prompt = %+v", p)
 	}
 }
+
+// TestAllowedInWords: /permissions lists the session's "always" answers
+// as a user would say them.
+func TestAllowedInWords(t *testing.T) {
+	g := NewGate(t.TempDir(), nil)
+	g.rules["bash\x00cmd\x00go"] = true
+	g.rules["write\x00tool"] = true
+	g.rules["bg\x00stop"] = true
+	got := strings.Join(g.Allowed(), "|")
+	if want := "bash: `go` commands|bg: stop|every write call"; got != want {
+		t.Fatalf("Allowed() = %q, want %q", got, want)
+	}
+	if (*Gate)(nil).Allowed() != nil {
+		t.Fatal("a nil gate allows something")
+	}
+}
+
+// TestAskerNamed: a question asked on behalf of a subagent names it.
+func TestAskerNamed(t *testing.T) {
+	var got Prompt
+	g := NewGate(t.TempDir(), func(_ context.Context, p Prompt) (Answer, error) { got = p; return Answer{Choice: Once}, nil })
+	req := agent.ApprovalRequest{Tool: "bash", Display: "bash", Builtin: true, Arguments: jsontext.Value(`{"command":"rm -rf build"}`)}
+	if _, err := g.Approve(WithAsker(context.Background(), "explore subagent"), req); err != nil {
+		t.Fatal(err)
+	}
+	if got.Asker != "explore subagent" {
+		t.Fatalf("prompt %+v does not name the subagent", got)
+	}
+	if _, err := g.Approve(context.Background(), req); err != nil || got.Asker != "" {
+		t.Fatalf("the session's own question names %q (%v)", got.Asker, err)
+	}
+}

@@ -47,6 +47,11 @@ func (a *runner) newGate() (*approval.Gate, error) {
 			ask = a.notifyingAsk(ask)
 		}
 		g, err := a.sessionGate(ask)
+		if g != nil {
+			// The editor switches modes at any time (session/set_mode).
+			g.ReviewAfter(func() bool { return a.mode.Mode() == approval.Review && a.transactions().usable() })
+			g.AcceptEditsWhile(func() bool { return a.mode.Mode() == approval.Edits })
+		}
 		a.keepInSettings(g)
 		return g, err
 	}

@@ -589,7 +589,7 @@ func (c *children) agent(st *store.Store, depth int, d agents.Definition, hr *ho
 		NewID:               func() string { return uuid.Must(uuid.NewV7()).String() },
 		Events:              func(ev agent.Event) { c.show(label, ev); c.rollUp(ev) },
 		Scrub:               c.a.scrubber(nil),
-		Approve:             c.serialApprove(),
+		Approve:             c.serialApprove(label + " subagent"),
 		Hooks:               c.a.permissionHooks(agentHooks(hr)),
 		Identity:            c.a.wire.identity(),
 		MaxToolCalls:        c.a.flags.maxToolCalls,

@@ -61,6 +61,11 @@ func (h interactiveHost) Status() []string {
 	a := h.a
 	st := a.store.State()
 	window := a.flags.contextWindow
+	if window == 0 {
+		a.costs.mu.Lock()
+		window = a.costs.window // the footer's, from the last request
+		a.costs.mu.Unlock()
+	}
 	share := "unknown (no reply yet)"
 	u := st.LastAssistantUsage
 	if p := u.Input + u.CacheRead + u.CacheWrite; p > 0 {
@@ -325,6 +330,9 @@ type sessionCost struct {
 	sum      float64
 	priced   int
 	requests int
+	// window is the context window of the last request, as the footer's
+	// "% of window" has it, for /status to say the same.
+	window int64
 }
 
 func (c *sessionCost) event(ev agent.Event) {
@@ -335,6 +343,9 @@ func (c *sessionCost) event(ev agent.Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.requests++
+	if mc.Outcome.ContextWindow > 0 {
+		c.window = mc.Outcome.ContextWindow
+	}
 	if mc.Outcome.Cost != nil {
 		c.sum += *mc.Outcome.Cost
 		c.priced++

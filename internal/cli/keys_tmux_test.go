@@ -71,7 +71,7 @@ func TestTmuxKeysAndCommands(t *testing.T) {
 	// completes.
 	p.text("/")
 	p.waitText("/status")
-	p.waitText("↑↓ for more (13 commands)")
+	p.waitText("↑↓ for more (18 commands)")
 	p.keys("Up") // wraps to the last: the custom command
 	p.waitText("› /review              Review a file for bugs (custom)")
 	p.text("mo")
@@ -103,7 +103,7 @@ func TestTmuxKeysAndCommands(t *testing.T) {
 	p.waitText("Ctrl+C                 clear the input")
 	p.text("/nosuch")
 	p.keys("Enter")
-	p.waitText("Unknown command: /nosuch. Commands: /help /clear /model /status /cost /resume /rewind /compact /diagnostics /skill:name /exit /quit /review")
+	p.waitText("Unknown command: /nosuch. Commands: /help /clear /model /status /cost /resume /rewind /compact /diagnostics /skill:name /agents /todos /mcp /hooks /permissions /exit /quit /review")
 
 	// /model switches for the rest of the session.
 	p.text("/model second/model")

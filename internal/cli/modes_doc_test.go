@@ -50,6 +50,9 @@ func TestModesAndCommandsAgree(t *testing.T) {
 	if got := firstCells(t, usage, "<!-- commands -->"); !slices.Equal(got, cmds) {
 		t.Errorf("docs/usage.md's commands table names %v, want %v", got, cmds)
 	}
+	if got := firstCells(t, readDoc(t, "keys-and-commands.md"), "<!-- commands -->"); !slices.Equal(got, cmds) {
+		t.Errorf("docs/keys-and-commands.md's commands table names %v, want %v", got, cmds)
+	}
 }
 
 // helpModes are the modes of a flag's "one of a, b or c".

@@ -47,7 +47,7 @@ func (a *runner) configurePermissions() {
 	// key: the key must not reach the model, which could hand it to a
 	// command to seal forged state (commands never see the folder).
 	if dir, err := statekey.Dir(); err == nil && filepath.IsAbs(dir) && !within(a.cwd, dir) {
-		set.DenyForProcess([]string{"Read(/" + dir + "/**)", "Edit(/" + dir + "/**)"}, "tiny-go (its state key's folder)")
+		set.DenyForProcess([]string{"Read(/" + dir + "/**)", "Edit(/" + dir + "/**)"}, keyRuleSource)
 	}
 	if a.flags.approval != "" {
 		return
@@ -64,6 +64,10 @@ func (a *runner) configurePermissions() {
 		a.perms.dontAsk = interactive
 	}
 }
+
+// keyRuleSource names tiny-go's own rules that keep its tools from the
+// state key's folder.
+const keyRuleSource = "tiny-go (its state key's folder)"
 
 // localSettingsDir is where Claude Code keeps settings.local.json: the
 // project that already has .claude settings, else the repository root,

@@ -431,6 +431,10 @@ func writeRewindOutcome(w io.Writer, out *rewindOutcome) {
 	if out.Files != nil {
 		writeRewindSummary(w, out.Turn, out.Files, false)
 	}
+	writeForkLines(w, out)
+}
+
+func writeForkLines(w io.Writer, out *rewindOutcome) {
 	if out.Fork != nil {
 		fmt.Fprintf(w, "Conversation rewound to before turn %d in a new session %s (the original is unchanged).\nContinue it with: tiny-go --session %s\n", out.Turn.N, out.Fork.ID, out.Fork.ID)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/checkpoint"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/ui"
@@ -89,29 +90,43 @@ func (r *interactiveRewinder) Plan(ctx context.Context, req ui.RewindRequest) (*
 			return nil, err
 		}
 	}
-	if j.Request.Files {
+	gitDone := ""
+	switch {
+	case j.Request.Files && req.Details:
 		sum := j.Plan.Preview()
 		writeRewindSummary(&buf, j.Turn, &sum, true)
+	case j.Request.Files:
+		var read func(checkpoint.File) ([]byte, error)
+		if cs, err := checkpoint.Open(sessionCwd(path), checkpoint.Options{Cap: capBytes}); err == nil {
+			defer cs.Close()
+			read = cs.Content
+		}
+		gitDone = writeRewindWords(ctx, &buf, r.a.cwd, j.Turn, j.Plan, read)
 	}
 	if j.Request.Conversation {
 		fmt.Fprintf(&buf, "The conversation goes back to before turn %d in a new session; this one is kept as it is.\n", j.Turn.N)
 	}
-	return &ui.RewindPlan{Request: req, Preview: strings.Split(strings.TrimRight(buf.String(), "\n"), "\n"), State: j}, nil
+	state := &plannedRewind{j: j, gitDone: gitDone, details: req.Details}
+	return &ui.RewindPlan{Request: req, Preview: strings.Split(strings.TrimRight(buf.String(), "\n"), "\n"), State: state}, nil
 }
 
 func (r *interactiveRewinder) Apply(ctx context.Context, plan *ui.RewindPlan) (ui.RewindResult, error) {
-	j, ok := plan.State.(*rewindJournal)
+	p, ok := plan.State.(*plannedRewind)
 	if !ok {
 		return ui.RewindResult{}, errors.New("not a rewind plan")
 	}
+	j := p.j
 	capBytes, _ := checkpointCap(r.a.io.getenv)
 	out, err := executeRewind(ctx, j, capBytes, false)
 	if err != nil {
 		return ui.RewindResult{}, err
 	}
 	var buf bytes.Buffer
-	if out.Files != nil {
+	switch {
+	case out.Files != nil && p.details:
 		writeRewindSummary(&buf, out.Turn, out.Files, false)
+	case out.Files != nil:
+		writeRewindDone(&buf, out.Turn, out.Files, p.gitDone)
 	}
 	res := ui.RewindResult{}
 	if out.Fork != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/agents"
+	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/hooks"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
@@ -208,15 +209,16 @@ func (c *children) model(d agents.Definition) string {
 	return c.a.model
 }
 
-// serialApprove puts the children's questions to the user one at a time.
-func (c *children) serialApprove() agent.ApproveFunc {
+// serialApprove puts the children's questions to the user one at a time,
+// each naming the child that asks (who).
+func (c *children) serialApprove(who string) agent.ApproveFunc {
 	if c.approve == nil {
 		return nil
 	}
 	return func(ctx context.Context, req agent.ApprovalRequest) (agent.Approval, error) {
 		c.askMu.Lock()
 		defer c.askMu.Unlock()
-		return c.approve(ctx, req)
+		return c.approve(approval.WithAsker(ctx, who), req)
 	}
 }
 

@@ -148,11 +148,12 @@ func (b *txBridge) usable() bool {
 // reviewer is bash's Reviewer in --approval review: the session's gate
 // asks.
 func (a *runner) reviewer() tools.Reviewer {
-	if a.approval != approval.Review {
+	if a.approval != approval.Review && a.embed == nil {
 		return nil
 	}
 	return func(ctx context.Context, command string, changes []string) (bool, error) {
-		if a.gate == nil {
+		// An editor's session reviews while its mode is review.
+		if a.gate == nil || (a.embed != nil && a.mode.Mode() != approval.Review) {
 			return true, nil
 		}
 		return a.gate.Review(ctx, command, changes)

@@ -236,6 +236,15 @@ func TestDestroyingTurnIsRewoundByteForByte(t *testing.T) {
 			if strings.Contains(out, "skip ") {
 				t.Fatalf("the rewind skipped something:\n%s", out)
 			}
+			// It says so in words: git's by branch, files by path.
+			for _, want := range []string{"brought back branch feature", "brought back the stash", "put branch main back at ", "created   src/main.go", "created   node_modules/ (and "} {
+				if !strings.Contains(out, want) {
+					t.Errorf("the rewind's report lacks %q:\n%s", want, out)
+				}
+			}
+			if strings.Contains(out, ".git/") {
+				t.Errorf("the rewind's report names git's files:\n%s", out)
+			}
 		})
 	}
 }

@@ -44,6 +44,11 @@ var Builtins = []Command{
 	{Name: "compact", Description: "summarize the conversation so far", Builtin: true},
 	{Name: "diagnostics", ArgHint: "[path]", Description: "errors and warnings of the language servers, of a file or every open one", Builtin: true},
 	{Name: "skill:", ArgHint: "name [text]", Description: "send a skill's instructions with your text", Builtin: true},
+	{Name: "agents", Description: "the subagents the model can start, and this session's", Builtin: true},
+	{Name: "todos", Description: "the model's todo list of this session", Builtin: true},
+	{Name: "mcp", Description: "MCP servers: connected, their tools, and those left out", Builtin: true},
+	{Name: "hooks", Description: "the hooks in effect and the files they come from", Builtin: true},
+	{Name: "permissions", Description: "the approval mode, permission rules and this session's always-allow answers", Builtin: true},
 	{Name: "exit", Description: "exit tiny-go", Builtin: true},
 	{Name: "quit", Description: "exit tiny-go", Builtin: true},
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // RewindUsage is the one line that says how /rewind is called.
-const RewindUsage = "Usage: /rewind [N [files|conversation] [force]]"
+const RewindUsage = "Usage: /rewind [N [files|conversation] [force] [details]]"
 
 // RewindArgs are the arguments of /rewind N [files|conversation] [force].
 type RewindArgs struct {
@@ -15,6 +15,9 @@ type RewindArgs struct {
 	Files        bool
 	Conversation bool
 	Force        bool
+	// Details lists every path of a files rewind, git's own included;
+	// without it the preview says what changes in a user's words.
+	Details bool
 }
 
 // ParseRewind reads the arguments of /rewind for every frontend; list is
@@ -37,6 +40,8 @@ func ParseRewind(args string) (a RewindArgs, list bool, err error) {
 			a.Files = false
 		case "force":
 			a.Force = true
+		case "details":
+			a.Details = true
 		default:
 			if len(f) > 20 {
 				f = f[:20] + "…"

@@ -112,6 +112,7 @@ func Command(ctx context.Context, dir string, env []string, args ...string) *exe
 var repoSafe = map[string]bool{
 	"rev-parse": true, "for-each-ref": true, "update-ref": true, "symbolic-ref": true,
 	"write-tree": true, "check-ignore": true,
+	"rev-list": true, // commits only: a rewind preview counts those it undoes
 }
 
 // Repo is git args on the user's repository (found from dir), with

@@ -46,6 +46,10 @@ type Transaction interface {
 // whether they are to be applied (--approval review).
 type Reviewer func(ctx context.Context, command string, changes []string) (apply bool, err error)
 
+// ReviewRejected is the result's note for changes the user did not apply
+// (the tool log tells such a call from a failure by it).
+const ReviewRejected = rejected
+
 // rejected is the result's note for changes the user did not apply.
 const rejected = "\n\nThe user did not apply this command's changes: the working directory is as it was before the command."
 

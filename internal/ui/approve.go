@@ -55,6 +55,9 @@ var (
 // promptHeader is "◆ <tool> wants to: <action>".
 func promptHeader(p approval.Prompt) string {
 	h := "◆ " + sanitizeLine(p.Tool) + " wants to: " + sanitizeLine(p.Action)
+	if p.Asker != "" {
+		h = "◆ the " + sanitizeLine(p.Asker) + "'s " + sanitizeLine(p.Tool) + " wants to: " + sanitizeLine(p.Action)
+	}
 	if p.Recovery {
 		h += " (asked again after a restart)"
 	}
@@ -200,6 +203,9 @@ func (m *model) approvalView() []string {
 		return []string{bold.Render(truncate("Why not? Optional; Enter denies, Esc aborts.", m.width))}
 	}
 	q := fmt.Sprintf("Allow %s? ", sanitizeLine(pa.msg.prompt.Tool))
+	if who := pa.msg.prompt.Asker; who != "" {
+		q = fmt.Sprintf("Allow the %s's %s? ", sanitizeLine(who), sanitizeLine(pa.msg.prompt.Tool))
+	}
 	return choiceLines(q, promptChoices(pa.msg.prompt), m.width)
 }
 

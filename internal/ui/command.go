@@ -26,6 +26,7 @@ const (
 	cmdCustom                     // a custom command; text is its expanded prompt
 	cmdShell                      // !command; text is the command
 	cmdDiag                       // /diagnostics [path]; text holds the path
+	cmdInfo                       // /agents, /todos, /mcp, /hooks, /permissions; text is the name (info.go)
 )
 
 // command is a parsed input.
@@ -60,6 +61,12 @@ func parseCommand(input string, custom []commands.Command) command {
 	}
 	if !strings.HasPrefix(word, "/") || strings.Count(word, "/") > 1 || word == "/" {
 		return command{kind: cmdPrompt, text: t}
+	}
+	if infoCommands[word[1:]] {
+		if rest != "" {
+			return command{kind: cmdInvalid, text: word + " takes no arguments."}
+		}
+		return command{kind: cmdInfo, text: word[1:]}
 	}
 	if kind, ok := noArgs[word]; ok {
 		if rest != "" {
@@ -125,21 +132,11 @@ func helpLines(custom []commands.Command) []string {
 			row(c)
 		}
 	}
-	return append(lines,
+	return append(append(lines,
 		"Input:",
 		"  "+padRight("!command", 22)+" run a shell command (sandboxed like the bash tool); the model sees it next turn",
 		"  "+padRight("@path", 22)+" attach a file, directory listing or image (Tab completes)",
-		"Keys:",
-		"  "+padRight("Enter", 22)+" send",
-		"  "+padRight("Shift+Enter, \\+Enter", 22)+" new line (also Alt+Enter, Ctrl+J)",
-		"  "+padRight("Esc", 22)+" abort the active operation",
-		"  "+padRight("Ctrl+C", 22)+" clear the input; on an empty prompt twice to exit; abort-then-exit while running",
-		"  "+padRight("Ctrl+D", 22)+" exit on an empty prompt",
-		"  "+padRight("Up, Down", 22)+" browse input history",
-		"  "+padRight("Ctrl+R", 22)+" search input history",
-		"  "+padRight("Shift+Tab", 22)+" cycle the approval mode: ask, auto, plan (edits or review in ask's place when started in them)",
-		"  "+padRight("/, Tab", 22)+" command menu; Tab completes, Up/Down move",
-	)
+	), keyHelpLines()...)
 }
 
 func padRight(s string, n int) string {

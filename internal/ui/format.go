@@ -18,8 +18,9 @@ import (
 // draft first and exits only when pressed twice on an empty prompt; line
 // mode reads whole lines (no Esc) and a Ctrl+C exits at once. Each fits
 // 80 columns.
+var helpKeys = bannerKeys()
+
 const (
-	helpKeys     = "Esc aborts a run; Ctrl+C clears a draft, and twice on an empty prompt exits."
 	helpKeysLine = "Ctrl+C aborts the active operation and exits; so does end of input (Ctrl+D)."
 	helpCommands = "/help  /model  /compact  /skill:name  /exit  (/ lists all)"
 )
@@ -63,6 +64,9 @@ func orNone(s string) string {
 func toolStartLine(t agent.ToolInfo, width int) string {
 	if width <= 0 {
 		width = lineWidth
+	}
+	if head, ok := namedCall(t.Tool, t.Arguments); ok {
+		return truncate("◆ "+head, width)
 	}
 	name := sanitizeLine(t.Display)
 	if name == "" {

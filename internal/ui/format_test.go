@@ -283,7 +283,7 @@ func TestParseCommand(t *testing.T) {
 		{"/skill:review", cmdSkill, "/skill:review"},
 		{"/skill:", cmdInvalid, "Usage: /skill:name [text]"},
 		{"/skill", cmdInvalid, "Usage: /skill:name [text]"},
-		{"/xyz", cmdInvalid, "Unknown command: /xyz. Commands: /help /clear /model /status /cost /resume /rewind /compact /diagnostics /skill:name /exit /quit /review"},
+		{"/xyz", cmdInvalid, "Unknown command: /xyz. Commands: /help /clear /model /status /cost /resume /rewind /compact /diagnostics /skill:name /agents /todos /mcp /hooks /permissions /exit /quit /review"},
 		{"/quit", cmdExit, ""},
 		{"/model gpt-x", cmdModel, "gpt-x"},
 		{"/review the parser", cmdCustom, "Review the parser."},

@@ -71,6 +71,8 @@ func (m *model) hostCommand(c command) tea.Cmd {
 		m.printLines(sanitizeAll(h.Status()))
 	case cmdCost:
 		m.printLines(sanitizeAll(h.Cost()))
+	case cmdInfo:
+		m.printLines(sanitizeAll(info(h, c.text)))
 	case cmdModel:
 		m.switchModel(h, c.text)
 	case cmdClear:
@@ -206,6 +208,8 @@ func (r *lineRunner) hostLine(ctx context.Context, c command) {
 		lines = h.Status()
 	case cmdCost:
 		lines = h.Cost()
+	case cmdInfo:
+		lines = info(h, c.text)
 	case cmdModel:
 		if c.text == "" {
 			lines = []string{"model: " + orNone(r.opts.Banner.Model)}

@@ -149,7 +149,7 @@ func (r *lineRunner) submit(ctx context.Context, line string) (exit bool) {
 	case cmdHelp:
 		r.pr.println(strings.Join(helpLines(r.opts.Commands), "\n"))
 		return false
-	case cmdModel, cmdStatus, cmdCost, cmdClear, cmdResume, cmdShell, cmdDiag:
+	case cmdModel, cmdStatus, cmdCost, cmdClear, cmdResume, cmdShell, cmdDiag, cmdInfo:
 		r.hostLine(ctx, c)
 		return false
 	case cmdCompact:

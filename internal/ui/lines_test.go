@@ -67,7 +67,7 @@ func TestRunLinesOverPipes(t *testing.T) {
 		"You said: hello there\n\n- first point\n- second point\n1.1k in · 10 out · 85% cached\n",
 		"Let me look.\n◆ bash sleep 30 && ls -la\n  └ 8 chars\n    total 0\nYou said: run the tool\n",
 		"2.1k in · 14 out · 85% cached\n",
-		"Unknown command: /bogus. Commands: /help /clear /model /status /cost /resume /rewind /compact /diagnostics /skill:name /exit /quit\n",
+		"Unknown command: /bogus. Commands: /help /clear /model /status /cost /resume /rewind /compact /diagnostics /skill:name /agents /todos /mcp /hooks /permissions /exit /quit\n",
 		"Unknown skill: nope x\n",
 		"Failed: provider returned HTTP 500\n",
 		"Compacted 4 messages (kept last 6).\n",

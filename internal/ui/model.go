@@ -96,6 +96,7 @@ type model struct {
 	// ctrlCAt is when Ctrl+C on an empty idle prompt asked "again to
 	// exit"; zero when no such question is open.
 	ctrlCAt     time.Time
+	escAt       time.Time          // an idle Esc on an empty prompt: a second one rewinds (esc.go)
 	cancelShell context.CancelFunc // stops the running !command
 
 	approval *pendingApproval // the tool call waiting for the user (approve.go)
@@ -295,6 +296,9 @@ func (m *model) userUpdate(msg tea.Msg) (tea.Cmd, bool) {
 	case hostResultMsg:
 		m.hostResult(msg)
 		return nil, true
+	case escExpiredMsg:
+		m.escExpired(msg)
+		return nil, true
 	case ctrlCExpiredMsg:
 		if m.ctrlCAt.Equal(msg.at) {
 			m.ctrlCAt = time.Time{}
@@ -417,6 +421,9 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 			m.notice = ""
 		}
 	}
+	if k.String() != "esc" {
+		m.forgetEsc()
+	}
 	switch k.String() {
 	case "shift+tab":
 		return m.cycleMode()
@@ -431,7 +438,7 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.interrupt()
 	case "esc":
 		if m.op == opNone {
-			return nil
+			return m.idleEsc()
 		}
 		return m.abort()
 	case "enter":
@@ -585,7 +592,7 @@ func (m *model) submit() tea.Cmd {
 	case cmdHelp:
 		m.printLines(helpLines(m.custom))
 		return nil
-	case cmdModel, cmdStatus, cmdCost, cmdClear, cmdResume, cmdShell, cmdDiag:
+	case cmdModel, cmdStatus, cmdCost, cmdClear, cmdResume, cmdShell, cmdDiag, cmdInfo:
 		return m.hostCommand(c)
 	}
 	return m.startRun(c.text)

@@ -27,13 +27,13 @@ func (m *model) cycleMode() tea.Cmd {
 func (m *model) modeLine() []string {
 	switch m.mode.Mode() {
 	case approval.Plan:
-		return []string{faint.Render(truncate("⏸ plan mode: read-only (shift+tab to cycle)", m.width))}
+		return []string{faint.Render(truncate("⏸ plan mode: read-only ("+keyHint("Shift+Tab")+")", m.width))}
 	case approval.Auto:
 		if m.mode != nil {
-			return []string{faint.Render(truncate("⏵⏵ auto mode: calls run without asking (shift+tab to cycle)", m.width))}
+			return []string{faint.Render(truncate("⏵⏵ auto mode: calls run without asking ("+keyHint("Shift+Tab")+")", m.width))}
 		}
 	case approval.Edits:
-		return []string{faint.Render(truncate("⏵⏵ accept edits: edits and mkdir/touch/mv/cp/rm in this directory run without asking (shift+tab to cycle)", m.width))}
+		return []string{faint.Render(truncate("⏵⏵ accept edits: edits and mkdir/touch/mv/cp/rm in this directory run without asking ("+keyHint("Shift+Tab")+")", m.width))}
 	}
 	return nil
 }

@@ -151,6 +151,10 @@ func buildReport(t agent.ToolInfo, o agent.ToolOutcome, change *tools.FileChange
 		if reason, ok := strings.CutPrefix(content, denied+"\nReason given by the user: "); ok {
 			r.summary += ": " + sanitizeLine(reason)
 		}
+	case strings.HasPrefix(content, hookBlocked):
+		r = hookBlockedReport(content)
+	case strings.Contains(content, tools.ReviewRejected):
+		r = reviewRejectedReport(content)
 	case o.Outcome != "succeeded":
 		r.kind = reportFailed
 		if m := exitCodeRE().FindStringSubmatch(content); m != nil && t.Tool == "bash" {

@@ -59,7 +59,7 @@ func (m *model) view() tea.View {
 func (m *model) statusLine() string {
 	now := m.now()
 	frame := spinnerFrames[m.frame%len(spinnerFrames)]
-	hint := " · Esc aborts"
+	hint := " · " + keyHint("Esc")
 	if m.aborting || len(m.forms) > 0 { // Esc cancels the form
 		hint = ""
 	}

@@ -102,6 +102,23 @@ async function main() {
       seen.prompt = await prompt;
       break;
     }
+    case "modes": {
+      // Every mode is offered; in edits an edit inside runs unasked; in
+      // review a command runs first and its changes are asked about:
+      // the first applied, the second rejected.
+      const { sessionId, modes } = await agent.request(methods.agent.session.new, { cwd, mcpServers: [] });
+      seen.sessionId = sessionId;
+      seen.modes = modes;
+      await agent.request(methods.agent.session.setMode, { sessionId, modeId: "edits" });
+      seen.editsPrompt = await agent.request(methods.agent.session.prompt, { sessionId, prompt: text("write it") });
+      seen.editsPermissions = seen.permissions.length;
+      await agent.request(methods.agent.session.setMode, { sessionId, modeId: "review" });
+      const prompt = agent.request(methods.agent.session.prompt, { sessionId, prompt: text("run them") });
+      await until(() => seen.permissions.length === 1, "the first review");
+      permissionAnswer = "reject_once";
+      seen.prompt = await prompt;
+      break;
+    }
     case "fs": {
       const { sessionId } = await agent.request(methods.agent.session.new, { cwd, mcpServers: [] });
       seen.sessionId = sessionId;
