@@ -51,7 +51,7 @@ var Modes = []ModeInfo{
 	{Edits, "ask, except for edits and mkdir/touch/mv/cp/rm/sed inside the working directory"},
 	{Auto, "run every call at once"},
 	{Plan, "look but not touch (read, and bash with the tree read-only)"},
-	{Review, "ask, but run bash against a private view of the tree and show its changes before they land"},
+	{Review, "ask, but run bash sealed (network off, nothing outside the project writable) against a private view of the tree and show its changes before they land; a command that needs the network or the system is asked about first"},
 }
 
 // ModeNames are the modes' names, in Modes' order.
