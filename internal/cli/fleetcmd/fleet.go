@@ -33,8 +33,10 @@ const fleetProgram = "tiny-go-fleet"
 func Configure(f *cmdutil.Factory, root *cobra.Command) {
 	a := fleet{f}
 	root.AddCommand(&cobra.Command{
-		Use:                "worker --temporal HOST:PORT [--namespace NS] [--task-queue Q] [--concurrency N] [--blob URL]",
-		Short:              "Run agent tasks from a Temporal task queue (docs/fleet.md)",
+		Use:   "worker --temporal HOST:PORT [flags]",
+		Short: "Run agent tasks from a Temporal task queue (docs/fleet.md)",
+		Long: `Run agent tasks from a Temporal task queue (docs/fleet.md). tiny-go-fleet's
+flags: --namespace NS, --task-queue Q, --concurrency N, --blob URL.`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runFleetOrHelp(cmd, append([]string{"worker"}, args...))
@@ -132,7 +134,7 @@ func (a fleet) runFleetOrHelp(cmd *cobra.Command, args []string) error {
 		if err := cmd.Help(); err != nil {
 			return err
 		}
-		_, err := fmt.Fprintf(cmd.OutOrStdout(), "\n%s is not installed; to run this command: %s\n", fleetProgram, fleetInstallHint)
+		_, err := fmt.Fprintf(cmd.OutOrStdout(), "\n%s is not installed; to run this command:\n  %s\n", fleetProgram, fleetInstallHint)
 		return err
 	}
 	return a.runFleet(args)

@@ -50,6 +50,11 @@ func TestFleetHelpWithoutFleet(t *testing.T) {
 		if err != nil || !strings.Contains(string(out), "Usage:") || !strings.Contains(string(out), "go install ./cmd/tiny-go-fleet") {
 			t.Errorf("tiny-go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if len([]rune(line)) > 100 {
+				t.Errorf("tiny-go %s: a line of %d columns: %q", strings.Join(args, " "), len([]rune(line)), line)
+			}
+		}
 	}
 	cmd := exec.Command(bin, "worker")
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
