@@ -300,4 +300,8 @@ func TestAskerNamed(t *testing.T) {
 	if _, err := g.Approve(context.Background(), req); err != nil || got.Asker != "" {
 		t.Fatalf("the session's own question names %q (%v)", got.Asker, err)
 	}
+	// So does a review of what a subagent's command changed.
+	if _, err := g.Review(WithAsker(context.Background(), "explore subagent"), "make", []string{"added     a.txt"}); err != nil || got.Asker != "explore subagent" {
+		t.Fatalf("the review names %q (%v)", got.Asker, err)
+	}
 }

@@ -31,7 +31,7 @@ func (g *Gate) acceptsEdit(req agent.ApprovalRequest) bool {
 // Review shows what a command changed in its private view and asks
 // whether to apply it: y (or a) applies, n or Esc discards.
 func (g *Gate) Review(ctx context.Context, command string, changes []string) (bool, error) {
-	p := Prompt{Tool: "bash", Action: "Apply what this command changed", Detail: limitLines(append([]string{"$ " + command, ""}, changes...))}
+	p := Prompt{Tool: "bash", Action: "Apply what this command changed", Detail: limitLines(append([]string{"$ " + command, ""}, changes...)), Asker: askerOf(ctx)}
 	ans, err := g.ask(ctx, p)
 	if err != nil {
 		return false, err

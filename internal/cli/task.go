@@ -93,6 +93,9 @@ func (c *children) run(ctx context.Context, parentPath, parentID string, depth i
 	// it durably (below) instead of cutting it off mid-commit.
 	cctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
+	// Every question of its calls (an approval, a review of a command's
+	// changes) names the child that asks.
+	cctx = approval.WithAsker(cctx, call.Agent.Name+" subagent")
 	go func() {
 		defer close(done)
 		switch {
