@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,10 +50,31 @@ type command struct {
 	name, description, hint string
 }
 
-// builtinCommands are the slash commands an ACP session offers.
-var builtinCommands = []command{
+// builtinCommands are the slash commands an ACP session offers: compact,
+// rewind, and the terminal's read-only ones (infoCommands).
+var builtinCommands = append([]command{
 	{name: "compact", description: "Summarize the conversation so far to free the context window"},
 	{name: "rewind", description: "Put files and the conversation back to before a turn (no argument: list the turns)", hint: "N [files|conversation] [force]"},
+}, infoMenu()...)
+
+// infoCommands show the session's state, as in the terminal.
+var infoCommands = []string{"agents", "todos", "mcp", "hooks", "permissions"}
+
+// infoMenu is infoCommands with the terminal's descriptions.
+func infoMenu() []command {
+	var out []command
+	for _, b := range commands.Builtins {
+		if slices.Contains(infoCommands, b.Name) {
+			out = append(out, command{name: b.Name, description: strings.ToUpper(b.Description[:1]) + b.Description[1:]})
+		}
+	}
+	return out
+}
+
+// Informer is a Session that answers the info commands: name without its
+// slash; one item a line.
+type Informer interface {
+	Info(name string) []string
 }
 
 // slashCommand recognizes "/name ..." of a built-in command.
@@ -87,6 +109,14 @@ func (s *sess) command(ctx context.Context, name, text string) (agent.Result, er
 	case "rewind":
 		_, args, _ := strings.Cut(strings.TrimSpace(text), " ")
 		return agent.Result{}, s.rewind(ctx, args)
+	case "agents", "todos", "mcp", "hooks", "permissions":
+		in, ok := s.s.(Informer)
+		if !ok {
+			s.update(acpsdk.UpdateAgentMessageText("/" + name + " is not available here."))
+			return agent.Result{}, nil
+		}
+		s.update(acpsdk.UpdateAgentMessageText(strings.Join(in.Info(name), "\n")))
+		return agent.Result{}, nil
 	case "compact":
 		res, stats, err := s.s.Agent().Compact(ctx)
 		if errors.Is(err, agent.ErrNothingToCompact) {

@@ -128,3 +128,30 @@ func TestCustomCommands(t *testing.T) {
 		t.Fatal("the expanded command did not reach the model")
 	}
 }
+
+// The terminal's read-only commands are offered to the editor and answer
+// with the session's state, without a request to the model.
+func TestInfoCommandsOverACP(t *testing.T) {
+	srv := providertest.New(t)
+	dir := t.TempDir()
+	p := startAgentEnv(t, srv, dir, []string{"HOME=" + t.TempDir()}, "--approval", "auto")
+	p.initialize()
+	id := p.newSession()
+	u := p.waitUpdate("available_commands_update")
+	offered := map[string]bool{}
+	for _, c := range u["availableCommands"].([]any) {
+		offered[c.(map[string]any)["name"].(string)] = true
+	}
+	for name, want := range map[string]string{"agents": "general", "todos": "", "mcp": "", "hooks": "", "permissions": "Approval mode: auto"} {
+		if !offered[name] {
+			t.Fatalf("/%s is not offered: %v", name, u)
+		}
+		resp, notes := p.call("session/prompt", map[string]any{"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "/" + name}}})
+		if resp["result"] == nil || strings.TrimSpace(answerText(notes)) == "" || !strings.Contains(answerText(notes), want) {
+			t.Fatalf("/%s: %v %q", name, resp, answerText(notes))
+		}
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Fatalf("%d requests to the model", n)
+	}
+}

@@ -166,6 +166,10 @@ func (s acpSession) Agent() *agent.Agent   { return s.r.agent }
 func (s acpSession) State() *session.State { return s.r.store.State() }
 func (s acpSession) Close()                { s.r.close() }
 
+// Info answers /agents, /todos, /mcp, /hooks and /permissions as the
+// terminal does.
+func (s acpSession) Info(name string) []string { return interactiveHost{a: s.r}.Info(name) }
+
 // RewindTurns and PlanRewind are /rewind, through the terminal's rewinder.
 func (s acpSession) RewindTurns() ([]string, error) {
 	turns, err := (&interactiveRewinder{a: s.r}).Turns()
