@@ -39,14 +39,15 @@ func (t *transcript) Path(sessionID, cwd string) (string, error) {
 		}
 		t.out = filepath.Join(dir, TranscriptFile)
 	}
-	data, err := os.ReadFile(t.session)
-	if err != nil {
-		return t.out, fmt.Errorf("transcript: %w", err)
-	}
-	if int64(len(data)) == t.size {
+	// A hook of a session that did not grow reads nothing of it.
+	if fi, err := os.Stat(t.session); err == nil && fi.Size() == t.size {
 		if _, err := os.Stat(t.out); err == nil {
 			return t.out, nil
 		}
+	}
+	data, err := os.ReadFile(t.session)
+	if err != nil {
+		return t.out, fmt.Errorf("transcript: %w", err)
 	}
 	lines, err := ClaudeTranscript(data, sessionID, cwd)
 	if err != nil {
