@@ -3,6 +3,8 @@ package hooks
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"time"
@@ -23,11 +25,19 @@ import (
 // logger copying the conversation) read what they expect.
 const TranscriptFile = "transcript.jsonl"
 
-// transcript keeps one session's derived transcript up to date.
+// transcript keeps one session's derived transcript up to date. It reads
+// only what the session gained since the last hook, reduces it onto the
+// state it keeps, and appends the new messages: a hook's cost grows with
+// the work done since the last one, not with the session.
 type transcript struct {
 	session string // the session file
 	out     string // the derived transcript beside it
-	size    int64  // the session's size when out was written
+	size    int64  // the session's bytes applied (through its last full line)
+	r       *session.Reducer
+	lines   int     // the session's lines applied
+	written int     // transcript messages in out
+	parent  *string // the last line's uuid
+	stamps  map[string]string
 }
 
 // Path brings the derived transcript up to date and returns its path.
@@ -40,24 +50,86 @@ func (t *transcript) Path(sessionID, cwd string) (string, error) {
 		t.out = filepath.Join(dir, TranscriptFile)
 	}
 	// A hook of a session that did not grow reads nothing of it.
-	if fi, err := os.Stat(t.session); err == nil && fi.Size() == t.size {
-		if _, err := os.Stat(t.out); err == nil {
-			return t.out, nil
+	if fi, err := os.Stat(t.session); err == nil && fi.Size() == t.size && t.r != nil {
+		return t.out, nil
+	}
+	if err := t.catchUp(); err != nil {
+		return t.out, fmt.Errorf("transcript: %w", err)
+	}
+	if t.r == nil {
+		return t.out, nil // not even a header yet: no transcript
+	}
+	st := t.r.State()
+	var b bytes.Buffer
+	for i := t.written; i < len(st.Transcript); i++ {
+		id := ""
+		if i < len(st.TranscriptEntryIDs) {
+			id = st.TranscriptEntryIDs[i]
+		}
+		if err := writeLine(&b, st.Transcript[i], id, t.stamps[id], &t.parent, sessionID, cwd); err != nil {
+			return t.out, err
 		}
 	}
-	data, err := os.ReadFile(t.session)
+	first := t.written == 0
+	t.written = len(st.Transcript)
+	if first {
+		return t.out, replaceFile(t.out, b.Bytes()) // a file of an earlier process goes
+	}
+	return t.out, appendFile(t.out, b.Bytes())
+}
+
+// catchUp applies the session's lines since the last call.
+func (t *transcript) catchUp() error {
+	f, err := os.Open(t.session)
 	if err != nil {
-		return t.out, fmt.Errorf("transcript: %w", err)
+		return err
 	}
-	lines, err := ClaudeTranscript(data, sessionID, cwd)
+	defer f.Close()
+	if _, err := f.Seek(t.size, io.SeekStart); err != nil {
+		return err
+	}
+	data, err := io.ReadAll(f)
 	if err != nil {
-		return t.out, err
+		return err
 	}
-	if err := replaceFile(t.out, lines); err != nil {
-		return t.out, fmt.Errorf("transcript: %w", err)
+	end := bytes.LastIndexByte(data, '\n')
+	if end < 0 {
+		return nil // nothing whole yet
 	}
-	t.size = int64(len(data))
-	return t.out, nil
+	data = data[:end+1]
+	if t.stamps == nil {
+		t.stamps = map[string]string{}
+	}
+	maps.Copy(t.stamps, entryTimes(data))
+	if t.r == nil {
+		r, c := session.NewReducerFromFile(data)
+		if c != nil {
+			return fmt.Errorf("the session does not read: %v", c)
+		}
+		t.r, t.lines = r, bytes.Count(data, []byte{'\n'})
+	} else {
+		for line := range bytes.Lines(data) {
+			if c := t.r.ApplyLine(bytes.TrimSuffix(line, []byte{'\n'}), t.lines+1); c != nil {
+				return fmt.Errorf("the session does not read: %v", c)
+			}
+			t.lines++
+		}
+	}
+	t.size += int64(len(data))
+	return nil
+}
+
+// appendFile adds data to the end of path.
+func appendFile(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // replaceFile writes data to path through a temporary file, so a hook
@@ -119,18 +191,27 @@ func ClaudeTranscript(facts []byte, sessionID, cwd string) ([]byte, error) {
 		if i < len(st.TranscriptEntryIDs) {
 			id = st.TranscriptEntryIDs[i]
 		}
-		line := ccLine{ParentUUID: parent, UserType: "external", Cwd: cwd, SessionID: sessionID,
-			Version: "tiny-go", UUID: id, Timestamp: stamps[id]}
-		line.Type, line.Message = ccMessageOf(m, cwd)
-		b, err := json.Marshal(line, json.Deterministic(true))
-		if err != nil {
-			return nil, fmt.Errorf("transcript: %w", err)
+		if err := writeLine(&out, m, id, stamps[id], &parent, sessionID, cwd); err != nil {
+			return nil, err
 		}
-		out.Write(b)
-		out.WriteByte('\n')
-		parent = &line.UUID
 	}
 	return out.Bytes(), nil
+}
+
+// writeLine writes message m (entry id, at stamp) as one transcript line
+// after *parent, and makes it the parent of the next.
+func writeLine(out *bytes.Buffer, m session.Message, id, stamp string, parent **string, sessionID, cwd string) error {
+	line := ccLine{ParentUUID: *parent, UserType: "external", Cwd: cwd, SessionID: sessionID,
+		Version: "tiny-go", UUID: id, Timestamp: stamp}
+	line.Type, line.Message = ccMessageOf(m, cwd)
+	b, err := json.Marshal(line, json.Deterministic(true))
+	if err != nil {
+		return fmt.Errorf("transcript: %w", err)
+	}
+	out.Write(b)
+	out.WriteByte('\n')
+	*parent = &line.UUID
+	return nil
 }
 
 func ccMessageOf(m session.Message, cwd string) (string, ccMessage) {
