@@ -158,3 +158,13 @@ func wellFormed(lines []map[string]any, sessionID any) bool {
 	}
 	return n > 0
 }
+
+// lastCopy is the transcript copy of the last hook that took one.
+func (r *sideRun) lastCopy() []byte {
+	for i := len(r.Hooks) - 1; i >= 0; i-- {
+		if r.Hooks[i].Transcript != nil {
+			return r.Hooks[i].Transcript
+		}
+	}
+	return nil
+}
