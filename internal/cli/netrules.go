@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"net/netip"
-
-	"github.com/tiny-agent/tiny-go/internal/netguard"
 	"github.com/tiny-agent/tiny-go/internal/netproxy"
 	"github.com/tiny-agent/tiny-go/internal/permissions"
 )
@@ -11,16 +8,14 @@ import (
 // networkProxy is the proxy of --network rules. It decides a host as
 // web_fetch does: the settings' WebFetch(domain:…) rules, read at each
 // connection (an "always" answer to a fetch holds for commands at once),
-// and netguard's list of the addresses only a rule naming the host opens.
+// and netguard's list of the addresses only a rule naming the host opens
+// (netproxy.Private).
 func (a *runner) networkProxy() *netproxy.Proxy {
 	var set *permissions.Settings
 	if a.perms != nil {
 		set = a.perms.set
 	}
-	return netproxy.New(netproxy.Config{Rules: domainRules{set}, Private: func(ip netip.Addr) bool {
-		_, blocked := netguard.Blocked(ip)
-		return blocked
-	}})
+	return netproxy.New(netproxy.Config{Rules: domainRules{set}})
 }
 
 // domainRules are the settings' domain rules as the proxy asks them; an

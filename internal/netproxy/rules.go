@@ -12,6 +12,8 @@ package netproxy
 import (
 	"net/netip"
 	"strings"
+
+	"github.com/tiny-agent/tiny-go/internal/netguard"
 )
 
 // Rules decide hosts. It is the wiring point to the domain rules of
@@ -62,17 +64,10 @@ func matchDomain(pattern, host string) bool {
 func names(rule, host string) bool { return rule == RuleFor(host) }
 
 // Private reports the addresses the proxy refuses unless a rule names
-// the host: loopback, private ranges, link-local (which holds the cloud
-// metadata endpoint 169.254.169.254), unspecified, multicast, CGNAT and
-// IPv6 unique-local. It is the wiring point to internal/netguard.
+// the host: those netguard blocks for web_fetch (loopback, private,
+// link-local with the metadata endpoint, CGNAT, multicast, ...), so both
+// decide an address the same way.
 func Private(a netip.Addr) bool {
-	a = a.Unmap()
-	return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
-		a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast() ||
-		cgnat.Contains(a) || a == metadataV6
+	_, blocked := netguard.Blocked(a)
+	return blocked
 }
-
-var (
-	cgnat      = netip.MustParsePrefix("100.64.0.0/10")
-	metadataV6 = netip.MustParseAddr("fd00:ec2::254") // AWS IMDS over IPv6 (also IsPrivate; named for clarity)
-)
