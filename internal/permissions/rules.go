@@ -70,30 +70,27 @@ type Settings struct {
 // skill's allowed-tools while it is in use); source says where they came
 // from. A rule that does not parse is left out.
 func (s *Settings) AllowForSession(rules []string, source string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, text := range rules {
-		r, err := ParseRule(text)
-		if err != nil || slices.ContainsFunc(s.Rules, func(o Rule) bool { return o.Kind == Allow && o.Text == text && o.Source == source }) {
-			continue
-		}
-		r.Kind, r.Source, r.root = Allow, source, s.cwd
-		s.Rules = append(s.Rules, r)
-	}
+	s.addForProcess(Allow, rules, source)
 }
 
 // DenyForProcess adds deny rules that hold until the process ends and
 // that no settings file can undo (deny wins): tiny-go's own, such as its
 // state key's folder; source says why.
 func (s *Settings) DenyForProcess(rules []string, source string) {
+	s.addForProcess(Deny, rules, source)
+}
+
+// addForProcess adds rules of kind from source, each once; a rule that
+// does not parse is left out.
+func (s *Settings) addForProcess(kind Kind, rules []string, source string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, text := range rules {
 		r, err := ParseRule(text)
-		if err != nil {
+		if err != nil || slices.ContainsFunc(s.Rules, func(o Rule) bool { return o.Kind == kind && o.Text == text && o.Source == source }) {
 			continue
 		}
-		r.Kind, r.Source, r.root = Deny, source, s.cwd
+		r.Kind, r.Source, r.root = kind, source, s.cwd
 		s.Rules = append(s.Rules, r)
 	}
 }
