@@ -50,13 +50,7 @@ func (a *runner) readOnlyBash(cfg tools.Config) (tools.Tool, error) {
 	}
 	a.planSandbox = sb
 	cfg.Plugins, cfg.Sandbox = []string{tools.PluginBash}, sb
-	env := make([]string, 0, len(cfg.Env)+1)
-	for _, kv := range cfg.Env {
-		if !strings.HasPrefix(kv, "TMPDIR=") {
-			env = append(env, kv)
-		}
-	}
-	cfg.Env = append(env, "TMPDIR="+scratch)
+	cfg.Env = tools.WithEnv(cfg.Env, "TMPDIR="+scratch)
 	ts, err := tools.Builtins(cfg)
 	if err != nil {
 		return nil, err

@@ -43,13 +43,19 @@ func (t bashTool) seal(command string) (sb *sandbox.Sandbox, env []string, done 
 	if base == nil {
 		base = os.Environ()
 	}
-	set := append([]string{"TMPDIR=" + tmp}, t.sealed.Env...)
-	env = make([]string, 0, len(base)+len(set))
-	for _, kv := range base {
+	env = WithEnv(base, append([]string{"TMPDIR=" + tmp}, t.sealed.Env...)...)
+	return t.sealed.Sandbox, env, func() { _ = os.RemoveAll(tmp) }, true, nil
+}
+
+// WithEnv is env with the variables of set (NAME=value) in place of its
+// own of those names.
+func WithEnv(env []string, set ...string) []string {
+	out := make([]string, 0, len(env)+len(set))
+	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
 		if !slices.ContainsFunc(set, func(s string) bool { return strings.HasPrefix(s, name+"=") }) {
-			env = append(env, kv)
+			out = append(out, kv)
 		}
 	}
-	return t.sealed.Sandbox, append(env, set...), func() { _ = os.RemoveAll(tmp) }, true, nil
+	return append(out, set...)
 }
