@@ -32,7 +32,7 @@ const (
 )
 
 // version is reported by --version.
-const version = "0.1.0-dev"
+const version = cmdutil.Version
 
 // Main runs tiny-go with args (without the program name) and returns the
 // exit code. env looks up environment variables (os.Getenv in the binary).

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/tiny-agent/tiny-go/internal/procs"
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
 	"github.com/tiny-agent/tiny-go/internal/secrets"
 )
@@ -96,13 +96,7 @@ func (a *runner) trackProcesses() error {
 	if a.procs != nil {
 		return nil // already, before the MCP servers started
 	}
-	n, err := procs.ReapStale(a.cwd)
-	if err != nil {
-		fmt.Fprintf(a.io.stderr, "%s: warning: %v\n", programName, err)
-	}
-	if n > 0 {
-		fmt.Fprintf(a.io.stderr, "%s: stopped %d process(es) left running by an earlier tiny-go in this directory that was killed\n", programName, n)
-	}
-	a.procs, err = procs.Open(a.cwd)
+	var err error
+	a.procs, err = cmdutil.TrackProcesses(a.cwd, a.io.stderr)
 	return err
 }
