@@ -16,9 +16,11 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/acp"
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/tools"
+	"github.com/tiny-agent/tiny-go/internal/ui"
 )
 
 // newACPCommand is `tiny-go acp`: the Agent Client Protocol on stdin and
@@ -40,7 +42,7 @@ func newACPCommand(a *app) *cobra.Command {
 				}
 				mode = m
 			}
-			ctx, stop := interruptible(cmd.Context())
+			ctx, stop := cmdutil.Interruptible(cmd.Context())
 			defer stop()
 			// A client that closes its end of stdout must not kill tiny-go
 			// with SIGPIPE before the running operation is aborted
@@ -208,6 +210,23 @@ type embedding struct {
 	// which hooks report; the driver, not a person, answers its asks, so
 	// no permission_prompt notification goes with them.
 	permissionMode func() string
+}
+
+// elicit puts a server's form to the editor (internal/acp: ACP's
+// elicitation/create, else a permission request); a host without its own
+// way (the headless runner) asks whether to send the defaults.
+func (e *embedding) elicit(ctx context.Context, f mcp.Form) (mcp.ElicitAnswer, error) {
+	if e.host.Elicit != nil {
+		return e.host.Elicit(ctx, f)
+	}
+	ans, err := e.ask(ctx, ui.FormPrompt(f))
+	switch {
+	case err != nil:
+		return mcp.ElicitAnswer{Action: mcp.ElicitCancel}, nil
+	case ans.Choice == approval.Deny:
+		return mcp.ElicitAnswer{Action: mcp.ElicitDecline}, nil
+	}
+	return mcp.ElicitAnswer{Action: mcp.ElicitAccept, Content: f.Defaults()}, nil
 }
 
 func (e *embedding) editor() tools.Editor {

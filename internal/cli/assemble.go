@@ -23,6 +23,8 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/agents"
 	"github.com/tiny-agent/tiny-go/internal/approval"
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
+	"github.com/tiny-agent/tiny-go/internal/cli/mcpcmd"
 	"github.com/tiny-agent/tiny-go/internal/eval"
 	"github.com/tiny-agent/tiny-go/internal/hooks"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
@@ -301,9 +303,9 @@ func (a *runner) start(ctx context.Context) error {
 	if err := a.trackProcesses(); err != nil {
 		return fail("startup_setup_error", err)
 	}
-	mcpCtx, stopMCPSignals := interruptible(ctx)
+	mcpCtx, stopMCPSignals := cmdutil.Interruptible(ctx)
 	defer stopMCPSignals()
-	mcpOpts := mcpOptions(a.cwd, a.io, a.servers, a.sandbox, a.procs, a.uiObserver)
+	mcpOpts := mcpcmd.Options(a.cwd, a.io.mcp(), a.servers, a.sandbox, a.procs, a.uiObserver)
 	if a.embed != nil {
 		mcpOpts.Elicit = a.embed.elicit // forms go to the editor (ACP)
 	}
@@ -480,11 +482,14 @@ func (a *runner) configure() error {
 	if a.tools, err = tools.Select(a.flags.plugins); err != nil {
 		return usageError{Err: err}
 	}
-	if a.servers, err = configureMCP(a.flags.mcp, a.io, a.cwd); err != nil {
+	if a.servers, err = mcpcmd.Select(a.flags.mcp, a.io.mcp(), a.cwd); err != nil {
 		return usageError{Err: err}
 	}
 	if len(a.flags.mcp) == 0 {
-		a.servers = a.autoMCPServers() // mcp_auto.go
+		// The user is asked to trust .mcp.json in an interactive run
+		// in the terminal only.
+		canAsk := a.uiObserver != nil && !a.flags.json && a.embed == nil
+		a.servers, a.mcpAuto = mcpcmd.AutoServers(a.io.mcp(), a.cwd, canAsk)
 	}
 	var secretVars []string
 	for _, sv := range a.servers {

@@ -21,6 +21,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/cli/evalcmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/fleetcmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/lspcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/mcpcmd"
 )
 
 // Exit codes.
@@ -128,7 +129,7 @@ Without a prompt it is interactive; with one it runs it and exits.`,
 	root.PersistentFlags().StringVar(&a.cwd, "cwd", "", "working directory (default: the current directory)")
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newSessionCommand(a))
-	root.AddCommand(newMCPCommand(a))
+	root.AddCommand(group(a, mcpcmd.NewCommand(a.factory())))
 	root.AddCommand(evalcmd.NewCommand(a.factory()))
 	root.AddCommand(newConfigCommand(a))
 	root.AddCommand(newACPCommand(a))

@@ -13,6 +13,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
+	"github.com/tiny-agent/tiny-go/internal/cli/mcpcmd"
 	"github.com/tiny-agent/tiny-go/internal/config"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
@@ -88,6 +89,11 @@ type stdio struct {
 func (s stdio) lookupEnv(name string) (string, bool) {
 	v := s.getenv(name)
 	return v, v != ""
+}
+
+// mcp is s as internal/cli/mcpcmd takes it.
+func (s stdio) mcp() mcpcmd.IO {
+	return mcpcmd.IO{Stdin: s.stdin, Stdout: s.stdout, Stderr: s.stderr, Getenv: s.getenv, Settings: s.settings}
 }
 
 // testHooks let package tests wrap the session log (crash injection) and

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -96,52 +95,6 @@ func (s stdio) settingSource(k config.Key) config.Source {
 		return config.Source{Kind: config.Default}
 	}
 	return s.settings.Source(k)
-}
-
-// settingsMCPCatalog is the [mcp_servers] of the settings files, one
-// scope of the MCP catalog in effect (mcpCatalog).
-func settingsMCPCatalog(io stdio) (c mcp.Catalog, err error) {
-	if io.settings == nil {
-		return mcp.Catalog{}, nil
-	}
-	var files []string
-	for _, sv := range io.settings.Servers() {
-		data := append(append([]byte(`{"servers":{`+strings.TrimSpace(jsonString(sv.Alias))+`:`), sv.JSON...), "}}"...)
-		one, err := mcp.ParseCatalog(data, io.lookupEnv)
-		if err != nil {
-			return mcp.Catalog{}, fmt.Errorf("%s: mcp_servers.%s: %w", sv.Source, sv.Alias, err)
-		}
-		for _, s := range one.Servers {
-			s.Source = mcp.ScopeSettings + ": " + sv.Source.String()
-			c.Servers = append(c.Servers, s)
-		}
-		if !slices.Contains(files, sv.Source.File) {
-			files = append(files, sv.Source.File)
-		}
-	}
-	c.Path = strings.Join(files, ", ")
-	return c, nil
-}
-
-func jsonString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-// configureMCP picks the servers of --mcp from the catalog in effect;
-// without --mcp it reads nothing.
-func configureMCP(flags []string, io stdio, cwd string) ([]mcp.Server, error) {
-	if len(flags) == 0 {
-		return nil, nil
-	}
-	c, ok, err := mcpCatalog(io, cwd)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, errNoMCPServers
-	}
-	return mcp.Select(c, flags)
 }
 
 // newConfigCommand is `tiny-go config`: the settings in effect and where

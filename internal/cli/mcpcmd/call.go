@@ -1,4 +1,4 @@
-package cli
+package mcpcmd
 
 import (
 	"context"
@@ -8,15 +8,16 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
 )
 
-// newMCPCallCommand is `tiny-go mcp call NAME [TOOL [JSON]]`: one server's
+// newCallCommand is `tiny-go mcp call NAME [TOOL [JSON]]`: one server's
 // tools, or one call of one, through the same client a run uses (offered
 // tools only, its sign-in, its elicitation) but without a model or a
 // session. For trying a server out.
-func newMCPCallCommand(a *app) *cobra.Command {
+func newCallCommand(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "call NAME [TOOL [JSON-ARGUMENTS]]",
 		Short: "Connect to one MCP server and list its offered tools, or call one of them",
@@ -24,54 +25,54 @@ func newMCPCallCommand(a *app) *cobra.Command {
   tiny-go mcp call fs read_text_file '{"path":"README.md"}'`,
 		Args: cobra.RangeArgs(1, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			io, cwd, err := a.settingsHere(cmd)
+			io, cwd, err := here(f, cmd)
 			if err != nil {
 				return err
 			}
-			ctx, stop := interruptible(cmdContext(cmd))
+			ctx, stop := cmdutil.Interruptible(cmdContext(cmd))
 			defer stop()
-			c, ok, err := mcpCatalog(io, cwd)
+			c, ok, err := Catalog(io, cwd)
 			if err != nil {
 				return err
 			}
 			if !ok {
-				return usageError{Err: errNoMCPServers}
+				return cmdutil.UsageError{Err: errNoServers}
 			}
 			servers, err := mcp.Select(c, args[:1])
 			if err != nil {
-				return usageError{Err: err}
+				return cmdutil.UsageError{Err: err}
 			}
-			sb, warning, err := sandbox.New(sandbox.Policy{Mode: sandbox.Workspace, WorkDir: cwd, Getenv: io.getenv})
+			sb, warning, err := sandbox.New(sandbox.Policy{Mode: sandbox.Workspace, WorkDir: cwd, Getenv: io.Getenv})
 			if err != nil {
 				return err
 			}
 			defer sb.Close()
 			if warning != "" {
-				fmt.Fprintln(io.stderr, warning)
+				fmt.Fprintln(io.Stderr, warning)
 			}
-			client, err := mcp.Connect(ctx, servers[0], mcpOptions(cwd, io, servers, sb, nil, nil))
+			client, err := mcp.Connect(ctx, servers[0], Options(cwd, io, servers, sb, nil, nil))
 			if err != nil {
 				return err
 			}
 			defer client.Close()
 			if len(args) == 1 {
-				fmt.Fprintln(io.stderr, client.StartupLine())
+				fmt.Fprintln(io.Stderr, client.StartupLine())
 				for _, t := range client.Tools() {
-					fmt.Fprintln(io.stdout, strings.TrimPrefix(t.Definition().Display, "mcp:"+servers[0].Alias+"/"))
+					fmt.Fprintln(io.Stdout, strings.TrimPrefix(t.Definition().Display, "mcp:"+servers[0].Alias+"/"))
 				}
 				return nil
 			}
-			return mcpCallTool(ctx, io, client, args[1:])
+			return callTool(ctx, io, client, args[1:])
 		},
 	}
 }
 
-func mcpCallTool(ctx context.Context, io stdio, client *mcp.Client, args []string) error {
+func callTool(ctx context.Context, io IO, client *mcp.Client, args []string) error {
 	input := jsontext.Value("{}")
 	if len(args) == 2 {
 		input = jsontext.Value(args[1])
 		if !input.IsValid() {
-			return usageErrorf("the arguments are not valid JSON")
+			return cmdutil.UsageErrorf("the arguments are not valid JSON")
 		}
 	}
 	for _, t := range client.Tools() {
@@ -79,11 +80,11 @@ func mcpCallTool(ctx context.Context, io stdio, client *mcp.Client, args []strin
 			continue
 		}
 		res := t.Run(ctx, input)
-		fmt.Fprintln(io.stdout, res.Content)
+		fmt.Fprintln(io.Stdout, res.Content)
 		if res.IsError {
-			return exitError{Code: exitFailed}
+			return cmdutil.ExitError{Code: cmdutil.ExitFailed}
 		}
 		return nil
 	}
-	return usageErrorf("MCP %s offers no tool %s", client.Alias(), args[0])
+	return cmdutil.UsageErrorf("MCP %s offers no tool %s", client.Alias(), args[0])
 }

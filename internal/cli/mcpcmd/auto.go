@@ -1,4 +1,4 @@
-package cli
+package mcpcmd
 
 import (
 	"bufio"
@@ -14,26 +14,28 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/config"
 	"github.com/tiny-agent/tiny-go/internal/hooks"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/permissions"
 )
 
-// autoMCPServers are the servers a run without --mcp uses: every server
+// AutoServers are the servers a run without --mcp uses: every server
 // of the catalog, except those of the project's .mcp.json that neither
 // Claude Code's settings (enableAllProjectMcpServers,
 // enabledMcpjsonServers, disabledMcpjsonServers) nor the user's answer
-// trusts. A catalog that cannot be read costs the run its servers, not
-// its start: one line says why.
-func (a *runner) autoMCPServers() []mcp.Server {
-	c, ok, err := mcpCatalog(a.io, a.cwd)
+// trusts; canAsk says the user can be asked (an interactive run in the
+// terminal). A catalog that cannot be read costs the run its servers, not
+// its start: one line says why. auto is true when a catalog chose them.
+func AutoServers(io IO, cwd string, canAsk bool) (servers []mcp.Server, auto bool) {
+	c, ok, err := Catalog(io, cwd)
 	if err != nil {
-		fmt.Fprintf(a.io.stderr, "%s: MCP servers are not used: %v\n", programName, err)
-		return nil
+		fmt.Fprintf(io.Stderr, "%s: MCP servers are not used: %v\n", cmdutil.ProgramName, err)
+		return nil, false
 	}
 	if !ok {
-		return nil
+		return nil, false
 	}
 	var project, out []mcp.Server
 	for _, s := range c.Servers {
@@ -44,10 +46,9 @@ func (a *runner) autoMCPServers() []mcp.Server {
 		out = append(out, s)
 	}
 	if len(project) > 0 {
-		out = append(out, a.trustedProjectServers(project)...)
+		out = append(out, trustedProjectServers(io, cwd, canAsk, project)...)
 	}
-	a.mcpAuto = true
-	return out
+	return out, true
 }
 
 // mcpTrust is what Claude Code's settings say of .mcp.json's servers.
@@ -59,9 +60,9 @@ type mcpTrust struct {
 
 // trustedProjectServers are the .mcp.json servers the settings or the
 // user trust; the user is asked once per project and server list.
-func (a *runner) trustedProjectServers(servers []mcp.Server) []mcp.Server {
-	home := a.io.getenv("HOME")
-	t := readMCPTrust(permissions.Files(home, hooks.ProjectDir(a.cwd, home)))
+func trustedProjectServers(io IO, cwd string, canAsk bool, servers []mcp.Server) []mcp.Server {
+	home := io.Getenv("HOME")
+	t := readMCPTrust(permissions.Files(home, hooks.ProjectDir(cwd, home)))
 	var undecided, out []mcp.Server
 	for _, s := range servers {
 		switch {
@@ -79,14 +80,14 @@ func (a *runner) trustedProjectServers(servers []mcp.Server) []mcp.Server {
 	for i, s := range undecided {
 		names[i] = s.Alias
 	}
-	store := mcpTrustFile(a.io)
-	key := trustKey(a.cwd, undecided)
+	store := mcpTrustFile(io)
+	key := trustKey(cwd, undecided)
 	answer, known := trustAnswer(store, key)
 	if !known {
-		answer, known = a.askMCPTrust(names)
+		answer, known = askMCPTrust(io, canAsk, names)
 		if known && store != "" {
 			if err := saveTrustAnswer(store, key, answer); err != nil {
-				fmt.Fprintf(a.io.stderr, "%s: warning: the answer is not kept: %v\n", programName, err)
+				fmt.Fprintf(io.Stderr, "%s: warning: the answer is not kept: %v\n", cmdutil.ProgramName, err)
 			}
 		}
 	}
@@ -94,8 +95,8 @@ func (a *runner) trustedProjectServers(servers []mcp.Server) []mcp.Server {
 	case answer:
 		return append(out, undecided...)
 	case !known:
-		fmt.Fprintf(a.io.stderr, "%s: MCP servers of .mcp.json not started until you trust them: %s (answer once in an interactive run, pass --mcp, or set enableAllProjectMcpServers or enabledMcpjsonServers in .claude/settings.local.json)\n",
-			programName, strings.Join(names, ", "))
+		fmt.Fprintf(io.Stderr, "%s: MCP servers of .mcp.json not started until you trust them: %s (answer once in an interactive run, pass --mcp, or set enableAllProjectMcpServers or enabledMcpjsonServers in .claude/settings.local.json)\n",
+			cmdutil.ProgramName, strings.Join(names, ", "))
 	}
 	return out
 }
@@ -121,13 +122,13 @@ func readMCPTrust(files []string) mcpTrust {
 }
 
 // askMCPTrust asks, in an interactive run, whether to start the project's
-// servers; known is false where nobody can answer.
-func (a *runner) askMCPTrust(names []string) (trust, known bool) {
-	if a.uiObserver == nil || a.flags.json || a.embed != nil {
+// servers; known is false where nobody can answer (!canAsk).
+func askMCPTrust(io IO, canAsk bool, names []string) (trust, known bool) {
+	if !canAsk {
 		return false, false
 	}
-	fmt.Fprintf(a.io.stderr, "This project's .mcp.json starts MCP servers: %s. They run programs or reach services on your behalf.\nStart them in this project? [y/N] ", strings.Join(names, ", "))
-	line, err := bufio.NewReader(oneByteReader{a.io.stdin}).ReadString('\n')
+	fmt.Fprintf(io.Stderr, "This project's .mcp.json starts MCP servers: %s. They run programs or reach services on your behalf.\nStart them in this project? [y/N] ", strings.Join(names, ", "))
+	line, err := bufio.NewReader(oneByteReader{io.Stdin}).ReadString('\n')
 	if err != nil && line == "" {
 		return false, false
 	}
@@ -150,8 +151,8 @@ func (o oneByteReader) Read(p []byte) (int, error) {
 
 // mcpTrustFile keeps the answers in the user's configuration directory,
 // never in the project (which could ship its own); "" when there is none.
-func mcpTrustFile(io stdio) string {
-	user := config.UserFile(io.getenv)
+func mcpTrustFile(io IO) string {
+	user := config.UserFile(io.Getenv)
 	if user == "" {
 		return ""
 	}
