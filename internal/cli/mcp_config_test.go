@@ -99,28 +99,6 @@ func TestMCPAddRunRemove(t *testing.T) {
 	}
 }
 
-// The local scope wins over the project's .mcp.json for the same name.
-func TestMCPScopesPrecedence(t *testing.T) {
-	c := newCLI(t, nil)
-	c.write(".mcp.json", `{"mcpServers":{"x":{"command":"project-server-xyz"}}}`)
-	if code, _, stderr := c.main("", "mcp", "add", "x", "--", "local-server-xyz", "--flag"); code != 0 {
-		t.Fatalf("add: %d %s", code, stderr)
-	}
-	_, stdout, _ := c.main("", "mcp", "list")
-	if !strings.Contains(stdout, "local-server-xyz --flag") || strings.Contains(stdout, "project-server-xyz") || !strings.Contains(stdout, "local: ") {
-		t.Errorf("list: %q", stdout)
-	}
-	if code, _, stderr := c.main("", "mcp", "remove", "x"); code != 2 || !strings.Contains(stderr, "several scopes (local, project)") {
-		t.Errorf("remove without scope: %d %q", code, stderr)
-	}
-	if code, _, _ := c.main("", "mcp", "remove", "--scope", "local", "x"); code != 0 {
-		t.Error("remove --scope local failed")
-	}
-	if _, stdout, _ := c.main("", "mcp", "list"); !strings.Contains(stdout, "project-server-xyz") {
-		t.Errorf("after remove: %q", stdout)
-	}
-}
-
 // A one-shot run without a terminal declines a server's form and says so
 // in one line; the call goes on with the server's answer to that.
 func TestMCPElicitationDeclinedWithoutTerminal(t *testing.T) {

@@ -1,4 +1,4 @@
-package cli
+package mcpcmd
 
 import (
 	"encoding/base64"
@@ -13,7 +13,7 @@ import (
 // An enterprise sign-in that the identity provider refuses fails `mcp
 // call` with one line saying what to do; the ID token (read from the
 // variable .mcp.json names) is never shown.
-func TestMCPEnterpriseRefusalIsOneLine(t *testing.T) {
+func TestEnterpriseRefusalIsOneLine(t *testing.T) {
 	var srv *httptest.Server
 	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -38,13 +38,13 @@ func TestMCPEnterpriseRefusalIsOneLine(t *testing.T) {
 	payload := base64.RawURLEncoding.EncodeToString([]byte(`{"sub":"u1","exp":4102444800}`))
 	idToken := "eyJhbGciOiJFUzI1NiJ9." + payload + ".SECRET-SIGNATURE"
 
-	c := newCLI(t, nil)
+	c := newProject(t)
 	c.env["XDG_CONFIG_HOME"] = filepath.Join(t.TempDir(), "config")
 	c.env["IDP_ID_TOKEN"] = idToken
 	c.write(".mcp.json", fmt.Sprintf(`{"mcpServers": {"wiki": {"type": "http", "url": "%s/mcp",
   "oauth": {"grant": "enterprise", "clientId": "tiny-go", "clientSecret": "s",
             "idp": {"issuer": "%s/idp", "clientId": "idp-client", "idToken": "${IDP_ID_TOKEN}"}}}}}`, srv.URL, srv.URL))
-	code, _, stderr := c.main("", "mcp", "call", "wiki")
+	code, _, stderr := c.mcp("call", "wiki")
 	want := fmt.Sprintf(`MCP wiki: connecting: signing in: the identity provider refused the token exchange: invalid_grant (Audience validation failed): get a new ID token for "oauth.idp.idToken", or ask its administrator to let client "idp-client" use this server (%s/mcp)`, srv.URL)
 	if code == 0 || !strings.Contains(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 		t.Fatalf("exit %d, stderr\n%s\nwant the one line\n%s", code, stderr, want)
