@@ -486,10 +486,7 @@ func (a *runner) configure() error {
 		return usageError{Err: err}
 	}
 	if len(a.flags.mcp) == 0 {
-		// The user is asked to trust .mcp.json in an interactive run
-		// in the terminal only.
-		canAsk := a.uiObserver != nil && !a.flags.json && a.embed == nil
-		a.servers, a.mcpAuto = mcpcmd.AutoServers(a.io.mcp(), a.cwd, canAsk)
+		a.servers, a.mcpAuto = mcpcmd.AutoServers(a.io.mcp(), a.cwd, a.uiObserver != nil && !a.flags.json && a.embed == nil)
 	}
 	var secretVars []string
 	for _, sv := range a.servers {
