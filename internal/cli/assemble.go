@@ -23,6 +23,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/agents"
 	"github.com/tiny-agent/tiny-go/internal/approval"
+	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
 	"github.com/tiny-agent/tiny-go/internal/eval"
 	"github.com/tiny-agent/tiny-go/internal/hooks"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
@@ -376,9 +377,9 @@ func (a *runner) attach(envID string) error {
 // finishRewind completes an interrupted rewind of the session before it
 // is resumed (rewind_pending.go).
 func (a *runner) finishRewind(path string) error {
-	err := finishPendingRewind(context.Background(), path, a.io.getenv, a.io.stderr)
-	if errors.Is(err, errRewindInProgress) {
-		return fmt.Errorf("session %s is being rewound by another process; wait for it to finish", sessionLabel(path))
+	err := rewindcmd.FinishPending(context.Background(), path, a.io.getenv, a.io.stderr)
+	if errors.Is(err, rewindcmd.ErrInProgress) {
+		return fmt.Errorf("session %s is being rewound by another process; wait for it to finish", rewindcmd.SessionLabel(path))
 	}
 	return err
 }

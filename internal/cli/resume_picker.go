@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
 	"github.com/tiny-agent/tiny-go/internal/fork"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
@@ -96,16 +97,16 @@ func forkLabel(path string) string {
 	if n == 0 {
 		// Read as far as the fork's point, streamed.
 		if f, err := os.Open(path); err == nil {
-			var t turnLog
+			var t rewindcmd.TurnLog
 			_ = eachTransaction(f, func(tx transaction) bool {
 				if len(tx.Facts) > 0 && tx.Facts[0].Seq > o.At {
 					return false
 				}
-				t.add(tx.Facts)
+				t.Add(tx.Facts)
 				return true
 			})
 			f.Close()
-			for _, u := range t.turns {
+			for _, u := range t.Turns {
 				if u.Seq <= o.At {
 					n = u.N
 				}

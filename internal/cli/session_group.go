@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/sessioncmd"
 )
 
@@ -33,7 +34,7 @@ and writes a fork; fork writes a new session.`,
 		sessioncmd.NewRepairCommand(f),
 		sessioncmd.NewAbortCommand(f),
 		sessioncmd.NewForkCommand(f),
-		newSessionRewindCommand(a),
+		rewindcmd.NewCommand(f),
 	)
 	return cmd
 }
@@ -42,7 +43,6 @@ and writes a fork; fork writes a new session.`,
 // does; these keep their names.
 var (
 	expandSessionID   = sessioncmd.ExpandID
-	noSession         = sessioncmd.NoSession
 	pathError         = sessioncmd.PathError
 	abbreviateIDs     = sessioncmd.AbbreviateIDs
 	describeOperation = sessioncmd.DescribeOperation
@@ -54,6 +54,3 @@ type transaction = sessioncmd.Transaction
 
 // openSession opens the session that arg names, read-only (sessioncmd.Open).
 func (a *app) openSession(arg string) (*os.File, error) { return sessioncmd.Open(a.factory(), arg) }
-
-// sessionPath is the path of the session that arg names (sessioncmd.Path).
-func (a *app) sessionPath(arg string) (string, error) { return sessioncmd.Path(a.factory(), arg) }

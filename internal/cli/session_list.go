@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
 	"github.com/tiny-agent/tiny-go/internal/recovery"
 	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/tools"
@@ -39,7 +40,7 @@ and the last prompt. --json prints one JSON object instead.`,
 			}
 			// Interrupted rewinds are finished first (a tree half at one
 			// turn and half at another is no state to list).
-			rewinding, finished, err := finishPendingRewinds(cmd.Context(), sums, a.getenv, a.stderr)
+			rewinding, finished, err := rewindcmd.FinishAllPending(cmd.Context(), sums, a.getenv, a.stderr)
 			if err != nil {
 				return err
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
@@ -35,8 +36,8 @@ Exit status 0 when valid, 1 when corrupt (the valid prefix is shown).`,
 			}
 			defer f.Close()
 			path := f.Name()
-			switch err := finishPendingRewind(cmd.Context(), path, a.getenv, a.stderr); {
-			case errors.Is(err, errRewindInProgress):
+			switch err := rewindcmd.FinishPending(cmd.Context(), path, a.getenv, a.stderr); {
+			case errors.Is(err, rewindcmd.ErrInProgress):
 				fmt.Fprintf(a.stderr, "%s: a rewind of this session is in progress in another process\n", programName)
 			case err != nil:
 				return err
@@ -67,10 +68,10 @@ const (
 // writeShow prints the timeline of the session in f as the one streamed
 // pass that reduces it reaches each fact; a corrupt session's valid
 // prefix is shown. It returns the user turns of that prefix.
-func writeShow(w io.Writer, f *os.File) (*session.State, *session.Corruption, []userTurn, error) {
+func writeShow(w io.Writer, f *os.File) (*session.State, *session.Corruption, []rewindcmd.Turn, error) {
 	var (
 		perOperation operationUsage
-		turns        turnLog
+		turns        rewindcmd.TurnLog
 	)
 	headed := false
 	// The timeline is written by a goroutine of its own, from copies of
@@ -119,13 +120,13 @@ func writeShow(w io.Writer, f *os.File) (*session.State, *session.Corruption, []
 	if c != nil {
 		fmt.Fprintf(w, "corrupt: %s\n", c.Describe())
 	}
-	return st, c, turns.turns, nil
+	return st, c, turns.Turns, nil
 }
 
 // writeTimeline writes the facts of the chunks that come full (handing
 // each back free), adding up the usage per operation and the user's
 // turns; it closes done when full is closed.
-func writeTimeline(w io.Writer, full <-chan *factChunk, free chan<- *factChunk, done chan<- struct{}, perOperation *operationUsage, turns *turnLog) {
+func writeTimeline(w io.Writer, full <-chan *factChunk, free chan<- *factChunk, done chan<- struct{}, perOperation *operationUsage, turns *rewindcmd.TurnLog) {
 	defer close(done)
 	var buf []byte
 	for ch := range full {
@@ -137,13 +138,13 @@ func writeTimeline(w io.Writer, full <-chan *factChunk, free chan<- *factChunk, 
 				buf = writeFact(w, f, buf)
 			}
 			perOperation.add(facts)
-			n := len(turns.turns)
-			turns.add(facts)
-			for i := n; i < len(turns.turns); i++ {
+			n := len(turns.Turns)
+			turns.Add(facts)
+			for i := n; i < len(turns.Turns); i++ {
 				// Keep only the excerpt writeUndoInfo prints (OneLine
 				// builds a string of its own): the prompt's page of
 				// the file need not be read again.
-				turns.turns[i].Prompt = store.OneLine(turns.turns[i].Prompt, undoPromptRunes)
+				turns.Turns[i].Prompt = store.OneLine(turns.Turns[i].Prompt, undoPromptRunes)
 			}
 		}
 		ch.facts, ch.ends = ch.facts[:0], ch.ends[:0]
