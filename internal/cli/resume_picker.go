@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/sessionview"
 	"github.com/tiny-agent/tiny-go/internal/fork"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
@@ -41,7 +42,7 @@ func pickSession(ctx context.Context, io stdio, cwd string, f runFlags, prompt s
 		return "", false, fmt.Errorf("--resume: %w", err)
 	}
 	var choices []ui.SessionChoice
-	list, links := nestSessions(list)
+	list, links := sessionview.NestSessions(list)
 	for _, s := range list {
 		if s.State == store.SummaryCorrupt {
 			continue
@@ -50,7 +51,7 @@ func pickSession(ctx context.Context, io stdio, cwd string, f runFlags, prompt s
 		if l, ok := links[s.ID]; ok {
 			origin = "└ " + childLabel(l)
 		}
-		choices = append(choices, ui.SessionChoice{ID: s.ID, FirstPrompt: s.FirstPrompt, LastPrompt: s.LastPrompt, State: summaryState(s), Started: s.Started, Origin: origin})
+		choices = append(choices, ui.SessionChoice{ID: s.ID, FirstPrompt: s.FirstPrompt, LastPrompt: s.LastPrompt, State: sessionview.SummaryState(s), Started: s.Started, Origin: origin})
 	}
 	if len(choices) == 0 {
 		return "", false, fmt.Errorf("--resume: no session in %s to resume", cwd)

@@ -1,12 +1,11 @@
 package cli
 
 import (
-	"os"
-
 	"github.com/spf13/cobra"
 
 	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/sessioncmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/sessionview"
 )
 
 // newSessionCommand is `tiny-go session`: inspection of session files.
@@ -26,8 +25,8 @@ and writes a fork; fork writes a new session.`,
 		RunE: runGroup(a),
 	}
 	cmd.AddCommand(
-		newSessionListCommand(a),
-		newSessionShowCommand(a),
+		sessionview.NewListCommand(f, newResumeCheck),
+		sessionview.NewShowCommand(f),
 		sessioncmd.NewStateCommand(f),
 		sessioncmd.NewPlanCommand(f),
 		sessioncmd.NewVerifyCommand(f),
@@ -42,15 +41,8 @@ and writes a fork; fork writes a new session.`,
 // The session commands of this package name sessions the way sessioncmd
 // does; these keep their names.
 var (
-	expandSessionID   = sessioncmd.ExpandID
-	pathError         = sessioncmd.PathError
-	abbreviateIDs     = sessioncmd.AbbreviateIDs
-	describeOperation = sessioncmd.DescribeOperation
-	formatMillis      = sessioncmd.FormatMillis
-	eachTransaction   = sessioncmd.EachTransaction
+	expandSessionID = sessioncmd.ExpandID
+	eachTransaction = sessioncmd.EachTransaction
 )
 
 type transaction = sessioncmd.Transaction
-
-// openSession opens the session that arg names, read-only (sessioncmd.Open).
-func (a *app) openSession(arg string) (*os.File, error) { return sessioncmd.Open(a.factory(), arg) }

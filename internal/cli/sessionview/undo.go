@@ -1,4 +1,4 @@
-package cli
+package sessionview
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
 	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/sessioncmd"
 	"github.com/tiny-agent/tiny-go/internal/fork"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
@@ -46,7 +47,7 @@ func writeUndoInfo(w io.Writer, path string, st *session.State, turns []rewindcm
 		if o.Turn > 0 {
 			s += fmt.Sprintf(" (a conversation rewind to before turn %d)", o.Turn)
 		}
-		fmt.Fprintln(w, s+" on "+formatMillis(o.CreatedAt))
+		fmt.Fprintln(w, s+" on "+sessioncmd.FormatMillis(o.CreatedAt))
 	}
 	dir, err := store.SidecarDir(path, false)
 	if err != nil {
@@ -89,7 +90,7 @@ func writeUndoInfo(w io.Writer, path string, st *session.State, turns []rewindcm
 		if info, err := checkpoint.Stat(rewindcmd.SessionCwd(path), capOrDefault(getenv)); err == nil {
 			fmt.Fprintf(w, "checkpoint store %s: %s of %s cap (%s); %s\n", info.Dir, formatSize(info.Size), formatSize(info.Cap), info.Mode, checkpoint.EvictionRule)
 			if info.DroppedBefore > 0 {
-				fmt.Fprintf(w, "checkpoints taken before %s were dropped to stay under the cap\n", formatMillis(info.DroppedBefore))
+				fmt.Fprintf(w, "checkpoints taken before %s were dropped to stay under the cap\n", sessioncmd.FormatMillis(info.DroppedBefore))
 			}
 		}
 	}
