@@ -375,7 +375,7 @@ func (a *runner) attach(envID string) error {
 }
 
 // finishRewind completes an interrupted rewind of the session before it
-// is resumed (rewind_pending.go).
+// is resumed (rewindcmd.FinishPending).
 func (a *runner) finishRewind(path string) error {
 	err := rewindcmd.FinishPending(context.Background(), path, a.io.getenv, a.io.stderr)
 	if errors.Is(err, rewindcmd.ErrInProgress) {
