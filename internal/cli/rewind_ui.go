@@ -8,11 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
-	"github.com/tiny-agent/tiny-go/internal/planmode"
-
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
+	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
+	"github.com/tiny-agent/tiny-go/internal/planmode"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/ui"
