@@ -25,6 +25,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/cli/mcpcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
 	"github.com/tiny-agent/tiny-go/internal/eval"
 	"github.com/tiny-agent/tiny-go/internal/hooks"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
@@ -376,11 +377,11 @@ func (a *runner) attach(envID string) error {
 }
 
 // finishRewind completes an interrupted rewind of the session before it
-// is resumed (rewind_pending.go).
+// is resumed (rewindcmd.FinishPending).
 func (a *runner) finishRewind(path string) error {
-	err := finishPendingRewind(context.Background(), path, a.io.getenv, a.io.stderr)
-	if errors.Is(err, errRewindInProgress) {
-		return fmt.Errorf("session %s is being rewound by another process; wait for it to finish", sessionLabel(path))
+	err := rewindcmd.FinishPending(context.Background(), path, a.io.getenv, a.io.stderr)
+	if errors.Is(err, rewindcmd.ErrInProgress) {
+		return fmt.Errorf("session %s is being rewound by another process; wait for it to finish", rewindcmd.SessionLabel(path))
 	}
 	return err
 }

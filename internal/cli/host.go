@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/cli/sessionview"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/ui"
@@ -140,12 +141,12 @@ func (h interactiveHost) Sessions() ([]ui.SessionChoice, error) {
 		return nil, err
 	}
 	var out []ui.SessionChoice
-	list, links := nestSessions(list)
+	list, links := sessionview.NestSessions(list)
 	for _, s := range list {
 		if s.State == store.SummaryCorrupt || headerOnly(s) {
 			continue
 		}
-		c := ui.SessionChoice{ID: s.ID, FirstPrompt: s.FirstPrompt, LastPrompt: s.LastPrompt, State: summaryState(s), Started: s.Started}
+		c := ui.SessionChoice{ID: s.ID, FirstPrompt: s.FirstPrompt, LastPrompt: s.LastPrompt, State: sessionview.SummaryState(s), Started: s.Started}
 		if l, ok := links[s.ID]; ok {
 			c.Origin = "└ " + childLabel(l)
 		}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/sessionview"
 	"github.com/tiny-agent/tiny-go/internal/fork"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
@@ -40,7 +42,7 @@ func pickSession(ctx context.Context, io stdio, cwd string, f runFlags, prompt s
 		return "", false, fmt.Errorf("--resume: %w", err)
 	}
 	var choices []ui.SessionChoice
-	list, links := nestSessions(list)
+	list, links := sessionview.NestSessions(list)
 	for _, s := range list {
 		if s.State == store.SummaryCorrupt {
 			continue
@@ -49,7 +51,7 @@ func pickSession(ctx context.Context, io stdio, cwd string, f runFlags, prompt s
 		if l, ok := links[s.ID]; ok {
 			origin = "└ " + childLabel(l)
 		}
-		choices = append(choices, ui.SessionChoice{ID: s.ID, FirstPrompt: s.FirstPrompt, LastPrompt: s.LastPrompt, State: summaryState(s), Started: s.Started, Origin: origin})
+		choices = append(choices, ui.SessionChoice{ID: s.ID, FirstPrompt: s.FirstPrompt, LastPrompt: s.LastPrompt, State: sessionview.SummaryState(s), Started: s.Started, Origin: origin})
 	}
 	if len(choices) == 0 {
 		return "", false, fmt.Errorf("--resume: no session in %s to resume", cwd)
@@ -96,16 +98,16 @@ func forkLabel(path string) string {
 	if n == 0 {
 		// Read as far as the fork's point, streamed.
 		if f, err := os.Open(path); err == nil {
-			var t turnLog
+			var t rewindcmd.TurnLog
 			_ = eachTransaction(f, func(tx transaction) bool {
 				if len(tx.Facts) > 0 && tx.Facts[0].Seq > o.At {
 					return false
 				}
-				t.add(tx.Facts)
+				t.Add(tx.Facts)
 				return true
 			})
 			f.Close()
-			for _, u := range t.turns {
+			for _, u := range t.Turns {
 				if u.Seq <= o.At {
 					n = u.N
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
 	"github.com/tiny-agent/tiny-go/internal/session/sessiontest"
 	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/store/storetest"
@@ -28,7 +29,7 @@ func BenchmarkRewindPlan(b *testing.B) {
 	noFinish := func(string) error { return nil }
 	sessiontest.BenchReaders(b, src, runs,
 		sessiontest.Reader{Name: "rewind-plan", Read: func(b *testing.B) {
-			j, err := planRewind(context.Background(), rewindRequest{Path: path, Turn: 1, Conversation: true}, 0)
+			j, err := rewindcmd.Plan(context.Background(), rewindcmd.Request{Path: path, Turn: 1, Conversation: true}, 0)
 			if err != nil || j.Turn.N != 1 {
 				b.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tiny-agent/tiny-go/internal/checkpoint/checkpointtest"
+	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 )
 
@@ -79,7 +80,7 @@ func TestInterruptedRewindIsFinishedFirst(t *testing.T) {
 		if got := checkpointtest.TreeDigests(t, c.dir); maps.Equal(got, before) || maps.Equal(got, after) {
 			t.Fatal("the kill did not land midway")
 		}
-		if _, err := os.Stat(filepath.Join(sidecar, rewindJournalFile)); err != nil {
+		if _, err := os.Stat(filepath.Join(sidecar, rewindcmd.JournalFile)); err != nil {
 			t.Fatalf("no journal: %v", err)
 		}
 	}
@@ -98,7 +99,7 @@ func TestInterruptedRewindIsFinishedFirst(t *testing.T) {
 			if got := checkpointtest.TreeDigests(t, c.dir); !maps.Equal(got, before) {
 				t.Fatalf("%v: the tree is not at turn 1", args)
 			}
-			if _, err := os.Stat(filepath.Join(sidecar, rewindJournalFile)); err == nil {
+			if _, err := os.Stat(filepath.Join(sidecar, rewindcmd.JournalFile)); err == nil {
 				t.Fatal("the journal is left behind")
 			}
 			if code, stdout, _ := c.main("", "session", "list"); code != 0 || strings.Contains(stdout, "rewind in progress") {

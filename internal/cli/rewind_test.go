@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/checkpoint/checkpointtest"
+	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
 	"github.com/tiny-agent/tiny-go/internal/fork"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 	"github.com/tiny-agent/tiny-go/internal/recovery"
@@ -141,7 +142,7 @@ func TestRewindEveryTurnOfAScriptedTask(t *testing.T) {
 	if err != nil {
 		t.Fatalf("fork %q: %v\n%s", forkID, err, out)
 	}
-	turns, _ := sessionTurns(src)
+	turns := sessionTurns(src)
 	st, corrupt := session.Reduce(fdata)
 	if corrupt != nil || st.Facts != turns[1].Boundary || len(st.Transcript) == 0 {
 		t.Fatalf("fork state: %v facts %d, want %d", corrupt, st.Facts, turns[1].Boundary)
@@ -355,7 +356,7 @@ func TestRewindSurvivesSIGKILL(t *testing.T) {
 			if done != total/2 || untouched != total-total/2 {
 				t.Fatalf("the paused kill: %d of %d paths done, %d untouched; want %d and %d", done, total, untouched, total/2, total-total/2)
 			}
-			if _, err := os.Stat(filepath.Join(filepath.Dir(index), rewindJournalFile)); err != nil {
+			if _, err := os.Stat(filepath.Join(filepath.Dir(index), rewindcmd.JournalFile)); err != nil {
 				t.Fatalf("the rewind killed midway left no journal: %v", err)
 			}
 		}
@@ -368,7 +369,7 @@ func TestRewindSurvivesSIGKILL(t *testing.T) {
 		if got := checkpointtest.TreeDigests(t, dir); !maps.Equal(got, before) {
 			t.Fatalf("iteration %d: the rerun did not finish the rewind", iter)
 		}
-		if _, err := os.Stat(filepath.Join(filepath.Dir(index), rewindJournalFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(index), rewindcmd.JournalFile)); err == nil {
 			t.Fatalf("iteration %d: the journal is left behind", iter)
 		}
 	}
@@ -387,7 +388,7 @@ func init() {
 			fmt.Fprintln(os.Stderr, "bad", rewindPauseEnv)
 			os.Exit(3)
 		}
-		rewindAfterApply = func(done int) {
+		rewindcmd.AfterApply = func(done int) {
 			if done == n {
 				_ = os.WriteFile(file, []byte("paused\n"), 0o600)
 				time.Sleep(time.Hour)
@@ -447,7 +448,7 @@ func TestRewindCommandInLineMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	turns, _ := sessionTurns(data)
+	turns := sessionTurns(data)
 	if len(turns) != 2 || turns[0].Prompt != "write a" || turns[1].Prompt != "again from turn 2" {
 		t.Fatalf("fork turns %+v", turns)
 	}
@@ -576,14 +577,14 @@ func TestEmptyForkLeavesNothingBehind(t *testing.T) {
 	}
 }
 
-// sessionTurns lists the user turns of a session's bytes and the seq of
-// every toolStarted fact.
-func sessionTurns(data []byte) ([]userTurn, map[string]int64) {
-	s, err := scanTurns(bytes.NewReader(data), true)
-	if err != nil {
-		panic(err) // a bytes.Reader does not fail
-	}
-	return s.turns, s.seqs
+// sessionTurns lists the user turns of a session's bytes.
+func sessionTurns(data []byte) []rewindcmd.Turn {
+	var t rewindcmd.TurnLog
+	_ = eachTransaction(bytes.NewReader(data), func(tx transaction) bool {
+		t.Add(tx.Facts)
+		return true
+	})
+	return t.Turns
 }
 
 // committedTransactions decodes the transactions of a session's bytes.

@@ -77,7 +77,7 @@ func TestRewindInRealTerminal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if turns, _ := sessionTurns(data); len(turns) != 2 || turns[1].Prompt != "change a" {
+	if turns := sessionTurns(data); len(turns) != 2 || turns[1].Prompt != "change a" {
 		t.Fatalf("fork turns %+v", turns)
 	}
 }

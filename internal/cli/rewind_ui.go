@@ -5,12 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tiny-agent/tiny-go/internal/planmode"
 	"strings"
 	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
+	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
+	"github.com/tiny-agent/tiny-go/internal/planmode"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/ui"
@@ -55,11 +56,11 @@ func (r *interactiveRewinder) SessionID() string { return r.a.store.ID() }
 func (r *interactiveRewinder) Turns() ([]ui.RewindTurn, error) {
 	// The store's state has no timestamps: one streamed pass over the
 	// file lists the turns.
-	scan, err := scanTurnsFile(r.a.store.Path(), false)
+	scan, err := rewindcmd.ScanTurnsFile(r.a.store.Path(), false)
 	if err != nil {
 		return nil, err
 	}
-	turns := scan.turns
+	turns := scan.Turns
 	out := make([]ui.RewindTurn, len(turns))
 	for i, t := range turns {
 		out[i] = ui.RewindTurn{N: t.N, Prompt: t.Prompt, At: time.UnixMilli(t.At)}
@@ -68,20 +69,20 @@ func (r *interactiveRewinder) Turns() ([]ui.RewindTurn, error) {
 }
 
 func (r *interactiveRewinder) Plan(ctx context.Context, req ui.RewindRequest) (*ui.RewindPlan, error) {
-	capBytes, err := checkpointCap(r.a.io.getenv)
+	capBytes, err := rewindcmd.CheckpointCap(r.a.io.getenv)
 	if err != nil {
 		return nil, err
 	}
 	path := r.a.store.Path()
 	var buf bytes.Buffer
-	j, err := pendingRewind(path)
+	j, err := rewindcmd.Pending(path)
 	if err != nil {
 		return nil, err
 	}
 	if j != nil {
 		fmt.Fprintf(&buf, "An interrupted rewind to before turn %d is finished first:\n", j.Turn.N)
 	} else {
-		j, err = planRewind(ctx, rewindRequest{Path: path, Turn: req.Turn, Force: req.Force, Files: req.Files, Conversation: req.Conversation}, capBytes)
+		j, err = rewindcmd.Plan(ctx, rewindcmd.Request{Path: path, Turn: req.Turn, Force: req.Force, Files: req.Files, Conversation: req.Conversation}, capBytes)
 		var ue usageError
 		if errors.As(err, &ue) {
 			return nil, errors.New(strings.Replace(ue.Error(), "--turn must", "N must", 1))
@@ -94,14 +95,14 @@ func (r *interactiveRewinder) Plan(ctx context.Context, req ui.RewindRequest) (*
 	switch {
 	case j.Request.Files && req.Details:
 		sum := j.Plan.Preview()
-		writeRewindSummary(&buf, j.Turn, &sum, true)
+		rewindcmd.WriteSummary(&buf, j.Turn, &sum, true)
 	case j.Request.Files:
 		var read func(checkpoint.File) ([]byte, error)
-		if cs, err := checkpoint.Open(sessionCwd(path), checkpoint.Options{Cap: capBytes}); err == nil {
+		if cs, err := checkpoint.Open(rewindcmd.SessionCwd(path), checkpoint.Options{Cap: capBytes}); err == nil {
 			defer cs.Close()
 			read = cs.Content
 		}
-		gitDone = writeRewindWords(ctx, &buf, r.a.cwd, j.Turn, j.Plan, read)
+		gitDone = rewindcmd.WriteWords(ctx, &buf, r.a.cwd, j.Turn, j.Plan, read)
 	}
 	if j.Request.Conversation {
 		fmt.Fprintf(&buf, "The conversation goes back to before turn %d in a new session; this one is kept as it is.\n", j.Turn.N)
@@ -116,17 +117,17 @@ func (r *interactiveRewinder) Apply(ctx context.Context, plan *ui.RewindPlan) (u
 		return ui.RewindResult{}, errors.New("not a rewind plan")
 	}
 	j := p.j
-	capBytes, _ := checkpointCap(r.a.io.getenv)
-	out, err := executeRewind(ctx, j, capBytes, false)
+	capBytes, _ := rewindcmd.CheckpointCap(r.a.io.getenv)
+	out, err := rewindcmd.Execute(ctx, j, capBytes, false)
 	if err != nil {
 		return ui.RewindResult{}, err
 	}
 	var buf bytes.Buffer
 	switch {
 	case out.Files != nil && p.details:
-		writeRewindSummary(&buf, out.Turn, out.Files, false)
+		rewindcmd.WriteSummary(&buf, out.Turn, out.Files, false)
 	case out.Files != nil:
-		writeRewindDone(&buf, out.Turn, out.Files, p.gitDone)
+		rewindcmd.WriteDone(&buf, out.Turn, out.Files, p.gitDone)
 	}
 	res := ui.RewindResult{}
 	if out.Fork != nil {
@@ -219,4 +220,12 @@ func accepted(st *session.State, text string) bool {
 		}
 	}
 	return false
+}
+
+// plannedRewind is a /rewind plan: the journal, with what the preview
+// said of git for the result to say again.
+type plannedRewind struct {
+	j       *rewindcmd.Journal
+	gitDone string
+	details bool
 }

@@ -1,11 +1,11 @@
 package cli
 
 import (
-	"os"
-
 	"github.com/spf13/cobra"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/sessioncmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/sessionview"
 )
 
 // newSessionCommand is `tiny-go session`: inspection of session files.
@@ -25,15 +25,15 @@ and writes a fork; fork writes a new session.`,
 		RunE: runGroup(a),
 	}
 	cmd.AddCommand(
-		newSessionListCommand(a),
-		newSessionShowCommand(a),
+		sessionview.NewListCommand(f, newResumeCheck),
+		sessionview.NewShowCommand(f),
 		sessioncmd.NewStateCommand(f),
 		sessioncmd.NewPlanCommand(f),
 		sessioncmd.NewVerifyCommand(f),
 		sessioncmd.NewRepairCommand(f),
 		sessioncmd.NewAbortCommand(f),
 		sessioncmd.NewForkCommand(f),
-		newSessionRewindCommand(a),
+		rewindcmd.NewCommand(f),
 	)
 	return cmd
 }
@@ -41,19 +41,8 @@ and writes a fork; fork writes a new session.`,
 // The session commands of this package name sessions the way sessioncmd
 // does; these keep their names.
 var (
-	expandSessionID   = sessioncmd.ExpandID
-	noSession         = sessioncmd.NoSession
-	pathError         = sessioncmd.PathError
-	abbreviateIDs     = sessioncmd.AbbreviateIDs
-	describeOperation = sessioncmd.DescribeOperation
-	formatMillis      = sessioncmd.FormatMillis
-	eachTransaction   = sessioncmd.EachTransaction
+	expandSessionID = sessioncmd.ExpandID
+	eachTransaction = sessioncmd.EachTransaction
 )
 
 type transaction = sessioncmd.Transaction
-
-// openSession opens the session that arg names, read-only (sessioncmd.Open).
-func (a *app) openSession(arg string) (*os.File, error) { return sessioncmd.Open(a.factory(), arg) }
-
-// sessionPath is the path of the session that arg names (sessioncmd.Path).
-func (a *app) sessionPath(arg string) (string, error) { return sessioncmd.Path(a.factory(), arg) }

@@ -1,10 +1,12 @@
-package cli
+package sessionview
 
 import (
 	"fmt"
 	"io"
 
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
+	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/sessioncmd"
 	"github.com/tiny-agent/tiny-go/internal/fork"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
@@ -37,7 +39,7 @@ func (f forkOrigins) header() string {
 // undoPromptRunes is the width of a prompt in the list of user turns.
 const undoPromptRunes = 60
 
-func writeUndoInfo(w io.Writer, path string, st *session.State, turns []userTurn, getenv func(string) string) {
+func writeUndoInfo(w io.Writer, path string, st *session.State, turns []rewindcmd.Turn, getenv func(string) string) {
 	if o, err := fork.ReadOrigin(path); err != nil {
 		fmt.Fprintf(w, "fork origin unreadable: %v\n", err)
 	} else if o != nil {
@@ -45,7 +47,7 @@ func writeUndoInfo(w io.Writer, path string, st *session.State, turns []userTurn
 		if o.Turn > 0 {
 			s += fmt.Sprintf(" (a conversation rewind to before turn %d)", o.Turn)
 		}
-		fmt.Fprintln(w, s+" on "+formatMillis(o.CreatedAt))
+		fmt.Fprintln(w, s+" on "+sessioncmd.FormatMillis(o.CreatedAt))
 	}
 	dir, err := store.SidecarDir(path, false)
 	if err != nil {
@@ -85,16 +87,16 @@ func writeUndoInfo(w io.Writer, path string, st *session.State, turns []userTurn
 	fmt.Fprintf(w, "checkpoints: %d effects (%d without a snapshot), %d rewinds, %s added to the store\n",
 		effects, missing, rewinds, formatSize(bytes))
 	if st != nil {
-		if info, err := checkpoint.Stat(sessionCwd(path), capOrDefault(getenv)); err == nil {
+		if info, err := checkpoint.Stat(rewindcmd.SessionCwd(path), capOrDefault(getenv)); err == nil {
 			fmt.Fprintf(w, "checkpoint store %s: %s of %s cap (%s); %s\n", info.Dir, formatSize(info.Size), formatSize(info.Cap), info.Mode, checkpoint.EvictionRule)
 			if info.DroppedBefore > 0 {
-				fmt.Fprintf(w, "checkpoints taken before %s were dropped to stay under the cap\n", formatMillis(info.DroppedBefore))
+				fmt.Fprintf(w, "checkpoints taken before %s were dropped to stay under the cap\n", sessioncmd.FormatMillis(info.DroppedBefore))
 			}
 		}
 	}
 }
 
 func capOrDefault(getenv func(string) string) int64 {
-	n, _ := checkpointCap(getenv)
+	n, _ := rewindcmd.CheckpointCap(getenv)
 	return n
 }

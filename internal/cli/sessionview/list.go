@@ -1,4 +1,7 @@
-package cli
+// Package sessionview is what people read of sessions: `tiny-go session
+// list` and `session show`, and the order of a listing (subagents under
+// their parents) that the resume picker shares.
+package sessionview
 
 import (
 	"fmt"
@@ -10,13 +13,15 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tiny-agent/tiny-go/internal/agent"
-	"github.com/tiny-agent/tiny-go/internal/recovery"
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
+	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/sessioncmd"
 	"github.com/tiny-agent/tiny-go/internal/store"
-	"github.com/tiny-agent/tiny-go/internal/tools"
 )
 
-func newSessionListCommand(a *app) *cobra.Command {
+// NewListCommand is `tiny-go session list`; blocked says which open
+// sessions a resume here would block.
+func NewListCommand(f *cmdutil.Factory, blocked BlockedCheck) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -27,9 +32,9 @@ resume here with the default configuration would be blocked, corrupt), size
 and the last prompt. --json prints one JSON object instead.`,
 		Example: `  tiny-go session list
   tiny-go session list --json | jq -r '.sessions[0].id'`,
-		Args: exactArgs(0, "no arguments"),
+		Args: cmdutil.ExactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cwd, err := a.workDir()
+			cwd, err := f.WorkDir()
 			if err != nil {
 				return err
 			}
@@ -39,7 +44,7 @@ and the last prompt. --json prints one JSON object instead.`,
 			}
 			// Interrupted rewinds are finished first (a tree half at one
 			// turn and half at another is no state to list).
-			rewinding, finished, err := finishPendingRewinds(cmd.Context(), sums, a.getenv, a.stderr)
+			rewinding, finished, err := rewindcmd.FinishAllPending(cmd.Context(), sums, f.Getenv, f.Stderr)
 			if err != nil {
 				return err
 			}
@@ -48,15 +53,15 @@ and the last prompt. --json prints one JSON object instead.`,
 					return fmt.Errorf("list sessions: %w", err)
 				}
 			}
-			check := &resumeCheck{cwd: cwd, getenv: a.getenv, rewinding: rewinding}
+			check := &listing{blocked: blocked(cwd, f.Getenv), rewinding: rewinding}
 			if asJSON {
-				return printSessionListJSON(a, cwd, sums, check)
+				return printSessionListJSON(f, cwd, sums, check)
 			}
 			if len(sums) == 0 {
-				fmt.Fprintf(a.stdout, "no sessions in %s\n", store.SessionsDir(cwd))
+				fmt.Fprintf(f.Stdout, "no sessions in %s\n", store.SessionsDir(cwd))
 				return nil
 			}
-			return writeSessionTable(a.stdout, sums, check)
+			return writeSessionTable(f.Stdout, sums, check)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
@@ -66,12 +71,12 @@ and the last prompt. --json prints one JSON object instead.`,
 // writeSessionTable is the table of `session list`: ids as short as they
 // stay unique (any unique prefix is accepted where an id is), and cells
 // shortened so that it fits tableWidth columns.
-func writeSessionTable(w io.Writer, sums []store.Summary, check *resumeCheck) error {
+func writeSessionTable(w io.Writer, sums []store.Summary, check *listing) error {
 	ids := make([]string, len(sums))
 	for i, s := range sums {
 		ids[i] = s.ID
 	}
-	short := abbreviateIDs(ids)
+	short := sessioncmd.AbbreviateIDs(ids)
 	forks := forkColumn(sums)
 	for id, origin := range forks {
 		if src, at, ok := strings.Cut(origin, "@"); ok && short[src] != "" {
@@ -81,7 +86,7 @@ func writeSessionTable(w io.Writer, sums []store.Summary, check *resumeCheck) er
 	rows := [][]string{strings.Split("ID\tSTARTED\tMODEL\tSTATE\tSIZE\tLAST PROMPT"+forks.header(), "\t")}
 	idWidth := 0
 	bare := map[int]string{} // a subagent's row without its description
-	sums, links := nestSessions(sums)
+	sums, links := NestSessions(sums)
 	for _, s := range sums {
 		id := short[s.ID]
 		if l, ok := links[s.ID]; ok {
@@ -95,11 +100,11 @@ func writeSessionTable(w io.Writer, sums []store.Summary, check *resumeCheck) er
 			}
 		}
 		idWidth = max(idWidth, len(short[s.ID]))
-		state := summaryState(s)
+		state := SummaryState(s)
 		if s.Corruption != nil {
 			state += " (" + s.Corruption.Code + ")"
 		}
-		if reason := check.blocked(s); reason != "" {
+		if reason := check.blockedBy(s); reason != "" {
 			state = "blocked (" + reason + ")"
 		}
 		if check.rewinding[s.ID] {
@@ -128,13 +133,33 @@ func writeSessionTable(w io.Writer, sums []store.Summary, check *resumeCheck) er
 	return tw.Flush()
 }
 
-// summaryState is the state column: "idle (continuation owed)" tells a
+// SummaryState is the state column: "idle (continuation owed)" tells a
 // session whose task goes on at the next resume from one that is done.
-func summaryState(s store.Summary) string {
+func SummaryState(s store.Summary) string {
 	if s.ContinuationOwed {
 		return string(s.State) + " (continuation owed)"
 	}
 	return string(s.State)
+}
+
+// BlockedCheck makes, for one listing of the sessions of cwd, the check
+// that tells why a resume of a listed open session here with the default
+// configuration would be blocked ("" when it would not).
+type BlockedCheck func(cwd string, getenv func(string) string) func(store.Summary) string
+
+// listing is what a listing says of sessions beyond their summaries.
+type listing struct {
+	blocked func(store.Summary) string // nil: none is blocked
+	// rewinding are the sessions a rewind in another process is changing.
+	rewinding map[string]bool
+}
+
+// blockedBy is the reason a resume of s would be blocked, or "".
+func (l *listing) blockedBy(s store.Summary) string {
+	if l.blocked == nil {
+		return ""
+	}
+	return l.blocked(s)
 }
 
 func dash(s string) string {
@@ -142,73 +167,6 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// resumeCheck tells whether an open session would be blocked if resumed
-// here with the default configuration (all built-in tools, no MCP, the
-// model a resume would pick). The tools and the system
-// prompt are built once per listing, on the first open session.
-type resumeCheck struct {
-	cwd    string
-	getenv func(string) string
-	// rewinding are the sessions a rewind in another process is changing.
-	rewinding map[string]bool
-
-	ready  bool
-	failed bool
-	envID  string
-	tools  []tools.Tool
-	system string
-}
-
-func (c *resumeCheck) init() bool {
-	if c.ready {
-		return !c.failed
-	}
-	c.ready, c.failed = true, true
-	envID, err := store.EnvironmentIdentity(c.cwd, c.getenv)
-	if err != nil {
-		return false
-	}
-	bg, err := tools.NewManager(c.cwd)
-	if err != nil {
-		return false
-	}
-	builtins, err := tools.Builtins(tools.Config{WorkDir: c.cwd, Background: bg})
-	if err != nil {
-		return false
-	}
-	builtins = append(builtins, defaultLSPTools(c.getenv)...)
-	builtins = append(builtins, defaultWebFetchTools()...)
-	// As a run with the default --agent-tools offers them.
-	builtins = append(builtins, agentToolsFor(c.cwd)...)
-	names := make([]string, len(builtins))
-	for i, t := range builtins {
-		names[i] = t.Definition().Name
-	}
-	system, _, _, err := systemPrompt(c.cwd, c.getenv("HOME"), names, nil)
-	if err != nil {
-		return false
-	}
-	c.envID, c.tools, c.system, c.failed = envID, builtins, system, false
-	return true
-}
-
-// blocked returns the planner's reason, or "" when s is not open or would
-// resume.
-func (c *resumeCheck) blocked(s store.Summary) string {
-	if s.Open == nil || !c.init() {
-		return ""
-	}
-	model := resumeModel(s.Open, strings.TrimSpace(c.getenv("TINY_MODEL")))
-	current, err := agent.CurrentConfiguration(identityFromEnv(c.getenv), model, c.system, c.envID, c.tools)
-	if err != nil {
-		return ""
-	}
-	if b, ok := recovery.Plan(s.Open, current).(recovery.Blocked); ok {
-		return string(b.Reason)
-	}
-	return ""
 }
 
 // formatSize is a byte count for people: 512 B, 1.4 KiB, 3.0 MiB.

@@ -1,4 +1,9 @@
-package cli
+// Package rewindcmd is tiny-go's rewind: `tiny-go session rewind`, and the
+// planning, journal and words that /rewind in a run shares with it. A
+// rewind puts files back to before a user turn from the session's
+// checkpoints and forks the conversation there; an interrupted one is
+// finished before anything opens the session (FinishPending).
+package rewindcmd
 
 import (
 	"bytes"
@@ -16,6 +21,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
+	"github.com/tiny-agent/tiny-go/internal/cli/sessioncmd"
 	"github.com/tiny-agent/tiny-go/internal/faultpoint"
 	"github.com/tiny-agent/tiny-go/internal/fork"
 	"github.com/tiny-agent/tiny-go/internal/session"
@@ -23,9 +30,9 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
-// userTurn is one user message of a session: what `/rewind` lists and
+// Turn is one user message of a session: what `/rewind` lists and
 // `session rewind --turn N` counts (1-based, in commit order).
-type userTurn struct {
+type Turn struct {
 	N        int
 	Seq      int64 // the user entry's seq
 	Boundary int64 // the last seq before its transaction: a conversation rewind forks there
@@ -33,11 +40,11 @@ type userTurn struct {
 	At       int64 // ms
 }
 
-// turnScan is what one streamed pass over a session tells a rewind: its
+// TurnScan is what one streamed pass over a session tells a rewind: its
 // user turns, the seq of every toolStarted fact (checkpoints are keyed by
 // its id), and the tool calls that may have changed files.
-type turnScan struct {
-	turnLog
+type TurnScan struct {
+	TurnLog
 	calls []startedCall
 }
 
@@ -53,13 +60,13 @@ type startedCall struct {
 // streamed pass; with calls set it also notes the seq of every
 // toolStarted fact and the calls that may have changed files. Memory is
 // what it lists, not the session.
-func scanTurns(rd io.Reader, calls bool) (*turnScan, error) {
-	var s turnScan
+func scanTurns(rd io.Reader, calls bool) (*TurnScan, error) {
+	var s TurnScan
 	if calls {
 		s.seqs = map[string]int64{}
 	}
-	err := eachTransaction(rd, func(tx transaction) bool {
-		s.add(tx.Facts)
+	err := sessioncmd.EachTransaction(rd, func(tx sessioncmd.Transaction) bool {
+		s.Add(tx.Facts)
 		if !calls {
 			return true
 		}
@@ -73,8 +80,8 @@ func scanTurns(rd io.Reader, calls bool) (*turnScan, error) {
 	return &s, err
 }
 
-// scanTurnsFile is scanTurns over the session file at path.
-func scanTurnsFile(path string, calls bool) (*turnScan, error) {
+// ScanTurnsFile is scanTurns over the session file at path.
+func ScanTurnsFile(path string, calls bool) (*TurnScan, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -83,19 +90,20 @@ func scanTurnsFile(path string, calls bool) (*turnScan, error) {
 	return scanTurns(f, calls)
 }
 
-// turnLog collects the user turns of a session, and with seqs set the seq
+// TurnLog collects the user turns of a session, and with seqs set the seq
 // of each toolStarted, one transaction at a time. What it keeps is copied:
 // a streamed pass's decoder carves strings from shared chunks, which one
 // kept string would hold whole.
-type turnLog struct {
-	turns []userTurn
+type TurnLog struct {
+	Turns []Turn
 	seqs  map[string]int64
 }
 
-func (t *turnLog) add(facts []session.Fact) {
+// Add notes the user turns (and toolStarted seqs) of one transaction.
+func (t *TurnLog) Add(facts []session.Fact) {
 	for _, f := range facts {
 		if u, ok := f.Entry.(*session.UserEntry); ok {
-			t.turns = append(t.turns, userTurn{N: len(t.turns) + 1, Seq: f.Seq, Boundary: facts[0].Seq - 1, Prompt: strings.Clone(u.Content), At: f.Timestamp})
+			t.Turns = append(t.Turns, Turn{N: len(t.Turns) + 1, Seq: f.Seq, Boundary: facts[0].Seq - 1, Prompt: strings.Clone(u.Content), At: f.Timestamp})
 		}
 		if _, ok := f.Record.(*session.ToolStarted); ok && t.seqs != nil {
 			t.seqs[strings.Clone(f.ID)] = f.Seq
@@ -103,8 +111,8 @@ func (t *turnLog) add(facts []session.Fact) {
 	}
 }
 
-// rewindRequest is one rewind of a session to before user turn Turn.
-type rewindRequest struct {
+// Request is one rewind of a session to before user turn Turn.
+type Request struct {
 	Path  string `json:"path"` // the session file
 	Turn  int    `json:"turn"`
 	Force bool   `json:"force"`
@@ -113,59 +121,61 @@ type rewindRequest struct {
 	Conversation bool `json:"conversation"`
 }
 
-// rewindJournal is written (synced, by rename) before a rewind changes
+// Journal is written (synced, by rename) before a rewind changes
 // anything and removed when it is complete; a rewind that finds one
 // finishes it first. It holds the plan, so rerunning applies the same
 // decisions, and the fork's id, so the conversation half forks once.
-type rewindJournal struct {
+type Journal struct {
 	ID      string           `json:"id"`
-	Request rewindRequest    `json:"request"`
-	Turn    userTurnJSON     `json:"turnInfo"`
+	Request Request          `json:"request"`
+	Turn    TurnInfo         `json:"turnInfo"`
 	Plan    *checkpoint.Plan `json:"plan,omitempty"`
 	ForkID  string           `json:"forkId,omitempty"`
 }
 
-type userTurnJSON struct {
+// TurnInfo is the turn a journal rewinds to, as the journal keeps it.
+type TurnInfo struct {
 	N        int    `json:"n"`
 	Boundary int64  `json:"boundary"`
 	Prompt   string `json:"prompt"`
 }
 
-const rewindJournalFile = "rewind.json"
+// JournalFile is the name of the journal in the session's sidecar directory.
+const JournalFile = "rewind.json"
 
-// rewindOutcome is what a rewind did.
-type rewindOutcome struct {
-	Turn     userTurnJSON
+// Outcome is what a rewind did.
+type Outcome struct {
+	Turn     TurnInfo
 	Finished bool // an interrupted rewind was finished
 	Files    *checkpoint.Summary
 	Fork     *fork.Result
 }
 
-// sessionCwd is the working directory a canonical session file belongs
+// SessionCwd is the working directory a canonical session file belongs
 // to: <cwd>/.tiny-agent/sessions/<file>.
-func sessionCwd(path string) string {
+func SessionCwd(path string) string {
 	return filepath.Dir(filepath.Dir(filepath.Dir(path)))
 }
 
-// planRewind plans a rewind without changing anything.
-func planRewind(ctx context.Context, req rewindRequest, capBytes int64) (*rewindJournal, error) {
-	scan, err := scanTurnsFile(req.Path, true)
+// Plan plans a rewind without changing anything.
+func Plan(ctx context.Context, req Request, capBytes int64) (*Journal, error) {
+	scan, err := ScanTurnsFile(req.Path, true)
 	if err != nil {
 		return nil, err
 	}
-	turns, seqs := scan.turns, scan.seqs
+	turns, seqs := scan.Turns, scan.seqs
 	if len(turns) == 0 {
 		return nil, errors.New("the session has no user turn to rewind to")
 	}
 	if req.Turn < 1 || req.Turn > len(turns) {
-		return nil, usageErrorf("--turn must be between 1 and %d (the session's user turns)", len(turns))
+		return nil, cmdutil.UsageErrorf("--turn must be between 1 and %d (the session's user turns)", len(turns))
 	}
 	t := turns[req.Turn-1]
 	id, err := store.NewID()
 	if err != nil {
 		return nil, err
 	}
-	j := &rewindJournal{ID: id, Request: req, Turn: userTurnJSON{N: t.N, Boundary: t.Boundary, Prompt: t.Prompt}}
+	j := &Journal{ID: id, Request: req, Turn: TurnInfo{N: t.N, Boundary: t.Boundary, Prompt: t.Prompt}}
 	if req.Conversation {
 		if j.ForkID, err = store.NewID(); err != nil {
 			return nil, err
@@ -174,7 +184,7 @@ func planRewind(ctx context.Context, req rewindRequest, capBytes int64) (*rewind
 	if !req.Files {
 		return j, nil
 	}
-	cs, err := checkpoint.Open(sessionCwd(req.Path), checkpoint.Options{Cap: capBytes})
+	cs, err := checkpoint.Open(SessionCwd(req.Path), checkpoint.Options{Cap: capBytes})
 	if err != nil {
 		return nil, err
 	}
@@ -237,26 +247,26 @@ func readCheckpointsChecked(sessionPath string) ([]checkpoint.Record, []string, 
 	return checkpoint.ReadIndexChecked(bytes.NewReader(data))
 }
 
-// pendingRewind returns the journal of an interrupted rewind of the
+// Pending returns the journal of an interrupted rewind of the
 // session, or nil.
-func pendingRewind(sessionPath string) (*rewindJournal, error) {
-	data, err := store.ReadSidecarFile(sessionPath, rewindJournalFile)
+func Pending(sessionPath string) (*Journal, error) {
+	data, err := store.ReadSidecarFile(sessionPath, JournalFile)
 	if err != nil || data == nil {
 		return nil, err
 	}
 	if data, err = statekey.Open(rewindPurpose(sessionPath), data); err != nil {
 		return nil, refuseRewindJournal(sessionPath, err)
 	}
-	var j rewindJournal
+	var j Journal
 	if err := json.Unmarshal(data, &j); err != nil {
 		dir, _ := store.SidecarDir(sessionPath, false)
-		return nil, fmt.Errorf("the journal of an interrupted rewind (%s) is damaged: %w", filepath.Join(dir, rewindJournalFile), err)
+		return nil, fmt.Errorf("the journal of an interrupted rewind (%s) is damaged: %w", filepath.Join(dir, JournalFile), err)
 	}
 	j.Request.Path = sessionPath
 	return &j, nil
 }
 
-func writeJournal(sessionPath string, j *rewindJournal) error {
+func writeJournal(sessionPath string, j *Journal) error {
 	data, err := json.Marshal(j)
 	if err == nil {
 		data, err = statekey.Seal(rewindPurpose(sessionPath), data)
@@ -264,7 +274,7 @@ func writeJournal(sessionPath string, j *rewindJournal) error {
 	if err != nil {
 		return err
 	}
-	return store.ReplaceSidecarFile(sessionPath, rewindJournalFile, data)
+	return store.ReplaceSidecarFile(sessionPath, JournalFile, data)
 }
 
 // rewindPurpose binds a rewind journal's seal to its session: what the
@@ -280,7 +290,7 @@ type refusedRewindError struct {
 }
 
 func (e *refusedRewindError) Error() string {
-	return fmt.Sprintf("refused the journal of an interrupted rewind of %s: %v; nothing of it was done (moved to %s)", sessionLabel(e.session), e.err, e.aside)
+	return fmt.Sprintf("refused the journal of an interrupted rewind of %s: %v; nothing of it was done (moved to %s)", SessionLabel(e.session), e.err, e.aside)
 }
 
 // refuseRewindJournal moves a refused journal aside, so it is said once.
@@ -289,30 +299,30 @@ func refuseRewindJournal(sessionPath string, err error) error {
 	if derr != nil {
 		return derr
 	}
-	aside := filepath.Join(dir, rewindJournalFile+".refused")
-	if rerr := os.Rename(filepath.Join(dir, rewindJournalFile), aside); rerr != nil {
+	aside := filepath.Join(dir, JournalFile+".refused")
+	if rerr := os.Rename(filepath.Join(dir, JournalFile), aside); rerr != nil {
 		return rerr
 	}
 	return &refusedRewindError{session: sessionPath, aside: aside, err: err}
 }
 
-// rewindAfterApply is a test seam (nil in production): a test child sets
+// AfterApply is a test seam (nil in production): a test child sets
 // it to pause a rewind after some of its files are put back.
-var rewindAfterApply func(done int)
+var AfterApply func(done int)
 
-// executeRewind carries out a journaled rewind: the journal is made
+// Execute carries out a journaled rewind: the journal is made
 // durable, the files are put back (each by rename), the rewind is recorded
 // as a checkpoint of its own (so it can be undone), the conversation is
 // forked, and the journal is removed. Every step is safe to repeat, so a
 // rewind killed anywhere is finished by running it again.
-func executeRewind(ctx context.Context, j *rewindJournal, capBytes int64, finished bool) (*rewindOutcome, error) {
+func Execute(ctx context.Context, j *Journal, capBytes int64, finished bool) (*Outcome, error) {
 	path := j.Request.Path
 	if err := writeJournal(path, j); err != nil {
 		return nil, fmt.Errorf("rewind journal: %w", err)
 	}
-	out := &rewindOutcome{Turn: j.Turn, Finished: finished}
+	out := &Outcome{Turn: j.Turn, Finished: finished}
 	if j.Request.Files && j.Plan != nil {
-		cs, err := checkpoint.Open(sessionCwd(path), checkpoint.Options{Cap: capBytes, AfterApply: rewindAfterApply})
+		cs, err := checkpoint.Open(SessionCwd(path), checkpoint.Options{Cap: capBytes, AfterApply: AfterApply})
 		if err != nil {
 			return nil, err
 		}
@@ -336,7 +346,7 @@ func executeRewind(ctx context.Context, j *rewindJournal, capBytes int64, finish
 	}
 	dir, err := store.SidecarDir(path, false)
 	if err == nil {
-		if err := os.Remove(filepath.Join(dir, rewindJournalFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(filepath.Join(dir, JournalFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
 	}
@@ -355,14 +365,14 @@ func recordRewind(sessionPath, id string, done []checkpoint.Action) error {
 			return nil
 		}
 	}
-	return checkpoint.AppendRecords(sidecarAppender{sessionPath: sessionPath, name: checkpoint.IndexFile},
+	return checkpoint.AppendRecords(SidecarAppender{SessionPath: sessionPath, Name: checkpoint.IndexFile},
 		checkpoint.RewindRecords(id, done, time.Now().UnixMilli())...)
 }
 
 // forkOnce writes the conversation fork under the journal's id, or finds
 // it written by an interrupted run.
-func forkOnce(sourcePath string, j *rewindJournal) (*fork.Result, error) {
-	cwd := sessionCwd(sourcePath)
+func forkOnce(sourcePath string, j *Journal) (*fork.Result, error) {
+	cwd := SessionCwd(sourcePath)
 	if p, err := store.PathByID(cwd, j.ForkID); err == nil {
 		if o, _ := fork.ReadOrigin(p); o == nil {
 			src, _ := store.ReadHeader(sourcePath)
@@ -396,8 +406,8 @@ func lockForRewind(path, id string) (release func(), err error) {
 	return func() { f.Close() }, nil
 }
 
-// writeRewindSummary prints what a rewind will do (preview) or did.
-func writeRewindSummary(w io.Writer, turn userTurnJSON, sum *checkpoint.Summary, preview bool) {
+// WriteSummary prints what a rewind will do (preview) or did.
+func WriteSummary(w io.Writer, turn TurnInfo, sum *checkpoint.Summary, preview bool) {
 	verb := map[bool][3]string{false: {"restored", "created", "deleted"}, true: {"restore", "create", "delete"}}[preview]
 	head := "Files put back to before turn %d (%s):"
 	if preview {
@@ -424,17 +434,17 @@ func writeRewindSummary(w io.Writer, turn userTurnJSON, sum *checkpoint.Summary,
 	}
 }
 
-func writeRewindOutcome(w io.Writer, out *rewindOutcome) {
+func writeRewindOutcome(w io.Writer, out *Outcome) {
 	if out.Finished {
 		fmt.Fprintf(w, "Finished an interrupted rewind to before turn %d.\n", out.Turn.N)
 	}
 	if out.Files != nil {
-		writeRewindSummary(w, out.Turn, out.Files, false)
+		WriteSummary(w, out.Turn, out.Files, false)
 	}
 	writeForkLines(w, out)
 }
 
-func writeForkLines(w io.Writer, out *rewindOutcome) {
+func writeForkLines(w io.Writer, out *Outcome) {
 	if out.Fork != nil {
 		fmt.Fprintf(w, "Conversation rewound to before turn %d in a new session %s (the original is unchanged).\nContinue it with: tiny-go --session %s\n", out.Turn.N, out.Fork.ID, out.Fork.ID)
 	}

@@ -1,4 +1,4 @@
-package cli
+package sessionview
 
 import "unicode/utf8"
 

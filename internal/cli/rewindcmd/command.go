@@ -1,10 +1,12 @@
-package cli
+package rewindcmd
 
 import (
 	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
+	"github.com/tiny-agent/tiny-go/internal/cli/sessioncmd"
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
@@ -14,8 +16,8 @@ type rewindFlags struct {
 	force, filesOnly, conversationOnly, details bool
 }
 
-// newSessionRewindCommand is `tiny-go session rewind <id> --turn N`.
-func newSessionRewindCommand(a *app) *cobra.Command {
+// NewCommand is `tiny-go session rewind <id> --turn N`.
+func NewCommand(f *cmdutil.Factory) *cobra.Command {
 	var o rewindFlags
 	cmd := &cobra.Command{
 		Use:   "rewind <id> --turn N",
@@ -31,12 +33,12 @@ checkpoint could not keep (too large, unreadable, dropped under the store's
 cap) is said, never silently skipped. The rewind is itself a checkpoint, so
 a later rewind can undo it. Interrupted (even by kill -9), it leaves every
 file either put back or untouched; running it again finishes it.`,
-		Args: exactArgs(1, "a session id"),
+		Args: cmdutil.ExactArgs(1, "a session id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.filesOnly && o.conversationOnly {
-				return usageErrorf("--files-only and --conversation-only exclude each other")
+				return cmdutil.UsageErrorf("--files-only and --conversation-only exclude each other")
 			}
-			return runSessionRewind(cmd, a, args[0], o)
+			return runSessionRewind(cmd, f, args[0], o)
 		},
 	}
 	cmd.Flags().IntVar(&o.turn, "turn", 0, "the user turn to go back to before (1 = the first prompt)")
@@ -49,18 +51,18 @@ file either put back or untouched; running it again finishes it.`,
 
 // runSessionRewind finishes an interrupted rewind of the session, or plans
 // and runs the one asked for, and says what it did.
-func runSessionRewind(cmd *cobra.Command, a *app, id string, o rewindFlags) error {
-	cwd, err := a.workDir()
+func runSessionRewind(cmd *cobra.Command, f *cmdutil.Factory, id string, o rewindFlags) error {
+	cwd, err := f.WorkDir()
 	if err != nil {
 		return err
 	}
-	if id, err = expandSessionID(cwd, id); err != nil {
+	if id, err = sessioncmd.ExpandID(cwd, id); err != nil {
 		return err
 	}
 	if !store.ValidID(id) {
-		return noSession(id, cwd)
+		return sessioncmd.NoSession(id, cwd)
 	}
-	path, err := a.sessionPath(id)
+	path, err := sessioncmd.Path(f, id)
 	if err != nil {
 		return err
 	}
@@ -69,41 +71,41 @@ func runSessionRewind(cmd *cobra.Command, a *app, id string, o rewindFlags) erro
 		return err
 	}
 	defer release()
-	capBytes, err := checkpointCap(a.getenv)
+	capBytes, err := CheckpointCap(f.Getenv)
 	if err != nil {
-		return usageError{Err: err}
+		return cmdutil.UsageError{Err: err}
 	}
-	j, err := pendingRewind(path)
+	j, err := Pending(path)
 	if err != nil {
 		return err
 	}
 	finished := j != nil
 	if j == nil {
 		if !cmd.Flags().Changed("turn") {
-			return usageErrorf("--turn N is required (session show %s lists the turns)", id)
+			return cmdutil.UsageErrorf("--turn N is required (session show %s lists the turns)", id)
 		}
-		req := rewindRequest{Path: path, Turn: o.turn, Force: o.force, Files: !o.conversationOnly, Conversation: !o.filesOnly}
-		if j, err = planRewind(cmd.Context(), req, capBytes); err != nil {
+		req := Request{Path: path, Turn: o.turn, Force: o.force, Files: !o.conversationOnly, Conversation: !o.filesOnly}
+		if j, err = Plan(cmd.Context(), req, capBytes); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintf(a.stderr, "Finishing the interrupted rewind to before turn %d first.\n", j.Turn.N)
+		fmt.Fprintf(f.Stderr, "Finishing the interrupted rewind to before turn %d first.\n", j.Turn.N)
 		if cmd.Flags().Changed("turn") && o.turn != j.Turn.N {
-			defer fmt.Fprintf(a.stderr, "Run the command again to rewind to before turn %d.\n", o.turn)
+			defer fmt.Fprintf(f.Stderr, "Run the command again to rewind to before turn %d.\n", o.turn)
 		}
 	}
 	gitDone := ""
 	if !o.details {
 		gitDone = gitDoneOf(cmd.Context(), path, j, capBytes)
 	}
-	out, err := executeRewind(cmd.Context(), j, capBytes, finished)
+	out, err := Execute(cmd.Context(), j, capBytes, finished)
 	if err != nil {
 		return err
 	}
 	if o.details {
-		writeRewindOutcome(a.stdout, out)
+		writeRewindOutcome(f.Stdout, out)
 	} else {
-		writeOutcomeWords(a.stdout, out, gitDone)
+		writeOutcomeWords(f.Stdout, out, gitDone)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package cli
+package rewindcmd
 
 import (
 	"context"
@@ -17,11 +17,11 @@ import (
 // rest are counted.
 const maxListed = 20
 
-// writeRewindWords prints what a rewind will do in a user's words (issue
+// WriteWords prints what a rewind will do in a user's words (issue
 // 47): git's branches, HEAD and commits by name, files by path, and the
 // files inside .git only counted: "/rewind N details" lists them all
-// (writeRewindSummary).
-func writeRewindWords(ctx context.Context, w io.Writer, cwd string, turn userTurnJSON, plan *checkpoint.Plan, read func(checkpoint.File) ([]byte, error)) (gitDone string) {
+// (WriteSummary).
+func WriteWords(ctx context.Context, w io.Writer, cwd string, turn TurnInfo, plan *checkpoint.Plan, read func(checkpoint.File) ([]byte, error)) (gitDone string) {
 	fmt.Fprintf(w, "Rewinding files to before turn %d (%s) will:\n", turn.N, store.OneLine(turn.Prompt, 60))
 	sum := plan.Preview()
 	if sum.Empty() {
@@ -41,8 +41,8 @@ func writeRewindWords(ctx context.Context, w io.Writer, cwd string, turn userTur
 	return did
 }
 
-// writeRewindDone prints what a rewind did, in the preview's words.
-func writeRewindDone(w io.Writer, turn userTurnJSON, sum *checkpoint.Summary, gitDone string) {
+// WriteDone prints what a rewind did, in the preview's words.
+func WriteDone(w io.Writer, turn TurnInfo, sum *checkpoint.Summary, gitDone string) {
 	fmt.Fprintf(w, "Files put back to before turn %d (%s):\n", turn.N, store.OneLine(turn.Prompt, 60))
 	if sum == nil || sum.Empty() {
 		fmt.Fprintln(w, "  nothing to change: no file the agent changed since differs from then")
@@ -86,14 +86,6 @@ func writeProblems(w io.Writer, sum checkpoint.Summary) {
 	for _, warn := range sum.Warnings {
 		fmt.Fprintf(w, "  warning   %s\n", warn)
 	}
-}
-
-// plannedRewind is a /rewind plan: the journal, with what the preview
-// said of git for the result to say again.
-type plannedRewind struct {
-	j       *rewindJournal
-	gitDone string
-	details bool
 }
 
 // writePaths lists up to maxListed paths under verb, then counts the rest;
@@ -274,27 +266,27 @@ func undoneCommits(ctx context.Context, cwd string, g gitChange) int {
 // gitDoneOf is what the rewind j of the session at path will have done to
 // git, in words; worked out before it runs, while the commits it undoes
 // are still there to count.
-func gitDoneOf(ctx context.Context, path string, j *rewindJournal, capBytes int64) string {
+func gitDoneOf(ctx context.Context, path string, j *Journal, capBytes int64) string {
 	if j == nil || j.Plan == nil {
 		return ""
 	}
 	var read func(checkpoint.File) ([]byte, error)
-	if cs, err := checkpoint.Open(sessionCwd(path), checkpoint.Options{Cap: capBytes}); err == nil {
+	if cs, err := checkpoint.Open(SessionCwd(path), checkpoint.Options{Cap: capBytes}); err == nil {
 		defer cs.Close()
 		read = cs.Content
 	}
-	_, did := gitWords(ctx, sessionCwd(path), j.Plan, read)
+	_, did := gitWords(ctx, SessionCwd(path), j.Plan, read)
 	return did
 }
 
 // writeOutcomeWords is writeRewindOutcome with the files in words
-// (writeRewindDone); --details keeps every path.
-func writeOutcomeWords(w io.Writer, out *rewindOutcome, gitDone string) {
+// (WriteDone); --details keeps every path.
+func writeOutcomeWords(w io.Writer, out *Outcome, gitDone string) {
 	if out.Finished {
 		fmt.Fprintf(w, "Finished an interrupted rewind to before turn %d.\n", out.Turn.N)
 	}
 	if out.Files != nil {
-		writeRewindDone(w, out.Turn, out.Files, gitDone)
+		WriteDone(w, out.Turn, out.Files, gitDone)
 	}
 	writeForkLines(w, out)
 }

@@ -1,4 +1,4 @@
-package cli
+package rewindcmd
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ func TestRewindWords(t *testing.T) {
 		},
 	}
 	var b bytes.Buffer
-	did := writeRewindWords(context.Background(), &b, t.TempDir(), userTurnJSON{N: 2, Prompt: "branch"}, plan, nil)
+	did := WriteWords(context.Background(), &b, t.TempDir(), TurnInfo{N: 2, Prompt: "branch"}, plan, nil)
 	got := b.String()
 	for _, want := range []string{
 		"git: switch back to branch main, remove branch feature, bring back tag v1, put branch main back at 4444444",

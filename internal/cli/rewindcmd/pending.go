@@ -1,4 +1,4 @@
-package cli
+package rewindcmd
 
 import (
 	"context"
@@ -9,31 +9,32 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
-// errRewindInProgress: the session's rewind journal belongs to a rewind
+// ErrInProgress: the session's rewind journal belongs to a rewind
 // that is still running in another process (it holds the session file's
 // lock), so it must not be finished here.
-var errRewindInProgress = errors.New("rewind in progress")
+var ErrInProgress = errors.New("rewind in progress")
 
-// finishPendingRewind completes a rewind of the session at path that was
+// FinishPending completes a rewind of the session at path that was
 // interrupted (killed midway, its journal rewind.json left beside the
 // session) before anything opens the session, so nothing goes on with a
 // tree that is half at one turn and half at another. It says so on w.
-// It returns errRewindInProgress while another process holds the session
+// It returns ErrInProgress while another process holds the session
 // (a rewind or a run that is still going).
-func finishPendingRewind(ctx context.Context, path string, getenv func(string) string, w io.Writer) error {
+func FinishPending(ctx context.Context, path string, getenv func(string) string, w io.Writer) error {
 	if _, ok := store.IDOfPath(path); !ok {
 		return nil // a file outside a sessions directory has no sidecar
 	}
 	if _, err := store.SidecarDir(path, false); err != nil {
 		return nil // no sidecar: nothing was rewound
 	}
-	j, err := pendingRewind(path)
+	j, err := Pending(path)
 	var refused *refusedRewindError
 	if errors.As(err, &refused) {
-		fmt.Fprintf(w, "%s: %v\n", programName, err)
+		fmt.Fprintf(w, "%s: %v\n", cmdutil.ProgramName, err)
 		return nil
 	}
 	if err != nil || j == nil {
@@ -46,7 +47,7 @@ func finishPendingRewind(ctx context.Context, path string, getenv func(string) s
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return errRewindInProgress
+			return ErrInProgress
 		}
 		return err
 	}
@@ -54,18 +55,18 @@ func finishPendingRewind(ctx context.Context, path string, getenv func(string) s
 	// exclusive one only proves nobody else is at it. Released before the
 	// caller opens the session (a second descriptor would conflict).
 	defer f.Close()
-	if j, err = pendingRewind(path); err != nil || j == nil {
+	if j, err = Pending(path); err != nil || j == nil {
 		return err // finished by the other process meanwhile
 	}
-	capBytes, err := checkpointCap(getenv)
+	capBytes, err := CheckpointCap(getenv)
 	if err != nil {
-		return usageError{Err: err}
+		return cmdutil.UsageError{Err: err}
 	}
-	out, err := executeRewind(ctx, j, capBytes, true)
+	out, err := Execute(ctx, j, capBytes, true)
 	if err != nil {
 		return fmt.Errorf("session %s has an interrupted rewind (to before turn %d) that could not be finished: %w; run `tiny-go session rewind` on it to finish it", path, j.Turn.N, err)
 	}
-	msg := fmt.Sprintf("%s: finished an interrupted rewind of %s to before turn %d", programName, sessionLabel(path), j.Turn.N)
+	msg := fmt.Sprintf("%s: finished an interrupted rewind of %s to before turn %d", cmdutil.ProgramName, SessionLabel(path), j.Turn.N)
 	if out.Files != nil {
 		msg += fmt.Sprintf(" (%d restored, %d created, %d deleted)", len(out.Files.Restored), len(out.Files.Created), len(out.Files.Deleted))
 	}
@@ -76,33 +77,33 @@ func finishPendingRewind(ctx context.Context, path string, getenv func(string) s
 	return nil
 }
 
-// sessionLabel is the session id of a canonical session path, else the
+// SessionLabel is the session id of a canonical session path, else the
 // path.
-func sessionLabel(path string) string {
+func SessionLabel(path string) string {
 	if id, ok := store.IDOfPath(path); ok {
 		return "session " + id
 	}
 	return path
 }
 
-// finishPendingRewinds runs finishPendingRewind for every listed session;
+// FinishAllPending runs FinishPending for every listed session;
 // it returns the ids whose rewind is still in progress elsewhere, and
 // whether any rewind was finished (the listing is then out of date: a
 // rewind may fork a session).
-func finishPendingRewinds(ctx context.Context, sums []store.Summary, getenv func(string) string, w io.Writer) (inProgress map[string]bool, finished bool, err error) {
+func FinishAllPending(ctx context.Context, sums []store.Summary, getenv func(string) string, w io.Writer) (inProgress map[string]bool, finished bool, err error) {
 	inProgress = map[string]bool{}
 	for _, s := range sums {
 		if _, err := store.SidecarDir(s.Path, false); err != nil {
 			continue // no sidecar, nothing was rewound
 		}
-		j, err := pendingRewind(s.Path)
+		j, err := Pending(s.Path)
 		if err != nil || j == nil {
 			// A damaged journal is reported by the commands that open
 			// that session; the listing goes on.
 			continue
 		}
-		switch err := finishPendingRewind(ctx, s.Path, getenv, w); {
-		case errors.Is(err, errRewindInProgress):
+		switch err := FinishPending(ctx, s.Path, getenv, w); {
+		case errors.Is(err, ErrInProgress):
 			inProgress[s.ID] = true
 		case err != nil:
 			return nil, false, err

@@ -1,4 +1,4 @@
-package cli
+package sessionview
 
 import (
 	"bufio"
@@ -13,11 +13,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
+	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/sessioncmd"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
-func newSessionShowCommand(a *app) *cobra.Command {
+// NewShowCommand is `tiny-go session show <id|file>`: the timeline.
+func NewShowCommand(f *cmdutil.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "show <id|file>",
 		Short: "Print a readable timeline of a session",
@@ -27,31 +31,31 @@ totals. Every fact is prefixed with its seq and UTC time.
 
 The session is a file path, or a session id of the working directory.
 Exit status 0 when valid, 1 when corrupt (the valid prefix is shown).`,
-		Args: exactArgs(1, "a session id or file"),
+		Args: cmdutil.ExactArgs(1, "a session id or file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := a.openSession(args[0])
+			file, err := sessioncmd.Open(f, args[0])
 			if err != nil {
 				return err
 			}
-			defer f.Close()
-			path := f.Name()
-			switch err := finishPendingRewind(cmd.Context(), path, a.getenv, a.stderr); {
-			case errors.Is(err, errRewindInProgress):
-				fmt.Fprintf(a.stderr, "%s: a rewind of this session is in progress in another process\n", programName)
+			defer file.Close()
+			path := file.Name()
+			switch err := rewindcmd.FinishPending(cmd.Context(), path, f.Getenv, f.Stderr); {
+			case errors.Is(err, rewindcmd.ErrInProgress):
+				fmt.Fprintf(f.Stderr, "%s: a rewind of this session is in progress in another process\n", cmdutil.ProgramName)
 			case err != nil:
 				return err
 			}
-			w := bufio.NewWriterSize(a.stdout, 64<<10)
-			st, c, turns, err := writeShow(w, f)
+			w := bufio.NewWriterSize(f.Stdout, 64<<10)
+			st, c, turns, err := writeShow(w, file)
 			if err == nil {
-				writeUndoInfo(w, path, st, turns, a.getenv)
+				writeUndoInfo(w, path, st, turns, f.Getenv)
 				err = w.Flush()
 			}
 			if err != nil {
-				return usageError{Err: pathError(path, err)}
+				return cmdutil.UsageError{Err: sessioncmd.PathError(path, err)}
 			}
 			if c != nil {
-				return exitError{Code: exitFailed}
+				return cmdutil.ExitError{Code: cmdutil.ExitFailed}
 			}
 			return nil
 		},
@@ -67,10 +71,10 @@ const (
 // writeShow prints the timeline of the session in f as the one streamed
 // pass that reduces it reaches each fact; a corrupt session's valid
 // prefix is shown. It returns the user turns of that prefix.
-func writeShow(w io.Writer, f *os.File) (*session.State, *session.Corruption, []userTurn, error) {
+func writeShow(w io.Writer, f *os.File) (*session.State, *session.Corruption, []rewindcmd.Turn, error) {
 	var (
 		perOperation operationUsage
-		turns        turnLog
+		turns        rewindcmd.TurnLog
 	)
 	headed := false
 	// The timeline is written by a goroutine of its own, from copies of
@@ -88,7 +92,7 @@ func writeShow(w io.Writer, f *os.File) (*session.State, *session.Corruption, []
 	hooks := session.ReadHooks{
 		Header: func(h session.Header) {
 			headed = true
-			fmt.Fprintf(w, "session %s  %s %s  created %s\n", h.ID, h.Provider, h.Model, formatMillis(h.CreatedAt))
+			fmt.Fprintf(w, "session %s  %s %s  created %s\n", h.ID, h.Provider, h.Model, sessioncmd.FormatMillis(h.CreatedAt))
 		},
 		Transaction: func(_ int, facts []session.Fact) {
 			cur.facts = append(cur.facts, facts...)
@@ -119,13 +123,13 @@ func writeShow(w io.Writer, f *os.File) (*session.State, *session.Corruption, []
 	if c != nil {
 		fmt.Fprintf(w, "corrupt: %s\n", c.Describe())
 	}
-	return st, c, turns.turns, nil
+	return st, c, turns.Turns, nil
 }
 
 // writeTimeline writes the facts of the chunks that come full (handing
 // each back free), adding up the usage per operation and the user's
 // turns; it closes done when full is closed.
-func writeTimeline(w io.Writer, full <-chan *factChunk, free chan<- *factChunk, done chan<- struct{}, perOperation *operationUsage, turns *turnLog) {
+func writeTimeline(w io.Writer, full <-chan *factChunk, free chan<- *factChunk, done chan<- struct{}, perOperation *operationUsage, turns *rewindcmd.TurnLog) {
 	defer close(done)
 	var buf []byte
 	for ch := range full {
@@ -137,13 +141,13 @@ func writeTimeline(w io.Writer, full <-chan *factChunk, free chan<- *factChunk, 
 				buf = writeFact(w, f, buf)
 			}
 			perOperation.add(facts)
-			n := len(turns.turns)
-			turns.add(facts)
-			for i := n; i < len(turns.turns); i++ {
+			n := len(turns.Turns)
+			turns.Add(facts)
+			for i := n; i < len(turns.Turns); i++ {
 				// Keep only the excerpt writeUndoInfo prints (OneLine
 				// builds a string of its own): the prompt's page of
 				// the file need not be read again.
-				turns.turns[i].Prompt = store.OneLine(turns.turns[i].Prompt, undoPromptRunes)
+				turns.Turns[i].Prompt = store.OneLine(turns.Turns[i].Prompt, undoPromptRunes)
 			}
 		}
 		ch.facts, ch.ends = ch.facts[:0], ch.ends[:0]
@@ -159,7 +163,7 @@ func writeShowTotals(w io.Writer, st *session.State, perOperation *operationUsag
 	for _, line := range perOperation.lines() {
 		fmt.Fprintln(w, line)
 	}
-	fmt.Fprintf(w, "open operation: %s\n", describeOperation(st.Operation))
+	fmt.Fprintf(w, "open operation: %s\n", sessioncmd.DescribeOperation(st.Operation))
 	if read > st.RepairedLength {
 		fmt.Fprintf(w, "torn tail: %d uncommitted bytes after byte %d\n", read-st.RepairedLength, st.RepairedLength)
 	}

@@ -1,4 +1,4 @@
-package cli
+package rewindcmd
 
 import (
 	"context"
@@ -32,11 +32,11 @@ func TestRewindPlanStreamsTheSession(t *testing.T) {
 	size := uint64(len(data))
 	data = nil
 	var (
-		j   *rewindJournal
+		j   *Journal
 		err error
 	)
 	peak := sessiontest.PeakHeap(func() {
-		j, err = planRewind(context.Background(), rewindRequest{Path: path, Turn: len(prompts), Conversation: true}, 0)
+		j, err = Plan(context.Background(), Request{Path: path, Turn: len(prompts), Conversation: true}, 0)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -48,11 +48,11 @@ func TestRewindPlanStreamsTheSession(t *testing.T) {
 	if j.Turn.N != len(prompts) || j.Turn.Prompt != prompts[len(prompts)-1] {
 		t.Fatalf("turn %d %q, want %d %q", j.Turn.N, j.Turn.Prompt, len(prompts), prompts[len(prompts)-1])
 	}
-	scan, err := scanTurnsFile(path, false)
-	if err != nil || len(scan.turns) != len(prompts) {
-		t.Fatalf("%d turns (%v), want %d", len(scan.turns), err, len(prompts))
+	scan, err := ScanTurnsFile(path, false)
+	if err != nil || len(scan.Turns) != len(prompts) {
+		t.Fatalf("%d turns (%v), want %d", len(scan.Turns), err, len(prompts))
 	}
-	for i, u := range scan.turns {
+	for i, u := range scan.Turns {
 		if u.Prompt != prompts[i] || u.N != i+1 {
 			t.Fatalf("turn %d: %+v, want %q", i+1, u, prompts[i])
 		}

@@ -1,4 +1,4 @@
-package cli
+package sessionview
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
@@ -39,10 +40,10 @@ type sessionListItem struct {
 	Agent  string `json:"agent,omitzero"`
 }
 
-func printSessionListJSON(a *app, cwd string, sums []store.Summary, check *resumeCheck) error {
+func printSessionListJSON(f *cmdutil.Factory, cwd string, sums []store.Summary, check *listing) error {
 	forks := forkColumn(sums)
 	out := sessionListJSON{Directory: store.SessionsDir(cwd), Sessions: make([]sessionListItem, 0, len(sums))}
-	sums, links := nestSessions(sums)
+	sums, links := NestSessions(sums)
 	for _, s := range sums {
 		item := sessionListItem{
 			ID:               s.ID,
@@ -50,7 +51,7 @@ func printSessionListJSON(a *app, cwd string, sums []store.Summary, check *resum
 			Started:          s.Started.UTC().Format(time.RFC3339),
 			Model:            s.Model,
 			State:            jsonState(s, check),
-			Blocked:          check.blocked(s),
+			Blocked:          check.blockedBy(s),
 			ContinuationOwed: s.ContinuationOwed,
 			Size:             s.Size,
 			LastPrompt:       s.LastPrompt,
@@ -64,16 +65,16 @@ func printSessionListJSON(a *app, cwd string, sums []store.Summary, check *resum
 		}
 		out.Sessions = append(out.Sessions, item)
 	}
-	if err := json.MarshalWrite(a.stdout, out, jsontext.WithIndent("  ")); err != nil {
+	if err := json.MarshalWrite(f.Stdout, out, jsontext.WithIndent("  ")); err != nil {
 		return fmt.Errorf("list sessions: %w", err)
 	}
-	fmt.Fprintln(a.stdout)
+	fmt.Fprintln(f.Stdout)
 	return nil
 }
 
 // jsonState is the state of a listed session, "rewind in progress" while
 // another process rewinds it.
-func jsonState(s store.Summary, check *resumeCheck) string {
+func jsonState(s store.Summary, check *listing) string {
 	if check.rewinding[s.ID] {
 		return "rewind in progress"
 	}

@@ -1,4 +1,4 @@
-package cli
+package sessionview
 
 import (
 	"bytes"
@@ -37,7 +37,7 @@ func TestSessionTableNeverCutsAForkOrigin(t *testing.T) {
 		{ID: src, Path: filepath.Join(dir, src+".jsonl"), Started: at, Model: "openai/gpt-5.6-luna", LastPrompt: "turn three", State: store.SummaryIdle, Size: 26419},
 	}
 	var b bytes.Buffer
-	if err := writeSessionTable(&b, sums, &resumeCheck{}); err != nil {
+	if err := writeSessionTable(&b, sums, &listing{}); err != nil {
 		t.Fatal(err)
 	}
 	if !regexp.MustCompile(`01a24c0d-247@123456\n`).MatchString(b.String()) {
