@@ -21,36 +21,46 @@ type sent struct {
 	err  error // a provider error; the attempt still needs settling
 }
 
-// assistantStep is the step executor of a run, in its phases: the request
-// is built from the state and streamed (streamReply), then settled as one
-// transaction: a failed request (settleFailedRequest) or the reply
-// (settleAnswer: entry + usage, plus the terminal when the reply is final).
-// The tools the reply calls are the planner's next steps (toolStep).
+// assistantStep is the step executor of a run, in its phases, top to
+// bottom: the request is built from the state (assistantRequest), its
+// attempt is committed and the reply streamed (stream), and what came
+// back is settled in one transaction (settleAttempt). The tools the reply
+// calls are the planner's next steps, each one toolStep.
 func (a *Agent) assistantStep(ctx context.Context, r *run, st *session.State, p recovery.StartStep) (*Result, error) {
-	s, err := a.streamReply(ctx, r, st, p)
+	req := a.assistantRequest(st)
+	s, err := a.stream(ctx, r, st.Operation, p, req)
 	if s == nil {
 		return nil, err
 	}
-	if s.err != nil {
-		return a.settleFailedRequest(ctx, r, st, s)
-	}
-	return a.settleAnswer(ctx, r, st.Operation, p, s)
+	return a.settleAttempt(ctx, r, st, p, s)
 }
 
-// settleAnswer settles a reply: one that is not a valid reply fails the
-// step, one with too many tool calls is refused (tooManyCalls); otherwise
-// its entry, usage and, when final, the terminal are committed together.
-func (a *Agent) settleAnswer(ctx context.Context, r *run, op *session.Operation, p recovery.StartStep, s *sent) (*Result, error) {
+// settleAttempt settles what the stream brought back: a context overflow
+// hands the run to the compaction chain (endForCompaction); a failed
+// request, or a reply that is not a valid one, fails the step (failStep);
+// a reply with too many tool calls is refused (tooManyCalls); otherwise
+// its entry, usage and, when final, the terminal are committed together
+// (settleReply).
+func (a *Agent) settleAttempt(ctx context.Context, r *run, st *session.State, p recovery.StartStep, s *sent) (*Result, error) {
+	if s.err != nil {
+		var pe *provider.Error
+		if errors.As(s.err, &pe) && pe.Kind == provider.KindContextOverflow {
+			if res, handled, err := a.endForCompaction(ctx, r, st, s); handled || err != nil {
+				return res, err
+			}
+		}
+		return a.failStep(ctx, r, s, failureReason(s.err), errorType(s.err))
+	}
 	resp := s.resp
 	if reason := invalidReply(resp, p.StepKind); reason != "" {
 		errType := "invalid_response"
 		if resp.FinishReason == provider.FinishRefusal {
 			errType = "refusal"
 		}
-		return a.failStep(ctx, r, op, s, reason, errType)
+		return a.failStep(ctx, r, s, reason, errType)
 	}
 	if n, max := len(resp.ToolCalls), a.maxToolCalls(); n > max {
-		return a.tooManyCalls(ctx, r, op, s, n, max)
+		return a.tooManyCalls(ctx, r, s, n, max)
 	}
 	a.lastPromptTokens = resp.Usage.PromptTokens
 	usage := sessionUsage(resp.Usage)
@@ -60,14 +70,14 @@ func (a *Agent) settleAnswer(ctx context.Context, r *run, op *session.Operation,
 		return nil, fmt.Errorf("record reasoning details: %w", err)
 	}
 	entry := assistantEntry(s.info.StepID, s.info.AttemptID, resp)
-	facts := []session.Fact{{ID: entryID, Entry: entry}, {Usage: &session.UsageFact{OperationID: op.OperationID, AttemptID: s.info.AttemptID, Usage: usage}}}
+	facts := []session.Fact{{ID: entryID, Entry: entry}, {Usage: &session.UsageFact{OperationID: s.info.OperationID, AttemptID: s.info.AttemptID, Usage: usage}}}
 	var fin *session.OperationFinished
 	if entry.StopReason == session.StopReasonStop {
-		fin = &session.OperationFinished{OperationID: op.OperationID, OperationKind: op.Kind, Outcome: session.OutcomeCompleted, Completion: session.CompletionNormal, FinalEntryID: entryID}
+		fin = &session.OperationFinished{OperationID: s.info.OperationID, OperationKind: s.info.Kind, Outcome: session.OutcomeCompleted, Completion: session.CompletionNormal, FinalEntryID: entryID}
 		facts = append(facts, session.Fact{Record: fin})
 	}
 	completed := ModelOutcome{Outcome: "succeeded", Duration: s.dur, Usage: &usage, PromptTokens: resp.Usage.PromptTokens, ContextWindow: a.contextWindow(ctx), Cost: resp.Usage.Cost, ReasoningTokens: resp.Usage.Reasoning, Sources: resp.Sources}
-	return a.settleReply(ctx, r, op, s, facts, fin, completed)
+	return a.settleReply(ctx, r, s, facts, fin, completed)
 }
 
 // DefaultMaxToolCalls is the most tool calls one reply may ask for unless
@@ -85,24 +95,24 @@ func (a *Agent) maxToolCalls() int {
 // limit: none of them runs. The first attempt is left open, so the planner
 // asks again with the contract's one retry (attempt 2, same step); a second
 // such reply fails the step with a reason that says what to change.
-func (a *Agent) tooManyCalls(ctx context.Context, r *run, op *session.Operation, s *sent, n, max int) (*Result, error) {
+func (a *Agent) tooManyCalls(ctx context.Context, r *run, s *sent, n, max int) (*Result, error) {
 	if s.info.Attempt < 2 {
 		a.emit(ModelCompleted{Model: s.info, Outcome: ModelOutcome{Outcome: "failed", Duration: s.dur, ErrorType: "too_many_tool_calls"}})
 		delete(r.ownAttempts, s.info.AttemptID)
 		return nil, nil
 	}
 	reason := fmt.Sprintf("the model asked for %d tool calls in one reply, more than the limit of %d (--max-tool-calls); none was run", n, max)
-	return a.failStep(ctx, r, op, s, reason, "too_many_tool_calls")
+	return a.failStep(ctx, r, s, reason, "too_many_tool_calls")
 }
 
 // settleReply commits a reply's facts, unless an abort won the race.
-func (a *Agent) settleReply(ctx context.Context, r *run, op *session.Operation, s *sent, facts []session.Fact, fin *session.OperationFinished, completed ModelOutcome) (*Result, error) {
+func (a *Agent) settleReply(ctx context.Context, r *run, s *sent, facts []session.Fact, fin *session.OperationFinished, completed ModelOutcome) (*Result, error) {
 	aborted, err := a.settle(ctx, facts, ModelCompleted{Model: s.info, Outcome: completed})
 	var rejected *store.RejectedError
 	if errors.As(err, &rejected) {
 		// The reply is not a legal transcript message (say, numbers past
 		// 2^53): a failed step, not an attempt left open for a retry.
-		return a.failStep(ctx, r, op, s, "the model reply could not be recorded: "+rejected.Corruption.Detail, "invalid_response")
+		return a.failStep(ctx, r, s, "the model reply could not be recorded: "+rejected.Corruption.Detail, "invalid_response")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("commit model reply: %w", err)
@@ -120,19 +130,19 @@ func (a *Agent) settleReply(ctx context.Context, r *run, op *session.Operation, 
 
 // failStep commits stepFailed and the failed terminal in one transaction,
 // with the usage the failed reply reported (billed, so recorded).
-func (a *Agent) failStep(ctx context.Context, r *run, op *session.Operation, s *sent, reason, errType string) (*Result, error) {
+func (a *Agent) failStep(ctx context.Context, r *run, s *sent, reason, errType string) (*Result, error) {
 	e := session.ErrorInfo{Code: session.CodeModelError, Message: reason}
-	fin := &session.OperationFinished{OperationID: op.OperationID, OperationKind: op.Kind, Outcome: session.OutcomeFailed, Error: &e}
+	fin := &session.OperationFinished{OperationID: s.info.OperationID, OperationKind: s.info.Kind, Outcome: session.OutcomeFailed, Error: &e}
 	var facts []session.Fact
 	failed := ModelOutcome{Outcome: "failed", Duration: s.dur, ErrorType: errType}
 	billed, ok := billedUsage(s)
 	if ok {
 		usage := sessionUsage(billed)
-		facts = append(facts, session.Fact{Usage: &session.UsageFact{OperationID: op.OperationID, AttemptID: s.info.AttemptID, Usage: usage}})
+		facts = append(facts, session.Fact{Usage: &session.UsageFact{OperationID: s.info.OperationID, AttemptID: s.info.AttemptID, Usage: usage}})
 		failed.Usage, failed.Cost, failed.ReasoningTokens = &usage, billed.Cost, billed.Reasoning
 	}
 	facts = append(facts,
-		session.Fact{Record: &session.StepFailed{OperationID: op.OperationID, StepID: s.info.StepID, AttemptID: s.info.AttemptID, Error: e}},
+		session.Fact{Record: &session.StepFailed{OperationID: s.info.OperationID, StepID: s.info.StepID, AttemptID: s.info.AttemptID, Error: e}},
 		session.Fact{Record: fin})
 	aborted, err := a.settle(ctx, facts, ModelCompleted{Model: s.info, Outcome: failed})
 	if err != nil {
