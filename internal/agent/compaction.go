@@ -205,10 +205,10 @@ func (a *Agent) compactionStep(ctx context.Context, r *run, st *session.State, p
 		return nil, err
 	}
 	if s.err != nil {
-		return a.failStep(ctx, r, s, failureReason(s.err), errorType(s.err))
+		return a.commitSettlement(ctx, r, s, stepFailure(s, failureReason(s.err), errorType(s.err)))
 	}
 	if reason := invalidReply(s.resp, p.StepKind); reason != "" {
-		return a.failStep(ctx, r, s, reason, "invalid_response")
+		return a.commitSettlement(ctx, r, s, stepFailure(s, reason, "invalid_response"))
 	}
 	usage := sessionUsage(s.resp.Usage)
 	entry := compactionEntry(op, c, *s.resp.Content)
@@ -217,7 +217,7 @@ func (a *Agent) compactionStep(ctx context.Context, r *run, st *session.State, p
 		{ID: op.ResultEntryID, Entry: entry},
 	}
 	completed := ModelOutcome{Outcome: "succeeded", Duration: s.dur, Usage: &usage, PromptTokens: s.resp.Usage.PromptTokens}
-	return a.settleReply(ctx, r, s, facts, nil, completed)
+	return a.commitSettlement(ctx, r, s, settlement{facts: facts, outcome: completed})
 }
 
 // summaryRequest is the request of runtime.md §4: no tools, the summary
