@@ -187,9 +187,10 @@ type CompactStats struct {
 	Kept      int
 }
 
-// compactionStep is the step executor of a compaction: the summary
-// request, settled by the compaction entry (with its usage) in one
-// transaction.
+// compactionStep is the step executor of a compaction, in the phases of
+// assistantStep: the summary request (summaryRequest), streamed (stream),
+// settled by the compaction entry with its usage in one transaction
+// (summarySettlement, then commitSettlement).
 func (a *Agent) compactionStep(ctx context.Context, r *run, st *session.State, p recovery.StartStep) (*Result, error) {
 	op := st.Operation
 	c, err := operationCut(st)
@@ -204,11 +205,18 @@ func (a *Agent) compactionStep(ctx context.Context, r *run, st *session.State, p
 	if s == nil {
 		return nil, err
 	}
+	return a.commitSettlement(ctx, r, s, summarySettlement(op, c, p.StepKind, s))
+}
+
+// summarySettlement decides what settles a summary attempt: a failed
+// request, or a reply that is not a complete text answer, fails the step;
+// otherwise its usage and the compaction entry settle it.
+func summarySettlement(op *session.Operation, c cut, kind session.StepKind, s *sent) settlement {
 	if s.err != nil {
-		return a.commitSettlement(ctx, r, s, stepFailure(s, failureReason(s.err), errorType(s.err)))
+		return stepFailure(s, failureReason(s.err), errorType(s.err))
 	}
-	if reason := invalidReply(s.resp, p.StepKind); reason != "" {
-		return a.commitSettlement(ctx, r, s, stepFailure(s, reason, "invalid_response"))
+	if reason := invalidReply(s.resp, kind); reason != "" {
+		return stepFailure(s, reason, "invalid_response")
 	}
 	usage := sessionUsage(s.resp.Usage)
 	entry := compactionEntry(op, c, *s.resp.Content)
@@ -217,7 +225,7 @@ func (a *Agent) compactionStep(ctx context.Context, r *run, st *session.State, p
 		{ID: op.ResultEntryID, Entry: entry},
 	}
 	completed := ModelOutcome{Outcome: "succeeded", Duration: s.dur, Usage: &usage, PromptTokens: s.resp.Usage.PromptTokens}
-	return a.commitSettlement(ctx, r, s, settlement{facts: facts, outcome: completed})
+	return settlement{facts: facts, outcome: completed}
 }
 
 // summaryRequest is the request of runtime.md §4: no tools, the summary
