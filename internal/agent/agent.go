@@ -189,6 +189,40 @@ type Result struct {
 	Blocked string
 }
 
+// finished reports a committed terminal and builds the Result.
+func (a *Agent) finished(r *run, rec *session.OperationFinished) *Result {
+	res := &Result{
+		OperationID: rec.OperationID,
+		Kind:        rec.OperationKind,
+		Outcome:     rec.Outcome,
+		Completion:  rec.Completion,
+		Error:       rec.Error,
+	}
+	if rec.Outcome == session.OutcomeCompleted && rec.OperationKind == session.OperationRun {
+		res.Answer = a.answerText(rec.FinalEntryID)
+	}
+	out := OperationOutcome{
+		Recovery: r.recovery,
+		Duration: a.cfg.Now().Sub(r.start),
+		Usage:    r.usage,
+	}
+	done := *res
+	a.emit(OperationCompleted{Result: done, Outcome: out})
+	return res
+}
+
+// answerText finds the content of the final assistant message: it is the
+// last transcript message when the run completed normally.
+func (a *Agent) answerText(finalEntryID string) string {
+	st := a.cfg.Log.State()
+	if n := len(st.Transcript); n > 0 && finalEntryID != "" {
+		if m := st.Transcript[n-1]; m.Role == session.RoleAssistant && m.Content != nil {
+			return *m.Content
+		}
+	}
+	return ""
+}
+
 // ErrBusy is returned when another Run, Compact or Resume of this agent is
 // still in progress.
 var ErrBusy = errors.New("another operation of this session is still in progress")
@@ -387,6 +421,12 @@ func (a *Agent) write(ctx context.Context, drop func(*session.Operation) bool, f
 	a.mu.Unlock()
 	a.events.drain(a.sink)
 	return false, nil
+}
+
+// emit delivers ev after everything queued before it.
+func (a *Agent) emit(ev Event) {
+	a.events.push(ev)
+	a.events.drain(a.sink)
 }
 
 // Abort requests an abort of the open operation: it commits abortRequested

@@ -39,10 +39,8 @@ type cut struct {
 	retained     []string // source entry ids from the cut on
 	inputThrough string   // the last source entry id
 	// tail holds the retained messages with their source entry ids (the
-	// compaction entry repeats them), digest the sourceDigest of the whole
-	// history (set for a new compaction only).
-	tail   []session.RetainedMessage
-	digest string
+	// compaction entry repeats them).
+	tail []session.RetainedMessage
 }
 
 // compactionCut computes the cut on the current active context: keep at
@@ -73,9 +71,6 @@ func compactionCut(st *session.State, toolRounds bool) (cut, error) {
 		at := off + k - first // the history index of ctx[k]
 		c := cut{index: k, compacted: hids[:at:at], retained: hids[at:], inputThrough: hids[len(hids)-1]}
 		c.tail = retainedTail(ctx[k:], ids[k:])
-		// The reducer's running hash: what is new since the last
-		// compaction is hashed, not the session.
-		c.digest = st.HistoryDigest()
 		return c, nil
 	}
 	return cut{}, ErrNothingToCompact
@@ -139,15 +134,18 @@ func retainedTail(msgs []session.Message, ids []string) []session.RetainedMessag
 	return tail
 }
 
-// startRecord is the compactionStarted of a new compaction at c.
-func (a *Agent) startRecord(c cut) *session.CompactionStarted {
+// startRecord is the compactionStarted of a new compaction at c, the cut
+// of st. Its sourceDigest covers the whole history; it comes from the
+// reducer's running hash, so only what is new since the last compaction
+// is hashed, not the session.
+func (a *Agent) startRecord(st *session.State, c cut) *session.CompactionStarted {
 	return &session.CompactionStarted{
 		OperationID:         a.cfg.NewID(),
 		InputThroughEntryID: c.inputThrough,
 		ResultEntryID:       a.cfg.NewID(),
 		CompactedEntryIDs:   c.compacted,
 		RetainedEntryIDs:    nonNil(c.retained),
-		SourceDigest:        c.digest,
+		SourceDigest:        st.HistoryDigest(),
 	}
 }
 
@@ -173,7 +171,7 @@ func (a *Agent) compact(ctx context.Context) (Result, CompactStats, error) {
 		return Result{}, CompactStats{}, err
 	}
 	stats := CompactStats{Compacted: c.index, Kept: len(st.ActiveContext) - c.index}
-	rec := a.startRecord(c)
+	rec := a.startRecord(st, c)
 	started := OperationStarted{OperationID: rec.OperationID, Kind: session.OperationCompaction}
 	if _, err := a.commit(ctx, []session.Fact{{Record: rec}}, started); err != nil {
 		return Result{}, CompactStats{}, fmt.Errorf("start compaction: %w", err)
@@ -189,9 +187,10 @@ type CompactStats struct {
 	Kept      int
 }
 
-// compactionStep is the step executor of a compaction: the summary
-// request, settled by the compaction entry (with its usage) in one
-// transaction.
+// compactionStep is the step executor of a compaction, in the phases of
+// assistantStep: the summary request (summaryRequest), streamed (stream),
+// settled by the compaction entry with its usage in one transaction
+// (summarySettlement, then commitSettlement).
 func (a *Agent) compactionStep(ctx context.Context, r *run, st *session.State, p recovery.StartStep) (*Result, error) {
 	op := st.Operation
 	c, err := operationCut(st)
@@ -202,15 +201,22 @@ func (a *Agent) compactionStep(ctx context.Context, r *run, st *session.State, p
 	if err != nil {
 		return nil, err
 	}
-	s, err := a.send(ctx, r, op, p, req)
+	s, err := a.stream(ctx, r, op, p, req)
 	if s == nil {
 		return nil, err
 	}
+	return a.commitSettlement(ctx, r, s, summarySettlement(op, c, p.StepKind, s))
+}
+
+// summarySettlement decides what settles a summary attempt: a failed
+// request, or a reply that is not a complete text answer, fails the step;
+// otherwise its usage and the compaction entry settle it.
+func summarySettlement(op *session.Operation, c cut, kind session.StepKind, s *sent) settlement {
 	if s.err != nil {
-		return a.failStep(ctx, r, op, s, failureReason(s.err), errorType(s.err))
+		return stepFailure(s, failureReason(s.err), errorType(s.err))
 	}
-	if reason := invalidReply(s.resp, p.StepKind); reason != "" {
-		return a.failStep(ctx, r, op, s, reason, "invalid_response")
+	if reason := invalidReply(s.resp, kind); reason != "" {
+		return stepFailure(s, reason, "invalid_response")
 	}
 	usage := sessionUsage(s.resp.Usage)
 	entry := compactionEntry(op, c, *s.resp.Content)
@@ -219,7 +225,7 @@ func (a *Agent) compactionStep(ctx context.Context, r *run, st *session.State, p
 		{ID: op.ResultEntryID, Entry: entry},
 	}
 	completed := ModelOutcome{Outcome: "succeeded", Duration: s.dur, Usage: &usage, PromptTokens: s.resp.Usage.PromptTokens}
-	return a.settleReply(ctx, r, op, s, facts, nil, completed)
+	return settlement{facts: facts, outcome: completed}
 }
 
 // summaryRequest is the request of runtime.md §4: no tools, the summary
@@ -311,7 +317,7 @@ func (a *Agent) endForCompaction(ctx context.Context, r *run, st *session.State,
 	}
 	e := session.ErrorInfo{Code: session.CodeContextLimit, Message: contextLimitMessage}
 	fin := &session.OperationFinished{OperationID: op.OperationID, OperationKind: op.Kind, Outcome: session.OutcomeFailed, Error: &e}
-	rec := a.startRecord(c)
+	rec := a.startRecord(st, c)
 	var facts []session.Fact
 	var events []Event
 	if failed != nil {
@@ -516,17 +522,4 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// settleFailedRequest settles a request the provider failed: a context
-// overflow hands the run to the compaction chain instead of failing it;
-// anything else fails the step.
-func (a *Agent) settleFailedRequest(ctx context.Context, r *run, st *session.State, s *sent) (*Result, error) {
-	var pe *provider.Error
-	if errors.As(s.err, &pe) && pe.Kind == provider.KindContextOverflow {
-		if res, handled, err := a.endForCompaction(ctx, r, st, s); handled || err != nil {
-			return res, err
-		}
-	}
-	return a.failStep(ctx, r, st.Operation, s, failureReason(s.err), errorType(s.err))
 }

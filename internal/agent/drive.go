@@ -139,40 +139,6 @@ func (a *Agent) step(ctx context.Context, r *run, st *session.State, p recovery.
 	return a.assistantStep(ctx, r, st, p)
 }
 
-// finished reports a committed terminal and builds the Result.
-func (a *Agent) finished(r *run, rec *session.OperationFinished) *Result {
-	res := &Result{
-		OperationID: rec.OperationID,
-		Kind:        rec.OperationKind,
-		Outcome:     rec.Outcome,
-		Completion:  rec.Completion,
-		Error:       rec.Error,
-	}
-	if rec.Outcome == session.OutcomeCompleted && rec.OperationKind == session.OperationRun {
-		res.Answer = a.answerText(rec.FinalEntryID)
-	}
-	out := OperationOutcome{
-		Recovery: r.recovery,
-		Duration: a.cfg.Now().Sub(r.start),
-		Usage:    r.usage,
-	}
-	done := *res
-	a.emit(OperationCompleted{Result: done, Outcome: out})
-	return res
-}
-
-// answerText finds the content of the final assistant message: it is the
-// last transcript message when the run completed normally.
-func (a *Agent) answerText(finalEntryID string) string {
-	st := a.cfg.Log.State()
-	if n := len(st.Transcript); n > 0 && finalEntryID != "" {
-		if m := st.Transcript[n-1]; m.Role == session.RoleAssistant && m.Content != nil {
-			return *m.Content
-		}
-	}
-	return ""
-}
-
 func (a *Agent) blocked(ctx context.Context, r *run, op *session.Operation, p recovery.Blocked) (*Result, error) {
 	if p.Reason != recovery.BlockedAttemptsExhausted || op.Step == nil {
 		return &Result{OperationID: op.OperationID, Kind: op.Kind, Blocked: string(p.Reason)}, nil

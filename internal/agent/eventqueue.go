@@ -51,9 +51,3 @@ func (q *eventQueue) drain(sink func(Event)) {
 	q.draining = false
 	q.cond.Broadcast()
 }
-
-// emit delivers ev after everything queued before it.
-func (a *Agent) emit(ev Event) {
-	a.events.push(ev)
-	a.events.drain(a.sink)
-}

@@ -91,11 +91,11 @@ func (a *Agent) assistantRequest(st *session.State) provider.Request {
 	return provider.Request{Model: a.cfg.Model, Messages: msgs, Tools: a.conf.wire}
 }
 
-// send commits the stepAttempt of a planned step and performs its request.
-// It returns nil when nothing is left to settle here: an abort is durable
+// stream commits the stepAttempt of a planned step, performs its request
+// and streams the reply to the observer. It returns nil when nothing is left to settle here: an abort is durable
 // (the planner closes the attempt), or this process is stopping (err is
 // ctx.Err(); the attempt stays open for the next resume).
-func (a *Agent) send(ctx context.Context, r *run, op *session.Operation, p recovery.StartStep, req provider.Request) (*sent, error) {
+func (a *Agent) stream(ctx context.Context, r *run, op *session.Operation, p recovery.StartStep, req provider.Request) (*sent, error) {
 	stepID := p.StepID
 	if stepID == "" {
 		stepID = a.cfg.NewID()
@@ -153,11 +153,4 @@ func (a *Agent) send(ctx context.Context, r *run, op *session.Operation, p recov
 		}
 	}
 	return s, nil
-}
-
-// streamReply builds the model request from the state, commits the
-// attempt and streams the reply (send).
-func (a *Agent) streamReply(ctx context.Context, r *run, st *session.State, p recovery.StartStep) (*sent, error) {
-	req := a.assistantRequest(st)
-	return a.send(ctx, r, st.Operation, p, req)
 }

@@ -21,53 +21,117 @@ type sent struct {
 	err  error // a provider error; the attempt still needs settling
 }
 
-// assistantStep is the step executor of a run, in its phases: the request
-// is built from the state and streamed (streamReply), then settled as one
-// transaction: a failed request (settleFailedRequest) or the reply
-// (settleAnswer: entry + usage, plus the terminal when the reply is final).
-// The tools the reply calls are the planner's next steps (toolStep).
+// assistantStep is the step executor of a run, in its phases, top to
+// bottom: the request is built from the state (assistantRequest), its
+// attempt is committed and the reply streamed (stream), and what came
+// back is settled in one transaction (settleAttempt). The tools the reply
+// calls are the planner's next steps, each one toolStep.
 func (a *Agent) assistantStep(ctx context.Context, r *run, st *session.State, p recovery.StartStep) (*Result, error) {
-	s, err := a.streamReply(ctx, r, st, p)
+	req := a.assistantRequest(st)
+	s, err := a.stream(ctx, r, st.Operation, p, req)
 	if s == nil {
 		return nil, err
 	}
-	if s.err != nil {
-		return a.settleFailedRequest(ctx, r, st, s)
-	}
-	return a.settleAnswer(ctx, r, st.Operation, p, s)
+	return a.settleAttempt(ctx, r, st, p, s)
 }
 
-// settleAnswer settles a reply: one that is not a valid reply fails the
-// step, one with too many tool calls is refused (tooManyCalls); otherwise
-// its entry, usage and, when final, the terminal are committed together.
-func (a *Agent) settleAnswer(ctx context.Context, r *run, op *session.Operation, p recovery.StartStep, s *sent) (*Result, error) {
+// settleAttempt settles what the stream brought back: a context overflow
+// hands the run to the compaction chain (endForCompaction); anything else
+// is decided (settlement) and then committed once (commitSettlement).
+func (a *Agent) settleAttempt(ctx context.Context, r *run, st *session.State, p recovery.StartStep, s *sent) (*Result, error) {
+	var pe *provider.Error
+	if errors.As(s.err, &pe) && pe.Kind == provider.KindContextOverflow {
+		if res, handled, err := a.endForCompaction(ctx, r, st, s); handled || err != nil {
+			return res, err
+		}
+	}
+	set, err := a.settlement(ctx, p.StepKind, s)
+	if err != nil {
+		return nil, err
+	}
+	return a.commitSettlement(ctx, r, s, set)
+}
+
+// settlement is what settles an attempt in one transaction: its facts,
+// how the model request ended (model.completed, reported with them), and
+// the terminal among the facts when the operation ends here. Without
+// facts the attempt is left open for the planner's retry.
+type settlement struct {
+	facts   []session.Fact
+	outcome ModelOutcome
+	fin     *session.OperationFinished
+}
+
+// settlement decides what settles s: a failed request, or a reply that is
+// not a valid one, fails the step (stepFailure); a reply with too many
+// tool calls is refused (tooManyCalls); otherwise its entry, usage and,
+// when final, the terminal settle it together.
+func (a *Agent) settlement(ctx context.Context, kind session.StepKind, s *sent) (settlement, error) {
+	if s.err != nil {
+		return stepFailure(s, failureReason(s.err), errorType(s.err)), nil
+	}
 	resp := s.resp
-	if reason := invalidReply(resp, p.StepKind); reason != "" {
+	if reason := invalidReply(resp, kind); reason != "" {
 		errType := "invalid_response"
 		if resp.FinishReason == provider.FinishRefusal {
 			errType = "refusal"
 		}
-		return a.failStep(ctx, r, op, s, reason, errType)
+		return stepFailure(s, reason, errType), nil
 	}
 	if n, max := len(resp.ToolCalls), a.maxToolCalls(); n > max {
-		return a.tooManyCalls(ctx, r, op, s, n, max)
+		return tooManyCalls(s, n, max), nil
 	}
 	a.lastPromptTokens = resp.Usage.PromptTokens
 	usage := sessionUsage(resp.Usage)
 	entryID := a.cfg.NewID()
 	// Durable before the entry: a committed entry always finds them.
 	if err := a.cfg.Reasoning.Put(entryID, resp.ReasoningDetails); err != nil {
-		return nil, fmt.Errorf("record reasoning details: %w", err)
+		return settlement{}, fmt.Errorf("record reasoning details: %w", err)
 	}
 	entry := assistantEntry(s.info.StepID, s.info.AttemptID, resp)
-	facts := []session.Fact{{ID: entryID, Entry: entry}, {Usage: &session.UsageFact{OperationID: op.OperationID, AttemptID: s.info.AttemptID, Usage: usage}}}
+	facts := []session.Fact{{ID: entryID, Entry: entry}, {Usage: &session.UsageFact{OperationID: s.info.OperationID, AttemptID: s.info.AttemptID, Usage: usage}}}
 	var fin *session.OperationFinished
 	if entry.StopReason == session.StopReasonStop {
-		fin = &session.OperationFinished{OperationID: op.OperationID, OperationKind: op.Kind, Outcome: session.OutcomeCompleted, Completion: session.CompletionNormal, FinalEntryID: entryID}
+		fin = &session.OperationFinished{OperationID: s.info.OperationID, OperationKind: s.info.Kind, Outcome: session.OutcomeCompleted, Completion: session.CompletionNormal, FinalEntryID: entryID}
 		facts = append(facts, session.Fact{Record: fin})
 	}
 	completed := ModelOutcome{Outcome: "succeeded", Duration: s.dur, Usage: &usage, PromptTokens: resp.Usage.PromptTokens, ContextWindow: a.contextWindow(ctx), Cost: resp.Usage.Cost, ReasoningTokens: resp.Usage.Reasoning, Sources: resp.Sources}
-	return a.settleReply(ctx, r, op, s, facts, fin, completed)
+	return settlement{facts: facts, outcome: completed, fin: fin}, nil
+}
+
+// commitSettlement commits set, unless an abort won the race, and books
+// it to the run; a settlement without facts is only reported. A reply
+// the store rejects is not a legal transcript message (say, numbers past
+// 2^53): it fails the step instead, not an attempt left open for a retry.
+func (a *Agent) commitSettlement(ctx context.Context, r *run, s *sent, set settlement) (*Result, error) {
+	done := ModelCompleted{Model: s.info, Outcome: set.outcome}
+	if set.facts == nil {
+		a.emit(done)
+		delete(r.ownAttempts, s.info.AttemptID)
+		return nil, nil
+	}
+	reply := set.outcome.Outcome == "succeeded"
+	aborted, err := a.settle(ctx, set.facts, done)
+	var rejected *store.RejectedError
+	if reply && errors.As(err, &rejected) {
+		return a.commitSettlement(ctx, r, s, stepFailure(s, "the model reply could not be recorded: "+rejected.Corruption.Detail, "invalid_response"))
+	}
+	switch {
+	case err != nil && reply:
+		return nil, fmt.Errorf("commit model reply: %w", err)
+	case err != nil:
+		return nil, fmt.Errorf("commit step failure: %w", err)
+	case aborted:
+		return nil, nil // a late reply is discarded; the abort wins
+	}
+	if set.outcome.Usage != nil {
+		r.usage = addUsage(r.usage, *set.outcome.Usage)
+	}
+	delete(r.ownAttempts, s.info.AttemptID)
+	if set.fin != nil {
+		return a.finished(r, set.fin), nil
+	}
+	return nil, nil
 }
 
 // DefaultMaxToolCalls is the most tool calls one reply may ask for unless
@@ -85,67 +149,30 @@ func (a *Agent) maxToolCalls() int {
 // limit: none of them runs. The first attempt is left open, so the planner
 // asks again with the contract's one retry (attempt 2, same step); a second
 // such reply fails the step with a reason that says what to change.
-func (a *Agent) tooManyCalls(ctx context.Context, r *run, op *session.Operation, s *sent, n, max int) (*Result, error) {
+func tooManyCalls(s *sent, n, max int) settlement {
 	if s.info.Attempt < 2 {
-		a.emit(ModelCompleted{Model: s.info, Outcome: ModelOutcome{Outcome: "failed", Duration: s.dur, ErrorType: "too_many_tool_calls"}})
-		delete(r.ownAttempts, s.info.AttemptID)
-		return nil, nil
+		return settlement{outcome: ModelOutcome{Outcome: "failed", Duration: s.dur, ErrorType: "too_many_tool_calls"}}
 	}
 	reason := fmt.Sprintf("the model asked for %d tool calls in one reply, more than the limit of %d (--max-tool-calls); none was run", n, max)
-	return a.failStep(ctx, r, op, s, reason, "too_many_tool_calls")
+	return stepFailure(s, reason, "too_many_tool_calls")
 }
 
-// settleReply commits a reply's facts, unless an abort won the race.
-func (a *Agent) settleReply(ctx context.Context, r *run, op *session.Operation, s *sent, facts []session.Fact, fin *session.OperationFinished, completed ModelOutcome) (*Result, error) {
-	aborted, err := a.settle(ctx, facts, ModelCompleted{Model: s.info, Outcome: completed})
-	var rejected *store.RejectedError
-	if errors.As(err, &rejected) {
-		// The reply is not a legal transcript message (say, numbers past
-		// 2^53): a failed step, not an attempt left open for a retry.
-		return a.failStep(ctx, r, op, s, "the model reply could not be recorded: "+rejected.Corruption.Detail, "invalid_response")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("commit model reply: %w", err)
-	}
-	if aborted {
-		return nil, nil // the late reply is discarded; the abort wins
-	}
-	r.usage = addUsage(r.usage, *completed.Usage)
-	delete(r.ownAttempts, s.info.AttemptID)
-	if fin != nil {
-		return a.finished(r, fin), nil
-	}
-	return nil, nil
-}
-
-// failStep commits stepFailed and the failed terminal in one transaction,
-// with the usage the failed reply reported (billed, so recorded).
-func (a *Agent) failStep(ctx context.Context, r *run, op *session.Operation, s *sent, reason, errType string) (*Result, error) {
+// stepFailure is stepFailed and the failed terminal, with the usage the
+// failed reply reported (billed, so recorded).
+func stepFailure(s *sent, reason, errType string) settlement {
 	e := session.ErrorInfo{Code: session.CodeModelError, Message: reason}
-	fin := &session.OperationFinished{OperationID: op.OperationID, OperationKind: op.Kind, Outcome: session.OutcomeFailed, Error: &e}
+	fin := &session.OperationFinished{OperationID: s.info.OperationID, OperationKind: s.info.Kind, Outcome: session.OutcomeFailed, Error: &e}
 	var facts []session.Fact
 	failed := ModelOutcome{Outcome: "failed", Duration: s.dur, ErrorType: errType}
-	billed, ok := billedUsage(s)
-	if ok {
+	if billed, ok := billedUsage(s); ok {
 		usage := sessionUsage(billed)
-		facts = append(facts, session.Fact{Usage: &session.UsageFact{OperationID: op.OperationID, AttemptID: s.info.AttemptID, Usage: usage}})
+		facts = append(facts, session.Fact{Usage: &session.UsageFact{OperationID: s.info.OperationID, AttemptID: s.info.AttemptID, Usage: usage}})
 		failed.Usage, failed.Cost, failed.ReasoningTokens = &usage, billed.Cost, billed.Reasoning
 	}
 	facts = append(facts,
-		session.Fact{Record: &session.StepFailed{OperationID: op.OperationID, StepID: s.info.StepID, AttemptID: s.info.AttemptID, Error: e}},
+		session.Fact{Record: &session.StepFailed{OperationID: s.info.OperationID, StepID: s.info.StepID, AttemptID: s.info.AttemptID, Error: e}},
 		session.Fact{Record: fin})
-	aborted, err := a.settle(ctx, facts, ModelCompleted{Model: s.info, Outcome: failed})
-	if err != nil {
-		return nil, fmt.Errorf("commit step failure: %w", err)
-	}
-	if aborted {
-		return nil, nil
-	}
-	if failed.Usage != nil {
-		r.usage = addUsage(r.usage, *failed.Usage)
-	}
-	delete(r.ownAttempts, s.info.AttemptID)
-	return a.finished(r, fin), nil
+	return settlement{facts: facts, outcome: failed, fin: fin}
 }
 
 // billedUsage is the usage a failed step's reply reported: that of a reply

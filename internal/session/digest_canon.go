@@ -1,5 +1,11 @@
 package session
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"hash"
+)
+
 // canonical appends RFC 8785 (JCS) text for the format's own typed values.
 // Their member names are fixed, so each appender writes them already in
 // UTF-16 code-unit order; only free-form JSON (tool arguments, parameter
@@ -45,6 +51,32 @@ func appendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// plainPrefix returns the length of the longest prefix of b without '"',
+// '\\' or a control character: the bytes a string can hold as they are.
+// It tests eight bytes at a time, as most of a session is string text.
+// The strict reader (strictjson.go) skips string text with it too.
+func plainPrefix[T string | []byte](b T) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := uint64(b[i]) | uint64(b[i+1])<<8 | uint64(b[i+2])<<16 | uint64(b[i+3])<<24 |
+			uint64(b[i+4])<<32 | uint64(b[i+5])<<40 | uint64(b[i+6])<<48 | uint64(b[i+7])<<56
+		q := x ^ (ones * '"')
+		s := x ^ (ones * '\\')
+		// A byte of the result has its high bit set where x has a byte
+		// below 0x20, or q or s a zero byte (exact as to whether any does).
+		if ((x-ones*0x20)&^x|(q-ones)&^q|(s-ones)&^s)&highs != 0 {
+			break
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c < 0x20 || c == '"' || c == '\\' {
+			return i
+		}
+	}
+	return i
 }
 
 // appendMember appends `"name":` preceded by a comma unless first.
@@ -165,4 +197,54 @@ func appendRetained(b []byte, msgs []RetainedMessage) []byte {
 		b = append(b, '}')
 	}
 	return append(b, ']')
+}
+
+// The running history hash: appendRetained's array written piecewise, so
+// the reducer and State.HistoryDigest hash each message once.
+
+func newHistoryHash() hash.Hash {
+	h := sha256.New()
+	h.Write([]byte{'['})
+	return h
+}
+
+// hashHistory writes the elements of SourceDigest's array for msgs[from:]
+// (ids aligned with msgs) to h, which holds the elements before them. buf
+// is scratch space (nil allocates); the grown one is returned.
+func hashHistory(h hash.Hash, msgs []Message, ids []string, from int, buf []byte) []byte {
+	b := buf[:0]
+	if cap(b) == 0 {
+		b = make([]byte, 0, 32<<10)
+	}
+	for i := from; i < len(ids); i++ {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '{')
+		b = appendMember(b, true, "message")
+		b = appendMessage(b, &msgs[i])
+		b = appendStringMember(b, false, "sourceEntryId", ids[i])
+		b = append(b, '}')
+		if len(b) >= 16<<10 {
+			h.Write(b)
+			b = b[:0]
+		}
+	}
+	h.Write(b)
+	return b
+}
+
+// sumHistory closes the array and returns the digest; h is used up.
+func sumHistory(h hash.Hash) string {
+	h.Write([]byte{']'})
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// cloneHash copies a SHA-256 state (which always clones).
+func cloneHash(h hash.Hash) hash.Hash {
+	c, err := h.(hash.Cloner).Clone()
+	if err != nil {
+		panic(err)
+	}
+	return c
 }

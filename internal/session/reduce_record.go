@@ -2,9 +2,6 @@ package session
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"hash"
 	"slices"
 )
 
@@ -116,53 +113,6 @@ func (s *State) HistoryDigest() string {
 	}
 	hashHistory(h, s.Transcript, s.TranscriptEntryIDs, from, nil)
 	return sumHistory(h)
-}
-
-func newHistoryHash() hash.Hash {
-	h := sha256.New()
-	h.Write([]byte{'['})
-	return h
-}
-
-// hashHistory writes the elements of SourceDigest's array for msgs[from:]
-// (ids aligned with msgs) to h, which holds the elements before them. buf
-// is scratch space (nil allocates); the grown one is returned.
-func hashHistory(h hash.Hash, msgs []Message, ids []string, from int, buf []byte) []byte {
-	b := buf[:0]
-	if cap(b) == 0 {
-		b = make([]byte, 0, 32<<10)
-	}
-	for i := from; i < len(ids); i++ {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '{')
-		b = appendMember(b, true, "message")
-		b = appendMessage(b, &msgs[i])
-		b = appendStringMember(b, false, "sourceEntryId", ids[i])
-		b = append(b, '}')
-		if len(b) >= 16<<10 {
-			h.Write(b)
-			b = b[:0]
-		}
-	}
-	h.Write(b)
-	return b
-}
-
-// sumHistory closes the array and returns the digest; h is used up.
-func sumHistory(h hash.Hash) string {
-	h.Write([]byte{']'})
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
-}
-
-// cloneHash copies a SHA-256 state (which always clones).
-func cloneHash(h hash.Hash) hash.Hash {
-	c, err := h.(hash.Cloner).Clone()
-	if err != nil {
-		panic(err)
-	}
-	return c
 }
 
 func (r *Reducer) applyStepAttempt(rec *StepAttempt) *Corruption {

@@ -177,28 +177,3 @@ func digits(b []byte, i int) int {
 	}
 	return i
 }
-
-// plainPrefix returns the length of the longest prefix of b without '"',
-// '\\' or a control character: the bytes a string can hold as they are.
-// It tests eight bytes at a time, as most of a session is string text.
-func plainPrefix[T string | []byte](b T) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		x := uint64(b[i]) | uint64(b[i+1])<<8 | uint64(b[i+2])<<16 | uint64(b[i+3])<<24 |
-			uint64(b[i+4])<<32 | uint64(b[i+5])<<40 | uint64(b[i+6])<<48 | uint64(b[i+7])<<56
-		q := x ^ (ones * '"')
-		s := x ^ (ones * '\\')
-		// A byte of the result has its high bit set where x has a byte
-		// below 0x20, or q or s a zero byte (exact as to whether any does).
-		if ((x-ones*0x20)&^x|(q-ones)&^q|(s-ones)&^s)&highs != 0 {
-			break
-		}
-	}
-	for ; i < len(b); i++ {
-		if c := b[i]; c < 0x20 || c == '"' || c == '\\' {
-			return i
-		}
-	}
-	return i
-}
