@@ -44,7 +44,7 @@ func (a *runner) newGate() (*approval.Gate, error) {
 	if a.embed != nil {
 		ask := a.embed.ask
 		if a.embed.permissionMode == nil {
-			ask = a.notifyingAsk(ask)
+			ask = a.userHooks.NotifyingAsk(ask)
 		}
 		g, err := a.sessionGate(ask)
 		if g != nil {
@@ -97,7 +97,7 @@ func (a *runner) newAskingGate() (*approval.Gate, error) {
 		}
 		return ans, err
 	}
-	return a.sessionGate(a.notifyingAsk(ask))
+	return a.sessionGate(a.userHooks.NotifyingAsk(ask))
 }
 
 // sessionGate is the gate with the session's kept rules; the lines of

@@ -58,7 +58,7 @@ func (a *runner) buildAgent(envID string) error {
 	}
 	log := a.agentLog()
 	sinks := a.eventSinks()
-	approve := a.embed.wrapApprove(a.mode.Hook(a.hookedApprove(approveHook(a.gate))))
+	approve := a.embed.wrapApprove(a.mode.Hook(a.userHooks.Approve(approveHook(a.gate))))
 	a.attachChildren(all, approve)
 	a.watch = &configWatch{inner: provider.Retry(client, provider.RetryConfig{Endpoint: client.URL(), EndpointSource: endpointSource(a.io)})}
 	a.agent, err = agent.New(agent.Config{
@@ -73,7 +73,7 @@ func (a *runner) buildAgent(envID string) error {
 		AutoCompact:         a.autoCompact(client),
 		Scrub:               a.scrubber(secretVars),
 		Approve:             approve,
-		Hooks:               a.permissionHooks(a.userHooks.agentHooks()),
+		Hooks:               a.permissionHooks(a.userHooks.Agent()),
 		BeforeEffect:        a.checkpointHook(),
 		ResultNote:          a.resultNote(),
 		Identity:            a.wire.identity(),
@@ -229,7 +229,7 @@ func (a *runner) eventSinks() []func(agent.Event) {
 		// stdout carries the events; a wait for a retry still shows.
 		sinks = append(sinks, retryLines(a.io.stderr))
 	}
-	return append(sinks, a.embed.eventSink(), a.hookEvents())
+	return append(sinks, a.embed.eventSink(), a.userHooks.Events())
 }
 
 func displayName(d tools.Definition) string {

@@ -371,7 +371,7 @@ func (s *headlessSession) Recover(ctx context.Context) error {
 func (s *headlessSession) Run(ctx context.Context, prompt string) (agent.Result, error) {
 	if instructions, ok := compactCommand(prompt); ok {
 		// Claude Code's print mode runs /compact as the terminal does.
-		defer s.r.userHooks.manualCompact(instructions)()
+		defer s.r.userHooks.ManualCompact(instructions)()
 		res, _, err := s.Agent().Compact(ctx)
 		return res, err
 	}

@@ -123,13 +123,13 @@ func (h interactiveHost) NewSession() (ui.Banner, error) {
 		return ui.Banner{}, err
 	}
 	drop := a.emptyCreated()
-	a.sessionSwitching("clear")
+	a.userHooks.Ending("clear")
 	if err := a.useStore(st); err != nil {
 		_ = os.Remove(st.Path())
 		return ui.Banner{}, err
 	}
 	drop()
-	defer a.sessionSwitched("clear")
+	defer a.userHooks.Started(context.Background(), "clear")
 	a.created, a.resumed = true, false
 	a.costs.reset()
 	return a.banner(), nil
@@ -169,12 +169,12 @@ func (h interactiveHost) Resume(id string) (ui.Banner, []session.Message, error)
 		return ui.Banner{}, nil, fmt.Errorf("session %s has an open operation; exit and run: tiny-go --session %s", id, id)
 	}
 	drop := a.emptyCreated()
-	a.sessionSwitching("other")
+	a.userHooks.Ending("other")
 	if err := a.useStore(st); err != nil {
 		return ui.Banner{}, nil, err
 	}
 	drop()
-	defer a.sessionSwitched("resume")
+	defer a.userHooks.Started(context.Background(), "resume")
 	a.created, a.resumed = false, true
 	a.costs.reset()
 	if m := chosenModel(st.Path()); m != "" && m != a.model {

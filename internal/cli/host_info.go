@@ -7,6 +7,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agents"
 	"github.com/tiny-agent/tiny-go/internal/approval"
+	"github.com/tiny-agent/tiny-go/internal/cli/hookwire"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/todo"
 )
@@ -106,9 +107,9 @@ func mcpInfo(servers []mcp.Server, clients mcp.Clients) []string {
 
 // hooksInfo is the hooks table of `tiny-go config`.
 func (a *runner) hooksInfo() []string {
-	cfg, _ := loadHookConfig(a.io, a.cwd)
+	cfg, _ := hookwire.Load(a.io.getenv, a.io.settings, a.cwd)
 	var b bytes.Buffer
-	if err := printHooks(&b, cfg); err != nil {
+	if err := hookwire.Print(&b, cfg); err != nil {
 		return []string{"hooks: " + err.Error()}
 	}
 	return strings.Split(strings.TrimSpace(b.String()), "\n")

@@ -38,7 +38,7 @@ func (a *runner) run(ctx context.Context, prompt string) (agent.Result, error) {
 }
 
 func (e currentEngine) Compact(ctx context.Context) (agent.Result, agent.CompactStats, error) {
-	defer e.a.userHooks.manualCompact("")()
+	defer e.a.userHooks.ManualCompact("")()
 	return e.a.agent.Compact(ctx)
 }
 
@@ -174,7 +174,7 @@ func (a *runner) useStore(st *store.Store) error {
 		st.Close()
 		return err
 	}
-	approve := a.hookedApprove(approveHook(gate))
+	approve := a.userHooks.Approve(approveHook(gate))
 	if a.mode != nil {
 		approve = a.mode.Hook(approve) // the mode Shift+Tab set goes on in the fork
 	}
@@ -208,7 +208,7 @@ func (a *runner) useStore(st *store.Store) error {
 	}
 	a.reasoning = rs
 	_ = prev.Close()
-	return a.attachHooks()
+	return a.userHooks.Attach(a.store.ID(), a.store.Path())
 }
 
 // accepted reports whether the newest user entry of st is text (the run

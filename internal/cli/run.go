@@ -14,6 +14,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
 	"github.com/tiny-agent/tiny-go/internal/cli/mcpcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/hookwire"
 	"github.com/tiny-agent/tiny-go/internal/config"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
@@ -191,7 +192,7 @@ type runner struct {
 	// costs adds up the session's cost for /cost.
 	costs sessionCost
 	// userHooks runs the user's hooks and notifications (hooks.go).
-	userHooks *userHooks
+	userHooks *hookwire.Hooks
 	// exitReason is SessionEnd's reason when the process lets go.
 	exitReason string
 }
@@ -307,7 +308,7 @@ func (a *runner) close() {
 	if a.gate != nil {
 		_ = a.gate.Close()
 	}
-	a.sessionEnded(firstNonEmpty(a.exitReason, "other"))
+	a.userHooks.Ended(firstNonEmpty(a.exitReason, "other"))
 	if a.bg != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = a.bg.StopAll(ctx)

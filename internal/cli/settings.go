@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/hookwire"
 	"github.com/tiny-agent/tiny-go/internal/config"
 	"github.com/tiny-agent/tiny-go/internal/hooks"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
@@ -118,7 +119,7 @@ See docs/configuration.md.`,
 			if err != nil {
 				return err
 			}
-			hookCfg, _ := loadHookConfig(io, cwd)
+			hookCfg, _ := hookwire.Load(io.getenv, io.settings, cwd)
 			perms, _ := loadPermissions(io, cwd)
 			ins, insErr := prompt.ReadInstructions(cwd, io.getenv("HOME"))
 			return printSettings(io, asJSON, hookCfg, perms, configExtras{ins, insErr})
@@ -224,7 +225,7 @@ func printSettings(io stdio, asJSON bool, hookCfg *hooks.Config, perms *permissi
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	if err := printHooks(io.stdout, hookCfg); err != nil {
+	if err := hookwire.Print(io.stdout, hookCfg); err != nil {
 		return err
 	}
 	if err := printPermissions(io.stdout, perms); err != nil {

@@ -76,7 +76,7 @@ func (c *children) run(ctx context.Context, parentPath, parentID string, depth i
 	defer st.Close()
 	// The user's hooks guard the child's calls as they guard the
 	// parent's; its end is SubagentStop.
-	hr, err := c.a.userHooks.childHooks(st.ID(), st.Path(), call.Agent.Name)
+	hr, err := c.a.userHooks.Child(st.ID(), st.Path(), call.Agent.Name)
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("hooks of the subagent: %w", err)
 	}
