@@ -17,17 +17,17 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
+	"github.com/tiny-agent/tiny-go/internal/cli/sessionview"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/session"
-	"github.com/tiny-agent/tiny-go/internal/tools"
-	"github.com/tiny-agent/tiny-go/internal/ui"
+	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
 // newACPCommand is `tiny-go acp`: the Agent Client Protocol on stdin and
 // stdout, for editors (docs/acp.md). Each ACP session is a runner built
 // exactly as the terminal's, so approvals, the sandbox, recovery and the
 // session file behave the same.
-func newACPCommand(a *app) *cobra.Command {
+func newACPCommand(fac *cmdutil.Factory) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
 		Use:   "acp",
@@ -51,8 +51,8 @@ func newACPCommand(a *app) *cobra.Command {
 			pipe := make(chan os.Signal, 1)
 			signal.Notify(pipe, syscall.SIGPIPE)
 			defer signal.Stop(pipe)
-			b := &acpBackend{app: a, flags: f, fl: cmd.Flags()}
-			return acp.Serve(ctx, acp.Options{In: a.stdin, Out: a.stdout, Log: a.stderr, Backend: b, Mode: mode, Version: version})
+			b := &acpBackend{factory: fac, flags: f, fl: cmd.Flags()}
+			return acp.Serve(ctx, acp.Options{In: fac.Stdin, Out: fac.Stdout, Log: fac.Stderr, Backend: b, Mode: mode, Version: version})
 		},
 	}
 	fl := cmd.Flags()
@@ -75,21 +75,21 @@ func newACPCommand(a *app) *cobra.Command {
 
 // acpBackend builds ACP sessions as runners.
 type acpBackend struct {
-	app   *app
-	flags runFlags
-	fl    *pflag.FlagSet // to tell the settings files which flags were given
+	factory *cmdutil.Factory
+	flags   runFlags
+	fl      *pflag.FlagSet // to tell the settings files which flags were given
 }
 
 func (b *acpBackend) io() stdio {
 	// Nothing but the protocol may reach stdout, and nothing may read the
 	// protocol's stdin.
-	return stdio{stdin: strings.NewReader(""), stdout: io.Discard, stderr: b.app.stderr, getenv: b.app.getenv}
+	return stdio{stdin: strings.NewReader(""), stdout: io.Discard, stderr: b.factory.Stderr, getenv: b.factory.Getenv}
 }
 
 // MissingKey reports a provider that cannot run for want of a key.
 func (b *acpBackend) MissingKey() (string, string) {
 	io, f := b.io(), b.flags
-	if cwd, err := b.app.workDir(); err == nil {
+	if cwd, err := b.factory.WorkDir(); err == nil {
 		if io, err = loadSettings(io, cwd, b.fl); err != nil {
 			return "", err.Error()
 		}
@@ -139,7 +139,7 @@ func (b *acpBackend) catalogServers(names []string) []string {
 	if len(names) == 0 {
 		return nil
 	}
-	lookup := stdio{getenv: b.app.getenv}.lookupEnv
+	lookup := stdio{getenv: b.factory.Getenv}.lookupEnv
 	known := map[string]bool{}
 	if path, ok := lookup(mcp.ConfigEnv); ok {
 		if c, err := mcp.LoadCatalog(path, lookup); err == nil {
@@ -153,7 +153,7 @@ func (b *acpBackend) catalogServers(names []string) []string {
 		if known[n] {
 			out = append(out, n)
 		} else {
-			fmt.Fprintf(b.app.stderr, "tiny-go: MCP server %q from the editor is not connected: add it to $%s with its allowedTools\n", n, mcp.ConfigEnv)
+			fmt.Fprintf(b.factory.Stderr, "tiny-go: MCP server %q from the editor is not connected: add it to $%s with its allowedTools\n", n, mcp.ConfigEnv)
 		}
 	}
 	return out
@@ -198,58 +198,24 @@ func (s acpSession) PlanRewind(ctx context.Context, req acp.RewindRequest) ([]st
 	return plan.Preview, apply, nil
 }
 
-// embedding adapts a runner's agent to an ACP host; its methods are no-ops
-// on a nil embedding (the terminal).
-type embedding struct {
-	host acp.Host
-	// callbackHooks: the host may add hooks as the session runs (the
-	// Agent SDK's hook callbacks), so the hooks runner exists without
-	// configured hooks.
-	callbackHooks bool
-	// permissionMode is the headless driver's mode (Claude Code's name),
-	// which hooks report; the driver, not a person, answers its asks, so
-	// no permission_prompt notification goes with them.
-	permissionMode func() string
-}
-
-// elicit puts a server's form to the editor (internal/acp: ACP's
-// elicitation/create, else a permission request); a host without its own
-// way (the headless runner) asks whether to send the defaults.
-func (e *embedding) elicit(ctx context.Context, f mcp.Form) (mcp.ElicitAnswer, error) {
-	if e.host.Elicit != nil {
-		return e.host.Elicit(ctx, f)
+// List is session/list of `tiny-go acp`: the sessions of cwd, each
+// subagent's right after its parent's.
+func (b *acpBackend) List(cwd string) ([]acp.Listed, error) {
+	sums, err := store.List(cwd)
+	if err != nil {
+		return nil, err
 	}
-	ans, err := e.ask(ctx, ui.FormPrompt(f))
-	switch {
-	case err != nil:
-		return mcp.ElicitAnswer{Action: mcp.ElicitCancel}, nil
-	case ans.Choice == approval.Deny:
-		return mcp.ElicitAnswer{Action: mcp.ElicitDecline}, nil
+	sums, links := sessionview.NestSessions(sums)
+	out := make([]acp.Listed, 0, len(sums))
+	for _, s := range sums {
+		l := acp.Listed{ID: s.ID, Title: s.FirstPrompt, UpdatedAt: s.Started}
+		if fi, err := os.Stat(s.Path); err == nil {
+			l.UpdatedAt = fi.ModTime()
+		}
+		if k, ok := links[s.ID]; ok {
+			l.Parent, l.Agent, l.Title = k.Parent, k.Agent, childLabel(k)
+		}
+		out = append(out, l)
 	}
-	return mcp.ElicitAnswer{Action: mcp.ElicitAccept, Content: f.Defaults()}, nil
-}
-
-func (e *embedding) editor() tools.Editor {
-	if e == nil {
-		return nil
-	}
-	return e.host.Editor
-}
-
-func (e *embedding) eventSink() func(agent.Event) {
-	if e == nil {
-		return nil
-	}
-	return e.host.Events
-}
-
-func (e *embedding) wrapApprove(f agent.ApproveFunc) agent.ApproveFunc {
-	if e == nil || e.host.Approve == nil || f == nil {
-		return f
-	}
-	return e.host.Approve(f)
-}
-
-func (e *embedding) ask(ctx context.Context, p approval.Prompt) (approval.Answer, error) {
-	return e.host.Ask(ctx, p)
+	return out, nil
 }

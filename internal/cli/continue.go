@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/session"
@@ -118,4 +119,25 @@ func hasPrompt(st *session.State) bool {
 		}
 	}
 	return false
+}
+
+// modelFile, beside a session, holds the model /model chose, so a resume
+// continues with it (the header keeps the model the session began with).
+const modelFile = "model"
+
+// chosenModel is the model /model chose for the session at path, or "".
+func chosenModel(path string) string {
+	b, err := store.ReadSidecarFile(path, modelFile)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// shellJournalled reports whether !commands not yet sent wait beside the
+// session at path: a session that holds only them is kept (and resumable),
+// so their output still reaches the model.
+func shellJournalled(path string) bool {
+	_, ids := pendingShell(path)
+	return len(ids) > 0
 }

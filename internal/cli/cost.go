@@ -62,3 +62,50 @@ func unpriced(n int) string {
 	}
 	return fmt.Sprintf(" (%d without a reported cost)", n)
 }
+
+// sessionCost adds up what the model requests of this session cost, as
+// far as the provider reports it (display data, never a fact).
+type sessionCost struct {
+	mu       sync.Mutex
+	sum      float64
+	priced   int
+	requests int
+	// window is the context window of the last request, as the footer's
+	// "% of window" has it, for /status to say the same.
+	window int64
+}
+
+func (c *sessionCost) event(ev agent.Event) {
+	mc, ok := ev.(agent.ModelCompleted)
+	if !ok || mc.Outcome.Usage == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.requests++
+	if mc.Outcome.ContextWindow > 0 {
+		c.window = mc.Outcome.ContextWindow
+	}
+	if mc.Outcome.Cost != nil {
+		c.sum += *mc.Outcome.Cost
+		c.priced++
+	}
+}
+
+func (c *sessionCost) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sum, c.priced, c.requests = 0, 0, 0
+}
+
+func (c *sessionCost) summary() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.requests == 0:
+		return "no model requests since this session was opened here"
+	case c.priced == 0:
+		return fmt.Sprintf("not reported by the provider (%d requests since this session was opened here)", c.requests)
+	}
+	return fmt.Sprintf("$%.4f for %d request(s) since this session was opened here%s", c.sum, c.requests, unpriced(c.requests-c.priced))
+}

@@ -432,23 +432,3 @@ func (s *headlessSession) rebuild(change func(*agent.Config)) error {
 func (s *headlessSession) StoreImage(mediaType string, data []byte, label string) (string, error) {
 	return s.r.storeImage(attach.Attachment{Mention: label, Kind: "image", Image: data, MediaType: mediaType})
 }
-
-// resumeValue is --resume: alone it picks a session (interactive), with a
-// value (--resume=ID, as the SDK passes it) it names the session.
-type resumeValue struct{ f *runFlags }
-
-func (v resumeValue) String() string { return "" }
-
-// Type is "bool" so that help shows --resume as the switch it is alone.
-func (v resumeValue) Type() string { return "bool" }
-func (v resumeValue) Set(s string) error {
-	if s == resumePick {
-		v.f.resume = true
-		return nil
-	}
-	v.f.session = strings.TrimSpace(s)
-	return nil
-}
-
-// resumePick is --resume's value when none is given.
-const resumePick = "true"

@@ -1,15 +1,12 @@
 package cli
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/uuid"
@@ -24,19 +21,6 @@ import (
 // interactiveHost carries out the interactive commands that reach beyond
 // the agent: /model, /status, /cost, /clear, /resume and !cmd.
 type interactiveHost struct{ a *runner }
-
-// modelFile, beside a session, holds the model /model chose, so a resume
-// continues with it (the header keeps the model the session began with).
-const modelFile = "model"
-
-// chosenModel is the model /model chose for the session at path, or "".
-func chosenModel(path string) string {
-	b, err := store.ReadSidecarFile(path, modelFile)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
-}
 
 func (h interactiveHost) SetModel(id string) error {
 	a := h.a
@@ -197,26 +181,6 @@ func (a *runner) banner() ui.Banner {
 	}
 }
 
-// The shell escape. A !command is not a fact of its own (the session
-// format has none for it): it is journalled beside the session in
-// shellFile — "started" before it runs, "done" with its output after,
-// "sent" once a prompt carrying it was accepted — and the next prompt's
-// user entry carries the exchanges not yet sent, so the model sees them
-// and the session holds them. A command interrupted by a crash is never
-// run again: the next prompt says it was interrupted.
-const shellFile = "shell.jsonl"
-
-// maxShellShare bounds the output one !command adds to the conversation.
-const maxShellShare = 30_000
-
-type shellRecord struct {
-	ID      string `json:"id"`
-	State   string `json:"state"` // started, done, sent
-	Command string `json:"command,omitempty"`
-	Output  string `json:"output,omitempty"`
-	Failed  bool   `json:"failed,omitempty"`
-}
-
 func (h interactiveHost) Shell(ctx context.Context, command string) (string, error) {
 	a := h.a
 	id := uuid.Must(uuid.NewV7()).String()
@@ -234,139 +198,4 @@ func (h interactiveHost) Shell(ctx context.Context, command string) (string, err
 		return out, fmt.Errorf("the output could not be journalled, so the model will not see it: %w", err)
 	}
 	return out, nil
-}
-
-func appendShell(path string, r shellRecord) error {
-	b, _ := json.Marshal(r)
-	j := store.NewJournal(path, shellFile, true)
-	defer j.Close()
-	return j.Append(append(b, '\n'))
-}
-
-// shellJournalled reports whether !commands not yet sent wait beside the
-// session at path: a session that holds only them is kept (and resumable),
-// so their output still reaches the model.
-func shellJournalled(path string) bool {
-	_, ids := pendingShell(path)
-	return len(ids) > 0
-}
-
-// pendingShell are the exchanges of the session at path not yet sent, as
-// text for the next prompt, and their ids.
-func pendingShell(path string) (string, []string) {
-	data, _ := store.ReadSidecarFile(path, shellFile)
-	if len(data) == 0 {
-		return "", nil
-	}
-	var order []string
-	recs := map[string]*shellRecord{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
-		var r shellRecord
-		if json.Unmarshal(sc.Bytes(), &r) != nil || r.ID == "" {
-			continue // a torn last line
-		}
-		switch prev := recs[r.ID]; {
-		case r.State == "started" && prev == nil:
-			order = append(order, r.ID)
-			recs[r.ID] = &r
-		case prev != nil && r.State == "done" && prev.State == "started":
-			recs[r.ID] = &r
-		case prev != nil && r.State == "sent":
-			prev.State = "sent"
-		}
-	}
-	var b strings.Builder
-	var ids []string
-	for _, id := range order {
-		r := recs[id]
-		if r.State == "sent" {
-			continue
-		}
-		ids = append(ids, id)
-		if r.State == "started" {
-			fmt.Fprintf(&b, "I ran `%s` in the shell, but tiny-go stopped while it ran: its output is unknown and it was not run again.\n\n", r.Command)
-			continue
-		}
-		out := r.Output
-		if len(out) > maxShellShare {
-			out = out[:maxShellShare] + "\n[output cut at 30000 bytes]"
-		}
-		fmt.Fprintf(&b, "I ran `%s` in the shell:\n```\n%s\n```\n\n", r.Command, strings.TrimRight(out, "\n"))
-	}
-	return b.String(), ids
-}
-
-// withShell is prompt preceded by the shell exchanges not yet sent; sent
-// marks them sent once the prompt was accepted.
-func (a *runner) withShell(prompt string) (string, func()) {
-	path := a.store.Path()
-	text, ids := pendingShell(path)
-	if len(ids) == 0 {
-		return prompt, func() {}
-	}
-	return text + prompt, func() {
-		for _, id := range ids {
-			_ = appendShell(path, shellRecord{ID: id, State: "sent"})
-		}
-	}
-}
-
-// emptyCreated returns what removes the current session's file once the
-// runner has moved off it, when this process created it and it holds
-// nothing but its header (as discardCreated does at exit).
-func (a *runner) emptyCreated() func() {
-	if !a.created || a.store.State().Facts > 0 || shellJournalled(a.store.Path()) {
-		return func() {}
-	}
-	path := a.store.Path()
-	return func() { _ = os.Remove(path) }
-}
-
-// sessionCost adds up what the model requests of this session cost, as
-// far as the provider reports it (display data, never a fact).
-type sessionCost struct {
-	mu       sync.Mutex
-	sum      float64
-	priced   int
-	requests int
-	// window is the context window of the last request, as the footer's
-	// "% of window" has it, for /status to say the same.
-	window int64
-}
-
-func (c *sessionCost) event(ev agent.Event) {
-	mc, ok := ev.(agent.ModelCompleted)
-	if !ok || mc.Outcome.Usage == nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.requests++
-	if mc.Outcome.ContextWindow > 0 {
-		c.window = mc.Outcome.ContextWindow
-	}
-	if mc.Outcome.Cost != nil {
-		c.sum += *mc.Outcome.Cost
-		c.priced++
-	}
-}
-
-func (c *sessionCost) reset() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.sum, c.priced, c.requests = 0, 0, 0
-}
-
-func (c *sessionCost) summary() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch {
-	case c.requests == 0:
-		return "no model requests since this session was opened here"
-	case c.priced == 0:
-		return fmt.Sprintf("not reported by the provider (%d requests since this session was opened here)", c.requests)
-	}
-	return fmt.Sprintf("$%.4f for %d request(s) since this session was opened here%s", c.sum, c.requests, unpriced(c.requests-c.priced))
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
 
@@ -161,4 +162,13 @@ func modeDescription(m approval.Mode) string {
 		}
 	}
 	return ""
+}
+
+// Diagnostics is /diagnostics: what the diagnostics tool would tell the
+// model, for the user.
+func (h interactiveHost) Diagnostics(ctx context.Context, path string) []string {
+	if h.a.lsp == nil {
+		return []string{"Language servers are off (TINY_LSP=off, or neither write nor edit is offered)."}
+	}
+	return strings.Split(h.a.lsp.manager.Report(ctx, path), "\n")
 }

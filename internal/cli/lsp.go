@@ -98,12 +98,3 @@ func (l *lspState) close() {
 		l.manager.Close()
 	}
 }
-
-// Diagnostics is /diagnostics: what the diagnostics tool would tell the
-// model, for the user.
-func (h interactiveHost) Diagnostics(ctx context.Context, path string) []string {
-	if h.a.lsp == nil {
-		return []string{"Language servers are off (TINY_LSP=off, or neither write nor edit is offered)."}
-	}
-	return strings.Split(h.a.lsp.manager.Report(ctx, path), "\n")
-}

@@ -132,7 +132,7 @@ Without a prompt it is interactive; with one it runs it and exits.`,
 	root.AddCommand(group(a, mcpcmd.NewCommand(a.factory())))
 	root.AddCommand(evalcmd.NewCommand(a.factory()))
 	root.AddCommand(newConfigCommand(a))
-	root.AddCommand(newACPCommand(a))
+	root.AddCommand(newACPCommand(a.factory()))
 	root.AddCommand(group(a, lspcmd.NewCommand(a.factory())))
 	configureRun(a, root)
 	configureManners(a, root)
@@ -181,15 +181,7 @@ func isCobraUsage(err error) bool {
 }
 
 // oneLine keeps an error message on one line.
-func oneLine(s string) string {
-	out := []rune(s)
-	for i, r := range out {
-		if r == '\n' || r == '\r' {
-			out[i] = ' '
-		}
-	}
-	return string(out)
-}
+func oneLine(s string) string { return cmdutil.OneLine(s) }
 
 // exactArgs is cobra.ExactArgs with a usage error that names what is
 // missing.

@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-
-	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
 // rootExamples are the Examples of `tiny-go --help`.
@@ -190,17 +188,4 @@ func runGroup(a *app) func(cmd *cobra.Command, args []string) error {
 		cmd.Help()
 		return exitError{Code: exitUsage}
 	}
-}
-
-// resumable reports whether the session holds anything to resume: a
-// session this process created that never got a prompt is removed on exit
-// (discardCreated), so no resume hint names it.
-func (a *runner) resumable() bool {
-	return a.store != nil && (!a.created || a.store.State().Facts > 0 || shellJournalled(a.store.Path()))
-}
-
-// headerOnly reports whether s holds nothing but its header (a session
-// left by a start that never got a prompt): --continue passes it by.
-func headerOnly(s store.Summary) bool {
-	return s.State == store.SummaryIdle && s.Open == nil && s.LastPrompt == ""
 }

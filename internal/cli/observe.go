@@ -1,9 +1,14 @@
 package cli
 
 import (
+	"fmt"
+	"io"
+	"sync/atomic"
+
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/ui"
 )
 
 // eventObserver projects the agent's progress into lifecycle events. The
@@ -72,5 +77,27 @@ func (o *eventObserver) event(ev agent.Event) {
 			res.ErrorType, res.ErrorMessage = r.Error.Code, r.Error.Message
 		}
 		o.sink.Emit(lifecycle.OperationCompleted(o.op(r.OperationID, r.Kind, oo.Recovery), oo.Duration, res))
+	}
+}
+
+// gatedObserver forwards events to inner while on is set.
+type gatedObserver struct {
+	inner *ui.OneShot
+	on    atomic.Bool
+}
+
+func (g *gatedObserver) event(ev agent.Event) {
+	if g.on.Load() {
+		g.inner.Event(ev)
+	}
+}
+
+// retryLines writes only the retry waits ("retrying in 4s: HTTP 429") to
+// w: the one line --json mode shows besides its events.
+func retryLines(w io.Writer) func(agent.Event) {
+	return func(ev agent.Event) {
+		if r, ok := ev.(agent.ModelRetrying); ok {
+			fmt.Fprintln(w, r.Wait.String())
+		}
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/spf13/cobra"
-
 	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/sessionview"
 	"github.com/tiny-agent/tiny-go/internal/fork"
@@ -15,15 +13,6 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/ui"
 )
-
-// addResumeFlag adds --resume (-r): pick the session to resume from a
-// list; --resume=ID (as the Claude Agent SDK passes it) and --resume ID
-// (claudeArgs) name the session.
-func addResumeFlag(root *cobra.Command, f *runFlags) {
-	fl := root.Flags()
-	fl.VarP(resumeValue{f}, "resume", "r", "pick a session of this directory to resume (interactive); --resume ID resumes that one")
-	fl.Lookup("resume").NoOptDefVal = resumePick
-}
 
 // pickSession resolves --resume into a session id: the user picks one of
 // cwd's sessions, newest first. ok is false when the user left the

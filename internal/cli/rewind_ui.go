@@ -11,8 +11,6 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
 	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
-	"github.com/tiny-agent/tiny-go/internal/planmode"
-	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/ui"
 )
@@ -24,17 +22,6 @@ type currentEngine struct{ a *runner }
 
 func (e currentEngine) Run(ctx context.Context, prompt string) (agent.Result, error) {
 	return e.a.run(ctx, prompt)
-}
-
-// run runs prompt on the current agent, preceded by the user's
-// !commands since the last prompt.
-func (a *runner) run(ctx context.Context, prompt string) (agent.Result, error) {
-	text, sent := a.withShell(planmode.Remind(prompt, a.mode.Planning()))
-	res, err := a.agent.Run(ctx, text)
-	if accepted(a.store.State(), text) {
-		sent()
-	}
-	return a.imageRejected(res), err
 }
 
 func (e currentEngine) Compact(ctx context.Context) (agent.Result, agent.CompactStats, error) {
@@ -209,17 +196,6 @@ func (a *runner) useStore(st *store.Store) error {
 	a.reasoning = rs
 	_ = prev.Close()
 	return a.userHooks.Attach(a.store.ID(), a.store.Path())
-}
-
-// accepted reports whether the newest user entry of st is text (the run
-// that carries it was accepted, however it ended).
-func accepted(st *session.State, text string) bool {
-	for i := len(st.Transcript) - 1; i >= 0; i-- {
-		if m := st.Transcript[i]; m.Role == session.RoleUser {
-			return m.Content != nil && *m.Content == text
-		}
-	}
-	return false
 }
 
 // plannedRewind is a /rewind plan: the journal, with what the preview

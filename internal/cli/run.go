@@ -2,19 +2,16 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
-	"github.com/tiny-agent/tiny-go/internal/cli/mcpcmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/hookwire"
+	"github.com/tiny-agent/tiny-go/internal/cli/mcpcmd"
 	"github.com/tiny-agent/tiny-go/internal/config"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
@@ -197,104 +194,6 @@ type runner struct {
 	exitReason string
 }
 
-// rootSink observes a run from startup on: JSON lines on stdout with
-// --json, and tracing when it is configured.
-func rootSink(ctx context.Context, io stdio, asJSON bool) *lifecycle.Tracker {
-	var sinks []lifecycle.Sink
-	if asJSON {
-		sinks = append(sinks, lifecycle.NewJSONLines(io.stdout))
-	}
-	otel, err := lifecycle.NewOTel(ctx, lifecycle.OTelConfig{Getenv: io.getenv})
-	if err != nil {
-		fmt.Fprintf(io.stderr, "tiny-go: tracing disabled: %v\n", err)
-	}
-	sinks = append(sinks, otel)
-	return lifecycle.NewTracker(lifecycle.Multi(sinks...))
-}
-
-// configureRun makes the root command run prompts: its flags, which may
-// come before or after the prompt as in Claude Code (a prompt that starts
-// with - goes after --).
-func configureRun(a *app, root *cobra.Command) {
-	var f runFlags
-	fl := root.Flags()
-	fl.StringVar(&f.session, "session", "", "resume the session with this id")
-	fl.BoolVarP(&f.cont, "continue", "c", false, "resume the newest session of this directory")
-	addResumeFlag(root, &f)
-	fl.StringVar(&f.model, "model", "", "model id (default $TINY_MODEL or "+DefaultModel+")")
-	fl.StringArrayVar(&f.skills, "skill", nil, "a SKILL.md file to offer (repeatable)")
-	fl.StringArrayVar(&f.plugins, "plugin", nil, "built-in tools to enable, comma-separated (repeatable; default all: bash, read, write, edit, bg)")
-	fl.StringArrayVar(&f.mcp, "mcp", nil, "use only these MCP servers (comma-separated, repeatable); without it every configured server is used: .tiny-agent/mcp.json, trusted servers of .mcp.json, [mcp_servers], the user's mcp.json, $TINY_MCP_CONFIG (docs/mcp.md)")
-	fl.BoolVar(&f.json, "json", false, "print lifecycle events as JSON Lines on stdout (one-shot only)")
-	fl.BoolVar(&f.fsync, "fsync", false, "sync every commit to disk (power-loss durable)")
-	fl.StringVar(&f.approval, "approval", "", "the approval mode, one of "+approval.ModeChoice()+" ("+approval.ModeHelp()+"); default ask in interactive mode, auto in one-shot and --json mode")
-	fl.Int64Var(&f.contextWindow, "context-window", 0, "the model's context window in tokens, for automatic compaction (default $TINY_CONTEXT_WINDOW, else the endpoint's model list, else 128000)")
-	fl.DurationVar(&f.idleTimeout, "idle-timeout", 0, "fail a model request that sends nothing for this long (default $TINY_IDLE_TIMEOUT or 120s)")
-	f.providerFlags.register(fl)
-	fl.DurationVar(&f.requestTimeout, "request-timeout", 0, "fail a model request that takes longer than this in total (default $TINY_REQUEST_TIMEOUT or 10m)")
-	addSandboxFlags(fl, &f.sandbox)
-	fl.IntVar(&f.maxToolCalls, "max-tool-calls", agent.DefaultMaxToolCalls, "the most tool calls one model reply may ask for; a reply with more runs none of them and fails the step after one retry")
-	fl.BoolVar(&f.agentTools, "agent-tools", true, "offer the todo_write and task tools (todo list and subagents; docs/agents.md)")
-	fl.IntVar(&f.maxParallel, "max-parallel-tasks", agent.DefaultMaxParallel, "the most task calls (subagents) of one reply that run at once")
-	fl.Float64Var(&f.compactShare, "compact-share", 0, "compact before a run when the last prompt exceeded this share of the window (default $TINY_COMPACT_SHARE or 0.85)")
-	root.RunE = func(cmd *cobra.Command, args []string) error {
-		io, cwd, err := a.settingsHere(cmd)
-		if err != nil {
-			return err
-		}
-		f := f
-		applyFileSettings(&f, io.settings)
-		ctx := cmd.Context()
-		if ctx == nil {
-			ctx = context.Background()
-		}
-		h := headlessFrom(cmd.Flags())
-		if h.active() {
-			return runHeadless(ctx, io, cwd, f, h, cmd.Flags(), args, a.hooks)
-		}
-		if err := permissionApproval(&f, h, cmd.Flags().Changed("approval")); err != nil {
-			return err
-		}
-		return runRoot(ctx, io, cwd, f, args, a.hooks)
-	}
-}
-
-// runRoot is the root command: one-shot when a prompt is given,
-// interactive otherwise.
-func runRoot(ctx context.Context, io stdio, cwd string, f runFlags, args []string, hooks *testHooks) error {
-	promptText := strings.Join(args, " ")
-	if f.resume {
-		id, ok, err := pickSession(ctx, io, cwd, f, strings.TrimSpace(promptText))
-		if err != nil || !ok {
-			return err
-		}
-		f.session, f.resume = id, false
-	}
-	if f.session != "" {
-		id, err := expandSessionID(cwd, f.session)
-		if err != nil {
-			return err
-		}
-		f.session = id
-	}
-	// --json never goes interactive; without a prompt it is allowed only to
-	// recover an open operation of a resumed session, then exit.
-	if f.json && strings.TrimSpace(promptText) == "" && f.session == "" && !f.cont {
-		return usageErrorf("--json requires a one-shot prompt.")
-	}
-	if f.session != "" && f.cont {
-		return usageErrorf("--session and --continue cannot be used together.")
-	}
-	a, err := assemble(ctx, assembly{io: io, flags: f, cwd: cwd, hooks: hooks,
-		interactive: strings.TrimSpace(promptText) == "",
-		sink:        func() *lifecycle.Tracker { return rootSink(ctx, io, f.json) }})
-	if err != nil {
-		return err
-	}
-	defer a.close()
-	return a.operate(ctx, promptText)
-}
-
 // close releases everything on every exit path: open projections end as
 // effect_unknown, owned background processes stop, MCP clients and the
 // session writer close, and sinks flush.
@@ -369,4 +268,17 @@ func resumeModel(st *session.State, asked string) string {
 		return op.Step.ConfigurationSnapshot.Model
 	}
 	return st.Header.Model
+}
+
+// resumable reports whether the session holds anything to resume: a
+// session this process created that never got a prompt is removed on exit
+// (discardCreated), so no resume hint names it.
+func (a *runner) resumable() bool {
+	return a.store != nil && (!a.created || a.store.State().Facts > 0 || shellJournalled(a.store.Path()))
+}
+
+// headerOnly reports whether s holds nothing but its header (a session
+// left by a start that never got a prompt): --continue passes it by.
+func headerOnly(s store.Summary) bool {
+	return s.State == store.SummaryIdle && s.Open == nil && s.LastPrompt == ""
 }

@@ -11,14 +11,15 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/interrupt"
+	"github.com/tiny-agent/tiny-go/internal/planmode"
 	"github.com/tiny-agent/tiny-go/internal/prompt"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/ui"
 )
 
-// operate resumes an open operation, then runs the prompt (one-shot) or the
-// interactive loop.
-func (a *runner) operate(ctx context.Context, promptText string) error {
+// operate resumes an open operation, then runs the prompt (one-shot) or,
+// without one, the interactive loop interact.
+func (a *runner) operate(ctx context.Context, promptText string, interact func(context.Context) error) error {
 	ctx, hardStop := context.WithCancel(ctx)
 	defer hardStop()
 	if a.oneShot != nil {
@@ -58,7 +59,7 @@ func (a *runner) operate(ctx context.Context, promptText string) error {
 		stop()
 		stopped = true
 		a.exitReason = "prompt_input_exit"
-		return a.interactive(ctx)
+		return interact(ctx)
 	}
 	text, err := a.expand(promptText)
 	if err != nil {
@@ -187,4 +188,26 @@ func blockedMessage(id, reason string) string {
 		"attempts_exhausted":         "the model request was already retried once",
 	}[reason]
 	return fmt.Sprintf("session %s is blocked (%s): %s. Restore the configuration it was started with and resume, or run: tiny-go session abort %s", id, reason, why, id)
+}
+
+// run runs prompt on the current agent, preceded by the user's
+// !commands since the last prompt.
+func (a *runner) run(ctx context.Context, prompt string) (agent.Result, error) {
+	text, sent := a.withShell(planmode.Remind(prompt, a.mode.Planning()))
+	res, err := a.agent.Run(ctx, text)
+	if accepted(a.store.State(), text) {
+		sent()
+	}
+	return a.imageRejected(res), err
+}
+
+// accepted reports whether the newest user entry of st is text (the run
+// that carries it was accepted, however it ended).
+func accepted(st *session.State, text string) bool {
+	for i := len(st.Transcript) - 1; i >= 0; i-- {
+		if m := st.Transcript[i]; m.Role == session.RoleUser {
+			return m.Content != nil && *m.Content == text
+		}
+	}
+	return false
 }

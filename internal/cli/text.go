@@ -2,15 +2,12 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"github.com/tiny-agent/tiny-go/internal/attach"
-	"github.com/tiny-agent/tiny-go/internal/commands"
-	"io"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 
-	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/attach"
+	"github.com/tiny-agent/tiny-go/internal/commands"
+
 	"github.com/tiny-agent/tiny-go/internal/todo"
 	"github.com/tiny-agent/tiny-go/internal/ui"
 )
@@ -54,26 +51,4 @@ func (a *runner) interactive(ctx context.Context) error {
 		// removed at exit instead of being offered for a resume.
 		Resumable: func() bool { return !a.discardConfigFailure() && a.resumable() },
 	})
-}
-
-// gatedObserver forwards events to inner while on is set.
-type gatedObserver struct {
-	inner *ui.OneShot
-	on    atomic.Bool
-}
-
-func (g *gatedObserver) event(ev agent.Event) {
-	if g.on.Load() {
-		g.inner.Event(ev)
-	}
-}
-
-// retryLines writes only the retry waits ("retrying in 4s: HTTP 429") to
-// w: the one line --json mode shows besides its events.
-func retryLines(w io.Writer) func(agent.Event) {
-	return func(ev agent.Event) {
-		if r, ok := ev.(agent.ModelRetrying); ok {
-			fmt.Fprintln(w, r.Wait.String())
-		}
-	}
 }

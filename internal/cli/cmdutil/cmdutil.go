@@ -53,6 +53,17 @@ type Config struct {
 	Settings *config.Settings
 }
 
+// OneLine keeps an error message on one line.
+func OneLine(s string) string {
+	out := []rune(s)
+	for i, r := range out {
+		if r == '\n' || r == '\r' {
+			out[i] = ' '
+		}
+	}
+	return string(out)
+}
+
 // UsageError is a mistake in how tiny-go was invoked: exit code 2.
 type UsageError struct{ Err error }
 
