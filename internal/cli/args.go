@@ -8,6 +8,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tiny-agent/tiny-go/internal/approval"
+	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
+	"github.com/tiny-agent/tiny-go/internal/cli/headlesscmd"
 	"github.com/tiny-agent/tiny-go/internal/headless"
 )
 
@@ -112,13 +115,13 @@ func flagArity(fl *pflag.FlagSet, s string) (resume, takesNext bool) {
 // bypassPermissions (or the skip flag) is auto. An explicit
 // --permission-mode wins over the skip flag, as in print mode; both win
 // over a settings file's approval, and must agree with --approval.
-func permissionApproval(f *runFlags, h *headlessFlags, approvalGiven bool) error {
+func permissionApproval(f *assemble.Flags, h *headlesscmd.Flags, approvalGiven bool) error {
 	mode := ""
 	switch {
-	case h.permissionMode != "":
-		m, err := headless.ParseMode(h.permissionMode)
+	case h.PermissionMode != "":
+		m, err := headless.ParseMode(h.PermissionMode)
 		if err != nil {
-			return usageErrorf("--permission-mode: %v", err)
+			return cmdutil.UsageErrorf("--permission-mode: %v", err)
 		}
 		switch m {
 		case headless.ModeDefault:
@@ -130,16 +133,16 @@ func permissionApproval(f *runFlags, h *headlessFlags, approvalGiven bool) error
 		case headless.ModeBypass:
 			mode = string(approval.Auto)
 		default:
-			return usageErrorf("--permission-mode %s is for print mode (-p) only; here use default, acceptEdits, plan or bypassPermissions", m)
+			return cmdutil.UsageErrorf("--permission-mode %s is for print mode (-p) only; here use default, acceptEdits, plan or bypassPermissions", m)
 		}
-	case h.skip:
+	case h.Skip:
 		mode = string(approval.Auto)
 	default:
 		return nil
 	}
-	if approvalGiven && f.approval != mode {
-		return usageErrorf("--approval %s and the permission flags ask for different modes (%s); give one of them", f.approval, mode)
+	if approvalGiven && f.Approval != mode {
+		return cmdutil.UsageErrorf("--approval %s and the permission flags ask for different modes (%s); give one of them", f.Approval, mode)
 	}
-	f.approval = mode
+	f.Approval = mode
 	return nil
 }

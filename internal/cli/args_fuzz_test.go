@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 )
 
 // FuzzResumeValues: the rewrite of --resume ID never panics, is
@@ -90,7 +92,7 @@ func TestResumeValues(t *testing.T) {
 // now that flags may follow the prompt.
 func TestFleetRunKeepsItsFlags(t *testing.T) {
 	code, _, stderr := run(t, "run", "--temporal", "127.0.0.1:1", "--blob", "file:///x", "go")
-	if code != exitFailed || strings.Contains(stderr, "unknown flag") || !strings.Contains(stderr, "tiny-go-fleet is not installed") {
+	if code != cmdutil.ExitFailed || strings.Contains(stderr, "unknown flag") || !strings.Contains(stderr, "tiny-go-fleet is not installed") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
+	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/cli/hookwire"
 	"github.com/tiny-agent/tiny-go/internal/config"
 	"github.com/tiny-agent/tiny-go/internal/hooks"
@@ -17,12 +19,12 @@ import (
 
 // settingsHere is the working directory of a subcommand and the settings
 // in effect there, as every subcommand that reads them starts.
-func (a *app) settingsHere(cmd *cobra.Command) (stdio, string, error) {
+func (a *app) settingsHere(cmd *cobra.Command) (assemble.Stdio, string, error) {
 	cwd, err := a.workDir()
 	if err != nil {
-		return stdio{}, "", err
+		return assemble.Stdio{}, "", err
 	}
-	io, err := loadSettings(a.stdio(), cwd, cmd.Flags())
+	io, err := assemble.LoadSettings(a.stdio(), cwd, cmd.Flags())
 	return io, cwd, err
 }
 
@@ -41,15 +43,15 @@ See docs/configuration.md.`,
 		Example: `  tiny-go config
   tiny-go config --json
   tiny-go config --model x-ai/grok-4   # what a run with this flag would use`,
-		Args: exactArgs(0, "no arguments"),
+		Args: cmdutil.ExactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			io, cwd, err := a.settingsHere(cmd)
 			if err != nil {
 				return err
 			}
-			hookCfg, _ := hookwire.Load(io.getenv, io.settings, cwd)
-			perms, _ := loadPermissions(io, cwd)
-			ins, insErr := prompt.ReadInstructions(cwd, io.getenv("HOME"))
+			hookCfg, _ := hookwire.Load(io.Getenv, io.Settings, cwd)
+			perms, _ := assemble.LoadPermissions(io, cwd)
+			ins, insErr := prompt.ReadInstructions(cwd, io.Getenv("HOME"))
 			return printSettings(io, asJSON, hookCfg, perms, configExtras{ins, insErr})
 		},
 	}
@@ -57,12 +59,12 @@ See docs/configuration.md.`,
 	fl.BoolVar(&asJSON, "json", false, "print one JSON object")
 	// The setting flags of a run, so the command shows what a run with
 	// them would use; they are checked where a run uses them.
-	for _, sf := range settingFlags {
-		if sf.key == config.Writable {
-			fl.StringArray(sf.flag, nil, "as for a run")
+	for _, sf := range assemble.SettingFlags {
+		if sf.Key == config.Writable {
+			fl.StringArray(sf.Flag, nil, "as for a run")
 			continue
 		}
-		fl.String(sf.flag, "", "as for a run")
+		fl.String(sf.Flag, "", "as for a run")
 	}
 	return cmd
 }
@@ -70,14 +72,14 @@ See docs/configuration.md.`,
 // settingDefaults are the defaults, for people.
 func settingDefaults() map[config.Key]string {
 	return map[config.Key]string{
-		config.Model:          DefaultModel,
-		config.Endpoint:       DefaultEndpoint + " (anthropic: the Messages API)",
+		config.Model:          assemble.DefaultModel,
+		config.Endpoint:       assemble.DefaultEndpoint + " (anthropic: the Messages API)",
 		config.Provider:       "openrouter (anthropic when the endpoint is Anthropic's); openai-responses for the Responses API",
 		config.Approval:       "ask (interactive), auto (one-shot, --json)",
 		config.Sandbox:        "workspace",
 		config.Network:        "on",
 		config.ContextWindow:  "the endpoint's model list, else 128000",
-		config.CompactShare:   fmt.Sprint(defaultCompactShare),
+		config.CompactShare:   fmt.Sprint(assemble.DefaultCompactShare),
 		config.Reasoning:      "the model's default",
 		config.IdleTimeout:    "120s",
 		config.RequestTimeout: "10m",
@@ -106,11 +108,11 @@ type configExtras struct {
 	instructionsErr error
 }
 
-func printSettings(io stdio, asJSON bool, hookCfg *hooks.Config, perms *permissions.Settings, extra configExtras) error {
-	s := io.settings
+func printSettings(io assemble.Stdio, asJSON bool, hookCfg *hooks.Config, perms *permissions.Settings, extra configExtras) error {
+	s := io.Settings
 	all := s.All(settingDefaults())
 	var servers []mcpServerSetting
-	mcpSource := io.settingSource(config.MCPServers)
+	mcpSource := io.SettingSource(config.MCPServers)
 	if mcpSource.Kind != config.Env {
 		for _, sv := range s.Servers() {
 			servers = append(servers, mcpServerSetting{sv.Alias, sv.Source})
@@ -124,10 +126,10 @@ func printSettings(io stdio, asJSON bool, hookCfg *hooks.Config, perms *permissi
 		if !f.Exists {
 			state = " (none)"
 		}
-		fmt.Fprintf(io.stdout, "%s settings: %s%s\n", f.Scope, f.Path, state)
+		fmt.Fprintf(io.Stdout, "%s settings: %s%s\n", f.Scope, f.Path, state)
 	}
-	fmt.Fprintln(io.stdout)
-	w := tabwriter.NewWriter(io.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(io.Stdout)
+	w := tabwriter.NewWriter(io.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "SETTING\tVALUE\tFROM")
 	for _, v := range all {
 		value := v.Value
@@ -143,7 +145,7 @@ func printSettings(io stdio, asJSON bool, hookCfg *hooks.Config, perms *permissi
 	}
 	switch {
 	case mcpSource.Kind == config.Env:
-		fmt.Fprintf(w, "%s\t%s\t%s\n", config.MCPServers, io.getenv(mcp.ConfigEnv), mcpSource)
+		fmt.Fprintf(w, "%s\t%s\t%s\n", config.MCPServers, io.Getenv(mcp.ConfigEnv), mcpSource)
 	case len(servers) == 0:
 		fmt.Fprintf(w, "%s\t-\tdefault\n", config.MCPServers)
 	}
@@ -153,19 +155,19 @@ func printSettings(io stdio, asJSON bool, hookCfg *hooks.Config, perms *permissi
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	if err := hookwire.Print(io.stdout, hookCfg); err != nil {
+	if err := hookwire.Print(io.Stdout, hookCfg); err != nil {
 		return err
 	}
-	if err := printPermissions(io.stdout, perms); err != nil {
+	if err := assemble.PrintPermissions(io.Stdout, perms); err != nil {
 		return err
 	}
-	return printInstructions(io.stdout, extra.instructions, extra.instructionsErr)
+	return assemble.PrintInstructions(io.Stdout, extra.instructions, extra.instructionsErr)
 }
 
 // printSettingsJSON is settings --json: the files, every setting with
 // where it came from, the MCP servers, hooks, permissions and instruction
 // files.
-func printSettingsJSON(io stdio, all []config.Setting, servers []mcpServerSetting, mcpSource config.Source, hookCfg *hooks.Config, perms *permissions.Settings, extra configExtras) error {
+func printSettingsJSON(io assemble.Stdio, all []config.Setting, servers []mcpServerSetting, mcpSource config.Source, hookCfg *hooks.Config, perms *permissions.Settings, extra configExtras) error {
 	type from struct {
 		config.Setting
 		From string `json:"from"`
@@ -182,9 +184,9 @@ func printSettingsJSON(io stdio, all []config.Setting, servers []mcpServerSettin
 		Permissions *permissions.Settings `json:"permissions"`
 		// Instructions are the instruction files the system prompt
 		// holds, with their sizes.
-		Instructions []instructionFile `json:"instructions"`
-	}{Files: io.settings.Files, MCPServers: servers, Hooks: hookCfg.Hooks, Problems: hookCfg.Problems, Permissions: perms,
-		Instructions: instructionFiles(extra.instructions)}
+		Instructions []assemble.InstructionFile `json:"instructions"`
+	}{Files: io.Settings.Files, MCPServers: servers, Hooks: hookCfg.Hooks, Problems: hookCfg.Problems, Permissions: perms,
+		Instructions: assemble.InstructionFiles(extra.instructions)}
 	if perms.Rules == nil {
 		perms.Rules = []permissions.Rule{}
 	}
@@ -201,11 +203,11 @@ func printSettingsJSON(io stdio, all []config.Setting, servers []mcpServerSettin
 		out.Settings = append(out.Settings, from{v, v.Source.String()})
 	}
 	if mcpSource.Kind == config.Env {
-		out.MCPCatalog = io.getenv(mcp.ConfigEnv)
+		out.MCPCatalog = io.Getenv(mcp.ConfigEnv)
 	}
-	if err := json.MarshalWrite(io.stdout, out, jsontext.WithIndent("  ")); err != nil {
+	if err := json.MarshalWrite(io.Stdout, out, jsontext.WithIndent("  ")); err != nil {
 		return err
 	}
-	fmt.Fprintln(io.stdout)
+	fmt.Fprintln(io.Stdout)
 	return nil
 }

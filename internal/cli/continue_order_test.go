@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
@@ -46,7 +47,7 @@ func TestContinueOrdersLikeTheList(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, s := range list {
-			if !headerOnly(s) {
+			if !assemble.HeaderOnly(s) {
 				return s.ID
 			}
 		}

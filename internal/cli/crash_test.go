@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
@@ -39,7 +40,7 @@ func init() { scriptCommands["tiny-go-crash"] = crashChildMain }
 // crashChildMain is the child's main.
 func crashChildMain() {
 	at := os.Getenv(crashEnv)
-	hooks := &testHooks{wrapLog: func(l agent.Log) agent.Log {
+	hooks := &assemble.TestHooks{WrapLog: func(l agent.Log) agent.Log {
 		if at == "" {
 			return &countingLog{Log: l}
 		}

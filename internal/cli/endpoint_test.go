@@ -2,10 +2,10 @@ package cli
 
 import (
 	"bytes"
-	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 )
 
@@ -41,38 +41,6 @@ func TestLocalEndpointNeedsNoKey(t *testing.T) {
 	}
 	if got := srv.Requests()[1].Header.Get("Authorization"); got != "Bearer local-token" {
 		t.Fatalf("Authorization %q, want the TINY_API_KEY bearer", got)
-	}
-}
-
-func TestEndpointRules(t *testing.T) {
-	env := func(kv ...string) func(string) string {
-		m := map[string]string{}
-		for i := 0; i < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return func(k string) string { return m[k] }
-	}
-	cases := []struct {
-		endpoint string
-		getenv   func(string) string
-		want     endpointAccess
-		ok       bool
-	}{
-		{DefaultEndpoint, env("OPENROUTER_API_KEY", "or"), endpointAccess{"openrouter", "OPENROUTER_API_KEY", "or"}, true},
-		{DefaultEndpoint, env("TINY_API_KEY", "t"), endpointAccess{"openrouter", "OPENROUTER_API_KEY", ""}, false},
-		{"https://eu.openrouter.ai:443/api/v1", env("OPENROUTER_API_KEY", "or"), endpointAccess{"openrouter", "OPENROUTER_API_KEY", "or"}, true},
-		{"http://localhost:11434/v1", env("OPENROUTER_API_KEY", "or"), endpointAccess{"localhost:11434", "TINY_API_KEY", ""}, true},
-		{"https://API.example.com/v1", env("TINY_API_KEY", "t"), endpointAccess{"api.example.com", "TINY_API_KEY", "t"}, true},
-		{"https://openrouter.ai.evil.example/v1", env("OPENROUTER_API_KEY", "or"), endpointAccess{"openrouter.ai.evil.example", "TINY_API_KEY", ""}, true},
-	}
-	for _, tc := range cases {
-		got, ok := resolveEndpoint(tc.endpoint, tc.getenv)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("resolveEndpoint(%q) = %+v, %v; want %+v, %v", tc.endpoint, got, ok, tc.want, tc.ok)
-		}
-	}
-	if _, err := url.Parse(DefaultEndpoint); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -115,7 +83,7 @@ func TestContextWindowLookedUpOnceWhenNeeded(t *testing.T) {
 		providertest.Reply{Text: "done"},
 		providertest.Reply{Text: "again"},
 	)
-	srv.SetModels(map[string]int64{DefaultModel: 200000})
+	srv.SetModels(map[string]int64{assemble.DefaultModel: 200000})
 	c := newCLI(t, srv)
 	c.write("a.txt", "x")
 	if code, _, stderr := c.main("", "hi"); code != 0 {

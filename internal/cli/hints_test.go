@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 )
 
@@ -65,7 +66,7 @@ func TestRefusedEndpointFailsFastAndLeavesNoSession(t *testing.T) {
 	c.env["TINY_ENDPOINT"] = "http://" + addr + "/v1"
 	began := time.Now()
 	code, _, stderr := c.main("", "hello")
-	if code != exitFailed || !strings.Contains(stderr, "nothing answered at http://"+addr+"/v1/chat/completions (from TINY_ENDPOINT): is the server running?") {
+	if code != cmdutil.ExitFailed || !strings.Contains(stderr, "nothing answered at http://"+addr+"/v1/chat/completions (from TINY_ENDPOINT): is the server running?") {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
 	if time.Since(began) > 10*time.Second {
@@ -94,7 +95,7 @@ func TestRefusedEndpointNamesTheSettingsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, stderr := c.main("", "hello")
-	if code != exitFailed || !strings.Contains(stderr, "(from endpoint in "+file+":2): is the server running?") {
+	if code != cmdutil.ExitFailed || !strings.Contains(stderr, "(from endpoint in "+file+":2): is the server running?") {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
 }
@@ -104,7 +105,7 @@ func TestConfigFailuresLeaveNoSessionButLaterOnesKeepIt(t *testing.T) {
 		srv := providertest.New(t, providertest.Reply{Status: status})
 		c := newCLI(t, srv)
 		code, _, stderr := c.main("", "hello")
-		if code != exitFailed || strings.Contains(stderr, "Resume:") || len(c.sessions()) != 0 {
+		if code != cmdutil.ExitFailed || strings.Contains(stderr, "Resume:") || len(c.sessions()) != 0 {
 			t.Errorf("HTTP %d: exit %d, sessions %v:\n%s", status, code, c.sessions(), stderr)
 		}
 		if entries, _ := os.ReadDir(filepath.Join(c.dir, ".tiny-agent", "sessions")); len(entries) != 0 {
@@ -118,7 +119,7 @@ func TestConfigFailuresLeaveNoSessionButLaterOnesKeepIt(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	code, _, stderr := c.main("", "--continue", "again")
-	if code != exitFailed || !strings.Contains(stderr, "Resume:") || len(c.sessions()) != 1 {
+	if code != cmdutil.ExitFailed || !strings.Contains(stderr, "Resume:") || len(c.sessions()) != 1 {
 		t.Errorf("exit %d, sessions %v:\n%s", code, c.sessions(), stderr)
 	}
 }
@@ -135,11 +136,11 @@ func TestApprovalWithoutATerminalSaysWhatWorks(t *testing.T) {
 	id := sessionID(t, c)
 	want := "a call is waiting for approval and there is no terminal to answer it; run tiny-go --session " + id +
 		" in a terminal to answer, or tiny-go --session " + id + " --approval auto to allow every call"
-	if code != exitFailed || !strings.Contains(stderr, want) {
+	if code != cmdutil.ExitFailed || !strings.Contains(stderr, want) {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
 	code, _, stderr = c.main("", "--session", id)
-	if code != exitFailed || !strings.Contains(stderr, want) {
+	if code != cmdutil.ExitFailed || !strings.Contains(stderr, want) {
 		t.Fatalf("resume: exit %d:\n%s", code, stderr)
 	}
 	code, _, stderr = c.main("", "--session", id, "--approval", "auto")

@@ -17,9 +17,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/tiny-agent/tiny-go/internal/cli/acpcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/cli/evalcmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/fleetcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/headlesscmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/lspcmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/mcpcmd"
 )
@@ -32,9 +35,6 @@ const (
 	programName = cmdutil.ProgramName
 )
 
-// version is reported by --version.
-const version = cmdutil.Version
-
 // Main runs tiny-go with args (without the program name) and returns the
 // exit code. env looks up environment variables (os.Getenv in the binary).
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) string) int {
@@ -42,13 +42,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, env func(str
 }
 
 // mainWithHooks is Main with test seams for the run command.
-func mainWithHooks(args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) string, hooks *testHooks) (code int) {
+func mainWithHooks(args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) string, hooks *assemble.TestHooks) (code int) {
 	// A bug must still end in one clear line, not a stack trace. The
 	// session needs no cleanup: every committed fact is already durable.
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "%s: internal error: %v\n", programName, r)
-			code = exitFailed
+			fmt.Fprintf(stderr, "%s: internal error: %v\n", cmdutil.ProgramName, r)
+			code = cmdutil.ExitFailed
 		}
 	}()
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: env, hooks: hooks}
@@ -70,7 +70,7 @@ type app struct {
 	cwd string // --cwd
 
 	// hooks are test seams of the run command (nil in production).
-	hooks *testHooks
+	hooks *assemble.TestHooks
 }
 
 // factory is what a command package is handed (cmdutil.Factory).
@@ -85,7 +85,7 @@ func (a *app) config(cmd *cobra.Command) (cmdutil.Config, error) {
 	if err != nil {
 		return cmdutil.Config{}, err
 	}
-	return cmdutil.Config{Cwd: cwd, Getenv: io.getenv, Settings: io.settings}, nil
+	return cmdutil.Config{Cwd: cwd, Getenv: io.Getenv, Settings: io.Settings}, nil
 }
 
 // group makes cmd a group: run alone it names its commands (runGroup).
@@ -95,8 +95,8 @@ func group(a *app, cmd *cobra.Command) *cobra.Command {
 }
 
 // stdio is the process's standard streams and environment.
-func (a *app) stdio() stdio {
-	return stdio{stdin: a.stdin, stdout: a.stdout, stderr: a.stderr, getenv: a.getenv}
+func (a *app) stdio() assemble.Stdio {
+	return assemble.Stdio{Stdin: a.stdin, Stdout: a.stdout, Stderr: a.stderr, Getenv: a.getenv}
 }
 
 // workDir is --cwd made absolute, or the process's working directory.
@@ -106,21 +106,21 @@ func (a *app) workDir() (string, error) {
 	}
 	abs, err := filepath.Abs(a.cwd)
 	if err != nil {
-		return "", usageErrorf("--cwd %s: %v", a.cwd, err)
+		return "", cmdutil.UsageErrorf("--cwd %s: %v", a.cwd, err)
 	}
 	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-		return "", usageErrorf("--cwd %s is not a directory", a.cwd)
+		return "", cmdutil.UsageErrorf("--cwd %s is not a directory", a.cwd)
 	}
 	return abs, nil
 }
 
 func newRootCommand(a *app) *cobra.Command {
 	root := &cobra.Command{
-		Use:   programName + " [flags] [prompt...]",
+		Use:   cmdutil.ProgramName + " [flags] [prompt...]",
 		Short: "A durable coding agent",
-		Long: programName + ` is a coding agent whose session file makes every crash resumable.
+		Long: cmdutil.ProgramName + ` is a coding agent whose session file makes every crash resumable.
 Without a prompt it is interactive; with one it runs it and exits.`,
-		Version:       version,
+		Version:       cmdutil.Version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		// A command that is not a subcommand is the start of a prompt.
@@ -132,41 +132,30 @@ Without a prompt it is interactive; with one it runs it and exits.`,
 	root.AddCommand(group(a, mcpcmd.NewCommand(a.factory())))
 	root.AddCommand(evalcmd.NewCommand(a.factory()))
 	root.AddCommand(newConfigCommand(a))
-	root.AddCommand(newACPCommand(a.factory()))
+	root.AddCommand(acpcmd.NewCommand(a.factory()))
 	root.AddCommand(group(a, lspcmd.NewCommand(a.factory())))
 	configureRun(a, root)
 	configureManners(a, root)
 	fleetcmd.Configure(a.factory(), root)
-	addHeadlessFlags(root.Flags()) // last: see headless.go
-	addIgnoredSDKFlags(root.Flags())
+	headlesscmd.AddFlags(root.Flags()) // last: see headless.go
+	headlesscmd.AddIgnoredSDKFlags(root.Flags())
 	return root
-}
-
-// The errors that set the exit code are cmdutil's, shared with the
-// command packages.
-type (
-	usageError = cmdutil.UsageError
-	exitError  = cmdutil.ExitError
-)
-
-func usageErrorf(format string, args ...any) error {
-	return cmdutil.UsageErrorf(format, args...)
 }
 
 func (a *app) exitCode(err error) int {
 	if err == nil {
 		return exitOK
 	}
-	var ee exitError
+	var ee cmdutil.ExitError
 	if errors.As(err, &ee) {
 		return ee.Code
 	}
-	fmt.Fprintf(a.stderr, "%s: %v\n", programName, oneLine(err.Error()))
-	var ue usageError
+	fmt.Fprintf(a.stderr, "%s: %v\n", cmdutil.ProgramName, cmdutil.OneLine(err.Error()))
+	var ue cmdutil.UsageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		return exitUsage
 	}
-	return exitFailed
+	return cmdutil.ExitFailed
 }
 
 // isCobraUsage recognizes the argument errors cobra makes itself.
@@ -179,10 +168,3 @@ func isCobraUsage(err error) bool {
 	}
 	return false
 }
-
-// oneLine keeps an error message on one line.
-func oneLine(s string) string { return cmdutil.OneLine(s) }
-
-// exactArgs is cobra.ExactArgs with a usage error that names what is
-// missing.
-func exactArgs(n int, what string) cobra.PositionalArgs { return cmdutil.ExactArgs(n, what) }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 )
 
 // rootExamples are the Examples of `tiny-go --help`.
@@ -26,7 +28,7 @@ Environment:
   OPENROUTER_API_KEY     the OpenRouter key (required for the default endpoint)
   TINY_ENDPOINT          an OpenAI-compatible base URL (default https://openrouter.ai/api/v1)
   TINY_API_KEY           the bearer token of another endpoint, when it needs one
-  TINY_MODEL             the model id (default ` + DefaultModel + `)
+  TINY_MODEL             the model id (default ` + assemble.DefaultModel + `)
   TINY_PROVIDER          openrouter (default), openai, openai-responses (the Responses
                          API) or anthropic (the Messages API)
   ANTHROPIC_API_KEY      the Anthropic key, for TINY_PROVIDER=anthropic
@@ -66,7 +68,7 @@ func configureManners(a *app, root *cobra.Command) {
 		// not a prompt; after -- everything is the prompt.
 		if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
 			if s := typoOfCommand(cmd, args[0]); s != "" {
-				return usageErrorf("unknown command %q (did you mean %s?); to send it as a prompt, put it after --: tiny-go -- %s",
+				return cmdutil.UsageErrorf("unknown command %q (did you mean %s?); to send it as a prompt, put it after --: tiny-go -- %s",
 					args[0], s, strings.Join(args, " "))
 			}
 		}
@@ -124,7 +126,7 @@ func newHelpCommand(a *app) *cobra.Command {
 			root := cmd.Root()
 			target, rest, err := root.Find(args)
 			if err != nil || target == nil || len(rest) > 0 {
-				return usageErrorf("unknown help topic %q; to send a prompt that starts with \"help\", put it after --: tiny-go -- help %s",
+				return cmdutil.UsageErrorf("unknown help topic %q; to send a prompt that starts with \"help\", put it after --: tiny-go -- help %s",
 					strings.Join(args, " "), strings.Join(args, " "))
 			}
 			target.SetOut(a.stdout)
@@ -152,7 +154,7 @@ func newVersionCommand() *cobra.Command {
 func versionString() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
-		return version
+		return cmdutil.Version
 	}
 	var commit string
 	var modified bool
@@ -165,15 +167,15 @@ func versionString() string {
 		}
 	}
 	if commit == "" {
-		return version + " (commit unknown)"
+		return cmdutil.Version + " (commit unknown)"
 	}
 	if len(commit) > 12 {
 		commit = commit[:12]
 	}
 	if modified {
-		return fmt.Sprintf("%s (commit %s, modified)", version, commit)
+		return fmt.Sprintf("%s (commit %s, modified)", cmdutil.Version, commit)
 	}
-	return fmt.Sprintf("%s (commit %s)", version, commit)
+	return fmt.Sprintf("%s (commit %s)", cmdutil.Version, commit)
 }
 
 // runGroup runs a command group given without a subcommand: its help on
@@ -182,10 +184,10 @@ func versionString() string {
 func runGroup(a *app) func(cmd *cobra.Command, args []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			return usageErrorf("unknown command %q for %q%s (see '%s --help')", args[0], cmd.CommandPath(), suggestion(cmd, args[0]), cmd.CommandPath())
+			return cmdutil.UsageErrorf("unknown command %q for %q%s (see '%s --help')", args[0], cmd.CommandPath(), suggestion(cmd, args[0]), cmd.CommandPath())
 		}
 		cmd.SetOut(a.stderr)
 		cmd.Help()
-		return exitError{Code: exitUsage}
+		return cmdutil.ExitError{Code: exitUsage}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/secrets"
 )
@@ -16,7 +17,7 @@ import (
 func Program() int {
 	getenv, err := secrets.Conceal(secrets.Names(os.Getenv))
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: warning: %v\n", programName, err)
+		fmt.Fprintf(os.Stderr, "%s: warning: %v\n", cmdutil.ProgramName, err)
 	}
 	// After Conceal, which writes /proc/self/mem: the keys stay in memory.
 	_ = secrets.ProtectMemory()

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
+	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
 	"github.com/tiny-agent/tiny-go/internal/recovery"
 	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/tools"
@@ -48,15 +49,15 @@ func (c *resumeCheck) init() bool {
 	if err != nil {
 		return false
 	}
-	builtins = append(builtins, defaultLSPTools(c.getenv)...)
-	builtins = append(builtins, defaultWebFetchTools()...)
+	builtins = append(builtins, assemble.DefaultLSPTools(c.getenv)...)
+	builtins = append(builtins, assemble.DefaultWebFetchTools()...)
 	// As a run with the default --agent-tools offers them.
-	builtins = append(builtins, agentToolsFor(c.cwd)...)
+	builtins = append(builtins, assemble.AgentToolsFor(c.cwd)...)
 	names := make([]string, len(builtins))
 	for i, t := range builtins {
 		names[i] = t.Definition().Name
 	}
-	system, _, _, err := systemPrompt(c.cwd, c.getenv("HOME"), names, nil)
+	system, _, _, err := assemble.SystemPrompt(c.cwd, c.getenv("HOME"), names, nil)
 	if err != nil {
 		return false
 	}
@@ -70,8 +71,8 @@ func (c *resumeCheck) blocked(s store.Summary) string {
 	if s.Open == nil || !c.init() {
 		return ""
 	}
-	model := resumeModel(s.Open, strings.TrimSpace(c.getenv("TINY_MODEL")))
-	current, err := agent.CurrentConfiguration(identityFromEnv(c.getenv), model, c.system, c.envID, c.tools)
+	model := assemble.ResumeModel(s.Open, strings.TrimSpace(c.getenv("TINY_MODEL")))
+	current, err := agent.CurrentConfiguration(assemble.IdentityFromEnv(c.getenv), model, c.system, c.envID, c.tools)
 	if err != nil {
 		return ""
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/interactive"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 )
 
@@ -77,7 +78,7 @@ func TestForkLabel(t *testing.T) {
 	seqFork := strings.TrimSpace(out[strings.LastIndex(out, "--session ")+len("--session "):])
 	labels := map[string]string{}
 	for _, p := range c.sessions() {
-		labels[filepath.Base(p)] = forkLabel(p)
+		labels[filepath.Base(p)] = interactive.ForkLabel(p)
 	}
 	var got []string
 	for name, l := range labels {

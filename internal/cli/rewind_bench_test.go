@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
 	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
 	"github.com/tiny-agent/tiny-go/internal/session/sessiontest"
 	"github.com/tiny-agent/tiny-go/internal/store"
@@ -35,7 +36,7 @@ func BenchmarkRewindPlan(b *testing.B) {
 			}
 		}},
 		sessiontest.Reader{Name: "continue", Read: func(b *testing.B) {
-			s, err := openNewest(cwd, store.Options{}, noFinish)
+			s, err := assemble.OpenNewest(cwd, store.Options{}, noFinish)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/checkpoint/checkpointtest"
 	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/sessioncmd"
 	"github.com/tiny-agent/tiny-go/internal/fork"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 	"github.com/tiny-agent/tiny-go/internal/recovery"
@@ -580,7 +581,7 @@ func TestEmptyForkLeavesNothingBehind(t *testing.T) {
 // sessionTurns lists the user turns of a session's bytes.
 func sessionTurns(data []byte) []rewindcmd.Turn {
 	var t rewindcmd.TurnLog
-	_ = eachTransaction(bytes.NewReader(data), func(tx transaction) bool {
+	_ = sessioncmd.EachTransaction(bytes.NewReader(data), func(tx sessioncmd.Transaction) bool {
 		t.Add(tx.Facts)
 		return true
 	})
@@ -588,9 +589,9 @@ func sessionTurns(data []byte) []rewindcmd.Turn {
 }
 
 // committedTransactions decodes the transactions of a session's bytes.
-func committedTransactions(data []byte) []transaction {
-	var out []transaction
-	_ = eachTransaction(bytes.NewReader(data), func(tx transaction) bool {
+func committedTransactions(data []byte) []sessioncmd.Transaction {
+	var out []sessioncmd.Transaction
+	_ = sessioncmd.EachTransaction(bytes.NewReader(data), func(tx sessioncmd.Transaction) bool {
 		tx.Facts = slices.Clone(tx.Facts)
 		out = append(out, tx)
 		return true

@@ -40,9 +40,4 @@ and writes a fork; fork writes a new session.`,
 
 // The session commands of this package name sessions the way sessioncmd
 // does; these keep their names.
-var (
-	expandSessionID = sessioncmd.ExpandID
-	eachTransaction = sessioncmd.EachTransaction
-)
-
-type transaction = sessioncmd.Transaction
+var expandSessionID = sessioncmd.ExpandID

@@ -4,6 +4,8 @@ import (
 	"io"
 	"testing"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
+	"github.com/tiny-agent/tiny-go/internal/cli/interactive"
 	"github.com/tiny-agent/tiny-go/internal/recovery"
 	"github.com/tiny-agent/tiny-go/internal/session/sessiontest"
 	"github.com/tiny-agent/tiny-go/internal/store"
@@ -48,14 +50,14 @@ func BenchmarkResume(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := checkNotTruncated(s); err != nil {
+		if err := assemble.CheckNotTruncated(s); err != nil {
 			b.Fatal(err)
 		}
 		st := s.State()
 		if _, ok := recovery.Plan(st, recovery.Current{}).(recovery.Finish); !ok && st.Operation != nil {
 			b.Fatal("the generated session has an open operation")
 		}
-		if len(recapOf(st)) == 0 {
+		if len(interactive.RecapOf(st)) == 0 {
 			b.Fatal("no recap")
 		}
 		s.Close()

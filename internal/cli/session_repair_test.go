@@ -2,12 +2,13 @@ package cli
 
 import (
 	"bytes"
-	"github.com/tiny-agent/tiny-go/internal/statekey"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tiny-agent/tiny-go/internal/statekey"
 
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 )

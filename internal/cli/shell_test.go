@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
@@ -20,27 +21,27 @@ func TestShellJournal(t *testing.T) {
 	}
 	defer st.Close()
 	path := st.Path()
-	a := &runner{store: st}
-	if text, sent := a.withShell("hi"); text != "hi" {
+	a := &assemble.Runner{Store: st}
+	if text, sent := a.WithShell("hi"); text != "hi" {
 		t.Fatalf("no journal: %q", text)
 	} else {
 		sent()
 	}
-	must := func(r shellRecord) {
+	must := func(r assemble.ShellRecord) {
 		t.Helper()
-		if err := appendShell(path, r); err != nil {
+		if err := assemble.AppendShell(path, r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	must(shellRecord{ID: "1", State: "started", Command: "ls"})
-	must(shellRecord{ID: "1", State: "done", Command: "ls", Output: "a.txt\n"})
-	must(shellRecord{ID: "2", State: "started", Command: "make deploy"}) // the crash
+	must(assemble.ShellRecord{ID: "1", State: "started", Command: "ls"})
+	must(assemble.ShellRecord{ID: "1", State: "done", Command: "ls", Output: "a.txt\n"})
+	must(assemble.ShellRecord{ID: "2", State: "started", Command: "make deploy"}) // the crash
 	sidecar, _ := store.SidecarDir(path, false)
-	f, _ := os.OpenFile(filepath.Join(sidecar, shellFile), os.O_WRONLY|os.O_APPEND, 0)
+	f, _ := os.OpenFile(filepath.Join(sidecar, assemble.ShellFile), os.O_WRONLY|os.O_APPEND, 0)
 	f.WriteString(`{"id":"3","sta`) // torn
 	f.Close()
 
-	text, sent := a.withShell("what now?")
+	text, sent := a.WithShell("what now?")
 	want := "I ran `ls` in the shell:\n```\na.txt\n```\n\n" +
 		"I ran `make deploy` in the shell, but tiny-go stopped while it ran: its output is unknown and it was not run again.\n\n" +
 		"what now?"
@@ -48,10 +49,10 @@ func TestShellJournal(t *testing.T) {
 		t.Fatalf("prompt:\n%q\nwant\n%q", text, want)
 	}
 	sent()
-	if text, _ := a.withShell("next"); text != "next" {
+	if text, _ := a.WithShell("next"); text != "next" {
 		t.Fatalf("sent exchanges went again: %q", text)
 	}
-	if !strings.Contains(string(mustRead(t, filepath.Join(sidecar, shellFile))), `"state":"sent"`) {
+	if !strings.Contains(string(mustRead(t, filepath.Join(sidecar, assemble.ShellFile))), `"state":"sent"`) {
 		t.Fatal("no sent record")
 	}
 }
@@ -64,18 +65,18 @@ func TestShellOnlySessionKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &runner{store: st, created: true}
-	if a.resumable() {
+	a := &assemble.Runner{Store: st, Created: true}
+	if a.Resumable() {
 		t.Fatal("an empty new session is resumable")
 	}
-	if err := appendShell(st.Path(), shellRecord{ID: "1", State: "started", Command: "ls"}); err != nil {
+	if err := assemble.AppendShell(st.Path(), assemble.ShellRecord{ID: "1", State: "started", Command: "ls"}); err != nil {
 		t.Fatal(err)
 	}
-	if !a.resumable() {
+	if !a.Resumable() {
 		t.Fatal("a session holding a !command is not resumable")
 	}
 	path := st.Path()
-	a.discardCreated()
+	a.DiscardCreated()
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("the session was removed: %v", err)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 )
 
 // suggestion is " (did you mean ...?)" naming the subcommands of cmd close
@@ -26,11 +27,11 @@ func suggestion(cmd *cobra.Command, typed string) string {
 func flagError(cmd *cobra.Command, err error) error {
 	msg := err.Error()
 	if strings.HasPrefix(msg, "unknown shorthand flag: ") {
-		return usageErrorf("%s (%s%s)", msg, shortFlags(cmd), promptHint(cmd))
+		return cmdutil.UsageErrorf("%s (%s%s)", msg, shortFlags(cmd), promptHint(cmd))
 	}
 	typed, ok := strings.CutPrefix(msg, "unknown flag: --")
 	if !ok {
-		return usageError{Err: err}
+		return cmdutil.UsageError{Err: err}
 	}
 	typed, _, _ = strings.Cut(typed, "=")
 	best, bestDist := "", 0
@@ -47,11 +48,11 @@ func flagError(cmd *cobra.Command, err error) error {
 	cmd.InheritedFlags().VisitAll(visit)
 	if best == "" || bestDist > max(2, len(typed)/3) {
 		if h := promptHint(cmd); h != "" {
-			return usageErrorf("%s (see %s --help%s)", msg, programName, h)
+			return cmdutil.UsageErrorf("%s (see %s --help%s)", msg, cmdutil.ProgramName, h)
 		}
-		return usageError{Err: err}
+		return cmdutil.UsageError{Err: err}
 	}
-	return usageErrorf("%s (did you mean --%s?)", msg, best)
+	return cmdutil.UsageErrorf("%s (did you mean --%s?)", msg, best)
 }
 
 // shortFlags names the one-letter flags cmd knows: "the short flags are
@@ -80,7 +81,7 @@ func promptHint(cmd *cobra.Command) string {
 	if cmd.HasParent() {
 		return ""
 	}
-	return "; a prompt that starts with - goes after --: " + programName + " -- \"-x ...\""
+	return "; a prompt that starts with - goes after --: " + cmdutil.ProgramName + " -- \"-x ...\""
 }
 
 // editDistance is the Levenshtein distance of a and b.

@@ -2,13 +2,14 @@ package cli
 
 import (
 	"fmt"
-	"github.com/tiny-agent/tiny-go/internal/procs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/procs"
 
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 	"github.com/tiny-agent/tiny-go/internal/session"

@@ -1,0 +1,28 @@
+package assemble
+
+import (
+	"github.com/tiny-agent/tiny-go/internal/agents"
+)
+
+// childLabel is how a listing names a subagent's session.
+func ChildLabel(l agents.Link) string {
+	label := l.Agent + " subagent of " + ShortID(l.Parent)
+	if l.Description != "" {
+		label += ": " + l.Description
+	}
+	return label
+}
+
+func ShortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// isChild reports whether the session at path is a subagent's: --continue
+// passes those by (the parent resumes them).
+func isChild(path string) bool {
+	_, ok := agents.ParentOf(path)
+	return ok
+}
