@@ -1,0 +1,194 @@
+//go:build linux && (amd64 || arm64)
+
+package journal
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// Restore puts the tree back as it was before the command of the journal
+// in dir, undoing its records in reverse order. Every step sets a state
+// rather than applying a difference, so a Restore cut short (a SIGKILL
+// anywhere) and run again ends with the same tree. A torn last line is a
+// change that was never let go on, and is skipped.
+func Restore(dir string) error {
+	marker := filepath.Join(dir, restoredName)
+	if _, err := os.Stat(marker); err == nil {
+		return dropData(dir)
+	}
+	recs, err := readLog(filepath.Join(dir, logName))
+	if err != nil {
+		return err
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		hitRestoreStep(i)
+		if err := undo(dir, recs[i]); err != nil {
+			return fmt.Errorf("journal: undo %s of %s: %w", recs[i].Op, recs[i].Path, err)
+		}
+	}
+	// Marked done before the kept inodes go: their journal links would
+	// count in the tree's link counts, and a second run must not need them.
+	f, err := os.Create(marker)
+	if err != nil {
+		return fmt.Errorf("journal: mark the restore done: %w", err)
+	}
+	err = f.Sync()
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("journal: mark the restore done: %w", err)
+	}
+	return dropData(dir)
+}
+
+const restoredName = "restored"
+
+func dropData(dir string) error {
+	if err := os.RemoveAll(filepath.Join(dir, dataDir)); err != nil {
+		return fmt.Errorf("journal: drop the kept pre-images: %w", err)
+	}
+	return nil
+}
+
+// hitRestoreStep is a test's hook to die between two steps.
+var hitRestoreStep = func(int) {}
+
+func readLog(path string) ([]record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("journal: open the log: %w", err)
+	}
+	defer f.Close()
+	var recs []record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var r record
+		if json.Unmarshal(sc.Bytes(), &r) != nil {
+			break // torn by a crash: never answered, so never done
+		}
+		recs = append(recs, r)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("journal: read the log: %w", err)
+	}
+	return recs, nil
+}
+
+func undo(dir string, r record) error {
+	switch r.Op {
+	case "file":
+		if err := putContent(filepath.Join(dir, r.Data), r.Path, r.Mode); err != nil {
+			return err
+		}
+		return putMeta(r)
+	case "len":
+		if err := os.Truncate(r.Path, r.Size); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return putMeta(r)
+	case "absent":
+		return os.RemoveAll(r.Path)
+	case "gone":
+		return relink(filepath.Join(dir, r.Data), r)
+	case "rename":
+		return unrename(r)
+	case "exchange":
+		if st, err := lstat(r.To); err == nil && st.Ino == r.Ino {
+			return unix.Renameat2(unix.AT_FDCWD, r.Path, unix.AT_FDCWD, r.To, unix.RENAME_EXCHANGE)
+		}
+		return nil
+	case "meta":
+		return putMeta(r)
+	}
+	return fmt.Errorf("unknown record %q", r.Op)
+}
+
+// putContent writes the pre-image into the file in place (same inode, so
+// its other names and outside holders see it), or makes it anew.
+func putContent(src, dst string, mode uint32) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fs.FileMode(mode&0o777)|0o200)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+func relink(src string, r record) error {
+	if _, err := lstat(r.Path); err == nil {
+		return nil
+	}
+	if r.Mode&unix.S_IFMT == unix.S_IFDIR {
+		if err := os.Rename(src, r.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	if _, err := lstat(src); err != nil {
+		return nil // moved back by an earlier run, and removed again since
+	}
+	if err := unix.Linkat(unix.AT_FDCWD, src, unix.AT_FDCWD, r.Path, 0); err != nil {
+		if !errors.Is(err, unix.EXDEV) {
+			return err
+		}
+		if err := putContent(src, r.Path, r.Mode); err != nil {
+			return err
+		}
+		return putMeta(r)
+	}
+	return nil
+}
+
+// unrename moves the inode back when it is still at the new name and the
+// old name is free: done already otherwise.
+func unrename(r record) error {
+	st, err := lstat(r.To)
+	if err != nil || st.Ino != r.Ino {
+		return nil
+	}
+	if _, err := lstat(r.Path); err == nil {
+		return nil
+	}
+	return os.Rename(r.To, r.Path)
+}
+
+// putMeta sets mode, owner and times back (not following a symbolic link).
+func putMeta(r record) error {
+	st, err := lstat(r.Path)
+	if err != nil {
+		return nil // removed by a later step of the undo
+	}
+	if int(st.Uid) != r.UID || int(st.Gid) != r.GID { // before the mode: chown drops setuid
+		if err := unix.Lchown(r.Path, r.UID, r.GID); err != nil && !errors.Is(err, unix.EPERM) {
+			return err
+		}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+		if err := unix.Fchmodat(unix.AT_FDCWD, r.Path, r.Mode&0o7777, 0); err != nil {
+			return err
+		}
+	}
+	ts := []unix.Timespec{unix.NsecToTimespec(r.Atime), unix.NsecToTimespec(r.Mtime)}
+	return unix.UtimesNanoAt(unix.AT_FDCWD, r.Path, ts, unix.AT_SYMLINK_NOFOLLOW)
+}
