@@ -29,12 +29,12 @@ const noArg = -1
 
 // call says where a trapped call keeps its operands (argument indexes).
 type call struct {
-	kind           kind
-	dir, path      int // the path and its directory fd (noArg: cwd)
-	dir2, path2    int // a rename's new name
-	flags          int // the open flags, unlinkat's or renameat2's flags
-	fd             int // the fd a kFdWrite, kSetfl or fd kMeta is about
-	always, follow bool
+	kind        kind
+	dir, path   int // the path and its directory fd (noArg: cwd)
+	dir2, path2 int // a rename's new name
+	flags       int // the open flags, unlinkat's or renameat2's flags
+	fd          int // the fd a kFdWrite, kSetfl or fd kMeta is about
+	follow      bool
 	// flagMask, when not 0, traps only when the flags argument has one of
 	// these bits (a read-only open never reaches the supervisor).
 	flagMask uint32

@@ -2,4 +2,212 @@
 
 package journal
 
-func superviseChild() {}
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// changes is a command that touches every kind of record.
+const changes = "echo more >> log && printf new > f && mv d d2 && rm gone && mkdir -p n/m && " +
+	"rmdir e && chmod 700 f && ln log hard && ln -s f sym && touch -d 2001-01-01 d2/x && " +
+	"mv d2/x f2 && printf over > f2 && rm -r n"
+
+func changesTree(t *testing.T) (tree, jdir string) {
+	tree, jdir = fixture(t)
+	write(t, filepath.Join(tree, "log"), "line\n")
+	write(t, filepath.Join(tree, "f"), "old")
+	write(t, filepath.Join(tree, "d/x"), "x")
+	write(t, filepath.Join(tree, "gone"), "gone")
+	if err := os.Mkdir(filepath.Join(tree, "e"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	return tree, jdir
+}
+
+// A Restore cut short after any of its steps (as by a SIGKILL: the steps
+// are the units) and run again gives the exact tree.
+func TestRestoreCutShortAtEveryStep(t *testing.T) {
+	defer func() { hitRestoreStep = func(int) {} }()
+	for cut := 0; ; cut++ {
+		tree, jdir := changesTree(t)
+		before := snapshot(t, tree)
+		run(t, tree, jdir, changes)
+		steps := 0
+		hitRestoreStep = func(int) {
+			if steps == cut {
+				panic(errCut)
+			}
+			steps++
+		}
+		finished := restoreUntilCut(t, jdir)
+		hitRestoreStep = func(int) {}
+		if err := Restore(jdir); err != nil {
+			t.Fatalf("cut after %d steps, then Restore: %v", cut, err)
+		}
+		if err := Restore(jdir); err != nil {
+			t.Fatalf("a second Restore: %v", err)
+		}
+		sameTree(t, before, snapshot(t, tree))
+		if finished || t.Failed() {
+			return
+		}
+	}
+}
+
+var errCut = errors.New("cut")
+
+func restoreUntilCut(t *testing.T, jdir string) (finished bool) {
+	defer func() {
+		if r := recover(); r != nil && r != errCut {
+			panic(r)
+		}
+	}()
+	if err := Restore(jdir); err != nil {
+		t.Fatal(err)
+	}
+	return true
+}
+
+// superviseChild is the test binary as a tiny-go that gets SIGKILLed: it
+// runs a command under the journal and waits.
+func superviseChild() {
+	parts := strings.SplitN(os.Getenv("TINY_JOURNAL_TEST_SUPERVISE"), "\n", 3)
+	cmd := exec.Command("/bin/bash", "-c", parts[2])
+	cmd.Dir = parts[0]
+	cmd.Stderr = os.Stderr
+	s, err := Start(cmd, parts[0], parts[1])
+	if err == nil {
+		err = s.Wait()
+	}
+	fmt.Fprintln(os.Stderr, "supervisor:", err)
+	os.Exit(3)
+}
+
+// The supervisor killed mid-command: the journal on disk is enough for
+// Restore, and the command's leftover changing calls fail (ENOSYS) rather
+// than change the tree unjournaled.
+func TestSupervisorKilled(t *testing.T) {
+	tree, jdir := changesTree(t)
+	before := snapshot(t, tree)
+	ready := filepath.Join(t.TempDir(), "ready")
+	script := changes + " && touch " + ready + " && sleep 0.5 && echo late > late && rm log"
+	self, _ := os.Executable()
+	sup := exec.Command(self, "-test.run=^$")
+	sup.Env = append(os.Environ(), "TINY_JOURNAL_TEST_SUPERVISE="+tree+"\n"+jdir+"\n"+script)
+	sup.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := sup.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(-sup.Process.Pid, syscall.SIGKILL)
+	waitFor(t, ready)
+	if err := sup.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = sup.Wait()
+	time.Sleep(time.Second) // the command goes on, and fails at its next change
+	if _, err := os.Stat(filepath.Join(tree, "late")); err == nil {
+		t.Error("a change made after the supervisor died went through")
+	}
+	if _, err := os.Stat(filepath.Join(tree, "log")); err != nil {
+		t.Error("an unlink made after the supervisor died went through")
+	}
+	if err := Restore(jdir); err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, before, snapshot(t, tree))
+}
+
+func waitFor(t *testing.T, path string) {
+	t.Helper()
+	for i := 0; i < 500; i++ {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s never appeared", path)
+}
+
+// A FIFO and a unix socket in the tree are the real ones: a process
+// outside the command talks with it through them.
+func TestFIFOAndSocketWithAnOutsideProcess(t *testing.T) {
+	tree, jdir := fixture(t)
+	fifo, sock := filepath.Join(tree, "fifo"), filepath.Join(tree, "s.sock")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan string, 2)
+	go func() {
+		f, err := os.Open(fifo)
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		defer f.Close()
+		line, _ := bufio.NewReader(f).ReadString('\n')
+		got <- "fifo:" + line
+	}()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		defer c.Close()
+		line, _ := bufio.NewReader(c).ReadString('\n')
+		got <- "sock:" + line
+	}()
+	script := `echo through > fifo && python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect("s.sock"); s.sendall(b"hello\n")'`
+	roundTrip(t, tree, jdir, script, nil)
+	want := map[string]bool{"fifo:through\n": true, "sock:hello\n": true}
+	for range 2 {
+		if g := <-got; !want[g] {
+			t.Errorf("the outside process got %q", g)
+		}
+	}
+}
+
+// A lock held outside is seen by the command, and one the command takes
+// is seen outside: the file is the same inode.
+func TestFlockWithAnOutsideProcess(t *testing.T) {
+	tree, jdir := fixture(t)
+	lock := filepath.Join(tree, "lock")
+	write(t, lock, "")
+	f, err := os.Open(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	out := run(t, tree, jdir, "flock -n lock true && echo took || echo busy")
+	if strings.TrimSpace(out) != "busy" {
+		t.Errorf("with the lock held outside, the command says %q", out)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN); err != nil {
+		t.Fatal(err)
+	}
+	ready := filepath.Join(t.TempDir(), "ready")
+	done := make(chan string, 1)
+	go func() { done <- run(t, tree, jdir, "flock lock sh -c 'touch "+ready+"; sleep 1'") }()
+	waitFor(t, ready)
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+		t.Error("the lock the command holds is not seen outside")
+	}
+	<-done
+}

@@ -4,6 +4,7 @@ package journal
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,9 +18,10 @@ import (
 
 // Restore puts the tree back as it was before the command of the journal
 // in dir, undoing its records in reverse order. Every step sets a state
-// rather than applying a difference, so a Restore cut short (a SIGKILL
-// anywhere) and run again ends with the same tree. A torn last line is a
-// change that was never let go on, and is skipped.
+// rather than applying a difference, and the records undone are counted,
+// so a Restore cut short (a SIGKILL anywhere) and run again ends with the
+// same tree. A torn last line is a change that was never let go on, and is
+// skipped.
 func Restore(dir string) error {
 	marker := filepath.Join(dir, restoredName)
 	if _, err := os.Stat(marker); err == nil {
@@ -29,10 +31,19 @@ func Restore(dir string) error {
 	if err != nil {
 		return err
 	}
-	for i := len(recs) - 1; i >= 0; i-- {
-		hitRestoreStep(i)
+	prog, err := openProgress(dir)
+	if err != nil {
+		return err
+	}
+	defer prog.Close()
+	for i := len(recs) - 1 - prog.undone; i >= 0; i-- {
+		hitRestoreStep(2 * i)
 		if err := undo(dir, recs[i]); err != nil {
 			return fmt.Errorf("journal: undo %s of %s: %w", recs[i].Op, recs[i].Path, err)
+		}
+		hitRestoreStep(2*i + 1)
+		if err := prog.set(len(recs) - i); err != nil {
+			return err
 		}
 	}
 	// Marked done before the kept inodes go: their journal links would
@@ -57,6 +68,44 @@ func dropData(dir string) error {
 	}
 	return nil
 }
+
+// progress counts the records undone, so a Restore run again goes on
+// from the step it was in rather than from the last record: the names a
+// record holds are those of its moment, right only when every later
+// record is undone and no earlier one is.
+type progress struct {
+	f      *os.File
+	undone int
+}
+
+func openProgress(dir string) (*progress, error) {
+	f, err := os.OpenFile(filepath.Join(dir, progressName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("journal: open the restore's progress: %w", err)
+	}
+	var b [8]byte
+	p := &progress{f: f}
+	if n, _ := f.ReadAt(b[:], 0); n == 8 {
+		p.undone = int(binary.LittleEndian.Uint64(b[:]))
+	}
+	return p, nil
+}
+
+func (p *progress) set(n int) error {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(n))
+	if _, err := p.f.WriteAt(b[:], 0); err != nil {
+		return fmt.Errorf("journal: write the restore's progress: %w", err)
+	}
+	if err := p.f.Sync(); err != nil {
+		return fmt.Errorf("journal: sync the restore's progress: %w", err)
+	}
+	return nil
+}
+
+func (p *progress) Close() error { return p.f.Close() }
+
+const progressName = "undone"
 
 // hitRestoreStep is a test's hook to die between two steps.
 var hitRestoreStep = func(int) {}

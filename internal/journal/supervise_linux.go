@@ -284,6 +284,8 @@ func (s *supervisor) open(t target, nr uintptr) error {
 	}
 	acc := t.flags & unix.O_ACCMODE
 	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG: // a write to a FIFO sets its times
+		return s.j.saveMeta(p)
 	case t.flags&unix.O_TRUNC != 0:
 		return s.j.saveContent(p, st, levelFull)
 	case acc == unix.O_WRONLY && t.flags&unix.O_APPEND != 0:
