@@ -211,3 +211,38 @@ func TestFlockWithAnOutsideProcess(t *testing.T) {
 	}
 	<-done
 }
+
+// Seccomp user notification needs no privilege once no_new_privs is set:
+// as root, the suite runs again as uid 1000 (cloudsdk) on its own trees.
+func TestAsUnprivilegedUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		return // this run is the unprivileged one
+	}
+	if testing.Short() {
+		t.Skip("runs the whole suite again")
+	}
+	base, err := os.MkdirTemp("", "journal-uid1000-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(base)
+	self, _ := os.Executable()
+	bin := filepath.Join(base, "journal.test")
+	if out, err := exec.Command("cp", self, bin).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(base, 1000, 1000); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.count=1", "-test.v", "-test.skip=^TestAsUnprivilegedUser$")
+	cmd.Dir = base
+	cmd.Env = []string{"TMPDIR=" + base, "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + base}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 1000, Gid: 1000}}
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.Count(string(out), "--- PASS") < 10 {
+		t.Fatalf("as uid 1000: %v\n%s", err, out)
+	}
+}
