@@ -17,11 +17,11 @@ import (
 // record is one line of a journal's log: what to do, in reverse order, to
 // undo one change. Every record is synced before the change is let go on.
 type record struct {
-	Op    string `json:"op"` // file, len, absent, gone, rename, exchange, meta
+	Op    string `json:"op"` // file, len, ranges, absent, gone, rename, exchange, meta
 	Path  string `json:"path"`
 	To    string `json:"to,omitempty"`   // rename, exchange: the new name
-	Data  string `json:"data,omitempty"` // file, gone: the pre-image in the journal
-	Size  int64  `json:"size,omitempty"` // len: the length before an append
+	Data  string `json:"data,omitempty"` // file, ranges, gone: the pre-image in the journal
+	Size  int64  `json:"size,omitempty"` // len, ranges: the length before
 	Mode  uint32 `json:"mode,omitempty"`
 	UID   int    `json:"uid,omitempty"`
 	GID   int    `json:"gid,omitempty"`
@@ -47,6 +47,7 @@ type journal struct {
 	n       int
 	content map[fileID]int
 	meta    map[fileID]bool
+	ranged  map[fileID]*ranged
 }
 
 const logName, dataDir = "log", "d"
@@ -64,12 +65,16 @@ func openJournal(dir string) (*journal, error) {
 		log.Close()
 		return nil, fmt.Errorf("journal: open the data directory: %w", err)
 	}
-	return &journal{dir: dir, log: log, data: d, content: map[fileID]int{}, meta: map[fileID]bool{}}, nil
+	return &journal{dir: dir, log: log, data: d, content: map[fileID]int{}, meta: map[fileID]bool{}, ranged: map[fileID]*ranged{}}, nil
 }
 
 func (j *journal) close() {
 	j.log.Close()
 	j.data.Close()
+	for _, r := range j.ranged {
+		r.src.Close()
+		r.data.Close()
+	}
 }
 
 func (j *journal) add(r record) error {

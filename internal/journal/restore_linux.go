@@ -144,6 +144,11 @@ func undo(dir string, r record) error {
 			return err
 		}
 		return putMeta(r)
+	case "ranges":
+		if err := putRanges(filepath.Join(dir, r.Data), r); err != nil {
+			return err
+		}
+		return putMeta(r)
 	case "absent":
 		return os.RemoveAll(r.Path)
 	case "gone":

@@ -70,13 +70,15 @@ func (s *supervisor) run() {
 			continue // the caller died meanwhile (ENOENT)
 		}
 		resp := notifResp{id: req.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
-		done, errno, err := s.handle(&req)
+		v, err := s.handle(&req)
 		switch {
 		case err != nil:
 			s.fail(err)
 			resp.flags, resp.error = 0, -int32(unix.EIO)
-		case done: // the supervisor did the call itself
-			resp.flags, resp.error = 0, -int32(errno)
+		case v.sent:
+			continue
+		case v.done:
+			resp.flags, resp.error = 0, -int32(v.errno)
 		}
 		_ = ioctl(s.fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
 	}
@@ -99,30 +101,43 @@ func ioctl(fd int, req uint, arg unsafe.Pointer) error {
 // target is a trapped call as the supervisor reads it.
 type target struct {
 	pid         int
+	args        [6]uint64
 	path, path2 string // absolute, lexically clean
 	flags       uint64
 }
 
-// handle journals what the call is about to change. done says the
-// supervisor made the call itself, with errno as its result.
-func (s *supervisor) handle(req *notif) (done bool, errno unix.Errno, err error) {
+// verdict is how a trapped call ends: it goes on (the zero value), the
+// supervisor made it itself (done, with errno as its result), or the
+// supervisor already answered it (sent, by handing over an fd).
+type verdict struct {
+	done, sent bool
+	errno      unix.Errno
+}
+
+// handle journals what the call is about to change.
+func (s *supervisor) handle(req *notif) (verdict, error) {
 	c, ok := s.calls[uintptr(req.nr)]
 	if !ok {
-		return false, 0, nil
+		return verdict{}, nil
 	}
 	t, err := s.decode(req, c)
 	if err != nil {
-		return false, 0, nil // unreadable memory: the call itself fails with EFAULT
+		return verdict{}, nil // unreadable memory: the call itself fails with EFAULT
 	}
 	// The pid may have died and been reused while its memory was read.
 	if ioctl(s.fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&req.id)) != nil {
-		return false, 0, nil
+		return verdict{}, nil
 	}
-	if c.kind == kRemove && s.in(t.path) && isRmdir(uintptr(req.nr), t.flags) {
+	nr := uintptr(req.nr)
+	switch {
+	case c.kind == kRemove && s.in(t.path) && isRmdir(nr, t.flags):
 		errno, err := s.j.rmdir(t.path)
-		return err == nil, errno, err
+		return verdict{done: true, errno: errno}, err
+	case c.kind == kOpen:
+		sent, err := s.open(req, t, nr)
+		return verdict{sent: sent}, err
 	}
-	return false, 0, s.change(t, c, uintptr(req.nr))
+	return verdict{}, s.change(t, c, nr)
 }
 
 func isRmdir(nr uintptr, flags uint64) bool {
@@ -131,13 +146,18 @@ func isRmdir(nr uintptr, flags uint64) bool {
 
 func (s *supervisor) change(t target, c call, nr uintptr) error {
 	switch c.kind {
-	case kOpen:
-		return s.open(t, nr)
+	case kWrite:
+		return s.write(t, nr)
+	case kWhole:
+		return s.whole(t, nr)
 	case kTruncate:
 		return s.content(s.follow(t.path), levelFull)
 	case kFdWrite:
 		return s.content(t.path, levelFull)
 	case kSetfl:
+		if t.args[1] != unix.F_SETFL {
+			return s.whole(t, nr) // F_DUPFD of a band fd
+		}
 		return s.setfl(t)
 	case kRemove:
 		if s.in(t.path) {
@@ -160,7 +180,10 @@ func (s *supervisor) change(t target, c call, nr uintptr) error {
 // decode reads a call's paths from the caller's memory and makes them
 // absolute against its directory fds or working directory.
 func (s *supervisor) decode(req *notif, c call) (target, error) {
-	t := target{pid: int(req.pid)}
+	t := target{pid: int(req.pid), args: req.args}
+	if c.kind == kWrite || c.kind == kWhole {
+		return t, nil // band calls read their fd in band.go
+	}
 	if c.flags != noArg {
 		t.flags = req.args[c.flags]
 	}
@@ -260,40 +283,47 @@ func (s *supervisor) follow(path string) string {
 }
 
 // open journals a write-open: a name it creates, the length before an
-// append, a whole pre-image before a truncation or an in-place write.
-func (s *supervisor) open(t target, nr uintptr) error {
+// append, a whole pre-image before a truncation or an in-place write of a
+// small file; a big file opened in place goes in the band (sent: the open
+// is answered).
+func (s *supervisor) open(req *notif, t target, nr uintptr) (sent bool, err error) {
 	if nr == creatNr {
 		t.flags = unix.O_WRONLY | unix.O_CREAT | unix.O_TRUNC
 	}
 	if t.flags&writeFlags == 0 {
-		return nil
+		return false, nil
 	}
 	p := t.path
 	if t.flags&unix.O_NOFOLLOW == 0 {
 		p = s.follow(p)
 	}
 	if !s.in(p) {
-		return nil
+		return false, nil
 	}
 	st, err := lstat(p)
 	if err != nil {
 		if t.flags&unix.O_CREAT != 0 {
-			return s.j.created(p)
+			return false, s.j.created(p)
 		}
-		return nil
+		return false, nil
 	}
 	acc := t.flags & unix.O_ACCMODE
 	switch {
 	case st.Mode&unix.S_IFMT != unix.S_IFREG: // a write to a FIFO sets its times
-		return s.j.saveMeta(p)
+		return false, s.j.saveMeta(p)
 	case t.flags&unix.O_TRUNC != 0:
-		return s.j.saveContent(p, st, levelFull)
+		return false, s.j.saveContent(p, st, levelFull)
 	case acc == unix.O_WRONLY && t.flags&unix.O_APPEND != 0:
-		return s.j.saveContent(p, st, levelLen)
+		return false, s.j.saveContent(p, st, levelLen)
+	case acc != unix.O_RDONLY && st.Size >= bandMin && s.j.content[idOf(st)] < levelFull:
+		if sent, err := s.band(req, t, p, st); sent || err != nil {
+			return sent, err
+		}
+		return false, s.j.saveContent(p, st, levelFull)
 	case acc != unix.O_RDONLY:
-		return s.j.saveContent(p, st, levelFull)
+		return false, s.j.saveContent(p, st, levelFull)
 	}
-	return nil
+	return false, nil
 }
 
 func (s *supervisor) content(path string, level int) error {
