@@ -28,7 +28,12 @@ type record struct {
 	Atime int64  `json:"atime,omitempty"`
 	Mtime int64  `json:"mtime,omitempty"`
 	Ino   uint64 `json:"ino,omitempty"` // rename, exchange: the inode that moved
+	// Inline is a small file's pre-image, in the record: one sync, not two.
+	Inline []byte `json:"inline,omitempty"`
 }
+
+// inlineMax is the size up to which a pre-image goes in its record.
+const inlineMax = 64 << 10
 
 type fileID struct{ dev, ino uint64 }
 
@@ -39,7 +44,8 @@ const (
 	levelFull
 )
 
-// journal writes the records of one command.
+// journal writes the records of one command. Every record that keeps what
+// a call destroys is synced, after its pre-image, before the call goes on.
 type journal struct {
 	dir     string
 	log     *os.File
@@ -68,13 +74,18 @@ func openJournal(dir string) (*journal, error) {
 	return &journal{dir: dir, log: log, data: d, content: map[fileID]int{}, meta: map[fileID]bool{}, ranged: map[fileID]*ranged{}}, nil
 }
 
-func (j *journal) close() {
+func (j *journal) close() error {
+	err := j.log.Sync()
 	j.log.Close()
 	j.data.Close()
 	for _, r := range j.ranged {
 		r.src.Close()
 		r.data.Close()
 	}
+	if err != nil {
+		return fmt.Errorf("journal: sync the log: %w", err)
+	}
+	return nil
 }
 
 func (j *journal) add(r record) error {
@@ -84,6 +95,12 @@ func (j *journal) add(r record) error {
 	}
 	if _, err := j.log.Write(append(b, '\n')); err != nil {
 		return fmt.Errorf("journal: write the log: %w", err)
+	}
+	// A name made or a time changed destroys nothing: its record reaches the
+	// disk with the next synced one (the log is appended in order) or at the
+	// end. The page cache alone survives a SIGKILL; the sync is for a power cut.
+	if r.Op == "absent" || r.Op == "meta" {
+		return nil
 	}
 	if err := j.log.Sync(); err != nil {
 		return fmt.Errorf("journal: sync the log: %w", err)
@@ -124,12 +141,22 @@ func (j *journal) saveContent(path string, st *unix.Stat_t, level int) error {
 		j.content[idOf(st)] = levelLen
 		return j.add(withMeta(record{Op: "len", Path: path, Size: st.Size}, st))
 	}
-	rel, abs := j.nextData()
-	if err := clone(path, abs); err != nil {
-		return err
+	r := withMeta(record{Op: "file", Path: path}, st)
+	if st.Size <= inlineMax {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("journal: read the pre-image of %s: %w", path, err)
+		}
+		r.Inline = b
+	} else {
+		rel, abs := j.nextData()
+		if err := clone(path, abs); err != nil {
+			return err
+		}
+		r.Data = rel
 	}
 	j.content[idOf(st)] = levelFull
-	return j.add(withMeta(record{Op: "file", Path: path, Data: rel}, st))
+	return j.add(r)
 }
 
 // clone copies src to a new dst, by FICLONE when it can, and syncs it.

@@ -4,6 +4,7 @@ package journal
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -135,7 +136,16 @@ func readLog(path string) ([]record, error) {
 func undo(dir string, r record) error {
 	switch r.Op {
 	case "file":
-		if err := putContent(filepath.Join(dir, r.Data), r.Path, r.Mode); err != nil {
+		var src io.Reader = bytes.NewReader(r.Inline)
+		if r.Data != "" {
+			f, err := os.Open(filepath.Join(dir, r.Data))
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			src = f
+		}
+		if err := putContent(src, r.Path, r.Mode); err != nil {
 			return err
 		}
 		return putMeta(r)
@@ -168,12 +178,7 @@ func undo(dir string, r record) error {
 
 // putContent writes the pre-image into the file in place (same inode, so
 // its other names and outside holders see it), or makes it anew.
-func putContent(src, dst string, mode uint32) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
+func putContent(in io.Reader, dst string, mode uint32) error {
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fs.FileMode(mode&0o777)|0o200)
 	if err != nil {
 		return err
@@ -206,7 +211,12 @@ func relink(src string, r record) error {
 		if !errors.Is(err, unix.EXDEV) {
 			return err
 		}
-		if err := putContent(src, r.Path, r.Mode); err != nil {
+		in, err := os.Open(src)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		if err := putContent(in, r.Path, r.Mode); err != nil {
 			return err
 		}
 		return putMeta(r)

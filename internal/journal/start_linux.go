@@ -162,7 +162,9 @@ func (s *Session) Wait() error {
 	s.sup.stop.Store(true)
 	<-s.done
 	unix.Close(s.sup.fd)
-	s.sup.j.close()
+	if cerr := s.sup.j.close(); s.sup.err == nil {
+		s.sup.err = cerr
+	}
 	if err == nil && s.sup.err != nil {
 		err = s.sup.err
 	}
