@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -209,6 +210,51 @@ func (s *supervisor) whole(t target, nr uintptr) error {
 		return nil
 	}
 	return s.j.saveContent(path, st, levelFull)
+}
+
+// bandResize keeps what an ftruncate or a fallocate of a band file is
+// about to destroy: the tail a shrink cuts, the range a punch or a zeroing
+// clears (a collapse or an insert moves the rest: the file, whole).
+func (s *supervisor) bandResize(r *ranged, t target, nr uintptr) error {
+	if nr == unix.SYS_FTRUNCATE {
+		return s.j.keepSpan(r, int64(t.args[1]), r.orig)
+	}
+	mode := t.args[1]
+	switch {
+	case mode&^unix.FALLOC_FL_KEEP_SIZE == 0:
+		return nil // allocation only
+	case mode&(unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_ZERO_RANGE) != 0 &&
+		mode&(unix.FALLOC_FL_COLLAPSE_RANGE|unix.FALLOC_FL_INSERT_RANGE) == 0:
+		return s.j.keepSpan(r, int64(t.args[2]), int64(t.args[3]))
+	}
+	return s.whole(target{pid: t.pid, args: [6]uint64{t.args[0]}}, unix.SYS_DUP)
+}
+
+// bind records the name a unix socket is bound to in the tree.
+func (s *supervisor) bind(t target) error {
+	if t.args[2] < 3 {
+		return nil
+	}
+	sa := make([]byte, min(t.args[2], 110))
+	if readMem(t.pid, t.args[1], sa) != nil || binary.LittleEndian.Uint16(sa) != unix.AF_UNIX || sa[2] == 0 {
+		return nil // not a unix socket, or an abstract one
+	}
+	name := string(sa[2:])
+	if i := strings.IndexByte(name, 0); i >= 0 {
+		name = name[:i]
+	}
+	p := name
+	if !filepath.IsAbs(p) {
+		cwd, err := os.Readlink("/proc/" + strconv.Itoa(t.pid) + "/cwd")
+		if err != nil {
+			return nil
+		}
+		p = filepath.Join(cwd, p)
+	}
+	if p = s.follow(filepath.Clean(p)); !s.in(p) {
+		return nil
+	}
+	return s.j.created(p)
 }
 
 // fdPos reads an fd's offset and whether it appends.

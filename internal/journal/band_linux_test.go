@@ -110,3 +110,30 @@ func TestBandSqliteUpdateOfABigDatabase(t *testing.T) {
 		}
 	})
 }
+
+// A shrink of a band file keeps the tail it cuts, not the whole file.
+func TestBandTruncateKeepsTheTail(t *testing.T) {
+	tree, jdir := fixture(t)
+	bigFile(t, filepath.Join(tree, "big.bin"), 4<<20)
+	script := `python3 -c '
+import os
+f = open("big.bin", "r+b")
+os.ftruncate(f.fileno(), (4<<20) - 1000)
+os.posix_fallocate(f.fileno(), 0, 5<<20)
+f.seek(10); f.write(b"x"); f.close()'`
+	roundTrip(t, tree, jdir, script, func() {
+		if n := keptBytes(t, jdir); n > 8192 {
+			t.Errorf("the journal keeps %d bytes for a 1000-byte cut", n)
+		}
+	})
+}
+
+// A unix socket the command binds in the tree is a name it made.
+func TestBindMakesAName(t *testing.T) {
+	tree, jdir := fixture(t)
+	roundTrip(t, tree, jdir, `python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.bind("made.sock")'`, func() {
+		if _, err := os.Lstat(filepath.Join(tree, "made.sock")); err != nil {
+			t.Error("the command's bind made no socket")
+		}
+	})
+}

@@ -25,6 +25,7 @@ const (
 	kWrite                // write, pwrite64, writev, pwritev, pwritev2 to a band fd
 	kWhole                // mmap, dup, copy_file_range, sendfile, splice: a band fd's file, whole
 	kDenied               // io_uring_setup, io_setup: their writes would pass unseen
+	kBind                 // bind: a unix socket's name is a new file
 )
 
 // noArg marks an argument a call does not have.
@@ -81,6 +82,7 @@ func calls() map[uintptr]call {
 		unix.SYS_SENDFILE:        inBand(kWhole, 0),
 		unix.SYS_SPLICE:          inBand(kWhole, 2),
 		unix.SYS_IO_URING_SETUP:  onFd(kDenied, noArg),
+		unix.SYS_BIND:            onFd(kBind, noArg),
 		unix.SYS_IO_SETUP:        onFd(kDenied, noArg),
 		unix.SYS_UNLINKAT:        withFlags(at(kRemove, 0, 1), 2, 0),
 		unix.SYS_RENAMEAT:        rename(0, 1, 2, 3, noArg),

@@ -153,7 +153,12 @@ func (s *supervisor) change(t target, c call, nr uintptr) error {
 	case kTruncate:
 		return s.content(s.follow(t.path), levelFull)
 	case kFdWrite:
+		if r, _, _ := s.bandFile(t.pid, t.args[0]); r != nil {
+			return s.bandResize(r, t, nr)
+		}
 		return s.content(t.path, levelFull)
+	case kBind:
+		return s.bind(t)
 	case kSetfl:
 		if t.args[1] != unix.F_SETFL {
 			return s.whole(t, nr) // F_DUPFD of a band fd
@@ -181,7 +186,7 @@ func (s *supervisor) change(t target, c call, nr uintptr) error {
 // absolute against its directory fds or working directory.
 func (s *supervisor) decode(req *notif, c call) (target, error) {
 	t := target{pid: int(req.pid), args: req.args}
-	if c.kind == kWrite || c.kind == kWhole {
+	if c.kind == kWrite || c.kind == kWhole || c.kind == kBind {
 		return t, nil // band calls read their fd in band.go
 	}
 	if c.flags != noArg {
@@ -306,6 +311,9 @@ func (s *supervisor) open(req *notif, t target, nr uintptr) (sent bool, err erro
 			return false, s.j.created(p)
 		}
 		return false, nil
+	}
+	if t.flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL {
+		return false, nil // fails with EEXIST
 	}
 	acc := t.flags & unix.O_ACCMODE
 	switch {
