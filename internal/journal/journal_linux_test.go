@@ -243,3 +243,12 @@ func TestHardLinksUnlinkMkdirChmod(t *testing.T) {
 		wantFile(t, filepath.Join(tree, "c"), "SHAREDmore\n")
 	})
 }
+
+// /dev/fd and /proc/self name the command's own fds, not the supervisor's.
+func TestOwnFdNamesAreTheCommands(t *testing.T) {
+	tree, jdir := fixture(t)
+	write(t, filepath.Join(tree, "out.txt"), "original")
+	roundTrip(t, tree, jdir, "exec 3>>out.txt; echo over > /dev/fd/3; echo more > /proc/self/fd/3", func() {
+		wantFile(t, filepath.Join(tree, "out.txt"), "more\n")
+	})
+}

@@ -225,7 +225,7 @@ func (s *supervisor) pathArg(req *notif, dirArg, pathArg int) (string, error) {
 		return "", err
 	}
 	if filepath.IsAbs(p) {
-		return filepath.Clean(p), nil
+		return ownProc(int(req.pid), filepath.Clean(p)), nil
 	}
 	base := "/proc/" + strconv.Itoa(int(req.pid)) + "/cwd"
 	if dirArg != noArg && int32(req.args[dirArg]) != unix.AT_FDCWD {
@@ -236,6 +236,21 @@ func (s *supervisor) pathArg(req *notif, dirArg, pathArg int) (string, error) {
 		return "", err
 	}
 	return filepath.Join(dir, p), nil
+}
+
+// ownProc makes the caller's names for itself (/proc/self, /dev/fd,
+// /dev/stdout) name it, not the supervisor that resolves them.
+func ownProc(pid int, p string) string {
+	own := "/proc/" + strconv.Itoa(pid)
+	for _, alias := range [][2]string{
+		{"/proc/self", own}, {"/proc/thread-self", own + "/task/" + strconv.Itoa(pid)}, {"/dev/fd", own + "/fd"},
+		{"/dev/stdin", own + "/fd/0"}, {"/dev/stdout", own + "/fd/1"}, {"/dev/stderr", own + "/fd/2"},
+	} {
+		if rest, ok := strings.CutPrefix(p, alias[0]); ok && (rest == "" || rest[0] == '/') {
+			return alias[1] + rest
+		}
+	}
+	return p
 }
 
 func readMem(pid int, addr uint64, buf []byte) error {
