@@ -19,6 +19,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("TINY_JOURNAL_TEST_SUPERVISE") != "" {
 		superviseChild()
 	}
+	if os.Getenv("TINY_JOURNAL_TEST_RESTORE") != "" {
+		restoreChild()
+	}
 	os.Exit(m.Run())
 }
 
@@ -250,5 +253,21 @@ func TestOwnFdNamesAreTheCommands(t *testing.T) {
 	write(t, filepath.Join(tree, "out.txt"), "original")
 	roundTrip(t, tree, jdir, "exec 3>>out.txt; echo over > /dev/fd/3; echo more > /proc/self/fd/3", func() {
 		wantFile(t, filepath.Join(tree, "out.txt"), "more\n")
+	})
+}
+
+// renameat2(RENAME_EXCHANGE) swaps two names; Restore swaps them back.
+func TestRenameExchange(t *testing.T) {
+	tree, jdir := fixture(t)
+	write(t, filepath.Join(tree, "a"), "A")
+	write(t, filepath.Join(tree, "dir/b"), "B")
+	script := `python3 -c '
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.renameat2(-100, b"a", -100, b"dir/b", 2) != 0:
+    raise OSError(ctypes.get_errno(), "renameat2")'`
+	roundTrip(t, tree, jdir, script, func() {
+		wantFile(t, filepath.Join(tree, "a"), "B")
+		wantFile(t, filepath.Join(tree, "dir/b"), "A")
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -244,5 +245,52 @@ func TestAsUnprivilegedUser(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil || strings.Count(string(out), "--- PASS") < 10 {
 		t.Fatalf("as uid 1000: %v\n%s", err, out)
+	}
+}
+
+// restoreChild is the test binary as a tiny-go whose Restore is SIGKILLed
+// at its k-th hook (before or after a step's count).
+func restoreChild() {
+	dir, ks, _ := strings.Cut(os.Getenv("TINY_JOURNAL_TEST_RESTORE"), "\n")
+	k, _ := strconv.Atoi(ks)
+	n := 0
+	hitRestoreStep = func(int) {
+		if n++; n == k {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+	}
+	if err := Restore(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// A real SIGKILL of a Restore at every one of its steps, then Restore.
+func TestRestoreSIGKILLedAtEveryStep(t *testing.T) {
+	self, _ := os.Executable()
+	for k := 1; ; k++ {
+		tree, jdir := changesTree(t)
+		before := snapshot(t, tree)
+		run(t, tree, jdir, changes)
+		child := exec.Command(self, "-test.run=^$")
+		child.Env = append(os.Environ(), "TINY_JOURNAL_TEST_RESTORE="+jdir+"\n"+strconv.Itoa(k))
+		out, err := child.CombinedOutput()
+		killed := err != nil && strings.Contains(err.Error(), "killed")
+		if err != nil && !killed {
+			t.Fatalf("restore child: %v\n%s", err, out)
+		}
+		if err := Restore(jdir); err != nil {
+			t.Fatalf("killed at hook %d, then Restore: %v", k, err)
+		}
+		sameTree(t, before, snapshot(t, tree))
+		if !killed || t.Failed() {
+			if k < 10 {
+				t.Errorf("only %d kills: the hooks did not run", k)
+			}
+			t.Logf("%d Restores SIGKILLed, each finished by the next", k-1)
+			return
+		}
 	}
 }
