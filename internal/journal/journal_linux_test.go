@@ -271,3 +271,30 @@ if libc.renameat2(-100, b"a", -100, b"dir/b", 2) != 0:
 		wantFile(t, filepath.Join(tree, "dir/b"), "A")
 	})
 }
+
+// An append open keeps only the length, until the fd may write elsewhere:
+// F_SETFL dropping O_APPEND, or a shrink, keeps the whole file first.
+func TestAppendFdThatWritesElsewhere(t *testing.T) {
+	for name, script := range map[string]string{
+		"setfl": `python3 -c '
+import fcntl, os
+fd = os.open("log", os.O_WRONLY | os.O_APPEND)
+fcntl.fcntl(fd, fcntl.F_SETFL, 0)
+os.lseek(fd, 0, 0); os.write(fd, b"OVER")'`,
+		"ftruncate": `python3 -c '
+import os
+fd = os.open("log", os.O_WRONLY | os.O_APPEND)
+os.ftruncate(fd, 2); os.write(fd, b"END")'`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			tree, jdir := fixture(t)
+			write(t, filepath.Join(tree, "log"), "line one\n")
+			roundTrip(t, tree, jdir, script, func() {
+				b, _ := os.ReadFile(filepath.Join(tree, "log"))
+				if string(b) == "line one\n" {
+					t.Error("the command's write did not land")
+				}
+			})
+		})
+	}
+}
