@@ -298,3 +298,20 @@ os.ftruncate(fd, 2); os.write(fd, b"END")'`,
 		})
 	}
 }
+
+// git's lock files, renames, loose objects and ref deletions come back.
+func TestGitCommitIsRestored(t *testing.T) {
+	tree, jdir := fixture(t)
+	git := "git -c user.name=t -c user.email=t@t -c init.defaultBranch=main -c gc.auto=0 "
+	seed := exec.Command("bash", "-c", git+"init -q && echo a > a && "+git+"add a && "+git+"commit -qm a && "+git+"branch old")
+	seed.Dir = tree
+	if out, err := seed.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	roundTrip(t, tree, jdir, "echo b > b && "+git+"add b && "+git+"commit -qm b && "+git+"branch -D old && "+git+"reset -q --hard HEAD~1", func() {
+		out, _ := exec.Command("git", "-C", tree, "branch", "--list").Output()
+		if strings.Contains(string(out), "old") {
+			t.Errorf("branch -D did not delete: %q", out)
+		}
+	})
+}
