@@ -99,8 +99,9 @@ func superviseChild() {
 func TestSupervisorKilled(t *testing.T) {
 	tree, jdir := changesTree(t)
 	before := snapshot(t, tree)
-	ready := filepath.Join(t.TempDir(), "ready")
-	script := changes + " && touch " + ready + " && sleep 0.5 && echo late > late && rm log"
+	sig := t.TempDir()
+	ready, killed := filepath.Join(sig, "ready"), filepath.Join(sig, "killed")
+	script := changes + " && touch " + ready + " && until [ -e " + killed + " ]; do sleep 0.05; done; echo late > late; rm log"
 	self, _ := os.Executable()
 	sup := exec.Command(self, "-test.run=^$")
 	sup.Env = append(os.Environ(), "TINY_JOURNAL_TEST_SUPERVISE="+tree+"\n"+jdir+"\n"+script)
@@ -114,7 +115,13 @@ func TestSupervisorKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = sup.Wait()
-	time.Sleep(time.Second) // the command goes on, and fails at its next change
+	write(t, killed, "") // the command goes on, and fails at its next changes
+	for i := 0; syscall.Kill(-sup.Process.Pid, 0) == nil; i++ {
+		if i == 3000 {
+			t.Fatal("the command never ended")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if _, err := os.Stat(filepath.Join(tree, "late")); err == nil {
 		t.Error("a change made after the supervisor died went through")
 	}
@@ -129,7 +136,7 @@ func TestSupervisorKilled(t *testing.T) {
 
 func waitFor(t *testing.T, path string) {
 	t.Helper()
-	for i := 0; i < 500; i++ {
+	for i := 0; i < 3000; i++ { // 30 s: a loaded CI machine
 		if _, err := os.Stat(path); err == nil {
 			return
 		}
