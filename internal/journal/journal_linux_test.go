@@ -315,3 +315,20 @@ func TestGitCommitIsRestored(t *testing.T) {
 		}
 	})
 }
+
+// A file the command makes and removes is not kept; a name made, moved
+// away, then taken by a file from before is (its name is no longer fresh).
+func TestFreshNamesKeepNothing(t *testing.T) {
+	tree, jdir := fixture(t)
+	write(t, filepath.Join(tree, "old/f"), "from before")
+	write(t, filepath.Join(tree, "target"), "target before")
+	script := "head -c 5000000 /dev/zero > tmp.bin && mv tmp.bin tmp2.bin && rm tmp2.bin && " +
+		"head -c 3000000 /dev/zero > out && head -c 3000000 /dev/zero > out.tmp && mv out.tmp out && rm out && " +
+		"mkdir n && echo made > n/f && mv n m && mv old n && rm n/f && " +
+		"echo new > t.tmp && mv t.tmp target && rm target"
+	roundTrip(t, tree, jdir, script, func() {
+		if n := keptBytes(t, jdir); n > 64<<10 {
+			t.Errorf("the journal keeps %d bytes for files the command made and removed", n)
+		}
+	})
+}

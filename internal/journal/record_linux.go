@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -54,6 +55,9 @@ type journal struct {
 	content map[fileID]int
 	meta    map[fileID]bool
 	ranged  map[fileID]*ranged
+	// fresh are the names this command made (and did not move since): an
+	// unlink of one keeps nothing, as the name's undo is its removal.
+	fresh map[string]bool
 }
 
 const logName, dataDir = "log", "d"
@@ -71,7 +75,7 @@ func openJournal(dir string) (*journal, error) {
 		log.Close()
 		return nil, fmt.Errorf("journal: open the data directory: %w", err)
 	}
-	return &journal{dir: dir, log: log, data: d, content: map[fileID]int{}, meta: map[fileID]bool{}, ranged: map[fileID]*ranged{}}, nil
+	return &journal{dir: dir, log: log, data: d, content: map[fileID]int{}, meta: map[fileID]bool{}, ranged: map[fileID]*ranged{}, fresh: map[string]bool{}}, nil
 }
 
 func (j *journal) close() error {
@@ -203,7 +207,19 @@ func (j *journal) created(path string) error {
 	if err := j.saveParent(path); err != nil {
 		return err
 	}
+	j.fresh[path] = true
 	return j.add(record{Op: "absent", Path: path})
+}
+
+// forget drops path, and every name under it, from the fresh names: a
+// name that moved may now hold an inode from before the command.
+func (j *journal) forget(path string) {
+	delete(j.fresh, path)
+	for p := range j.fresh {
+		if strings.HasPrefix(p, path+"/") {
+			delete(j.fresh, p)
+		}
+	}
 }
 
 // removed keeps what an unlink takes away, the inode itself, by a hard
@@ -215,6 +231,10 @@ func (j *journal) removed(path string) error {
 	}
 	if err := j.saveParent(path); err != nil {
 		return err
+	}
+	if j.fresh[path] {
+		delete(j.fresh, path)
+		return nil
 	}
 	rel, abs := j.nextData()
 	if err := unix.Linkat(unix.AT_FDCWD, path, unix.AT_FDCWD, abs, 0); err != nil {
@@ -248,6 +268,7 @@ func (j *journal) rmdir(path string) (unix.Errno, error) {
 	if err := j.saveParent(path); err != nil {
 		return 0, err
 	}
+	j.forget(path)
 	rel, abs := j.nextData()
 	// Recorded first: a crash after the record and before the rename
 	// leaves a record whose undo finds nothing to move back.
@@ -283,13 +304,24 @@ func (j *journal) renamed(from, to string, inFrom, inTo bool, flags int) error {
 			}
 		}
 	}
+	_, toErr := lstat(to)
+	if flags&unix.RENAME_NOREPLACE != 0 && toErr == nil {
+		return nil // fails with EEXIST (mv tries this first)
+	}
+	isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
+	freshTo := j.fresh[to] && !isDir
+	// The new name is fresh only if it holds nothing from before even when
+	// the rename fails.
+	fresh := j.fresh[from] && !isDir && flags&unix.RENAME_EXCHANGE == 0 && (toErr != nil || freshTo)
+	j.forget(from)
+	j.forget(to)
 	if flags&unix.RENAME_EXCHANGE != 0 {
 		return j.add(record{Op: "exchange", Path: from, To: to, Ino: st.Ino})
 	}
-	if inTo {
+	if inTo && !freshTo {
 		// What the rename replaces is kept: a file by a link, an empty
 		// directory moved into the journal (the rename then takes a free name).
-		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		if isDir {
 			if _, err := j.rmdir(to); err != nil {
 				return err
 			}
@@ -301,5 +333,11 @@ func (j *journal) renamed(from, to string, inFrom, inTo bool, flags int) error {
 	if !inFrom {
 		return j.add(record{Op: "absent", Path: to})
 	}
-	return j.add(record{Op: "rename", Path: from, To: to, Ino: st.Ino})
+	if err := j.add(record{Op: "rename", Path: from, To: to, Ino: st.Ino}); err != nil {
+		return err
+	}
+	if fresh {
+		j.fresh[to] = true
+	}
+	return nil
 }
