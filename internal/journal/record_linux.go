@@ -211,10 +211,13 @@ func (j *journal) created(path string) error {
 	return j.add(record{Op: "absent", Path: path})
 }
 
-// forget drops path, and every name under it, from the fresh names: a
-// name that moved may now hold an inode from before the command.
-func (j *journal) forget(path string) {
+// forget drops path, and every name under it when it is a directory, from
+// the fresh names: a name that moved may now hold an inode from before.
+func (j *journal) forget(path string, dir bool) {
 	delete(j.fresh, path)
+	if !dir {
+		return
+	}
 	for p := range j.fresh {
 		if strings.HasPrefix(p, path+"/") {
 			delete(j.fresh, p)
@@ -268,7 +271,7 @@ func (j *journal) rmdir(path string) (unix.Errno, error) {
 	if err := j.saveParent(path); err != nil {
 		return 0, err
 	}
-	j.forget(path)
+	j.forget(path, true)
 	rel, abs := j.nextData()
 	// Recorded first: a crash after the record and before the rename
 	// leaves a record whose undo finds nothing to move back.
@@ -304,7 +307,7 @@ func (j *journal) renamed(from, to string, inFrom, inTo bool, flags int) error {
 			}
 		}
 	}
-	_, toErr := lstat(to)
+	toSt, toErr := lstat(to)
 	if flags&unix.RENAME_NOREPLACE != 0 && toErr == nil {
 		return nil // fails with EEXIST (mv tries this first)
 	}
@@ -313,8 +316,8 @@ func (j *journal) renamed(from, to string, inFrom, inTo bool, flags int) error {
 	// The new name is fresh only if it holds nothing from before even when
 	// the rename fails.
 	fresh := j.fresh[from] && !isDir && flags&unix.RENAME_EXCHANGE == 0 && (toErr != nil || freshTo)
-	j.forget(from)
-	j.forget(to)
+	j.forget(from, isDir)
+	j.forget(to, isDir || (toErr == nil && toSt.Mode&unix.S_IFMT == unix.S_IFDIR))
 	if flags&unix.RENAME_EXCHANGE != 0 {
 		return j.add(record{Op: "exchange", Path: from, To: to, Ino: st.Ino})
 	}
