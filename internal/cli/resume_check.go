@@ -5,6 +5,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
+	"github.com/tiny-agent/tiny-go/internal/cli/subagents"
 	"github.com/tiny-agent/tiny-go/internal/recovery"
 	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/tools"
@@ -52,7 +53,7 @@ func (c *resumeCheck) init() bool {
 	builtins = append(builtins, assemble.DefaultLSPTools(c.getenv)...)
 	builtins = append(builtins, assemble.DefaultWebFetchTools()...)
 	// As a run with the default --agent-tools offers them.
-	builtins = append(builtins, assemble.AgentToolsFor(c.cwd)...)
+	builtins = append(builtins, subagents.AgentTools(c.cwd)...)
 	names := make([]string, len(builtins))
 	for i, t := range builtins {
 		names[i] = t.Definition().Name

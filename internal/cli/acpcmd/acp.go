@@ -20,6 +20,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/cli/interactive"
 	"github.com/tiny-agent/tiny-go/internal/cli/sessionview"
+	"github.com/tiny-agent/tiny-go/internal/cli/subagents"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
@@ -215,7 +216,7 @@ func (b *acpBackend) List(cwd string) ([]acp.Listed, error) {
 			l.UpdatedAt = fi.ModTime()
 		}
 		if k, ok := links[s.ID]; ok {
-			l.Parent, l.Agent, l.Title = k.Parent, k.Agent, assemble.ChildLabel(k)
+			l.Parent, l.Agent, l.Title = k.Parent, k.Agent, subagents.ChildLabel(k)
 		}
 		out = append(out, l)
 	}

@@ -2,10 +2,10 @@ package assemble
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
-	"github.com/tiny-agent/tiny-go/internal/agents"
+	"github.com/tiny-agent/tiny-go/internal/cli/subagents"
+	"github.com/tiny-agent/tiny-go/internal/hooks"
 	"github.com/tiny-agent/tiny-go/internal/todo"
 	"github.com/tiny-agent/tiny-go/internal/tools"
 )
@@ -17,31 +17,56 @@ func (a *Runner) withAgentTools(all []tools.Tool, envID string) ([]tools.Tool, e
 	if !a.Flags.AgentTools {
 		return all, nil
 	}
-	defs, problems := LoadAgents(a.Cwd)
+	defs, problems := subagents.Load(a.Cwd)
 	for _, p := range problems {
 		fmt.Fprintln(a.IO.Stderr, "tiny-go: "+p)
 	}
-	a.Kids = &children{a: a, Defs: defs, envID: envID, maxDepth: maxAgentDepth(a.IO.Getenv)}
-	parent := func() (string, string) { return a.Store.Path(), a.Store.ID() }
-	return append(all, todo.Tool{}, agents.NewTool(defs, a.Kids.runner(parent, 0))), nil
+	a.Kids = subagents.New(subagents.Config{
+		Defs: defs, Cwd: a.Cwd, Fsync: a.Flags.Fsync, Provider: a.Access.Name, EnvID: envID,
+		MaxDepth: subagents.MaxDepth(a.IO.Getenv),
+		Model:    func() string { return a.Model },
+		Parent:   func() (string, string) { return a.Store.Path(), a.Store.ID() },
+		Hooks: func(id, path, agentType string) (*hooks.Runner, error) {
+			return a.UserHooks.Child(id, path, agentType)
+		},
+		Line: a.childLine,
+		Cost: func(ev agent.Event) {
+			if a.costSink != nil {
+				a.costSink(ev)
+			}
+		},
+		Build: a.childAgent,
+	})
+	return append(all, todo.Tool{}, a.Kids.Tool()), nil
 }
 
 // attachChildren gives the children what they are built from once the
 // parent's tools and approval hook are final.
 func (a *Runner) attachChildren(all []tools.Tool, approve agent.ApproveFunc) {
 	if a.Kids != nil {
-		a.Kids.tools, a.Kids.approve, a.Kids.readOnly = all, approve, a.readOnly
+		a.Kids.Attach(all, approve, a.readOnly)
 	}
 }
 
-func LoadAgents(cwd string) ([]agents.Definition, []string) {
-	home, _ := os.UserHomeDir()
-	return agents.Load(agents.Dirs(cwd, home)...)
+// childAgent builds a subagent's agent on the parent's provider, secret
+// scrubbing, permission rules, protocol and tool-call limit.
+func (a *Runner) childAgent(cfg agent.Config) (*agent.Agent, error) {
+	cfg.Provider = a.watch
+	cfg.Scrub = a.scrubber(nil)
+	cfg.Hooks = a.permissionHooks(cfg.Hooks)
+	cfg.Identity = a.wire.identity()
+	cfg.MaxToolCalls = a.Flags.MaxToolCalls
+	return agent.New(cfg)
 }
 
-// agentToolsFor are the agent tools a run in cwd offers by default, as
-// `session list` compares a session's configuration with them.
-func AgentToolsFor(cwd string) []tools.Tool {
-	defs, _ := LoadAgents(cwd)
-	return []tools.Tool{todo.Tool{}, agents.NewTool(defs, nil)}
+// childLine shows a line of a subagent's progress: in the terminal above
+// the live area, else on stderr (not with --json, whose stdout carries
+// the parent's events).
+func (a *Runner) childLine(line string) {
+	if a.UiObserver.Line(line) {
+		return
+	}
+	if p := a.progress(); p != nil {
+		p.Line(line)
+	}
 }

@@ -21,16 +21,13 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
-	"github.com/tiny-agent/tiny-go/internal/agents"
 	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/cli/mcpcmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
 	"github.com/tiny-agent/tiny-go/internal/eval"
-	"github.com/tiny-agent/tiny-go/internal/hooks"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
-	"github.com/tiny-agent/tiny-go/internal/planmode"
 	"github.com/tiny-agent/tiny-go/internal/prompt"
 	"github.com/tiny-agent/tiny-go/internal/provider"
 	"github.com/tiny-agent/tiny-go/internal/store"
@@ -430,8 +427,8 @@ type Options struct {
 // configuration, attaches the session, connects the MCP servers and builds
 // the agent with its provider, tools, hooks, language servers, approval,
 // sandbox, checkpoints and observers. Subagents are built by the
-// assembled runner's children (children.agent, below) on its provider,
-// hooks and tools;
+// assembled runner's children (internal/cli/subagents) on its provider,
+// hooks and tools (childAgent);
 // a fleet worker and an eval run tiny-go itself, so they come here too.
 // The caller closes the runner; a runner that failed to start is closed.
 func New(ctx context.Context, s Options) (*Runner, error) {
@@ -555,46 +552,4 @@ func evalHTTPClient(getenv func(string) string, secretVars []string) (*http.Clie
 		}
 	}
 	return eval.ChildHTTPClient(getenv, secrets)
-}
-
-// agent builds the child's agent: only the tools its definition lists
-// (never task, unless the depth limit allows), its body as the system
-// prompt, progress shown as whole lines under the parent's call.
-func (c *children) agent(st *store.Store, depth int, d agents.Definition, hr *hooks.Runner) (*agent.Agent, error) {
-	var ts []tools.Tool
-	for _, t := range c.tools {
-		name := t.Definition().Name
-		if name == agents.ToolName || !d.Offers(name) {
-			continue
-		}
-		ts = append(ts, t)
-	}
-	if d.ReadOnlyBash {
-		ts = planmode.Wrap(ts, planmode.Config{Planning: func() bool { return true }, ReadOnlyBash: c.readOnly})
-	}
-	if depth+1 < c.maxDepth && d.MayDelegate() {
-		path, id := st.Path(), st.ID()
-		ts = append(ts, agents.NewTool(c.Defs, c.runner(func() (string, string) { return path, id }, depth+1)))
-	}
-	names := make([]string, len(ts))
-	for i, t := range ts {
-		names[i] = t.Definition().Name
-	}
-	system := d.Prompt + "\n\nWorking directory: " + c.a.Cwd + "\nTools offered to you: " + strings.Join(names, ", ") + "."
-	label := d.Name
-	return agent.New(agent.Config{
-		Log:                 st,
-		Provider:            c.a.watch,
-		Tools:               ts,
-		Model:               c.model(d),
-		SystemPrompt:        system,
-		EnvironmentIdentity: c.envID,
-		NewID:               func() string { return uuid.Must(uuid.NewV7()).String() },
-		Events:              func(ev agent.Event) { c.show(label, ev); c.rollUp(ev) },
-		Scrub:               c.a.scrubber(nil),
-		Approve:             c.serialApprove(label + " subagent"),
-		Hooks:               c.a.permissionHooks(agentHooks(hr)),
-		Identity:            c.a.wire.identity(),
-		MaxToolCalls:        c.a.Flags.MaxToolCalls,
-	})
 }

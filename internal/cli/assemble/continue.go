@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/subagents"
 	"github.com/tiny-agent/tiny-go/internal/session"
 
 	"github.com/tiny-agent/tiny-go/internal/store"
@@ -46,7 +47,7 @@ func OpenNewest(cwd string, opts store.Options, finish func(path string) error) 
 		if h.Corruption == nil && !h.Lines && !shellJournalled(h.Path) {
 			continue // header only
 		}
-		if isChild(h.Path) {
+		if subagents.IsChild(h.Path) {
 			continue // a subagent's: its parent resumes it
 		}
 		if s, err := corruptLaterFork(heads, h); err != nil || s != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
 	"github.com/tiny-agent/tiny-go/internal/cli/hookwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/mcpcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/subagents"
 	"github.com/tiny-agent/tiny-go/internal/config"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
@@ -173,9 +174,9 @@ type Runner struct {
 	reviewSandbox    *sandbox.Sandbox
 	reviewScratchDir string
 	// readOnly is bash with the tree read-only (plan mode, explore);
-	// kids builds the subagents (task.go).
+	// kids builds the subagents (agents.go).
 	readOnly func() (tools.Tool, error)
-	Kids     *children
+	Kids     *subagents.Children
 	// costSink adds up the price of model requests (/cost, one-shot's
 	// cost lines); subagents' requests go to it too.
 	costSink func(agent.Event)

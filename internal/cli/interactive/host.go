@@ -14,6 +14,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
 	"github.com/tiny-agent/tiny-go/internal/cli/sessionview"
+	"github.com/tiny-agent/tiny-go/internal/cli/subagents"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/ui"
@@ -133,7 +134,7 @@ func (h Host) Sessions() ([]ui.SessionChoice, error) {
 		}
 		c := ui.SessionChoice{ID: s.ID, FirstPrompt: s.FirstPrompt, LastPrompt: s.LastPrompt, State: sessionview.SummaryState(s), Started: s.Started}
 		if l, ok := links[s.ID]; ok {
-			c.Origin = "└ " + assemble.ChildLabel(l)
+			c.Origin = "└ " + subagents.ChildLabel(l)
 		}
 		out = append(out, c)
 	}

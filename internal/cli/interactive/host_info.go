@@ -11,6 +11,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/cli/hookwire"
+	"github.com/tiny-agent/tiny-go/internal/cli/subagents"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/todo"
 )
@@ -39,9 +40,9 @@ func (h Host) Info(name string) []string {
 func (a *runner) agentsInfo() []string {
 	var defs []agents.Definition
 	if a.Kids != nil {
-		defs = a.Kids.Defs
+		defs = a.Kids.Definitions()
 	} else {
-		defs, _ = assemble.LoadAgents(a.Cwd)
+		defs, _ = subagents.Load(a.Cwd)
 	}
 	lines := []string{"Subagents the model can start (task tool; .claude/agents/*.md adds more):"}
 	for _, d := range defs {
@@ -60,7 +61,7 @@ func (a *runner) agentsInfo() []string {
 	default:
 		lines = append(lines, "This session's subagents (tiny-go session show <id>):")
 		for _, k := range kids {
-			lines = append(lines, "  "+assemble.ShortID(k.Child)+"  "+k.Agent+": "+cmdutil.OneLine(k.Description))
+			lines = append(lines, "  "+subagents.ShortID(k.Child)+"  "+k.Agent+": "+cmdutil.OneLine(k.Description))
 		}
 	}
 	return lines

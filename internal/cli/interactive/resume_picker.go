@@ -11,6 +11,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/sessioncmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/sessionview"
+	"github.com/tiny-agent/tiny-go/internal/cli/subagents"
 	"github.com/tiny-agent/tiny-go/internal/fork"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
@@ -41,7 +42,7 @@ func PickSession(ctx context.Context, io assemble.Stdio, cwd string, f assemble.
 		}
 		origin := ForkLabel(s.Path)
 		if l, ok := links[s.ID]; ok {
-			origin = "└ " + assemble.ChildLabel(l)
+			origin = "└ " + subagents.ChildLabel(l)
 		}
 		choices = append(choices, ui.SessionChoice{ID: s.ID, FirstPrompt: s.FirstPrompt, LastPrompt: s.LastPrompt, State: sessionview.SummaryState(s), Started: s.Started, Origin: origin})
 	}
