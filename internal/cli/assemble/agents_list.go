@@ -19,10 +19,3 @@ func ShortID(id string) string {
 	}
 	return id
 }
-
-// isChild reports whether the session at path is a subagent's: --continue
-// passes those by (the parent resumes them).
-func isChild(path string) bool {
-	_, ok := agents.ParentOf(path)
-	return ok
-}

@@ -26,6 +26,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/cli/mcpcmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/sessionopen"
 	"github.com/tiny-agent/tiny-go/internal/eval"
 	"github.com/tiny-agent/tiny-go/internal/hooks"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
@@ -239,9 +240,8 @@ func displayName(d tools.Definition) string {
 	return d.Name
 }
 
-// systemPrompt assembles the system message of cwd for the offered tools:
-// base instructions, the instruction files (CLAUDE.md, AGENTS.md, ...;
-// instructions.go) and the skill index.
+// SystemPrompt is the system message of cwd for the offered tools: base
+// instructions, the instruction files (CLAUDE.md, AGENTS.md, ...), skills.
 func SystemPrompt(cwd, home string, toolNames, skillFiles []string) (string, []prompt.Skill, *prompt.Instructions, error) {
 	ins, err := prompt.ReadInstructions(cwd, home)
 	if err != nil {
@@ -293,7 +293,7 @@ func (a *Runner) start(ctx context.Context) error {
 	// A resumed session keeps its model unless one is asked for, so that
 	// resuming does not change the configuration by accident.
 	if a.Resumed {
-		a.Model = ResumeModel(a.Store.State(), FirstNonEmpty(a.Flags.Model, a.IO.Getenv("TINY_MODEL"), ChosenModel(a.Store.Path())))
+		a.Model = ResumeModel(a.Store.State(), FirstNonEmpty(a.Flags.Model, a.IO.Getenv("TINY_MODEL"), sessionopen.ChosenModel(a.Store.Path())))
 	}
 	a.sink.Emit(lifecycle.StartupStarted(a.Model, a.tools, nonNilStrings(a.McpAliases)).At(began))
 	startupStarted = true
@@ -358,7 +358,7 @@ func (a *Runner) attach(envID string) error {
 		a.Store, err = store.Open(a.Cwd, a.Flags.Session, opts)
 		a.Resumed = true
 	case a.Flags.Cont:
-		a.Store, err = OpenNewest(a.Cwd, opts, a.finishRewind)
+		a.Store, err = sessionopen.OpenNewest(a.Cwd, opts, a.finishRewind)
 		a.Resumed = true
 	default:
 		a.Store, err = store.Create(a.Cwd, store.NewHeader{Provider: a.Access.Name, Model: a.Model, EnvironmentIdentity: envID}, opts)
@@ -390,7 +390,7 @@ func (a *Runner) finishRewind(path string) error {
 // startup fails before anything but the header was written, so a failed
 // start does not leave an empty session for --continue to pick.
 func (a *Runner) DiscardCreated() {
-	if !a.Created || a.Store == nil || a.Store.State().Facts > 0 || shellJournalled(a.Store.Path()) {
+	if !a.Created || a.Store == nil || !sessionopen.Empty(a.Store) {
 		return
 	}
 	path := a.Store.Path()

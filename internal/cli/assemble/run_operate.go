@@ -11,6 +11,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
+	"github.com/tiny-agent/tiny-go/internal/cli/sessionopen"
 	"github.com/tiny-agent/tiny-go/internal/interrupt"
 	"github.com/tiny-agent/tiny-go/internal/planmode"
 	"github.com/tiny-agent/tiny-go/internal/prompt"
@@ -194,7 +195,7 @@ func BlockedMessage(id, reason string) string {
 // run runs prompt on the current agent, preceded by the user's
 // !commands since the last prompt.
 func (a *Runner) Run(ctx context.Context, prompt string) (agent.Result, error) {
-	text, sent := a.WithShell(planmode.Remind(prompt, a.Mode.Planning()))
+	text, sent := sessionopen.WithShell(a.Store.Path(), planmode.Remind(prompt, a.Mode.Planning()))
 	res, err := a.Agent.Run(ctx, text)
 	if accepted(a.Store.State(), text) {
 		sent()
