@@ -25,6 +25,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/cli/mcpcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/promptwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/sessionopen"
 	"github.com/tiny-agent/tiny-go/internal/eval"
@@ -32,7 +33,6 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
 	"github.com/tiny-agent/tiny-go/internal/planmode"
-	"github.com/tiny-agent/tiny-go/internal/prompt"
 	"github.com/tiny-agent/tiny-go/internal/provider"
 	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/tools"
@@ -79,7 +79,7 @@ func (a *Runner) buildAgent(envID string) error {
 		ResultNote:          a.ResultNote(),
 		Identity:            a.wire.identity(),
 		Reasoning:           a.Reasoning,
-		Images:              (&ImageLoader{Cwd: a.Cwd}).Images,
+		Images:              (&promptwire.ImageLoader{Cwd: a.Cwd}).Images,
 		MaxToolCalls:        a.Flags.MaxToolCalls,
 		MaxParallel:         a.Flags.MaxParallel,
 	})
@@ -159,11 +159,12 @@ func (a *Runner) buildSystemPrompt(all []tools.Tool) (string, error) {
 		names[i] = t.Definition().Name
 		a.ToolNames = append(a.ToolNames, displayName(t.Definition()))
 	}
-	system, skills, ins, err := SystemPrompt(a.Cwd, a.IO.Getenv("HOME"), names, a.Flags.Skills)
+	system, skills, ins, err := promptwire.SystemPrompt(a.Cwd, a.IO.Getenv("HOME"), names, a.Flags.Skills)
 	if err != nil {
 		return "", err
 	}
-	a.noteInstructions(ins)
+	a.Instructions = ins // for /status
+	promptwire.ReportProblems(a.IO.Stderr, ins)
 	a.Skills = skills
 	return system, nil
 }
@@ -238,21 +239,6 @@ func displayName(d tools.Definition) string {
 		return d.Display
 	}
 	return d.Name
-}
-
-// SystemPrompt is the system message of cwd for the offered tools: base
-// instructions, the instruction files (CLAUDE.md, AGENTS.md, ...), skills.
-func SystemPrompt(cwd, home string, toolNames, skillFiles []string) (string, []prompt.Skill, *prompt.Instructions, error) {
-	ins, err := prompt.ReadInstructions(cwd, home)
-	if err != nil {
-		return "", nil, nil, err
-	}
-	skills, skipped, err := prompt.DiscoverSkillsFrom(cwd, home, skillFiles)
-	if err != nil {
-		return "", nil, nil, err
-	}
-	ins.Problems = append(ins.Problems, skipped...)
-	return prompt.System(prompt.Options{Cwd: cwd, Tools: toolNames, Instructions: ins.Files, Skills: skills}), skills, ins, nil
 }
 
 // withoutVars is environ without the named variables: commands the model

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
+	"github.com/tiny-agent/tiny-go/internal/cli/promptwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/sessionopen"
 	"github.com/tiny-agent/tiny-go/internal/cli/sessionview"
 	"github.com/tiny-agent/tiny-go/internal/session"
@@ -35,7 +36,7 @@ func (h Host) SetModel(id string) error {
 	ag, err := a.RebuiltAgent(func(cfg *agent.Config) {
 		cfg.Model = id
 		// A model that did not take images before may: send them again.
-		cfg.Images = (&assemble.ImageLoader{Cwd: a.Cwd}).Images
+		cfg.Images = (&promptwire.ImageLoader{Cwd: a.Cwd}).Images
 	})
 	if err != nil {
 		return err
@@ -88,7 +89,7 @@ func (h Host) Status() []string {
 		"approval: " + string(a.Mode.Mode()),
 		"mcp: " + mcp,
 		a.WebSearchStatus(),
-		"instructions: " + assemble.InstructionsLine(a.Instructions),
+		"instructions: " + promptwire.InstructionsLine(a.Instructions),
 	}
 }
 
