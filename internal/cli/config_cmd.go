@@ -10,6 +10,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/cli/hookwire"
+	"github.com/tiny-agent/tiny-go/internal/cli/promptwire"
 	"github.com/tiny-agent/tiny-go/internal/config"
 	"github.com/tiny-agent/tiny-go/internal/hooks"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
@@ -161,7 +162,7 @@ func printSettings(io assemble.Stdio, asJSON bool, hookCfg *hooks.Config, perms 
 	if err := assemble.PrintPermissions(io.Stdout, perms); err != nil {
 		return err
 	}
-	return assemble.PrintInstructions(io.Stdout, extra.instructions, extra.instructionsErr)
+	return promptwire.PrintInstructions(io.Stdout, extra.instructions, extra.instructionsErr)
 }
 
 // printSettingsJSON is settings --json: the files, every setting with
@@ -184,9 +185,9 @@ func printSettingsJSON(io assemble.Stdio, all []config.Setting, servers []mcpSer
 		Permissions *permissions.Settings `json:"permissions"`
 		// Instructions are the instruction files the system prompt
 		// holds, with their sizes.
-		Instructions []assemble.InstructionFile `json:"instructions"`
+		Instructions []promptwire.InstructionFile `json:"instructions"`
 	}{Files: io.Settings.Files, MCPServers: servers, Hooks: hookCfg.Hooks, Problems: hookCfg.Problems, Permissions: perms,
-		Instructions: assemble.InstructionFiles(extra.instructions)}
+		Instructions: promptwire.InstructionFiles(extra.instructions)}
 	if perms.Rules == nil {
 		perms.Rules = []permissions.Rule{}
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
+	"github.com/tiny-agent/tiny-go/internal/cli/promptwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/subagents"
 	"github.com/tiny-agent/tiny-go/internal/recovery"
 	"github.com/tiny-agent/tiny-go/internal/store"
@@ -58,7 +59,7 @@ func (c *resumeCheck) init() bool {
 	for i, t := range builtins {
 		names[i] = t.Definition().Name
 	}
-	system, _, _, err := assemble.SystemPrompt(c.cwd, c.getenv("HOME"), names, nil)
+	system, _, _, err := promptwire.SystemPrompt(c.cwd, c.getenv("HOME"), names, nil)
 	if err != nil {
 		return false
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
 	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/sessionopen"
 	"github.com/tiny-agent/tiny-go/internal/session/sessiontest"
 	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/store/storetest"
@@ -36,7 +36,7 @@ func BenchmarkRewindPlan(b *testing.B) {
 			}
 		}},
 		sessiontest.Reader{Name: "continue", Read: func(b *testing.B) {
-			s, err := assemble.OpenNewest(cwd, store.Options{}, noFinish)
+			s, err := sessionopen.OpenNewest(cwd, store.Options{}, noFinish)
 			if err != nil {
 				b.Fatal(err)
 			}

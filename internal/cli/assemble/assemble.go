@@ -24,11 +24,12 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/cli/mcpcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/promptwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/sessionopen"
 	"github.com/tiny-agent/tiny-go/internal/eval"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
-	"github.com/tiny-agent/tiny-go/internal/prompt"
 	"github.com/tiny-agent/tiny-go/internal/provider"
 	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/tools"
@@ -75,7 +76,7 @@ func (a *Runner) buildAgent(envID string) error {
 		ResultNote:          a.ResultNote(),
 		Identity:            a.wire.identity(),
 		Reasoning:           a.Reasoning,
-		Images:              (&ImageLoader{Cwd: a.Cwd}).Images,
+		Images:              (&promptwire.ImageLoader{Cwd: a.Cwd}).Images,
 		MaxToolCalls:        a.Flags.MaxToolCalls,
 		MaxParallel:         a.Flags.MaxParallel,
 	})
@@ -155,11 +156,12 @@ func (a *Runner) buildSystemPrompt(all []tools.Tool) (string, error) {
 		names[i] = t.Definition().Name
 		a.ToolNames = append(a.ToolNames, displayName(t.Definition()))
 	}
-	system, skills, ins, err := SystemPrompt(a.Cwd, a.IO.Getenv("HOME"), names, a.Flags.Skills)
+	system, skills, ins, err := promptwire.SystemPrompt(a.Cwd, a.IO.Getenv("HOME"), names, a.Flags.Skills)
 	if err != nil {
 		return "", err
 	}
-	a.noteInstructions(ins)
+	a.Instructions = ins // for /status
+	promptwire.ReportProblems(a.IO.Stderr, ins)
 	a.Skills = skills
 	return system, nil
 }
@@ -236,22 +238,6 @@ func displayName(d tools.Definition) string {
 	return d.Name
 }
 
-// systemPrompt assembles the system message of cwd for the offered tools:
-// base instructions, the instruction files (CLAUDE.md, AGENTS.md, ...;
-// instructions.go) and the skill index.
-func SystemPrompt(cwd, home string, toolNames, skillFiles []string) (string, []prompt.Skill, *prompt.Instructions, error) {
-	ins, err := prompt.ReadInstructions(cwd, home)
-	if err != nil {
-		return "", nil, nil, err
-	}
-	skills, skipped, err := prompt.DiscoverSkillsFrom(cwd, home, skillFiles)
-	if err != nil {
-		return "", nil, nil, err
-	}
-	ins.Problems = append(ins.Problems, skipped...)
-	return prompt.System(prompt.Options{Cwd: cwd, Tools: toolNames, Instructions: ins.Files, Skills: skills}), skills, ins, nil
-}
-
 // withoutVars is environ without the named variables: commands the model
 // runs do not inherit tiny-go's credentials (so `env` cannot copy them into
 // a tool result and the session file).
@@ -290,7 +276,7 @@ func (a *Runner) start(ctx context.Context) error {
 	// A resumed session keeps its model unless one is asked for, so that
 	// resuming does not change the configuration by accident.
 	if a.Resumed {
-		a.Model = ResumeModel(a.Store.State(), FirstNonEmpty(a.Flags.Model, a.IO.Getenv("TINY_MODEL"), ChosenModel(a.Store.Path())))
+		a.Model = ResumeModel(a.Store.State(), FirstNonEmpty(a.Flags.Model, a.IO.Getenv("TINY_MODEL"), sessionopen.ChosenModel(a.Store.Path())))
 	}
 	a.sink.Emit(lifecycle.StartupStarted(a.Model, a.tools, nonNilStrings(a.McpAliases)).At(began))
 	startupStarted = true
@@ -355,7 +341,7 @@ func (a *Runner) attach(envID string) error {
 		a.Store, err = store.Open(a.Cwd, a.Flags.Session, opts)
 		a.Resumed = true
 	case a.Flags.Cont:
-		a.Store, err = OpenNewest(a.Cwd, opts, a.finishRewind)
+		a.Store, err = sessionopen.OpenNewest(a.Cwd, opts, a.finishRewind)
 		a.Resumed = true
 	default:
 		a.Store, err = store.Create(a.Cwd, store.NewHeader{Provider: a.Access.Name, Model: a.Model, EnvironmentIdentity: envID}, opts)
@@ -387,7 +373,7 @@ func (a *Runner) finishRewind(path string) error {
 // startup fails before anything but the header was written, so a failed
 // start does not leave an empty session for --continue to pick.
 func (a *Runner) DiscardCreated() {
-	if !a.Created || a.Store == nil || a.Store.State().Facts > 0 || shellJournalled(a.Store.Path()) {
+	if !a.Created || a.Store == nil || !sessionopen.Empty(a.Store) {
 		return
 	}
 	path := a.Store.Path()

@@ -12,6 +12,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
 	"github.com/tiny-agent/tiny-go/internal/cli/hookwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/mcpcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/sessionopen"
 	"github.com/tiny-agent/tiny-go/internal/cli/subagents"
 	"github.com/tiny-agent/tiny-go/internal/config"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
@@ -275,7 +276,7 @@ func ResumeModel(st *session.State, asked string) string {
 // session this process created that never got a prompt is removed on exit
 // (discardCreated), so no resume hint names it.
 func (a *Runner) Resumable() bool {
-	return a.Store != nil && (!a.Created || a.Store.State().Facts > 0 || shellJournalled(a.Store.Path()))
+	return a.Store != nil && (!a.Created || !sessionopen.Empty(a.Store))
 }
 
 // headerOnly reports whether s holds nothing but its header (a session

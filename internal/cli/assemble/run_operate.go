@@ -11,6 +11,8 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
+	"github.com/tiny-agent/tiny-go/internal/cli/promptwire"
+	"github.com/tiny-agent/tiny-go/internal/cli/sessionopen"
 	"github.com/tiny-agent/tiny-go/internal/interrupt"
 	"github.com/tiny-agent/tiny-go/internal/planmode"
 	"github.com/tiny-agent/tiny-go/internal/prompt"
@@ -94,7 +96,7 @@ func (a *Runner) Operate(ctx context.Context, promptText string, interact func(c
 // expand turns "/skill:name text" (or "/name text" for a skill's name)
 // into the skill's message, and puts the skill in use.
 func (a *Runner) Expand(text string) (string, error) {
-	text = skillShorthand(text, a.Skills)
+	text = promptwire.SkillShorthand(text, a.Skills)
 	msg, ok, err := prompt.ExpandSkill(text, a.Skills)
 	if err != nil {
 		return "", err
@@ -194,12 +196,34 @@ func BlockedMessage(id, reason string) string {
 // run runs prompt on the current agent, preceded by the user's
 // !commands since the last prompt.
 func (a *Runner) Run(ctx context.Context, prompt string) (agent.Result, error) {
-	text, sent := a.WithShell(planmode.Remind(prompt, a.Mode.Planning()))
+	text, sent := sessionopen.WithShell(a.Store.Path(), planmode.Remind(prompt, a.Mode.Planning()))
 	res, err := a.Agent.Run(ctx, text)
 	if accepted(a.Store.State(), text) {
 		sent()
 	}
 	return a.imageRejected(res), err
+}
+
+// imageRejected goes on without images when the model failed over one
+// (promptwire.ImageRejected).
+func (a *Runner) imageRejected(res agent.Result) agent.Result {
+	return promptwire.ImageRejected(res, a.Agent.Config().Images != nil, a.Store.State, func() error {
+		ag, err := a.RebuiltAgent(func(cfg *agent.Config) { cfg.Images = nil })
+		if err == nil {
+			a.Agent = ag
+		}
+		return err
+	})
+}
+
+// ResultNote is the agent's ResultNote: the language servers'
+// diagnostics, then nested instruction files (promptwire.ResultNote).
+func (a *Runner) ResultNote() agent.ResultNote {
+	var st *session.State
+	if a.Store != nil {
+		st = a.Store.State()
+	}
+	return promptwire.ResultNote(a.Cwd, a.hiddenPaths(), st, a.LSP.note())
 }
 
 // accepted reports whether the newest user entry of st is text (the run

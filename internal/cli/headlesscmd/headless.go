@@ -21,6 +21,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/cctools"
 	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
+	"github.com/tiny-agent/tiny-go/internal/cli/promptwire"
 	"github.com/tiny-agent/tiny-go/internal/headless"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/tools"
@@ -433,5 +434,5 @@ func (s *headlessSession) rebuild(change func(*agent.Config)) error {
 }
 
 func (s *headlessSession) StoreImage(mediaType string, data []byte, label string) (string, error) {
-	return s.r.StoreImage(attach.Attachment{Mention: label, Kind: "image", Image: data, MediaType: mediaType})
+	return promptwire.StoreImage(s.r.Cwd, attach.Attachment{Mention: label, Kind: "image", Image: data, MediaType: mediaType})
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
+	"github.com/tiny-agent/tiny-go/internal/cli/promptwire"
+	"github.com/tiny-agent/tiny-go/internal/cli/sessionopen"
 	"github.com/tiny-agent/tiny-go/internal/cli/sessionview"
 	"github.com/tiny-agent/tiny-go/internal/cli/subagents"
 	"github.com/tiny-agent/tiny-go/internal/session"
@@ -29,13 +31,13 @@ func (h Host) SetModel(id string) error {
 	if strings.ContainsAny(id, " \t\r\n") || id == "" {
 		return errors.New("a model id is one word, such as anthropic/claude-sonnet-4.5")
 	}
-	if err := store.ReplaceSidecarFile(a.Store.Path(), assemble.ModelFile, []byte(id+"\n")); err != nil {
+	if err := store.ReplaceSidecarFile(a.Store.Path(), sessionopen.ModelFile, []byte(id+"\n")); err != nil {
 		return fmt.Errorf("cannot record it beside the session: %w", err)
 	}
 	ag, err := a.RebuiltAgent(func(cfg *agent.Config) {
 		cfg.Model = id
 		// A model that did not take images before may: send them again.
-		cfg.Images = (&assemble.ImageLoader{Cwd: a.Cwd}).Images
+		cfg.Images = (&promptwire.ImageLoader{Cwd: a.Cwd}).Images
 	})
 	if err != nil {
 		return err
@@ -88,7 +90,7 @@ func (h Host) Status() []string {
 		"approval: " + string(a.Mode.Mode()),
 		"mcp: " + mcp,
 		a.WebSearchStatus(),
-		"instructions: " + assemble.InstructionsLine(a.Instructions),
+		"instructions: " + promptwire.InstructionsLine(a.Instructions),
 	}
 }
 
@@ -108,7 +110,7 @@ func (h Host) NewSession() (ui.Banner, error) {
 	if err != nil {
 		return ui.Banner{}, err
 	}
-	drop := a.EmptyCreated()
+	drop := sessionopen.EmptyCreated(a.Created, a.Store)
 	a.UserHooks.Ending("clear")
 	if err := a.useStore(st); err != nil {
 		_ = os.Remove(st.Path())
@@ -154,7 +156,7 @@ func (h Host) Resume(id string) (ui.Banner, []session.Message, error) {
 		_ = st.Close()
 		return ui.Banner{}, nil, fmt.Errorf("session %s has an open operation; exit and run: tiny-go --session %s", id, id)
 	}
-	drop := a.EmptyCreated()
+	drop := sessionopen.EmptyCreated(a.Created, a.Store)
 	a.UserHooks.Ending("other")
 	if err := a.useStore(st); err != nil {
 		return ui.Banner{}, nil, err
@@ -163,7 +165,7 @@ func (h Host) Resume(id string) (ui.Banner, []session.Message, error) {
 	defer a.UserHooks.Started(context.Background(), "resume")
 	a.Created, a.Resumed = false, true
 	a.Costs.Reset()
-	if m := assemble.ChosenModel(st.Path()); m != "" && m != a.Model {
+	if m := sessionopen.ChosenModel(st.Path()); m != "" && m != a.Model {
 		_ = h.SetModel(m)
 	}
 	return a.banner(), RecapOf(st.State()), nil
@@ -187,7 +189,7 @@ func (h Host) Shell(ctx context.Context, command string) (string, error) {
 	a := h.a
 	id := uuid.Must(uuid.NewV7()).String()
 	path := a.Store.Path()
-	if err := assemble.AppendShell(path, assemble.ShellRecord{ID: id, State: "started", Command: command}); err != nil {
+	if err := sessionopen.AppendShell(path, sessionopen.ShellRecord{ID: id, State: "started", Command: command}); err != nil {
 		return "", fmt.Errorf("!%s not run: cannot journal it beside the session: %w", command, err)
 	}
 	args, _ := json.Marshal(map[string]string{"command": command})
@@ -196,7 +198,7 @@ func (h Host) Shell(ctx context.Context, command string) (string, error) {
 	if s := a.Agent.Config().Scrub; s != nil {
 		out = s.Scrub(out)
 	}
-	if err := assemble.AppendShell(path, assemble.ShellRecord{ID: id, State: "done", Command: command, Output: out, Failed: res.IsError}); err != nil {
+	if err := sessionopen.AppendShell(path, sessionopen.ShellRecord{ID: id, State: "done", Command: command, Output: out, Failed: res.IsError}); err != nil {
 		return out, fmt.Errorf("the output could not be journalled, so the model will not see it: %w", err)
 	}
 	return out, nil

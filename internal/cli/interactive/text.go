@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/tiny-agent/tiny-go/internal/attach"
-	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
+	"github.com/tiny-agent/tiny-go/internal/cli/promptwire"
 	"github.com/tiny-agent/tiny-go/internal/commands"
 
 	"github.com/tiny-agent/tiny-go/internal/todo"
@@ -22,7 +22,7 @@ func (a *runner) loop(ctx context.Context) error {
 	}
 	home := a.IO.Getenv("HOME")
 	custom, problems := commands.Load(commands.Dirs(a.Cwd, home)...)
-	custom = assemble.SkillCommands(a.Skills, custom)
+	custom = promptwire.SkillCommands(a.Skills, custom)
 	for i, p := range problems {
 		// Paths as the user would type them.
 		p = strings.ReplaceAll(p, a.Cwd+string(filepath.Separator), "")
@@ -40,7 +40,7 @@ func (a *runner) loop(ctx context.Context) error {
 		Commands:    custom,
 		Problems:    problems,
 		Mentions:    attach.NewIndex(a.Cwd),
-		StoreImage:  a.StoreImage,
+		StoreImage:  func(att attach.Attachment) (string, error) { return promptwire.StoreImage(a.Cwd, att) },
 		Observer:    a.UiObserver,
 		History:     ui.NewHistory(a.Cwd),
 		Recap:       a.recap(),

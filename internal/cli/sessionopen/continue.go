@@ -1,4 +1,8 @@
-package assemble
+// Package sessionopen is the session a run opens and what waits beside
+// it: the newest usable session --continue resumes, the model /model chose
+// for it, and the journal of the user's !commands whose output the next
+// prompt carries. It reads the store only; the runner decides when.
+package sessionopen
 
 import (
 	"cmp"
@@ -7,9 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tiny-agent/tiny-go/internal/cli/subagents"
+	"github.com/tiny-agent/tiny-go/internal/agents"
 	"github.com/tiny-agent/tiny-go/internal/session"
-
 	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
@@ -31,7 +34,7 @@ func newestUsable(s store.Summary) error {
 	return fmt.Errorf("--continue: the newest session %s (%s) cannot be continued: %s. Inspect it with: tiny-go session verify %s; or resume another with --session <id> (tiny-go session list)", s.ID, s.Path, why, s.ID)
 }
 
-// openNewest opens the session --continue resumes: the newest one in
+// OpenNewest opens the session --continue resumes: the newest one in
 // `session list`'s order that holds more than its header (a start that
 // failed before its first prompt leaves just a header), or whose
 // !commands wait beside it for the next prompt. Only headers are
@@ -44,10 +47,10 @@ func OpenNewest(cwd string, opts store.Options, finish func(path string) error) 
 		return nil, fmt.Errorf("--continue: %w", err)
 	}
 	for _, h := range heads {
-		if h.Corruption == nil && !h.Lines && !shellJournalled(h.Path) {
+		if h.Corruption == nil && !h.Lines && !ShellJournalled(h.Path) {
 			continue // header only
 		}
-		if subagents.IsChild(h.Path) {
+		if _, child := agents.ParentOf(h.Path); child {
 			continue // a subagent's: its parent resumes it
 		}
 		if s, err := corruptLaterFork(heads, h); err != nil || s != nil {
@@ -70,7 +73,7 @@ func OpenNewest(cwd string, opts store.Options, finish func(path string) error) 
 		if err != nil {
 			return nil, err
 		}
-		if s := st.State(); s.Operation == nil && !hasPrompt(s) && !shellJournalled(h.Path) {
+		if s := st.State(); s.Operation == nil && !hasPrompt(s) && !ShellJournalled(h.Path) {
 			st.Close() // committed lines, but no prompt: passed by like a header
 			continue
 		}
@@ -122,23 +125,15 @@ func hasPrompt(st *session.State) bool {
 	return false
 }
 
-// modelFile, beside a session, holds the model /model chose, so a resume
+// ModelFile, beside a session, holds the model /model chose, so a resume
 // continues with it (the header keeps the model the session began with).
 const ModelFile = "model"
 
-// chosenModel is the model /model chose for the session at path, or "".
+// ChosenModel is the model /model chose for the session at path, or "".
 func ChosenModel(path string) string {
 	b, err := store.ReadSidecarFile(path, ModelFile)
 	if err != nil {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
-}
-
-// shellJournalled reports whether !commands not yet sent wait beside the
-// session at path: a session that holds only them is kept (and resumable),
-// so their output still reaches the model.
-func shellJournalled(path string) bool {
-	_, ids := pendingShell(path)
-	return len(ids) > 0
 }

@@ -1,4 +1,4 @@
-package assemble
+package sessionopen
 
 import (
 	"bufio"
@@ -23,6 +23,7 @@ const ShellFile = "shell.jsonl"
 // maxShellShare bounds the output one !command adds to the conversation.
 const maxShellShare = 30_000
 
+// ShellRecord is one line of the journal.
 type ShellRecord struct {
 	ID      string `json:"id"`
 	State   string `json:"state"` // started, done, sent
@@ -31,6 +32,7 @@ type ShellRecord struct {
 	Failed  bool   `json:"failed,omitempty"`
 }
 
+// AppendShell adds r to the journal beside the session at path.
 func AppendShell(path string, r ShellRecord) error {
 	b, _ := json.Marshal(r)
 	j := store.NewJournal(path, ShellFile, true)
@@ -38,9 +40,9 @@ func AppendShell(path string, r ShellRecord) error {
 	return j.Append(append(b, '\n'))
 }
 
-// pendingShell are the exchanges of the session at path not yet sent, as
+// PendingShell are the exchanges of the session at path not yet sent, as
 // text for the next prompt, and their ids.
-func pendingShell(path string) (string, []string) {
+func PendingShell(path string) (string, []string) {
 	data, _ := store.ReadSidecarFile(path, ShellFile)
 	if len(data) == 0 {
 		return "", nil
@@ -85,28 +87,41 @@ func pendingShell(path string) (string, []string) {
 	return b.String(), ids
 }
 
-// withShell is prompt preceded by the shell exchanges not yet sent; sent
-// marks them sent once the prompt was accepted.
-func (a *Runner) WithShell(prompt string) (string, func()) {
-	path := a.Store.Path()
-	text, ids := pendingShell(path)
+// ShellJournalled reports whether !commands not yet sent wait beside the
+// session at path: a session that holds only them is kept (and resumable),
+// so their output still reaches the model.
+func ShellJournalled(path string) bool {
+	_, ids := PendingShell(path)
+	return len(ids) > 0
+}
+
+// WithShell is prompt preceded by the shell exchanges not yet sent of the
+// session at path; sent marks them sent once the prompt was accepted.
+func WithShell(path, prompt string) (text string, sent func()) {
+	pending, ids := PendingShell(path)
 	if len(ids) == 0 {
 		return prompt, func() {}
 	}
-	return text + prompt, func() {
+	return pending + prompt, func() {
 		for _, id := range ids {
 			_ = AppendShell(path, ShellRecord{ID: id, State: "sent"})
 		}
 	}
 }
 
-// emptyCreated returns what removes the current session's file once the
-// runner has moved off it, when this process created it and it holds
-// nothing but its header (as discardCreated does at exit).
-func (a *Runner) EmptyCreated() func() {
-	if !a.Created || a.Store.State().Facts > 0 || shellJournalled(a.Store.Path()) {
+// Empty reports whether st holds nothing to resume: no fact beyond its
+// header and no !command waiting beside it.
+func Empty(st *store.Store) bool {
+	return st.State().Facts == 0 && !ShellJournalled(st.Path())
+}
+
+// EmptyCreated returns what removes st's file once the runner has moved
+// off it, when this process created it (created) and it is Empty (as the
+// runner's discardCreated does at exit).
+func EmptyCreated(created bool, st *store.Store) func() {
+	if !created || !Empty(st) {
 		return func() {}
 	}
-	path := a.Store.Path()
+	path := st.Path()
 	return func() { _ = os.Remove(path) }
 }

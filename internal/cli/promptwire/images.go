@@ -1,4 +1,4 @@
-package assemble
+package promptwire
 
 import (
 	"errors"
@@ -22,15 +22,15 @@ import (
 // a rewind keep their images without copying them.
 const imagesDir = "images"
 
-// storeImage is what an @image mention goes through: checked, brought
-// within the providers' limits, kept under its digest; the returned text
-// names it in the prompt.
-func (a *Runner) StoreImage(att attach.Attachment) (string, error) {
+// StoreImage is what an @image mention goes through: checked, brought
+// within the providers' limits, kept under its digest in cwd's images
+// directory; the returned text names it in the prompt.
+func StoreImage(cwd string, att attach.Attachment) (string, error) {
 	img, err := attach.PrepareImage(att.MediaType, att.Image)
 	if err != nil {
 		return "", err
 	}
-	dir, err := store.StateDir(a.Cwd, imagesDir, true)
+	dir, err := store.StateDir(cwd, imagesDir, true)
 	if err != nil {
 		return "", fmt.Errorf("cannot keep the image: %w", err)
 	}
@@ -41,8 +41,9 @@ func (a *Runner) StoreImage(att attach.Attachment) (string, error) {
 	return attach.ImageRef(img, att.Mention), nil
 }
 
-// imageLoader returns the images a user message names, read from the
-// images directory (a name whose file is missing is sent as text only).
+// ImageLoader returns the images a user message names, read from the
+// images directory of Cwd (a name whose file is missing is sent as text
+// only); its Images is the agent's Config.Images.
 type ImageLoader struct {
 	Cwd   string
 	mu    sync.Mutex
@@ -91,21 +92,20 @@ func readImage(cwd, name string) []byte {
 	return data
 }
 
-// imageRejected handles a run the model failed while the conversation
-// holds images: the session goes on with images as their text
-// references only (the agent is rebuilt without them, so the next request
-// does not fail the same way), and the failure says so.
-func (a *Runner) imageRejected(res agent.Result) agent.Result {
-	cfg := a.Agent.Config()
-	if res.Outcome != session.OutcomeFailed || res.Error == nil || cfg.Images == nil ||
-		!strings.Contains(strings.ToLower(res.Error.Message), "image") || !holdsImages(a.Store.State()) {
+// ImageRejected handles a run the model failed while the conversation
+// holds images and images are sent (sending): the session goes on with
+// images as their text references only, and the failure says so.
+// textOnly puts in place an agent that sends none, so the next request
+// does not fail the same way; state is the session's, read only when the
+// failure names an image.
+func ImageRejected(res agent.Result, sending bool, state func() *session.State, textOnly func() error) agent.Result {
+	if res.Outcome != session.OutcomeFailed || res.Error == nil || !sending ||
+		!strings.Contains(strings.ToLower(res.Error.Message), "image") || !holdsImages(state()) {
 		return res
 	}
-	ag, err := a.RebuiltAgent(func(cfg *agent.Config) { cfg.Images = nil })
-	if err != nil {
+	if textOnly() != nil {
 		return res
 	}
-	a.Agent = ag
 	e := *res.Error
 	e.Message += " — the model did not take the image; from now on this session sends images as their text reference only (/model switches to a model that accepts images)"
 	res.Error = &e

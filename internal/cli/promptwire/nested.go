@@ -1,34 +1,37 @@
-package assemble
+package promptwire
 
 import (
 	"context"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/prompt"
+	"github.com/tiny-agent/tiny-go/internal/session"
 )
 
-// resultNote is the agent's ResultNote: the diagnostics a change
-// introduced (language servers), then the instruction files of a
-// subdirectory the call is the first to work in (a call that failed
-// worked nowhere).
-func (a *Runner) ResultNote() agent.ResultNote {
+// ResultNote is the agent's ResultNote: first what before adds (the
+// language servers' diagnostics a change introduced; nil: nothing), then
+// the instruction files of a subdirectory of cwd the call is the first
+// to work in (a call that failed worked nowhere). st is the session's
+// state (nil: a new one), whose active context may hold files already
+// given; hidden is what Read deny rules hide (nil: nothing).
+func ResultNote(cwd string, hidden func() []string, st *session.State, before agent.ResultNote) agent.ResultNote {
 	var active []string
-	if a.Store != nil {
-		for _, m := range a.Store.State().ActiveContext {
+	if st != nil {
+		for _, m := range st.ActiveContext {
 			if m.Content != nil {
 				active = append(active, *m.Content)
 			}
 		}
 	}
-	nested := prompt.NewNested(a.Cwd, a.hiddenPaths(), active)
-	lsp := a.LSP.note()
+	nested := prompt.NewNested(cwd, hidden, active)
 	return func(ctx context.Context, id, tool string, args jsontext.Value, failed bool) string {
 		var note string
-		if lsp != nil {
-			note = lsp(ctx, id, tool, args, failed)
+		if before != nil {
+			note = before(ctx, id, tool, args, failed)
 		}
 		if failed {
 			return note
@@ -52,5 +55,10 @@ func workedPath(tool string, args jsontext.Value) string {
 	if json.Unmarshal(args, &in) != nil {
 		return ""
 	}
-	return FirstNonEmpty(in.Path, in.FilePath)
+	for _, p := range []string{in.Path, in.FilePath} {
+		if p = strings.TrimSpace(p); p != "" {
+			return p
+		}
+	}
+	return ""
 }
