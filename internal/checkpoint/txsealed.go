@@ -91,7 +91,7 @@ func txAddress(h string) (id, rel string, err error) {
 // stampKept stamps the kept originals of one change.
 func stampKept(st *txStates, tx *overlay.Tx, before map[string]File) {
 	for p, f := range before {
-		if f.Dir || f.Missing != "" {
+		if _, done := st.Kept[p]; done || f.Dir || f.Missing != "" {
 			continue
 		}
 		var sb unix.Stat_t
@@ -107,6 +107,21 @@ func stampKept(st *txStates, tx *overlay.Tx, before map[string]File) {
 
 func stamp(sb *unix.Stat_t) string {
 	return fmt.Sprintf("%d:%d:%d.%09d:%d", sb.Dev, sb.Ino, sb.Ctim.Sec, sb.Ctim.Nsec, sb.Size)
+}
+
+// linkStamp stamps a kept original that is a hard link to a file a
+// command renamed with its directory: by its modification time, not its
+// ctime, which a later rename of the shared inode moves.
+func linkStamp(sb *unix.Stat_t) string {
+	return fmt.Sprintf("link:%d:%d:%d.%09d:%d", sb.Dev, sb.Ino, sb.Mtim.Sec, sb.Mtim.Nsec, sb.Size)
+}
+
+// stampMatches reports whether sb is the kept original want stamps.
+func stampMatches(sb *unix.Stat_t, want string) bool {
+	if strings.HasPrefix(want, "link:") {
+		return linkStamp(sb) == want
+	}
+	return stamp(sb) == want
 }
 
 // readTxBlob is a kept original's content (a symlink's target), read
@@ -140,7 +155,7 @@ func (s *Store) readTxBlob(h string) ([]byte, error) {
 		return nil, fmt.Errorf("kept original %s: %w", h, err)
 	}
 	if sb.Mode&unix.S_IFMT == unix.S_IFLNK {
-		if stamp(&sb) != want {
+		if !stampMatches(&sb, want) {
 			return nil, &StatesRefusedError{ID: id, What: "the kept original of " + rel, Err: errors.New("was replaced or changed after the apply")}
 		}
 		buf := make([]byte, unix.PathMax)
@@ -156,7 +171,7 @@ func (s *Store) readTxBlob(h string) ([]byte, error) {
 	if err := unix.Fstat(fd, &sb); err != nil {
 		return nil, err
 	}
-	if stamp(&sb) != want {
+	if !stampMatches(&sb, want) {
 		return nil, &StatesRefusedError{ID: id, What: "the kept original of " + rel, Err: errors.New("was replaced or changed after the apply")}
 	}
 	return io.ReadAll(f)

@@ -1,0 +1,128 @@
+package checkpoint
+
+import (
+	"errors"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tiny-agent/tiny-go/internal/overlay"
+)
+
+// renamed are the sources and destinations of a transaction's renamed
+// directories (overlay.Rename), those inside another left out.
+type renamed struct{ sources, dests []string }
+
+func (r renamed) inSource(p string) bool      { return underAny(p, r.sources) }
+func (r renamed) inDestination(p string) bool { return underAny(p, r.dests) }
+
+func underAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// renameStates records the renamed directories: before, each source as
+// its mirror in orig/ holds it (hard links to the moved files, stamped
+// by linkStamp); after, each destination as the tree holds it, a moved
+// file named by its kept original's address (the same inode: nothing is
+// read or hashed), what the command changed inside hashed.
+func (s *Store) renameStates(id string, tx *overlay.Tx, changes []overlay.Change, st *txStates, before, after map[string]File) (renamed, error) {
+	var rn renamed
+	var renames []overlay.Change
+	for _, c := range changes {
+		if c.Kind == overlay.Rename && !c.Conflict {
+			renames = append(renames, c)
+			rn.sources = append(rn.sources, c.From)
+		}
+	}
+	kept := func(rel string, _ []byte) string { return schemeTx + id + "/" + rel }
+	moved := map[[2]uint64]string{} // a mirrored file's device and inode: its address
+	for _, src := range rn.sources {
+		if err := walkStates(tx.Orig(src), src, before, kept); err != nil {
+			return rn, err
+		}
+		if err := mirrored(tx.Orig(src), src, id, st, moved); err != nil {
+			return rn, err
+		}
+	}
+	for _, c := range renames {
+		if underAny(c.Path, rn.dests) {
+			continue // inside another destination, walked with it
+		}
+		rn.dests = append(rn.dests, c.Path)
+		if c.Had {
+			if err := walkStates(tx.Orig(c.Path), c.Path, before, kept); err != nil {
+				return rn, err
+			}
+			st.Bytes += dirSize(tx.Orig(c.Path))
+		}
+		same, err := movedFiles(s.Abs(c.Path), c.Path, moved)
+		if err != nil {
+			return rn, err
+		}
+		hash := func(rel string, data []byte) string {
+			if a, ok := same[rel]; ok {
+				return a
+			}
+			if data == nil {
+				return "" // hashFile hashes it
+			}
+			return sha256Hash(data)
+		}
+		if err := walkStates(s.Abs(c.Path), c.Path, after, hash); err != nil {
+			return rn, err
+		}
+	}
+	return rn, nil
+}
+
+// mirrored stamps the files of the mirror at abs (recorded as rel) and
+// maps their inodes to their addresses.
+func mirrored(abs, rel, id string, st *txStates, moved map[[2]uint64]string) error {
+	return walkInodes(abs, rel, func(r string, sb *unix.Stat_t) {
+		if st.Kept == nil {
+			st.Kept = map[string]string{}
+		}
+		st.Kept[r] = linkStamp(sb)
+		moved[[2]uint64{sb.Dev, sb.Ino}] = schemeTx + id + "/" + r
+	})
+}
+
+// movedFiles maps the paths below the tree's abs (recorded as rel) that
+// are mirrored files to their addresses.
+func movedFiles(abs, rel string, moved map[[2]uint64]string) (map[string]string, error) {
+	out := map[string]string{}
+	err := walkInodes(abs, rel, func(r string, sb *unix.Stat_t) {
+		if a, ok := moved[[2]uint64{sb.Dev, sb.Ino}]; ok {
+			out[r] = a
+		}
+	})
+	return out, err
+}
+
+// walkInodes calls f with every entry below abs that is not a directory.
+func walkInodes(abs, rel string, f func(rel string, sb *unix.Stat_t)) error {
+	err := filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		var sb unix.Stat_t
+		if err := unix.Lstat(p, &sb); err != nil {
+			return err
+		}
+		sub, _ := filepath.Rel(abs, p)
+		f(path.Join(rel, filepath.ToSlash(sub)), &sb)
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // moved away meanwhile
+	}
+	return err
+}
