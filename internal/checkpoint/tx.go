@@ -42,6 +42,9 @@ type txStates struct {
 	// Kept stamps each kept original (its path: device, inode, ctime and
 	// size), so one replaced or rewritten after the apply is refused.
 	Kept map[string]string `json:"kept,omitempty"`
+	// Renamed maps each directory a command renamed to where it was: a
+	// moved file's state after is its kept original at its old path.
+	Renamed map[string]string `json:"renamed,omitempty"`
 }
 
 // TxRoot is the directory of the store's transactions.

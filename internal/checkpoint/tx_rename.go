@@ -40,15 +40,23 @@ func (s *Store) renameStates(id string, tx *overlay.Tx, changes []overlay.Change
 		if c.Kind == overlay.Rename && !c.Conflict {
 			renames = append(renames, c)
 			rn.sources = append(rn.sources, c.From)
+			if st.Renamed == nil {
+				st.Renamed = map[string]string{}
+			}
+			st.Renamed[c.Path] = c.From
 		}
 	}
 	kept := func(rel string, _ []byte) string { return schemeTx + id + "/" + rel }
-	moved := map[[2]uint64]string{} // a mirrored file's device and inode: its address
 	for _, src := range rn.sources {
 		if err := walkStates(tx.Orig(src), src, before, kept); err != nil {
 			return rn, err
 		}
-		if err := mirrored(tx.Orig(src), src, id, st, moved); err != nil {
+		if err := walkInodes(tx.Orig(src), src, func(r string, sb *unix.Stat_t) {
+			if st.Kept == nil {
+				st.Kept = map[string]string{}
+			}
+			st.Kept[r] = linkStamp(sb)
+		}); err != nil {
 			return rn, err
 		}
 	}
@@ -63,8 +71,13 @@ func (s *Store) renameStates(id string, tx *overlay.Tx, changes []overlay.Change
 			}
 			st.Bytes += dirSize(tx.Orig(c.Path))
 		}
-		same, err := movedFiles(s.Abs(c.Path), c.Path, moved)
-		if err != nil {
+		same := map[string]string{} // a moved file: its kept original's address
+		if err := walkInodes(s.Abs(c.Path), c.Path, func(r string, sb *unix.Stat_t) {
+			var ob unix.Stat_t
+			if from, ok := movedFrom(st.Renamed, r); ok && unix.Lstat(tx.Orig(from), &ob) == nil && ob.Dev == sb.Dev && ob.Ino == sb.Ino {
+				same[r] = schemeTx + id + "/" + from
+			}
+		}); err != nil {
 			return rn, err
 		}
 		hash := func(rel string, data []byte) string {
@@ -83,28 +96,19 @@ func (s *Store) renameStates(id string, tx *overlay.Tx, changes []overlay.Change
 	return rn, nil
 }
 
-// mirrored stamps the files of the mirror at abs (recorded as rel) and
-// maps their inodes to their addresses.
-func mirrored(abs, rel, id string, st *txStates, moved map[[2]uint64]string) error {
-	return walkInodes(abs, rel, func(r string, sb *unix.Stat_t) {
-		if st.Kept == nil {
-			st.Kept = map[string]string{}
+// movedFrom is where the tree's path p was before the renames (a
+// destination to its source) that put it there, if any did.
+func movedFrom(renamed map[string]string, p string) (string, bool) {
+	best := ""
+	for dst := range renamed {
+		if underAny(p, []string{dst}) && len(dst) > len(best) {
+			best = dst
 		}
-		st.Kept[r] = linkStamp(sb)
-		moved[[2]uint64{sb.Dev, sb.Ino}] = schemeTx + id + "/" + r
-	})
-}
-
-// movedFiles maps the paths below the tree's abs (recorded as rel) that
-// are mirrored files to their addresses.
-func movedFiles(abs, rel string, moved map[[2]uint64]string) (map[string]string, error) {
-	out := map[string]string{}
-	err := walkInodes(abs, rel, func(r string, sb *unix.Stat_t) {
-		if a, ok := moved[[2]uint64{sb.Dev, sb.Ino}]; ok {
-			out[r] = a
-		}
-	})
-	return out, err
+	}
+	if best == "" {
+		return "", false
+	}
+	return renamed[best] + p[len(best):], true
 }
 
 // walkInodes calls f with every entry below abs that is not a directory.

@@ -56,8 +56,13 @@ func openStates(id string, sealed []byte) (*txStates, error) {
 	if err := json.Unmarshal(data, &st); err != nil {
 		return nil, fmt.Errorf("transaction %s: %w", id, err)
 	}
+	for dst, src := range st.Renamed {
+		if !filepath.IsLocal(dst) || !filepath.IsLocal(src) {
+			return nil, &StatesRefusedError{ID: id, What: "its states.json", Err: fmt.Errorf("names a rename %q -> %q outside the tree", src, dst)}
+		}
+	}
 	for _, f := range append(append([]File(nil), st.Before...), st.After...) {
-		if err := checkStatePath(id, f); err != nil {
+		if err := checkStatePath(id, f, st.Renamed); err != nil {
 			return nil, &StatesRefusedError{ID: id, What: "its states.json", Err: err}
 		}
 	}
@@ -65,13 +70,15 @@ func openStates(id string, sealed []byte) (*txStates, error) {
 }
 
 // checkStatePath refuses what an apply could not have recorded: a path
-// leaving the tree, or a kept original of another path or transaction.
-func checkStatePath(id string, f File) error {
+// leaving the tree, or a kept original of another path (but the one a
+// renamed directory moved from) or transaction.
+func checkStatePath(id string, f File, renamed map[string]string) error {
 	if !filepath.IsLocal(f.Path) || strings.Contains(f.Path, "\\") {
 		return fmt.Errorf("names %q, outside the tree", f.Path)
 	}
 	if strings.HasPrefix(f.Hash, schemeTx) {
-		if tid, rel, err := txAddress(f.Hash); err != nil || tid != id || rel != f.Path {
+		from, moved := movedFrom(renamed, f.Path)
+		if tid, rel, err := txAddress(f.Hash); err != nil || tid != id || (rel != f.Path && (!moved || rel != from)) {
 			return fmt.Errorf("names %q as the original of %q", f.Hash, f.Path)
 		}
 	}

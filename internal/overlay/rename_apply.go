@@ -71,7 +71,7 @@ func (t *Tx) mirror(dirfd int, name, rel string) error {
 		return err
 	}
 	defer unix.Close(fd)
-	src := fmt.Sprintf("/proc/self/fd/%d", fd)
+	src := fmt.Sprintf("/proc/self/fd/%d/.", fd) // "/.": the directory, not the magic link
 	dst := t.Orig(rel)
 	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return err
