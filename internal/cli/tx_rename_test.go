@@ -37,15 +37,15 @@ git add -A && git commit -qm seed`
 
 // renameRun is one tree, its model and a program run as uid.
 type renameRun struct {
-	t        *testing.T
-	dir      string
-	home     string
-	prog     string
-	uid      int
-	srv      *providertest.Server
-	ino      uint64 // data/f1's inode before the turn
-	before   map[string]string
-	session  string // the turn's session file ("": the only one)
+	t       *testing.T
+	dir     string
+	home    string
+	prog    string
+	uid     int
+	srv     *providertest.Server
+	ino     uint64 // data/f1's inode before the turn
+	before  map[string]string
+	session string // the turn's session file ("": the only one)
 }
 
 func newRenameRun(t *testing.T, uid int, prog string) *renameRun {
