@@ -107,7 +107,7 @@ func mirrorDir(src, dst, tmp string) error {
 		}
 	}
 	_ = os.Lchown(dst, int(st.Uid), int(st.Gid)) // only root can; others own both anyway
-	if err := os.Chmod(dst, fs.FileMode(st.Mode&0o777)|modeBits(st.Mode)); err != nil {
+	if err := os.Chmod(dst, fs.FileMode(st.Mode&0o777)|modeBits(uint32(st.Mode))); err != nil {
 		return err
 	}
 	return unix.UtimesNanoAt(unix.AT_FDCWD, dst, []unix.Timespec{st.Atim, st.Mtim}, unix.AT_SYMLINK_NOFOLLOW)
