@@ -130,3 +130,24 @@ func walkInodes(abs, rel string, f func(rel string, sb *unix.Stat_t)) error {
 	}
 	return err
 }
+
+// linkKeptChanged reports whether the kept original at the tx: address h
+// is a hard link to a moved file (linkStamp) that was written in place
+// since the apply (by a program outside tiny-go: a command's writes are
+// copies in its upper layer), so its content is no longer the original.
+func (s *Store) linkKeptChanged(h string) bool {
+	id, rel, err := txAddress(h)
+	if err != nil {
+		return false
+	}
+	st, err := s.txStates(id)
+	if err != nil || !strings.HasPrefix(st.Kept[rel], "link:") {
+		return false
+	}
+	p, err := s.txBlobPath(h)
+	if err != nil {
+		return false
+	}
+	var sb unix.Stat_t
+	return unix.Lstat(p, &sb) != nil || linkStamp(&sb) != st.Kept[rel]
+}

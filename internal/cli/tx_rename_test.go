@@ -254,3 +254,31 @@ func duOf(t *testing.T, dir string) int64 {
 	fmt.Sscan(string(out), &n)
 	return n
 }
+
+// TestMovedFileWrittenInPlaceOutsideIsNamed: the kept original of a file
+// a command moved with its folder is a hard link to it, so a program
+// outside tiny-go that writes the moved file in place (then removes the
+// folder) writes the kept original too: the rewind skips that file and
+// says why, instead of putting back content that was not the original,
+// and puts back the rest.
+func TestMovedFileWrittenInPlaceOutsideIsNamed(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("renames of directories are copies without root (no redirect_dir in a user namespace)")
+	}
+	seed := `mkdir data && echo one > data/f1 && echo two > data/f2`
+	tt := runTxTurnThen(t, seed, func(dir, _ string) {
+		f, err := os.OpenFile(filepath.Join(dir, "data2/f1"), os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString("outside\n")
+		f.Close()
+		os.RemoveAll(filepath.Join(dir, "data2"))
+	}, "mv data data2")
+	if !strings.Contains(tt.rewindOut, "skip      data/f1: its earlier content was kept as a hard link") {
+		t.Errorf("the rewind did not name data/f1:\n%s", tt.rewindOut)
+	}
+	if tt.rewound["data/f2"] != tt.before["data/f2"] || tt.rewound["data/f1"] != "" {
+		t.Errorf("after the rewind: %v", tt.rewound)
+	}
+}
