@@ -3,12 +3,14 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/checkpoint/checkpointtest"
 	"github.com/tiny-agent/tiny-go/internal/faultpoint"
@@ -48,7 +50,7 @@ type renameRun struct {
 	session string // the turn's session file ("": the only one)
 }
 
-func newRenameRun(t *testing.T, uid int, prog string) *renameRun {
+func newRenameRun(t *testing.T, uid int, prog, seedScript string) *renameRun {
 	var replies []providertest.Reply
 	for i, cmd := range renameTurn {
 		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall(fmt.Sprint("c", i+1), "bash", mustJSON(t, map[string]string{"command": cmd}))}})
@@ -75,7 +77,7 @@ func newRenameRun(t *testing.T, uid int, prog string) *renameRun {
 			t.Fatal(err)
 		}
 	}
-	seed := exec.Command("sh", "-c", renameSeedScript)
+	seed := exec.Command("sh", "-c", seedScript)
 	seed.Dir = r.dir
 	if out, err := seed.CombinedOutput(); err != nil {
 		t.Fatalf("seeding: %v\n%s", err, out)
@@ -85,7 +87,9 @@ func newRenameRun(t *testing.T, uid int, prog string) *renameRun {
 			t.Fatalf("chown: %v %s", err, out)
 		}
 	}
-	r.ino = inodeOf(t, filepath.Join(r.dir, "data/f1"))
+	if _, err := os.Lstat(filepath.Join(r.dir, "data/f1")); err == nil {
+		r.ino = inodeOf(t, filepath.Join(r.dir, "data/f1"))
+	}
 	r.before = checkpointtest.Listing(t, r.dir)
 	return r
 }
@@ -173,7 +177,7 @@ func TestRenamedDirectoryIsARename(t *testing.T) {
 	}
 	for name, uid := range cases {
 		t.Run(name, func(t *testing.T) {
-			r := newRenameRun(t, uid, "tiny-go")
+			r := newRenameRun(t, uid, "tiny-go", renameSeedScript)
 			du := duOf(t, r.dir) // the tree and .tiny-agent: the kept hard links count once
 			r.run("rename the directories")
 			grown := duOf(t, r.dir) - du
@@ -218,7 +222,7 @@ func TestKilledInARenamedDirectorysApply(t *testing.T) {
 	}
 	for _, at := range []string{faultpoint.TxMirror + ":1", faultpoint.TxStep + ":1", faultpoint.TxStep + ":4"} {
 		t.Run(at, func(t *testing.T) {
-			r := newRenameRun(t, 0, "tiny-go-killpoint")
+			r := newRenameRun(t, 0, "tiny-go-killpoint", renameSeedScript)
 			mark := filepath.Join(t.TempDir(), "mark")
 			// Only the last command renames data: kill in its apply.
 			r.srv = providertest.New(t, providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", mustJSON(t, map[string]string{"command": "mv data data2 && mv src/d07 src/moved07 && echo new > src/moved07/new && rm data2/f3"}))}},
@@ -281,4 +285,80 @@ func TestMovedFileWrittenInPlaceOutsideIsNamed(t *testing.T) {
 	if tt.rewound["data/f2"] != tt.before["data/f2"] || tt.rewound["data/f1"] != "" {
 		t.Errorf("after the rewind: %v", tt.rewound)
 	}
+}
+
+// TestKilledDuringMvOfAFolderLeavesOneOfThem: tiny-go SIGKILLed at
+// random instants of a turn that moves a folder of 3,000 files: the next
+// start finds the folder at its old name or at its new one, whole, never
+// both (without redirect_dir the move was a copy, and a kill in it left
+// the original and a half copy), and the rewind gives the tree back.
+func TestKilledDuringMvOfAFolderLeavesOneOfThem(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("renames of directories are copies without root (no redirect_dir in a user namespace)")
+	}
+	if testing.Short() {
+		t.Skip("kills six turns")
+	}
+	const files = 3000
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 42))
+	var turn time.Duration
+	landed := map[string]int{}
+	for i := range 7 {
+		r := newRenameRun(t, 0, "tiny-go-killpoint", "true")
+		for j := range files {
+			d := filepath.Join(r.dir, "big", fmt.Sprint("p", j/30))
+			os.MkdirAll(d, 0o755)
+			os.WriteFile(filepath.Join(d, fmt.Sprint("f", j)), []byte(fmt.Sprintln(j)), 0o644)
+		}
+		r.before = checkpointtest.Listing(t, r.dir)
+		r.srv = providertest.New(t, providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", mustJSON(t, map[string]string{"command": "mv big big2"}))}},
+			providertest.Reply{Text: "done"})
+		cmd := r.cmd(nil, "move it")
+		start := time.Now()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 {
+			time.Sleep(time.Duration(rng.Int64N(int64(turn))))
+			cmd.Process.Signal(syscall.SIGKILL)
+		}
+		cmd.Wait()
+		if i == 0 {
+			turn = time.Since(start) // the time scale of the kills
+			continue
+		}
+		sessions, _ := filepath.Glob(filepath.Join(r.dir, ".tiny-agent", "sessions", "*.jsonl"))
+		if len(sessions) == 0 {
+			landed["before the turn"]++ // nothing ran
+			if d := listingDiff(checkpointtest.Listing(t, r.dir), r.before); d != "" {
+				t.Fatalf("iteration %d: killed before its session, the tree changed:\n%s", i, d)
+			}
+			continue
+		}
+		r.session = sessions[0]
+		r.srv = providertest.New(t, providertest.Reply{Text: "hello again"})
+		r.run("hello")
+		got := checkpointtest.Listing(t, r.dir)
+		old, moved := count(got, "big/"), count(got, "big2/")
+		switch {
+		case old == files+files/30 && moved == 0:
+			landed["old name"]++
+		case moved == files+files/30 && old == 0:
+			landed["new name"]++
+		default:
+			t.Fatalf("iteration %d: after the next start big/ has %d entries, big2/ %d", i, old, moved)
+		}
+		r.rewind()
+	}
+	t.Logf("a whole turn %v; after the kills the folder was at: %v", turn, landed)
+}
+
+func count(listing map[string]string, prefix string) int {
+	n := 0
+	for p := range listing {
+		if strings.HasPrefix(p, prefix) {
+			n++
+		}
+	}
+	return n
 }
