@@ -66,7 +66,11 @@ func (t *Tx) scanRenamed(c Change, up string, ust *unix.Stat_t, lower string, ou
 	}
 	var sst unix.Stat_t
 	if err := unix.Lstat(t.treePath(src), &sst); err != nil || !isDir(&sst) {
-		return fmt.Errorf("%s was renamed from %s, which is not a directory of the working directory any more", c.Path, src)
+		// Another program removed the source meanwhile: what the command
+		// made of it is kept aside, as a conflict.
+		c.Kind, c.Conflict = Put, true
+		*out = append(*out, c)
+		return nil
 	}
 	c.Kind, c.From, c.Ino = Rename, src, sst.Ino
 	// A source another program changed while the command ran: copied in,

@@ -140,6 +140,47 @@ func TestRenamedDirectoryApplyRunAgain(t *testing.T) {
 	}
 }
 
+// TestRenamedDirectoryWhoseSourceWentIsAConflict: a directory the
+// command renamed, removed from the tree by another program meanwhile, is
+// a conflict: the command's version is kept aside, the rest applied.
+func TestRenamedDirectoryWhoseSourceWentIsAConflict(t *testing.T) {
+	needRoot(t)
+	tree, root := setup(t, 0, true)
+	sh(t, tree, renameSeed)
+	tx, err := Begin(root, tree, "tx1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runOver(t, tx, "mv big big2 && echo new > big2/new && echo k > keep.txt", false)
+	if lines := strings.Join(tx.Preview(mustChanges(t, tx)), "\n"); !strings.Contains(lines, "renamed   big -> big2") {
+		t.Errorf("the preview:\n%s", lines)
+	}
+	sh(t, tree, "rm -rf big")
+	changes := mustChanges(t, tx)
+	res, err := tx.Apply(changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(res.Conflicts(), " "); got != "big2" {
+		t.Errorf("conflicts %q", got)
+	}
+	if data, err := os.ReadFile(filepath.Join(tx.Conflict("big2"), "new")); err != nil || string(data) != "new\n" {
+		t.Errorf("the command's version: %q %v", data, err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(tree, "keep.txt")); string(data) != "k\n" {
+		t.Errorf("keep.txt: %q", data)
+	}
+}
+
+func mustChanges(t *testing.T, tx *Tx) []Change {
+	t.Helper()
+	changes, err := tx.Changes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return changes
+}
+
 func parentOf(t *testing.T, root int, rel string) (int, string) {
 	t.Helper()
 	fd, name, err := beneath.Parent(root, rel, false)
