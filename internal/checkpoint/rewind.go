@@ -422,6 +422,9 @@ func (s *Store) notKept(target File) string {
 	if !target.Absent && !target.Dir && target.Special == "" && !s.hasBlob(target.Hash) {
 		return "its earlier content is no longer in the checkpoint store"
 	}
+	if strings.HasPrefix(target.Hash, schemeTx) && s.linkKeptChanged(target.Hash) {
+		return "its earlier content was kept as a hard link to the file a command moved with its folder, and that file was written in place since"
+	}
 	return ""
 }
 

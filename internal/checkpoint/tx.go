@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -41,6 +42,9 @@ type txStates struct {
 	// Kept stamps each kept original (its path: device, inode, ctime and
 	// size), so one replaced or rewritten after the apply is refused.
 	Kept map[string]string `json:"kept,omitempty"`
+	// Renamed maps each directory a command renamed to where it was: a
+	// moved file's state after is its kept original at its old path.
+	Renamed map[string]string `json:"renamed,omitempty"`
 }
 
 // TxRoot is the directory of the store's transactions.
@@ -206,46 +210,62 @@ func (s *Store) txStates(id string) (*txStates, error) {
 }
 
 // statesOf lists, for every applied change, each path below it before
-// (the originals in orig/) and after (the tree, hashed).
+// (the originals in orig/) and after (the tree, hashed). Renamed
+// directories are listed first (renameStates); what lies inside their
+// sources and destinations is theirs.
 func (s *Store) statesOf(id string, tx *overlay.Tx, changes []overlay.Change) (*txStates, error) {
 	st := &txStates{}
+	before, after := map[string]File{}, map[string]File{}
+	kept := func(rel string, _ []byte) string { return schemeTx + id + "/" + rel }
+	rn, err := s.renameStates(id, tx, changes, st, before, after)
+	if err != nil {
+		return nil, err
+	}
 	for _, c := range changes {
-		if c.Conflict {
+		if c.Conflict || c.Kind == overlay.Rename || rn.inDestination(c.Path) {
 			continue
 		}
 		if c.Kind == overlay.Chmod {
-			st.Before = append(st.Before, File{Path: c.Path, Dir: true, Mode: c.Old & 0o777})
-			st.After = append(st.After, File{Path: c.Path, Dir: true, Mode: c.Mode & 0o777})
+			before[c.Path] = File{Path: c.Path, Dir: true, Mode: c.Old & 0o777}
+			after[c.Path] = File{Path: c.Path, Dir: true, Mode: c.Mode & 0o777}
 			continue
 		}
-		before := map[string]File{}
-		if c.Had {
-			if err := walkStates(tx.Orig(c.Path), c.Path, before, func(rel string, _ []byte) string { return schemeTx + id + "/" + rel }); err != nil {
+		if c.Had && !rn.inSource(c.Path) {
+			if err := walkStates(tx.Orig(c.Path), c.Path, before, kept); err != nil {
 				return nil, err
 			}
 			st.Bytes += dirSize(tx.Orig(c.Path))
-			stampKept(st, tx, before)
 		}
-		after := map[string]File{}
 		if c.Kind == overlay.Put {
 			if err := walkStates(s.Abs(c.Path), c.Path, after, func(_ string, data []byte) string { return sha256Hash(data) }); err != nil {
 				return nil, err
 			}
 		}
-		for p, f := range before {
-			st.Before = append(st.Before, f)
-			if _, ok := after[p]; !ok {
-				st.After = append(st.After, File{Path: p, Absent: true})
-			}
-		}
-		for p, f := range after {
-			st.After = append(st.After, f)
-			if _, ok := before[p]; !ok {
-				st.Before = append(st.Before, File{Path: p, Absent: true})
-			}
+	}
+	stampKept(st, tx, before)
+	st.Before, st.After = bothSides(before, after)
+	return st, nil
+}
+
+// bothSides lists two states by path, each path absent on the side
+// that lacks it.
+func bothSides(before, after map[string]File) (b, a []File) {
+	for p, f := range before {
+		b = append(b, f)
+		if _, ok := after[p]; !ok {
+			a = append(a, File{Path: p, Absent: true})
 		}
 	}
-	return st, nil
+	for p, f := range after {
+		a = append(a, f)
+		if _, ok := before[p]; !ok {
+			b = append(b, File{Path: p, Absent: true})
+		}
+	}
+	byPath := func(x, y File) int { return strings.Compare(x.Path, y.Path) }
+	slices.SortFunc(b, byPath)
+	slices.SortFunc(a, byPath)
+	return b, a
 }
 
 // walkStates records every entry below abs (recorded as rel) in out; hash

@@ -56,8 +56,13 @@ func openStates(id string, sealed []byte) (*txStates, error) {
 	if err := json.Unmarshal(data, &st); err != nil {
 		return nil, fmt.Errorf("transaction %s: %w", id, err)
 	}
+	for dst, src := range st.Renamed {
+		if !filepath.IsLocal(dst) || !filepath.IsLocal(src) {
+			return nil, &StatesRefusedError{ID: id, What: "its states.json", Err: fmt.Errorf("names a rename %q -> %q outside the tree", src, dst)}
+		}
+	}
 	for _, f := range append(append([]File(nil), st.Before...), st.After...) {
-		if err := checkStatePath(id, f); err != nil {
+		if err := checkStatePath(id, f, st.Renamed); err != nil {
 			return nil, &StatesRefusedError{ID: id, What: "its states.json", Err: err}
 		}
 	}
@@ -65,13 +70,15 @@ func openStates(id string, sealed []byte) (*txStates, error) {
 }
 
 // checkStatePath refuses what an apply could not have recorded: a path
-// leaving the tree, or a kept original of another path or transaction.
-func checkStatePath(id string, f File) error {
+// leaving the tree, or a kept original of another path (but the one a
+// renamed directory moved from) or transaction.
+func checkStatePath(id string, f File, renamed map[string]string) error {
 	if !filepath.IsLocal(f.Path) || strings.Contains(f.Path, "\\") {
 		return fmt.Errorf("names %q, outside the tree", f.Path)
 	}
 	if strings.HasPrefix(f.Hash, schemeTx) {
-		if tid, rel, err := txAddress(f.Hash); err != nil || tid != id || rel != f.Path {
+		from, moved := movedFrom(renamed, f.Path)
+		if tid, rel, err := txAddress(f.Hash); err != nil || tid != id || (rel != f.Path && (!moved || rel != from)) {
 			return fmt.Errorf("names %q as the original of %q", f.Hash, f.Path)
 		}
 	}
@@ -91,7 +98,7 @@ func txAddress(h string) (id, rel string, err error) {
 // stampKept stamps the kept originals of one change.
 func stampKept(st *txStates, tx *overlay.Tx, before map[string]File) {
 	for p, f := range before {
-		if f.Dir || f.Missing != "" {
+		if _, done := st.Kept[p]; done || f.Dir || f.Missing != "" {
 			continue
 		}
 		var sb unix.Stat_t
@@ -107,6 +114,21 @@ func stampKept(st *txStates, tx *overlay.Tx, before map[string]File) {
 
 func stamp(sb *unix.Stat_t) string {
 	return fmt.Sprintf("%d:%d:%d.%09d:%d", sb.Dev, sb.Ino, sb.Ctim.Sec, sb.Ctim.Nsec, sb.Size)
+}
+
+// linkStamp stamps a kept original that is a hard link to a file a
+// command renamed with its directory: by its modification time, not its
+// ctime, which a later rename of the shared inode moves.
+func linkStamp(sb *unix.Stat_t) string {
+	return fmt.Sprintf("link:%d:%d:%d.%09d:%d", sb.Dev, sb.Ino, sb.Mtim.Sec, sb.Mtim.Nsec, sb.Size)
+}
+
+// stampMatches reports whether sb is the kept original want stamps.
+func stampMatches(sb *unix.Stat_t, want string) bool {
+	if strings.HasPrefix(want, "link:") {
+		return linkStamp(sb) == want
+	}
+	return stamp(sb) == want
 }
 
 // readTxBlob is a kept original's content (a symlink's target), read
@@ -140,7 +162,7 @@ func (s *Store) readTxBlob(h string) ([]byte, error) {
 		return nil, fmt.Errorf("kept original %s: %w", h, err)
 	}
 	if sb.Mode&unix.S_IFMT == unix.S_IFLNK {
-		if stamp(&sb) != want {
+		if !stampMatches(&sb, want) {
 			return nil, &StatesRefusedError{ID: id, What: "the kept original of " + rel, Err: errors.New("was replaced or changed after the apply")}
 		}
 		buf := make([]byte, unix.PathMax)
@@ -156,7 +178,7 @@ func (s *Store) readTxBlob(h string) ([]byte, error) {
 	if err := unix.Fstat(fd, &sb); err != nil {
 		return nil, err
 	}
-	if stamp(&sb) != want {
+	if !stampMatches(&sb, want) {
 		return nil, &StatesRefusedError{ID: id, What: "the kept original of " + rel, Err: errors.New("was replaced or changed after the apply")}
 	}
 	return io.ReadAll(f)

@@ -67,8 +67,9 @@ const (
 
 // The turn of TestKilledAnywhereIsRewoundExactly: appends to 30 files,
 // deletes a folder of 30, makes 40 files in a new folder, renames one,
-// changes a mode.
-const randKillCommand = `for f in seed/*; do echo changed >> $f; done; rm -rf nm; mkdir -p new/deep; for i in $(seq 40); do echo $i > new/deep/n$i; done; mv keep.txt kept.txt; chmod 600 mode.txt`
+// changes a mode, renames a folder of 12 and changes a file in it (as
+// root a rename of the folder itself: redirect_dir).
+const randKillCommand = `for f in seed/*; do echo changed >> $f; done; rm -rf nm; mkdir -p new/deep; for i in $(seq 40); do echo $i > new/deep/n$i; done; mv keep.txt kept.txt; chmod 600 mode.txt; mv lib lib2; echo changed >> lib2/sub/l1`
 
 // TestKilledAnywhereIsRewoundExactly SIGKILLs tiny-go 200 times, at
 // random instants and at named ones (faultpoint), across a command, its
@@ -174,6 +175,10 @@ func (k *killRun) seed() (string, *providertest.Server) {
 		os.WriteFile(filepath.Join(dir, "seed", fmt.Sprint("f", i)), []byte(fmt.Sprintln("seed", i)), 0o644)
 		os.WriteFile(filepath.Join(dir, "nm", fmt.Sprint("p", i%3), fmt.Sprint("m", i)), []byte("m\n"), 0o644)
 	}
+	for i := range 12 {
+		os.MkdirAll(filepath.Join(dir, "lib", "sub"), 0o755)
+		os.WriteFile(filepath.Join(dir, "lib", "sub", fmt.Sprint("l", i)), []byte(fmt.Sprintln("lib", i)), 0o644)
+	}
 	os.WriteFile(filepath.Join(dir, "keep.txt"), []byte("keep\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "mode.txt"), []byte("mode\n"), 0o644)
 	os.Mkdir(filepath.Join(dir, "empty"), 0o755)
@@ -223,7 +228,7 @@ func (k *killRun) kill(cmd *exec.Cmd, spec string, scale time.Duration) string {
 }
 
 // turnKills are the named instants of a turn, by weight.
-var turnKills = []string{faultpoint.TxJournal + ":1", faultpoint.TxStep, faultpoint.TxStep, faultpoint.TxLayers + ":1",
+var turnKills = []string{faultpoint.TxJournal + ":1", faultpoint.TxMirror + ":1", faultpoint.TxStep, faultpoint.TxStep, faultpoint.TxLayers + ":1",
 	faultpoint.TxStates + ":1", faultpoint.TxRecorded + ":1"}
 
 // iteration kills one turn and its rewind, then checks the next start
@@ -304,7 +309,7 @@ func turnPhase(dir, at string) string {
 	switch at {
 	case "finished":
 		return at
-	case faultpoint.TxJournal, faultpoint.TxStep, faultpoint.TxLayers:
+	case faultpoint.TxJournal, faultpoint.TxMirror, faultpoint.TxStep, faultpoint.TxLayers:
 		return phaseApply
 	case faultpoint.TxStates, faultpoint.TxRecorded:
 		return phaseState

@@ -22,6 +22,7 @@ func Hit(name string) {
 const (
 	TxJournal  = "tx.journal"  // an apply's journal is written, nothing moved
 	TxStep     = "tx.step"     // after each change an apply moved
+	TxMirror   = "tx.mirror"   // a renamed directory's mirror made in orig/, the directory not yet renamed
 	TxLayers   = "tx.layers"   // every change moved, the upper layer removed, still pending
 	TxStates   = "tx.states"   // applied and finished, states.json not written
 	TxRecorded = "tx.recorded" // states.json written, the after record not appended

@@ -76,7 +76,11 @@ func (t *Tx) run(changes []Change) (Result, error) {
 	}
 	defer r.close()
 	res := Result{Changes: make([]Change, 0, len(changes))}
+	var failed []string // renames not applied: what goes inside them neither
 	for _, c := range changes {
+		if underConflict(c.Path, failed) {
+			c.Conflict = true
+		}
 		if !c.Conflict {
 			if err := t.step(r, c); err != nil {
 				if !isConflict(err) {
@@ -84,6 +88,9 @@ func (t *Tx) run(changes []Change) (Result, error) {
 				}
 				c.Conflict = true // appeared, or its directory went, meanwhile
 			}
+		}
+		if c.Conflict && c.Kind == Rename {
+			failed = append(failed, c.Path)
 		}
 		if c.Conflict && c.Kind == Put {
 			if err := t.keepConflict(r, c.Path); err != nil {
@@ -139,6 +146,8 @@ func (t *Tx) step(r *roots, c Change) error {
 		return chmodBeneath(r.tree, c.Path, c.Mode&0o7777)
 	case Delete:
 		return t.moveAside(r, c.Path)
+	case Rename:
+		return t.renameStep(r, c)
 	case Put:
 		if r.src < 0 {
 			return nil // done
@@ -317,7 +326,7 @@ func (t *Tx) Journal() (changes []Change, ok bool, err error) {
 }
 
 // parseJournal decodes a journal, refusing what Apply could not have
-// written (a path leaving the tree).
+// written (a path leaving the tree, or tiny-go's own state renamed).
 func parseJournal(data []byte) (journal, error) {
 	var j journal
 	if err := json.Unmarshal(data, &j); err != nil {
@@ -326,6 +335,9 @@ func parseJournal(data []byte) (journal, error) {
 	for _, c := range j.Changes {
 		if c.Path == "" || (c.Path != "." && !filepath.IsLocal(c.Path)) {
 			return j, fmt.Errorf("journal: bad path %q", c.Path)
+		}
+		if c.From != "" && (!filepath.IsLocal(c.From) || within(c.From, StateDirName)) {
+			return j, fmt.Errorf("journal: bad path %q", c.From)
 		}
 	}
 	return j, nil

@@ -23,7 +23,9 @@ func (t *Tx) Preview(changes []Change) []string {
 		case Chmod:
 			out = append(out, fmt.Sprintf("mode      %s %04o -> %04o", c.Path, c.Old&0o7777, c.Mode&0o7777))
 		case Delete:
-			out = append(out, "deleted   "+c.Path+entriesOf(t.treePath(c.Path)))
+			out = append(out, "deleted   "+c.Path+entriesOf(t.treePath(c.lower())))
+		case Rename:
+			out = append(out, "renamed   "+c.From+" -> "+c.Path+entriesOf(t.treePath(c.From)))
 		case Put:
 			verb := "added     "
 			if c.Had {
@@ -62,7 +64,7 @@ func (t *Tx) diff(c Change) []string {
 	}
 	from, oldText := "/dev/null", ""
 	if c.Had {
-		if oldText, ok = readText(t.treePath(c.Path)); !ok {
+		if oldText, ok = readText(t.treePath(c.lower())); !ok {
 			return nil
 		}
 		from = "a/" + c.Path

@@ -24,6 +24,10 @@ const (
 	// Chmod changes the mode of a directory both layers have (the
 	// command changed entries below it, or its mode).
 	Chmod Kind = "chmod"
+	// Rename moves the tree's directory From to Path (the overlay's
+	// redirect_dir: the command renamed a directory of the tree), before
+	// any other change; the changes below Path are then applied inside it.
+	Rename Kind = "rename"
 )
 
 // Change is one path the command changed.
@@ -40,6 +44,20 @@ type Change struct {
 	// command ran: Apply leaves the tree's entry and keeps the command's
 	// version in conflicts/Path.
 	Conflict bool `json:"conflict,omitempty"`
+	// From is where the tree's entry that Path stands for was when the
+	// command began, when not at Path: a Rename's source, or the entry
+	// below a renamed directory. Ino is a Rename's source directory's
+	// inode, which tells a step run again whether it is done.
+	From string `json:"from,omitempty"`
+	Ino  uint64 `json:"ino,omitempty"`
+}
+
+// lower is the tree's path of the entry the change replaces.
+func (c Change) lower() string {
+	if c.From != "" && c.Kind != Rename {
+		return c.From
+	}
+	return c.Path
 }
 
 // StateDirName is the tree's entry that never takes part: tiny-go's own
@@ -60,14 +78,24 @@ func (t *Tx) Changes() ([]Change, error) {
 	if root.Mode&0o7777 != tree.Mode&0o7777 {
 		out = append(out, Change{Path: ".", Kind: Chmod, Had: true, Mode: uint32(root.Mode & 0o7777), Old: uint32(tree.Mode & 0o7777), Conflict: t.changedSince(&tree)})
 	}
-	if err := t.scan("", &out); err != nil {
-		return nil, err
+	for {
+		changes := out
+		if err := t.scan("", "", &changes); err != nil {
+			return nil, err
+		}
+		again, err := t.settle(changes)
+		if err != nil {
+			return nil, err
+		}
+		if !again {
+			return renamesFirst(changes), nil
+		}
 	}
-	return out, nil
 }
 
-// scan appends the changes below the upper layer's directory rel.
-func (t *Tx) scan(rel string, out *[]Change) error {
+// scan appends the changes below the upper layer's directory rel, whose
+// entries stand for those of the tree's directory lower.
+func (t *Tx) scan(rel, lower string, out *[]Change) error {
 	entries, err := os.ReadDir(filepath.Join(t.Upper(), filepath.FromSlash(rel)))
 	if err != nil {
 		return err
@@ -82,38 +110,53 @@ func (t *Tx) scan(rel string, out *[]Change) error {
 			continue
 		}
 		p := path.Join(rel, name)
-		if err := t.scanEntry(p, out); err != nil {
+		if err := t.scanEntry(p, path.Join(lower, name), out); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (t *Tx) scanEntry(p string, out *[]Change) error {
+// scanEntry appends the changes of the upper layer's entry p, which
+// stands for the tree's entry lower.
+func (t *Tx) scanEntry(p, lower string, out *[]Change) error {
 	up := filepath.Join(t.Upper(), filepath.FromSlash(p))
 	var ust, lst unix.Stat_t
 	if err := unix.Lstat(up, &ust); err != nil {
 		return err
 	}
-	lerr := unix.Lstat(filepath.Join(t.Tree, filepath.FromSlash(p)), &lst)
+	lerr := unix.Lstat(filepath.Join(t.Tree, filepath.FromSlash(lower)), &lst)
 	had := lerr == nil
 	if lerr != nil && !errors.Is(lerr, unix.ENOENT) && !errors.Is(lerr, unix.ENOTDIR) {
-		return &fs.PathError{Op: "lstat", Path: p, Err: lerr}
+		return &fs.PathError{Op: "lstat", Path: lower, Err: lerr}
 	}
 	c := Change{Path: p, Had: had, Conflict: had && t.changedSince(&lst)}
+	if lower != p {
+		c.From = lower
+	}
+	opaque := isDir(&ust) && isOpaque(up)
 	switch {
 	case isWhiteout(up, &ust):
 		if !had {
 			return nil // deleted what the command itself made, or gone since
 		}
 		c.Kind = Delete
-	case isDir(&ust) && had && isDir(&lst) && !isOpaque(up):
+	case isDir(&ust) && !opaque && redirectOf(up) != "":
+		return t.scanRenamed(c, up, &ust, lower, out)
+	case isDir(&ust) && had && isDir(&lst) && !opaque:
 		if ust.Mode&0o7777 != lst.Mode&0o7777 {
 			*out = append(*out, Change{Path: p, Kind: Chmod, Had: true, Mode: uint32(ust.Mode & 0o7777), Old: uint32(lst.Mode & 0o7777), Conflict: c.Conflict})
 		}
-		return t.scan(p, out)
+		return t.scan(p, lower, out)
 	default:
 		c.Kind = Put
+		if isDir(&ust) {
+			// A directory the command made may hold one it moved in
+			// from the tree: that one is copied in whole first.
+			if err := t.flatten(up); err != nil {
+				return err
+			}
+		}
 	}
 	*out = append(*out, c)
 	return nil
