@@ -5,6 +5,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
+	"github.com/tiny-agent/tiny-go/internal/cli/modelwire"
 	"github.com/tiny-agent/tiny-go/internal/recovery"
 	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/tools"
@@ -50,7 +51,7 @@ func (c *resumeCheck) init() bool {
 		return false
 	}
 	builtins = append(builtins, assemble.DefaultLSPTools(c.getenv)...)
-	builtins = append(builtins, assemble.DefaultWebFetchTools()...)
+	builtins = append(builtins, modelwire.DefaultWebFetchTools()...)
 	// As a run with the default --agent-tools offers them.
 	builtins = append(builtins, assemble.AgentToolsFor(c.cwd)...)
 	names := make([]string, len(builtins))
@@ -72,7 +73,7 @@ func (c *resumeCheck) blocked(s store.Summary) string {
 		return ""
 	}
 	model := assemble.ResumeModel(s.Open, strings.TrimSpace(c.getenv("TINY_MODEL")))
-	current, err := agent.CurrentConfiguration(assemble.IdentityFromEnv(c.getenv), model, c.system, c.envID, c.tools)
+	current, err := agent.CurrentConfiguration(modelwire.IdentityFromEnv(c.getenv), model, c.system, c.envID, c.tools)
 	if err != nil {
 		return ""
 	}

@@ -194,7 +194,7 @@ func (c *children) open(parentPath, parentID string, call agents.Call) (*store.S
 		}
 		return store.NewID()
 	}
-	st, err := store.Create(c.a.Cwd, store.NewHeader{Provider: c.a.Access.Name, Model: c.model(call.Agent), EnvironmentIdentity: c.envID}, opts)
+	st, err := store.Create(c.a.Cwd, store.NewHeader{Provider: c.a.Wire.Access.Name, Model: c.model(call.Agent), EnvironmentIdentity: c.envID}, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func (c *children) model(d agents.Definition) string {
 	if d.Model != "" {
 		return d.Model
 	}
-	return c.a.Model
+	return c.a.Wire.Model
 }
 
 // serialApprove puts the children's questions to the user one at a time,
