@@ -10,6 +10,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/cli/hookwire"
+	"github.com/tiny-agent/tiny-go/internal/cli/modelwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/promptwire"
 	"github.com/tiny-agent/tiny-go/internal/config"
 	"github.com/tiny-agent/tiny-go/internal/hooks"
@@ -73,8 +74,8 @@ See docs/configuration.md.`,
 // settingDefaults are the defaults, for people.
 func settingDefaults() map[config.Key]string {
 	return map[config.Key]string{
-		config.Model:          assemble.DefaultModel,
-		config.Endpoint:       assemble.DefaultEndpoint + " (anthropic: the Messages API)",
+		config.Model:          modelwire.DefaultModel,
+		config.Endpoint:       modelwire.DefaultEndpoint + " (anthropic: the Messages API)",
 		config.Provider:       "openrouter (anthropic when the endpoint is Anthropic's); openai-responses for the Responses API",
 		config.Approval:       "ask (interactive), auto (one-shot, --json)",
 		config.Sandbox:        "workspace",

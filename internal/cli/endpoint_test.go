@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
+	"github.com/tiny-agent/tiny-go/internal/cli/modelwire"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 )
 
@@ -83,7 +83,7 @@ func TestContextWindowLookedUpOnceWhenNeeded(t *testing.T) {
 		providertest.Reply{Text: "done"},
 		providertest.Reply{Text: "again"},
 	)
-	srv.SetModels(map[string]int64{assemble.DefaultModel: 200000})
+	srv.SetModels(map[string]int64{modelwire.DefaultModel: 200000})
 	c := newCLI(t, srv)
 	c.write("a.txt", "x")
 	if code, _, stderr := c.main("", "hi"); code != 0 {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
+	"github.com/tiny-agent/tiny-go/internal/cli/modelwire"
 	"github.com/tiny-agent/tiny-go/internal/providertest"
 )
 
@@ -81,11 +81,11 @@ func TestContextWindowFallsBackTo128k(t *testing.T) {
 		}, "75% of window"},
 		// Controls: the share follows the window when one is known.
 		{"model listed", func(_ *testing.T, srv *providertest.Server) ([]string, func() int) {
-			srv.SetModels(map[string]int64{assemble.DefaultModel: 400000})
+			srv.SetModels(map[string]int64{modelwire.DefaultModel: 400000})
 			return nil, srv.ModelLists
 		}, "24% of window"},
 		{"TINY_CONTEXT_WINDOW", func(_ *testing.T, srv *providertest.Server) ([]string, func() int) {
-			srv.SetModels(map[string]int64{assemble.DefaultModel: 400000})
+			srv.SetModels(map[string]int64{modelwire.DefaultModel: 400000})
 			return []string{"TINY_CONTEXT_WINDOW=192000"}, nil
 		}, "50% of window"},
 	}

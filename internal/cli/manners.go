@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
+	"github.com/tiny-agent/tiny-go/internal/cli/modelwire"
 )
 
 // rootExamples are the Examples of `tiny-go --help`.
@@ -28,7 +28,7 @@ Environment:
   OPENROUTER_API_KEY     the OpenRouter key (required for the default endpoint)
   TINY_ENDPOINT          an OpenAI-compatible base URL (default https://openrouter.ai/api/v1)
   TINY_API_KEY           the bearer token of another endpoint, when it needs one
-  TINY_MODEL             the model id (default ` + assemble.DefaultModel + `)
+  TINY_MODEL             the model id (default ` + modelwire.DefaultModel + `)
   TINY_PROVIDER          openrouter (default), openai, openai-responses (the Responses
                          API) or anthropic (the Messages API)
   ANTHROPIC_API_KEY      the Anthropic key, for TINY_PROVIDER=anthropic

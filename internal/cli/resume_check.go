@@ -5,6 +5,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
+	"github.com/tiny-agent/tiny-go/internal/cli/modelwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/promptwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/subagents"
 	"github.com/tiny-agent/tiny-go/internal/recovery"
@@ -52,7 +53,7 @@ func (c *resumeCheck) init() bool {
 		return false
 	}
 	builtins = append(builtins, assemble.DefaultLSPTools(c.getenv)...)
-	builtins = append(builtins, assemble.DefaultWebFetchTools()...)
+	builtins = append(builtins, modelwire.DefaultWebFetchTools()...)
 	// As a run with the default --agent-tools offers them.
 	builtins = append(builtins, subagents.AgentTools(c.cwd)...)
 	names := make([]string, len(builtins))
@@ -74,7 +75,7 @@ func (c *resumeCheck) blocked(s store.Summary) string {
 		return ""
 	}
 	model := assemble.ResumeModel(s.Open, strings.TrimSpace(c.getenv("TINY_MODEL")))
-	current, err := agent.CurrentConfiguration(assemble.IdentityFromEnv(c.getenv), model, c.system, c.envID, c.tools)
+	current, err := agent.CurrentConfiguration(modelwire.IdentityFromEnv(c.getenv), model, c.system, c.envID, c.tools)
 	if err != nil {
 		return ""
 	}

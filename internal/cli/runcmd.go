@@ -12,6 +12,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/cli/headlesscmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/interactive"
+	"github.com/tiny-agent/tiny-go/internal/cli/modelwire"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
 )
 
@@ -39,7 +40,7 @@ func configureRun(a *app, root *cobra.Command) {
 	fl.StringVar(&f.Session, "session", "", "resume the session with this id")
 	fl.BoolVarP(&f.Cont, "continue", "c", false, "resume the newest session of this directory")
 	addResumeFlag(root, &f)
-	fl.StringVar(&f.Model, "model", "", "model id (default $TINY_MODEL or "+assemble.DefaultModel+")")
+	fl.StringVar(&f.Model, "model", "", "model id (default $TINY_MODEL or "+modelwire.DefaultModel+")")
 	fl.StringArrayVar(&f.Skills, "skill", nil, "a SKILL.md file to offer (repeatable)")
 	fl.StringArrayVar(&f.Plugins, "plugin", nil, "built-in tools to enable, comma-separated (repeatable; default all: bash, read, write, edit, bg)")
 	fl.StringArrayVar(&f.MCP, "mcp", nil, "use only these MCP servers (comma-separated, repeatable); without it every configured server is used: .tiny-agent/mcp.json, trusted servers of .mcp.json, [mcp_servers], the user's mcp.json, $TINY_MCP_CONFIG (docs/mcp.md)")

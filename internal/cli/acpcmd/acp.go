@@ -19,6 +19,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/cli/interactive"
+	"github.com/tiny-agent/tiny-go/internal/cli/modelwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/sessionview"
 	"github.com/tiny-agent/tiny-go/internal/cli/subagents"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
@@ -59,7 +60,7 @@ func NewCommand(fac *cmdutil.Factory) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.Model, "model", "", "model id (default $TINY_MODEL or "+assemble.DefaultModel+")")
+	fl.StringVar(&f.Model, "model", "", "model id (default $TINY_MODEL or "+modelwire.DefaultModel+")")
 	fl.StringArrayVar(&f.Plugins, "plugin", nil, "built-in tools to enable, comma-separated (repeatable; default all)")
 	fl.StringArrayVar(&f.MCP, "mcp", nil, "use only these MCP servers (comma-separated, repeatable); without it every configured server is used (docs/mcp.md)")
 	fl.StringArrayVar(&f.Skills, "skill", nil, "a SKILL.md file to offer (repeatable)")
@@ -98,13 +99,12 @@ func (b *acpBackend) MissingKey() (string, string) {
 		}
 		assemble.ApplyFileSettings(&f, io.Settings)
 	}
-	r := &assemble.Runner{IO: io, Flags: f}
-	err := r.ConfigureProvider()
+	_, err := modelwire.New(modelwire.Options{Getenv: io.Getenv, Flags: f.ProviderFlags, Model: f.Model})
 	if err == nil {
 		return "", ""
 	}
 	msg := err.Error()
-	for _, v := range []string{assemble.AnthropicKeyVar, assemble.OpenRouterKeyVar, assemble.OpenaiKeyVar} {
+	for _, v := range []string{modelwire.AnthropicKeyVar, modelwire.OpenRouterKeyVar, modelwire.OpenaiKeyVar} {
 		if strings.HasPrefix(msg, v) {
 			return v, msg
 		}

@@ -22,9 +22,9 @@ func (a *Runner) withAgentTools(all []tools.Tool, envID string) ([]tools.Tool, e
 		fmt.Fprintln(a.IO.Stderr, "tiny-go: "+p)
 	}
 	a.Kids = subagents.New(subagents.Config{
-		Defs: defs, Cwd: a.Cwd, Fsync: a.Flags.Fsync, Provider: a.Access.Name, EnvID: envID,
+		Defs: defs, Cwd: a.Cwd, Fsync: a.Flags.Fsync, Provider: a.Wire.Access.Name, EnvID: envID,
 		MaxDepth: subagents.MaxDepth(a.IO.Getenv),
-		Model:    func() string { return a.Model },
+		Model:    func() string { return a.Wire.Model },
 		Parent:   func() (string, string) { return a.Store.Path(), a.Store.ID() },
 		Hooks: func(id, path, agentType string) (*hooks.Runner, error) {
 			return a.UserHooks.Child(id, path, agentType)
@@ -51,10 +51,10 @@ func (a *Runner) attachChildren(all []tools.Tool, approve agent.ApproveFunc) {
 // childAgent builds a subagent's agent on the parent's provider, secret
 // scrubbing, permission rules, protocol and tool-call limit.
 func (a *Runner) childAgent(cfg agent.Config) (*agent.Agent, error) {
-	cfg.Provider = a.watch
+	cfg.Provider = a.Wire.Provider()
 	cfg.Scrub = a.scrubber(nil)
 	cfg.Hooks = a.permissionHooks(cfg.Hooks)
-	cfg.Identity = a.wire.identity()
+	cfg.Identity = a.Wire.Identity()
 	cfg.MaxToolCalls = a.Flags.MaxToolCalls
 	return agent.New(cfg)
 }

@@ -24,9 +24,11 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/cli/mcpcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/modelwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/promptwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/sessionopen"
+	"github.com/tiny-agent/tiny-go/internal/config"
 	"github.com/tiny-agent/tiny-go/internal/eval"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
@@ -58,23 +60,22 @@ func (a *Runner) buildAgent(envID string) error {
 	sinks := a.eventSinks()
 	approve := a.Embed.WrapApprove(a.Mode.Hook(a.UserHooks.Approve(ApproveHook(a.Gate))))
 	a.attachChildren(all, approve)
-	a.watch = &configWatch{inner: provider.Retry(client, provider.RetryConfig{Endpoint: client.URL(), EndpointSource: endpointSource(a.IO)})}
 	a.Agent, err = agent.New(agent.Config{
 		Log:                 log,
-		Provider:            a.watch,
+		Provider:            a.Wire.Watch(client),
 		Tools:               all,
-		Model:               a.Model,
+		Model:               a.Wire.Model,
 		SystemPrompt:        system,
 		EnvironmentIdentity: envID,
 		NewID:               func() string { return uuid.Must(uuid.NewV7()).String() },
 		Events:              agent.Fanout(sinks...),
-		AutoCompact:         a.autoCompact(client),
+		AutoCompact:         a.Wire.AutoCompact(client, a.Flags.ContextWindow, a.Flags.CompactShare),
 		Scrub:               a.scrubber(secretVars),
 		Approve:             approve,
 		Hooks:               a.permissionHooks(a.UserHooks.Agent()),
 		BeforeEffect:        a.CheckpointHook(),
 		ResultNote:          a.ResultNote(),
-		Identity:            a.wire.identity(),
+		Identity:            a.Wire.Identity(),
 		Reasoning:           a.Reasoning,
 		Images:              (&promptwire.ImageLoader{Cwd: a.Cwd}).Images,
 		MaxToolCalls:        a.Flags.MaxToolCalls,
@@ -104,7 +105,7 @@ func (a *Runner) buildTools(envID string) (secretVars []string, all []tools.Tool
 		return nil, nil, err
 	}
 	a.bg = bg
-	secretVars = []string{OpenRouterKeyVar, endpointKeyVar, AnthropicKeyVar, OpenaiKeyVar, braveKeyVar}
+	secretVars = modelwire.SecretVars()
 	for _, sv := range a.Servers {
 		if sv.TokenEnv != "" {
 			secretVars = append(secretVars, sv.TokenEnv)
@@ -140,7 +141,7 @@ func (a *Runner) buildTools(envID string) (secretVars []string, all []tools.Tool
 		return nil, nil, err
 	}
 	all = append(all, fetch...)
-	all = append(all, a.webSearchTools()...)
+	all = append(all, a.Wire.WebSearchTools()...)
 	all = append(all, a.MCP.Tools()...)
 	if all, err = a.withAgentTools(all, envID); err != nil {
 		return nil, nil, err
@@ -173,11 +174,10 @@ func (a *Runner) buildClient(secretVars []string) (*provider.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, err := a.newClient(httpClient)
+	client, err := a.Wire.NewClient(httpClient, modelwire.Timeouts{IdleTimeout: a.Flags.IdleTimeout, RequestTimeout: a.Flags.RequestTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("TINY_ENDPOINT: %w", err)
 	}
-	a.EndpointShown = client.URL()
 	return client, nil
 }
 
@@ -185,7 +185,7 @@ func (a *Runner) buildClient(secretVars []string) (*provider.Client, error) {
 // reasoning store, the hooks and the approval gate.
 func (a *Runner) buildGates(secretVars []string) error {
 	var err error
-	if a.Reasoning, err = a.OpenReasoning(); err != nil {
+	if a.Reasoning, err = a.Wire.OpenReasoning(a.Store.Path(), a.Flags.Fsync); err != nil {
 		return err
 	}
 	if err := a.setupHooks(secretVars); err != nil {
@@ -260,7 +260,7 @@ func (a *Runner) start(ctx context.Context) error {
 	fail := func(errType string, err error) error {
 		a.DiscardCreated()
 		if !startupStarted {
-			a.sink.Emit(lifecycle.StartupStarted(a.Model, a.tools, nonNilStrings(a.McpAliases)).At(began))
+			a.sink.Emit(lifecycle.StartupStarted(a.Wire.Model, a.tools, nonNilStrings(a.McpAliases)).At(began))
 		}
 		a.sink.Emit(lifecycle.StartupCompleted(time.Since(began), lifecycle.Failed, errType))
 		return err
@@ -276,9 +276,9 @@ func (a *Runner) start(ctx context.Context) error {
 	// A resumed session keeps its model unless one is asked for, so that
 	// resuming does not change the configuration by accident.
 	if a.Resumed {
-		a.Model = ResumeModel(a.Store.State(), FirstNonEmpty(a.Flags.Model, a.IO.Getenv("TINY_MODEL"), sessionopen.ChosenModel(a.Store.Path())))
+		a.Wire.Model = ResumeModel(a.Store.State(), FirstNonEmpty(a.Flags.Model, a.IO.Getenv("TINY_MODEL"), sessionopen.ChosenModel(a.Store.Path())))
 	}
-	a.sink.Emit(lifecycle.StartupStarted(a.Model, a.tools, nonNilStrings(a.McpAliases)).At(began))
+	a.sink.Emit(lifecycle.StartupStarted(a.Wire.Model, a.tools, nonNilStrings(a.McpAliases)).At(began))
 	startupStarted = true
 	a.sink.Emit(lifecycle.SessionAttached(a.Store.ID(), a.Resumed))
 
@@ -344,7 +344,7 @@ func (a *Runner) attach(envID string) error {
 		a.Store, err = sessionopen.OpenNewest(a.Cwd, opts, a.finishRewind)
 		a.Resumed = true
 	default:
-		a.Store, err = store.Create(a.Cwd, store.NewHeader{Provider: a.Access.Name, Model: a.Model, EnvironmentIdentity: envID}, opts)
+		a.Store, err = store.Create(a.Cwd, store.NewHeader{Provider: a.Wire.Access.Name, Model: a.Wire.Model, EnvironmentIdentity: envID}, opts)
 		a.Created = err == nil
 	}
 	if err == nil && a.Resumed {
@@ -480,11 +480,8 @@ func (a *Runner) configure() error {
 	// The variables the servers' headers and oauth settings name are
 	// secrets too (as tokenEnv).
 	a.IO.conceal(secretVars)
-	a.Model = FirstNonEmpty(a.Flags.Model, a.IO.Getenv("TINY_MODEL"), DefaultModel)
-	if err := a.ConfigureProvider(); err != nil {
-		return err
-	}
-	if err := a.configureWebSearch(); err != nil {
+	if a.Wire, err = modelwire.New(modelwire.Options{Getenv: a.IO.Getenv, Flags: a.Flags.ProviderFlags, Model: a.Flags.Model,
+		NoWebSearch: a.Flags.NoWebSearch, EndpointSource: a.IO.SettingSource(config.Endpoint)}); err != nil {
 		return err
 	}
 	if a.Flags.ContextWindow == 0 {
@@ -515,7 +512,7 @@ func (a *Runner) configure() error {
 			a.Flags.IdleTimeout = d
 		}
 	}
-	if err := a.configureRequestTimeout(); err != nil {
+	if a.Flags.RequestTimeout, err = modelwire.RequestTimeout(a.Flags.RequestTimeout, a.IO.Getenv); err != nil {
 		return err
 	}
 	if a.Flags.IdleTimeout < 0 {

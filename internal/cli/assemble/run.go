@@ -12,6 +12,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
 	"github.com/tiny-agent/tiny-go/internal/cli/hookwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/mcpcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/modelwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/sessionopen"
 	"github.com/tiny-agent/tiny-go/internal/cli/subagents"
 	"github.com/tiny-agent/tiny-go/internal/config"
@@ -25,14 +26,10 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/tools"
 	"github.com/tiny-agent/tiny-go/internal/ui"
-	"github.com/tiny-agent/tiny-go/internal/websearch"
 )
 
 // Defaults of cli.md.
 const (
-	DefaultModel    = "openai/gpt-5.6-luna"
-	DefaultEndpoint = "https://openrouter.ai/api/v1"
-	providerName    = "openrouter"
 	// defaultCompactShare is the share of the context window past which a
 	// run compacts first.
 	DefaultCompactShare = 0.85
@@ -69,9 +66,9 @@ type Flags struct {
 	NoWebFetch bool
 	// noWebSearch leaves web search out, native or not (print mode's
 	// --tools did not name WebSearch, or --disallowedTools did).
-	NoWebSearch bool
-	MaxParallel int
-	ProviderFlags
+	NoWebSearch   bool
+	MaxParallel   int
+	ProviderFlags modelwire.Flags
 }
 
 // stdio is the process's standard streams and environment.
@@ -104,18 +101,13 @@ type TestHooks struct {
 
 // runner is one tiny-go process running agent operations on a session.
 type Runner struct {
-	IO       Stdio
-	Flags    Flags
-	Cwd      string
-	Model    string
-	endpoint string
-	Access   EndpointAccess
-	// wire is the chosen protocol; reasoning the details beside the
-	// session.
-	wire      wireChoice
+	IO    Stdio
+	Flags Flags
+	Cwd   string
+	// wire is the model and provider choice (internal/cli/modelwire);
+	// reasoning the details beside the session.
+	Wire      *modelwire.Choice
 	Reasoning *reasoning.Store
-	// webSearch is how web_search is offered (websearch.go).
-	webSearch websearch.Choice
 
 	sink  *lifecycle.Tracker
 	Store *store.Store
@@ -132,16 +124,11 @@ type Runner struct {
 	Hooks       *TestHooks
 	ToolNames   []string // display names of the offered tools
 	// servers are the MCP servers picked by --mcp; mcpAliases their names.
-	Servers []mcp.Server
-	// endpointShown is the endpoint without any password, for display.
-	EndpointShown string
-	McpAliases    []string
+	Servers    []mcp.Server
+	McpAliases []string
 	// created is set when this process created the session file, so a
 	// startup that fails afterwards can take the empty file back.
 	Created bool
-	// watch sees every model request, to tell a session whose requests
-	// all failed for its settings (see discardConfigFailure).
-	watch *configWatch
 	// uiObserver shows progress in interactive mode; nil in one-shot mode.
 	UiObserver *ui.Observer
 	// preUI shows interactive-mode progress until the UI starts.

@@ -21,6 +21,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/cctools"
 	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
+	"github.com/tiny-agent/tiny-go/internal/cli/modelwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/promptwire"
 	"github.com/tiny-agent/tiny-go/internal/headless"
 	"github.com/tiny-agent/tiny-go/internal/session"
@@ -263,8 +264,8 @@ func Run(ctx context.Context, io assemble.Stdio, cwd string, f assemble.Flags, h
 		Embed: &assemble.Embedding{Host: acp.Host{Events: d.Events, Ask: d.Ask, Approve: d.Approve}, CallbackHooks: true,
 			PermissionMode: func() string { return string(d.Mode()) }},
 		BeforeStart: func(r *assemble.Runner) error {
-			if r.Access.KeyVar == assemble.AnthropicKeyVar && r.Access.Key != "" {
-				d.SetAPIKeySource(assemble.AnthropicKeyVar)
+			if r.Wire.Access.KeyVar == modelwire.AnthropicKeyVar && r.Wire.Access.Key != "" {
+				d.SetAPIKeySource(modelwire.AnthropicKeyVar)
 			}
 			return resumeOrFork(fl, &runner{r}, d)
 		}})
@@ -273,7 +274,7 @@ func Run(ctx context.Context, io assemble.Stdio, cwd string, f assemble.Flags, h
 	}
 	defer ar.Close()
 	r := &runner{ar}
-	s := &headlessSession{r: r, baseModel: r.Model}
+	s := &headlessSession{r: r, baseModel: r.Wire.Model}
 	system := h.system
 	if h.systemFile != "" {
 		b, err := os.ReadFile(h.systemFile)
@@ -428,7 +429,7 @@ func (s *headlessSession) rebuild(change func(*agent.Config)) error {
 		return err
 	}
 	s.mu.Lock()
-	s.r.Agent, s.r.Model = ag, cfg.Model
+	s.r.Agent, s.r.Wire.Model = ag, cfg.Model
 	s.mu.Unlock()
 	return nil
 }

@@ -42,7 +42,7 @@ func (h Host) SetModel(id string) error {
 	if err != nil {
 		return err
 	}
-	a.Agent, a.Model = ag, id
+	a.Agent, a.Wire.Model = ag, id
 	return nil
 }
 
@@ -80,16 +80,16 @@ func (h Host) Status() []string {
 		mcp = "(none)"
 	}
 	return []string{
-		"model: " + a.Model,
-		"provider: " + a.Access.Name,
-		"endpoint: " + a.EndpointShown,
+		"model: " + a.Wire.Model,
+		"provider: " + a.Wire.Access.Name,
+		"endpoint: " + a.Wire.EndpointShown,
 		"session id: " + a.Store.ID(),
 		"session path: " + a.Store.Path(),
 		"window: " + share,
 		"sandbox: " + sandbox + " (network " + network + ")",
 		"approval: " + string(a.Mode.Mode()),
 		"mcp: " + mcp,
-		a.WebSearchStatus(),
+		a.Wire.WebSearchStatus(),
 		"instructions: " + promptwire.InstructionsLine(a.Instructions),
 	}
 }
@@ -106,7 +106,7 @@ func (h Host) Cost() []string {
 // got a prompt).
 func (h Host) NewSession() (ui.Banner, error) {
 	a := h.a
-	st, err := store.Create(a.Cwd, store.NewHeader{Provider: a.Access.Name, Model: a.Model, EnvironmentIdentity: a.Agent.Config().EnvironmentIdentity}, store.Options{Fsync: a.Flags.Fsync})
+	st, err := store.Create(a.Cwd, store.NewHeader{Provider: a.Wire.Access.Name, Model: a.Wire.Model, EnvironmentIdentity: a.Agent.Config().EnvironmentIdentity}, store.Options{Fsync: a.Flags.Fsync})
 	if err != nil {
 		return ui.Banner{}, err
 	}
@@ -165,7 +165,7 @@ func (h Host) Resume(id string) (ui.Banner, []session.Message, error) {
 	defer a.UserHooks.Started(context.Background(), "resume")
 	a.Created, a.Resumed = false, true
 	a.Costs.Reset()
-	if m := sessionopen.ChosenModel(st.Path()); m != "" && m != a.Model {
+	if m := sessionopen.ChosenModel(st.Path()); m != "" && m != a.Wire.Model {
 		_ = h.SetModel(m)
 	}
 	return a.banner(), RecapOf(st.State()), nil
@@ -174,9 +174,9 @@ func (h Host) Resume(id string) (ui.Banner, []session.Message, error) {
 // banner is the interactive banner of the current session.
 func (a *runner) banner() ui.Banner {
 	return ui.Banner{
-		Provider:    a.Access.Name,
-		Endpoint:    a.EndpointShown,
-		Model:       a.Model,
+		Provider:    a.Wire.Access.Name,
+		Endpoint:    a.Wire.EndpointShown,
+		Model:       a.Wire.Model,
 		SessionID:   a.Store.ID(),
 		SessionPath: a.Store.Path(),
 		Tools:       a.ToolNames,

@@ -171,7 +171,7 @@ func (a *runner) useStore(st *store.Store) error {
 	// The reasoning details the fork's replies need sent back live beside
 	// the fork (the ones it shares with its source were copied there when
 	// it was written); new ones must not go to the source.
-	rs, err := a.OpenReasoning()
+	rs, err := a.Wire.OpenReasoning(a.Store.Path(), a.Flags.Fsync)
 	if err != nil {
 		_ = gate.Close()
 		a.Store = prev
