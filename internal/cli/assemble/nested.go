@@ -24,7 +24,7 @@ func (a *Runner) ResultNote() agent.ResultNote {
 		}
 	}
 	nested := prompt.NewNested(a.Cwd, a.hiddenPaths(), active)
-	lsp := a.LSP.note()
+	lsp := a.LSP.Note()
 	return func(ctx context.Context, id, tool string, args jsontext.Value, failed bool) string {
 		var note string
 		if lsp != nil {
