@@ -5,6 +5,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
+	"github.com/tiny-agent/tiny-go/internal/cli/lspcmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/modelwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/promptwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/subagents"
@@ -52,7 +53,7 @@ func (c *resumeCheck) init() bool {
 	if err != nil {
 		return false
 	}
-	builtins = append(builtins, assemble.DefaultLSPTools(c.getenv)...)
+	builtins = append(builtins, lspcmd.DefaultTools(c.getenv)...)
 	builtins = append(builtins, modelwire.DefaultWebFetchTools()...)
 	// As a run with the default --agent-tools offers them.
 	builtins = append(builtins, subagents.AgentTools(c.cwd)...)

@@ -4,8 +4,8 @@ import (
 	"io"
 	"testing"
 
-	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
 	"github.com/tiny-agent/tiny-go/internal/cli/interactive"
+	"github.com/tiny-agent/tiny-go/internal/cli/undowire"
 	"github.com/tiny-agent/tiny-go/internal/recovery"
 	"github.com/tiny-agent/tiny-go/internal/session/sessiontest"
 	"github.com/tiny-agent/tiny-go/internal/store"
@@ -50,7 +50,7 @@ func BenchmarkResume(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := assemble.CheckNotTruncated(s); err != nil {
+		if err := undowire.CheckNotTruncated(s); err != nil {
 			b.Fatal(err)
 		}
 		st := s.State()

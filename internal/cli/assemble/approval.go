@@ -50,7 +50,7 @@ func (a *Runner) NewGate() (*approval.Gate, error) {
 		g, err := a.sessionGate(ask)
 		if g != nil {
 			// The editor switches modes at any time (session/set_mode).
-			g.ReviewAfter(func() bool { return a.Mode.Mode() == approval.Review && a.transactions().usable() })
+			g.ReviewAfter(func() bool { return a.Mode.Mode() == approval.Review && a.undo().TxUsable() })
 			g.AcceptEditsWhile(func() bool { return a.Mode.Mode() == approval.Edits })
 		}
 		a.keepInSettings(g)
@@ -61,7 +61,7 @@ func (a *Runner) NewGate() (*approval.Gate, error) {
 		return nil, err
 	}
 	if a.approval == approval.Review {
-		g.ReviewAfter(a.transactions().usable)
+		g.ReviewAfter(a.undo().TxUsable)
 	}
 	g.AcceptEditsWhile(func() bool { return a.Mode.Mode() == approval.Edits })
 	a.keepInSettings(g)

@@ -117,7 +117,7 @@ func (a *Runner) buildTools(envID string) (secretVars []string, all []tools.Tool
 	if err != nil {
 		return nil, nil, fmt.Errorf("review's sealed sandbox: %w", err)
 	}
-	toolCfg := tools.Config{WorkDir: a.Cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.Sandbox, Procs: a.procs, Editor: a.Embed.editor(), Transactions: a.transactions(), Review: a.reviewer(), Sealed: sealed}
+	toolCfg := tools.Config{WorkDir: a.Cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.Sandbox, Procs: a.procs, Editor: a.Embed.editor(), Transactions: a.undo().Transactions(), Review: a.reviewer(), Sealed: sealed}
 	builtins, err := tools.Builtins(toolCfg)
 	if err != nil {
 		return nil, nil, err
@@ -134,7 +134,7 @@ func (a *Runner) buildTools(envID string) (secretVars []string, all []tools.Tool
 	}
 	all = builtins
 	if !a.Flags.NoDiagnosticsTool {
-		all = append(all, a.LSP.tools()...)
+		all = append(all, a.LSP.Tools()...)
 	}
 	fetch, err := a.webFetchTools()
 	if err != nil {
@@ -351,7 +351,7 @@ func (a *Runner) attach(envID string) error {
 		if w := a.Store.IntegrityWarning(); w != "" {
 			fmt.Fprintf(a.IO.Stderr, "%s: warning: %s\n", cmdutil.ProgramName, w)
 		}
-		if err = CheckNotTruncated(a.Store); err != nil {
+		if err = a.checkNotTruncated(); err != nil {
 			a.Store.Close()
 			a.Store = nil
 		}

@@ -1,49 +1,69 @@
 package assemble
 
 import (
-	"fmt"
-	"strings"
+	"context"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
-	"github.com/tiny-agent/tiny-go/internal/checkpoint"
-	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
+	"github.com/tiny-agent/tiny-go/internal/approval"
+	"github.com/tiny-agent/tiny-go/internal/cli/lspcmd"
+	"github.com/tiny-agent/tiny-go/internal/cli/undowire"
+	"github.com/tiny-agent/tiny-go/internal/tools"
 )
 
-// checkpointHook returns the agent's BeforeEffect: a checkpoint before and
-// after every effect of a tool call, recorded in the session's sidecar
-// checkpoints.jsonl. TINY_CHECKPOINTS=off turns it off; a store that
-// cannot be opened turns it off with one line on stderr (the run goes on).
-func (a *Runner) CheckpointHook() agent.BeforeEffect {
-	a.recorder = nil
-	return a.LSP.before(a.checkpointOnly())
+// undo is the run's checkpoints and transactions (internal/cli/undowire),
+// made on first use: after configure, which set the working directory and
+// the sandbox.
+func (a *Runner) undo() *undowire.Undo {
+	if a.checkpoints == nil {
+		a.checkpoints = undowire.New(undowire.Options{Cwd: a.Cwd, Getenv: a.IO.Getenv, Stderr: a.IO.Stderr, Sandbox: a.Sandbox})
+	}
+	return a.checkpoints
 }
 
-func (a *Runner) checkpointOnly() agent.BeforeEffect {
-	if strings.EqualFold(strings.TrimSpace(a.IO.Getenv("TINY_CHECKPOINTS")), "off") {
+// CheckpointHook returns the agent's BeforeEffect for the current session:
+// its checkpoints (nil when off), with the language servers' part.
+func (a *Runner) CheckpointHook() agent.BeforeEffect {
+	return a.LSP.Before(a.undo().Hook(a.Store.Path()))
+}
+
+// checkNotTruncated refuses to resume a session whose file lost the tool
+// calls its checkpoint index records (undowire.CheckNotTruncated).
+func (a *Runner) checkNotTruncated() error {
+	return undowire.CheckNotTruncated(a.Store)
+}
+
+// newLSP prepares the language servers of a run (internal/cli/lspcmd);
+// env is the commands' environment (without tiny-go's keys).
+func (a *Runner) newLSP(env []string) (*lspcmd.Servers, error) {
+	return lspcmd.NewServers(lspcmd.RunOptions{
+		Getenv: a.IO.Getenv, Settings: a.IO.Settings, Cwd: a.Cwd, Plugins: a.tools,
+		Env: env, Sandbox: a.Sandbox, Procs: a.procs, Changed: a.undo().Changed,
+	})
+}
+
+// RunUserShell runs a !command through the runner's own bash tool, with
+// its checkpoint like a bash call of the model (undowire.RunUserShell).
+func (a *Runner) RunUserShell(ctx context.Context, id string, args jsontext.Value) tools.Result {
+	var before agent.BeforeEffect
+	if a.Agent != nil {
+		before = a.Agent.Config().BeforeEffect
+	}
+	return undowire.RunUserShell(ctx, before, a.shellTool, id, args)
+}
+
+// reviewer is bash's Reviewer in --approval review: the session's gate
+// asks.
+func (a *Runner) reviewer() tools.Reviewer {
+	if a.approval != approval.Review && a.Embed == nil {
 		return nil
 	}
-	capBytes, err := rewindcmd.CheckpointCap(a.IO.Getenv)
-	if err != nil {
-		fmt.Fprintf(a.IO.Stderr, "tiny-go: checkpoints are off: %v\n", err)
-		return nil
-	}
-	cs := a.checkpoints
-	if cs == nil {
-		cs, err = checkpoint.Open(a.Cwd, checkpoint.Options{Cap: capBytes, TxLayers: strings.TrimSpace(a.IO.Getenv("TINY_OVERLAY_LAYERS"))})
-		if err != nil {
-			fmt.Fprintf(a.IO.Stderr, "tiny-go: checkpoints are off: %v\n", err)
-			return nil
+	return func(ctx context.Context, command string, changes []string) (bool, error) {
+		// An editor's session reviews while its mode is review.
+		if a.Gate == nil || (a.Embed != nil && a.Mode.Mode() != approval.Review) {
+			return true, nil
 		}
-		// Watches and the first full snapshot are set up on the first
-		// effect that needs a whole-tree snapshot: a run without one
-		// never walks the tree.
-		stderr := a.IO.Stderr
-		cs.TrackLazily(func(line string) { fmt.Fprintln(stderr, line) })
-		a.checkpoints = cs
+		return a.Gate.Review(ctx, command, changes)
 	}
-	rec := checkpoint.NewRecorder(cs, rewindcmd.SidecarAppender{SessionPath: a.Store.Path(), Name: checkpoint.IndexFile})
-	a.recorder = rec
-	stderr := a.IO.Stderr
-	a.enableTx(rec, func(line string) { fmt.Fprintln(stderr, line) })
-	return rec.BeforeEffect
 }

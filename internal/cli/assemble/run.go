@@ -9,12 +9,13 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
-	"github.com/tiny-agent/tiny-go/internal/checkpoint"
 	"github.com/tiny-agent/tiny-go/internal/cli/hookwire"
+	"github.com/tiny-agent/tiny-go/internal/cli/lspcmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/mcpcmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/modelwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/sessionopen"
 	"github.com/tiny-agent/tiny-go/internal/cli/subagents"
+	"github.com/tiny-agent/tiny-go/internal/cli/undowire"
 	"github.com/tiny-agent/tiny-go/internal/config"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
@@ -111,10 +112,9 @@ type Runner struct {
 
 	sink  *lifecycle.Tracker
 	Store *store.Store
-	// checkpoints is the working directory's checkpoint store, opened
-	// (and its change tracking started) with the first checkpoint hook.
-	checkpoints *checkpoint.Store
-	txns        *txBridge // bash commands as transactions (tx.go)
+	// checkpoints and bash commands as transactions (checkpoints.go,
+	// internal/cli/undowire); made on first use.
+	checkpoints *undowire.Undo
 	bg          *tools.Manager
 	MCP         mcp.Clients
 	Agent       *agent.Agent
@@ -138,10 +138,8 @@ type Runner struct {
 	// sandbox confines commands and file writes; closed last.
 	Sandbox *sandbox.Sandbox
 
-	// recorder is the session's checkpoint recorder (nil: checkpoints
-	// off); lsp the language servers (nil: off).
-	recorder *checkpoint.Recorder
-	LSP      *lspState
+	// LSP is the language servers (nil: off).
+	LSP *lspcmd.Servers
 	// approval is the --approval mode in effect; gate the Approve hook of
 	// the current session in ask mode.
 	approval approval.Mode
@@ -205,11 +203,9 @@ func (a *Runner) Close() {
 	if a.MCP != nil {
 		_ = a.MCP.Close() // stdio servers are stopped politely first
 	}
-	a.LSP.close()
+	a.LSP.Close()
 	a.procs.Close()
-	if a.checkpoints != nil {
-		_ = a.checkpoints.Close()
-	}
+	_ = a.checkpoints.Close()
 	a.DiscardCreated()
 	if a.Store != nil {
 		_ = a.Store.Close()

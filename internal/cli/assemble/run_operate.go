@@ -223,7 +223,7 @@ func (a *Runner) ResultNote() agent.ResultNote {
 	if a.Store != nil {
 		st = a.Store.State()
 	}
-	return promptwire.ResultNote(a.Cwd, a.hiddenPaths(), st, a.LSP.note())
+	return promptwire.ResultNote(a.Cwd, a.hiddenPaths(), st, a.LSP.Note())
 }
 
 // accepted reports whether the newest user entry of st is text (the run

@@ -1,5 +1,6 @@
 // Package lspcmd is `tiny-go lsp`: which language servers are in effect and
-// which run; and the language-server settings every run reads.
+// which run; the language-server settings every run reads, and the servers
+// a run prepares from them (servers.go).
 package lspcmd
 
 import (

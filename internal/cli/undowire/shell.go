@@ -1,15 +1,41 @@
-package assemble
+package undowire
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
 	"github.com/tiny-agent/tiny-go/internal/store"
+	"github.com/tiny-agent/tiny-go/internal/tools"
 )
 
-// checkNotTruncated refuses to resume a session whose checkpoint index
+// userShellKey prefixes the index key of a !command's checkpoint (it has
+// no toolStarted fact).
+const userShellKey = "shell:"
+
+// RunUserShell runs a !command like a bash call of the model: with its
+// checkpoint (before is the agent's BeforeEffect, nil when off), so as a
+// transaction where commands are (a rewind puts back what it changed, and
+// names it), keyed "shell:<id>" in the index.
+func RunUserShell(ctx context.Context, before agent.BeforeEffect, shell tools.Tool, id string, args jsontext.Value) tools.Result {
+	key := userShellKey + id
+	after := func() {}
+	if before != nil {
+		if f := before(ctx, key, "bash", args); f != nil {
+			after = f
+		}
+	}
+	res := shell.Run(tools.WithStartedID(ctx, key), args)
+	after()
+	return res
+}
+
+// CheckNotTruncated refuses to resume a session whose checkpoint index
 // (written between a tool call's durable intent and its effect) names a
 // tool call the session file does not contain: lines were cut off the end
 // of the file, and resuming would run that effect again. The integrity

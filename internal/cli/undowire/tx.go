@@ -1,4 +1,4 @@
-package assemble
+package undowire
 
 import (
 	"context"
@@ -9,9 +9,6 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/go-json-experiment/json/jsontext"
-
-	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
 	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
@@ -31,13 +28,18 @@ func (b *txBridge) set(rec *checkpoint.Recorder) {
 	b.mu.Unlock()
 }
 
-func (b *txBridge) For(ctx context.Context) tools.Transaction {
+func (b *txBridge) current() *checkpoint.Recorder {
 	b.mu.Lock()
-	rec := b.rec
-	b.mu.Unlock()
+	defer b.mu.Unlock()
+	return b.rec
+}
+
+func (b *txBridge) For(ctx context.Context) tools.Transaction {
+	rec := b.current()
 	if rec == nil {
 		return nil
 	}
+	// A nil *Txn must not become a non-nil interface.
 	if txn := rec.Txn(tools.StartedID(ctx)); txn != nil {
 		return txn
 	}
@@ -45,26 +47,23 @@ func (b *txBridge) For(ctx context.Context) tools.Transaction {
 }
 
 func (b *txBridge) Blocked(ctx context.Context) error {
-	b.mu.Lock()
-	rec := b.rec
-	b.mu.Unlock()
+	rec := b.current()
 	if rec == nil {
 		return nil
 	}
 	return rec.Blocked(tools.StartedID(ctx))
 }
 
-// transactions is the runner's bridge, made on first use.
-func (a *Runner) transactions() *txBridge {
-	if a.txns == nil {
-		a.txns = &txBridge{}
-	}
-	return a.txns
+// usable reports whether bash calls of the current recorder are
+// transactions.
+func (b *txBridge) usable() bool {
+	rec := b.current()
+	return rec != nil && rec.TxUsable()
 }
 
 // enableTx makes rec run bash calls as transactions; TINY_OVERLAY=off
 // refuses them (and the line says so, like any other refusal).
-func (a *Runner) enableTx(rec *checkpoint.Recorder, warn func(string)) {
+func (u *Undo) enableTx(rec *checkpoint.Recorder) {
 	if runtime.GOOS != "linux" {
 		return // no overlay there: sandbox.PlatformLine said so at start
 	}
@@ -73,15 +72,15 @@ func (a *Runner) enableTx(rec *checkpoint.Recorder, warn func(string)) {
 	if _, err := rec.Store().RecoverTx(); err != nil {
 		// One line per transaction refused (errors.Join).
 		for l := range strings.SplitSeq(err.Error(), "\n") {
-			warn("tiny-go: " + l)
+			u.warn("tiny-go: " + l)
 		}
 	}
-	probe := overlayProbe(a.Sandbox, rec.Store())
-	if strings.EqualFold(strings.TrimSpace(a.IO.Getenv("TINY_OVERLAY")), "off") {
+	probe := overlayProbe(u.opts.Sandbox, rec.Store())
+	if strings.EqualFold(strings.TrimSpace(u.opts.Getenv("TINY_OVERLAY")), "off") {
 		probe = func() error { return errors.New("TINY_OVERLAY=off") }
 	}
-	rec.EnableTx(probe, warn)
-	a.transactions().set(rec)
+	rec.EnableTx(probe, u.warn)
+	u.txns.set(rec)
 }
 
 // overlayProbe runs `sh -c :` over an overlay once: namespaces may be
@@ -111,51 +110,5 @@ func overlayProbe(sb *sandbox.Sandbox, cs *checkpoint.Store) func() error {
 			return err
 		}
 		return nil
-	}
-}
-
-// userShellKey prefixes the index key of a !command's checkpoint (it has
-// no toolStarted fact).
-const userShellKey = "shell:"
-
-// runUserShell runs a !command like a bash call of the model: with its
-// checkpoint, so as a transaction where commands are (a rewind puts back
-// what it changed, and names it), keyed "shell:<id>" in the index.
-func (a *Runner) RunUserShell(ctx context.Context, id string, args jsontext.Value) tools.Result {
-	key := userShellKey + id
-	after := func() {}
-	if a.Agent != nil {
-		if before := a.Agent.Config().BeforeEffect; before != nil {
-			if f := before(ctx, key, "bash", args); f != nil {
-				after = f
-			}
-		}
-	}
-	res := a.shellTool.Run(tools.WithStartedID(ctx, key), args)
-	after()
-	return res
-}
-
-// usable reports whether bash calls of the current recorder are
-// transactions (the overlay probe runs at the first question).
-func (b *txBridge) usable() bool {
-	b.mu.Lock()
-	rec := b.rec
-	b.mu.Unlock()
-	return rec != nil && rec.TxUsable()
-}
-
-// reviewer is bash's Reviewer in --approval review: the session's gate
-// asks.
-func (a *Runner) reviewer() tools.Reviewer {
-	if a.approval != approval.Review && a.Embed == nil {
-		return nil
-	}
-	return func(ctx context.Context, command string, changes []string) (bool, error) {
-		// An editor's session reviews while its mode is review.
-		if a.Gate == nil || (a.Embed != nil && a.Mode.Mode() != approval.Review) {
-			return true, nil
-		}
-		return a.Gate.Review(ctx, command, changes)
 	}
 }
