@@ -25,6 +25,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/cli/mcpcmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/modelwire"
+	"github.com/tiny-agent/tiny-go/internal/cli/observe"
 	"github.com/tiny-agent/tiny-go/internal/cli/promptwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/sessionopen"
@@ -210,23 +211,23 @@ func (a *Runner) agentLog() agent.Log {
 // the terminal UI, the one-shot printer or JSON lines on stdout, then the
 // embedder and the hooks.
 func (a *Runner) eventSinks() []func(agent.Event) {
-	sinks := []func(agent.Event){(&eventObserver{sessionID: func() string { return a.Store.ID() }, sink: a.sink}).event}
+	sinks := []func(agent.Event){(&observe.EventObserver{SessionID: func() string { return a.Store.ID() }, Sink: a.sink}).Event}
 	switch {
 	case a.UiObserver != nil:
 		// Recovery runs before the terminal UI starts; until then its tool
 		// lines go to stderr.
-		a.PreUI = &gatedObserver{Inner: ui.NewOneShot(ui.OneShotOptions{Stdout: a.IO.Stderr, Stderr: a.IO.Stderr, WorkDir: a.Cwd, Getenv: a.IO.Getenv})}
+		a.PreUI = &observe.GatedObserver{Inner: ui.NewOneShot(ui.OneShotOptions{Stdout: a.IO.Stderr, Stderr: a.IO.Stderr, WorkDir: a.Cwd, Getenv: a.IO.Getenv})}
 		a.PreUI.On.Store(true)
-		sinks = append(sinks, a.UiObserver.Event, a.PreUI.event, a.Costs.event)
-		a.costSink = a.Costs.event
+		sinks = append(sinks, a.UiObserver.Event, a.PreUI.Event, a.Costs.Event)
+		a.costSink = a.Costs.Event
 	case !a.Flags.JSON:
 		a.oneShot = ui.NewOneShot(ui.OneShotOptions{Stdout: a.IO.Stdout, Stderr: a.IO.Stderr, WorkDir: a.Cwd, Getenv: a.IO.Getenv})
-		costs := newCostLog(a.oneShot.Stderr())
-		sinks = append(sinks, a.oneShot.Event, costs.event)
-		a.costSink = costs.event
+		costs := observe.NewCostLog(a.oneShot.Stderr())
+		sinks = append(sinks, a.oneShot.Event, costs.Event)
+		a.costSink = costs.Event
 	default:
 		// stdout carries the events; a wait for a retry still shows.
-		sinks = append(sinks, retryLines(a.IO.Stderr))
+		sinks = append(sinks, observe.RetryLines(a.IO.Stderr))
 	}
 	return append(sinks, a.Embed.eventSink(), a.UserHooks.Events())
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/cli/lspcmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/mcpcmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/modelwire"
+	"github.com/tiny-agent/tiny-go/internal/cli/observe"
 	"github.com/tiny-agent/tiny-go/internal/cli/sessionopen"
 	"github.com/tiny-agent/tiny-go/internal/cli/subagents"
 	"github.com/tiny-agent/tiny-go/internal/cli/undowire"
@@ -132,7 +133,7 @@ type Runner struct {
 	// uiObserver shows progress in interactive mode; nil in one-shot mode.
 	UiObserver *ui.Observer
 	// preUI shows interactive-mode progress until the UI starts.
-	PreUI *gatedObserver
+	PreUI *observe.GatedObserver
 	// oneShot shows a one-shot run (not with --json).
 	oneShot *ui.OneShot
 	// sandbox confines commands and file writes; closed last.
@@ -174,7 +175,7 @@ type Runner struct {
 	// shellTool runs the user's !commands (host.go).
 	shellTool tools.Tool
 	// costs adds up the session's cost for /cost.
-	Costs sessionCost
+	Costs observe.SessionCost
 	// userHooks runs the user's hooks and notifications (hooks.go).
 	UserHooks *hookwire.Hooks
 	// exitReason is SessionEnd's reason when the process lets go.

@@ -1,4 +1,4 @@
-package assemble
+package observe
 
 import (
 	"fmt"
@@ -9,12 +9,12 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/ui"
 )
 
-// costLog writes, in one-shot mode, the price of each model request and of
+// CostLog writes, in one-shot mode, the price of each model request and of
 // each operation on stderr when the provider reports one (OpenRouter's
 // usage accounting) or a price table knows it (Anthropic's list prices):
 // "  $0.0041 2.4k in · 40 out · 42% cached" per request and "cost $0.0123 for
 // 3 requests" per operation. Cost is display data: it is never a fact.
-type costLog struct {
+type CostLog struct {
 	mu       sync.Mutex
 	w        io.Writer
 	sum      float64
@@ -22,9 +22,10 @@ type costLog struct {
 	requests int
 }
 
-func newCostLog(w io.Writer) *costLog { return &costLog{w: w} }
+// NewCostLog is a CostLog writing to w.
+func NewCostLog(w io.Writer) *CostLog { return &CostLog{w: w} }
 
-func (c *costLog) event(ev agent.Event) {
+func (c *CostLog) Event(ev agent.Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch ev := ev.(type) {
@@ -63,9 +64,9 @@ func unpriced(n int) string {
 	return fmt.Sprintf(" (%d without a reported cost)", n)
 }
 
-// sessionCost adds up what the model requests of this session cost, as
+// SessionCost adds up what the model requests of this session cost, as
 // far as the provider reports it (display data, never a fact).
-type sessionCost struct {
+type SessionCost struct {
 	Mu       sync.Mutex
 	sum      float64
 	priced   int
@@ -75,7 +76,7 @@ type sessionCost struct {
 	Window int64
 }
 
-func (c *sessionCost) event(ev agent.Event) {
+func (c *SessionCost) Event(ev agent.Event) {
 	mc, ok := ev.(agent.ModelCompleted)
 	if !ok || mc.Outcome.Usage == nil {
 		return
@@ -92,13 +93,15 @@ func (c *sessionCost) event(ev agent.Event) {
 	}
 }
 
-func (c *sessionCost) Reset() {
+// Reset starts the count again (a /clear or /resume).
+func (c *SessionCost) Reset() {
 	c.Mu.Lock()
 	defer c.Mu.Unlock()
 	c.sum, c.priced, c.requests = 0, 0, 0
 }
 
-func (c *sessionCost) Summary() string {
+// Summary is /cost's line.
+func (c *SessionCost) Summary() string {
 	c.Mu.Lock()
 	defer c.Mu.Unlock()
 	switch {
