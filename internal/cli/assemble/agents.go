@@ -63,7 +63,7 @@ func (a *Runner) childAgent(cfg agent.Config) (*agent.Agent, error) {
 // the live area, else on stderr (not with --json, whose stdout carries
 // the parent's events).
 func (a *Runner) childLine(line string) {
-	if a.UiObserver.Line(line) {
+	if a.UIObserver.Line(line) {
 		return
 	}
 	if p := a.progress(); p != nil {

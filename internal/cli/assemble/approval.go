@@ -16,7 +16,7 @@ import (
 // mode (no prompt), auto in one-shot and --json mode.
 func (a *Runner) configureApproval() error {
 	a.approval = approval.Auto
-	if a.UiObserver != nil && !a.Flags.JSON {
+	if a.UIObserver != nil && !a.Flags.JSON {
 		a.approval = approval.Ask
 	}
 	defer func() { a.Mode = approval.NewSwitch(a.approval) }()
@@ -39,7 +39,7 @@ func (a *Runner) configureApproval() error {
 // answered on stdin.
 func (a *Runner) NewGate() (*approval.Gate, error) {
 	// Interactive mode may switch to ask at any time (Shift+Tab).
-	if a.approval != approval.Ask && a.approval != approval.Edits && a.approval != approval.Review && a.UiObserver == nil {
+	if a.approval != approval.Ask && a.approval != approval.Edits && a.approval != approval.Review && a.UIObserver == nil {
 		return nil, nil
 	}
 	if a.Embed != nil {
@@ -74,7 +74,7 @@ func (a *Runner) newAskingGate() (*approval.Gate, error) {
 		if a.Perms != nil && a.Perms.dontAsk {
 			return dontAskAnswer(), nil
 		}
-		ans, err := a.UiObserver.Ask(ctx, p)
+		ans, err := a.UIObserver.Ask(ctx, p)
 		if !errors.Is(err, ui.ErrNotAttached) {
 			return ans, err
 		}

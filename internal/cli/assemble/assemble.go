@@ -213,12 +213,12 @@ func (a *Runner) agentLog() agent.Log {
 func (a *Runner) eventSinks() []func(agent.Event) {
 	sinks := []func(agent.Event){(&observe.EventObserver{SessionID: func() string { return a.Store.ID() }, Sink: a.sink}).Event}
 	switch {
-	case a.UiObserver != nil:
+	case a.UIObserver != nil:
 		// Recovery runs before the terminal UI starts; until then its tool
 		// lines go to stderr.
 		a.PreUI = &observe.GatedObserver{Inner: ui.NewOneShot(ui.OneShotOptions{Stdout: a.IO.Stderr, Stderr: a.IO.Stderr, WorkDir: a.Cwd, Getenv: a.IO.Getenv})}
 		a.PreUI.On.Store(true)
-		sinks = append(sinks, a.UiObserver.Event, a.PreUI.Event, a.Costs.Event)
+		sinks = append(sinks, a.UIObserver.Event, a.PreUI.Event, a.Costs.Event)
 		a.costSink = a.Costs.Event
 	case !a.Flags.JSON:
 		a.oneShot = ui.NewOneShot(ui.OneShotOptions{Stdout: a.IO.Stdout, Stderr: a.IO.Stderr, WorkDir: a.Cwd, Getenv: a.IO.Getenv})
@@ -261,7 +261,7 @@ func (a *Runner) start(ctx context.Context) error {
 	fail := func(errType string, err error) error {
 		a.DiscardCreated()
 		if !startupStarted {
-			a.sink.Emit(lifecycle.StartupStarted(a.Wire.Model, a.tools, nonNilStrings(a.McpAliases)).At(began))
+			a.sink.Emit(lifecycle.StartupStarted(a.Wire.Model, a.tools, nonNilStrings(a.MCPAliases)).At(began))
 		}
 		a.sink.Emit(lifecycle.StartupCompleted(time.Since(began), lifecycle.Failed, errType))
 		return err
@@ -279,7 +279,7 @@ func (a *Runner) start(ctx context.Context) error {
 	if a.Resumed {
 		a.Wire.Model = ResumeModel(a.Store.State(), FirstNonEmpty(a.Flags.Model, a.IO.Getenv("TINY_MODEL"), sessionopen.ChosenModel(a.Store.Path())))
 	}
-	a.sink.Emit(lifecycle.StartupStarted(a.Wire.Model, a.tools, nonNilStrings(a.McpAliases)).At(began))
+	a.sink.Emit(lifecycle.StartupStarted(a.Wire.Model, a.tools, nonNilStrings(a.MCPAliases)).At(began))
 	startupStarted = true
 	a.sink.Emit(lifecycle.SessionAttached(a.Store.ID(), a.Resumed))
 
@@ -290,7 +290,7 @@ func (a *Runner) start(ctx context.Context) error {
 	}
 	mcpCtx, stopMCPSignals := cmdutil.Interruptible(ctx)
 	defer stopMCPSignals()
-	mcpOpts := mcpcmd.Options(a.Cwd, a.IO.mcp(), a.Servers, a.Sandbox, a.procs, a.UiObserver)
+	mcpOpts := mcpcmd.Options(a.Cwd, a.IO.mcp(), a.Servers, a.Sandbox, a.procs, a.UIObserver)
 	if a.Embed != nil {
 		mcpOpts.Elicit = a.Embed.elicit // forms go to the editor (ACP)
 	}
@@ -307,7 +307,7 @@ func (a *Runner) start(ctx context.Context) error {
 			a.sink.Emit(lifecycle.MCPFailed(s.Alias, time.Since(t0), kind))
 			if a.mcpAuto {
 				fmt.Fprintf(a.IO.Stderr, "%s: MCP %s: not used: %v (tiny-go mcp list shows the servers)\n", cmdutil.ProgramName, s.Alias, err)
-				a.McpAliases = slices.DeleteFunc(a.McpAliases, func(x string) bool { return x == s.Alias })
+				a.MCPAliases = slices.DeleteFunc(a.MCPAliases, func(x string) bool { return x == s.Alias })
 				continue
 			}
 			return fail("mcp_setup_error", err)
@@ -421,7 +421,7 @@ type Options struct {
 func New(ctx context.Context, s Options) (*Runner, error) {
 	r := &Runner{IO: s.IO, Flags: s.Flags, Cwd: s.Cwd, Hooks: s.Hooks, Embed: s.Embed}
 	if s.Interactive {
-		r.UiObserver = ui.NewObserver(s.Cwd)
+		r.UIObserver = ui.NewObserver(s.Cwd)
 	}
 	if err := r.configure(); err != nil {
 		return nil, err
@@ -471,11 +471,11 @@ func (a *Runner) configure() error {
 		return cmdutil.UsageError{Err: err}
 	}
 	if len(a.Flags.MCP) == 0 {
-		a.Servers, a.mcpAuto = mcpcmd.AutoServers(a.IO.mcp(), a.Cwd, a.UiObserver != nil && !a.Flags.JSON && a.Embed == nil)
+		a.Servers, a.mcpAuto = mcpcmd.AutoServers(a.IO.mcp(), a.Cwd, a.UIObserver != nil && !a.Flags.JSON && a.Embed == nil)
 	}
 	var secretVars []string
 	for _, sv := range a.Servers {
-		a.McpAliases = append(a.McpAliases, sv.Alias)
+		a.MCPAliases = append(a.MCPAliases, sv.Alias)
 		secretVars = append(secretVars, sv.SecretVars...)
 	}
 	// The variables the servers' headers and oauth settings name are

@@ -60,7 +60,7 @@ func (a *Runner) permissionModeName() string {
 
 // hookLine shows one line about a hook to the user.
 func (a *Runner) hookLine(line string) {
-	if a.UiObserver.Notice(line) {
+	if a.UIObserver.Notice(line) {
 		return
 	}
 	w := a.IO.Stderr

@@ -53,7 +53,7 @@ func (a *Runner) configurePermissions() {
 	if a.Flags.Approval != "" {
 		return
 	}
-	interactive := a.UiObserver != nil && !a.Flags.JSON
+	interactive := a.UIObserver != nil && !a.Flags.JSON
 	switch set.DefaultMode {
 	case "plan":
 		a.Flags.Approval = string(approval.Plan)

@@ -126,12 +126,12 @@ type Runner struct {
 	ToolNames   []string // display names of the offered tools
 	// servers are the MCP servers picked by --mcp; mcpAliases their names.
 	Servers    []mcp.Server
-	McpAliases []string
+	MCPAliases []string
 	// created is set when this process created the session file, so a
 	// startup that fails afterwards can take the empty file back.
 	Created bool
 	// uiObserver shows progress in interactive mode; nil in one-shot mode.
-	UiObserver *ui.Observer
+	UIObserver *ui.Observer
 	// preUI shows interactive-mode progress until the UI starts.
 	PreUI *observe.GatedObserver
 	// oneShot shows a one-shot run (not with --json).

@@ -342,7 +342,7 @@ func (s *headlessSession) ID() string            { return s.r.Store.ID() }
 func (s *headlessSession) WorkDir() string       { return s.r.Cwd }
 func (s *headlessSession) Model() string         { return s.Agent().Config().Model }
 func (s *headlessSession) State() *session.State { return s.r.Store.State() }
-func (s *headlessSession) MCPServers() []string  { return s.r.McpAliases }
+func (s *headlessSession) MCPServers() []string  { return s.r.MCPAliases }
 
 func (s *headlessSession) Agent() *agent.Agent {
 	s.mu.RLock()

@@ -43,7 +43,7 @@ func (s *headlessSession) AddTools(alias string, ts []tools.Tool) error {
 	}
 	s.mu.Lock()
 	s.r.Agent = ag
-	s.r.McpAliases = append(s.r.McpAliases, alias)
+	s.r.MCPAliases = append(s.r.MCPAliases, alias)
 	s.mu.Unlock()
 	return nil
 }

@@ -75,7 +75,7 @@ func (h Host) Status() []string {
 	if network == "rules" && a.Sandbox.NetworkRules() == nil {
 		network = "rules, which could not be set up: no TCP for commands"
 	}
-	mcp := strings.Join(a.McpAliases, ", ")
+	mcp := strings.Join(a.MCPAliases, ", ")
 	if mcp == "" {
 		mcp = "(none)"
 	}
@@ -180,7 +180,7 @@ func (a *runner) banner() ui.Banner {
 		SessionID:   a.Store.ID(),
 		SessionPath: a.Store.Path(),
 		Tools:       a.ToolNames,
-		MCP:         a.McpAliases,
+		MCP:         a.MCPAliases,
 		Restored:    a.Resumed,
 	}
 }

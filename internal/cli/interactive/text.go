@@ -41,7 +41,7 @@ func (a *runner) loop(ctx context.Context) error {
 		Problems:    problems,
 		Mentions:    attach.NewIndex(a.Cwd),
 		StoreImage:  func(att attach.Attachment) (string, error) { return promptwire.StoreImage(a.Cwd, att) },
-		Observer:    a.UiObserver,
+		Observer:    a.UIObserver,
 		History:     ui.NewHistory(a.Cwd),
 		Recap:       a.recap(),
 		Todos:       todo.FromState(a.Store.State()),
