@@ -1,3 +1,5 @@
+// Package acpcmd is `tiny-go acp`: the Agent Client Protocol for editors,
+// each editor session an assembled Runner.
 package acpcmd
 
 import (

@@ -1,9 +1,9 @@
-// The one place an agent is put together from configuration: configure
+// Package assemble is the one place an agent is put together from
+// configuration, for every front end (New): configure
 // resolves what can fail before a session exists, start attaches the
 // session and connects the MCP servers, buildAgent wires tools, system
 // prompt, model client, gates (hooks, approval, sandbox, checkpoints) and
 // where events go.
-
 package assemble
 
 import (
@@ -388,7 +388,7 @@ func (a *Runner) DiscardCreated() {
 	}
 }
 
-// assembly is what a front end asks of its agent: the configuration
+// Options is what a front end asks of its agent: the configuration
 // (streams and settings, flags, working directory) and how the front end
 // shows and embeds it.
 type Options struct {
@@ -409,7 +409,7 @@ type Options struct {
 	Sink func() *lifecycle.Tracker
 }
 
-// assemble puts an agent together from configuration, the one way every
+// New puts an agent together from configuration, the one way every
 // front end does it (interactive, one-shot, headless, ACP): it resolves the
 // configuration, attaches the session, connects the MCP servers and builds
 // the agent with its provider, tools, hooks, language servers, approval,

@@ -11,7 +11,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/ui"
 )
 
-// embedding adapts a runner's agent to an ACP host; its methods are no-ops
+// Embedding adapts a Runner's agent to an ACP host; its methods are no-ops
 // on a nil embedding (the terminal).
 type Embedding struct {
 	Host acp.Host

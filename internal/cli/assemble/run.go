@@ -37,7 +37,7 @@ const (
 	DefaultCompactShare = 0.85
 )
 
-// runFlags are the flags of the root command.
+// Flags are the flags of the root command (and of acp).
 type Flags struct {
 	Session       string
 	Cont          bool
@@ -73,7 +73,7 @@ type Flags struct {
 	ProviderFlags modelwire.Flags
 }
 
-// stdio is the process's standard streams and environment.
+// Stdio is the process's standard streams and environment.
 type Stdio struct {
 	Stdin  io.Reader
 	Stdout io.Writer
@@ -95,13 +95,13 @@ func (s Stdio) mcp() mcpcmd.IO {
 	return mcpcmd.IO{Stdin: s.Stdin, Stdout: s.Stdout, Stderr: s.Stderr, Getenv: s.Getenv, Settings: s.Settings}
 }
 
-// testHooks let package tests wrap the session log (crash injection) and
+// TestHooks let package tests wrap the session log (crash injection) and
 // observe the agent; nil in production.
 type TestHooks struct {
 	WrapLog func(agent.Log) agent.Log
 }
 
-// runner is one tiny-go process running agent operations on a session.
+// Runner is one tiny-go process running agent operations on a session.
 type Runner struct {
 	IO    Stdio
 	Flags Flags

@@ -1,3 +1,6 @@
+// Package interactive is the terminal front end of an assembled Runner:
+// the UI's host (/model, /resume, /clear, !commands, the info commands),
+// /rewind, and --resume's session picker.
 package interactive
 
 import (
