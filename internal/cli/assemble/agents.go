@@ -30,7 +30,7 @@ func (a *Runner) withAgentTools(all []tools.Tool, envID string) ([]tools.Tool, e
 // parent's tools and approval hook are final.
 func (a *Runner) attachChildren(all []tools.Tool, approve agent.ApproveFunc) {
 	if a.Kids != nil {
-		a.Kids.tools, a.Kids.approve, a.Kids.readOnly = all, approve, a.readOnly
+		a.Kids.tools, a.Kids.approve, a.Kids.readOnly = all, approve, a.Guard.ReadOnly()
 	}
 }
 

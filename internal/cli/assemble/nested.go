@@ -23,7 +23,7 @@ func (a *Runner) ResultNote() agent.ResultNote {
 			}
 		}
 	}
-	nested := prompt.NewNested(a.Cwd, a.hiddenPaths(), active)
+	nested := prompt.NewNested(a.Cwd, a.Guard.HiddenPaths(), active)
 	lsp := a.LSP.note()
 	return func(ctx context.Context, id, tool string, args jsontext.Value, failed bool) string {
 		var note string

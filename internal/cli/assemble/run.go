@@ -3,13 +3,13 @@ package assemble
 import (
 	"context"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
+	"github.com/tiny-agent/tiny-go/internal/cli/guard"
 	"github.com/tiny-agent/tiny-go/internal/cli/hookwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/mcpcmd"
 	"github.com/tiny-agent/tiny-go/internal/config"
@@ -18,7 +18,6 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/prompt"
 	"github.com/tiny-agent/tiny-go/internal/reasoning"
-	"github.com/tiny-agent/tiny-go/internal/sandbox"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/tools"
@@ -52,7 +51,7 @@ type Flags struct {
 	IdleTimeout   time.Duration
 	// requestTimeout bounds each model request as a whole.
 	RequestTimeout time.Duration
-	Sandbox        sandboxFlags
+	Sandbox        guard.SandboxFlags
 	Approval       string
 	MaxToolCalls   int
 	// agentTools offers todo_write and task (agents.go); maxParallel
@@ -146,36 +145,25 @@ type Runner struct {
 	PreUI *gatedObserver
 	// oneShot shows a one-shot run (not with --json).
 	oneShot *ui.OneShot
-	// sandbox confines commands and file writes; closed last.
-	Sandbox *sandbox.Sandbox
+	// guard holds the permission rules, the approval mode at start and
+	// the sandboxes (internal/cli/guard); closed last.
+	Guard *guard.Guard
 
 	// recorder is the session's checkpoint recorder (nil: checkpoints
 	// off); lsp the language servers (nil: off).
 	recorder *checkpoint.Recorder
 	LSP      *lspState
-	// approval is the --approval mode in effect; gate the Approve hook of
-	// the current session in ask mode.
-	approval approval.Mode
-	Gate     *approval.Gate
-	// perms are Claude Code's permission rules (permissions.go).
-	Perms *ccPermissions
+	// gate is the Approve hook of the current session in ask mode.
+	Gate *approval.Gate
 	// mcpAuto is set when the servers were chosen without --mcp: one that
 	// cannot connect is named and left out, not fatal.
 	mcpAuto bool
 	// instructions are the instruction files in the system prompt.
 	Instructions *prompt.Instructions
-	// mode is the approval mode now (Shift+Tab changes it); planSandbox
-	// the read-only sandbox of bash in plan mode, once made (plan.go).
-	Mode           *approval.Switch
-	planSandbox    *sandbox.Sandbox
-	planScratchDir string
-	// reviewSandbox runs --approval review's sealed commands (sealed.go).
-	reviewSandbox    *sandbox.Sandbox
-	reviewScratchDir string
-	// readOnly is bash with the tree read-only (plan mode, explore);
+	// mode is the approval mode now (Shift+Tab changes it).
+	Mode *approval.Switch
 	// kids builds the subagents (task.go).
-	readOnly func() (tools.Tool, error)
-	Kids     *children
+	Kids *children
 	// costSink adds up the price of model requests (/cost, one-shot's
 	// cost lines); subagents' requests go to it too.
 	costSink func(agent.Event)
@@ -232,14 +220,7 @@ func (a *Runner) Close() {
 	}
 	// Last: its thread started the commands, whose Pdeathsig fires when
 	// it ends.
-	a.Sandbox.Close()
-	a.planSandbox.Close()
-	a.reviewSandbox.Close()
-	for _, d := range []string{a.planScratchDir, a.reviewScratchDir} {
-		if d != "" {
-			_ = os.RemoveAll(d)
-		}
-	}
+	a.Guard.Close()
 }
 
 func FirstNonEmpty(vs ...string) string {

@@ -101,7 +101,7 @@ func (a *Runner) Expand(text string) (string, error) {
 	}
 	if ok {
 		name, _, _ := strings.Cut(strings.TrimPrefix(text, prompt.SkillCommandPrefix), " ")
-		a.skillInUse(strings.TrimSpace(name))
+		a.Guard.SkillInUse(a.Skills, strings.TrimSpace(name))
 		return msg, nil
 	}
 	return text, nil

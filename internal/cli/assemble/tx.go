@@ -76,7 +76,7 @@ func (a *Runner) enableTx(rec *checkpoint.Recorder, warn func(string)) {
 			warn("tiny-go: " + l)
 		}
 	}
-	probe := overlayProbe(a.Sandbox, rec.Store())
+	probe := overlayProbe(a.Guard.Sandbox(), rec.Store())
 	if strings.EqualFold(strings.TrimSpace(a.IO.Getenv("TINY_OVERLAY")), "off") {
 		probe = func() error { return errors.New("TINY_OVERLAY=off") }
 	}
@@ -148,7 +148,7 @@ func (b *txBridge) usable() bool {
 // reviewer is bash's Reviewer in --approval review: the session's gate
 // asks.
 func (a *Runner) reviewer() tools.Reviewer {
-	if a.approval != approval.Review && a.Embed == nil {
+	if a.Guard.Approval() != approval.Review && a.Embed == nil {
 		return nil
 	}
 	return func(ctx context.Context, command string, changes []string) (bool, error) {
