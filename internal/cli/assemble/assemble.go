@@ -99,7 +99,7 @@ func (a *Runner) RebuiltAgent(change func(*agent.Config)) (*agent.Agent, error) 
 // runs through); it returns them with the variables that hold secrets,
 // which commands never see.
 func (a *Runner) buildTools(envID string) (secretVars []string, all []tools.Tool, err error) {
-	if err := a.trackProcesses(); err != nil {
+	if err := a.Guard.TrackProcesses(); err != nil {
 		return nil, nil, err
 	}
 	bg, err := tools.NewManager(a.Cwd)
@@ -119,7 +119,7 @@ func (a *Runner) buildTools(envID string) (secretVars []string, all []tools.Tool
 	if err != nil {
 		return nil, nil, fmt.Errorf("review's sealed sandbox: %w", err)
 	}
-	toolCfg := tools.Config{WorkDir: a.Cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.Guard.Sandbox(), Procs: a.procs, Editor: a.Embed.editor(), Transactions: a.transactions(), Review: a.reviewer(), Sealed: sealed}
+	toolCfg := tools.Config{WorkDir: a.Cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.Guard.Sandbox(), Procs: a.Guard.Procs(), Editor: a.Embed.editor(), Transactions: a.transactions(), Review: a.reviewer(), Sealed: sealed}
 	builtins, err := tools.Builtins(toolCfg)
 	if err != nil {
 		return nil, nil, err
@@ -302,12 +302,12 @@ func (a *Runner) start(ctx context.Context) error {
 
 	// Before the first stdio MCP server starts: its process group is
 	// recorded there.
-	if err := a.trackProcesses(); err != nil {
+	if err := a.Guard.TrackProcesses(); err != nil {
 		return fail("startup_setup_error", err)
 	}
 	mcpCtx, stopMCPSignals := cmdutil.Interruptible(ctx)
 	defer stopMCPSignals()
-	mcpOpts := mcpcmd.Options(a.Cwd, a.IO.mcp(), a.Servers, a.Guard.Sandbox(), a.procs, a.UiObserver)
+	mcpOpts := mcpcmd.Options(a.Cwd, a.IO.mcp(), a.Servers, a.Guard.Sandbox(), a.Guard.Procs(), a.UiObserver)
 	if a.Embed != nil {
 		mcpOpts.Elicit = a.Embed.elicit // forms go to the editor (ACP)
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
-	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/cli/guard"
 	"github.com/tiny-agent/tiny-go/internal/planmode"
 	"github.com/tiny-agent/tiny-go/internal/secrets"
@@ -81,17 +80,6 @@ func (a *Runner) permissionHooks(inner agent.HookRunner) agent.HookRunner {
 // scrubber masks the values of the secret variables in tool results.
 func (a *Runner) scrubber(vars []string) *secrets.Scrubber {
 	return guard.Scrubber(a.IO.Getenv, vars, a.IO.Settings.TokenEnvNames())
-}
-
-// trackProcesses kills what an earlier run in this directory left behind
-// when it was killed, then starts this run's process record.
-func (a *Runner) trackProcesses() error {
-	if a.procs != nil {
-		return nil // already, before the MCP servers started
-	}
-	var err error
-	a.procs, err = cmdutil.TrackProcesses(a.Cwd, a.IO.Stderr)
-	return err
 }
 
 // WithoutReminders is msgs with the plan-mode reminder taken out of the

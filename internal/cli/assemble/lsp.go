@@ -48,7 +48,7 @@ func (a *Runner) newLSP(env []string) (*lspState, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := lsp.NewManager(lsp.Options{WorkDir: a.Cwd, Env: env, Sandbox: a.Guard.Sandbox(), Procs: a.procs, Settings: settings})
+	m := lsp.NewManager(lsp.Options{WorkDir: a.Cwd, Env: env, Sandbox: a.Guard.Sandbox(), Procs: a.Guard.Procs(), Settings: settings})
 	st := &lspState{Manager: m}
 	st.effects = lsp.NewEffects(m, func(ctx context.Context, id string) ([]string, error) {
 		if a.recorder == nil {

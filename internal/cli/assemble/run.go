@@ -15,7 +15,6 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/config"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
-	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/prompt"
 	"github.com/tiny-agent/tiny-go/internal/reasoning"
 	"github.com/tiny-agent/tiny-go/internal/session"
@@ -167,8 +166,6 @@ type Runner struct {
 	// costSink adds up the price of model requests (/cost, one-shot's
 	// cost lines); subagents' requests go to it too.
 	costSink func(agent.Event)
-	// procs records this run's command processes; Close kills leftovers.
-	procs *procs.Tracker
 	// embed adapts the agent to a host other than the terminal (acp.go);
 	// nil otherwise.
 	Embed *Embedding
@@ -205,7 +202,7 @@ func (a *Runner) Close() {
 		_ = a.MCP.Close() // stdio servers are stopped politely first
 	}
 	a.LSP.close()
-	a.procs.Close()
+	a.Guard.Procs().Close()
 	if a.checkpoints != nil {
 		_ = a.checkpoints.Close()
 	}

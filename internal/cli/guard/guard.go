@@ -12,6 +12,7 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
+	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
 	"github.com/tiny-agent/tiny-go/internal/tools"
 )
@@ -44,6 +45,9 @@ type Guard struct {
 	reviewScratchDir string
 	// readOnly is bash with the tree read-only (plan mode, explore).
 	readOnly func() (tools.Tool, error)
+	// procs records this run's command processes; closing it kills
+	// leftovers.
+	procs *procs.Tracker
 }
 
 // New reads the permission rules and resolves the approval mode,
@@ -98,6 +102,27 @@ func (g *Guard) Sandbox() *sandbox.Sandbox {
 // ReadOnly is bash with the tree read-only, made at its first use; nil
 // before PlanTools.
 func (g *Guard) ReadOnly() func() (tools.Tool, error) { return g.readOnly }
+
+// TrackProcesses kills what an earlier run in this directory left behind
+// when it was killed, then starts this run's process record; once (the
+// first call is before the MCP servers start).
+func (g *Guard) TrackProcesses() error {
+	if g.procs != nil {
+		return nil
+	}
+	var err error
+	g.procs, err = cmdutil.TrackProcesses(g.o.Cwd, g.o.Stderr)
+	return err
+}
+
+// Procs is this run's process record (nil before TrackProcesses); the
+// caller closes it before the sandboxes, while it can still kill.
+func (g *Guard) Procs() *procs.Tracker {
+	if g == nil {
+		return nil
+	}
+	return g.procs
+}
 
 // Close releases the sandboxes and removes the scratch directories; last
 // on exit, since the sandbox's thread started the commands, whose

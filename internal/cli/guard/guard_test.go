@@ -190,3 +190,21 @@ func TestCloseRemovesScratchDirectories(t *testing.T) {
 		t.Fatalf("left after Close: %v", left)
 	}
 }
+
+func TestProcessRecordIsStartedOnce(t *testing.T) {
+	g, err := New(project(t, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Procs() != nil {
+		t.Fatal("a process record before TrackProcesses")
+	}
+	if err := g.TrackProcesses(); err != nil {
+		t.Fatal(err)
+	}
+	first := g.Procs()
+	if err := g.TrackProcesses(); err != nil || first == nil || g.Procs() != first {
+		t.Fatalf("second TrackProcesses: %v; record %p then %p, want the first kept", err, first, g.Procs())
+	}
+	first.Close()
+}
