@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
+	"github.com/tiny-agent/tiny-go/internal/cli/guard"
 	"github.com/tiny-agent/tiny-go/internal/cli/hookwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/modelwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/promptwire"
@@ -52,7 +53,7 @@ See docs/configuration.md.`,
 				return err
 			}
 			hookCfg, _ := hookwire.Load(io.Getenv, io.Settings, cwd)
-			perms, _ := assemble.LoadPermissions(io, cwd)
+			perms, _ := guard.LoadPermissions(io.Getenv, cwd)
 			ins, insErr := prompt.ReadInstructions(cwd, io.Getenv("HOME"))
 			return printSettings(io, asJSON, hookCfg, perms, configExtras{ins, insErr})
 		},
@@ -160,7 +161,7 @@ func printSettings(io assemble.Stdio, asJSON bool, hookCfg *hooks.Config, perms 
 	if err := hookwire.Print(io.Stdout, hookCfg); err != nil {
 		return err
 	}
-	if err := assemble.PrintPermissions(io.Stdout, perms); err != nil {
+	if err := guard.PrintPermissions(io.Stdout, perms); err != nil {
 		return err
 	}
 	return promptwire.PrintInstructions(io.Stdout, extra.instructions, extra.instructionsErr)

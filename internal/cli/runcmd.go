@@ -10,6 +10,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
+	"github.com/tiny-agent/tiny-go/internal/cli/guard"
 	"github.com/tiny-agent/tiny-go/internal/cli/headlesscmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/interactive"
 	"github.com/tiny-agent/tiny-go/internal/cli/modelwire"
@@ -51,7 +52,7 @@ func configureRun(a *app, root *cobra.Command) {
 	fl.DurationVar(&f.IdleTimeout, "idle-timeout", 0, "fail a model request that sends nothing for this long (default $TINY_IDLE_TIMEOUT or 120s)")
 	f.ProviderFlags.Register(fl)
 	fl.DurationVar(&f.RequestTimeout, "request-timeout", 0, "fail a model request that takes longer than this in total (default $TINY_REQUEST_TIMEOUT or 10m)")
-	assemble.AddSandboxFlags(fl, &f.Sandbox)
+	guard.AddSandboxFlags(fl, &f.Sandbox)
 	fl.IntVar(&f.MaxToolCalls, "max-tool-calls", agent.DefaultMaxToolCalls, "the most tool calls one model reply may ask for; a reply with more runs none of them and fails the step after one retry")
 	fl.BoolVar(&f.AgentTools, "agent-tools", true, "offer the todo_write and task tools (todo list and subagents; docs/agents.md)")
 	fl.IntVar(&f.MaxParallel, "max-parallel-tasks", agent.DefaultMaxParallel, "the most task calls (subagents) of one reply that run at once")

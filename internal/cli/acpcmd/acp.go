@@ -20,6 +20,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
+	"github.com/tiny-agent/tiny-go/internal/cli/guard"
 	"github.com/tiny-agent/tiny-go/internal/cli/interactive"
 	"github.com/tiny-agent/tiny-go/internal/cli/modelwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/sessionview"
@@ -75,7 +76,7 @@ func NewCommand(fac *cmdutil.Factory) *cobra.Command {
 	fl.BoolVar(&f.AgentTools, "agent-tools", true, "offer the todo_write and task tools (todo list and subagents; docs/agents.md)")
 	fl.IntVar(&f.MaxParallel, "max-parallel-tasks", agent.DefaultMaxParallel, "the most task calls (subagents) of one reply that run at once")
 	f.ProviderFlags.Register(fl)
-	assemble.AddSandboxFlags(fl, &f.Sandbox)
+	guard.AddSandboxFlags(fl, &f.Sandbox)
 	return cmd
 }
 

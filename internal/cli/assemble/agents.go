@@ -44,7 +44,7 @@ func (a *Runner) withAgentTools(all []tools.Tool, envID string) ([]tools.Tool, e
 // parent's tools and approval hook are final.
 func (a *Runner) attachChildren(all []tools.Tool, approve agent.ApproveFunc) {
 	if a.Kids != nil {
-		a.Kids.Attach(all, approve, a.readOnly)
+		a.Kids.Attach(all, approve, a.Guard.ReadOnly())
 	}
 }
 

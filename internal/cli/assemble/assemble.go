@@ -23,6 +23,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
+	"github.com/tiny-agent/tiny-go/internal/cli/guard"
 	"github.com/tiny-agent/tiny-go/internal/cli/mcpcmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/modelwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/observe"
@@ -59,7 +60,7 @@ func (a *Runner) buildAgent(envID string) error {
 	}
 	log := a.agentLog()
 	sinks := a.eventSinks()
-	approve := a.Embed.WrapApprove(a.Mode.Hook(a.UserHooks.Approve(ApproveHook(a.Gate))))
+	approve := a.Embed.WrapApprove(a.Mode.Hook(a.UserHooks.Approve(guard.ApproveHook(a.Gate))))
 	a.attachChildren(all, approve)
 	a.Agent, err = agent.New(agent.Config{
 		Log:                 log,
@@ -98,7 +99,7 @@ func (a *Runner) RebuiltAgent(change func(*agent.Config)) (*agent.Agent, error) 
 // runs through); it returns them with the variables that hold secrets,
 // which commands never see.
 func (a *Runner) buildTools(envID string) (secretVars []string, all []tools.Tool, err error) {
-	if err := a.trackProcesses(); err != nil {
+	if err := a.Guard.TrackProcesses(); err != nil {
 		return nil, nil, err
 	}
 	bg, err := tools.NewManager(a.Cwd)
@@ -113,12 +114,12 @@ func (a *Runner) buildTools(envID string) (secretVars []string, all []tools.Tool
 		}
 		secretVars = append(secretVars, sv.SecretVars...)
 	}
-	a.warnUnmaskable(secretVars)
-	sealed, err := a.sealed()
+	guard.WarnUnmaskable(a.IO.Stderr, a.IO.Getenv, secretVars)
+	sealed, err := a.Guard.Sealed()
 	if err != nil {
 		return nil, nil, fmt.Errorf("review's sealed sandbox: %w", err)
 	}
-	toolCfg := tools.Config{WorkDir: a.Cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.Sandbox, Procs: a.procs, Editor: a.Embed.editor(), Transactions: a.undo().Transactions(), Review: a.reviewer(), Sealed: sealed}
+	toolCfg := tools.Config{WorkDir: a.Cwd, Plugins: a.tools, Background: bg, Env: withoutVars(os.Environ(), secretVars), Sandbox: a.Guard.Sandbox(), Procs: a.Guard.Procs(), Editor: a.Embed.editor(), Transactions: a.undo().Transactions(), Review: a.reviewer(), Sealed: sealed}
 	builtins, err := tools.Builtins(toolCfg)
 	if err != nil {
 		return nil, nil, err
@@ -147,7 +148,7 @@ func (a *Runner) buildTools(envID string) (secretVars []string, all []tools.Tool
 	if all, err = a.withAgentTools(all, envID); err != nil {
 		return nil, nil, err
 	}
-	return secretVars, a.planTools(all, toolCfg), nil
+	return secretVars, a.Guard.PlanTools(all, toolCfg, a.Mode.Planning), nil
 }
 
 // buildSystemPrompt names the offered tools (the prompt lists them) and
@@ -285,12 +286,12 @@ func (a *Runner) start(ctx context.Context) error {
 
 	// Before the first stdio MCP server starts: its process group is
 	// recorded there.
-	if err := a.trackProcesses(); err != nil {
+	if err := a.Guard.TrackProcesses(); err != nil {
 		return fail("startup_setup_error", err)
 	}
 	mcpCtx, stopMCPSignals := cmdutil.Interruptible(ctx)
 	defer stopMCPSignals()
-	mcpOpts := mcpcmd.Options(a.Cwd, a.IO.mcp(), a.Servers, a.Sandbox, a.procs, a.UIObserver)
+	mcpOpts := mcpcmd.Options(a.Cwd, a.IO.mcp(), a.Servers, a.Guard.Sandbox(), a.Guard.Procs(), a.UIObserver)
 	if a.Embed != nil {
 		mcpOpts.Elicit = a.Embed.elicit // forms go to the editor (ACP)
 	}
@@ -460,8 +461,7 @@ func (a *Runner) configure() error {
 	if a.Flags.MaxToolCalls < 1 {
 		return cmdutil.UsageErrorf("--max-tool-calls must be at least 1")
 	}
-	a.configurePermissions()
-	if err := a.configureApproval(); err != nil {
+	if err := a.configureGuard(); err != nil {
 		return err
 	}
 	if a.tools, err = tools.Select(a.Flags.Plugins); err != nil {
@@ -523,7 +523,7 @@ func (a *Runner) configure() error {
 		return cmdutil.UsageErrorf("--compact-share must be a number in (0, 1]")
 	}
 	// Last: nothing after it may fail, so the sandbox is always closed.
-	return a.newSandbox()
+	return a.Guard.OpenSandbox()
 }
 
 // evalHTTPClient is the model HTTP client of a tiny-go process that an eval

@@ -17,7 +17,7 @@ import (
 // the sandbox.
 func (a *Runner) undo() *undowire.Undo {
 	if a.checkpoints == nil {
-		a.checkpoints = undowire.New(undowire.Options{Cwd: a.Cwd, Getenv: a.IO.Getenv, Stderr: a.IO.Stderr, Sandbox: a.Sandbox})
+		a.checkpoints = undowire.New(undowire.Options{Cwd: a.Cwd, Getenv: a.IO.Getenv, Stderr: a.IO.Stderr, Sandbox: a.Guard.Sandbox()})
 	}
 	return a.checkpoints
 }
@@ -39,7 +39,7 @@ func (a *Runner) checkNotTruncated() error {
 func (a *Runner) newLSP(env []string) (*lspcmd.Servers, error) {
 	return lspcmd.NewServers(lspcmd.RunOptions{
 		Getenv: a.IO.Getenv, Settings: a.IO.Settings, Cwd: a.Cwd, Plugins: a.tools,
-		Env: env, Sandbox: a.Sandbox, Procs: a.procs, Changed: a.undo().Changed,
+		Env: env, Sandbox: a.Guard.Sandbox(), Procs: a.Guard.Procs(), Changed: a.undo().Changed,
 	})
 }
 
@@ -56,7 +56,7 @@ func (a *Runner) RunUserShell(ctx context.Context, id string, args jsontext.Valu
 // reviewer is bash's Reviewer in --approval review: the session's gate
 // asks.
 func (a *Runner) reviewer() tools.Reviewer {
-	if a.approval != approval.Review && a.Embed == nil {
+	if a.Guard.Approval() != approval.Review && a.Embed == nil {
 		return nil
 	}
 	return func(ctx context.Context, command string, changes []string) (bool, error) {

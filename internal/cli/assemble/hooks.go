@@ -26,7 +26,7 @@ func (a *Runner) setupHooks(secretVars []string) error {
 		Callbacks: a.Embed != nil && a.Embed.CallbackHooks, SDK: sdk,
 		Mode: a.permissionModeName, Env: withoutVars(os.Environ(), secretVars),
 		Scrub: a.scrubber(secretVars).Scrub, Report: a.hookLine,
-		Start: a.Sandbox.Start,
+		Start: a.Guard.Sandbox().Start,
 	})
 	if err != nil {
 		return err
@@ -51,7 +51,7 @@ func (a *Runner) permissionModeName() string {
 	if a.Embed != nil && a.Embed.PermissionMode != nil {
 		return a.Embed.PermissionMode()
 	}
-	m := a.approval
+	m := a.Guard.Approval()
 	if a.Mode != nil {
 		m = a.Mode.Mode()
 	}

@@ -44,12 +44,12 @@ func (a *Runner) webFetchTools() ([]tools.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.Perms != nil && a.Perms.Set != nil {
-		o.Rules = a.Perms.Set
+	if set := a.Guard.Rules(); set != nil {
+		o.Rules = set
 	}
 	o.FollowUnlisted = func() bool {
 		if a.Mode == nil {
-			return a.approval == approval.Auto
+			return a.Guard.Approval() == approval.Auto
 		}
 		m := a.Mode.Mode()
 		return m == approval.Auto || m == approval.Plan

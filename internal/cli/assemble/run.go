@@ -3,12 +3,12 @@ package assemble
 import (
 	"context"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/approval"
+	"github.com/tiny-agent/tiny-go/internal/cli/guard"
 	"github.com/tiny-agent/tiny-go/internal/cli/hookwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/lspcmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/mcpcmd"
@@ -20,10 +20,8 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/config"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
-	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/prompt"
 	"github.com/tiny-agent/tiny-go/internal/reasoning"
-	"github.com/tiny-agent/tiny-go/internal/sandbox"
 	"github.com/tiny-agent/tiny-go/internal/session"
 	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/tools"
@@ -53,7 +51,7 @@ type Flags struct {
 	IdleTimeout   time.Duration
 	// requestTimeout bounds each model request as a whole.
 	RequestTimeout time.Duration
-	Sandbox        sandboxFlags
+	Sandbox        guard.SandboxFlags
 	Approval       string
 	MaxToolCalls   int
 	// agentTools offers todo_write and task (agents.go); maxParallel
@@ -136,39 +134,26 @@ type Runner struct {
 	PreUI *observe.GatedObserver
 	// oneShot shows a one-shot run (not with --json).
 	oneShot *ui.OneShot
-	// sandbox confines commands and file writes; closed last.
-	Sandbox *sandbox.Sandbox
+	// guard holds the permission rules, the approval mode at start and
+	// the sandboxes (internal/cli/guard); closed last.
+	Guard *guard.Guard
 
 	// LSP is the language servers (nil: off).
 	LSP *lspcmd.Servers
-	// approval is the --approval mode in effect; gate the Approve hook of
-	// the current session in ask mode.
-	approval approval.Mode
-	Gate     *approval.Gate
-	// perms are Claude Code's permission rules (permissions.go).
-	Perms *ccPermissions
+	// Gate is the Approve hook of the current session in ask mode.
+	Gate *approval.Gate
 	// mcpAuto is set when the servers were chosen without --mcp: one that
 	// cannot connect is named and left out, not fatal.
 	mcpAuto bool
 	// instructions are the instruction files in the system prompt.
 	Instructions *prompt.Instructions
-	// mode is the approval mode now (Shift+Tab changes it); planSandbox
-	// the read-only sandbox of bash in plan mode, once made (plan.go).
-	Mode           *approval.Switch
-	planSandbox    *sandbox.Sandbox
-	planScratchDir string
-	// reviewSandbox runs --approval review's sealed commands (sealed.go).
-	reviewSandbox    *sandbox.Sandbox
-	reviewScratchDir string
-	// readOnly is bash with the tree read-only (plan mode, explore);
-	// kids builds the subagents (agents.go).
-	readOnly func() (tools.Tool, error)
-	Kids     *subagents.Children
+	// Mode is the approval mode now (Shift+Tab changes it).
+	Mode *approval.Switch
+	// Kids builds the subagents (agents.go).
+	Kids *subagents.Children
 	// costSink adds up the price of model requests (/cost, one-shot's
 	// cost lines); subagents' requests go to it too.
 	costSink func(agent.Event)
-	// procs records this run's command processes; Close kills leftovers.
-	procs *procs.Tracker
 	// embed adapts the agent to a host other than the terminal (acp.go);
 	// nil otherwise.
 	Embed *Embedding
@@ -205,7 +190,7 @@ func (a *Runner) Close() {
 		_ = a.MCP.Close() // stdio servers are stopped politely first
 	}
 	a.LSP.Close()
-	a.procs.Close()
+	a.Guard.Procs().Close()
 	_ = a.checkpoints.Close()
 	a.DiscardCreated()
 	if a.Store != nil {
@@ -218,14 +203,7 @@ func (a *Runner) Close() {
 	}
 	// Last: its thread started the commands, whose Pdeathsig fires when
 	// it ends.
-	a.Sandbox.Close()
-	a.planSandbox.Close()
-	a.reviewSandbox.Close()
-	for _, d := range []string{a.planScratchDir, a.reviewScratchDir} {
-		if d != "" {
-			_ = os.RemoveAll(d)
-		}
-	}
+	a.Guard.Close()
 }
 
 func FirstNonEmpty(vs ...string) string {

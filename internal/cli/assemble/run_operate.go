@@ -103,7 +103,7 @@ func (a *Runner) Expand(text string) (string, error) {
 	}
 	if ok {
 		name, _, _ := strings.Cut(strings.TrimPrefix(text, prompt.SkillCommandPrefix), " ")
-		a.skillInUse(strings.TrimSpace(name))
+		a.Guard.SkillInUse(a.Skills, strings.TrimSpace(name))
 		return msg, nil
 	}
 	return text, nil
@@ -223,7 +223,7 @@ func (a *Runner) ResultNote() agent.ResultNote {
 	if a.Store != nil {
 		st = a.Store.State()
 	}
-	return promptwire.ResultNote(a.Cwd, a.hiddenPaths(), st, a.LSP.Note())
+	return promptwire.ResultNote(a.Cwd, a.Guard.HiddenPaths(), st, a.LSP.Note())
 }
 
 // accepted reports whether the newest user entry of st is text (the run

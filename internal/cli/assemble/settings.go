@@ -63,7 +63,7 @@ func ApplyFileSettings(f *Flags, s *config.Settings) {
 		f.Sandbox.Mode = v.Value
 	}
 	if v, ok := s.FromFile(config.Writable); ok {
-		f.Sandbox.writable = v.List
+		f.Sandbox.Writable = v.List
 	}
 	if v, ok := s.FromFile(config.Network); ok {
 		f.Sandbox.Network = v.Value

@@ -72,7 +72,7 @@ func (h Host) Status() []string {
 	if network == "" {
 		network = "on"
 	}
-	if network == "rules" && a.Sandbox.NetworkRules() == nil {
+	if network == "rules" && a.Guard.Sandbox().NetworkRules() == nil {
 		network = "rules, which could not be set up: no TCP for commands"
 	}
 	mcp := strings.Join(a.MCPAliases, ", ")

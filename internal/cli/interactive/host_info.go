@@ -8,8 +8,8 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agents"
 	"github.com/tiny-agent/tiny-go/internal/approval"
-	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
+	"github.com/tiny-agent/tiny-go/internal/cli/guard"
 	"github.com/tiny-agent/tiny-go/internal/cli/hookwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/subagents"
 	"github.com/tiny-agent/tiny-go/internal/mcp"
@@ -124,12 +124,11 @@ func (a *runner) hooksInfo() []string {
 func (a *runner) permissionsInfo() []string {
 	mode := a.Mode.Mode()
 	lines := []string{"Approval mode: " + string(mode) + ": " + modeDescription(mode) + " (Shift+Tab cycles)"}
-	if a.Perms != nil && a.Perms.Set != nil {
-		set := a.Perms.Set
+	if set := a.Guard.Rules(); set != nil {
 		var own, theirs []string
 		for _, r := range set.Rules {
 			line := fmt.Sprintf("  %-5s %s  (%s)", r.Kind, r.Text, r.Source)
-			if r.Source == assemble.KeyRuleSource {
+			if r.Source == guard.KeyRuleSource {
 				own = append(own, line)
 			} else {
 				theirs = append(theirs, line)

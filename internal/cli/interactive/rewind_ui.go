@@ -10,8 +10,8 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
-	"github.com/tiny-agent/tiny-go/internal/cli/assemble"
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
+	"github.com/tiny-agent/tiny-go/internal/cli/guard"
 	"github.com/tiny-agent/tiny-go/internal/cli/rewindcmd"
 	"github.com/tiny-agent/tiny-go/internal/store"
 	"github.com/tiny-agent/tiny-go/internal/ui"
@@ -163,7 +163,7 @@ func (a *runner) useStore(st *store.Store) error {
 		st.Close()
 		return err
 	}
-	approve := a.UserHooks.Approve(assemble.ApproveHook(gate))
+	approve := a.UserHooks.Approve(guard.ApproveHook(gate))
 	if a.Mode != nil {
 		approve = a.Mode.Hook(approve) // the mode Shift+Tab set goes on in the fork
 	}

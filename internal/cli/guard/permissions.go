@@ -1,4 +1,4 @@
-package assemble
+package guard
 
 import (
 	"fmt"
@@ -14,12 +14,13 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/hooks"
 	"github.com/tiny-agent/tiny-go/internal/permissions"
+	"github.com/tiny-agent/tiny-go/internal/prompt"
 	"github.com/tiny-agent/tiny-go/internal/statekey"
 )
 
-// ccPermissions is the wiring of Claude Code's permission rules into a
+// Permissions is the wiring of Claude Code's permission rules into a
 // run: the rules, where "always" answers go, and what defaultMode asked.
-type ccPermissions struct {
+type Permissions struct {
 	Set *permissions.Settings
 	// local is the settings.local.json "always" answers are added to.
 	local       string
@@ -27,9 +28,9 @@ type ccPermissions struct {
 	dontAsk     bool
 }
 
-// loadPermissions reads the permission rules in effect for cwd.
-func LoadPermissions(io Stdio, cwd string) (*permissions.Settings, string) {
-	home := io.Getenv("HOME")
+// LoadPermissions reads the permission rules in effect for cwd.
+func LoadPermissions(getenv func(string) string, cwd string) (*permissions.Settings, string) {
+	home := getenv("HOME")
 	project := hooks.ProjectDir(cwd, home)
 	return permissions.Load(permissions.Files(home, project), home, cwd), project
 }
@@ -38,37 +39,44 @@ func LoadPermissions(io Stdio, cwd string) (*permissions.Settings, string) {
 // applies defaultMode where no --approval (or approval setting) chose a
 // mode: plan and bypassPermissions (auto) everywhere, acceptEdits and
 // dontAsk where a user can be asked (interactive mode).
-func (a *Runner) configurePermissions() {
-	set, project := LoadPermissions(a.IO, a.Cwd)
+func (g *Guard) configurePermissions() {
+	set, project := LoadPermissions(g.o.Getenv, g.o.Cwd)
 	for _, p := range set.Problems {
-		fmt.Fprintf(a.IO.Stderr, "%s: %s\n", cmdutil.ProgramName, p)
+		fmt.Fprintf(g.o.Stderr, "%s: %s\n", cmdutil.ProgramName, p)
 	}
-	a.Perms = &ccPermissions{Set: set, local: permissions.LocalFile(localSettingsDir(project, a.Cwd))}
+	g.perms = &Permissions{Set: set, local: permissions.LocalFile(localSettingsDir(project, g.o.Cwd))}
 	// The model's read tool runs as tiny-go, which can read its state
 	// key: the key must not reach the model, which could hand it to a
 	// command to seal forged state (commands never see the folder).
-	if dir, err := statekey.Dir(); err == nil && filepath.IsAbs(dir) && !within(a.Cwd, dir) {
+	if dir, err := statekey.Dir(); err == nil && filepath.IsAbs(dir) && !within(g.o.Cwd, dir) {
 		set.DenyForProcess([]string{"Read(/" + dir + "/**)", "Edit(/" + dir + "/**)"}, KeyRuleSource)
 	}
-	if a.Flags.Approval != "" {
+	if g.o.Approval != "" {
 		return
 	}
-	interactive := a.UIObserver != nil && !a.Flags.JSON
 	switch set.DefaultMode {
 	case "plan":
-		a.Flags.Approval = string(approval.Plan)
+		g.o.Approval = string(approval.Plan)
 	case "bypassPermissions":
-		a.Flags.Approval = string(approval.Auto)
+		g.o.Approval = string(approval.Auto)
 	case "acceptEdits":
-		a.Perms.acceptEdits = interactive
+		g.perms.acceptEdits = g.interactive()
 	case "dontAsk":
-		a.Perms.dontAsk = interactive
+		g.perms.dontAsk = g.interactive()
 	}
 }
 
-// keyRuleSource names tiny-go's own rules that keep its tools from the
+// KeyRuleSource names tiny-go's own rules that keep its tools from the
 // state key's folder.
 const KeyRuleSource = "tiny-go (its state key's folder)"
+
+// Rules are the permission rules in effect (nil-safe).
+func (g *Guard) Rules() *permissions.Settings {
+	if g == nil || g.perms == nil {
+		return nil
+	}
+	return g.perms.Set
+}
 
 // localSettingsDir is where Claude Code keeps settings.local.json: the
 // project that already has .claude settings, else the repository root,
@@ -94,14 +102,14 @@ func fileExists(p string) bool {
 
 // additionalDirectories are the rules' additionalDirectories that exist,
 // as writable roots of the sandbox; the others are named once.
-func (a *Runner) additionalDirectories() []string {
-	if a.Perms == nil {
+func (g *Guard) additionalDirectories() []string {
+	if g.perms == nil {
 		return nil
 	}
 	var dirs []string
-	for _, d := range a.Perms.Set.AdditionalDirectories {
+	for _, d := range g.perms.Set.AdditionalDirectories {
 		if fi, err := os.Stat(d.Path); err != nil || !fi.IsDir() {
-			fmt.Fprintf(a.IO.Stderr, "%s: %s: permissions.additionalDirectories: %s is not a directory; it is not used\n", cmdutil.ProgramName, d.Source, d.Path)
+			fmt.Fprintf(g.o.Stderr, "%s: %s: permissions.additionalDirectories: %s is not a directory; it is not used\n", cmdutil.ProgramName, d.Source, d.Path)
 			continue
 		}
 		dirs = append(dirs, d.Path)
@@ -109,53 +117,50 @@ func (a *Runner) additionalDirectories() []string {
 	return dirs
 }
 
-// hiddenPaths is the sandbox's Policy.Hidden: what Read deny rules name.
-func (a *Runner) hiddenPaths() func() []string {
-	if a.Perms == nil {
+// HiddenPaths is the sandbox's Policy.Hidden: what Read deny rules name.
+func (g *Guard) HiddenPaths() func() []string {
+	if g.perms == nil {
 		return nil
 	}
-	return a.Perms.Set.HiddenPaths
+	return g.perms.Set.HiddenPaths
 }
 
 // warnUnhidden says, once, that commands can read what Read deny rules
 // name when the sandbox cannot hide it.
-func (a *Runner) warnUnhidden() {
-	if a.Perms == nil || a.Sandbox.Hides() {
+func (g *Guard) warnUnhidden() {
+	if g.perms == nil || g.sandbox.Hides() {
 		return
 	}
-	if paths := a.Perms.Set.HiddenPaths(); len(paths) > 0 {
-		fmt.Fprintf(a.IO.Stderr, "%s: warning: commands run without namespaces here, so Read deny rules keep %s from the read tool only; commands can read it\n", cmdutil.ProgramName, paths[0])
+	if paths := g.perms.Set.HiddenPaths(); len(paths) > 0 {
+		fmt.Fprintf(g.o.Stderr, "%s: warning: commands run without namespaces here, so Read deny rules keep %s from the read tool only; commands can read it\n", cmdutil.ProgramName, paths[0])
 	}
 }
 
-// permissionHooks puts the rules in front of the hooks (inner, maybe nil)
-// of an agent whose approval is approve.
-func (a *Runner) permissionHooks(inner agent.HookRunner) agent.HookRunner {
-	p := a.Perms
-	var skills []permissions.Skill
-	for _, s := range a.Skills {
+// PermissionHooks puts the rules in front of the hooks (inner, maybe nil)
+// of an agent, with the allowed-tools of the skills; canAsk reports
+// whether someone can answer (a gate or an embedder).
+func (g *Guard) PermissionHooks(inner agent.HookRunner, skills []prompt.Skill, canAsk func() bool) agent.HookRunner {
+	p := g.perms
+	var allowed []permissions.Skill
+	for _, s := range skills {
 		if len(s.AllowedTools) > 0 {
-			skills = append(skills, permissions.Skill{Name: s.Name, Path: s.Path, Allowed: s.AllowedTools})
+			allowed = append(allowed, permissions.Skill{Name: s.Name, Path: s.Path, Allowed: s.AllowedTools})
 		}
 	}
-	if p == nil || (len(p.Set.Rules) == 0 && !p.acceptEdits && len(skills) == 0) {
+	if p == nil || (len(p.Set.Rules) == 0 && !p.acceptEdits && len(allowed) == 0) {
 		return inner
 	}
-	// Someone can answer where there is a gate (interactive mode, in
-	// every approval mode) or an embedder.
-	return &permissions.Runner{Inner: inner, Settings: p.Set, AcceptEdits: p.acceptEdits, Skills: skills, CanAsk: func() bool {
-		return a.Gate != nil || a.Embed != nil
-	}}
+	return &permissions.Runner{Inner: inner, Settings: p.Set, AcceptEdits: p.acceptEdits, Skills: allowed, CanAsk: canAsk}
 }
 
 // keepInSettings has the gate add the "always" answers Claude Code keeps
-// (commands, MCP tools) to settings.local.json.
-func (a *Runner) keepInSettings(g *approval.Gate) {
-	if g == nil || a.Perms == nil {
+// (commands, MCP tools) to settings.local.json; report shows a warning.
+func (g *Guard) keepInSettings(gate *approval.Gate, report func(string)) {
+	if gate == nil || g.perms == nil {
 		return
 	}
-	local := a.Perms.local
-	g.KeepAlso(func(keys [][]string) {
+	local := g.perms.local
+	gate.KeepAlso(func(keys [][]string) {
 		var rules []string
 		for _, k := range keys {
 			if r := permissions.RuleOf(k); r != "" {
@@ -163,7 +168,7 @@ func (a *Runner) keepInSettings(g *approval.Gate) {
 			}
 		}
 		if err := permissions.AddAllow(local, rules); err != nil {
-			a.hookLine(fmt.Sprintf("warning: the answer holds for this session only: %v", err))
+			report(fmt.Sprintf("warning: the answer holds for this session only: %v", err))
 		}
 		// A host allowed for web_fetch is a rule at once: it is what lets
 		// the fetch reach a local address (netguard) and its redirects.
@@ -173,20 +178,20 @@ func (a *Runner) keepInSettings(g *approval.Gate) {
 				fetchRules = append(fetchRules, r)
 			}
 		}
-		a.Perms.Set.AllowForSession(fetchRules, local)
+		g.perms.Set.AllowForSession(fetchRules, local)
 	})
 }
 
-// skillInUse puts the allowed-tools of the skill /skill:name (or /name)
+// SkillInUse puts the allowed-tools of the skill /skill:name (or /name)
 // sent into effect for the rest of the process, as Claude Code does while
 // a skill is active.
-func (a *Runner) skillInUse(name string) {
-	if a.Perms == nil {
+func (g *Guard) SkillInUse(skills []prompt.Skill, name string) {
+	if g.perms == nil {
 		return
 	}
-	for _, s := range a.Skills {
+	for _, s := range skills {
 		if s.Name == name && len(s.AllowedTools) > 0 {
-			a.Perms.Set.AllowForSession(s.AllowedTools, "skill "+s.Name)
+			g.perms.Set.AllowForSession(s.AllowedTools, "skill "+s.Name)
 		}
 	}
 }
@@ -197,7 +202,7 @@ func dontAskAnswer() approval.Answer {
 	return approval.Answer{Choice: approval.Deny, Reason: "no permission rule allows this tool call (defaultMode dontAsk)"}
 }
 
-// printPermissions is the permissions part of `tiny-go config`: each
+// PrintPermissions is the permissions part of `tiny-go config`: each
 // rule with its file, the mode and directories, then what cannot be used.
 func PrintPermissions(w io.Writer, set *permissions.Settings) error {
 	fmt.Fprintln(w)
