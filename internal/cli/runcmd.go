@@ -14,6 +14,7 @@ import (
 	"github.com/tiny-agent/tiny-go/internal/cli/headlesscmd"
 	"github.com/tiny-agent/tiny-go/internal/cli/interactive"
 	"github.com/tiny-agent/tiny-go/internal/cli/modelwire"
+	"github.com/tiny-agent/tiny-go/internal/cli/oneshot"
 	"github.com/tiny-agent/tiny-go/internal/lifecycle"
 )
 
@@ -112,7 +113,7 @@ func runRoot(ctx context.Context, io assemble.Stdio, cwd string, f assemble.Flag
 		return err
 	}
 	defer a.Close()
-	return a.Operate(ctx, promptText, func(ctx context.Context) error { return interactive.Run(ctx, a) })
+	return oneshot.Run(ctx, a, promptText, func(ctx context.Context) error { return interactive.Run(ctx, a) })
 }
 
 // resumeValue is --resume: alone it picks a session (interactive), with a

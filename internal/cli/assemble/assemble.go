@@ -222,9 +222,9 @@ func (a *Runner) eventSinks() []func(agent.Event) {
 		sinks = append(sinks, a.UIObserver.Event, a.PreUI.Event, a.Costs.Event)
 		a.costSink = a.Costs.Event
 	case !a.Flags.JSON:
-		a.oneShot = ui.NewOneShot(ui.OneShotOptions{Stdout: a.IO.Stdout, Stderr: a.IO.Stderr, WorkDir: a.Cwd, Getenv: a.IO.Getenv})
-		costs := observe.NewCostLog(a.oneShot.Stderr())
-		sinks = append(sinks, a.oneShot.Event, costs.Event)
+		a.OneShot = ui.NewOneShot(ui.OneShotOptions{Stdout: a.IO.Stdout, Stderr: a.IO.Stderr, WorkDir: a.Cwd, Getenv: a.IO.Getenv})
+		costs := observe.NewCostLog(a.OneShot.Stderr())
+		sinks = append(sinks, a.OneShot.Event, costs.Event)
 		a.costSink = costs.Event
 	default:
 		// stdout carries the events; a wait for a retry still shows.

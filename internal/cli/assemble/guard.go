@@ -64,8 +64,8 @@ func (a *Runner) progress() *ui.OneShot {
 	switch {
 	case a.PreUI != nil && a.PreUI.On.Load():
 		return a.PreUI.Inner
-	case a.oneShot != nil:
-		return a.oneShot
+	case a.OneShot != nil:
+		return a.OneShot
 	}
 	return nil
 }

@@ -132,8 +132,8 @@ type Runner struct {
 	UIObserver *ui.Observer
 	// preUI shows interactive-mode progress until the UI starts.
 	PreUI *observe.GatedObserver
-	// oneShot shows a one-shot run (not with --json).
-	oneShot *ui.OneShot
+	// OneShot shows a one-shot run (not with --json).
+	OneShot *ui.OneShot
 	// guard holds the permission rules, the approval mode at start and
 	// the sandboxes (internal/cli/guard); closed last.
 	Guard *guard.Guard
@@ -163,8 +163,8 @@ type Runner struct {
 	Costs observe.SessionCost
 	// userHooks runs the user's hooks and notifications (hooks.go).
 	UserHooks *hookwire.Hooks
-	// exitReason is SessionEnd's reason when the process lets go.
-	exitReason string
+	// ExitReason is SessionEnd's reason when the process lets go.
+	ExitReason string
 }
 
 // close releases everything on every exit path: open projections end as
@@ -180,7 +180,7 @@ func (a *Runner) Close() {
 	if a.Gate != nil {
 		_ = a.Gate.Close()
 	}
-	a.UserHooks.Ended(FirstNonEmpty(a.exitReason, "other"))
+	a.UserHooks.Ended(FirstNonEmpty(a.ExitReason, "other"))
 	if a.bg != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = a.bg.StopAll(ctx)

@@ -1,97 +1,22 @@
-// Running the operation once the agent is built: recovery, the prompt or
-// the interactive loop, signals, and how the outcome is told.
+// What every front end runs on an assembled Runner: a prompt (with the
+// !commands before it), a skill's shorthand, signals into the durable
+// abort, and the notes that follow a tool call.
 
 package assemble
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/tiny-agent/tiny-go/internal/agent"
-	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/cli/promptwire"
 	"github.com/tiny-agent/tiny-go/internal/cli/sessionopen"
 	"github.com/tiny-agent/tiny-go/internal/interrupt"
 	"github.com/tiny-agent/tiny-go/internal/planmode"
 	"github.com/tiny-agent/tiny-go/internal/prompt"
 	"github.com/tiny-agent/tiny-go/internal/session"
-	"github.com/tiny-agent/tiny-go/internal/ui"
 )
-
-// operate resumes an open operation, then runs the prompt (one-shot) or,
-// without one, the interactive loop interact.
-func (a *Runner) Operate(ctx context.Context, promptText string, interact func(context.Context) error) error {
-	ctx, hardStop := context.WithCancel(ctx)
-	defer hardStop()
-	if a.oneShot != nil {
-		defer a.oneShot.Close()
-	}
-	stop := a.OnSignals(hardStop)
-	stopped := false
-	defer func() {
-		if !stopped {
-			stop()
-		}
-	}()
-
-	if a.Agent.Pending() {
-		res, err := a.Agent.Resume(ctx)
-		if errors.Is(err, context.Canceled) {
-			return fmt.Errorf("stopped before the recovery finished; resume with: tiny-go --session %s", a.Store.ID())
-		}
-		if err != nil {
-			return fmt.Errorf("resume: %w", err)
-		}
-		if res.Blocked != "" {
-			return errors.New(BlockedMessage(a.Store.ID(), res.Blocked))
-		}
-		if !a.Flags.JSON {
-			fmt.Fprintf(a.IO.Stderr, "Recovered the open %s: %s.\n", res.Kind, describeOutcome(res))
-		}
-		if promptText == "" && a.Flags.JSON {
-			return exitFor(res)
-		}
-	}
-	if strings.TrimSpace(promptText) == "" && a.Flags.JSON {
-		return nil // resumed with nothing open
-	}
-	if strings.TrimSpace(promptText) == "" {
-		// Interactive mode handles signals itself (the Ctrl+C path).
-		stop()
-		stopped = true
-		a.exitReason = "prompt_input_exit"
-		return interact(ctx)
-	}
-	text, err := a.Expand(promptText)
-	if err != nil {
-		return cmdutil.UsageError{Err: err}
-	}
-	res, err := a.Run(ctx, text)
-	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("stopped before the run finished; resume with: tiny-go --session %s", a.Store.ID())
-	}
-	if err != nil {
-		return err
-	}
-	if a.oneShot != nil {
-		a.oneShot.Finish(res)
-	}
-	discarded := a.DiscardConfigFailure()
-	if !a.Flags.JSON {
-		switch {
-		case res.Completion == session.CompletionTruncated:
-			fmt.Fprintln(a.IO.Stderr, ui.TruncatedLine)
-		case res.Outcome != session.OutcomeCompleted:
-			fmt.Fprintln(a.IO.Stderr, describeOutcome(res))
-		}
-		if !discarded {
-			a.printResume()
-		}
-	}
-	return exitFor(res)
-}
 
 // expand turns "/skill:name text" (or "/name text" for a skill's name)
 // into the skill's message, and puts the skill in use.
@@ -146,40 +71,6 @@ func (a *Runner) OnSignals(hardStop context.CancelFunc) (stop func()) {
 		stopNotify()
 		close(done)
 	}
-}
-
-func (a *Runner) printResume() {
-	if a.Resumable() {
-		fmt.Fprintf(a.IO.Stderr, "Resume: tiny-go --session %s\n", a.Store.ID())
-	}
-}
-
-func exitFor(res agent.Result) error {
-	// A reply cut off while calling tools completed (nothing of it ran)
-	// but did not do what was asked: like a cut-off text reply, non-zero.
-	if res.Blocked != "" || res.Outcome != session.OutcomeCompleted || res.Completion == session.CompletionTruncated {
-		return cmdutil.ExitError{Code: cmdutil.ExitFailed}
-	}
-	return nil
-}
-
-// describeOutcome is the one-line summary of how an operation ended.
-func describeOutcome(res agent.Result) string {
-	switch {
-	case res.Blocked != "":
-		return "blocked: " + res.Blocked
-	case res.Outcome == session.OutcomeAborted && res.Kind == session.OperationCompaction:
-		return "Compaction aborted."
-	case res.Outcome == session.OutcomeAborted:
-		return "Aborted."
-	case res.Outcome == session.OutcomeFailed && res.Error != nil:
-		return "Failed: " + res.Error.Message
-	case res.Outcome == session.OutcomeFailed:
-		return "Failed."
-	case res.Completion == session.CompletionTruncated:
-		return "completed (the reply was cut off by the model token limit; its tool calls were not run)"
-	}
-	return "completed"
 }
 
 // blockedMessage explains a blocked resume and the ways out.
