@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
 // manifest points at the latest consistent pair in the blob store: a
@@ -86,9 +87,15 @@ func sessionPath(repo string) (string, error) {
 }
 
 // skipSession leaves the session files out of a workspace snapshot: the
-// session travels as its own cut prefix. Sidecars (<session>.d/) are kept.
+// session travels as its own cut prefix. Its integrity records stay out
+// too: they are the running session's, ahead of the cut prefix or behind
+// it, and sealed with this machine's key; restore writes the prefix's.
+// The rest of its sidecar (<session>.d/) is kept.
 func skipSession(rel string) bool {
-	return strings.HasPrefix(rel, ".tiny-agent/sessions/") && strings.HasSuffix(rel, ".jsonl")
+	if !strings.HasPrefix(rel, ".tiny-agent/sessions/") {
+		return false
+	}
+	return strings.HasSuffix(rel, ".jsonl") || strings.HasSuffix(rel, ".d/"+store.IntegrityFile)
 }
 
 // committed is the session file through its last LF (a torn tail is not
@@ -318,8 +325,16 @@ func (s *syncer) restore(ctx context.Context, m manifest) error {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(dir, m.SessionName), data, 0o600); err != nil {
+		path := filepath.Join(dir, m.SessionName)
+		if err := os.WriteFile(path, data, 0o600); err != nil {
 			return err
+		}
+		// The integrity records as a crash right after the prefix's last
+		// line leaves them, sealed with this machine's key: tiny-go
+		// refuses a session whose records are missing (its mark says it
+		// sealed some: UNSEALED) or sealed with another key.
+		if err := store.SealRecords(path, data); err != nil {
+			return fmt.Errorf("session %s: %w", m.SessionName, err)
 		}
 		if err := s.observe(data); err != nil {
 			return err
