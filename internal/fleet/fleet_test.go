@@ -271,6 +271,20 @@ func (c *cluster) owner(dir string) int {
 	return -1
 }
 
+// processes lists each worker's processes and where they work.
+func (c *cluster) processes() string {
+	var b strings.Builder
+	for i, w := range c.workers {
+		fmt.Fprintf(&b, "\nw%d:", i+1)
+		for _, p := range descendants(w.Process.Pid) {
+			comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", p))
+			cwd, _ := os.Readlink(fmt.Sprintf("/proc/%d/cwd", p))
+			fmt.Fprintf(&b, " %d %s in %s;", p, strings.TrimSpace(string(comm)), cwd)
+		}
+	}
+	return b.String()
+}
+
 func TestSuiteSurvivesAKilledWorker(t *testing.T) {
 	temporal := needTemporal(t)
 	c := newCluster(t, temporal)
@@ -318,7 +332,7 @@ func TestSuiteSurvivesAKilledWorker(t *testing.T) {
 		time.Sleep(time.Second) // toolStarted is in the store by now
 		w := c.owner(filepath.Join(matches[0], "..", "..", "..", "..", "repo"))
 		if w < 0 {
-			t.Fatal("no worker runs task05")
+			t.Fatalf("no worker runs task05 (no process works in its repo): %s", c.processes())
 		}
 		for _, p := range descendants(c.workers[w].Process.Pid) {
 			_ = syscall.Kill(p, syscall.SIGKILL)
@@ -393,12 +407,15 @@ func TestSuiteSurvivesAKilledWorker(t *testing.T) {
 		if st.Operation != nil || st.LastFinished.Outcome != session.OutcomeCompleted {
 			t.Errorf("%s: session ends %q, open=%v", key, st.LastFinished.Outcome, st.Operation != nil)
 		}
+		// An attempt that dies mid-command leaves one interrupted command:
+		// task05's first (the kill), and one whose heartbeat was late on
+		// a busy machine (5 s here; its next attempt takes over).
 		interrupted := strings.Count(string(data), `"reason":"interrupted"`)
-		if key == "task05-1" && interrupted != 1 {
-			t.Errorf("task05: %d interrupted commands in its session, want 1 (the killed one)", interrupted)
+		if key == "task05-1" && interrupted < 1 {
+			t.Errorf("task05: no interrupted command in its session, want the killed one")
 		}
-		if interrupted > 1 {
-			t.Errorf("%s: %d interrupted commands", key, interrupted)
+		if n := attempts[strings.TrimSuffix(key, "-1")]; interrupted > n-1 {
+			t.Errorf("%s: %d interrupted commands in %d attempts", key, interrupted, n)
 		}
 		diff, err := os.ReadFile(filepath.Join(filepath.Dir(path), "diff.patch"))
 		if err != nil {
