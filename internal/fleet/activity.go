@@ -259,6 +259,10 @@ func (a *Activities) judge(ctx context.Context, t Task, res Result, run agentRun
 		res.Status, res.Reason, res.TestOutput = eval.StatusTimeout, "test.sh ran out of time", out
 	case exit != 0:
 		res.Status, res.Reason, res.TestOutput = eval.StatusFail, fmt.Sprintf("test.sh exited %d", exit), out
+		if run.exit > 0 {
+			// Often why: a refused session or endpoint did nothing.
+			res.Reason += fmt.Sprintf(" (the agent exited %d%s)", run.exit, run.why())
+		}
 	default:
 		res.Status = eval.StatusPass
 	}
