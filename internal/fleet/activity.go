@@ -258,12 +258,22 @@ func (a *Activities) judge(ctx context.Context, t Task, res Result, run agentRun
 	case timedOut:
 		res.Status, res.Reason, res.TestOutput = eval.StatusTimeout, "test.sh ran out of time", out
 	case exit != 0:
-		res.Status, res.Reason, res.TestOutput = eval.StatusFail, fmt.Sprintf("test.sh exited %d", exit), out
+		res.Status, res.Reason, res.TestOutput = eval.StatusFail, testFailed(exit, run), out
 	default:
 		res.Status = eval.StatusPass
 	}
 	res.Passed = res.Status == eval.StatusPass
 	return res, nil
+}
+
+// testFailed is the reason of a task whose test.sh exited with exit: with
+// the agent's exit and last line when it failed too (often why: a refused
+// session or endpoint did nothing).
+func testFailed(exit int, run agentRun) string {
+	if run.exit > 0 {
+		return fmt.Sprintf("test.sh exited %d (the agent exited %d%s)", exit, run.exit, run.why())
+	}
+	return fmt.Sprintf("test.sh exited %d", exit)
 }
 
 // addWorker records this worker as the one of this attempt and returns

@@ -169,8 +169,8 @@ func (c *cluster) startWorker(n, concurrency int, extra ...string) {
 // bash steps; each writes a marker line unique to its call into
 // markers.txt, sleeps, and reports "done step K". A step whose result is
 // not a success (interrupted by a dead worker) is asked for again, with a
-// new call. A task marked "(slow step 2)" sleeps there long enough to be
-// killed in.
+// new call. A task marked "(slow step N)" sleeps in step N long enough
+// to be killed in.
 func markerTask(r providertest.Request) providertest.Reply {
 	task := regexp.MustCompile(`fleet task (\d+)`).FindStringSubmatch(string(r.Body))
 	if task == nil {
@@ -191,7 +191,7 @@ func markerTask(r providertest.Request) providertest.Reply {
 	}
 	step := done + 1
 	sleep := "0.2"
-	if strings.Contains(string(r.Body), "(slow step 2)") && step == 2 {
+	if strings.Contains(string(r.Body), fmt.Sprintf("(slow step %d)", step)) {
 		sleep = "6"
 	}
 	id := fmt.Sprintf("c%s-s%d-m%d", task[1], step, len(r.Chat.Messages))
@@ -271,18 +271,30 @@ func (c *cluster) owner(dir string) int {
 	return -1
 }
 
+// processes lists each worker's processes and where they work.
+func (c *cluster) processes() string {
+	var b strings.Builder
+	for i, w := range c.workers {
+		fmt.Fprintf(&b, "\nw%d:", i+1)
+		for _, p := range descendants(w.Process.Pid) {
+			comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", p))
+			cwd, _ := os.Readlink(fmt.Sprintf("/proc/%d/cwd", p))
+			fmt.Fprintf(&b, " %d %s in %s;", p, strings.TrimSpace(string(comm)), cwd)
+		}
+	}
+	return b.String()
+}
+
 func TestSuiteSurvivesAKilledWorker(t *testing.T) {
 	temporal := needTemporal(t)
 	c := newCluster(t, temporal)
 	const tasks = 12
 	suite := writeSuite(t, t.TempDir(), tasks, 5)
-	// One task per worker: the kill takes task05 alone. A second task on
-	// the killed worker can come back with its session ahead of its
-	// workspace (seen once in CI at load 20: the retried task02's session
-	// had its three steps, its workspace none of them; docs/fleet.md,
-	// "Known issue"), which this test does not yet cover.
+	// Two tasks per worker: the kill takes task05 and whatever task its
+	// worker runs beside it, anywhere in its run (TestTwoTasksOfAKilled-
+	// WorkerComeBack kills one in its first step on purpose).
 	for i := 1; i <= 3; i++ {
-		c.startWorker(i, 1)
+		c.startWorker(i, 2)
 	}
 
 	submit := exec.Command(filepath.Join(c.bin, "tiny-go"), "eval", suite, "--temporal", c.hostPort, "--blob", "file://"+c.blobDir,
@@ -320,7 +332,7 @@ func TestSuiteSurvivesAKilledWorker(t *testing.T) {
 		time.Sleep(time.Second) // toolStarted is in the store by now
 		w := c.owner(filepath.Join(matches[0], "..", "..", "..", "..", "repo"))
 		if w < 0 {
-			t.Fatal("no worker runs task05")
+			t.Fatalf("no worker runs task05 (no process works in its repo): %s", c.processes())
 		}
 		for _, p := range descendants(c.workers[w].Process.Pid) {
 			_ = syscall.Kill(p, syscall.SIGKILL)
@@ -395,12 +407,15 @@ func TestSuiteSurvivesAKilledWorker(t *testing.T) {
 		if st.Operation != nil || st.LastFinished.Outcome != session.OutcomeCompleted {
 			t.Errorf("%s: session ends %q, open=%v", key, st.LastFinished.Outcome, st.Operation != nil)
 		}
+		// An attempt that dies mid-command leaves one interrupted command:
+		// task05's first (the kill), and one whose heartbeat was late on
+		// a busy machine (5 s here; its next attempt takes over).
 		interrupted := strings.Count(string(data), `"reason":"interrupted"`)
-		if key == "task05-1" && interrupted != 1 {
-			t.Errorf("task05: %d interrupted commands in its session, want 1 (the killed one)", interrupted)
+		if key == "task05-1" && interrupted < 1 {
+			t.Errorf("task05: no interrupted command in its session, want the killed one")
 		}
-		if interrupted > 1 {
-			t.Errorf("%s: %d interrupted commands", key, interrupted)
+		if n := attempts[strings.TrimSuffix(key, "-1")]; interrupted > n-1 {
+			t.Errorf("%s: %d interrupted commands in %d attempts", key, interrupted, n)
 		}
 		diff, err := os.ReadFile(filepath.Join(filepath.Dir(path), "diff.patch"))
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tiny-agent/tiny-go/internal/session"
+	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
 // manifest points at the latest consistent pair in the blob store: a
@@ -43,8 +44,10 @@ type manifest struct {
 // session is read; facts that were committed while it was taken are kept
 // up to the first toolStarted among them (that tool may have run partly,
 // or fully: recovery then settles it as interrupted, as after a local
-// crash), never beyond. A retried attempt restores the pair and runs
-// recovery: no effect inside the workspace happens twice.
+// crash), never beyond, and short of the first result among them (its
+// tool may have changed the workspace after the scan read it: the next
+// snapshot, taken at once, ships the two). A retried attempt restores the
+// pair and runs recovery: no effect inside the workspace happens twice.
 type syncer struct {
 	blobs  *Blobs
 	cas    *contentStore
@@ -66,6 +69,9 @@ type syncer struct {
 	lines   int
 	// dirty: a tool settled since the last snapshot.
 	dirty bool
+	// scanned, in tests, runs between a snapshot's scan and its second
+	// read of the session (the agent goes on meanwhile).
+	scanned func()
 	// Stats of the uploads, for the result and docs/fleet.md.
 	uploads     int
 	uploadBytes int64
@@ -86,9 +92,15 @@ func sessionPath(repo string) (string, error) {
 }
 
 // skipSession leaves the session files out of a workspace snapshot: the
-// session travels as its own cut prefix. Sidecars (<session>.d/) are kept.
+// session travels as its own cut prefix. Its integrity records stay out
+// too: they are the running session's, ahead of the cut prefix or behind
+// it, and sealed with this machine's key; restore writes the prefix's.
+// The rest of its sidecar (<session>.d/) is kept.
 func skipSession(rel string) bool {
-	return strings.HasPrefix(rel, ".tiny-agent/sessions/") && strings.HasSuffix(rel, ".jsonl")
+	if !strings.HasPrefix(rel, ".tiny-agent/sessions/") {
+		return false
+	}
+	return strings.HasSuffix(rel, ".jsonl") || strings.HasSuffix(rel, ".d/"+store.IntegrityFile)
 }
 
 // committed is the session file through its last LF (a torn tail is not
@@ -136,16 +148,23 @@ func (s *syncer) observe(data []byte) error {
 
 // cut is the length of data to keep with a snapshot taken after the first
 // from bytes were read: through the first transaction beyond from that
-// starts a tool.
+// starts a tool, and short of the first one that settles a tool (the tool
+// may have started before the snapshot and ended after the scan read
+// what it changed).
 func cut(data []byte, from int) int {
 	for i := from; i < len(data); {
 		end := i + bytes.IndexByte(data[i:], '\n') + 1
 		facts, c := session.DecodeTransaction(data[i : end-1])
-		if c == nil {
-			for _, f := range facts {
-				if _, ok := f.Record.(*session.ToolStarted); ok {
-					return end
-				}
+		for _, f := range facts {
+			if c != nil {
+				break
+			}
+			switch f.Entry.(type) {
+			case *session.ToolResultEntry, *session.SyntheticEntry:
+				return i
+			}
+			if _, ok := f.Record.(*session.ToolStarted); ok {
+				return end
 			}
 		}
 		i = end
@@ -179,63 +198,80 @@ func (s *syncer) index() (*index, error) {
 }
 
 // step uploads what the agent committed since the last call: the session
-// prefix alone while no tool settled, else the change set with it.
+// prefix alone while no tool settled, else the change set with it. What a
+// snapshot left out (a result that settled while it was taken) goes at
+// once, in another snapshot, not at the next tool's result.
 func (s *syncer) step(ctx context.Context) error {
+	for range 3 {
+		again, err := s.stepOnce(ctx)
+		if err != nil || !again {
+			return err
+		}
+	}
+	return nil
+}
+
+// stepOnce is one pass of step; again says a snapshot left facts out.
+func (s *syncer) stepOnce(ctx context.Context) (again bool, err error) {
 	path, err := sessionPath(s.repo)
 	if err != nil || path == "" {
-		return err
+		return false, err
 	}
 	data, err := committed(path)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if int64(len(data)) == s.man.Bytes && !s.dirty {
-		return nil
+		return false, nil
 	}
 	if err := s.observe(data); err != nil {
-		return err
+		return false, err
 	}
 	if !s.dirty {
-		return s.upload(ctx, filepath.Base(path), data, s.man.Changes)
+		return false, s.upload(ctx, filepath.Base(path), data, s.man.Changes)
 	}
 	return s.snapshot(ctx, path, data)
 }
 
 // snapshot ships the workspace's change set, then reads the session again
-// and keeps what is consistent with it (see syncer).
-func (s *syncer) snapshot(ctx context.Context, path string, before []byte) error {
+// and keeps what is consistent with it (see syncer); left says it left
+// facts out.
+func (s *syncer) snapshot(ctx context.Context, path string, before []byte) (left bool, err error) {
 	cs, next, err := s.ix.scan(s.repo, skipShipped, func(hash string, data []byte) error {
 		s.uploads++
 		s.uploadBytes += int64(len(data))
 		return s.cas.put(ctx, hash, data)
 	})
 	if err != nil {
-		return fmt.Errorf("workspace %s: %w", s.repo, err)
+		return false, fmt.Errorf("workspace %s: %w", s.repo, err)
+	}
+	if s.scanned != nil {
+		s.scanned()
 	}
 	after, err := committed(path)
 	if err != nil {
-		return err
+		return false, err
 	}
 	data := after[:cut(after, len(before))]
 	if err := s.observe(data); err != nil {
-		return err
+		return false, err
 	}
 	changes := s.man.Changes
 	if len(cs.Changes) > 0 {
 		b, _ := json.Marshal(cs)
 		h := sha(b)
 		if err := s.cas.put(ctx, h, b); err != nil {
-			return err
+			return false, err
 		}
 		s.uploads++
 		s.uploadBytes += int64(len(b))
 		changes = append(slices.Clip(changes), h)
 	}
 	if err := s.upload(ctx, filepath.Base(path), data, changes); err != nil {
-		return err
+		return false, err
 	}
 	s.ix, s.dirty = next, false
-	return nil
+	return len(data) < len(after), nil
 }
 
 // upload writes the session prefix and then the manifest naming it and
@@ -318,8 +354,16 @@ func (s *syncer) restore(ctx context.Context, m manifest) error {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(dir, m.SessionName), data, 0o600); err != nil {
+		path := filepath.Join(dir, m.SessionName)
+		if err := os.WriteFile(path, data, 0o600); err != nil {
 			return err
+		}
+		// The integrity records as a crash right after the prefix's last
+		// line leaves them, sealed with this machine's key: tiny-go
+		// refuses a session whose records are missing (its mark says it
+		// sealed some: UNSEALED) or sealed with another key.
+		if err := store.SealRecords(path, data); err != nil {
+			return fmt.Errorf("session %s: %w", m.SessionName, err)
 		}
 		if err := s.observe(data); err != nil {
 			return err

@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	_ "gocloud.dev/blob/memblob"
+
+	"github.com/tiny-agent/tiny-go/internal/statekey"
+	"github.com/tiny-agent/tiny-go/internal/store"
 )
 
 // fixtureLines are the committed lines of a conformance session: header,
@@ -43,6 +46,17 @@ func agentWrites(t *testing.T, repo string, lines [][]byte, n int, work string) 
 // restored is what a retried attempt finds: the workspace file and the
 // session bytes.
 func restored(t *testing.T, blobs *Blobs) (work, sess string) {
+	repo := restoredRepo(t, blobs)
+	w, err := os.ReadFile(filepath.Join(repo, "work.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, _ := os.ReadFile(filepath.Join(repo, ".tiny-agent", "sessions", "s.jsonl"))
+	return string(w), string(sb)
+}
+
+// restoredRepo is the workspace a retried attempt restores from blobs.
+func restoredRepo(t *testing.T, blobs *Blobs) string {
 	repo := filepath.Join(t.TempDir(), "repo")
 	s := &syncer{blobs: blobs, cas: &contentStore{blobs: blobs}, prefix: "runs/r/t", repo: repo, attempt: 2}
 	m, ok, err := s.load(context.Background())
@@ -53,12 +67,7 @@ func restored(t *testing.T, blobs *Blobs) (work, sess string) {
 	if err := s.restore(context.Background(), m); err != nil {
 		t.Fatalf("restore: %v", err)
 	}
-	w, err := os.ReadFile(filepath.Join(repo, "work.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb, _ := os.ReadFile(filepath.Join(repo, ".tiny-agent", "sessions", "s.jsonl"))
-	return string(w), string(sb)
+	return repo
 }
 
 // writeBase lays out the task's base in repo, as every worker can.
@@ -125,6 +134,51 @@ func TestSyncerKeepsWorkspaceAndSessionConsistent(t *testing.T) {
 	}
 }
 
+// A retried attempt's session opens in tiny-go wherever the worker that
+// ran it died: before the task's first change set (the session alone in
+// the store, while tiny-go had sealed integrity records for it and marked
+// it so beside its key on this machine: it refused the restored session
+// as UNSEALED, and the task failed its test with no step done) and after.
+func TestRestoredSessionOpensInTinyGo(t *testing.T) {
+	t.Setenv(statekey.EnvDir, t.TempDir())
+	lines := fixtureLines(t)
+	for _, n := range []int{5, 6} { // mid-tool, before any change set; its result settled
+		ctx := context.Background()
+		blobs, err := OpenBlobs(ctx, "mem://")
+		if err != nil {
+			t.Fatal(err)
+		}
+		repo := filepath.Join(t.TempDir(), "repo")
+		writeBase(t, repo)
+		s := &syncer{blobs: blobs, cas: &contentStore{blobs: blobs}, prefix: "runs/r/t", repo: repo, attempt: 1}
+		if err := s.baseline(ctx, ""); err != nil {
+			t.Fatal(err)
+		}
+		// tiny-go writes the session with its records and the mark.
+		agentWrites(t, repo, lines, n, "changed by the tool")
+		if err := store.SealRecords(filepath.Join(repo, ".tiny-agent", "sessions", "s.jsonl"), prefix(lines, n)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.step(ctx); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(restoredRepo(t, blobs), ".tiny-agent", "sessions", "s.jsonl")
+		k, err := store.NewIntegrityCheck(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(path)
+		for _, line := range bytes.SplitAfter(data, []byte("\n")) {
+			if len(line) > 0 {
+				k.Line(line)
+			}
+		}
+		if c, err := k.Result(); c != nil || err != nil || !bytes.Equal(data, prefix(lines, n)) {
+			t.Errorf("%d lines: the restored session (%d bytes) does not open: %v %v", n, len(data), c.Describe(), err)
+		}
+	}
+}
+
 func TestCutStopsAtTheFirstToolStartedAfterTheSnapshotBegan(t *testing.T) {
 	lines := fixtureLines(t)
 	all := prefix(lines, len(lines))
@@ -133,9 +187,15 @@ func TestCutStopsAtTheFirstToolStartedAfterTheSnapshotBegan(t *testing.T) {
 	if got, want := cut(all, len(prefix(lines, 4))), len(prefix(lines, 5)); got != want {
 		t.Errorf("cut after line 4 = %d, want %d (through toolStarted)", got, want)
 	}
-	// Nothing started after the snapshot began: keep all.
-	if got := cut(all, len(prefix(lines, 5))); got != len(all) {
-		t.Errorf("cut after line 5 = %d, want %d", got, len(all))
+	// The tool started before the snapshot began and settled while it was
+	// taken (line 6): its effect may be missing from it, so its result
+	// waits for the next one.
+	if got, want := cut(all, len(prefix(lines, 5))), len(prefix(lines, 5)); got != want {
+		t.Errorf("cut after line 5 = %d, want %d (short of the result)", got, want)
+	}
+	// Nothing started or settled after the snapshot began: keep all.
+	if got := cut(all, len(prefix(lines, 6))); got != len(all) {
+		t.Errorf("cut after line 6 = %d, want %d", got, len(all))
 	}
 }
 

@@ -13,7 +13,8 @@ import (
 // session file's bytes, one record per line), sealed with its key, and
 // sets the mark beside the key as a crash right after data's last line
 // leaves it: for tests that rebuild a session as tiny-go would have left
-// it.
+// it, and for a fleet worker that restores a session prefix from its blob
+// store.
 func SealRecords(sessionPath string, data []byte) error {
 	dir, err := SidecarDir(sessionPath, true)
 	if err != nil {
