@@ -3,9 +3,9 @@ package hookwire
 import (
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 
+	"github.com/tiny-agent/tiny-go/internal/cli/cmdutil"
 	"github.com/tiny-agent/tiny-go/internal/hooks"
 )
 
@@ -23,7 +23,7 @@ func Print(w io.Writer, cfg *hooks.Config) error {
 			if m == "" {
 				m = "*"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", h.Event, m, oneLine.Replace(h.Command), h.Timeout, h.Source)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", h.Event, m, cmdutil.OneLine(h.Command), h.Timeout, h.Source)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -34,6 +34,3 @@ func Print(w io.Writer, cfg *hooks.Config) error {
 	}
 	return nil
 }
-
-// oneLine keeps a hook's command on its row.
-var oneLine = strings.NewReplacer("\r", " ", "\n", " ")
