@@ -79,6 +79,9 @@ type Options struct {
 	// layers when the working directory is itself an overlay (which
 	// cannot be an upper layer): $TINY_OVERLAY_LAYERS.
 	TxLayers string
+	// Journal makes a bash call's transaction a journaled one
+	// (BeginJournalTx): its command runs on the tree itself.
+	Journal bool
 }
 
 func (o Options) withDefaults() Options {

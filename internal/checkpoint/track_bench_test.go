@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/tiny-agent/tiny-go/internal/journal"
 )
 
 // Trees of the tracking benchmarks, made once per run (100k files take a
@@ -23,6 +24,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	journal.ChildMain() // journal.Start's child (tx_journal_linux_test.go)
 	code := m.Run()
 	if benchRoot != "" {
 		os.RemoveAll(benchRoot)

@@ -54,19 +54,27 @@ func (s *Store) TxRoot() string { return filepath.Join(s.root, txDirName) }
 // SIGKILL are rolled forward from their journals (overlay.Recover), and
 // their states are written, so rewinds see them.
 func (s *Store) RecoverTx() ([]string, error) {
+	jids, jerr := s.recoverJournals()
 	ids, err := overlay.Recover(s.TxRoot(), s.cwd)
+	if err == nil {
+		err = jerr
+	}
 	for _, id := range ids {
 		if _, serr := s.txStates(id); serr != nil && err == nil {
 			err = serr
 		}
 	}
-	return ids, err
+	return append(ids, jids...), err
 }
 
 // Txn is one bash call's transaction.
 type Txn struct {
-	s     *Store
-	tx    *overlay.Tx
+	s  *Store
+	tx *overlay.Tx // nil for a journaled one
+	// jid is a journaled transaction's id (tx_journal.go): the command
+	// runs on the tree, its journal in tx/<id>/journal.
+	jid   string
+	jlock *os.File // its pending mark, locked until its states are written
 	once  sync.Once
 	res   overlay.Result
 	err   error
@@ -78,6 +86,9 @@ type Txn struct {
 
 // BeginTx starts a transaction for one command.
 func (s *Store) BeginTx() (*Txn, error) {
+	if s.opts.Journal {
+		return s.BeginJournalTx()
+	}
 	layers := ""
 	if overlay.OnOverlay(s.cwd) {
 		if layers = s.opts.TxLayers; layers == "" {
@@ -96,23 +107,40 @@ func (s *Store) BeginTx() (*Txn, error) {
 }
 
 // ID names the transaction in the index.
-func (t *Txn) ID() string { return t.tx.ID }
+func (t *Txn) ID() string {
+	if t.tx == nil {
+		return t.jid
+	}
+	return t.tx.ID
+}
 
-// Dirs are the overlay's layers: the tree, the upper and work directories.
-func (t *Txn) Dirs() (lower, upper, work string) { return t.s.cwd, t.tx.Upper(), t.tx.Work() }
+// Dirs are the overlay's layers: the tree, the upper and work
+// directories; all "" for a journaled transaction.
+func (t *Txn) Dirs() (lower, upper, work string) {
+	if t.tx == nil {
+		return "", "", ""
+	}
+	return t.s.cwd, t.tx.Upper(), t.tx.Work()
+}
 
-// Changes are what the command changed so far (for a review).
-func (t *Txn) Changes() ([]overlay.Change, error) { return t.tx.Changes() }
-
-// Upper is the transaction's upper directory (a review reads the
-// command's versions there).
-func (t *Txn) Upper() string { return t.tx.Upper() }
+// Journal is, for a journaled transaction, the tree its command runs on
+// and the folder of its journal; ok is false for an overlay one.
+func (t *Txn) Journal() (tree, dir string, ok bool) {
+	if t.tx != nil {
+		return "", "", false
+	}
+	return t.s.cwd, filepath.Join(t.s.TxRoot(), t.jid, journalDirName), true
+}
 
 // Commit applies the command's changes to the tree (once; later calls
 // return the first outcome) and records their states for rewinds. The
 // paths another program changed while the command ran are not applied:
 // they come back as conflicts, with where the command's version was kept.
 func (t *Txn) Commit() (conflicts []string, err error) {
+	if t.tx == nil {
+		t.once.Do(t.commitJournal)
+		return nil, t.err
+	}
 	t.once.Do(func() {
 		changes, err := t.tx.Changes()
 		if err != nil {
@@ -164,7 +192,13 @@ func (e *NotRecordedError) ChangesApplied() bool { return true }
 // Discard drops the command's changes: the tree is untouched.
 func (t *Txn) Discard() error {
 	var err error
-	t.once.Do(func() { err = t.tx.Discard() })
+	t.once.Do(func() {
+		if t.tx == nil {
+			err = t.discardJournal()
+			return
+		}
+		err = t.tx.Discard()
+	})
 	return err
 }
 
@@ -186,6 +220,9 @@ func (s *Store) txStates(id string) (*txStates, error) {
 		}
 		s.sealedStates.Store(id, st)
 		return st, nil
+	}
+	if _, err := os.Lstat(filepath.Join(dir, journalDirName)); err == nil {
+		return s.writeJournalStates(id)
 	}
 	tx, err := overlay.Open(s.TxRoot(), s.cwd, id)
 	if err != nil {
@@ -393,6 +430,9 @@ func (s *Store) contentSHA(h string) (string, error) {
 // Preview describes what the command changed so far, for a review (added,
 // changed, deleted paths, with diffs); empty when it changed nothing.
 func (t *Txn) Preview() ([]string, error) {
+	if t.tx == nil {
+		return nil, nil // its changes are in the tree already: no review
+	}
 	changes, err := t.tx.Changes()
 	if err != nil {
 		return nil, err
@@ -432,10 +472,13 @@ func (s *Store) sweepTx(recs []Record, cut int64) error {
 	}
 	for _, e := range entries {
 		id := e.Name()
-		if live[id] || id == "pending" || id == "refused" {
+		if live[id] || id == "pending" || id == "refused" || id == journalPendingDir {
 			continue
 		}
 		if _, err := os.Lstat(filepath.Join(s.TxRoot(), "pending", id)); err == nil {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(s.TxRoot(), journalPendingDir, id)); err == nil {
 			continue
 		}
 		if tx, err := overlay.Open(s.TxRoot(), s.cwd, id); err == nil {

@@ -28,7 +28,7 @@ type record struct {
 	GID   int    `json:"gid,omitempty"`
 	Atime int64  `json:"atime,omitempty"`
 	Mtime int64  `json:"mtime,omitempty"`
-	Ino   uint64 `json:"ino,omitempty"` // rename, exchange: the inode that moved
+	Ino   uint64 `json:"ino,omitempty"` // the inode: that moved (rename, exchange), or whose state is kept
 	// Inline is a small file's pre-image, in the record: one sync, not two.
 	Inline []byte `json:"inline,omitempty"`
 }
@@ -119,6 +119,7 @@ func (j *journal) nextData() (rel, abs string) {
 }
 
 func withMeta(r record, st *unix.Stat_t) record {
+	r.Ino = st.Ino // whose pre-image it is, under any of its names
 	r.Mode, r.UID, r.GID = st.Mode, int(st.Uid), int(st.Gid)
 	r.Atime, r.Mtime = unix.TimespecToNsec(st.Atim), unix.TimespecToNsec(st.Mtim)
 	return r

@@ -1,0 +1,162 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/google/uuid"
+	"golang.org/x/sys/unix"
+
+	"github.com/tiny-agent/tiny-go/internal/faultpoint"
+	"github.com/tiny-agent/tiny-go/internal/journal"
+)
+
+// BeginJournalTx starts a journaled transaction: its command is to run
+// on the tree itself, with package journal keeping each change's
+// pre-image in tx/<id>/journal (on the tree's file system, so a removed
+// inode is kept by a hard link).
+func (s *Store) BeginJournalTx() (*Txn, error) {
+	var rst, tst unix.Stat_t
+	if err := os.MkdirAll(s.TxRoot(), 0o700); err != nil {
+		return nil, err
+	}
+	if err := unix.Stat(s.TxRoot(), &rst); err != nil {
+		return nil, err
+	}
+	if err := unix.Stat(s.cwd, &tst); err != nil {
+		return nil, err
+	}
+	if rst.Dev != tst.Dev {
+		return nil, errors.New("the checkpoint store is on another file system than the working directory")
+	}
+	id := uuid.Must(uuid.NewV7()).String()
+	if err := os.MkdirAll(filepath.Join(s.TxRoot(), id, journalDirName), 0o700); err != nil {
+		return nil, err
+	}
+	// Pending until its states are written; locked while this process
+	// runs it, so another's recovery leaves it alone.
+	if err := os.MkdirAll(filepath.Join(s.TxRoot(), journalPendingDir), 0o700); err != nil {
+		return nil, err
+	}
+	lock, err := os.OpenFile(filepath.Join(s.TxRoot(), journalPendingDir, id), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return &Txn{s: s, jid: id, jlock: lock}, nil
+}
+
+// journalPendingDir holds a marker per journaled transaction whose states
+// are not written yet.
+const journalPendingDir = "journal-pending"
+
+// recoverJournals writes the states of the journaled transactions a
+// killed process left (their commands died with it: the journal on disk
+// is every change that went on).
+func (s *Store) recoverJournals() ([]string, error) {
+	dir := filepath.Join(s.TxRoot(), journalPendingDir)
+	names, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil
+	}
+	var done []string
+	var errs []error
+	for _, n := range names {
+		id := n.Name()
+		if !filepath.IsLocal(id) {
+			continue
+		}
+		f, err := os.OpenFile(filepath.Join(dir, id), os.O_RDWR, 0)
+		if err != nil {
+			continue
+		}
+		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+			f.Close()
+			continue // still running in another process
+		}
+		if _, err := s.writeJournalStates(id); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("finishing command transaction %s: %w", id, err))
+		} else {
+			os.Remove(filepath.Join(dir, id))
+			done = append(done, id)
+		}
+		f.Close()
+	}
+	return done, errors.Join(errs...)
+}
+
+// settle ends the transaction's pending mark.
+func (t *Txn) settle() {
+	if t.jlock == nil {
+		return
+	}
+	os.Remove(filepath.Join(t.s.TxRoot(), journalPendingDir, t.jid))
+	t.jlock.Close()
+	t.jlock = nil
+}
+
+// commitJournal records the states of a journaled command that has
+// ended: its changes are in the tree already.
+func (t *Txn) commitJournal() {
+	dir := filepath.Join(t.s.TxRoot(), t.jid)
+	entries, err := journal.Entries(filepath.Join(dir, journalDirName))
+	if err == nil && len(entries) == 0 {
+		// Most commands change nothing: nothing to keep (a rewind reads a
+		// missing transaction as one without changes).
+		t.err = os.RemoveAll(dir)
+		t.settle()
+		return
+	}
+	faultpoint.Hit(faultpoint.TxStates)
+	st, err := t.s.writeJournalStates(t.jid)
+	if err != nil {
+		// The changes are in the tree: only the record failed (a full
+		// disk), and the next rewind plan writes it again.
+		t.err = &NotRecordedError{Err: err}
+		return
+	}
+	t.settle()
+	for _, f := range st.After {
+		t.changed = append(t.changed, f.Path)
+	}
+	t.bytes = st.Bytes
+	t.s.account(st.Bytes)
+}
+
+// discardJournal undoes a journaled command: the tree is as before it.
+func (t *Txn) discardJournal() error {
+	dir := filepath.Join(t.s.TxRoot(), t.jid)
+	if err := journal.Restore(filepath.Join(dir, journalDirName)); err != nil {
+		return fmt.Errorf("undoing the command: %w", err)
+	}
+	defer t.settle()
+	return os.RemoveAll(dir)
+}
+
+// writeJournalStates computes a journaled transaction's states and
+// writes them, sealed, beside it; orig/ is made anew each time (a
+// conversion cut short by a SIGKILL is made again whole).
+func (s *Store) writeJournalStates(id string) (*txStates, error) {
+	dir := filepath.Join(s.TxRoot(), id)
+	if err := os.RemoveAll(filepath.Join(dir, "orig")); err != nil {
+		return nil, err
+	}
+	st, err := s.journalStates(id)
+	if err != nil {
+		return nil, err
+	}
+	data, err := sealStates(id, st)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeAtomic(filepath.Join(dir, statesName), data, fileMode, false); err != nil {
+		return nil, err
+	}
+	s.sealedStates.Store(id, st)
+	return st, nil
+}
