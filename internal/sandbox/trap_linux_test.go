@@ -6,7 +6,11 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"io/fs"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/tiny-agent/tiny-go/internal/journal"
+	"github.com/tiny-agent/tiny-go/internal/netproxy"
 	"github.com/tiny-agent/tiny-go/internal/statekey"
 )
 
@@ -237,5 +242,74 @@ func TestTrappedRefusedWithoutNamespaces(t *testing.T) {
 	var none *Sandbox
 	if _, err := none.StartTrapped(exec.Command("/bin/true"), nil); err == nil {
 		t.Error("StartTrapped of a nil Sandbox did not refuse")
+	}
+}
+
+// Under --network rules the trapped command has its proxy and its own
+// network namespace too (the Go init does both), and is journaled.
+func TestTrappedWithNetworkRules(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "page for "+r.Host)
+	}))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	proxy := netproxy.New(netproxy.Config{
+		Rules:   netproxy.DomainList{Allow: []string{"allowed.test"}},
+		Resolve: loopbackHosts(map[string]string{"allowed.test": "127.0.0.1"}),
+	})
+	l := newLayout(t)
+	s := trapSandbox(t, Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv, NetworkRules: proxy})
+	if s.NetworkRules() == nil {
+		t.Fatal("--network rules is not in force")
+	}
+	writeFile(t, filepath.Join(l.work, "f"), "f", 0o644)
+	before := treeState(t, l.work)
+	jdir := filepath.Join(l.work, ".tiny-agent", "journal")
+	out := trapped(t, s, l.work, l.work, jdir, fmt.Sprintf(`curl -sS -m 10 http://allowed.test:%s/ > f; cat f`, port))
+	if !strings.Contains(out, "page for allowed.test") {
+		t.Errorf("the command did not reach the proxy: %q", out)
+	}
+	if err := journal.Restore(jdir); err != nil {
+		t.Fatal(err)
+	}
+	if after := treeState(t, l.work); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("after Restore:\n%v\nwant\n%v", after, before)
+	}
+}
+
+// As a user (uid 1000, cloudsdk), commands start trapped in a user
+// namespace of their own: the same tests again, as that user.
+func TestTrappedAsUnprivilegedUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		return // this run is the unprivileged one
+	}
+	requireLandlock(t)
+	base, err := os.MkdirTemp("", "sandbox-trap-uid1000-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(base)
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(base, "sandbox.test")
+	if err := os.WriteFile(bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(base, 1000, 1000); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.count=1", "-test.v", "-test.run=^TestTrapped", "-test.skip=^TestTrappedAsUnprivilegedUser$")
+	cmd.Dir = base
+	cmd.Env = []string{"TMPDIR=" + base, "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + base}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 1000, Gid: 1000, Groups: []uint32{}}}
+	out, err := cmd.CombinedOutput()
+	t.Logf("as uid 1000:\n%s", out)
+	if err != nil || strings.Count(string(out), "--- PASS") < 6 || strings.Contains(string(out), "--- SKIP") {
+		t.Fatalf("as uid 1000: %v", err)
 	}
 }
