@@ -52,6 +52,9 @@ type addfd struct {
 // result. false: not done (no free fd in the band, a refused fd), and the
 // caller keeps the whole file instead.
 func (s *supervisor) band(req *notif, t target, path string, st *unix.Stat_t) (bool, error) {
+	if !s.mayBand(t.pid, path, st) {
+		return false, nil
+	}
 	newfd, ok := freeBandFd(t.pid)
 	if !ok {
 		return false, nil
@@ -63,7 +66,7 @@ func (s *supervisor) band(req *notif, t target, path string, st *unix.Stat_t) (b
 	}
 	defer unix.Close(fd)
 	var got unix.Stat_t
-	if unix.Fstat(fd, &got) != nil || idOf(&got) != idOf(st) {
+	if unix.Fstat(fd, &got) != nil || idOf(&got) != idOf(st) || !s.ownsFd(fd) {
 		return false, nil // swapped since the lstat
 	}
 	if err := s.j.startRanges(path, st); err != nil {
@@ -103,7 +106,7 @@ func (j *journal) startRanges(path string, st *unix.Stat_t) error {
 	if r := j.ranged[idOf(st)]; r != nil || j.content[idOf(st)] == levelFull {
 		return nil
 	}
-	src, err := os.Open(path)
+	src, err := j.open(path)
 	if err != nil {
 		return fmt.Errorf("journal: read the pre-image of %s: %w", path, err)
 	}

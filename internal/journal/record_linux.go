@@ -58,6 +58,22 @@ type journal struct {
 	// fresh are the names this command made (and did not move since): an
 	// unlink of one keeps nothing, as the name's undo is its removal.
 	fresh map[string]bool
+	// guard, when set, says whether a file opened to keep its pre-image
+	// may be kept (supervisor.ownsFd): else it is left alone.
+	guard func(fd int) bool
+}
+
+// errExcluded is a file the guard refuses: nothing is kept of it.
+var errExcluded = errors.New("journal: an excluded file")
+
+// open opens path to read its pre-image, if the guard allows.
+func (j *journal) open(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil || j.guard == nil || j.guard(int(f.Fd())) {
+		return f, err
+	}
+	f.Close()
+	return nil, errExcluded
 }
 
 const logName, dataDir = "log", "d"
@@ -147,15 +163,23 @@ func (j *journal) saveContent(path string, st *unix.Stat_t, level int) error {
 		return j.add(withMeta(record{Op: "len", Path: path, Size: st.Size}, st))
 	}
 	r := withMeta(record{Op: "file", Path: path}, st)
+	in, err := j.open(path)
+	if errors.Is(err, errExcluded) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("journal: read the pre-image of %s: %w", path, err)
+	}
+	defer in.Close()
 	if st.Size <= inlineMax {
-		b, err := os.ReadFile(path)
+		b, err := io.ReadAll(in)
 		if err != nil {
 			return fmt.Errorf("journal: read the pre-image of %s: %w", path, err)
 		}
 		r.Inline = b
 	} else {
 		rel, abs := j.nextData()
-		if err := clone(path, abs); err != nil {
+		if err := clone(in, abs); err != nil {
 			return err
 		}
 		r.Data = rel
@@ -164,13 +188,9 @@ func (j *journal) saveContent(path string, st *unix.Stat_t, level int) error {
 	return j.add(r)
 }
 
-// clone copies src to a new dst, by FICLONE when it can, and syncs it.
-func clone(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return fmt.Errorf("journal: read the pre-image of %s: %w", src, err)
-	}
-	defer in.Close()
+// clone copies in to a new dst, by FICLONE when it can, and syncs it.
+func clone(in *os.File, dst string) error {
+	src := in.Name()
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("journal: keep the pre-image of %s: %w", src, err)
@@ -241,11 +261,19 @@ func (j *journal) removed(path string) error {
 		return nil
 	}
 	rel, abs := j.nextData()
-	if err := unix.Linkat(unix.AT_FDCWD, path, unix.AT_FDCWD, abs, 0); err != nil {
+	if err := j.link(path, abs); err != nil {
+		if errors.Is(err, errExcluded) {
+			return nil
+		}
 		if !errors.Is(err, unix.EXDEV) || st.Mode&unix.S_IFMT != unix.S_IFREG {
 			return fmt.Errorf("journal: keep %s (the journal must be on the tree's file system): %w", path, err)
 		}
-		if err := clone(path, abs); err != nil {
+		in, err := j.open(path)
+		if err != nil {
+			return fmt.Errorf("journal: read the pre-image of %s: %w", path, err)
+		}
+		defer in.Close()
+		if err := clone(in, abs); err != nil {
 			return err
 		}
 	}
@@ -253,6 +281,23 @@ func (j *journal) removed(path string) error {
 		return fmt.Errorf("journal: sync the data directory: %w", err)
 	}
 	return j.add(withMeta(record{Op: "gone", Path: path, Data: rel}, st))
+}
+
+// link makes abs a hard link to the file path names; with a guard,
+// through an fd the guard checked (what is linked is what was checked).
+func (j *journal) link(path, abs string) error {
+	if j.guard == nil {
+		return unix.Linkat(unix.AT_FDCWD, path, unix.AT_FDCWD, abs, 0)
+	}
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if !j.guard(fd) {
+		return errExcluded
+	}
+	return unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), unix.AT_FDCWD, abs, unix.AT_SYMLINK_FOLLOW)
 }
 
 // rmdir does an rmdir itself, as a rename of the empty directory into the

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -24,9 +23,8 @@ const (
 
 // Session is a command running under the journal.
 type Session struct {
-	cmd  *exec.Cmd
-	sup  *supervisor
-	done chan struct{}
+	cmd *exec.Cmd
+	*Supervision
 }
 
 // ChildMain must run first in main (and in TestMain) of a binary that calls
@@ -82,18 +80,14 @@ func Start(cmd *exec.Cmd, tree, dir string) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal: find this binary: %w", err)
 	}
-	j, err := openJournal(dir)
+	// Unconfined: the command may write whatever its uid may.
+	sup, err := prepare(tree, dir, Options{Writable: func(string) bool { return true }})
 	if err != nil {
-		return nil, err
-	}
-	sup, err := newSupervisor(tree, dir, j)
-	if err != nil {
-		j.close()
 		return nil, err
 	}
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		j.close()
+		sup.j.close()
 		return nil, fmt.Errorf("journal: socketpair: %w", err)
 	}
 	parent, child := os.NewFile(uintptr(pair[0]), "journal"), os.NewFile(uintptr(pair[1]), "journal-child")
@@ -105,17 +99,16 @@ func Start(cmd *exec.Cmd, tree, dir string) (*Session, error) {
 	err = cmd.Start()
 	child.Close()
 	if err != nil {
-		j.close()
+		sup.j.close()
 		return nil, fmt.Errorf("journal: start %s: %w", cmd.Args[1], err)
 	}
-	if sup.fd, err = receiveFd(pair[0]); err != nil {
+	listener, err := ReceiveListener(parent)
+	if err != nil {
 		_ = cmd.Wait()
-		j.close()
+		sup.j.close()
 		return nil, err
 	}
-	s := &Session{cmd: cmd, sup: sup, done: make(chan struct{})}
-	go func() { defer close(s.done); sup.run() }()
-	return s, nil
+	return &Session{cmd: cmd, Supervision: attach(listener, sup)}, nil
 }
 
 func cmdEnv(cmd *exec.Cmd) []string {
@@ -125,33 +118,26 @@ func cmdEnv(cmd *exec.Cmd) []string {
 	return os.Environ()
 }
 
-func newSupervisor(tree, dir string, j *journal) (*supervisor, error) {
-	t, err := filepath.EvalSymlinks(tree)
-	if err != nil {
-		return nil, fmt.Errorf("journal: resolve the tree: %w", err)
-	}
-	d, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return nil, fmt.Errorf("journal: resolve the journal: %w", err)
-	}
-	return &supervisor{fd: -1, tree: t, jdir: d, j: j, calls: calls()}, nil
-}
-
-func receiveFd(sock int) (int, error) {
+// ReceiveListener receives the seccomp listener a process sends over
+// sock (SCM_RIGHTS, one byte of data), close-on-exec.
+func ReceiveListener(sock *os.File) (*os.File, error) {
 	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
-	_, oobn, _, _, err := unix.Recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
+	_, oobn, _, _, err := unix.Recvmsg(int(sock.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
 	if err != nil {
-		return -1, fmt.Errorf("journal: receive the seccomp listener: %w", err)
+		return nil, fmt.Errorf("journal: receive the seccomp listener: %w", err)
 	}
 	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
 	if err != nil || len(msgs) != 1 {
-		return -1, errors.New("journal: the command did not hand over its seccomp listener (see its stderr)")
+		return nil, errors.New("journal: the command did not hand over its seccomp listener (see its stderr)")
 	}
 	fds, err := unix.ParseUnixRights(&msgs[0])
 	if err != nil || len(fds) != 1 {
-		return -1, errors.New("journal: the command handed over no seccomp listener")
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return nil, errors.New("journal: the command handed over no seccomp listener")
 	}
-	return fds[0], nil
+	return os.NewFile(uintptr(fds[0]), "seccomp-listener"), nil
 }
 
 // Wait waits for the command, then stops journaling: a process the
@@ -159,14 +145,8 @@ func receiveFd(sock int) (int, error) {
 // It returns the command's error, or else the first failure to journal.
 func (s *Session) Wait() error {
 	err := s.cmd.Wait()
-	s.sup.stop.Store(true)
-	<-s.done
-	unix.Close(s.sup.fd)
-	if cerr := s.sup.j.close(); s.sup.err == nil {
-		s.sup.err = cerr
-	}
-	if err == nil && s.sup.err != nil {
-		err = s.sup.err
+	if serr := s.Stop(); err == nil {
+		err = serr
 	}
 	return err
 }

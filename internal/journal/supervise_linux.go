@@ -44,6 +44,10 @@ type supervisor struct {
 	calls map[uintptr]call
 	stop  atomic.Bool
 	err   error // the first failure to journal (that call failed with EIO)
+	// exclude are folders never journaled (Options.Exclude, as given and
+	// resolved); writable is Options.Writable.
+	exclude  []string
+	writable func(abs string) bool
 }
 
 // run answers notifications until every filtered process is gone (the
@@ -281,9 +285,10 @@ func readString(pid int, addr uint64) (string, error) {
 	return "", err
 }
 
-// in says whether path is inside the tree (and not the journal).
+// in says whether path is inside the tree (and not the journal, nor an
+// excluded folder).
 func (s *supervisor) in(path string) bool {
-	return within(s.tree, path) && !within(s.jdir, path)
+	return within(s.tree, path) && !s.excluded(path)
 }
 
 func within(root, path string) bool {

@@ -144,23 +144,10 @@ func (n *netRules) start(cmd *exec.Cmd, launch func() error) error {
 // receiveListener takes the listening socket the init sends; an error
 // when the init ended without sending it.
 func receiveListener(f *os.File) (net.Listener, error) {
-	// An init that hangs must not hold Start forever.
-	tv := unix.NsecToTimeval((30 * time.Second).Nanoseconds())
-	unix.SetsockoptTimeval(int(f.Fd()), unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
-	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
-	_, oobn, _, _, err := unix.Recvmsg(int(f.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	lf, err := receiveFile(f, "proxy-listener")
 	if err != nil {
 		return nil, err
 	}
-	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-	if err != nil || len(msgs) != 1 {
-		return nil, errors.New("no socket from the init")
-	}
-	fds, err := unix.ParseUnixRights(&msgs[0])
-	if err != nil || len(fds) != 1 {
-		return nil, errors.New("no socket from the init")
-	}
-	lf := os.NewFile(uintptr(fds[0]), "proxy-listener")
 	defer lf.Close()
 	return net.FileListener(lf)
 }

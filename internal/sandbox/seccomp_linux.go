@@ -28,26 +28,12 @@ const maxFilterBytes = 4096
 // seccompFile is the filter in a sealed memfd, for the init to read
 // (empty where there is no filter, or when use is false).
 func seccompFile(use bool) (*os.File, error) {
-	// Never executable (vm.memfd_noexec=2 refuses a memfd without it);
-	// kernels before 6.3 know no MFD_NOEXEC_SEAL.
-	fd, err := unix.MemfdCreate("tiny-go-seccomp", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|unix.MFD_NOEXEC_SEAL)
-	if err == unix.EINVAL {
-		fd, err = unix.MemfdCreate("tiny-go-seccomp", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("seccomp filter: %w", err)
-	}
-	f := os.NewFile(uintptr(fd), "tiny-go-seccomp")
 	var b []byte
 	if use {
 		b = seccompBytes(seccompFilter())
 	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("seccomp filter: %w", err)
-	}
-	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_SEAL|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE); err != nil {
-		f.Close()
+	f, err := sealedMemfd("tiny-go-seccomp", b)
+	if err != nil {
 		return nil, fmt.Errorf("seccomp filter: %w", err)
 	}
 	return f, nil

@@ -38,16 +38,44 @@ func dropCapabilities() {
 // memfd: an array of struct sock_filter; empty for no filter), then
 // closes fd. no_new_privs must be set.
 func loadSeccomp(fd int) {
-	buf := make([]byte, 4096)
-	n, err := unix.Pread(fd, buf, 0)
-	check("reading the seccomp filter", err)
-	unix.Close(fd)
-	if n == 0 {
+	prog, ok := readFilter(fd, 4096, "the seccomp filter")
+	if !ok {
 		return
 	}
-	if n%8 != 0 || n == len(buf) {
-		fail("reading the seccomp filter", syscall.EINVAL)
+	check("loading the seccomp filter", unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(prog)), 0, 0))
+}
+
+// readFilter reads a program of at most max bytes from fd and closes it;
+// false for an empty one.
+func readFilter(fd, max int, what string) (*unix.SockFprog, bool) {
+	buf := make([]byte, max)
+	n, err := unix.Pread(fd, buf, 0)
+	check("reading "+what, err)
+	unix.Close(fd)
+	if n == 0 {
+		return nil, false
 	}
-	prog := unix.SockFprog{Len: uint16(n / 8), Filter: (*unix.SockFilter)(unsafe.Pointer(&buf[0]))}
-	check("loading the seccomp filter", unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&prog)), 0, 0))
+	if n%8 != 0 || n == len(buf) {
+		fail("reading "+what, syscall.EINVAL)
+	}
+	return &unix.SockFprog{Len: uint16(n / 8), Filter: (*unix.SockFilter)(unsafe.Pointer(&buf[0]))}, true
+}
+
+// trapForJournal installs the journal's filter read from fd (JournalForm)
+// with a listener of its own, sends the listener to tiny-go over the
+// socket at sock, and closes all three: the command never holds it.
+// After the sandbox's filter: an ERRNO of that one still wins over the
+// journal's USER_NOTIF, whatever the order.
+func trapForJournal(fd, sock int) {
+	prog, ok := readFilter(fd, 8*4096, "the journal's filter")
+	if !ok {
+		fail("reading the journal's filter", syscall.EINVAL)
+	}
+	l, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(prog)))
+	if e != 0 {
+		fail("loading the journal's filter", e)
+	}
+	check("handing the journal's listener to tiny-go", unix.Sendmsg(sock, []byte{0}, unix.UnixRights(int(l)), nil, 0))
+	unix.Close(int(l))
+	unix.Close(sock)
 }

@@ -59,6 +59,22 @@ const OverlayForm = "o"
 //	argv: Argv0 <fd>u[o<rights>] <uid map> <gid map> <state dir or ""> ...
 const UserForm = "u"
 
+// JournalForm follows the descriptor digit (and UserForm), before
+// OverlayForm, in the init of a command journaled by tiny-go (package
+// journal): besides the ruleset at <fd> and the sandbox's filter at
+// <fd>+1, the journal's seccomp program is at <fd>+2 (a memfd, struct
+// sock_filter array) and a unix socket to tiny-go at <fd>+3. Once
+// confined, after the sandbox's filter, the init installs the journal's
+// with SECCOMP_FILTER_FLAG_NEW_LISTENER, sends the listener over the
+// socket (SCM_RIGHTS, one byte), closes both, and execs the command.
+// Only the Go init knows this form.
+//
+//	argv: Argv0 <fd>[u]j[o<rights>] ...
+const JournalForm = "j"
+
+// journalFD is the journal's program descriptor (JournalForm), 0 for none.
+var journalFD int
+
 // HideEnv, in the init's environment, lists (one per line) the absolute
 // paths to hide from the command: each existing file is covered by a
 // bind mount of /dev/null, each directory by an empty read-only tmpfs.
@@ -83,6 +99,9 @@ func init() {
 		}
 		writeIDMaps(a[0], a[1])
 		flags, a = flags[len(UserForm):], a[2:]
+	}
+	if rest, ok := strings.CutPrefix(flags, JournalForm); ok {
+		journalFD, flags = fd+2, rest
 	}
 	if rights, ok := strings.CutPrefix(flags, OverlayForm); ok {
 		mask, err := strconv.ParseUint(rights, 10, 64)
@@ -212,6 +231,9 @@ func confineAndExec(fd int, path string, argv []string) {
 	}
 	unix.Close(fd)
 	loadSeccomp(fd + 1)
+	if journalFD != 0 {
+		trapForJournal(journalFD, journalFD+1)
+	}
 	err := syscall.Exec(path, argv, withoutInitEnv(syscall.Environ()))
 	status := 126
 	if err == syscall.ENOENT {
