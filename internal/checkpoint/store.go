@@ -129,6 +129,10 @@ type Store struct {
 	// eviction.
 	approx int64
 
+	// journal: bash calls' transactions are journaled (Options.Journal,
+	// SetJournal).
+	journal atomic.Bool
+
 	tr   *tracking // nil: every snapshot scans the tree
 	gitw gitWatch  // the newest recorded git state (gitstate.go)
 	// lazy: Track on the first tree snapshot (TrackLazily).
@@ -155,6 +159,7 @@ func Open(cwd string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("checkpoints: %w", err)
 	}
 	s := &Store{cwd: abs, root: root, opts: opts.withDefaults(), approx: -1}
+	s.journal.Store(opts.Journal)
 	if !s.opts.DisableGit {
 		g, err := detectGit(abs, root)
 		if err != nil {

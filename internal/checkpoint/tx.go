@@ -85,10 +85,22 @@ type Txn struct {
 }
 
 // BeginTx starts a transaction for one command.
+// It is journaled when the store journals (Options.Journal, SetJournal),
+// else over an overlay.
 func (s *Store) BeginTx() (*Txn, error) {
-	if s.opts.Journal {
+	if s.journal.Load() {
 		return s.BeginJournalTx()
 	}
+	return s.BeginOverlayTx()
+}
+
+// SetJournal says whether bash calls' transactions are journaled from now
+// on (false: over an overlay).
+func (s *Store) SetJournal(on bool) { s.journal.Store(on) }
+
+// BeginOverlayTx starts a transaction whose command runs over an overlay
+// of the tree (a review shows its changes before they land).
+func (s *Store) BeginOverlayTx() (*Txn, error) {
 	layers := ""
 	if overlay.OnOverlay(s.cwd) {
 		if layers = s.opts.TxLayers; layers == "" {

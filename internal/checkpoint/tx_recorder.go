@@ -18,8 +18,11 @@ type txMode struct {
 	probed  bool      // the probe answered (not for want of space)
 	refused bool
 	mu      sync.Mutex
-	pending map[string]*Txn  // toolStartedID -> its transaction, until the call ended
-	blocked map[string]error // toolStartedID -> why it must not run, until the call ended
+	pending map[string]*Txn // toolStartedID -> its transaction, until the call ended
+	// overlayNow, when set and true, makes the next transactions run over
+	// an overlay even where the store journals (a review).
+	overlayNow func() bool
+	blocked    map[string]error // toolStartedID -> why it must not run, until the call ended
 }
 
 // FallbackLine is the one line said when commands cannot be transactions.
@@ -32,6 +35,14 @@ func FallbackLine(reason string) string {
 // cannot, warn gets FallbackLine and commands are snapshotted as before.
 func (r *Recorder) EnableTx(probe func() error, warn func(string)) {
 	r.tx = &txMode{probe: probe, warn: warn, pending: map[string]*Txn{}, blocked: map[string]error{}}
+}
+
+// OverlayWhen makes bash calls run over an overlay, not journaled, while
+// f says so (--approval review: the changes are shown before they land).
+func (r *Recorder) OverlayWhen(f func() bool) {
+	if r.tx != nil {
+		r.tx.overlayNow = f
+	}
 }
 
 // Txn is the transaction of the bash call toolStartedID, nil when it has
@@ -59,7 +70,11 @@ func (r *Recorder) beginTx(id, tool string, beyond []string) (after func(), ok b
 		return nil, false
 	}
 	var txn *Txn
-	if err == nil {
+	switch {
+	case err != nil:
+	case m.overlayNow != nil && m.overlayNow():
+		txn, err = r.store.BeginOverlayTx()
+	default:
 		txn, err = r.store.BeginTx()
 	}
 	if err == nil {

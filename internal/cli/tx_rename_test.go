@@ -48,12 +48,19 @@ type renameRun struct {
 	srv     *providertest.Server
 	ino     uint64 // data/f1's inode before the turn
 	before  map[string]string
-	session string // the turn's session file ("": the only one)
+	session string   // the turn's session file ("": the only one)
+	env     []string // more environment for every run
 }
 
 func newRenameRun(t *testing.T, uid int, prog, seedScript string) *renameRun {
+	return newTurnRun(t, uid, prog, seedScript, renameTurn)
+}
+
+// newTurnRun is a tree seeded by seedScript whose model runs turn, one
+// bash call each, as uid.
+func newTurnRun(t *testing.T, uid int, prog, seedScript string, turn []string) *renameRun {
 	var replies []providertest.Reply
-	for i, cmd := range renameTurn {
+	for i, cmd := range turn {
 		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall(fmt.Sprint("c", i+1), "bash", mustJSON(t, map[string]string{"command": cmd}))}})
 	}
 	r := &renameRun{t: t, uid: uid, srv: providertest.New(t, append(replies, providertest.Reply{Text: "done"})...)}
@@ -98,7 +105,7 @@ func newRenameRun(t *testing.T, uid int, prog, seedScript string) *renameRun {
 func (r *renameRun) cmd(env []string, args ...string) *exec.Cmd {
 	cmd := exec.Command(r.prog, append([]string{"--cwd", r.dir}, args...)...)
 	cmd.Env = append([]string{childEnv + "=1", "OTEL_SDK_DISABLED=true", "OPENROUTER_API_KEY=test-key", "TINY_ENDPOINT=" + r.srv.URL(),
-		"HOME=" + r.home, "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1"}, env...)
+		"HOME=" + r.home, "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1"}, append(r.env, env...)...)
 	testenv.AsUser(cmd, r.uid)
 	return cmd
 }

@@ -102,7 +102,9 @@ func (t bashTool) Run(ctx context.Context, args jsontext.Value) Result {
 	if err != nil {
 		return errorResult(fmt.Errorf("a temporary directory for the sealed command: %w", err))
 	}
-	end, err := runShell(ctx, sb, t.procs, t.workDir, env, command, timeout, capture, overlayOf(tx))
+	start, jr := starterOf(sb, tx)
+	end, err := runShell(ctx, sb, t.procs, t.workDir, env, command, timeout, capture, start)
+	jnote := jr.stop()
 	unseal()
 	if ok, rerr := review(ctx, t.review, command, tx, sealed); !ok {
 		text := capture.render() + rejected
@@ -111,7 +113,7 @@ func (t bashTool) Run(ctx context.Context, args jsontext.Value) Result {
 		}
 		return Result{Content: text, IsError: true}
 	}
-	note := commitNote(tx)
+	note := jnote + commitNote(tx)
 	if err != nil {
 		return Result{Content: fmt.Sprintf("Cannot run sh: %v", err) + note, IsError: true}
 	}
@@ -176,8 +178,8 @@ func networkNote(output string, lines []string) string {
 // Every process of the command carries a marker of tr in its environment;
 // when the command is killed (timeout, cap, abort), what it started outside
 // its process group (setsid, nohup, double forks) is killed with it.
-func runShell(ctx context.Context, sb *sandbox.Sandbox, tr *procs.Tracker, dir string, env []string, command string, timeout time.Duration, capture *bashCapture, ov *sandbox.Overlay) (shellEnd, error) {
-	sh, err := startShell(sb, tr, dir, env, command, ov)
+func runShell(ctx context.Context, sb *sandbox.Sandbox, tr *procs.Tracker, dir string, env []string, command string, timeout time.Duration, capture *bashCapture, start func(*exec.Cmd) error) (shellEnd, error) {
+	sh, err := startShell(tr, dir, env, command, start)
 	if err != nil {
 		return shellEnd{}, err
 	}
@@ -208,8 +210,9 @@ type shellRun struct {
 }
 
 // startShell starts command in a process group of its own, with pipes for
-// its output whose write ends only the child holds.
-func startShell(sb *sandbox.Sandbox, tr *procs.Tracker, dir string, env []string, command string, ov *sandbox.Overlay) (*shellRun, error) {
+// its output whose write ends only the child holds; start is how (the
+// sandbox's Start, over an overlay, or journaled: starterOf).
+func startShell(tr *procs.Tracker, dir string, env []string, command string, start func(*exec.Cmd) error) (*shellRun, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -230,11 +233,7 @@ func startShell(sb *sandbox.Sandbox, tr *procs.Tracker, dir string, env []string
 	// Pdeathsig: the command dies with tiny-go even when tiny-go is killed
 	// with SIGKILL.
 	cmd.SysProcAttr = procs.DiesWithUs(&syscall.SysProcAttr{Setpgid: true})
-	if ov != nil {
-		err = sb.StartOverlay(cmd, *ov)
-	} else {
-		err = sb.Start(cmd)
-	}
+	err = start(cmd)
 	outW.Close()
 	errW.Close()
 	if err != nil {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"strings"
 
+	"github.com/tiny-agent/tiny-go/internal/journal"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
 )
 
@@ -74,13 +76,70 @@ func review(ctx context.Context, r Reviewer, command string, tx Transaction, sea
 	return true, nil
 }
 
-// overlayOf is a transaction's overlay, nil for none.
-func overlayOf(tx Transaction) *sandbox.Overlay {
+// journaled is a transaction whose command runs on the tree itself, each
+// change's pre-image journaled (checkpoint.Txn.Journal).
+type journaled interface {
+	Journal() (tree, dir string, ok bool)
+}
+
+// starterOf is how bash starts the command of tx: over its overlay,
+// journaled (jr, whose stop ends the journal once the command has ended),
+// or on the tree as it is.
+func starterOf(sb *sandbox.Sandbox, tx Transaction) (start func(*exec.Cmd) error, jr *journalRun) {
 	if tx == nil {
-		return nil
+		return sb.Start, nil
+	}
+	if j, ok := tx.(journaled); ok {
+		if tree, dir, ok := j.Journal(); ok {
+			jr = &journalRun{sb: sb, tree: tree, dir: dir}
+			return jr.start, jr
+		}
 	}
 	lower, upper, work := tx.Dirs()
-	return &sandbox.Overlay{Lower: lower, Upper: upper, Work: work}
+	ov := sandbox.Overlay{Lower: lower, Upper: upper, Work: work}
+	return func(cmd *exec.Cmd) error { return sb.StartOverlay(cmd, ov) }, nil
+}
+
+// journalRun is one command journaled on the tree.
+type journalRun struct {
+	sb        *sandbox.Sandbox
+	tree, dir string
+	sup       *journal.Supervision
+}
+
+// start starts cmd with the journal's filter installed by the sandbox's
+// init, and supervises it.
+func (j *journalRun) start(cmd *exec.Cmd) error {
+	filter, err := journal.Filter()
+	if err != nil {
+		return err
+	}
+	listener, err := j.sb.StartTrapped(cmd, filter)
+	if err != nil {
+		return err
+	}
+	sup, err := journal.Attach(listener, j.tree, j.dir, journal.Options{Exclude: j.sb.JournalExclude(j.tree), Writable: j.sb.MayWrite})
+	if err != nil {
+		// Its trapped calls fail (ENOSYS) with the listener closed; it
+		// must not run on unjournaled.
+		cmd.Process.Kill()
+		cmd.Wait()
+		return err
+	}
+	j.sup = sup
+	return nil
+}
+
+// stop ends the journal once every process of the command has ended,
+// and says, for the model, what it could not keep; "" when all went well.
+func (j *journalRun) stop() string {
+	if j == nil || j.sup == nil {
+		return ""
+	}
+	if err := j.sup.Stop(); err != nil {
+		return fmt.Sprintf("\n\nSome of the command's changes failed (I/O error) because tiny-go could not keep what they would have destroyed, for a rewind: %v", err)
+	}
+	return ""
 }
 
 // commitNote commits tx and says, for the model, what did not reach the

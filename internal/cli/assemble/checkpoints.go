@@ -17,7 +17,7 @@ import (
 // the sandbox.
 func (a *Runner) undo() *undowire.Undo {
 	if a.checkpoints == nil {
-		a.checkpoints = undowire.New(undowire.Options{Cwd: a.Cwd, Getenv: a.IO.Getenv, Stderr: a.IO.Stderr, Sandbox: a.Guard.Sandbox()})
+		a.checkpoints = undowire.New(undowire.Options{Cwd: a.Cwd, Getenv: a.IO.Getenv, Stderr: a.IO.Stderr, Sandbox: a.Guard.Sandbox(), Review: a.reviewing})
 	}
 	return a.checkpoints
 }
@@ -55,6 +55,15 @@ func (a *Runner) RunUserShell(ctx context.Context, id string, args jsontext.Valu
 
 // reviewer is bash's Reviewer in --approval review: the session's gate
 // asks.
+// reviewing says whether a command's changes are reviewed before they
+// land now (so it must run over an overlay, not journaled on the tree).
+func (a *Runner) reviewing() bool {
+	if a.Embed != nil {
+		return a.Mode != nil && a.Mode.Mode() == approval.Review
+	}
+	return a.Guard.Approval() == approval.Review
+}
+
 func (a *Runner) reviewer() tools.Reviewer {
 	if a.Guard.Approval() != approval.Review && a.Embed == nil {
 		return nil

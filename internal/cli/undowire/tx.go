@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
+	"github.com/tiny-agent/tiny-go/internal/journal"
 	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
 	"github.com/tiny-agent/tiny-go/internal/tools"
@@ -79,8 +80,77 @@ func (u *Undo) enableTx(rec *checkpoint.Recorder) {
 	if strings.EqualFold(strings.TrimSpace(u.opts.Getenv("TINY_OVERLAY")), "off") {
 		probe = func() error { return errors.New("TINY_OVERLAY=off") }
 	}
+	if u.journaling() {
+		probe = u.journalFirst(rec.Store(), probe)
+	}
 	rec.EnableTx(probe, u.warn)
+	rec.OverlayWhen(u.opts.Review)
 	u.txns.set(rec)
+}
+
+// journaling says whether bash commands are to run on the tree,
+// journaled (TINY_TX=journal), rather than over an overlay.
+func (u *Undo) journaling() bool {
+	return strings.EqualFold(strings.TrimSpace(u.opts.Getenv("TINY_TX")), "journal")
+}
+
+// journalFirst probes the journal once; where it cannot run, commands
+// run over the overlay (one line says why), as orProbe asks.
+func (u *Undo) journalFirst(cs *checkpoint.Store, orProbe func() error) func() error {
+	return func() error {
+		err := journalProbe(u.opts.Sandbox, cs)
+		if err == nil {
+			cs.SetJournal(true)
+			return nil
+		}
+		cs.SetJournal(false)
+		u.warn("tiny-go: commands run over an overlay, not journaled on the tree (" + err.Error() + ")")
+		return orProbe()
+	}
+}
+
+// journalProbe runs `sh -c :` journaled once: the kernel may refuse
+// seccomp notification, or the sandbox the namespaces its init needs.
+func journalProbe(sb *sandbox.Sandbox, cs *checkpoint.Store) error {
+	if err := sb.TrapRefusal(); err != nil {
+		return err
+	}
+	filter, err := journal.Filter()
+	if err != nil {
+		return err
+	}
+	txn, err := cs.BeginJournalTx()
+	if err != nil {
+		return err
+	}
+	defer txn.Discard()
+	tree, dir, _ := txn.Journal()
+	cmd := exec.Command("/bin/sh", "-c", ":")
+	cmd.Dir = tree
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = procs.DiesWithUs(&syscall.SysProcAttr{Setpgid: true})
+	listener, err := sb.StartTrapped(cmd, filter)
+	if err != nil {
+		return err
+	}
+	sup, err := journal.Attach(listener, tree, dir, journal.Options{Exclude: sb.JournalExclude(tree), Writable: sb.MayWrite})
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return err
+	}
+	werr := cmd.Wait()
+	if err := sup.Stop(); err != nil {
+		return err
+	}
+	if werr != nil {
+		if line := strings.TrimSpace(stderr.String()); line != "" {
+			return errors.New(strings.TrimPrefix(line, "tiny-go: namespace init: "))
+		}
+		return werr
+	}
+	return nil
 }
 
 // overlayProbe runs `sh -c :` over an overlay once: namespaces may be

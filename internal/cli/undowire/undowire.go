@@ -23,14 +23,18 @@ import (
 type Options struct {
 	// Cwd is the working directory (absolute) the store keeps.
 	Cwd string
-	// Getenv reads TINY_CHECKPOINTS, TINY_CHECKPOINT_CAP, TINY_OVERLAY and
-	// TINY_OVERLAY_LAYERS.
+	// Getenv reads TINY_CHECKPOINTS, TINY_CHECKPOINT_CAP, TINY_OVERLAY,
+	// TINY_OVERLAY_LAYERS and TINY_TX.
 	Getenv func(string) string
 	// Stderr takes the one-line warnings (checkpoints off, a transaction
 	// refused).
 	Stderr io.Writer
 	// Sandbox starts the overlay probe's command.
 	Sandbox *sandbox.Sandbox
+	// Review, when set and true, makes bash commands run over an overlay
+	// even where they are journaled (TINY_TX=journal): a review shows
+	// their changes before they land.
+	Review func() bool
 }
 
 // Undo is the checkpoints of a run. The store is opened (and its change
