@@ -220,6 +220,12 @@ func chmodDirAt(dir int, name string, mode uint32) error {
 // writeAt writes data to name in dir through a temporary file beside it
 // and a rename, as writeAtomic does by path.
 func writeAt(dir int, name string, data []byte, mode uint32, mtime int64) error {
+	var st unix.Stat_t
+	if unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1 {
+		// A file with other names (a hard link a command kept, as plain
+		// bash does): written in place, so that they all come back.
+		return writeInPlaceAt(dir, name, data, mode, mtime)
+	}
 	var r [6]byte
 	rand.Read(r[:])
 	tmp := "." + name + ".tiny-tmp-" + hex.EncodeToString(r[:])
@@ -243,6 +249,34 @@ func writeAt(dir int, name string, data []byte, mode uint32, mtime int64) error 
 	}
 	if err != nil {
 		unix.Unlinkat(dir, tmp, 0)
+	}
+	return err
+}
+
+// writeInPlaceAt writes data into the file at name itself (same inode).
+// Not atomic: a SIGKILL midway leaves it cut, and the rewind run again
+// then says it changed meanwhile (--force puts it back).
+func writeInPlaceAt(dir int, name string, data []byte, mode uint32, mtime int64) error {
+	fd, err := unix.Openat(dir, name, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	_, err = f.WriteAt(data, 0)
+	if err == nil {
+		err = f.Truncate(int64(len(data)))
+	}
+	if err == nil {
+		err = f.Chmod(fs.FileMode(mode))
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = setMTimeAt(dir, name, mtime)
 	}
 	return err
 }
