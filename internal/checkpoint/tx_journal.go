@@ -166,7 +166,15 @@ func (s *Store) journalStates(id string) (*txStates, error) {
 			v.undo(e, p, to)
 		}
 	}
-	c := &journalConv{s: s, id: id, orig: filepath.Join(dir, "orig"), st: &txStates{Kept: map[string]string{}}, in: newInodeStates(entries)}
+	c := &journalConv{s: s, id: id, orig: filepath.Join(dir, "orig"), st: &txStates{Kept: map[string]string{}}, in: newInodeStates(entries), sameAs: map[string]string{}}
+	for k, e := range v.m {
+		if e.kind == vTree && e.src != k {
+			if c.st.Renamed == nil {
+				c.st.Renamed = map[string]string{}
+			}
+			c.st.Renamed[e.src] = k
+		}
+	}
 	for p := range touched {
 		if _, ok := v.m[p]; !ok {
 			v.m[p] = v.resolve(p)
@@ -182,25 +190,47 @@ func (s *Store) journalStates(id string) (*txStates, error) {
 // states lists every path of the domain before and after the command.
 func (c *journalConv) states(v *vtree) error {
 	before, after := map[string]File{}, map[string]File{}
-	for _, p := range c.domain(v) {
+	paths := c.domain(v)
+	for _, p := range paths {
 		bf, err := c.before(p, v.resolve(p))
 		if err != nil {
 			return fmt.Errorf("keeping the original of %s: %w", p, err)
 		}
-		af, data, err := c.s.stat(p)
+		before[p] = bf
+	}
+	for _, p := range paths {
+		af, err := c.after(p)
 		if err != nil {
 			return err
 		}
-		if data != nil {
-			af.Hash = sha256Hash(data)
-		}
-		if bf.Absent && af.Absent {
+		if before[p].Absent && af.Absent {
+			delete(before, p)
 			continue
 		}
-		before[p], after[p] = bf, af
+		after[p] = af
 	}
 	c.st.Before, c.st.After = bothSides(before, after)
 	return nil
+}
+
+// after is p's state in the tree now: hashed, or addressed to the kept
+// original it is the same file as (sameAs).
+func (c *journalConv) after(p string) (File, error) {
+	if q, ok := c.sameAs[p]; ok {
+		if fi, err := os.Lstat(c.s.Abs(p)); err == nil && fi.Mode().IsRegular() {
+			if from, moved := movedFrom(c.st.Renamed, p); moved && from == q {
+				return File{Path: p, Mode: uint32(fi.Mode().Perm()), MTime: fi.ModTime().UnixNano(), Hash: schemeTx + c.id + "/" + q}, nil
+			}
+		}
+	}
+	af, data, err := c.s.stat(p)
+	if err != nil {
+		return File{}, err
+	}
+	if data != nil {
+		af.Hash = sha256Hash(data)
+	}
+	return af, nil
 }
 
 // journalRel is an absolute path of the journal relative to the tree;
@@ -223,6 +253,10 @@ type journalConv struct {
 	orig string
 	st   *txStates
 	in   inodeStates
+	// sameAs maps a path of the tree now to the path whose kept original
+	// is its content (a file moved, not changed): its state after is
+	// addressed to it, not read and hashed (a moved folder of 500 MB).
+	sameAs map[string]string
 }
 
 // domain is every path whose state may differ: those the records name,
@@ -289,16 +323,22 @@ func (c *journalConv) before(p string, e *vent) (File, error) {
 		return f, nil
 	}
 	chain := c.in.content[sb.Ino]
-	switch {
-	case len(chain) > 0:
+	if len(chain) > 0 {
 		return c.rebuilt(p, src, f, chain)
-	case e.kind == vTree && !f.Link && sb.Size < linkAbove:
+	}
+	var err error
+	if e.kind == vTree && !f.Link && sb.Size < linkAbove {
 		// A file of the tree, moved or given another mode: a hard link
 		// would share what a later command writes in place, so a small
 		// one is copied.
-		return c.rebuilt(p, src, f, []journal.Entry{{Op: "len", Size: sb.Size}})
+		f, err = c.rebuilt(p, src, f, []journal.Entry{{Op: "len", Size: sb.Size}})
+	} else {
+		f, err = c.linked(p, src, f, e.kind == vTree)
 	}
-	return c.linked(p, src, f, e.kind == vTree)
+	if err == nil && e.kind == vTree && f.Missing == "" {
+		c.sameAs[e.src] = p // its content now is this kept original's
+	}
+	return f, err
 }
 
 // linkAbove is the size from which a file of the tree the command moved

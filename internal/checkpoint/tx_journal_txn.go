@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/google/uuid"
 	"golang.org/x/sys/unix"
@@ -44,11 +45,27 @@ func (s *Store) BeginJournalTx() (*Txn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_SH); err != nil {
 		lock.Close()
 		return nil, err
 	}
 	return &Txn{s: s, jid: id, jlock: lock}, nil
+}
+
+// JournalHold is a descriptor for the command to hold while any of its
+// processes lives (a shared lock on the pending mark, read-only): the
+// recovery after a SIGKILL of tiny-go waits until they are all gone, not
+// to take what a dying one still writes as the command's.
+func (t *Txn) JournalHold() (*os.File, error) {
+	f, err := os.Open(filepath.Join(t.s.TxRoot(), journalPendingDir, t.jid))
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // journalPendingDir holds a marker per journaled transaction whose states
@@ -75,9 +92,9 @@ func (s *Store) recoverJournals() ([]string, error) {
 		if err != nil {
 			continue
 		}
-		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+		if !lockWithin(f, 2*time.Second) {
 			f.Close()
-			continue // still running in another process
+			continue // still running in another process, or still dying
 		}
 		if _, err := s.writeJournalStates(id); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("finishing command transaction %s: %w", id, err))
@@ -88,6 +105,18 @@ func (s *Store) recoverJournals() ([]string, error) {
 		f.Close()
 	}
 	return done, errors.Join(errs...)
+}
+
+// lockWithin takes f's exclusive lock, waiting up to d for its holders.
+func lockWithin(f *os.File, d time.Duration) bool {
+	for end := time.Now().Add(d); ; time.Sleep(20 * time.Millisecond) {
+		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
+	}
 }
 
 // settle ends the transaction's pending mark.

@@ -80,6 +80,22 @@ const randKillCommand = `for f in seed/*; do echo changed >> $f; done; rm -rf nm
 // got, path by path); a rewind killed midway leaves each path put back or
 // untouched, and the next rewind gives the tree back exactly.
 func TestKilledAnywhereIsRewoundExactly(t *testing.T) {
+	killAnywhere(t, false, []string{phaseCommand, phaseApply, phaseState, phaseRewind})
+}
+
+// TestKilledAnywhereJournaledIsRewoundExactly is the same with the turn's
+// command journaled on the tree (TINY_TX=journal): a kill in the command
+// leaves each path as before or after (its changes went on one by one,
+// as in plain bash), one in the writing of its states leaves them to the
+// next start, and the rewind after any of them is exact. There is no
+// apply to kill.
+func TestKilledAnywhereJournaledIsRewoundExactly(t *testing.T) {
+	killAnywhere(t, true, []string{phaseCommand, phaseState, phaseRewind})
+}
+
+// killAnywhere runs the kills, over the overlay or journaled, and fails
+// unless some landed in each of phases.
+func killAnywhere(t *testing.T, journaled bool, phases []string) {
 	if testing.Short() {
 		t.Skip("starts and kills hundreds of processes")
 	}
@@ -97,7 +113,7 @@ func TestKilledAnywhereIsRewoundExactly(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			t.Run(fmt.Sprint("worker", w), func(t *testing.T) {
-				k := newKillRun(t)
+				k := newKillRun(t, journaled)
 				for {
 					mu.Lock()
 					done := total >= kills
@@ -119,7 +135,7 @@ func TestKilledAnywhereIsRewoundExactly(t *testing.T) {
 	}
 	wg.Wait()
 	t.Logf("%d kills in %v, landed: %v", total, time.Since(began).Round(time.Millisecond), landed)
-	for _, p := range []string{phaseCommand, phaseApply, phaseState, phaseRewind} {
+	for _, p := range phases {
 		if landed[p] == 0 && !t.Failed() {
 			t.Errorf("no kill landed in the %s", p)
 		}
@@ -136,10 +152,11 @@ type killRun struct {
 	iter             int
 	before           map[string]string
 	after            map[string]string
+	journaled        bool // the command runs on the tree, journaled (TINY_TX=journal)
 }
 
-func newKillRun(t *testing.T) *killRun {
-	k := &killRun{t: t, prog: programAs(t, "tiny-go-killpoint"), marks: t.TempDir(),
+func newKillRun(t *testing.T, journaled bool) *killRun {
+	k := &killRun{t: t, prog: programAs(t, "tiny-go-killpoint"), marks: t.TempDir(), journaled: journaled,
 		rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))}
 	// One whole turn and rewind: the time scale of the random kills, and
 	// the tree after the turn.
@@ -190,6 +207,9 @@ func (k *killRun) seed() (string, *providertest.Server) {
 func (k *killRun) cmd(dir string, srv *providertest.Server, killAt string, args ...string) *exec.Cmd {
 	cmd := exec.Command(k.prog, append([]string{"--cwd", dir}, args...)...)
 	cmd.Env = append(os.Environ(), childEnv+"=1", "OTEL_SDK_DISABLED=true", "OPENROUTER_API_KEY=k", "TINY_ENDPOINT="+srv.URL())
+	if k.journaled {
+		cmd.Env = append(cmd.Env, "TINY_TX=journal")
+	}
 	if killAt != "" {
 		cmd.Env = append(cmd.Env, killPointEnv+"="+killAt)
 	}
@@ -232,21 +252,48 @@ func (k *killRun) kill(cmd *exec.Cmd, spec string, scale time.Duration) string {
 var turnKills = []string{faultpoint.TxJournal + ":1", faultpoint.TxMirror + ":1", faultpoint.TxStep, faultpoint.TxStep, faultpoint.TxLayers + ":1",
 	faultpoint.TxStates + ":1", faultpoint.TxRecorded + ":1"}
 
+// journalTurnKills are the named instants of a journaled turn.
+var journalTurnKills = []string{faultpoint.TxStates + ":1", faultpoint.TxRecorded + ":1"}
+
+// journalTurnPhase names where a journaled turn's kill landed.
+func journalTurnPhase(dir, at string) string {
+	switch at {
+	case "finished":
+		return at
+	case faultpoint.TxStates, faultpoint.TxRecorded:
+		return phaseState
+	}
+	txRoot := filepath.Join(dir, ".tiny-agent", "checkpoints", "tx")
+	if pending, _ := filepath.Glob(filepath.Join(txRoot, "journal-pending", "*")); len(pending) > 0 {
+		return phaseCommand
+	}
+	if states, _ := filepath.Glob(filepath.Join(txRoot, "*", statesName)); len(states) > 0 {
+		return phaseAfter
+	}
+	return phaseStart
+}
+
 // iteration kills one turn and its rewind, then checks the next start
 // and rewind; it returns the phases its kills landed in.
 func (k *killRun) iteration() []string {
 	t := k.t
 	k.iter++
 	dir, srv := k.seed()
-	spec := ""
+	spec, kills := "", turnKills
+	if k.journaled {
+		kills = journalTurnKills
+	}
 	if k.rng.IntN(5) >= 2 {
-		spec = turnKills[k.rng.IntN(len(turnKills))]
+		spec = kills[k.rng.IntN(len(kills))]
 		if spec == faultpoint.TxStep {
 			spec += ":" + fmt.Sprint(1+k.rng.IntN(34))
 		}
 	}
 	at := k.kill(k.cmd(dir, srv, "", "change everything"), spec, k.turnTime)
 	phase := turnPhase(dir, at)
+	if k.journaled {
+		phase = journalTurnPhase(dir, at)
+	}
 	var landed []string
 	if phase != "finished" {
 		landed = append(landed, phase)
@@ -298,7 +345,7 @@ func (k *killRun) iteration() []string {
 	} else if d := listingDiff(checkpointtest.Listing(t, dir), k.before); d != "" {
 		t.Fatalf("iteration %d: killed with no session, the tree changed:\n%s", k.iter, d)
 	}
-	if pending, _ := os.ReadDir(filepath.Join(dir, ".tiny-agent", "checkpoints", "tx", "pending")); len(pending) != 0 {
+	if pending, _ := filepath.Glob(filepath.Join(dir, ".tiny-agent", "checkpoints", "tx", "*pending", "*")); len(pending) != 0 {
 		t.Fatalf("iteration %d (killed: %v): still pending: %v", k.iter, landed, pending)
 	}
 	return landed
@@ -366,7 +413,7 @@ func (k *killRun) checkPaths(dir, when string, command bool) {
 		if command && got[p] == emptyFile && k.before[p] == "" && strings.HasPrefix(k.after[p], "-") {
 			continue
 		}
-		if command && copiedDirs && (p == "lib2" || strings.HasPrefix(p, "lib2/")) {
+		if command && copiedDirs && !k.journaled && (p == "lib2" || strings.HasPrefix(p, "lib2/")) {
 			// Without root `mv lib lib2` is a copy (the kernel refuses
 			// redirect_dir in a user namespace): killed midway, the copy
 			// is as partial as plain bash's cp leaves it (0700

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 
@@ -80,6 +81,9 @@ func review(ctx context.Context, r Reviewer, command string, tx Transaction, sea
 // change's pre-image journaled (checkpoint.Txn.Journal).
 type journaled interface {
 	Journal() (tree, dir string, ok bool)
+	// JournalHold is a descriptor every process of the command holds
+	// until it ends (the recovery after a SIGKILL waits for them).
+	JournalHold() (*os.File, error)
 }
 
 // starterOf is how bash starts the command of tx: over its overlay,
@@ -91,7 +95,7 @@ func starterOf(sb *sandbox.Sandbox, tx Transaction) (start func(*exec.Cmd) error
 	}
 	if j, ok := tx.(journaled); ok {
 		if tree, dir, ok := j.Journal(); ok {
-			jr = &journalRun{sb: sb, tree: tree, dir: dir}
+			jr = &journalRun{sb: sb, tree: tree, dir: dir, hold: j.JournalHold}
 			return jr.start, jr
 		}
 	}
@@ -104,6 +108,7 @@ func starterOf(sb *sandbox.Sandbox, tx Transaction) (start func(*exec.Cmd) error
 type journalRun struct {
 	sb        *sandbox.Sandbox
 	tree, dir string
+	hold      func() (*os.File, error)
 	sup       *journal.Supervision
 }
 
@@ -114,7 +119,13 @@ func (j *journalRun) start(cmd *exec.Cmd) error {
 	if err != nil {
 		return err
 	}
+	hold, err := j.hold()
+	if err != nil {
+		return err
+	}
+	cmd.ExtraFiles = append(cmd.ExtraFiles, hold)
 	listener, err := j.sb.StartTrapped(cmd, filter)
+	hold.Close()
 	if err != nil {
 		return err
 	}
