@@ -141,6 +141,9 @@ func newInodeStates(entries []journal.Entry) inodeStates {
 func (s *Store) journalStates(id string) (*txStates, error) {
 	dir := filepath.Join(s.TxRoot(), id)
 	entries, err := journal.Entries(filepath.Join(dir, journalDirName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return &txStates{}, nil // killed before its command began: it changed nothing
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -134,7 +134,7 @@ func (t *Txn) settle() {
 func (t *Txn) commitJournal() {
 	dir := filepath.Join(t.s.TxRoot(), t.jid)
 	entries, err := journal.Entries(filepath.Join(dir, journalDirName))
-	if err == nil && len(entries) == 0 {
+	if errors.Is(err, os.ErrNotExist) || err == nil && len(entries) == 0 {
 		// Most commands change nothing: nothing to keep (a rewind reads a
 		// missing transaction as one without changes).
 		t.err = os.RemoveAll(dir)
