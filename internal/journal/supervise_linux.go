@@ -43,7 +43,7 @@ type supervisor struct {
 	j     *journal
 	calls map[uintptr]call
 	stop  atomic.Bool
-	err   error // the first failure to journal (that call failed with EIO)
+	err   error // the first failure to journal (that call failed: failedErrno)
 	// exclude are folders never journaled (Options.Exclude, as given and
 	// resolved); writable is Options.Writable.
 	exclude  []string
@@ -78,7 +78,7 @@ func (s *supervisor) run() {
 		switch {
 		case err != nil:
 			s.fail(err)
-			resp.flags, resp.error = 0, -int32(unix.EIO)
+			resp.flags, resp.error = 0, -int32(failedErrno(err))
 		case v.sent:
 			continue
 		case v.done:
@@ -86,6 +86,18 @@ func (s *supervisor) run() {
 		}
 		_ = ioctl(s.fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
 	}
+}
+
+// failedErrno is what a call fails with when its pre-image could not be
+// kept: a full disk or quota as such (the command says "No space left on
+// device", as plain bash would on that disk), anything else EIO.
+func failedErrno(err error) unix.Errno {
+	for _, e := range []unix.Errno{unix.ENOSPC, unix.EDQUOT} {
+		if errors.Is(err, e) {
+			return e
+		}
+	}
+	return unix.EIO
 }
 
 func (s *supervisor) fail(err error) {

@@ -148,7 +148,7 @@ func (j *journalRun) stop() string {
 		return ""
 	}
 	if err := j.sup.Stop(); err != nil {
-		return fmt.Sprintf("\n\nSome of the command's changes failed (I/O error) because tiny-go could not keep what they would have destroyed, for a rewind: %v", err)
+		return fmt.Sprintf("\n\nSome of the command's changes were refused: tiny-go could not keep what they would have destroyed, so that a rewind can undo them (%v). Free space on the disk if it is full, then run the command again.", err)
 	}
 	return ""
 }
