@@ -1,10 +1,13 @@
 package checkpoint
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -41,31 +44,57 @@ func (s *Store) BeginJournalTx() (*Txn, error) {
 	if err := os.MkdirAll(filepath.Join(s.TxRoot(), journalPendingDir), 0o700); err != nil {
 		return nil, err
 	}
-	lock, err := os.OpenFile(filepath.Join(s.TxRoot(), journalPendingDir, id), os.O_RDWR|os.O_CREATE, 0o600)
+	lock, err := os.OpenFile(filepath.Join(s.TxRoot(), journalPendingDir, id), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_SH); err != nil {
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
 		lock.Close()
 		return nil, err
 	}
 	return &Txn{s: s, jid: id, jlock: lock}, nil
 }
 
-// JournalHold is a descriptor for the command to hold while any of its
-// processes lives (a shared lock on the pending mark, read-only): the
-// recovery after a SIGKILL of tiny-go waits until they are all gone, not
-// to take what a dying one still writes as the command's.
-func (t *Txn) JournalHold() (*os.File, error) {
-	f, err := os.Open(filepath.Join(t.s.TxRoot(), journalPendingDir, t.jid))
+// JournalStarted records the pid of the command's first process (the
+// init of its PID namespace, which the kernel lets end only once every
+// other process of the namespace has): the recovery after a SIGKILL of
+// tiny-go waits until it is gone, not to take what a dying process still
+// writes as the command's.
+func (t *Txn) JournalStarted(pid int) error {
+	if t.jlock == nil {
+		return nil
+	}
+	_, err := t.jlock.WriteAt([]byte(fmt.Sprintf("%d %d\n", pid, procStart(pid))), 0)
+	return err
+}
+
+// procStart is pid's start time (field 22 of /proc/<pid>/stat), 0 when
+// it is gone.
+func procStart(pid int) uint64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return nil, err
+		return 0
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH); err != nil {
-		f.Close()
-		return nil, err
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0
 	}
-	return f, nil
+	fields := strings.Fields(string(data[i+1:]))
+	if len(fields) < 20 {
+		return 0
+	}
+	n, _ := strconv.ParseUint(fields[19], 10, 64)
+	return n
+}
+
+// commandGone says whether the command a pending mark names has ended.
+func commandGone(mark []byte) bool {
+	var pid int
+	var start uint64
+	if _, err := fmt.Sscanf(string(mark), "%d %d", &pid, &start); err != nil || pid <= 0 {
+		return true
+	}
+	return procStart(pid) != start
 }
 
 // journalPendingDir holds a marker per journaled transaction whose states
@@ -96,6 +125,11 @@ func (s *Store) recoverJournals() ([]string, error) {
 			f.Close()
 			continue // still running in another process, or still dying
 		}
+		mark, _ := os.ReadFile(filepath.Join(dir, id))
+		if !waitGone(mark, 2*time.Second) {
+			f.Close()
+			continue // its command still dying: the next start finishes it
+		}
 		if _, err := s.writeJournalStates(id); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("finishing command transaction %s: %w", id, err))
 		} else {
@@ -105,6 +139,16 @@ func (s *Store) recoverJournals() ([]string, error) {
 		f.Close()
 	}
 	return done, errors.Join(errs...)
+}
+
+// waitGone waits up to d for the command mark names to end.
+func waitGone(mark []byte, d time.Duration) bool {
+	for end := time.Now().Add(d); !commandGone(mark); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			return false
+		}
+	}
+	return true
 }
 
 // lockWithin takes f's exclusive lock, waiting up to d for its holders.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 
@@ -81,9 +80,9 @@ func review(ctx context.Context, r Reviewer, command string, tx Transaction, sea
 // change's pre-image journaled (checkpoint.Txn.Journal).
 type journaled interface {
 	Journal() (tree, dir string, ok bool)
-	// JournalHold is a descriptor every process of the command holds
-	// until it ends (the recovery after a SIGKILL waits for them).
-	JournalHold() (*os.File, error)
+	// JournalStarted records the command's first process (the recovery
+	// after a SIGKILL of tiny-go waits for it to end).
+	JournalStarted(pid int) error
 }
 
 // starterOf is how bash starts the command of tx: over its overlay,
@@ -95,7 +94,7 @@ func starterOf(sb *sandbox.Sandbox, tx Transaction) (start func(*exec.Cmd) error
 	}
 	if j, ok := tx.(journaled); ok {
 		if tree, dir, ok := j.Journal(); ok {
-			jr = &journalRun{sb: sb, tree: tree, dir: dir, hold: j.JournalHold}
+			jr = &journalRun{sb: sb, tree: tree, dir: dir, started: j.JournalStarted}
 			return jr.start, jr
 		}
 	}
@@ -108,7 +107,7 @@ func starterOf(sb *sandbox.Sandbox, tx Transaction) (start func(*exec.Cmd) error
 type journalRun struct {
 	sb        *sandbox.Sandbox
 	tree, dir string
-	hold      func() (*os.File, error)
+	started   func(pid int) error
 	sup       *journal.Supervision
 }
 
@@ -119,14 +118,14 @@ func (j *journalRun) start(cmd *exec.Cmd) error {
 	if err != nil {
 		return err
 	}
-	hold, err := j.hold()
+	listener, err := j.sb.StartTrapped(cmd, filter)
 	if err != nil {
 		return err
 	}
-	cmd.ExtraFiles = append(cmd.ExtraFiles, hold)
-	listener, err := j.sb.StartTrapped(cmd, filter)
-	hold.Close()
-	if err != nil {
+	if err := j.started(cmd.Process.Pid); err != nil {
+		listener.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
 		return err
 	}
 	sup, err := journal.Attach(listener, j.tree, j.dir, journal.Options{Exclude: j.sb.JournalExclude(j.tree), Writable: j.sb.MayWrite})

@@ -77,10 +77,10 @@ func (u *Undo) enableTx(rec *checkpoint.Recorder) {
 		}
 	}
 	probe := overlayProbe(u.opts.Sandbox, rec.Store())
-	if strings.EqualFold(strings.TrimSpace(u.opts.Getenv("TINY_OVERLAY")), "off") {
+	switch {
+	case strings.EqualFold(strings.TrimSpace(u.opts.Getenv("TINY_OVERLAY")), "off"):
 		probe = func() error { return errors.New("TINY_OVERLAY=off") }
-	}
-	if u.journaling() {
+	case u.journaling():
 		probe = u.journalFirst(rec.Store(), probe)
 	}
 	rec.EnableTx(probe, u.warn)
@@ -89,13 +89,14 @@ func (u *Undo) enableTx(rec *checkpoint.Recorder) {
 }
 
 // journaling says whether bash commands are to run on the tree,
-// journaled (TINY_TX=journal), rather than over an overlay.
+// journaled (the default), rather than over an overlay (TINY_TX=overlay).
 func (u *Undo) journaling() bool {
-	return strings.EqualFold(strings.TrimSpace(u.opts.Getenv("TINY_TX")), "journal")
+	return !strings.EqualFold(strings.TrimSpace(u.opts.Getenv("TINY_TX")), "overlay")
 }
 
 // journalFirst probes the journal once; where it cannot run, commands
-// run over the overlay (one line says why), as orProbe asks.
+// run over the overlay as orProbe says (one line says why they are not
+// journaled).
 func (u *Undo) journalFirst(cs *checkpoint.Store, orProbe func() error) func() error {
 	return func() error {
 		err := journalProbe(u.opts.Sandbox, cs)
@@ -104,8 +105,11 @@ func (u *Undo) journalFirst(cs *checkpoint.Store, orProbe func() error) func() e
 			return nil
 		}
 		cs.SetJournal(false)
-		u.warn("tiny-go: commands run over an overlay, not journaled on the tree (" + err.Error() + ")")
-		return orProbe()
+		oerr := orProbe()
+		if oerr == nil {
+			u.warn("tiny-go: commands run over an overlay of the working directory, not on it (" + err.Error() + "): a file they write is copied whole, and other programs see their changes only when they end")
+		}
+		return oerr
 	}
 }
 
