@@ -61,6 +61,8 @@ type journal struct {
 	// guard, when set, says whether a file opened to keep its pre-image
 	// may be kept (supervisor.ownsFd): else it is left alone.
 	guard func(fd int) bool
+	// unsynced: a record written since the last sync (close syncs it).
+	unsynced bool
 }
 
 // errExcluded is a file the guard refuses: nothing is kept of it.
@@ -95,7 +97,10 @@ func openJournal(dir string) (*journal, error) {
 }
 
 func (j *journal) close() error {
-	err := j.log.Sync()
+	var err error
+	if j.unsynced { // a command that changed nothing costs no sync
+		err = j.log.Sync()
+	}
 	j.log.Close()
 	j.data.Close()
 	for _, r := range j.ranged {
@@ -120,11 +125,13 @@ func (j *journal) add(r record) error {
 	// disk with the next synced one (the log is appended in order) or at the
 	// end. The page cache alone survives a SIGKILL; the sync is for a power cut.
 	if r.Op == "absent" || r.Op == "meta" {
+		j.unsynced = true
 		return nil
 	}
 	if err := j.log.Sync(); err != nil {
 		return fmt.Errorf("journal: sync the log: %w", err)
 	}
+	j.unsynced = false
 	return nil
 }
 
