@@ -210,23 +210,48 @@ func sameUserNS(pid int) bool {
 	return err1 == nil && err2 == nil && a == b
 }
 
-// mayWrite is the kernel's permission check for a write: the mode bits
-// of the class the process is in; a file with an access ACL is judged
-// unwritable (the band is then not used: no harm, only a copy).
-func (c creds) mayWrite(path string, st *unix.Stat_t) bool {
+// mayRemove says whether the command may remove the name path itself:
+// tiny-go removes an empty directory on its behalf (rmdir, a rename onto
+// one, so that Restore gives the same inode back), which must grant it
+// nothing its Landlock domain (Options.Writable of the folder) or its
+// uid would not. When not, the call goes on and the kernel decides.
+func (s *supervisor) mayRemove(pid int, path string) bool {
+	dir := filepath.Dir(path)
+	if s.writable == nil || !s.writable(dir) {
+		return false
+	}
+	parent, err1 := lstat(dir)
+	victim, err2 := lstat(path)
+	id, err3 := readCreds(pid)
+	if err1 != nil || err2 != nil || err3 != nil || !id.allows(dir, parent, 0o3) {
+		return false
+	}
+	// In a sticky folder, only the owner of the name or of the folder.
+	return id.dacOverride || parent.Mode&unix.S_ISVTX == 0 || id.fsuid == victim.Uid || id.fsuid == parent.Uid
+}
+
+// mayWrite is the kernel's permission check for a write.
+func (c creds) mayWrite(path string, st *unix.Stat_t) bool { return c.allows(path, st, 0o2) }
+
+// allows is the kernel's permission check of bits (0o2 write, 0o1
+// search): the mode bits of the class the process is in; a file with an
+// access ACL is judged refused (then tiny-go does nothing on the
+// command's behalf: no harm, only a copy, or the kernel's own decision).
+func (c creds) allows(path string, st *unix.Stat_t, bits uint32) bool {
 	if c.dacOverride {
 		return true
 	}
 	if n, err := unix.Getxattr(path, "system.posix_acl_access", nil); err == nil && n > 0 {
 		return false
 	}
+	shift := 0
 	switch {
 	case st.Uid == c.fsuid:
-		return st.Mode&0o200 != 0
+		shift = 6
 	case st.Gid == c.fsgid || containsID(c.groups, st.Gid):
-		return st.Mode&0o020 != 0
+		shift = 3
 	}
-	return st.Mode&0o002 != 0
+	return (st.Mode>>shift)&bits == bits
 }
 
 func containsID(ids []uint32, id uint32) bool {

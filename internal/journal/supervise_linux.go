@@ -134,7 +134,7 @@ func (s *supervisor) handle(req *notif) (verdict, error) {
 	}
 	nr := uintptr(req.nr)
 	switch {
-	case c.kind == kRemove && s.in(t.path) && isRmdir(nr, t.flags):
+	case c.kind == kRemove && s.in(t.path) && isRmdir(nr, t.flags) && s.mayRemove(t.pid, t.path):
 		errno, err := s.j.rmdir(t.path)
 		return verdict{done: true, errno: errno}, err
 	case c.kind == kOpen:
@@ -174,7 +174,7 @@ func (s *supervisor) change(t target, c call, nr uintptr) error {
 		}
 	case kRename:
 		if s.in(t.path) || s.in(t.path2) {
-			return s.j.renamed(t.path, t.path2, s.in(t.path), s.in(t.path2), int(t.flags))
+			return s.j.renamed(t.path, t.path2, s.in(t.path), s.in(t.path2), int(t.flags), s.mayRemove(t.pid, t.path2))
 		}
 	case kCreate:
 		if s.in(t.path) {

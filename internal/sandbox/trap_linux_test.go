@@ -181,6 +181,38 @@ done`, strings.Join(files, " ")))
 	}
 }
 
+// The journal removes an empty directory itself (rmdir, a rename onto
+// one), so that Restore gives the same inode back: never one the command
+// may not remove. In read-only mode (Landlock), and, as root, from a
+// folder another uid owns (the command has no capability).
+func TestTrappedRmdirGrantsNoRemoval(t *testing.T) {
+	l := newLayout(t)
+	for _, d := range []string{"empty", "target", "src", "owned/empty"} {
+		if err := os.MkdirAll(filepath.Join(l.work, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jdir := filepath.Join(l.work, ".tiny-agent", "journal")
+	ro := trapSandbox(t, Policy{Mode: ReadOnly, WorkDir: l.work, Getenv: l.getenv})
+	trapped(t, ro, l.work, l.work, jdir+"1", `rmdir empty; mv -T src target; rmdir empty target`)
+	for _, d := range []string{"empty", "target", "src"} {
+		if !exists(filepath.Join(l.work, d)) {
+			t.Errorf("read-only mode: %s was removed", d)
+		}
+	}
+	if os.Geteuid() != 0 {
+		return
+	}
+	if err := os.Chown(filepath.Join(l.work, "owned"), 1234, 1234); err != nil {
+		t.Fatal(err)
+	}
+	ws := trapSandbox(t, Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv})
+	trapped(t, ws, l.work, l.work, jdir+"2", `rmdir owned/empty; mv -T src owned/empty`)
+	if !exists(filepath.Join(l.work, "owned/empty")) || !exists(filepath.Join(l.work, "src")) {
+		t.Error("a folder another uid owns lost its empty folder")
+	}
+}
+
 // Nothing of a hidden file, of the state key or of .tiny-agent reaches the
 // journal, whatever the command does to their names (truncate, open in
 // place, remove, through a link), and they stay as they were.
@@ -319,7 +351,7 @@ func TestTrappedAsUnprivilegedUser(t *testing.T) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 1000, Gid: 1000, Groups: []uint32{}}}
 	out, err := cmd.CombinedOutput()
 	t.Logf("as uid 1000:\n%s", out)
-	if err != nil || strings.Count(string(out), "--- PASS") < 6 || strings.Contains(string(out), "--- SKIP") {
+	if err != nil || strings.Count(string(out), "--- PASS") < 7 || strings.Contains(string(out), "--- SKIP") {
 		t.Fatalf("as uid 1000: %v", err)
 	}
 }
