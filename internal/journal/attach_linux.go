@@ -154,19 +154,35 @@ func (s *supervisor) under(path string) bool {
 // hand over in the band) is a file of the tree it may journal: checked on
 // the fd, after the open, a folder swapped for a link meanwhile cannot
 // lead it into an excluded one.
-func (s *supervisor) ownsFd(fd int) bool {
+//
+// As root, a copy of what the command could not read itself (a file of
+// another uid; the command has no capability) is not kept either: the
+// journal's files are root's, which the command is.
+func (s *supervisor) ownsFd(fd int, content bool) bool {
 	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
-	return err == nil && within(s.tree, p) && !s.under(p)
+	if err != nil || !within(s.tree, p) || s.under(p) {
+		return false
+	}
+	if !content || os.Geteuid() != 0 {
+		return true // the command's uid is tiny-go's, with the same rights
+	}
+	var st unix.Stat_t
+	id, err := readCreds(s.pid)
+	return err == nil && unix.Fstat(fd, &st) == nil && id.allows(p, &st, 0o4)
 }
 
-// mayBand says whether the command may open path for writing itself, so
-// that the band's open with tiny-go's rights grants it nothing more.
-func (s *supervisor) mayBand(pid int, path string, st *unix.Stat_t) bool {
+// mayBand says whether the command may open path as flags asks itself,
+// so that the band's open with tiny-go's rights grants it nothing more.
+func (s *supervisor) mayBand(pid int, path string, st *unix.Stat_t, flags uint64) bool {
 	if s.writable == nil || !s.writable(path) {
 		return false
 	}
+	bits := uint32(0o2)
+	if flags&unix.O_ACCMODE == unix.O_RDWR {
+		bits |= 0o4
+	}
 	id, err := readCreds(pid)
-	return err == nil && id.mayWrite(path, st)
+	return err == nil && id.allows(path, st, bits)
 }
 
 // creds are what the kernel checks a process's write-open against.
@@ -230,11 +246,8 @@ func (s *supervisor) mayRemove(pid int, path string) bool {
 	return id.dacOverride || parent.Mode&unix.S_ISVTX == 0 || id.fsuid == victim.Uid || id.fsuid == parent.Uid
 }
 
-// mayWrite is the kernel's permission check for a write.
-func (c creds) mayWrite(path string, st *unix.Stat_t) bool { return c.allows(path, st, 0o2) }
-
-// allows is the kernel's permission check of bits (0o2 write, 0o1
-// search): the mode bits of the class the process is in; a file with an
+// allows is the kernel's permission check of bits (0o4 read, 0o2
+// write, 0o1 search): the mode bits of the class the process is in; a file with an
 // access ACL is judged refused (then tiny-go does nothing on the
 // command's behalf: no harm, only a copy, or the kernel's own decision).
 func (c creds) allows(path string, st *unix.Stat_t, bits uint32) bool {

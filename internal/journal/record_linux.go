@@ -59,8 +59,9 @@ type journal struct {
 	// unlink of one keeps nothing, as the name's undo is its removal.
 	fresh map[string]bool
 	// guard, when set, says whether a file opened to keep its pre-image
-	// may be kept (supervisor.ownsFd): else it is left alone.
-	guard func(fd int) bool
+	// (content: to copy what it holds, else to link it) may be kept
+	// (supervisor.ownsFd): else it is left alone.
+	guard func(fd int, content bool) bool
 	// unsynced: a record written since the last sync (close syncs it).
 	unsynced bool
 }
@@ -71,7 +72,7 @@ var errExcluded = errors.New("journal: an excluded file")
 // open opens path to read its pre-image, if the guard allows.
 func (j *journal) open(path string) (*os.File, error) {
 	f, err := os.Open(path)
-	if err != nil || j.guard == nil || j.guard(int(f.Fd())) {
+	if err != nil || j.guard == nil || j.guard(int(f.Fd()), true) {
 		return f, err
 	}
 	f.Close()
@@ -300,7 +301,7 @@ func (j *journal) link(path, abs string) error {
 		return err
 	}
 	defer unix.Close(fd)
-	if !j.guard(fd) {
+	if !j.guard(fd, false) {
 		return errExcluded
 	}
 	return unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), unix.AT_FDCWD, abs, unix.AT_SYMLINK_FOLLOW)

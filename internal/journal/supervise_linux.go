@@ -48,6 +48,7 @@ type supervisor struct {
 	// resolved); writable is Options.Writable.
 	exclude  []string
 	writable func(abs string) bool
+	pid      int // the caller of the call being handled
 }
 
 // run answers notifications until every filtered process is gone (the
@@ -124,6 +125,7 @@ func (s *supervisor) handle(req *notif) (verdict, error) {
 	if !ok {
 		return verdict{}, nil
 	}
+	s.pid = int(req.pid)
 	t, err := s.decode(req, c)
 	if err != nil {
 		return verdict{}, nil // unreadable memory: the call itself fails with EFAULT
