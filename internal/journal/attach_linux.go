@@ -57,6 +57,8 @@ func Filter() ([]byte, error) {
 // owned from now on), journaling into dir (made if need be, on the tree's
 // file system) what the command changes under tree. The command's paths
 // are resolved as tiny-go sees them: it must see the tree at the same path.
+// On an error the listener is closed: the command's trapped calls then
+// fail with ENOSYS, and the caller ends it.
 func Attach(listener *os.File, tree, dir string, o Options) (*Supervision, error) {
 	sup, err := prepare(tree, dir, o)
 	if err != nil {

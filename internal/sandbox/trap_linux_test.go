@@ -304,6 +304,27 @@ func TestTrappedListenerIsNotTheCommands(t *testing.T) {
 	}
 }
 
+// A filter the kernel refuses stops the init before the command runs:
+// StartTrapped says so at once (no hang), the init's line on stderr.
+func TestTrappedBadFilterFailsClosed(t *testing.T) {
+	l := newLayout(t)
+	s := trapSandbox(t, Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv})
+	cmd := exec.Command("/bin/sh", "-c", "touch ran")
+	cmd.Dir = l.work
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	bad := []byte{0xff, 0xff, 0, 0, 0, 0, 0, 0} // no such BPF instruction
+	if _, err := s.StartTrapped(cmd, bad); err == nil {
+		t.Fatal("StartTrapped with a bad filter did not fail")
+	}
+	if !strings.Contains(stderr.String(), "loading the journal's filter") {
+		t.Errorf("the init's stderr: %q", stderr.String())
+	}
+	if exists(filepath.Join(l.work, "ran")) {
+		t.Error("the command ran")
+	}
+}
+
 // Without namespaces StartTrapped refuses, saying why.
 func TestTrappedRefusedWithoutNamespaces(t *testing.T) {
 	l := newLayout(t)
@@ -383,7 +404,7 @@ func TestTrappedAsUnprivilegedUser(t *testing.T) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 1000, Gid: 1000, Groups: []uint32{}}}
 	out, err := cmd.CombinedOutput()
 	t.Logf("as uid 1000:\n%s", out)
-	if err != nil || strings.Count(string(out), "--- PASS") < 7 || strings.Contains(string(out), "--- SKIP") {
+	if err != nil || strings.Count(string(out), "--- PASS") < 8 || strings.Contains(string(out), "--- SKIP") {
 		t.Fatalf("as uid 1000: %v", err)
 	}
 }
