@@ -349,9 +349,9 @@ func emptyDir(dir string) bool {
 
 // renamed records a rename to undo, after keeping the inode it replaces.
 // An empty directory it replaces is moved into the journal first, only
-// when mayRmdir (the command may remove it itself): else the rename is
+// when mayRmdir says the command may remove it itself: else the rename is
 // the kernel's to refuse.
-func (j *journal) renamed(from, to string, inFrom, inTo bool, flags int, mayRmdir bool) error {
+func (j *journal) renamed(from, to string, inFrom, inTo bool, flags int, mayRmdir func() bool) error {
 	st, err := lstat(from)
 	if err != nil {
 		return nil
@@ -380,7 +380,7 @@ func (j *journal) renamed(from, to string, inFrom, inTo bool, flags int, mayRmdi
 	if inTo && !freshTo {
 		// What the rename replaces is kept: a file by a link, an empty
 		// directory moved into the journal (the rename then takes a free name).
-		if isDir && mayRmdir {
+		if isDir && mayRmdir() {
 			if _, err := j.rmdir(to); err != nil {
 				return err
 			}

@@ -176,7 +176,8 @@ func (s *supervisor) change(t target, c call, nr uintptr) error {
 		}
 	case kRename:
 		if s.in(t.path) || s.in(t.path2) {
-			return s.j.renamed(t.path, t.path2, s.in(t.path), s.in(t.path2), int(t.flags), s.mayRemove(t.pid, t.path2))
+			return s.j.renamed(t.path, t.path2, s.in(t.path), s.in(t.path2), int(t.flags),
+				func() bool { return s.mayRemove(t.pid, t.path2) })
 		}
 	case kCreate:
 		if s.in(t.path) {
