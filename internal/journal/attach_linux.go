@@ -57,6 +57,8 @@ func Filter() ([]byte, error) {
 // owned from now on), journaling into dir (made if need be, on the tree's
 // file system) what the command changes under tree. The command's paths
 // are resolved as tiny-go sees them: it must see the tree at the same path.
+// On an error the listener is closed: the command's trapped calls then
+// fail with ENOSYS, and the caller ends it.
 func Attach(listener *os.File, tree, dir string, o Options) (*Supervision, error) {
 	sup, err := prepare(tree, dir, o)
 	if err != nil {
@@ -154,19 +156,35 @@ func (s *supervisor) under(path string) bool {
 // hand over in the band) is a file of the tree it may journal: checked on
 // the fd, after the open, a folder swapped for a link meanwhile cannot
 // lead it into an excluded one.
-func (s *supervisor) ownsFd(fd int) bool {
+//
+// As root, a copy of what the command could not read itself (a file of
+// another uid; the command has no capability) is not kept either: the
+// journal's files are root's, which the command is.
+func (s *supervisor) ownsFd(fd int, content bool) bool {
 	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
-	return err == nil && within(s.tree, p) && !s.under(p)
+	if err != nil || !within(s.tree, p) || s.under(p) {
+		return false
+	}
+	if !content || os.Geteuid() != 0 {
+		return true // the command's uid is tiny-go's, with the same rights
+	}
+	var st unix.Stat_t
+	id, err := readCreds(s.pid)
+	return err == nil && unix.Fstat(fd, &st) == nil && id.allows(p, &st, 0o4)
 }
 
-// mayBand says whether the command may open path for writing itself, so
-// that the band's open with tiny-go's rights grants it nothing more.
-func (s *supervisor) mayBand(pid int, path string, st *unix.Stat_t) bool {
+// mayBand says whether the command may open path as flags asks itself,
+// so that the band's open with tiny-go's rights grants it nothing more.
+func (s *supervisor) mayBand(pid int, path string, st *unix.Stat_t, flags uint64) bool {
 	if s.writable == nil || !s.writable(path) {
 		return false
 	}
+	bits := uint32(0o2)
+	if flags&unix.O_ACCMODE == unix.O_RDWR {
+		bits |= 0o4
+	}
 	id, err := readCreds(pid)
-	return err == nil && id.mayWrite(path, st)
+	return err == nil && id.allows(path, st, bits)
 }
 
 // creds are what the kernel checks a process's write-open against.
@@ -210,23 +228,45 @@ func sameUserNS(pid int) bool {
 	return err1 == nil && err2 == nil && a == b
 }
 
-// mayWrite is the kernel's permission check for a write: the mode bits
-// of the class the process is in; a file with an access ACL is judged
-// unwritable (the band is then not used: no harm, only a copy).
-func (c creds) mayWrite(path string, st *unix.Stat_t) bool {
+// mayRemove says whether the command may remove the name path itself:
+// tiny-go removes an empty directory on its behalf (rmdir, a rename onto
+// one, so that Restore gives the same inode back), which must grant it
+// nothing its Landlock domain (Options.Writable of the folder) or its
+// uid would not. When not, the call goes on and the kernel decides.
+func (s *supervisor) mayRemove(pid int, path string) bool {
+	dir := filepath.Dir(path)
+	if s.writable == nil || !s.writable(dir) {
+		return false
+	}
+	parent, err1 := lstat(dir)
+	victim, err2 := lstat(path)
+	id, err3 := readCreds(pid)
+	if err1 != nil || err2 != nil || err3 != nil || !id.allows(dir, parent, 0o3) {
+		return false
+	}
+	// In a sticky folder, only the owner of the name or of the folder.
+	return id.dacOverride || parent.Mode&unix.S_ISVTX == 0 || id.fsuid == victim.Uid || id.fsuid == parent.Uid
+}
+
+// allows is the kernel's permission check of bits (0o4 read, 0o2
+// write, 0o1 search): the mode bits of the class the process is in; a file with an
+// access ACL is judged refused (then tiny-go does nothing on the
+// command's behalf: no harm, only a copy, or the kernel's own decision).
+func (c creds) allows(path string, st *unix.Stat_t, bits uint32) bool {
 	if c.dacOverride {
 		return true
 	}
 	if n, err := unix.Getxattr(path, "system.posix_acl_access", nil); err == nil && n > 0 {
 		return false
 	}
+	shift := 0
 	switch {
 	case st.Uid == c.fsuid:
-		return st.Mode&0o200 != 0
+		shift = 6
 	case st.Gid == c.fsgid || containsID(c.groups, st.Gid):
-		return st.Mode&0o020 != 0
+		shift = 3
 	}
-	return st.Mode&0o002 != 0
+	return (st.Mode>>shift)&bits == bits
 }
 
 func containsID(ids []uint32, id uint32) bool {

@@ -52,7 +52,7 @@ type addfd struct {
 // result. false: not done (no free fd in the band, a refused fd), and the
 // caller keeps the whole file instead.
 func (s *supervisor) band(req *notif, t target, path string, st *unix.Stat_t) (bool, error) {
-	if !s.mayBand(t.pid, path, st) {
+	if !s.mayBand(t.pid, path, st, t.flags) {
 		return false, nil
 	}
 	newfd, ok := freeBandFd(t.pid)
@@ -66,10 +66,13 @@ func (s *supervisor) band(req *notif, t target, path string, st *unix.Stat_t) (b
 	}
 	defer unix.Close(fd)
 	var got unix.Stat_t
-	if unix.Fstat(fd, &got) != nil || idOf(&got) != idOf(st) || !s.ownsFd(fd) {
+	if unix.Fstat(fd, &got) != nil || idOf(&got) != idOf(st) || !s.ownsFd(fd, false) {
 		return false, nil // swapped since the lstat
 	}
 	if err := s.j.startRanges(path, st); err != nil {
+		if errors.Is(err, errExcluded) {
+			return false, nil
+		}
 		return false, err
 	}
 	a := addfd{id: req.id, flags: unix.SECCOMP_ADDFD_FLAG_SETFD | unix.SECCOMP_ADDFD_FLAG_SEND, srcfd: uint32(fd), newfd: uint32(newfd)}

@@ -13,8 +13,13 @@
 // bookkeeping for a cooperative command, and containment stays with
 // Landlock and namespaces.
 //
-// Linux on amd64 and arm64 only; elsewhere Start and Restore return
-// ErrNotSupported.
+// Start re-executes the binary (ChildMain) to install the filter; Attach
+// supervises a listener installed elsewhere (the sandbox's namespace init:
+// sandbox.StartTrapped), with Options that keep it from hidden paths and
+// from doing on the command's behalf what the command may not.
+//
+// Linux on amd64 and arm64 only; elsewhere Start, Attach and Restore
+// return ErrNotSupported.
 package journal
 
 import "errors"

@@ -59,8 +59,11 @@ type journal struct {
 	// unlink of one keeps nothing, as the name's undo is its removal.
 	fresh map[string]bool
 	// guard, when set, says whether a file opened to keep its pre-image
-	// may be kept (supervisor.ownsFd): else it is left alone.
-	guard func(fd int) bool
+	// (content: to copy what it holds, else to link it) may be kept
+	// (supervisor.ownsFd): else it is left alone.
+	guard func(fd int, content bool) bool
+	// unsynced: a record written since the last sync (close syncs it).
+	unsynced bool
 }
 
 // errExcluded is a file the guard refuses: nothing is kept of it.
@@ -69,7 +72,7 @@ var errExcluded = errors.New("journal: an excluded file")
 // open opens path to read its pre-image, if the guard allows.
 func (j *journal) open(path string) (*os.File, error) {
 	f, err := os.Open(path)
-	if err != nil || j.guard == nil || j.guard(int(f.Fd())) {
+	if err != nil || j.guard == nil || j.guard(int(f.Fd()), true) {
 		return f, err
 	}
 	f.Close()
@@ -95,7 +98,10 @@ func openJournal(dir string) (*journal, error) {
 }
 
 func (j *journal) close() error {
-	err := j.log.Sync()
+	var err error
+	if j.unsynced { // a command that changed nothing costs no sync
+		err = j.log.Sync()
+	}
 	j.log.Close()
 	j.data.Close()
 	for _, r := range j.ranged {
@@ -120,11 +126,13 @@ func (j *journal) add(r record) error {
 	// disk with the next synced one (the log is appended in order) or at the
 	// end. The page cache alone survives a SIGKILL; the sync is for a power cut.
 	if r.Op == "absent" || r.Op == "meta" {
+		j.unsynced = true
 		return nil
 	}
 	if err := j.log.Sync(); err != nil {
 		return fmt.Errorf("journal: sync the log: %w", err)
 	}
+	j.unsynced = false
 	return nil
 }
 
@@ -294,7 +302,7 @@ func (j *journal) link(path, abs string) error {
 		return err
 	}
 	defer unix.Close(fd)
-	if !j.guard(fd) {
+	if !j.guard(fd, false) {
 		return errExcluded
 	}
 	return unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), unix.AT_FDCWD, abs, unix.AT_SYMLINK_FOLLOW)
@@ -341,7 +349,10 @@ func emptyDir(dir string) bool {
 }
 
 // renamed records a rename to undo, after keeping the inode it replaces.
-func (j *journal) renamed(from, to string, inFrom, inTo bool, flags int) error {
+// An empty directory it replaces is moved into the journal first, only
+// when mayRmdir says the command may remove it itself: else the rename is
+// the kernel's to refuse.
+func (j *journal) renamed(from, to string, inFrom, inTo bool, flags int, mayRmdir func() bool) error {
 	st, err := lstat(from)
 	if err != nil {
 		return nil
@@ -370,7 +381,7 @@ func (j *journal) renamed(from, to string, inFrom, inTo bool, flags int) error {
 	if inTo && !freshTo {
 		// What the rename replaces is kept: a file by a link, an empty
 		// directory moved into the journal (the rename then takes a free name).
-		if isDir {
+		if isDir && mayRmdir() {
 			if _, err := j.rmdir(to); err != nil {
 				return err
 			}

@@ -48,6 +48,7 @@ type supervisor struct {
 	// resolved); writable is Options.Writable.
 	exclude  []string
 	writable func(abs string) bool
+	pid      int // the caller of the call being handled
 }
 
 // run answers notifications until every filtered process is gone (the
@@ -136,6 +137,7 @@ func (s *supervisor) handle(req *notif) (verdict, error) {
 	if !ok {
 		return verdict{}, nil
 	}
+	s.pid = int(req.pid)
 	t, err := s.decode(req, c)
 	if err != nil {
 		return verdict{}, nil // unreadable memory: the call itself fails with EFAULT
@@ -146,7 +148,7 @@ func (s *supervisor) handle(req *notif) (verdict, error) {
 	}
 	nr := uintptr(req.nr)
 	switch {
-	case c.kind == kRemove && s.in(t.path) && isRmdir(nr, t.flags):
+	case c.kind == kRemove && s.in(t.path) && isRmdir(nr, t.flags) && s.mayRemove(t.pid, t.path):
 		errno, err := s.j.rmdir(t.path)
 		return verdict{done: true, errno: errno}, err
 	case c.kind == kOpen:
@@ -186,7 +188,8 @@ func (s *supervisor) change(t target, c call, nr uintptr) error {
 		}
 	case kRename:
 		if s.in(t.path) || s.in(t.path2) {
-			return s.j.renamed(t.path, t.path2, s.in(t.path), s.in(t.path2), int(t.flags))
+			return s.j.renamed(t.path, t.path2, s.in(t.path), s.in(t.path2), int(t.flags),
+				func() bool { return s.mayRemove(t.pid, t.path2) })
 		}
 	case kCreate:
 		if s.in(t.path) {

@@ -131,14 +131,19 @@ func (s *Sandbox) excludedNow() []string {
 		return nil
 	}
 	c := s.spawner.cont
-	all := []string{c.stateDir, c.keyDir}
-	if c.hidden != nil {
-		all = append(all, c.hidden()...)
-	}
 	var out []string
-	for _, p := range all {
+	for _, p := range []string{c.stateDir, c.keyDir} {
 		if p != "" {
 			out = append(out, p)
+		}
+	}
+	if c.hidden != nil {
+		for _, p := range c.hidden() {
+			// As the init, which covers only what exists: a name made
+			// by the command there is its own, and journaled.
+			if _, err := os.Stat(p); p != "" && err == nil {
+				out = append(out, p)
+			}
 		}
 	}
 	return out

@@ -5,6 +5,7 @@ package sandbox
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -181,6 +182,38 @@ done`, strings.Join(files, " ")))
 	}
 }
 
+// The journal removes an empty directory itself (rmdir, a rename onto
+// one), so that Restore gives the same inode back: never one the command
+// may not remove. In read-only mode (Landlock), and, as root, from a
+// folder another uid owns (the command has no capability).
+func TestTrappedRmdirGrantsNoRemoval(t *testing.T) {
+	l := newLayout(t)
+	for _, d := range []string{"empty", "target", "src", "owned/empty"} {
+		if err := os.MkdirAll(filepath.Join(l.work, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jdir := filepath.Join(l.work, ".tiny-agent", "journal")
+	ro := trapSandbox(t, Policy{Mode: ReadOnly, WorkDir: l.work, Getenv: l.getenv})
+	trapped(t, ro, l.work, l.work, jdir+"1", `rmdir empty; mv -T src target; rmdir empty target`)
+	for _, d := range []string{"empty", "target", "src"} {
+		if !exists(filepath.Join(l.work, d)) {
+			t.Errorf("read-only mode: %s was removed", d)
+		}
+	}
+	if os.Geteuid() != 0 {
+		return
+	}
+	if err := os.Chown(filepath.Join(l.work, "owned"), 1234, 1234); err != nil {
+		t.Fatal(err)
+	}
+	ws := trapSandbox(t, Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv})
+	trapped(t, ws, l.work, l.work, jdir+"2", `rmdir owned/empty; mv -T src owned/empty`)
+	if !exists(filepath.Join(l.work, "owned/empty")) || !exists(filepath.Join(l.work, "src")) {
+		t.Error("a folder another uid owns lost its empty folder")
+	}
+}
+
 // Nothing of a hidden file, of the state key or of .tiny-agent reaches the
 // journal, whatever the command does to their names (truncate, open in
 // place, remove, through a link), and they stay as they were.
@@ -195,6 +228,14 @@ func TestTrappedJournalKeepsNothingHidden(t *testing.T) {
 	writeFile(t, secret, "TOKEN=s3cr3t-env", 0o600)
 	writeFile(t, filepath.Join(secretDir, "big"), bigSecret, 0o600)
 	writeFile(t, filepath.Join(l.work, ".tiny-agent", "state"), "s3cr3t-state", 0o600)
+	other := filepath.Join(l.work, "other")
+	writeFile(t, other, "its own", 0o600)
+	if os.Geteuid() == 0 { // the command, without capabilities, cannot read it
+		writeFile(t, other, "s3cr3t-other", 0o600)
+		if err := os.Chown(other, 1234, 1234); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s := trapSandbox(t, Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv,
 		Hidden: func() []string { return []string{secret, secretDir} }})
 	if !s.Hides() {
@@ -204,18 +245,13 @@ func TestTrappedJournalKeepsNothingHidden(t *testing.T) {
 	trapped(t, s, l.work, l.work, jdir, fmt.Sprintf(`echo > .env; exec 3<>secrets/big; printf X >&3; exec 3>&-
 echo > secrets/big; rm -f .env secrets/big; rm -rf secrets
 ln -s %[1]s/key keylink; echo > keylink; rm -f %[1]s/key; ln -s secrets sl; echo > sl/big; rm -f sl/big
+echo > other; exec 3<>other; chmod 666 other; truncate -s 0 other
 echo > .tiny-agent/state; rm -f .tiny-agent/state; ln -s .tiny-agent ta; echo > ta/state; rm -f ta/state; true`, keyDir))
-	err := filepath.WalkDir(jdir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		if b, _ := os.ReadFile(p); bytes.Contains(b, []byte("s3cr3t")) {
-			t.Errorf("the journal's %s holds a secret", strings.TrimPrefix(p, jdir))
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	for _, p := range journalHolding(t, jdir, "s3cr3t") {
+		t.Errorf("the journal's %s holds a secret", p)
+	}
+	if b, _ := os.ReadFile(other); os.Geteuid() == 0 && string(b) != "s3cr3t-other" {
+		t.Errorf("%s, another uid's, changed: %q", other, b)
 	}
 	for p, want := range map[string]string{secret: "TOKEN=s3cr3t-env", filepath.Join(secretDir, "big"): bigSecret,
 		filepath.Join(keyDir, "key"): "KEY=s3cr3t-key", filepath.Join(l.work, ".tiny-agent", "state"): "s3cr3t-state"} {
@@ -223,6 +259,34 @@ echo > .tiny-agent/state; rm -f .tiny-agent/state; ln -s .tiny-agent ta; echo > 
 			t.Errorf("%s changed: %v, %.30q", p, err, b)
 		}
 	}
+}
+
+// journalHolding lists the files of the journal in jdir, and the records
+// of its log (a small pre-image is inline, base64 in the JSON), that
+// hold secret.
+func journalHolding(t *testing.T, jdir, secret string) []string {
+	t.Helper()
+	var found []string
+	err := filepath.WalkDir(jdir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, _ := os.ReadFile(p)
+		if bytes.Contains(b, []byte(secret)) {
+			found = append(found, p)
+		}
+		for i, line := range bytes.Split(b, []byte("\n")) {
+			var r struct{ Inline []byte }
+			if json.Unmarshal(line, &r) == nil && bytes.Contains(r.Inline, []byte(secret)) {
+				found = append(found, fmt.Sprintf("%s:%d", p, i+1))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
 }
 
 // The command never holds the listener: no seccomp descriptor in any
@@ -237,6 +301,27 @@ func TestTrappedListenerIsNotTheCommands(t *testing.T) {
 	}
 	if strings.Contains(out, "seccomp") {
 		t.Errorf("a process of the command holds a seccomp listener:\n%s", out)
+	}
+}
+
+// A filter the kernel refuses stops the init before the command runs:
+// StartTrapped says so at once (no hang), the init's line on stderr.
+func TestTrappedBadFilterFailsClosed(t *testing.T) {
+	l := newLayout(t)
+	s := trapSandbox(t, Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv})
+	cmd := exec.Command("/bin/sh", "-c", "touch ran")
+	cmd.Dir = l.work
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	bad := []byte{0xff, 0xff, 0, 0, 0, 0, 0, 0} // no such BPF instruction
+	if _, err := s.StartTrapped(cmd, bad); err == nil {
+		t.Fatal("StartTrapped with a bad filter did not fail")
+	}
+	if !strings.Contains(stderr.String(), "loading the journal's filter") {
+		t.Errorf("the init's stderr: %q", stderr.String())
+	}
+	if exists(filepath.Join(l.work, "ran")) {
+		t.Error("the command ran")
 	}
 }
 
@@ -319,7 +404,7 @@ func TestTrappedAsUnprivilegedUser(t *testing.T) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 1000, Gid: 1000, Groups: []uint32{}}}
 	out, err := cmd.CombinedOutput()
 	t.Logf("as uid 1000:\n%s", out)
-	if err != nil || strings.Count(string(out), "--- PASS") < 6 || strings.Contains(string(out), "--- SKIP") {
+	if err != nil || strings.Count(string(out), "--- PASS") < 8 || strings.Contains(string(out), "--- SKIP") {
 		t.Fatalf("as uid 1000: %v", err)
 	}
 }
