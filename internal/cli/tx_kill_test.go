@@ -107,7 +107,8 @@ func TestNextStartAppliesAKilledCommandsChanges(t *testing.T) {
 	prog := programAs(t, "tiny-go")
 	run := func(args ...string) *exec.Cmd {
 		cmd := exec.Command(prog, append([]string{"--cwd", dir}, args...)...)
-		cmd.Env = append(os.Environ(), childEnv+"=1", "OTEL_SDK_DISABLED=true", "OPENROUTER_API_KEY=k", "TINY_ENDPOINT="+srv.URL())
+		// Over the overlay: its upper layer is what the next start applies.
+		cmd.Env = append(os.Environ(), childEnv+"=1", "OTEL_SDK_DISABLED=true", "OPENROUTER_API_KEY=k", "TINY_ENDPOINT="+srv.URL(), "TINY_TX=overlay")
 		return cmd
 	}
 	turn := run("make and delete")

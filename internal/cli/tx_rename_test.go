@@ -186,6 +186,7 @@ func TestRenamedDirectoryIsARename(t *testing.T) {
 	for name, uid := range cases {
 		t.Run(name, func(t *testing.T) {
 			r := newRenameRun(t, uid, "tiny-go", renameSeedScript)
+			r.env = []string{"TINY_TX=overlay"} // journaled: TestJournaledCommandsBehaveAsPlainBash
 			du := duOf(t, r.dir) // the tree and .tiny-agent: the kept hard links count once
 			r.run("rename the directories")
 			grown := duOf(t, r.dir) - du
@@ -235,6 +236,7 @@ func TestKilledInARenamedDirectorysApply(t *testing.T) {
 	for _, at := range []string{faultpoint.TxMirror + ":1", faultpoint.TxStep + ":1", faultpoint.TxStep + ":4"} {
 		t.Run(at, func(t *testing.T) {
 			r := newRenameRun(t, 0, "tiny-go-killpoint", renameSeedScript)
+			r.env = []string{"TINY_TX=overlay"} // the overlay's apply is what is killed
 			mark := filepath.Join(t.TempDir(), "mark")
 			// Only the last command renames data: kill in its apply.
 			r.srv = providertest.New(t, providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall("c1", "bash", mustJSON(t, map[string]string{"command": "mv data data2 && mv src/d07 src/moved07 && echo new > src/moved07/new && rm data2/f3"}))}},
@@ -282,7 +284,8 @@ func TestMovedFileWrittenInPlaceOutsideIsNamed(t *testing.T) {
 		t.Skip("renames of directories are copies without root (no redirect_dir in a user namespace)")
 	}
 	seed := `mkdir data && echo one > data/f1 && echo two > data/f2`
-	tt := runTxTurnThen(t, seed, func(dir, _ string) {
+	// Over the overlay (journaled, a small moved file is kept as a copy).
+	tt := runTxTurnThenEnv(t, []string{"TINY_TX=overlay"}, seed, func(dir, _ string) {
 		f, err := os.OpenFile(filepath.Join(dir, "data2/f1"), os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
 			t.Fatal(err)

@@ -61,6 +61,12 @@ func runTxTurn(t *testing.T, seed string, cmds ...string) txTurn {
 // home is the HOME the turn ran with (its state key).
 func runTxTurnThen(t *testing.T, seed string, between func(dir, home string), cmds ...string) txTurn {
 	t.Helper()
+	return runTxTurnThenEnv(t, nil, seed, between, cmds...)
+}
+
+// runTxTurnThenEnv is runTxTurnThen with more environment for tiny-go.
+func runTxTurnThenEnv(t *testing.T, env []string, seed string, between func(dir, home string), cmds ...string) txTurn {
+	t.Helper()
 	var replies []providertest.Reply
 	for i, cmd := range cmds {
 		replies = append(replies, providertest.Reply{ToolCalls: []providertest.ToolCall{toolCall(fmt.Sprintf("c%d", i+1), "bash", mustJSON(t, map[string]string{"command": cmd}))}})
@@ -83,6 +89,7 @@ func runTxTurnThen(t *testing.T, seed string, between func(dir, home string), cm
 		cmd := exec.CommandContext(ctx, prog, append([]string{"--cwd", tt.dir}, args...)...)
 		cmd.Env = []string{childEnv + "=1", "OTEL_SDK_DISABLED=true", "OPENROUTER_API_KEY=test-key", "TINY_ENDPOINT=" + srv.URL(),
 			"HOME=" + home, "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1"}
+		cmd.Env = append(cmd.Env, env...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 		out, err := cmd.CombinedOutput()
