@@ -135,4 +135,9 @@ func TestJournaledAppendKeepsLittle(t *testing.T) {
 	if last.Tx == "" || last.Bytes > 64<<10 {
 		t.Fatalf("the append kept %d bytes (tx %q)", last.Bytes, last.Tx)
 	}
+	// Past the rewind's 64 MiB, the file is named, not put back.
+	sum := k.rewind(0, false)
+	if len(sum.Skipped) != 1 || sum.Skipped[0].Path != "big.log" || !strings.Contains(sum.Skipped[0].Reason, "larger than") {
+		t.Fatalf("the rewind: %+v", sum)
+	}
 }

@@ -52,6 +52,14 @@ func (s *Store) BeginJournalTx() (*Txn, error) {
 		lock.Close()
 		return nil, err
 	}
+	// Room for the pid JournalStarted writes, taken now: on a full disk
+	// the command is then not run (the before record fails the same way)
+	// rather than run without its mark.
+	if _, err := lock.Write([]byte(fmt.Sprintf("%-47s\n", "0 0"))); err != nil {
+		lock.Close()
+		os.Remove(lock.Name())
+		return nil, err
+	}
 	return &Txn{s: s, jid: id, jlock: lock}, nil
 }
 
@@ -64,7 +72,7 @@ func (t *Txn) JournalStarted(pid int) error {
 	if t.jlock == nil {
 		return nil
 	}
-	_, err := t.jlock.WriteAt([]byte(fmt.Sprintf("%d %d\n", pid, procStart(pid))), 0)
+	_, err := t.jlock.WriteAt([]byte(fmt.Sprintf("%-47s\n", fmt.Sprintf("%d %d", pid, procStart(pid)))), 0)
 	return err
 }
 

@@ -327,6 +327,7 @@ func testForgedTransactionAtTheNextStart(t *testing.T, uid int) {
 		if id != "forged-pending" {
 			marker, _ = statekey.Hex("tx/" + id + "/pending")
 		}
+		os.MkdirAll(filepath.Join(root, "pending"), 0o700) // journaled turns made none
 		os.WriteFile(filepath.Join(root, "pending", id), []byte(marker), 0o600)
 		for name, content := range files {
 			os.WriteFile(filepath.Join(root, id, name), []byte(content), 0o600)
@@ -427,6 +428,7 @@ func testForgedTransactionMetByARewind(t *testing.T, uid int) {
 	os.WriteFile(filepath.Join(root, "planted", "start"), nil, 0o600)
 	os.WriteFile(filepath.Join(root, "planted", "layers"), []byte(r.outside), 0o600)
 	marker, _ := statekey.Hex("tx/planted/pending")
+	os.MkdirAll(filepath.Join(root, "pending"), 0o700) // journaled turns made none
 	os.WriteFile(filepath.Join(root, "pending", "planted"), []byte(marker), 0o600)
 	code, out := r.rewindTurn1(t)
 	if code != 0 {

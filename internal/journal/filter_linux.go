@@ -24,7 +24,7 @@ const (
 	kMeta                 // chmod, chown, utimes, xattrs on a path or an fd
 	kWrite                // write, pwrite64, writev, pwritev, pwritev2 to a band fd
 	kWhole                // mmap, dup, copy_file_range, sendfile, splice: a band fd's file, whole
-	kDenied               // io_uring_setup, io_setup: their writes would pass unseen
+	kDenied               // io_uring_setup, io_setup: their writes would pass unseen (EPERM)
 	kBind                 // bind: a unix socket's name is a new file
 )
 
@@ -119,16 +119,17 @@ func rename(d, p, d2, p2, flags int) call {
 }
 
 // program assembles the filter: a call of another architecture fails with
-// ENOSYS (it would slip past the numbers below), a listed call is handed to
+// EPERM (it would slip past the numbers below; EPERM as the sandbox's own
+// filter says, since the newer filter's errno is the one a tie returns), a listed call is handed to
 // the supervisor (only with write flags, for opens), the rest is allowed.
 func program() ([]unix.SockFilter, error) {
 	ins := []bpf.Instruction{
 		bpf.LoadAbsolute{Off: 4, Size: 4},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: auditArch, SkipTrue: 1},
-		bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)},
+		bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
 		bpf.LoadAbsolute{Off: 0, Size: 4},
 		bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: nrLimit, SkipFalse: 1},
-		bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)},
+		bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
 	}
 	for nr, c := range calls() {
 		body := ruleBody(nr, c)
@@ -153,7 +154,7 @@ func ruleBody(nr uintptr, c call) []bpf.Instruction {
 	const notify, allow = unix.SECCOMP_RET_USER_NOTIF, unix.SECCOMP_RET_ALLOW
 	switch {
 	case c.kind == kDenied:
-		return []bpf.Instruction{bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)}}
+		return []bpf.Instruction{bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)}}
 	case nr == unix.SYS_FCNTL:
 		return []bpf.Instruction{
 			bpf.LoadAbsolute{Off: argOff(1), Size: 4},

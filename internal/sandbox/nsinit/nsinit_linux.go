@@ -114,8 +114,28 @@ func init() {
 		fail("bad arguments", syscall.EINVAL)
 	}
 	mountBase(a[0])
+	if journalFD != 0 {
+		treeNoDevices()
+	}
 	hide()
 	confineAndExec(fd, a[1], a[2:])
+}
+
+// treeNoDevices binds the working directory over itself nosuid and nodev:
+// a journaled command works on the tree itself, not on an overlay (which
+// is mounted so), and a device node planted in the tree must not open.
+func treeNoDevices() {
+	wd, err := syscall.Getwd()
+	check("finding the working directory", err)
+	check("binding "+wd, unix.Mount(wd, wd, "", unix.MS_BIND|unix.MS_REC, ""))
+	var st unix.Statfs_t
+	check("reading the flags of "+wd, unix.Statfs(wd, &st))
+	flags := uintptr(st.Flags)&(unix.MS_RDONLY|unix.MS_NOEXEC|unix.MS_NOATIME|unix.MS_NODIRATIME) | unix.MS_NOSUID | unix.MS_NODEV
+	if st.Flags&unix.ST_RELATIME != 0 {
+		flags |= unix.MS_RELATIME
+	}
+	check("making "+wd+" nodev", unix.Mount("", wd, "", unix.MS_BIND|unix.MS_REMOUNT|flags, ""))
+	check("entering "+wd, syscall.Chdir(wd))
 }
 
 func rulesetFD(fdArg string) int {
