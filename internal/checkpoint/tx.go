@@ -56,9 +56,7 @@ func (s *Store) TxRoot() string { return filepath.Join(s.root, txDirName) }
 func (s *Store) RecoverTx() ([]string, error) {
 	jids, jerr := s.recoverJournals()
 	ids, err := overlay.Recover(s.TxRoot(), s.cwd)
-	if err == nil {
-		err = jerr
-	}
+	err = errors.Join(err, jerr)
 	for _, id := range ids {
 		if _, serr := s.txStates(id); serr != nil && err == nil {
 			err = serr

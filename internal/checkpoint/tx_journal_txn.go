@@ -15,6 +15,8 @@ import (
 
 	"github.com/tiny-agent/tiny-go/internal/faultpoint"
 	"github.com/tiny-agent/tiny-go/internal/journal"
+	"github.com/tiny-agent/tiny-go/internal/overlay"
+	"github.com/tiny-agent/tiny-go/internal/statekey"
 )
 
 // BeginJournalTx starts a journaled transaction: its command is to run
@@ -52,10 +54,15 @@ func (s *Store) BeginJournalTx() (*Txn, error) {
 		lock.Close()
 		return nil, err
 	}
-	// Room for the pid JournalStarted writes, taken now: on a full disk
-	// the command is then not run (the before record fails the same way)
-	// rather than run without its mark.
-	if _, err := lock.Write([]byte(fmt.Sprintf("%-47s\n", "0 0"))); err != nil {
+	// Sealed (a forged mark is refused), with room for the pid
+	// JournalStarted writes taken now: on a full disk the command is then
+	// not run (the before record fails the same way) rather than run
+	// without its mark.
+	mac, err := statekey.Hex(journalPurpose(id))
+	if err == nil {
+		_, err = lock.Write([]byte(fmt.Sprintf("%s\n%-47s\n", mac, "0 0")))
+	}
+	if err != nil {
 		lock.Close()
 		os.Remove(lock.Name())
 		return nil, err
@@ -72,7 +79,7 @@ func (t *Txn) JournalStarted(pid int) error {
 	if t.jlock == nil {
 		return nil
 	}
-	_, err := t.jlock.WriteAt([]byte(fmt.Sprintf("%-47s\n", fmt.Sprintf("%d %d", pid, procStart(pid)))), 0)
+	_, err := t.jlock.WriteAt([]byte(fmt.Sprintf("%-47s\n", fmt.Sprintf("%d %d", pid, procStart(pid)))), macLen+1)
 	return err
 }
 
@@ -95,10 +102,27 @@ func procStart(pid int) uint64 {
 	return n
 }
 
+// macLen is the length of a pending mark's seal (hex).
+const macLen = 64
+
+func journalPurpose(id string) string { return "tx/" + id + "/" + journalPendingDir }
+
+// checkMark refuses a pending mark not sealed with tiny-go's key.
+func checkMark(id string, mark []byte) error {
+	ok, err := statekey.Check(string(mark[:min(len(mark), macLen)]), journalPurpose(id))
+	if err != nil || ok {
+		return err
+	}
+	return &overlay.RefusedError{ID: id, What: "its pending marker", Err: statekey.ErrForged}
+}
+
 // commandGone says whether the command a pending mark names has ended.
 func commandGone(mark []byte) bool {
 	var pid int
 	var start uint64
+	if len(mark) > macLen {
+		mark = mark[macLen+1:]
+	}
 	if _, err := fmt.Sscanf(string(mark), "%d %d", &pid, &start); err != nil || pid <= 0 {
 		return true
 	}
@@ -134,6 +158,14 @@ func (s *Store) recoverJournals() ([]string, error) {
 			continue // still running in another process, or still dying
 		}
 		mark, _ := os.ReadFile(filepath.Join(dir, id))
+		if err := checkMark(id, mark); err != nil {
+			// Said once: the mark moves to refused/, its folder stays.
+			os.MkdirAll(filepath.Join(s.TxRoot(), "refused"), 0o700)
+			os.Rename(filepath.Join(dir, id), filepath.Join(s.TxRoot(), "refused", id))
+			f.Close()
+			errs = append(errs, err)
+			continue
+		}
 		if !waitGone(mark, 2*time.Second) {
 			f.Close()
 			continue // its command still dying: the next start finishes it

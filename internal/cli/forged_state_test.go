@@ -505,3 +505,26 @@ func testForgedIndexThroughTheBinary(t *testing.T, uid int) {
 		t.Fatalf("want a line for each planted record, got %d:\n%s", n, out)
 	}
 }
+
+// A journaled transaction's pending mark planted without tiny-go's key
+// (a forged journal that would make a rewind delete a.txt) is refused at
+// the next start, in one line, and never turned into states.
+func TestForgedJournalAtTheNextStart(t *testing.T) {
+	forEachUser(t, func(t *testing.T, uid int) {
+		r := newForgedRun(t, uid, providertest.Reply{Text: "again"}, providertest.Reply{Text: "and again"})
+		root := filepath.Join(r.dir, ".tiny-agent", "checkpoints", "tx")
+		os.MkdirAll(filepath.Join(root, "journal-pending"), 0o700)
+		os.MkdirAll(filepath.Join(root, "forged-journal", "journal"), 0o700)
+		os.WriteFile(filepath.Join(root, "journal-pending", "forged-journal"), []byte(strings.Repeat("0", 64)+"\n0 0\n"), 0o600)
+		os.WriteFile(filepath.Join(root, "forged-journal", "journal", "log"), []byte(`{"op":"absent","path":"`+filepath.Join(r.dir, "a.txt")+`"}`+"\n"), 0o600)
+		_, _, stderr := r.run("", "--session", r.id, "next")
+		refusedOnce(t, stderr, "tiny-go: refused command transaction forged-journal: its pending marker: ")
+		if _, err := os.Lstat(filepath.Join(root, "forged-journal", "states.json")); err == nil {
+			t.Fatal("the forged journal was turned into states")
+		}
+		_, _, stderr = r.run("", "--session", r.id, "next")
+		if strings.Contains(stderr, "refused") {
+			t.Fatalf("refused again at the start after:\n%s", stderr)
+		}
+	})
+}

@@ -186,7 +186,8 @@ func TestRenamedDirectoryIsARename(t *testing.T) {
 	for name, uid := range cases {
 		t.Run(name, func(t *testing.T) {
 			r := newRenameRun(t, uid, "tiny-go", renameSeedScript)
-			r.env = []string{"TINY_TX=overlay"} // journaled: TestJournaledCommandsBehaveAsPlainBash
+			// Journaled: TestJournaledCommandsBehaveAsPlainBash.
+			r.env = []string{"TINY_TX=overlay"}
 			du := duOf(t, r.dir) // the tree and .tiny-agent: the kept hard links count once
 			r.run("rename the directories")
 			grown := duOf(t, r.dir) - du
