@@ -209,6 +209,8 @@ func (k *killRun) cmd(dir string, srv *providertest.Server, killAt string, args 
 	cmd.Env = append(os.Environ(), childEnv+"=1", "OTEL_SDK_DISABLED=true", "OPENROUTER_API_KEY=k", "TINY_ENDPOINT="+srv.URL())
 	if k.journaled {
 		cmd.Env = append(cmd.Env, "TINY_TX=journal")
+	} else {
+		cmd.Env = append(cmd.Env, "TINY_TX=overlay")
 	}
 	if killAt != "" {
 		cmd.Env = append(cmd.Env, killPointEnv+"="+killAt)

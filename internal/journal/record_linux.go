@@ -58,6 +58,11 @@ type journal struct {
 	// fresh are the names this command made (and did not move since): an
 	// unlink of one keeps nothing, as the name's undo is its removal.
 	fresh map[string]bool
+	// volatile: nothing is synced until close (Options.Volatile).
+	volatile bool
+	// lens counts the files whose length alone is kept (an append): an
+	// F_SETFL matters only while there is one.
+	lens int
 	// guard, when set, says whether a file opened to keep its pre-image
 	// (content: to copy what it holds, else to link it) may be kept
 	// (supervisor.ownsFd): else it is left alone.
@@ -100,7 +105,7 @@ func openJournal(dir string) (*journal, error) {
 func (j *journal) close() error {
 	var err error
 	if j.unsynced { // a command that changed nothing costs no sync
-		err = j.log.Sync()
+		err = j.sync()
 	}
 	j.log.Close()
 	j.data.Close()
@@ -125,7 +130,7 @@ func (j *journal) add(r record) error {
 	// A name made or a time changed destroys nothing: its record reaches the
 	// disk with the next synced one (the log is appended in order) or at the
 	// end. The page cache alone survives a SIGKILL; the sync is for a power cut.
-	if r.Op == "absent" || r.Op == "meta" {
+	if r.Op == "absent" || r.Op == "meta" || j.volatile {
 		j.unsynced = true
 		return nil
 	}
@@ -168,6 +173,7 @@ func (j *journal) saveContent(path string, st *unix.Stat_t, level int) error {
 	}
 	if level == levelLen {
 		j.content[idOf(st)] = levelLen
+		j.lens++
 		return j.add(withMeta(record{Op: "len", Path: path, Size: st.Size}, st))
 	}
 	r := withMeta(record{Op: "file", Path: path}, st)
@@ -187,7 +193,7 @@ func (j *journal) saveContent(path string, st *unix.Stat_t, level int) error {
 		r.Inline = b
 	} else {
 		rel, abs := j.nextData()
-		if err := clone(in, abs); err != nil {
+		if err := clone(in, abs, !j.volatile); err != nil {
 			return err
 		}
 		r.Data = rel
@@ -197,7 +203,7 @@ func (j *journal) saveContent(path string, st *unix.Stat_t, level int) error {
 }
 
 // clone copies in to a new dst, by FICLONE when it can, and syncs it.
-func clone(in *os.File, dst string) error {
+func clone(in *os.File, dst string, durable bool) error {
 	src := in.Name()
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
@@ -208,6 +214,9 @@ func clone(in *os.File, dst string) error {
 		if _, err := io.Copy(out, in); err != nil {
 			return fmt.Errorf("journal: copy the pre-image of %s: %w", src, err)
 		}
+	}
+	if !durable {
+		return nil
 	}
 	if err := out.Sync(); err != nil {
 		return fmt.Errorf("journal: sync the pre-image of %s: %w", src, err)
@@ -281,11 +290,11 @@ func (j *journal) removed(path string) error {
 			return fmt.Errorf("journal: read the pre-image of %s: %w", path, err)
 		}
 		defer in.Close()
-		if err := clone(in, abs); err != nil {
+		if err := clone(in, abs, !j.volatile); err != nil {
 			return err
 		}
 	}
-	if err := j.data.Sync(); err != nil {
+	if err := j.syncData(); err != nil {
 		return fmt.Errorf("journal: sync the data directory: %w", err)
 	}
 	return j.add(withMeta(record{Op: "gone", Path: path, Data: rel}, st))
@@ -335,7 +344,60 @@ func (j *journal) rmdir(path string) (unix.Errno, error) {
 	if err := os.Rename(path, abs); err != nil {
 		return 0, fmt.Errorf("journal: keep the directory %s: %w", path, err)
 	}
-	return 0, j.data.Sync()
+	return 0, j.syncData()
+}
+
+// syncData syncs the data directory (a kept inode's link), unless the
+// journal is volatile.
+func (j *journal) syncData() error {
+	if j.volatile {
+		j.unsynced = true
+		return nil
+	}
+	return j.data.Sync()
+}
+
+// sync makes everything the journal kept durable: its pre-images, its
+// data directory, its log (once per command when volatile).
+func (j *journal) sync() error {
+	if j.volatile {
+		for _, r := range j.ranged {
+			if err := r.data.Sync(); err != nil {
+				return err
+			}
+		}
+		if err := syncAll(filepath.Join(j.dir, dataDir)); err != nil {
+			return err
+		}
+		if err := j.data.Sync(); err != nil {
+			return err
+		}
+	}
+	return j.log.Sync()
+}
+
+// syncAll syncs every file in dir (the pre-images a volatile journal
+// copied).
+func syncAll(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		f, err := os.Open(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func emptyDir(dir string) bool {

@@ -128,7 +128,7 @@ func (j *journalRun) start(cmd *exec.Cmd) error {
 		cmd.Wait()
 		return err
 	}
-	sup, err := journal.Attach(listener, j.tree, j.dir, journal.Options{Exclude: j.sb.JournalExclude(j.tree), Writable: j.sb.MayWrite})
+	sup, err := journal.Attach(listener, j.tree, j.dir, journal.Options{Exclude: j.sb.JournalExclude(j.tree), Writable: j.sb.MayWrite, Volatile: true})
 	if err != nil {
 		// Its trapped calls fail (ENOSYS) with the listener closed; it
 		// must not run on unjournaled.

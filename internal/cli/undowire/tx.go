@@ -138,7 +138,7 @@ func journalProbe(sb *sandbox.Sandbox, cs *checkpoint.Store) error {
 	if err != nil {
 		return err
 	}
-	sup, err := journal.Attach(listener, tree, dir, journal.Options{Exclude: sb.JournalExclude(tree), Writable: sb.MayWrite})
+	sup, err := journal.Attach(listener, tree, dir, journal.Options{Exclude: sb.JournalExclude(tree), Writable: sb.MayWrite, Volatile: true})
 	if err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()
