@@ -352,12 +352,12 @@ const linkAbove = 1 << 20
 // fileOf is a path's File for the inode sb, with the mode and
 // modification time meta kept (nil: the inode's own).
 func fileOf(p string, sb *unix.Stat_t, meta *journal.Entry) File {
-	mode, mtime := sb.Mode, unix.TimespecToNsec(sb.Mtim)
+	mode, mtime := uint32(sb.Mode), unix.TimespecToNsec(sb.Mtim) // uint16 on macOS
 	if meta != nil {
 		mode, mtime = meta.Mode, meta.Mtime
 	}
 	f := File{Path: p, Mode: mode & 0o777, MTime: mtime}
-	switch sb.Mode & unix.S_IFMT {
+	switch uint32(sb.Mode) & unix.S_IFMT {
 	case unix.S_IFDIR:
 		f.Dir = true
 	case unix.S_IFIFO:

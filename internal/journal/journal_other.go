@@ -14,6 +14,7 @@ type Session struct{}
 type Options struct {
 	Exclude  []string
 	Writable func(abs string) bool
+	Volatile bool
 }
 
 // Supervision journals the calls of a command started elsewhere.
