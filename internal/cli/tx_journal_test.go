@@ -136,10 +136,13 @@ func (o *outsideProcs) stop() {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	for _, c := range o.procs {
+	for i, c := range o.procs {
 		syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
-		c.Wait()
+		if i < len(o.procs)-1 { // the FIFO's reader is waited for by its own goroutine
+			c.Wait()
+		}
 	}
+	<-o.done
 	o.procs = nil
 }
 
