@@ -38,6 +38,15 @@ func TestTwoTasksOfAKilledWorkerComeBack(t *testing.T) {
 	})
 }
 
+// markerFiles are where a running command's markers.txt may be: in the
+// workspace itself (commands journaled on it, the default), or in the
+// upper layer of its overlay beside it (TINY_TX=overlay).
+func markerFiles(c *cluster, task string) []string {
+	journaled, _ := filepath.Glob(filepath.Join(c.workDir, "*", task+"-1", "repo", "markers.txt"))
+	upper, _ := filepath.Glob(filepath.Join(c.workDir, "*", task+"-1", ".tx", "*", "upper", "markers.txt"))
+	return append(journaled, upper...)
+}
+
 // killMidCommands runs tasks first and first+1 (slow in steps 1 and 2) on
 // the last worker started, SIGKILLs it (and its tiny-go and bash) once
 // both are mid-command, calls then, and checks both tasks pass with one
@@ -132,8 +141,7 @@ func slowFirstStep(t *testing.T, dir string) {
 // wrote is in its transaction's upper layer (beside the workspace) until
 // it ends.
 func midCommand(c *cluster, task string, step int) bool {
-	matches, _ := filepath.Glob(filepath.Join(c.workDir, "*", task+"-1", ".tx", "*", "upper", "markers.txt"))
-	for _, m := range matches {
+	for _, m := range markerFiles(c, task) {
 		if data, _ := os.ReadFile(m); strings.Contains(string(data), fmt.Sprintf("step %d call", step)) {
 			return true
 		}
