@@ -14,9 +14,10 @@ import (
 )
 
 // BenchmarkBashStepsOverlay is a one-shot run of 20 bash steps (each
-// writes one file), per step, with commands over an overlay and on the
-// watcher path (TINY_OVERLAY=off), in a tree of TINY_BENCH_FILES files
-// (default 1), plain or git.
+// writes one file), per step, with commands journaled on the tree (the
+// default), over an overlay (TINY_TX=overlay) and on the watcher path
+// (TINY_OVERLAY=off), in a tree of TINY_BENCH_FILES files (default 1),
+// plain or git.
 func BenchmarkBashStepsOverlay(b *testing.B) {
 	n := 1
 	if v := os.Getenv("TINY_BENCH_FILES"); v != "" {
@@ -37,7 +38,7 @@ func BenchmarkBashStepsOverlay(b *testing.B) {
 				b.Fatalf("%v %s", err, out)
 			}
 		}
-		for _, mode := range []string{"overlay", "watcher"} {
+		for _, mode := range []string{"journal", "overlay", "watcher"} {
 			b.Run(fmt.Sprintf("%s/files=%d/%s", kind, n, mode), func(b *testing.B) {
 				for b.Loop() {
 					var replies []providertest.Reply
@@ -46,8 +47,11 @@ func BenchmarkBashStepsOverlay(b *testing.B) {
 					}
 					srv := providertest.New(b, append(replies, providertest.Reply{Text: "done"})...)
 					env := map[string]string{"OPENROUTER_API_KEY": "k", "OTEL_SDK_DISABLED": "true", "TINY_ENDPOINT": srv.URL()}
-					if mode == "watcher" {
+					switch mode {
+					case "watcher":
 						env["TINY_OVERLAY"] = "off"
+					case "overlay":
+						env["TINY_TX"] = "overlay"
 					}
 					var out, errb strings.Builder
 					if code := Main([]string{"--cwd", dir, "go"}, strings.NewReader(""), &out, &errb, func(k string) string { return env[k] }); code != 0 {
