@@ -25,13 +25,11 @@ type Options struct {
 	// tiny-go's own rights on the command's behalf: only when Writable
 	// says yes (nil: never) and the command's uid may write the file.
 	Writable func(abs string) bool
-	// Volatile keeps records and pre-images unsynced while the command
-	// runs, and syncs the journal once when it has ended: a SIGKILL of
-	// tiny-go loses nothing (the page cache survives it), a power cut
-	// during the command may lose what it changed last, as the overlay's
-	// volatile upper layer may. Each sync otherwise costs a change that
-	// destroys something (a rename, an unlink, an append) a round trip to
-	// the disk.
+	// Volatile never syncs records and pre-images: a SIGKILL of tiny-go
+	// loses nothing (the page cache survives it), a power cut may lose
+	// what the journal kept last, as the overlay's volatile upper layer
+	// may. Each sync otherwise costs a change that destroys something (a
+	// rename, an unlink, an append) a round trip to the disk.
 	Volatile bool
 }
 

@@ -104,7 +104,7 @@ func openJournal(dir string) (*journal, error) {
 
 func (j *journal) close() error {
 	var err error
-	if j.unsynced { // a command that changed nothing costs no sync
+	if j.unsynced && !j.volatile { // a command that changed nothing costs no sync
 		err = j.sync()
 	}
 	j.log.Close()
@@ -357,48 +357,8 @@ func (j *journal) syncData() error {
 	return j.data.Sync()
 }
 
-// sync makes everything the journal kept durable: its pre-images, its
-// data directory, its log (once per command when volatile).
-func (j *journal) sync() error {
-	if j.volatile {
-		for _, r := range j.ranged {
-			if err := r.data.Sync(); err != nil {
-				return err
-			}
-		}
-		if err := syncAll(filepath.Join(j.dir, dataDir)); err != nil {
-			return err
-		}
-		if err := j.data.Sync(); err != nil {
-			return err
-		}
-	}
-	return j.log.Sync()
-}
-
-// syncAll syncs every file in dir (the pre-images a volatile journal
-// copied).
-func syncAll(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		f, err := os.Open(filepath.Join(dir, e.Name()))
-		if err != nil {
-			return err
-		}
-		err = f.Sync()
-		f.Close()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// sync makes the log durable.
+func (j *journal) sync() error { return j.log.Sync() }
 
 func emptyDir(dir string) bool {
 	f, err := os.Open(dir)
