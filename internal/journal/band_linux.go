@@ -148,10 +148,10 @@ func (j *journal) keepSpan(r *ranged, off, n int64) error {
 	if _, err := io.Copy(r.data, io.NewSectionReader(r.src, off, end-off)); err != nil {
 		return fmt.Errorf("journal: keep a span: %w", err)
 	}
-	if j.volatile {
-		j.unsynced = true
-	} else if err := r.data.Sync(); err != nil {
-		return fmt.Errorf("journal: sync a span: %w", err)
+	if !j.volatile {
+		if err := r.data.Sync(); err != nil {
+			return fmt.Errorf("journal: sync a span: %w", err)
+		}
 	}
 	r.kept = append(r.kept, [2]int64{off, end})
 	return nil

@@ -104,8 +104,8 @@ func openJournal(dir string) (*journal, error) {
 
 func (j *journal) close() error {
 	var err error
-	if j.unsynced && !j.volatile { // a command that changed nothing costs no sync
-		err = j.sync()
+	if j.unsynced { // a command that changed nothing costs no sync
+		err = j.log.Sync()
 	}
 	j.log.Close()
 	j.data.Close()
@@ -130,7 +130,10 @@ func (j *journal) add(r record) error {
 	// A name made or a time changed destroys nothing: its record reaches the
 	// disk with the next synced one (the log is appended in order) or at the
 	// end. The page cache alone survives a SIGKILL; the sync is for a power cut.
-	if r.Op == "absent" || r.Op == "meta" || j.volatile {
+	if j.volatile {
+		return nil
+	}
+	if r.Op == "absent" || r.Op == "meta" {
 		j.unsynced = true
 		return nil
 	}
@@ -351,14 +354,10 @@ func (j *journal) rmdir(path string) (unix.Errno, error) {
 // journal is volatile.
 func (j *journal) syncData() error {
 	if j.volatile {
-		j.unsynced = true
 		return nil
 	}
 	return j.data.Sync()
 }
-
-// sync makes the log durable.
-func (j *journal) sync() error { return j.log.Sync() }
 
 func emptyDir(dir string) bool {
 	f, err := os.Open(dir)
