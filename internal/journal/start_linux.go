@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tiny-agent/tiny-go/internal/fdpass"
 	"golang.org/x/sys/unix"
 )
 
@@ -121,23 +122,14 @@ func cmdEnv(cmd *exec.Cmd) []string {
 // ReceiveListener receives the seccomp listener a process sends over
 // sock (SCM_RIGHTS, one byte of data), close-on-exec.
 func ReceiveListener(sock *os.File) (*os.File, error) {
-	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
-	_, oobn, _, _, err := unix.Recvmsg(int(sock.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	l, err := fdpass.Receive(sock, "seccomp-listener")
+	if errors.Is(err, fdpass.ErrNothing) {
+		return nil, errors.New("journal: the command did not hand over its seccomp listener (see its stderr)")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("journal: receive the seccomp listener: %w", err)
 	}
-	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-	if err != nil || len(msgs) != 1 {
-		return nil, errors.New("journal: the command did not hand over its seccomp listener (see its stderr)")
-	}
-	fds, err := unix.ParseUnixRights(&msgs[0])
-	if err != nil || len(fds) != 1 {
-		for _, fd := range fds {
-			unix.Close(fd)
-		}
-		return nil, errors.New("journal: the command handed over no seccomp listener")
-	}
-	return os.NewFile(uintptr(fds[0]), "seccomp-listener"), nil
+	return l, nil
 }
 
 // Wait waits for the command, then stops journaling: a process the

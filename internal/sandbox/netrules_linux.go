@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tiny-agent/tiny-go/internal/fdpass"
 	"github.com/tiny-agent/tiny-go/internal/netproxy"
 	"github.com/tiny-agent/tiny-go/internal/sandbox/nsinit"
 )
@@ -144,7 +145,7 @@ func (n *netRules) start(cmd *exec.Cmd, launch func() error) error {
 // receiveListener takes the listening socket the init sends; an error
 // when the init ended without sending it.
 func receiveListener(f *os.File) (net.Listener, error) {
-	lf, err := receiveFile(f, "proxy-listener")
+	lf, err := fdpass.Receive(f, "proxy-listener")
 	if err != nil {
 		return nil, err
 	}

@@ -6,10 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tiny-agent/tiny-go/internal/fdpass"
 	"github.com/tiny-agent/tiny-go/internal/sandbox/nsinit"
 )
 
@@ -62,7 +62,7 @@ func (s *Sandbox) StartTrapped(cmd *exec.Cmd, filter []byte) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := receiveFile(ours, "seccomp-listener")
+	l, err := fdpass.Receive(ours, "seccomp-listener")
 	if err != nil {
 		_ = cmd.Wait()
 		return nil, fmt.Errorf("sandbox: the namespace init handed over no seccomp listener (%v): see the command's standard error", err)
@@ -90,30 +90,6 @@ func sealedMemfd(name string, b []byte) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
-}
-
-// receiveFile receives one descriptor sent over f (SCM_RIGHTS),
-// close-on-exec; an init that hangs does not hold the caller forever.
-func receiveFile(f *os.File, name string) (*os.File, error) {
-	tv := unix.NsecToTimeval((30 * time.Second).Nanoseconds())
-	unix.SetsockoptTimeval(int(f.Fd()), unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
-	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
-	_, oobn, _, _, err := unix.Recvmsg(int(f.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
-	if err != nil {
-		return nil, err
-	}
-	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-	if err != nil || len(msgs) != 1 {
-		return nil, errors.New("nothing from the init")
-	}
-	fds, err := unix.ParseUnixRights(&msgs[0])
-	if err != nil || len(fds) != 1 {
-		for _, fd := range fds {
-			unix.Close(fd)
-		}
-		return nil, errors.New("nothing from the init")
-	}
-	return os.NewFile(uintptr(fds[0]), name), nil
 }
 
 // JournalExclude are the folders a journal of a command must never
