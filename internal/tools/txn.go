@@ -111,33 +111,44 @@ type journalRun struct {
 	sup       *journal.Supervision
 }
 
-// start starts cmd with the journal's filter installed by the sandbox's
-// init, and supervises it.
+// start starts cmd journaled, and keeps its supervision.
 func (j *journalRun) start(cmd *exec.Cmd) error {
+	sup, err := StartJournaled(j.sb, cmd, j.tree, j.dir, j.started)
+	j.sup = sup
+	return err
+}
+
+// StartJournaled starts cmd through sb with the journal's filter
+// installed by its init, and supervises it, journaling into dir what it
+// changes under tree; started (nil: none) is told the pid of its first
+// process before anything of it is journaled. A command that could not
+// be supervised is killed: it must not run on unjournaled. Stop the
+// supervision once every process of the command has ended.
+func StartJournaled(sb *sandbox.Sandbox, cmd *exec.Cmd, tree, dir string, started func(pid int) error) (*journal.Supervision, error) {
 	filter, err := journal.Filter()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	listener, err := j.sb.StartTrapped(cmd, filter)
+	listener, err := sb.StartTrapped(cmd, filter)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := j.started(cmd.Process.Pid); err != nil {
+	if started != nil {
+		err = started(cmd.Process.Pid)
+	}
+	var sup *journal.Supervision
+	if err == nil {
+		sup, err = journal.Attach(listener, tree, dir, journal.Options{Exclude: sb.JournalExclude(tree), Writable: sb.MayWrite, Volatile: true})
+	} else {
 		listener.Close()
-		cmd.Process.Kill()
-		cmd.Wait()
-		return err
 	}
-	sup, err := journal.Attach(listener, j.tree, j.dir, journal.Options{Exclude: j.sb.JournalExclude(j.tree), Writable: j.sb.MayWrite, Volatile: true})
 	if err != nil {
-		// Its trapped calls fail (ENOSYS) with the listener closed; it
-		// must not run on unjournaled.
+		// Its trapped calls fail (ENOSYS) with the listener closed.
 		cmd.Process.Kill()
 		cmd.Wait()
-		return err
+		return nil, err
 	}
-	j.sup = sup
-	return nil
+	return sup, nil
 }
 
 // stop ends the journal once every process of the command has ended,

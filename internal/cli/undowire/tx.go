@@ -10,7 +10,6 @@ import (
 	"syscall"
 
 	"github.com/tiny-agent/tiny-go/internal/checkpoint"
-	"github.com/tiny-agent/tiny-go/internal/journal"
 	"github.com/tiny-agent/tiny-go/internal/procs"
 	"github.com/tiny-agent/tiny-go/internal/sandbox"
 	"github.com/tiny-agent/tiny-go/internal/tools"
@@ -119,42 +118,45 @@ func journalProbe(sb *sandbox.Sandbox, cs *checkpoint.Store) error {
 	if err := sb.TrapRefusal(); err != nil {
 		return err
 	}
-	filter, err := journal.Filter()
-	if err != nil {
-		return err
-	}
 	txn, err := cs.BeginJournalTx()
 	if err != nil {
 		return err
 	}
 	defer txn.Discard()
 	tree, dir, _ := txn.Journal()
-	cmd := exec.Command("/bin/sh", "-c", ":")
+	cmd, stderr := probeCommand()
 	cmd.Dir = tree
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	cmd.SysProcAttr = procs.DiesWithUs(&syscall.SysProcAttr{Setpgid: true})
-	listener, err := sb.StartTrapped(cmd, filter)
+	sup, err := tools.StartJournaled(sb, cmd, tree, dir, nil)
 	if err != nil {
-		return err
-	}
-	sup, err := journal.Attach(listener, tree, dir, journal.Options{Exclude: sb.JournalExclude(tree), Writable: sb.MayWrite, Volatile: true})
-	if err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
 		return err
 	}
 	werr := cmd.Wait()
 	if err := sup.Stop(); err != nil {
 		return err
 	}
-	if werr != nil {
-		if line := strings.TrimSpace(stderr.String()); line != "" {
-			return errors.New(strings.TrimPrefix(line, "tiny-go: namespace init: "))
-		}
-		return werr
+	return probeFailure(werr, stderr)
+}
+
+// probeCommand is `sh -c :` in a process group of its own that dies with
+// tiny-go, its standard error kept.
+func probeCommand() (*exec.Cmd, *strings.Builder) {
+	cmd := exec.Command("/bin/sh", "-c", ":")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = procs.DiesWithUs(&syscall.SysProcAttr{Setpgid: true})
+	return cmd, &stderr
+}
+
+// probeFailure is why a probe's command failed: the init's one line when
+// it said one, nil when it ran.
+func probeFailure(err error, stderr *strings.Builder) error {
+	if err == nil {
+		return nil
 	}
-	return nil
+	if line := strings.TrimSpace(stderr.String()); line != "" {
+		return errors.New(strings.TrimPrefix(line, "tiny-go: namespace init: "))
+	}
+	return err
 }
 
 // overlayProbe runs `sh -c :` over an overlay once: namespaces may be
@@ -170,19 +172,10 @@ func overlayProbe(sb *sandbox.Sandbox, cs *checkpoint.Store) func() error {
 		}
 		defer txn.Discard()
 		lower, upper, work := txn.Dirs()
-		cmd := exec.Command("/bin/sh", "-c", ":")
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		cmd.SysProcAttr = procs.DiesWithUs(&syscall.SysProcAttr{Setpgid: true})
+		cmd, stderr := probeCommand()
 		if err := sb.StartOverlay(cmd, sandbox.Overlay{Lower: lower, Upper: upper, Work: work}); err != nil {
 			return err
 		}
-		if err := cmd.Wait(); err != nil {
-			if line := strings.TrimSpace(stderr.String()); line != "" {
-				return errors.New(strings.TrimPrefix(line, "tiny-go: namespace init: "))
-			}
-			return err
-		}
-		return nil
+		return probeFailure(cmd.Wait(), stderr)
 	}
 }
