@@ -43,7 +43,6 @@ const (
 type vent struct {
 	kind vkind
 	src  string // vTree: the current path (relative); vData: the journal's file
-	ino  uint64 // vData: the inode kept
 }
 
 // vtree maps the paths the journal names to what they held before.
@@ -97,7 +96,7 @@ func (v *vtree) undo(e journal.Entry, p, to string) {
 	case "absent":
 		v.put(p, &vent{kind: vAbsent}, nil)
 	case "gone":
-		v.put(p, &vent{kind: vData, src: e.Data, ino: e.Ino}, nil)
+		v.put(p, &vent{kind: vData, src: e.Data}, nil)
 	case "rename":
 		moved, below := v.resolve(to), v.take(to)
 		v.put(to, &vent{kind: vAbsent}, nil)
@@ -239,12 +238,8 @@ func (c *journalConv) after(p string) (File, error) {
 // journalRel is an absolute path of the journal relative to the tree;
 // false outside it, and for tiny-go's own folder.
 func (s *Store) journalRel(abs string) (string, bool) {
-	rel, err := filepath.Rel(s.cwd, abs)
-	if err != nil || !filepath.IsLocal(rel) || rel == "." {
-		return "", false
-	}
-	rel = filepath.ToSlash(rel)
-	if rel == ".tiny-agent" || strings.HasPrefix(rel, ".tiny-agent/") {
+	rel := s.Rel(abs) // absolute outside the tree, and for the tree itself
+	if filepath.IsAbs(rel) || rel == ".tiny-agent" || strings.HasPrefix(rel, ".tiny-agent/") {
 		return "", false
 	}
 	return rel, true

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -153,11 +154,12 @@ func (s *Store) recoverJournals() ([]string, error) {
 		if err != nil {
 			continue
 		}
-		if !lockWithin(f, 2*time.Second) {
+		locked := within(2*time.Second, func() bool { return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil })
+		if !locked {
 			f.Close()
 			continue // still running in another process, or still dying
 		}
-		mark, _ := os.ReadFile(filepath.Join(dir, id))
+		mark, _ := io.ReadAll(f)
 		if err := checkMark(id, mark); err != nil {
 			// Said once: the mark moves to refused/, its folder stays.
 			os.MkdirAll(filepath.Join(s.TxRoot(), "refused"), 0o700)
@@ -166,7 +168,7 @@ func (s *Store) recoverJournals() ([]string, error) {
 			errs = append(errs, err)
 			continue
 		}
-		if !waitGone(mark, 2*time.Second) {
+		if !within(2*time.Second, func() bool { return commandGone(mark) }) {
 			f.Close()
 			continue // its command still dying: the next start finishes it
 		}
@@ -181,26 +183,14 @@ func (s *Store) recoverJournals() ([]string, error) {
 	return done, errors.Join(errs...)
 }
 
-// waitGone waits up to d for the command mark names to end.
-func waitGone(mark []byte, d time.Duration) bool {
-	for end := time.Now().Add(d); !commandGone(mark); time.Sleep(20 * time.Millisecond) {
+// within asks ok every 20 ms, up to d, until it says yes.
+func within(d time.Duration, ok func() bool) bool {
+	for end := time.Now().Add(d); !ok(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(end) {
 			return false
 		}
 	}
 	return true
-}
-
-// lockWithin takes f's exclusive lock, waiting up to d for its holders.
-func lockWithin(f *os.File, d time.Duration) bool {
-	for end := time.Now().Add(d); ; time.Sleep(20 * time.Millisecond) {
-		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
-			return true
-		}
-		if time.Now().After(end) {
-			return false
-		}
-	}
 }
 
 // settle ends the transaction's pending mark.
@@ -217,8 +207,7 @@ func (t *Txn) settle() {
 // ended: its changes are in the tree already.
 func (t *Txn) commitJournal() {
 	dir := filepath.Join(t.s.TxRoot(), t.jid)
-	entries, err := journal.Entries(filepath.Join(dir, journalDirName))
-	if errors.Is(err, os.ErrNotExist) || err == nil && len(entries) == 0 {
+	if !journal.Changed(filepath.Join(dir, journalDirName)) {
 		// Most commands change nothing: nothing to keep (a rewind reads a
 		// missing transaction as one without changes).
 		t.err = os.RemoveAll(dir)

@@ -4,6 +4,7 @@ package journal
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 )
 
@@ -55,6 +56,14 @@ func Entries(dir string) ([]Entry, error) {
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// Changed says whether the journal in dir holds a record (a command
+// that changed nothing leaves an empty log, or none): one stat, where
+// Entries reads the log.
+func Changed(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, logName))
+	return err == nil && fi.Size() > 0
 }
 
 // PutSpans writes back, into dst, the spans a ranges entry kept at data,

@@ -17,5 +17,8 @@ type Entry struct {
 // Entries is not supported on this platform.
 func Entries(dir string) ([]Entry, error) { return nil, ErrNotSupported }
 
+// Changed is false where the journal is not supported.
+func Changed(dir string) bool { return false }
+
 // PutSpans is not supported on this platform.
 func PutSpans(data, dst string, size int64) error { return ErrNotSupported }
