@@ -41,16 +41,7 @@ func BenchmarkCommandCost(b *testing.B) {
 		{"git-status", false, []string{"git", "status", "--porcelain"}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			goInitOnly = c.goInit
-			defer func() { goInitOnly = false }()
-			s, _, err := New(Policy{Mode: Workspace, WorkDir: work, Getenv: func(string) string { return "" }})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
-			if !s.Namespaced() {
-				b.Skip("the kernel refused namespaces")
-			}
+			s := benchSandbox(b, work, c.goInit)
 			var cpu time.Duration
 			for b.Loop() {
 				cmd := exec.Command(c.argv[0], c.argv[1:]...)
@@ -68,4 +59,21 @@ func BenchmarkCommandCost(b *testing.B) {
 			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
 		})
 	}
+}
+
+// benchSandbox is a workspace sandbox over work, started through the Go
+// init alone when goInit; the benchmark skips where the kernel refuses
+// namespaces.
+func benchSandbox(b *testing.B, work string, goInit bool) *Sandbox {
+	goInitOnly = goInit
+	b.Cleanup(func() { goInitOnly = false })
+	s, _, err := New(Policy{Mode: Workspace, WorkDir: work, Getenv: func(string) string { return "" }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(s.Close)
+	if !s.Namespaced() {
+		b.Skip("the kernel refused namespaces")
+	}
+	return s
 }

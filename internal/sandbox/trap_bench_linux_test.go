@@ -34,16 +34,7 @@ func BenchmarkTrappedStart(b *testing.B) {
 	}{{"start", false, false, ""}, {"start(go-init)", true, false, ""}, {"trapped", false, true, ""},
 		{"files/start", false, false, files}, {"files/trapped", false, true, files}} {
 		b.Run(c.name, func(b *testing.B) {
-			goInitOnly = c.goInit
-			defer func() { goInitOnly = false }()
-			s, _, err := New(Policy{Mode: Workspace, WorkDir: work, Getenv: func(string) string { return "" }})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
-			if !s.Namespaced() {
-				b.Skip("the kernel refused namespaces")
-			}
+			s := benchSandbox(b, work, c.goInit)
 			var cpu time.Duration
 			for b.Loop() {
 				cmd := exec.Command("/bin/true")

@@ -131,7 +131,7 @@ func (s *Sandbox) excludedNow() []string {
 // and neither in the state folder nor hidden. The file's permissions are
 // the kernel's to check.
 func (s *Sandbox) MayWrite(abs string) bool {
-	if s == nil || s.mode == Off || s.spawner == nil {
+	if s == nil || s.mode == Off || s.spawner == nil || s.CheckWrite(abs, abs) != nil {
 		return false
 	}
 	real := resolveExisting(abs)
@@ -140,5 +140,5 @@ func (s *Sandbox) MayWrite(abs string) bool {
 			return false
 		}
 	}
-	return underAny(real, s.roots)
+	return true
 }
