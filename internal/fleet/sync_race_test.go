@@ -44,16 +44,7 @@ func twoSteps() (data []byte, at map[string]int) {
 // without waiting for another step to settle.
 func TestAResultThatSettlesDuringTheScanWaitsForItsEffect(t *testing.T) {
 	ctx := context.Background()
-	blobs, err := OpenBlobs(ctx, "mem://")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo := filepath.Join(t.TempDir(), "repo")
-	writeBase(t, repo)
-	s := &syncer{blobs: blobs, cas: &contentStore{blobs: blobs}, prefix: "runs/r/t", repo: repo, attempt: 1}
-	if err := s.baseline(ctx, ""); err != nil {
-		t.Fatal(err)
-	}
+	s, blobs, repo := baselined(t)
 	data, at := twoSteps()
 	sess := filepath.Join(repo, ".tiny-agent", "sessions", "s.jsonl")
 	write := func(n int, work string) {

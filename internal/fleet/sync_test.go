@@ -83,19 +83,7 @@ func writeBase(t *testing.T, repo string) {
 func TestSyncerKeepsWorkspaceAndSessionConsistent(t *testing.T) {
 	lines := fixtureLines(t)
 	ctx := context.Background()
-	blobs, err := OpenBlobs(ctx, "mem://")
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo := filepath.Join(t.TempDir(), "repo")
-	if err := os.MkdirAll(repo, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	writeBase(t, repo)
-	s := &syncer{blobs: blobs, cas: &contentStore{blobs: blobs}, prefix: "runs/r/t", repo: repo, attempt: 1}
-	if err := s.baseline(ctx, ""); err != nil {
-		t.Fatal(err)
-	}
+	s, blobs, repo := baselined(t)
 	if w, sess := restored(t, blobs); w != "base" || sess != "" {
 		t.Fatalf("after baseline: work %q, session %d bytes", w, len(sess))
 	}
@@ -144,16 +132,7 @@ func TestRestoredSessionOpensInTinyGo(t *testing.T) {
 	lines := fixtureLines(t)
 	for _, n := range []int{5, 6} { // mid-tool, before any change set; its result settled
 		ctx := context.Background()
-		blobs, err := OpenBlobs(ctx, "mem://")
-		if err != nil {
-			t.Fatal(err)
-		}
-		repo := filepath.Join(t.TempDir(), "repo")
-		writeBase(t, repo)
-		s := &syncer{blobs: blobs, cas: &contentStore{blobs: blobs}, prefix: "runs/r/t", repo: repo, attempt: 1}
-		if err := s.baseline(ctx, ""); err != nil {
-			t.Fatal(err)
-		}
+		s, blobs, repo := baselined(t)
 		// tiny-go writes the session with its records and the mark.
 		agentWrites(t, repo, lines, n, "changed by the tool")
 		if err := store.SealRecords(filepath.Join(repo, ".tiny-agent", "sessions", "s.jsonl"), prefix(lines, n)); err != nil {
@@ -270,4 +249,25 @@ func TestUnpackRefusesToWriteThroughALink(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(outside, "evil")); err == nil {
 		t.Error("evil was written outside the folder")
 	}
+}
+
+// baselined is a syncer of a first attempt over a fresh workspace of the
+// base, in memory, its baseline taken.
+func baselined(t *testing.T) (*syncer, *Blobs, string) {
+	t.Helper()
+	ctx := context.Background()
+	blobs, err := OpenBlobs(ctx, "mem://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := filepath.Join(t.TempDir(), "repo")
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeBase(t, repo)
+	s := &syncer{blobs: blobs, cas: &contentStore{blobs: blobs}, prefix: "runs/r/t", repo: repo, attempt: 1}
+	if err := s.baseline(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	return s, blobs, repo
 }
