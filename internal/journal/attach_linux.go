@@ -147,8 +147,8 @@ func (s *supervisor) excluded(path string) bool {
 	if len(s.exclude) == 0 {
 		return false
 	}
-	d, err := filepath.EvalSymlinks(filepath.Dir(path))
-	return err == nil && s.under(filepath.Join(d, filepath.Base(path)))
+	d, ok := s.resolveDir(filepath.Dir(path))
+	return ok && s.under(filepath.Join(d, filepath.Base(path)))
 }
 
 func (s *supervisor) under(path string) bool {

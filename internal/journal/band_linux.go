@@ -23,9 +23,16 @@ import (
 // it is about to overwrite are kept. Reads, and writes to every other fd,
 // never reach the supervisor. A dup or a shared writable mmap of a band fd
 // (the copy would write unseen) keeps the whole file first.
+//
+// A big file opened to append, write-only, keeps only its length; its fd
+// goes in the band's upper part, whose writes are not trapped. That is
+// exact while the fd keeps O_APPEND, so F_SETFL and dups are trapped on
+// the fds such an fd may be at: the band, and 0 to 2, where a shell's
+// ">>" puts it. A copy anywhere else keeps the whole file first.
 const (
-	bandLo = 600  // above what shells use (bash: 255), below the usual
-	bandHi = 1000 // soft limit of 1024 open files
+	bandLo   = 600  // above what shells use (bash: 255), below the usual
+	appendLo = 800  // [bandLo, appendLo): written in place; above: appends
+	bandHi   = 1000 // soft limit of 1024 open files
 )
 
 // bandMin is the size from which a file opened in place goes in the band;
@@ -48,14 +55,15 @@ type addfd struct {
 	newfdFlags uint32
 }
 
-// band opens path for the caller and hands it the fd as the open's
-// result. false: not done (no free fd in the band, a refused fd), and the
-// caller keeps the whole file instead.
-func (s *supervisor) band(req *notif, t target, path string, st *unix.Stat_t) (bool, error) {
+// band opens path for the caller and hands it the fd, between lo and hi,
+// as the open's result, once keep has recorded what the journal keeps of
+// it. false: not done (no free fd there, a refused fd), and the caller
+// keeps the whole file instead.
+func (s *supervisor) band(req *notif, t target, path string, st *unix.Stat_t, lo, hi int, keep func() error) (bool, error) {
 	if !s.mayBand(t.pid, path, st, t.flags) {
 		return false, nil
 	}
-	newfd, ok := freeBandFd(t.pid)
+	newfd, ok := freeBandFd(t.pid, lo, hi)
 	if !ok {
 		return false, nil
 	}
@@ -69,7 +77,7 @@ func (s *supervisor) band(req *notif, t target, path string, st *unix.Stat_t) (b
 	if unix.Fstat(fd, &got) != nil || idOf(&got) != idOf(st) || !s.ownsFd(fd, false) {
 		return false, nil // swapped since the lstat
 	}
-	if err := s.j.startRanges(path, st); err != nil {
+	if err := keep(); err != nil {
 		if errors.Is(err, errExcluded) {
 			return false, nil
 		}
@@ -85,10 +93,19 @@ func (s *supervisor) band(req *notif, t target, path string, st *unix.Stat_t) (b
 	return true, nil
 }
 
-func freeBandFd(pid int) (int, bool) {
+func freeBandFd(pid, lo, hi int) (int, bool) {
+	used, ok := usedFds(pid)
+	if !ok {
+		return 0, false
+	}
+	return freeFd(used, lo, hi)
+}
+
+// usedFds are the process's open fds.
+func usedFds(pid int) (map[int]bool, bool) {
 	names, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd")
 	if err != nil {
-		return 0, false
+		return nil, false
 	}
 	used := map[int]bool{}
 	for _, n := range names {
@@ -96,7 +113,12 @@ func freeBandFd(pid int) (int, bool) {
 			used[fd] = true
 		}
 	}
-	for fd := bandLo; fd < bandHi; fd++ {
+	return used, true
+}
+
+// freeFd is the lowest fd in [lo, hi) not in used.
+func freeFd(used map[int]bool, lo, hi int) (int, bool) {
+	for fd := lo; fd < hi; fd++ {
 		if !used[fd] {
 			return fd, true
 		}
@@ -219,6 +241,83 @@ func (s *supervisor) whole(t target, nr uintptr) error {
 	}
 	return s.j.saveContent(path, st, levelFull)
 }
+
+// dup keeps a file whole before a copy of its fd would leave the fds the
+// filter watches: a band file's copy anywhere else writes unseen, an
+// append's copy outside 0 to 2 and the bands could drop O_APPEND unseen.
+// An append's dup or F_DUPFD that would land elsewhere lands in the band
+// instead (sent: answered), as a shell's copy of a redirected fd 1 does.
+func (s *supervisor) dup(req *notif, t target, nr uintptr) (sent bool, err error) {
+	p := procFd(t.pid, int32(t.args[0]))
+	var st unix.Stat_t
+	if unix.Stat(p, &st) != nil {
+		return false, nil
+	}
+	id := idOf(&st)
+	inPlace := s.j.ranged[id] != nil
+	if s.j.content[id] == levelFull || !inPlace && s.j.content[id] != levelLen {
+		return false, nil
+	}
+	if !inPlace {
+		if watched, sent := s.appendDup(req, t, nr); watched || sent {
+			return sent, nil
+		}
+	}
+	path, err := os.Readlink(p)
+	if err != nil || !s.in(path) {
+		return false, nil
+	}
+	return false, s.j.saveContent(path, &st, levelFull)
+}
+
+// appendDup says whether an append's copy lands on a watched fd as asked,
+// or made it land in the band (sent).
+func (s *supervisor) appendDup(req *notif, t target, nr uintptr) (watched, sent bool) {
+	least := 0
+	switch nr {
+	case unix.SYS_DUP:
+	case unix.SYS_FCNTL:
+		least = int(min(t.args[2], bandHi))
+	default: // dup2, dup3 name their fd
+		return isWatched(t.args[1]), false
+	}
+	used, ok := usedFds(t.pid)
+	if !ok {
+		return false, false
+	}
+	if fd, ok := freeFd(used, least, bandHi); ok && isWatched(uint64(fd)) {
+		return true, false // racing threads aside: one process's dup
+	}
+	newfd, ok := freeFd(used, appendLo, bandHi)
+	if !ok {
+		return false, false
+	}
+	return false, s.dupInto(req, t, newfd)
+}
+
+// dupInto makes the caller's copy of its fd at newfd: the same open file,
+// fetched with pidfd_getfd.
+func (s *supervisor) dupInto(req *notif, t target, newfd int) bool {
+	pidfd, err := unix.PidfdOpen(t.pid, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(pidfd)
+	fd, err := unix.PidfdGetfd(pidfd, int(t.args[0]), 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	a := addfd{id: req.id, flags: unix.SECCOMP_ADDFD_FLAG_SETFD | unix.SECCOMP_ADDFD_FLAG_SEND, srcfd: uint32(fd), newfd: uint32(newfd)}
+	if req.nr == unix.SYS_FCNTL && t.args[1] == unix.F_DUPFD_CLOEXEC {
+		a.newfdFlags = unix.O_CLOEXEC
+	}
+	return ioctl(s.fd, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&a)) == nil
+}
+
+func isWatched(fd uint64) bool { return fd < 3 || fd >= bandLo && fd < bandHi }
+
+func inRangedBand(fd uint64) bool { return fd >= bandLo && fd < appendLo }
 
 // bandResize keeps what an ftruncate or a fallocate of a band file is
 // about to destroy: the tail a shrink cuts, the range a punch or a zeroing

@@ -40,7 +40,7 @@ f.seek(0, 2); f.write(b"grown")
 f.close()'`
 	before := snapshot(t, tree)
 	out := run(t, tree, jdir, script)
-	if fd, _ := strconv.Atoi(strings.TrimSpace(out)); fd < bandLo || fd >= bandHi {
+	if fd, _ := strconv.Atoi(strings.TrimSpace(out)); fd < bandLo || fd >= appendLo {
 		t.Errorf("the file's fd is %q, want one in the band", out)
 	}
 	b, _ := os.ReadFile(filepath.Join(tree, "big.bin"))
@@ -136,4 +136,58 @@ func TestBindMakesAName(t *testing.T) {
 			t.Error("the command's bind made no socket")
 		}
 	})
+}
+
+// A big file's append keeps only its length, its fd in the band's upper
+// part; every way that fd could come to write elsewhere keeps the whole
+// file first, so each rewind is exact.
+func TestBigAppendFdThatComesToWriteElsewhere(t *testing.T) {
+	const over = `fcntl.fcntl(d, fcntl.F_SETFL, 0); os.lseek(d, 0, 0); os.write(d, b"OVER")`
+	py := func(open, body string) string {
+		return "python3 -c 'import fcntl, os\n" + open + "\n" + body + "'"
+	}
+	const appendOpen = `f = os.open("big.log", os.O_WRONLY | os.O_APPEND)`
+	for name, script := range map[string]string{
+		"setfl":         py(appendOpen, "d = f; "+over),
+		"dup":           py(appendOpen, "d = os.dup(f); "+over),
+		"dup2 to 7":     py(appendOpen, "d = os.dup2(f, 7); "+over),
+		"F_DUPFD":       py(appendOpen, "d = fcntl.fcntl(f, fcntl.F_DUPFD, 20); "+over),
+		"exec then 1":   "exec >>big.log; " + py("d = 1", over),
+		"exec then dup": "exec >>big.log; " + py("d = os.dup(1)", over),
+		"exec 5":        "exec 5>>big.log; " + py("d = 5", over),
+	} {
+		t.Run(name, func(t *testing.T) {
+			tree, jdir := fixture(t)
+			bigFile(t, filepath.Join(tree, "big.log"), 2<<20)
+			roundTrip(t, tree, jdir, script, func() {
+				b, _ := os.ReadFile(filepath.Join(tree, "big.log"))
+				if string(b[:4]) != "OVER" {
+					t.Errorf("the command's write did not land: %q", b[:4])
+				}
+			})
+		})
+	}
+}
+
+// The shell's ways of appending to a big file keep only its length.
+func TestBigAppendsByTheShellKeepLittle(t *testing.T) {
+	for name, script := range map[string]string{
+		"echo":        `echo one >> big.log`,
+		"ls":          `ls >> big.log`,
+		"exec":        `(exec >>big.log; echo one; echo two >&2) 2>>big.log`,
+		"nonblocking": `python3 -c 'import fcntl, os; f = os.open("big.log", os.O_WRONLY | os.O_APPEND); fcntl.fcntl(f, fcntl.F_SETFL, os.O_APPEND | os.O_NONBLOCK); os.write(f, b"one\n")'`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			tree, jdir := fixture(t)
+			bigFile(t, filepath.Join(tree, "big.log"), 4<<20)
+			roundTrip(t, tree, jdir, script, func() {
+				if info, _ := os.Stat(filepath.Join(tree, "big.log")); info.Size() <= 4<<20 {
+					t.Error("the append did not land")
+				}
+				if n := keptBytes(t, jdir); n > 16<<10 {
+					t.Errorf("the journal keeps %d bytes for an append, want only a record", n)
+				}
+			})
+		})
+	}
 }

@@ -17,13 +17,14 @@ const (
 	kOpen     kind = iota // a write-open: flags says what it does to the file
 	kTruncate             // truncate(path)
 	kFdWrite              // ftruncate, fallocate: the fd's file, anywhere
-	kSetfl                // fcntl(F_SETFL): may drop O_APPEND
+	kSetfl                // fcntl: F_SETFL may drop O_APPEND, F_DUPFD copies an fd
+	kDup                  // dup, dup2, dup3: an fd the filter watches, copied
 	kRemove               // unlink, rmdir
 	kRename               // rename, renameat, renameat2
 	kCreate               // mkdir, mknod, link, symlink: a new name
 	kMeta                 // chmod, chown, utimes, xattrs on a path or an fd
 	kWrite                // write, pwrite64, writev, pwritev, pwritev2 to a band fd
-	kWhole                // mmap, dup, copy_file_range, sendfile, splice: a band fd's file, whole
+	kWhole                // mmap, copy_file_range, sendfile, splice: a band fd's file, whole
 	kDenied               // io_uring_setup, io_setup: their writes would pass unseen (EPERM)
 	kBind                 // bind: a unix socket's name is a new file
 )
@@ -43,22 +44,27 @@ type call struct {
 	// these bits (a read-only open never reaches the supervisor).
 	flagMask uint32
 	// band, when not noArg, traps only when that argument is an fd in the
-	// band where the supervisor puts the big files it opens (band.go).
-	band int
+	// band where the supervisor puts the big files it opens in place
+	// (band.go); watched, only when it is an fd an append may be at.
+	band, watched int
 }
 
 const writeFlags = unix.O_WRONLY | unix.O_RDWR | unix.O_TRUNC | unix.O_CREAT
 
 func at(k kind, dir, path int) call {
-	return call{kind: k, dir: dir, path: path, dir2: noArg, path2: noArg, flags: noArg, fd: noArg, band: noArg}
+	return call{kind: k, dir: dir, path: path, dir2: noArg, path2: noArg, flags: noArg, fd: noArg, band: noArg, watched: noArg}
 }
 
 func onFd(k kind, fd int) call {
-	return call{kind: k, dir: noArg, path: noArg, dir2: noArg, path2: noArg, flags: noArg, fd: fd, band: noArg}
+	return call{kind: k, dir: noArg, path: noArg, dir2: noArg, path2: noArg, flags: noArg, fd: fd, band: noArg, watched: noArg}
 }
 
 // inBand is a call on an fd (argument i) trapped only inside the band.
 func inBand(k kind, i int) call { c := onFd(k, i); c.band = i; return c }
+
+// onWatched is a call on an fd (argument i) trapped only where an append
+// whose length alone is kept may be: 0 to 2, or the bands.
+func onWatched(k kind, i int) call { c := onFd(k, i); c.watched = i; return c }
 
 // calls are the trapped system calls: the *at family here, the older
 // path calls amd64 also has in legacyCalls.
@@ -69,15 +75,15 @@ func calls() map[uintptr]call {
 		unix.SYS_TRUNCATE:        at(kTruncate, noArg, 0),
 		unix.SYS_FTRUNCATE:       onFd(kFdWrite, 0),
 		unix.SYS_FALLOCATE:       onFd(kFdWrite, 0),
-		unix.SYS_FCNTL:           onFd(kSetfl, 0), // fcntlBody: F_SETFL, or a dup of a band fd
+		unix.SYS_FCNTL:           onWatched(kSetfl, 0), // and only F_SETFL, F_DUPFD, F_DUPFD_CLOEXEC
 		unix.SYS_WRITE:           inBand(kWrite, 0),
 		unix.SYS_PWRITE64:        inBand(kWrite, 0),
 		unix.SYS_WRITEV:          inBand(kWrite, 0),
 		unix.SYS_PWRITEV:         inBand(kWrite, 0),
 		unix.SYS_PWRITEV2:        inBand(kWrite, 0),
 		unix.SYS_MMAP:            inBand(kWhole, 4),
-		unix.SYS_DUP:             inBand(kWhole, 0),
-		unix.SYS_DUP3:            inBand(kWhole, 0),
+		unix.SYS_DUP:             onWatched(kDup, 0),
+		unix.SYS_DUP3:            onWatched(kDup, 0),
 		unix.SYS_COPY_FILE_RANGE: inBand(kWhole, 2),
 		unix.SYS_SENDFILE:        inBand(kWhole, 0),
 		unix.SYS_SPLICE:          inBand(kWhole, 2),
@@ -115,7 +121,7 @@ func withFd(c call, i int) call                 { c.fd = i; return c }
 func follow(c call) call                        { c.follow = true; return c }
 
 func rename(d, p, d2, p2, flags int) call {
-	return call{kind: kRename, dir: d, path: p, dir2: d2, path2: p2, flags: flags, fd: noArg, band: noArg}
+	return call{kind: kRename, dir: d, path: p, dir2: d2, path2: p2, flags: flags, fd: noArg, band: noArg, watched: noArg}
 }
 
 // program assembles the filter: a call of another architecture fails with
@@ -151,39 +157,50 @@ func program() ([]unix.SockFilter, error) {
 // ruleBody decides, once the call number matched, between the supervisor
 // and going on.
 func ruleBody(nr uintptr, c call) []bpf.Instruction {
-	const notify, allow = unix.SECCOMP_RET_USER_NOTIF, unix.SECCOMP_RET_ALLOW
+	const notify = unix.SECCOMP_RET_USER_NOTIF
 	switch {
 	case c.kind == kDenied:
 		return []bpf.Instruction{bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)}}
 	case nr == unix.SYS_FCNTL:
-		return []bpf.Instruction{
+		w := watchedFd(c.watched)
+		return append([]bpf.Instruction{
 			bpf.LoadAbsolute{Off: argOff(1), Size: 4},
-			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.F_SETFL, SkipTrue: 5},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.F_SETFL, SkipTrue: 2},
 			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.F_DUPFD, SkipTrue: 1},
-			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.F_DUPFD_CLOEXEC, SkipFalse: 4},
-			bpf.LoadAbsolute{Off: argOff(0), Size: 4},
-			bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: bandLo, SkipFalse: 2},
-			bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: bandHi, SkipTrue: 1},
-			bpf.RetConstant{Val: notify},
-			bpf.RetConstant{Val: allow},
-		}
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.F_DUPFD_CLOEXEC, SkipFalse: uint8(len(w) - 1)},
+		}, w...)
+	case c.watched != noArg:
+		return watchedFd(c.watched)
 	case c.band != noArg:
 		return []bpf.Instruction{
 			bpf.LoadAbsolute{Off: argOff(c.band), Size: 4},
 			bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: bandLo, SkipFalse: 2},
-			bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: bandHi, SkipTrue: 1},
+			bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: appendLo, SkipTrue: 1},
 			bpf.RetConstant{Val: notify},
-			bpf.RetConstant{Val: allow},
+			bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW},
 		}
 	case c.flagMask != 0:
 		return []bpf.Instruction{
 			bpf.LoadAbsolute{Off: argOff(c.flags), Size: 4},
 			bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: c.flagMask, SkipFalse: 1},
 			bpf.RetConstant{Val: notify},
-			bpf.RetConstant{Val: allow},
+			bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW},
 		}
 	}
 	return []bpf.Instruction{bpf.RetConstant{Val: notify}}
+}
+
+// watchedFd traps when argument i is 0 to 2 or in the bands: where an
+// append that kept only its length may be (band.go); it ends in "allow".
+func watchedFd(i int) []bpf.Instruction {
+	return []bpf.Instruction{
+		bpf.LoadAbsolute{Off: argOff(i), Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: 3, SkipFalse: 2},
+		bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: bandLo, SkipFalse: 2},
+		bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: bandHi, SkipTrue: 1},
+		bpf.RetConstant{Val: unix.SECCOMP_RET_USER_NOTIF},
+		bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW},
+	}
 }
 
 // argOff is the offset of argument i's low 32 bits in seccomp_data

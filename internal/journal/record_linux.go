@@ -54,6 +54,7 @@ type journal struct {
 	n       int
 	content map[fileID]int
 	meta    map[fileID]bool
+	parents map[string]bool // directories saveParent kept (or found kept)
 	ranged  map[fileID]*ranged
 	// fresh are the names this command made (and did not move since): an
 	// unlink of one keeps nothing, as the name's undo is its removal.
@@ -99,7 +100,7 @@ func openJournal(dir string) (*journal, error) {
 		log.Close()
 		return nil, fmt.Errorf("journal: open the data directory: %w", err)
 	}
-	return &journal{dir: dir, log: log, data: d, content: map[fileID]int{}, meta: map[fileID]bool{}, ranged: map[fileID]*ranged{}, fresh: map[string]bool{}}, nil
+	return &journal{dir: dir, log: log, data: d, content: map[fileID]int{}, meta: map[fileID]bool{}, parents: map[string]bool{}, ranged: map[fileID]*ranged{}, fresh: map[string]bool{}}, nil
 }
 
 func (j *journal) close() error {
@@ -237,14 +238,27 @@ func (j *journal) saveMeta(path string) error {
 	return j.add(withMeta(record{Op: "meta", Path: path}, st))
 }
 
-// saveParent keeps the times of the directory whose entries change.
-func (j *journal) saveParent(path string) error { return j.saveMeta(filepath.Dir(path)) }
+// saveParent keeps the times of the directory whose entries change, once
+// per name (until a rename or rmdir may put another directory there).
+func (j *journal) saveParent(path string) error {
+	dir := filepath.Dir(path)
+	if j.parents[dir] {
+		return nil
+	}
+	j.parents[dir] = true
+	return j.saveMeta(dir)
+}
 
 // created records a name that did not exist, for deletion.
 func (j *journal) created(path string) error {
 	if _, err := lstat(path); err == nil {
 		return nil // the call fails with EEXIST, or opens what is there
 	}
+	return j.absent(path)
+}
+
+// absent records a name known not to exist, for deletion.
+func (j *journal) absent(path string) error {
 	if err := j.saveParent(path); err != nil {
 		return err
 	}
@@ -324,6 +338,7 @@ func (j *journal) link(path, abs string) error {
 // journal, so that Restore gives the same inode back. It returns the
 // call's result, 0 or an errno.
 func (j *journal) rmdir(path string) (unix.Errno, error) {
+	clear(j.parents)
 	st, err := lstat(path)
 	if err != nil {
 		return err.(unix.Errno), nil
@@ -374,6 +389,7 @@ func emptyDir(dir string) bool {
 // when mayRmdir says the command may remove it itself: else the rename is
 // the kernel's to refuse.
 func (j *journal) renamed(from, to string, inFrom, inTo bool, flags int, mayRmdir func() bool) error {
+	clear(j.parents)
 	st, err := lstat(from)
 	if err != nil {
 		return nil

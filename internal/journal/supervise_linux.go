@@ -48,7 +48,8 @@ type supervisor struct {
 	// resolved); writable is Options.Writable.
 	exclude  []string
 	writable func(abs string) bool
-	pid      int // the caller of the call being handled
+	pid      int       // the caller of the call being handled
+	dirs     [2]string // resolveDir's last: a directory, resolved
 }
 
 // run answers notifications until every filtered process is gone (the
@@ -137,12 +138,13 @@ func (s *supervisor) handle(req *notif) (verdict, error) {
 	if !ok {
 		return verdict{}, nil
 	}
-	if c.kind == kSetfl && req.args[1] == unix.F_SETFL && s.j.lens == 0 {
-		// No descriptor opened to append (a length kept) to guard: Go and
-		// others set O_NONBLOCK thousands of times a build.
+	if (c.kind == kSetfl || c.kind == kDup) && s.j.lens == 0 && !inRangedBand(req.args[0]) {
+		// No fd opened to append (a length kept) to watch: a shell copies
+		// fd 1 at each redirection.
 		return verdict{}, nil
 	}
 	s.pid = int(req.pid)
+	s.dirs = [2]string{}
 	t, err := s.decode(req, c)
 	if err != nil {
 		return verdict{}, nil // unreadable memory: the call itself fails with EFAULT
@@ -158,6 +160,9 @@ func (s *supervisor) handle(req *notif) (verdict, error) {
 		return verdict{done: true, errno: errno}, err
 	case c.kind == kOpen:
 		sent, err := s.open(req, t, nr)
+		return verdict{sent: sent}, err
+	case c.kind == kDup || c.kind == kSetfl && t.args[1] != unix.F_SETFL:
+		sent, err := s.dup(req, t, nr)
 		return verdict{sent: sent}, err
 	}
 	return verdict{}, s.change(t, c, nr)
@@ -183,9 +188,6 @@ func (s *supervisor) change(t target, c call, nr uintptr) error {
 	case kBind:
 		return s.bind(t)
 	case kSetfl:
-		if t.args[1] != unix.F_SETFL {
-			return s.whole(t, nr) // F_DUPFD of a band fd
-		}
 		return s.setfl(t)
 	case kRemove:
 		if s.in(t.path) {
@@ -210,7 +212,7 @@ func (s *supervisor) change(t target, c call, nr uintptr) error {
 // absolute against its directory fds or working directory.
 func (s *supervisor) decode(req *notif, c call) (target, error) {
 	t := target{pid: int(req.pid), args: req.args}
-	if c.kind == kWrite || c.kind == kWhole || c.kind == kBind {
+	if c.kind == kWrite || c.kind == kWhole || c.kind == kBind || c.kind == kDup {
 		return t, nil // band calls read their fd in band.go
 	}
 	if c.flags != noArg {
@@ -335,13 +337,39 @@ func within(root, path string) bool {
 // follow resolves symbolic links in path as a call that follows them does;
 // a name that does not exist yet keeps its resolved directory.
 func (s *supervisor) follow(path string) string {
-	if p, err := filepath.EvalSymlinks(path); err == nil {
+	if p, ok := resolve(path, 0); ok {
 		return p
 	}
-	if d, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
+	if d, ok := s.resolveDir(filepath.Dir(path)); ok {
 		return filepath.Join(d, filepath.Base(path))
 	}
 	return path
+}
+
+// resolveDir is dir with its links resolved, remembered for the call
+// being handled (follow, then excluded, ask for the same).
+func (s *supervisor) resolveDir(dir string) (string, bool) {
+	if s.dirs[0] == dir {
+		return s.dirs[1], true
+	}
+	r, ok := resolve(dir, unix.O_DIRECTORY)
+	if ok {
+		s.dirs = [2]string{dir, r}
+	}
+	return r, ok
+}
+
+// resolve resolves path with the kernel's own walk: one open, where a
+// walk in Go takes an lstat per name, and a build makes thousands of
+// trapped calls.
+func resolve(path string, flags int) (string, bool) {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC|flags, 0)
+	if err != nil {
+		return "", false
+	}
+	defer unix.Close(fd)
+	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	return p, err == nil && filepath.IsAbs(p)
 }
 
 // open journals a write-open: a name it creates, the length before an
@@ -365,7 +393,7 @@ func (s *supervisor) open(req *notif, t target, nr uintptr) (sent bool, err erro
 	st, err := lstat(p)
 	if err != nil {
 		if t.flags&unix.O_CREAT != 0 {
-			return false, s.j.created(p)
+			return false, s.j.absent(p)
 		}
 		return false, nil
 	}
@@ -378,10 +406,15 @@ func (s *supervisor) open(req *notif, t target, nr uintptr) (sent bool, err erro
 		return false, s.j.saveMeta(p)
 	case t.flags&unix.O_TRUNC != 0:
 		return false, s.j.saveContent(p, st, levelFull)
-	case acc == unix.O_WRONLY && t.flags&unix.O_APPEND != 0:
-		return false, s.j.saveContent(p, st, levelLen)
+	case acc == unix.O_WRONLY && t.flags&unix.O_APPEND != 0 && st.Size >= bandMin && s.j.content[idOf(st)] < levelFull:
+		keep := func() error { return s.j.saveContent(p, st, levelLen) }
+		if sent, err := s.band(req, t, p, st, appendLo, bandHi, keep); sent || err != nil {
+			return sent, err
+		}
+		return false, s.j.saveContent(p, st, levelFull)
 	case acc != unix.O_RDONLY && st.Size >= bandMin && s.j.content[idOf(st)] < levelFull:
-		if sent, err := s.band(req, t, p, st); sent || err != nil {
+		keep := func() error { return s.j.startRanges(p, st) }
+		if sent, err := s.band(req, t, p, st, bandLo, appendLo, keep); sent || err != nil {
 			return sent, err
 		}
 		return false, s.j.saveContent(p, st, levelFull)

@@ -28,7 +28,7 @@ func legacyCalls() map[uintptr]call {
 		unix.SYS_LCHOWN:    at(kMeta, noArg, 0),
 		unix.SYS_UTIME:     follow(at(kMeta, noArg, 0)),
 		unix.SYS_UTIMES:    follow(at(kMeta, noArg, 0)),
-		unix.SYS_DUP2:      inBand(kWhole, 0),
+		unix.SYS_DUP2:      onWatched(kDup, 0),
 		unix.SYS_FUTIMESAT: follow(at(kMeta, 0, 1)),
 	}
 }
