@@ -18,8 +18,8 @@ import (
 func (s *Sandbox) TrapRefusal() error { return s.OverlayRefusal() }
 
 // StartTrapped is Start with a second seccomp filter, filter (the kernel's
-// struct sock_filter array: journal.Filter), installed by the Go init
-// after the sandbox's own, with a listener it hands back here
+// struct sock_filter array: journal.Filter), installed by the namespace
+// init after the sandbox's own, with a listener it hands back here
 // (nsinit.JournalForm): the listener is returned, close-on-exec, and the
 // command never holds it. The command is PID 1 of its namespaces, so once
 // Wait returns every process the filter traps has ended. When the init
@@ -50,7 +50,9 @@ func (s *Sandbox) StartTrapped(cmd *exec.Cmd, filter []byte) (*os.File, error) {
 		}
 		// At <fd>+2 and <fd>+3, after the ruleset and the sandbox's filter.
 		cmd.ExtraFiles = append(cmd.ExtraFiles, prog, theirs)
-		cmd.Path = "/proc/self/exe" // only the Go init knows JournalForm
+		if len(filter) >= 4096 {
+			cmd.Path = "/proc/self/exe" // the static init reads at most 4095 bytes
+		}
 		return s.spawner.launcher.do(spawnRequest{cmd: cmd})
 	}
 	if s.net != nil {

@@ -59,6 +59,7 @@ func trapSandbox(t *testing.T, p Policy) *Sandbox {
 	if err := s.TrapRefusal(); err != nil {
 		t.Skipf("no namespaces: %v", err)
 	}
+	checkInit(t, s)
 	return s
 }
 
@@ -109,7 +110,9 @@ func writeFile(t *testing.T, path, body string, mode os.FileMode) {
 // A command started trapped, in its own PID and mount namespaces, is
 // journaled as on the host (the listener's pids are tiny-go's, its cwd
 // and dirfds name the same paths) and Restore gives the tree back.
-func TestTrappedCommandIsRewound(t *testing.T) {
+func TestTrappedCommandIsRewound(t *testing.T) { forEachInit(t, testTrappedCommandIsRewound) }
+
+func testTrappedCommandIsRewound(t *testing.T) {
 	l := newLayout(t)
 	s := trapSandbox(t, Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv})
 	writeFile(t, filepath.Join(l.work, "f"), "f\n", 0o644)
@@ -147,7 +150,9 @@ cd d2 && echo in > sub; cd ..; printf ABC | dd of=big conv=notrunc bs=1 seek=5 s
 // would untrapped (never a band fd opened with tiny-go's rights): outside
 // the writable roots (Landlock), and a file of mode 0444 (no capability
 // overrides it, root's neither).
-func TestTrappedBandGrantsNoWrite(t *testing.T) {
+func TestTrappedBandGrantsNoWrite(t *testing.T) { forEachInit(t, testTrappedBandGrantsNoWrite) }
+
+func testTrappedBandGrantsNoWrite(t *testing.T) {
 	l := newLayout(t)
 	s := trapSandbox(t, Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv})
 	big := strings.Repeat("q", 2<<20)
@@ -186,7 +191,9 @@ done`, strings.Join(files, " ")))
 // one), so that Restore gives the same inode back: never one the command
 // may not remove. In read-only mode (Landlock), and, as root, from a
 // folder another uid owns (the command has no capability).
-func TestTrappedRmdirGrantsNoRemoval(t *testing.T) {
+func TestTrappedRmdirGrantsNoRemoval(t *testing.T) { forEachInit(t, testTrappedRmdirGrantsNoRemoval) }
+
+func testTrappedRmdirGrantsNoRemoval(t *testing.T) {
 	l := newLayout(t)
 	for _, d := range []string{"empty", "target", "src", "owned/empty"} {
 		if err := os.MkdirAll(filepath.Join(l.work, d), 0o755); err != nil {
@@ -218,6 +225,10 @@ func TestTrappedRmdirGrantsNoRemoval(t *testing.T) {
 // journal, whatever the command does to their names (truncate, open in
 // place, remove, through a link), and they stay as they were.
 func TestTrappedJournalKeepsNothingHidden(t *testing.T) {
+	forEachInit(t, testTrappedJournalKeepsNothingHidden)
+}
+
+func testTrappedJournalKeepsNothingHidden(t *testing.T) {
 	l := newLayout(t)
 	keyDir := filepath.Join(l.home, "key")
 	writeFile(t, filepath.Join(keyDir, "key"), "KEY=s3cr3t-key", 0o600)
@@ -292,6 +303,10 @@ func journalHolding(t *testing.T, jdir, secret string) []string {
 // The command never holds the listener: no seccomp descriptor in any
 // process of its namespace, even before its exec it was closed.
 func TestTrappedListenerIsNotTheCommands(t *testing.T) {
+	forEachInit(t, testTrappedListenerIsNotTheCommands)
+}
+
+func testTrappedListenerIsNotTheCommands(t *testing.T) {
 	l := newLayout(t)
 	s := trapSandbox(t, Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv})
 	jdir := filepath.Join(l.work, ".tiny-agent", "journal")
@@ -306,7 +321,9 @@ func TestTrappedListenerIsNotTheCommands(t *testing.T) {
 
 // A filter the kernel refuses stops the init before the command runs:
 // StartTrapped says so at once (no hang), the init's line on stderr.
-func TestTrappedBadFilterFailsClosed(t *testing.T) {
+func TestTrappedBadFilterFailsClosed(t *testing.T) { forEachInit(t, testTrappedBadFilterFailsClosed) }
+
+func testTrappedBadFilterFailsClosed(t *testing.T) {
 	l := newLayout(t)
 	s := trapSandbox(t, Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv})
 	cmd := exec.Command("/bin/sh", "-c", "touch ran")
@@ -404,7 +421,35 @@ func TestTrappedAsUnprivilegedUser(t *testing.T) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 1000, Gid: 1000, Groups: []uint32{}}}
 	out, err := cmd.CombinedOutput()
 	t.Logf("as uid 1000:\n%s", out)
-	if err != nil || strings.Count(string(out), "--- PASS") < 8 || strings.Contains(string(out), "--- SKIP") {
+	if err != nil || strings.Count(string(out), "--- PASS") < 20 || strings.Contains(string(out), "--- SKIP") {
 		t.Fatalf("as uid 1000: %v", err)
+	}
+}
+
+// Journaled, the command works on the tree itself: through either init,
+// the tree is bound over itself nosuid and nodev, and the command runs in
+// it (a device node planted there must not open).
+func TestTrappedTreeIsNosuidNodev(t *testing.T) { forEachInit(t, testTrappedTreeIsNosuidNodev) }
+
+func testTrappedTreeIsNosuidNodev(t *testing.T) {
+	l := newLayout(t)
+	s := trapSandbox(t, Policy{Mode: Workspace, WorkDir: l.work, Getenv: l.getenv})
+	jdir := filepath.Join(l.work, ".tiny-agent", "journal")
+	// Field 5 of mountinfo is the mount point, field 6 its options.
+	out := trapped(t, s, l.work, l.work, jdir, fmt.Sprintf(`awk '$5 == %q { print "mount", $6 }' /proc/self/mountinfo; echo "cwd $PWD"`, l.work))
+	if !strings.Contains(out, "cwd "+l.work) {
+		t.Errorf("the command does not run in the tree: %q", out)
+	}
+	var mounts int
+	for _, line := range strings.Split(out, "\n") {
+		if opts, ok := strings.CutPrefix(line, "mount "); ok {
+			mounts++
+			if !strings.Contains(opts, "nosuid") || !strings.Contains(opts, "nodev") {
+				t.Errorf("the tree is mounted without nosuid,nodev: %s", opts)
+			}
+		}
+	}
+	if mounts == 0 {
+		t.Errorf("the tree is not a mount of its own: %q", out)
 	}
 }

@@ -67,7 +67,8 @@ const UserForm = "u"
 // confined, after the sandbox's filter, the init installs the journal's
 // with SECCOMP_FILTER_FLAG_NEW_LISTENER, sends the listener over the
 // socket (SCM_RIGHTS, one byte), closes both, and execs the command.
-// Only the Go init knows this form.
+// The static init knows it too, with a program under 4096 bytes and
+// without OverlayForm.
 //
 //	argv: Argv0 <fd>[u]j[o<rights>] ...
 const JournalForm = "j"

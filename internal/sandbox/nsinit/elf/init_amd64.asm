@@ -6,6 +6,7 @@
 #
 #   argv: <argv0> <fd digit>[u] [<uid map> <gid map>] <state dir or ""> <path> <argv of the command...>
 #   argv: <argv0> <fd digit>[u]o<rights> [<uid map> <gid map>] <state dir or ""> <lower> <overlay options> <work> <path> <argv...>
+#   argv: <argv0> <fd digit>[u]j [<uid map> <gid map>] <state dir or ""> <path> <argv of the command...>
 #
 # With u, the init first writes its own id maps (after denying setgroups):
 # tiny-go is non-dumpable and may not. The o form mounts an overlay over
@@ -22,11 +23,18 @@
 #
 # <fd digit> (3 to 8) is the Landlock ruleset; the next descriptor holds
 # the seccomp filter (struct sock_filter[], empty for none).
+#
+# The j form (nsinit.JournalForm: the command journaled on the tree
+# itself) binds the working directory over itself nosuid and nodev, and
+# after the sandbox's filter installs the journal's, from the descriptor
+# after it, with a listener of its own that it sends to tiny-go over the
+# socket after that; the command never holds either.
 
 	.equ SYS_write, 1
 	.equ SYS_pread64, 17
 	.equ SYS_capset, 126
 	.equ SYS_seccomp, 317
+	.equ SYS_sendmsg, 46
 	.equ SYS_open, 2
 	.equ SYS_stat, 4
 	.equ S_IFMT, 0xf000
@@ -72,6 +80,9 @@
 	.equ SECUREBITS, 0xef		# nsinit.Securebits
 	.equ LINUX_CAPABILITY_VERSION_3, 0x20080522
 	.equ SECCOMP_SET_MODE_FILTER, 1
+	.equ SECCOMP_FILTER_FLAG_NEW_LISTENER, 8
+	.equ SOL_SOCKET, 1
+	.equ SCM_RIGHTS, 1
 	.equ EINVAL, 22
 	.equ PR_SET_NO_NEW_PRIVS, 38
 	.equ PR_CAP_AMBIENT, 47
@@ -105,9 +116,14 @@ _start:
 	sub	$2, %rbx
 	lea	msg_args(%rip), %rsi
 	mov	$len_args, %edx
-0:	xor	%ecx, %ecx			# 1: the overlay form
-	xor	%ebp, %ebp			# its rights
-	cmpb	$'o', (%r15)
+0:	xor	%ecx, %ecx			# 1: the overlay form, 2: the journal form
+	xor	%ebp, %ebp			# the overlay's rights
+	cmpb	$'j', (%r15)
+	jne	6f
+	inc	%r15				# j ends the flags (no journal over an overlay)
+	mov	$2, %ecx
+	jmp	2f
+6:	cmpb	$'o', (%r15)
 	jne	2f
 1:	inc	%r15
 	movzbl	(%r15), %eax
@@ -126,13 +142,14 @@ _start:
 2:	cmpb	$0, (%r15)
 	jne	fail
 3:	lea	24(%r12), %rbx			# the command's path, then its argv
-	test	%ecx, %ecx
-	jz	0f
+	cmp	$1, %ecx
+	jne	0f
 	lea	48(%r12), %rbx
-0:	sub	$4128, %rsp			# room for statfs and getcwd; 4096: the clone, 4104: the form, 4112: its rights, 4120: <work>
+0:	sub	$4144, %rsp			# room for statfs and getcwd; 4096: the clone, 4104: the form, 4112: its rights, 4120: <work>, 4128: the form (4104 is the filter's later)
 	movq	$-1, 4096(%rsp)
 	mov	%rcx, 4104(%rsp)
 	mov	%rbp, 4112(%rsp)
+	mov	%rcx, 4128(%rsp)
 
 	# Every mount a slave: nothing done here propagates back.
 	lea	empty(%rip), %rdi
@@ -161,8 +178,8 @@ _start:
 	jnz	fail
 
 	mov	16(%r12), %r15
-	cmpq	$0, 4104(%rsp)
-	jne	overlay
+	cmpq	$1, 4104(%rsp)
+	je	overlay
 
 	# The state directory, bound over itself read-only, keeping the flags
 	# of the mount it is on (a user namespace may not clear them).
@@ -193,7 +210,10 @@ readonly:
 	test	%rax, %rax
 	jnz	fail
 afterstate:
-	call	hide
+	cmpq	$2, 4128(%rsp)
+	jne	0f
+	call	treenodev
+0:	call	hide
 	# The working directory may lie under the state directory: look it
 	# up again, so it is on the read-only mount.
 	mov	%rsp, %rdi
@@ -300,7 +320,10 @@ afterstate:
 5:	lea	1(%r14), %rdi
 	mov	$SYS_close, %eax
 	syscall
-	mov	(%rbx), %rdi
+	cmpq	$2, 4128(%rsp)
+	jne	6f
+	call	journal
+6:	mov	(%rbx), %rdi
 	lea	8(%rbx), %rsi
 	mov	%r13, %rdx
 	mov	$SYS_execve, %eax
@@ -509,6 +532,133 @@ allowoverlay:
 	syscall
 	ret
 
+# treenodev: the journal form's working directory, bound over itself
+# nosuid and nodev (a device node planted in the tree must not open: the
+# overlay is mounted so), keeping the flags of its mount a user namespace
+# may not clear, then entered again. The frame F is 8(%rsp): statfs at
+# F+0, the path at F+256.
+treenodev:
+	lea	264(%rsp), %rdi
+	mov	$3800, %esi
+	mov	$SYS_getcwd, %eax
+	syscall
+	lea	msg_tree(%rip), %rsi
+	mov	$len_tree, %edx
+	test	%rax, %rax
+	jle	fail
+	lea	264(%rsp), %rdi
+	mov	%rdi, %rsi
+	xor	%edx, %edx
+	mov	$(MS_BIND|MS_REC), %r10d
+	xor	%r8d, %r8d
+	mov	$SYS_mount, %eax
+	syscall
+	test	%rax, %rax
+	jnz	1f
+	lea	264(%rsp), %rdi
+	lea	8(%rsp), %rsi
+	mov	$SYS_statfs, %eax
+	syscall
+	test	%rax, %rax
+	jnz	1f
+	mov	88(%rsp), %rcx			# f_flags
+	mov	%rcx, %r10
+	and	$(MS_RDONLY|MS_NOEXEC|MS_NOATIME|MS_NODIRATIME), %r10d
+	test	$ST_RELATIME, %ecx
+	jz	0f
+	or	$MS_RELATIME, %r10d
+0:	or	$(MS_BIND|MS_REMOUNT|MS_NOSUID|MS_NODEV), %r10d
+	lea	empty(%rip), %rdi
+	lea	264(%rsp), %rsi
+	xor	%edx, %edx
+	xor	%r8d, %r8d
+	mov	$SYS_mount, %eax
+	syscall
+	test	%rax, %rax
+	jnz	1f
+	lea	264(%rsp), %rdi
+	mov	$SYS_chdir, %eax
+	syscall
+	test	%rax, %rax
+	jnz	1f
+	ret
+1:	lea	msg_tree(%rip), %rsi
+	mov	$len_tree, %edx
+	jmp	fail
+
+# journal: the journal's filter, from the ruleset's descriptor + 2 (at
+# most 4095 bytes; the sandbox's filter is on and closed), installed with
+# a listener of its own, which goes to tiny-go over the socket at + 3 as
+# SCM_RIGHTS with one byte; then the three are closed. The frame F is
+# 8(%rsp): the program at F+0 and sock_fprog at F+4096, then the iovec
+# at F+0, the byte at F+64, the cmsghdr at F+72, the msghdr at F+128.
+journal:
+	lea	2(%r14), %rdi
+	lea	8(%rsp), %rsi
+	mov	$4096, %edx
+	xor	%r10d, %r10d
+	mov	$SYS_pread64, %eax
+	syscall
+	lea	msg_journal(%rip), %rsi
+	mov	$len_journal, %edx
+	test	%rax, %rax
+	jle	fail
+	cmp	$4096, %rax
+	jae	fail
+	test	$7, %al
+	jnz	fail
+	shr	$3, %rax
+	mov	%ax, 4104(%rsp)
+	lea	8(%rsp), %rcx
+	mov	%rcx, 4112(%rsp)
+	lea	2(%r14), %rdi
+	mov	$SYS_close, %eax
+	syscall
+	mov	$SECCOMP_SET_MODE_FILTER, %edi
+	mov	$SECCOMP_FILTER_FLAG_NEW_LISTENER, %esi
+	lea	4104(%rsp), %rdx
+	mov	$SYS_seccomp, %eax
+	syscall
+	lea	msg_journal(%rip), %rsi
+	mov	$len_journal, %edx
+	test	%rax, %rax
+	js	fail
+	mov	%rax, %rbp			# the listener
+	lea	72(%rsp), %rcx
+	movb	$0, (%rcx)
+	mov	%rcx, 8(%rsp)			# iov_base
+	movq	$1, 16(%rsp)			# iov_len
+	movq	$20, 80(%rsp)			# cmsg_len: CMSG_LEN(4)
+	movl	$SOL_SOCKET, 88(%rsp)
+	movl	$SCM_RIGHTS, 92(%rsp)
+	mov	%ebp, 96(%rsp)
+	movl	$0, 100(%rsp)
+	movq	$0, 136(%rsp)			# msg_name
+	movq	$0, 144(%rsp)			# msg_namelen
+	lea	8(%rsp), %rcx
+	mov	%rcx, 152(%rsp)			# msg_iov
+	movq	$1, 160(%rsp)			# msg_iovlen
+	lea	80(%rsp), %rcx
+	mov	%rcx, 168(%rsp)			# msg_control
+	movq	$24, 176(%rsp)			# msg_controllen: CMSG_SPACE(4)
+	movq	$0, 184(%rsp)			# msg_flags
+	lea	3(%r14), %rdi
+	lea	136(%rsp), %rsi
+	xor	%edx, %edx
+	mov	$SYS_sendmsg, %eax
+	syscall
+	lea	msg_listener(%rip), %rsi
+	mov	$len_listener, %edx
+	cmp	$1, %rax
+	jne	fail
+	mov	%rbp, %rdi
+	mov	$SYS_close, %eax
+	syscall
+	lea	3(%r14), %rdi
+	mov	$SYS_close, %eax
+	syscall
+	ret
+
 # idmaps: denies setgroups, then writes argv[2] to the uid map and argv[3]
 # to the gid map of this process's user namespace (r12: argv).
 idmaps:
@@ -635,5 +785,11 @@ msg_seccomp: .ascii "tiny-go: namespace init: loading the seccomp filter failed\
 	.equ len_seccomp, . - msg_seccomp
 msg_landlock: .ascii "tiny-go: namespace init: enforcing Landlock failed\n"
 	.equ len_landlock, . - msg_landlock
+msg_tree: .ascii "tiny-go: namespace init: binding the working directory nodev failed\n"
+	.equ len_tree, . - msg_tree
+msg_journal: .ascii "tiny-go: namespace init: loading the journal's filter failed\n"
+	.equ len_journal, . - msg_journal
+msg_listener: .ascii "tiny-go: namespace init: handing the journal's listener to tiny-go failed\n"
+	.equ len_listener, . - msg_listener
 msg_exec: .ascii "tiny-go: the command cannot be executed\n"
 	.equ len_exec, . - msg_exec
