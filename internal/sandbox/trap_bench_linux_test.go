@@ -13,7 +13,7 @@ import (
 
 // BenchmarkTrappedStart is what journaling adds to a command's start:
 // /bin/true through Start (the static init; the Go init) and through
-// StartTrapped + journal.Attach + Stop (always the Go init), in wall
+// StartTrapped + journal.Attach + Stop (the static init; the Go init), in wall
 // time and in the command's own CPU time; and to a command that makes
 // 200 files and appends to them (each a trapped open, with the checks of
 // Options.Exclude).
@@ -31,7 +31,7 @@ func BenchmarkTrappedStart(b *testing.B) {
 		name         string
 		goInit, trap bool
 		script       string
-	}{{"start", false, false, ""}, {"start(go-init)", true, false, ""}, {"trapped", false, true, ""},
+	}{{"start", false, false, ""}, {"start(go-init)", true, false, ""}, {"trapped", false, true, ""}, {"trapped(go-init)", true, true, ""},
 		{"files/start", false, false, files}, {"files/trapped", false, true, files}} {
 		b.Run(c.name, func(b *testing.B) {
 			s := benchSandbox(b, work, c.goInit)
