@@ -42,6 +42,11 @@ type File struct {
 	// MTime is the modification time (Unix nanoseconds) a rewind gives a
 	// file back; 0: not recorded.
 	MTime int64 `json:"mtime,omitempty"`
+	// Patch, for a file too big to read whole that a journaled command
+	// appended to or wrote in place, addresses its earlier content as the
+	// way back from the file the command left (tx_patch.go); Hash is
+	// then empty.
+	Patch string `json:"patch,omitempty"`
 }
 
 // Phases of a record: the state before an effect and after it.

@@ -29,6 +29,8 @@ type Action struct {
 	// actions of their own), so one left empty was there before the turn
 	// (.git/objects/pack after a git gc).
 	KeepDirs bool `json:"keepDirs,omitempty"`
+	// Patches put a big file back in place, newest first (tx_patch.go).
+	Patches []string `json:"patches,omitempty"`
 }
 
 // Skip is a path the rewind leaves alone, and why.
@@ -367,6 +369,10 @@ func (p *planner) planPath(plan *Plan, pairs []*pair, path string, agent File, f
 	s := p.s
 	target, fromTx, found := p.firstBefore(pairs, path)
 	if !found {
+		return nil
+	}
+	if target.Patch != "" {
+		p.planPatched(plan, pairs, path, target)
 		return nil
 	}
 	if why := s.notKept(target); why != "" {

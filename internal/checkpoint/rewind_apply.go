@@ -78,22 +78,12 @@ func (s *Store) Apply(ctx context.Context, plan *Plan, force bool) (Summary, []A
 		if err := ctx.Err(); err != nil {
 			return sum, done, err
 		}
-		cur, data, err := s.stat(a.Path)
+		skip, err := s.applyOne(a, force)
 		if err != nil {
 			return sum, done, err
 		}
-		if !cur.Absent && !cur.Dir && cur.Missing == "" {
-			cur.Hash = s.hashLike(a.To.Hash, data)
-		}
-		faultpoint.Hit(faultpoint.RewindPut)
-		switch {
-		case s.same(cur, a.To):
-		case s.sameAsPlanned(cur, a.From, data) || force:
-			if err := s.put(a); err != nil {
-				return sum, done, fmt.Errorf("rewind %s: %w", a.Path, err)
-			}
-		default:
-			sum.Skipped = append(sum.Skipped, Skip{a.Path, "changed while the rewind was interrupted (--force overwrites)"})
+		if skip != "" {
+			sum.Skipped = append(sum.Skipped, Skip{a.Path, skip})
 			continue
 		}
 		sum.add(a)
@@ -110,6 +100,40 @@ func (s *Store) Apply(ctx context.Context, plan *Plan, force bool) (Summary, []A
 	sum.Skipped = append(sum.Skipped, plan.Skipped...)
 	sum.Warnings = append(sum.Warnings, plan.Warnings...)
 	return sum, done, nil
+}
+
+// applyOne puts one path back, unless it changed since the plan (the
+// reason it is skipped, "" when put back or already so).
+func (s *Store) applyOne(a Action, force bool) (string, error) {
+	if len(a.Patches) > 0 {
+		faultpoint.Hit(faultpoint.RewindPut)
+		ok, err := s.applyPatches(a)
+		if err != nil {
+			return "", fmt.Errorf("rewind %s: %w", a.Path, err)
+		}
+		if !ok {
+			return "replaced while the rewind was interrupted", nil
+		}
+		return "", nil
+	}
+	cur, data, err := s.stat(a.Path)
+	if err != nil {
+		return "", err
+	}
+	if !cur.Absent && !cur.Dir && cur.Missing == "" {
+		cur.Hash = s.hashLike(a.To.Hash, data)
+	}
+	faultpoint.Hit(faultpoint.RewindPut)
+	switch {
+	case s.same(cur, a.To):
+	case s.sameAsPlanned(cur, a.From, data) || force:
+		if err := s.put(a); err != nil {
+			return "", fmt.Errorf("rewind %s: %w", a.Path, err)
+		}
+	default:
+		return "changed while the rewind was interrupted (--force overwrites)", nil
+	}
+	return "", nil
 }
 
 // pruneEmptied removes the directories inside the working directory that

@@ -321,6 +321,9 @@ func (c *journalConv) before(p string, e *vent) (File, error) {
 		return f, nil
 	}
 	chain := c.in.content[sb.Ino]
+	if len(chain) > 0 && e.kind == vTree && e.src == p && patchable(chain, c.s.opts.MaxFileSize) {
+		return c.patched(p, f, &sb, chain)
+	}
 	if len(chain) > 0 {
 		return c.rebuilt(p, src, f, chain)
 	}

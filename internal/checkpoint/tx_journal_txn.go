@@ -241,12 +241,14 @@ func (t *Txn) discardJournal() error {
 }
 
 // writeJournalStates computes a journaled transaction's states and
-// writes them, sealed, beside it; orig/ is made anew each time (a
-// conversion cut short by a SIGKILL is made again whole).
+// writes them, sealed, beside it; orig/ and patch/ are made anew each
+// time (a conversion cut short by a SIGKILL is made again whole).
 func (s *Store) writeJournalStates(id string) (*txStates, error) {
 	dir := filepath.Join(s.TxRoot(), id)
-	if err := os.RemoveAll(filepath.Join(dir, "orig")); err != nil {
-		return nil, err
+	for _, d := range []string{"orig", "patch"} {
+		if err := os.RemoveAll(filepath.Join(dir, d)); err != nil {
+			return nil, err
+		}
 	}
 	st, err := s.journalStates(id)
 	if err != nil {

@@ -9,6 +9,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tiny-agent/tiny-go/internal/checkpoint/checkpointtest"
+	"golang.org/x/sys/unix"
 )
 
 // Commands journaled on the tree (TINY_TX=journal, issue 42): what broke
@@ -161,5 +164,57 @@ func (o *outsideProcs) undoOwnWrite(t *testing.T) {
 	defer f.Close()
 	if err := f.Truncate(int64(len(strings.TrimSuffix(string(data), "from-outside\n")))); err != nil {
 		t.Fatal(fmt.Errorf("dev.log: %w", err))
+	}
+}
+
+// Files past what a rewind reads whole (64 MiB): a 1 GB log appended to
+// and a 100 MB file written in place keep next to nothing, and the rewind
+// puts both back in place, their inodes, sizes and times as before, as
+// root and as uid 1000.
+func TestJournaledBigFilesAreRewoundInPlace(t *testing.T) {
+	cases := map[string]int{"root": 0, "uid1000": 1000}
+	if os.Geteuid() != 0 {
+		cases = map[string]int{"unprivileged": os.Geteuid()}
+	}
+	seed := `truncate -s 1G big.log && head -c 100000000 /dev/urandom > db.bin && touch -d 2001-01-01 big.log db.bin`
+	turn := []string{`echo line >> big.log && echo APPENDED`, `python3 -c 'f = open("db.bin", "r+b"); f.seek(1000); f.write(b"XYZ")' && echo WRITTEN`}
+	for name, uid := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := newTurnRun(t, uid, "tiny-go", seed, turn)
+			r.env = []string{"TINY_TX=journal"}
+			stats := map[string]unix.Stat_t{}
+			for _, f := range []string{"big.log", "db.bin"} {
+				var st unix.Stat_t
+				if err := unix.Lstat(filepath.Join(r.dir, f), &st); err != nil {
+					t.Fatal(err)
+				}
+				stats[f] = st
+			}
+			du := duOf(t, r.dir)
+			r.run("append and write in place")
+			if res := r.results(); !strings.Contains(res, "APPENDED") || !strings.Contains(res, "WRITTEN") {
+				t.Fatalf("the commands did not run:\n%s", res)
+			}
+			grown := duOf(t, r.dir) - du
+			if grown > 1<<20 {
+				t.Errorf("the working directory with .tiny-agent grew by %d bytes", grown)
+			}
+			t0 := time.Now()
+			out := r.run("session", "rewind", killedSession(t, r.dir, r.turnSession()), "--turn", "1", "--files-only")
+			took := time.Since(t0)
+			if d := listingDiff(checkpointtest.Listing(t, r.dir), r.before); d != "" || strings.Contains(out, "skip ") {
+				t.Fatalf("after the rewind:\n%s\nrewind said:\n%s", d, out)
+			}
+			t.Logf("the turn kept %d kB; the rewind took %v (the whole process)", grown>>10, took)
+			for f, was := range stats {
+				var st unix.Stat_t
+				if err := unix.Lstat(filepath.Join(r.dir, f), &st); err != nil {
+					t.Fatal(err)
+				}
+				if st.Ino != was.Ino || st.Size != was.Size || st.Mtim != was.Mtim {
+					t.Errorf("%s after the rewind: inode %d, %d bytes, mtime %v; want %d, %d, %v", f, st.Ino, st.Size, st.Mtim, was.Ino, was.Size, was.Mtim)
+				}
+			}
+		})
 	}
 }

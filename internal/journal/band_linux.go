@@ -402,7 +402,24 @@ func iovLen(pid int, addr, count uint64) (int64, error) {
 // putRanges writes the kept spans back, the first kept last (it holds the
 // oldest bytes), then cuts the file to its length before.
 func putRanges(src string, r record) error {
-	in, err := os.Open(src)
+	out, err := os.OpenFile(r.Path, os.O_WRONLY, 0)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	defer out.Close()
+	if err := PutSpansTo(src, out, r.Size); err != nil {
+		return err
+	}
+	return out.Sync()
+}
+
+// PutSpansTo writes back into out the spans kept in data (a band file's,
+// read back newest last: the oldest bytes win), then cuts out to size.
+func PutSpansTo(data string, out *os.File, size int64) error {
+	in, err := os.Open(data)
 	if err != nil {
 		return err
 	}
@@ -423,22 +440,11 @@ func putRanges(src string, r record) error {
 		spans = append(spans, s)
 		at = s.at + s.n
 	}
-	out, err := os.OpenFile(r.Path, os.O_WRONLY, 0)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		return err
-	}
-	defer out.Close()
 	for i := len(spans) - 1; i >= 0; i-- {
 		s := spans[i]
 		if _, err := io.Copy(io.NewOffsetWriter(out, s.off), io.NewSectionReader(in, s.at, s.n)); err != nil {
 			return err
 		}
 	}
-	if err := out.Truncate(r.Size); err != nil {
-		return err
-	}
-	return out.Sync()
+	return out.Truncate(size)
 }

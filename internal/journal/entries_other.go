@@ -2,6 +2,8 @@
 
 package journal
 
+import "os"
+
 // Entry is one record of a journal (see the Linux build).
 type Entry struct {
 	Op, Path, To, Data string
@@ -22,3 +24,6 @@ func Changed(dir string) bool { return false }
 
 // PutSpans is not supported on this platform.
 func PutSpans(data, dst string, size int64) error { return ErrNotSupported }
+
+// PutSpansTo is not supported here.
+func PutSpansTo(data string, out *os.File, size int64) error { return ErrNotSupported }
