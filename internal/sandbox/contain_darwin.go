@@ -23,6 +23,9 @@ type containment struct {
 
 func (c *containment) warning() string { return "" }
 
+// sealNetwork: the Seatbelt profile's network rule is the one macOS has.
+func (c *containment) sealNetwork() {}
+
 // stateDirOf is <workDir>/.tiny-agent, created when missing so the profile
 // can name it, symlinks resolved as the roots are (a working directory
 // under /tmp is under /private/tmp to Seatbelt and to CheckWrite); "" when

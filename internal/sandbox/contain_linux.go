@@ -48,6 +48,7 @@ type containment struct {
 	noPtrace   bool     // the confining thread emptied its bounding set (caps.go)
 	lostReason string   // why namespaces were refused, for the warning
 	disabled   bool     // Policy.NoNamespaces
+	noNet      bool     // each command in a network namespace with nothing in it (sealNetwork)
 	// newRuleset makes a ruleset like ruleset for one command over an
 	// overlay: its init adds the overlay's root to it (overlay.go).
 	newRuleset func() (*os.File, error)
@@ -282,6 +283,9 @@ func (c *containment) wrapInit(cmd *exec.Cmd, rs *os.File, form string, extra ..
 		a.Cloneflags |= unix.CLONE_NEWUSER
 		a.AmbientCaps = append(a.AmbientCaps, unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP)
 	}
+	if c.noNet {
+		a.Cloneflags |= unix.CLONE_NEWNET
+	}
 	if hasEnv(cmd.Env, nsinit.NetEnv) {
 		// --network rules (netrules.go): only the Go init makes the
 		// proxy's socket, and it needs CAP_NET_ADMIN to bring lo up.
@@ -293,6 +297,12 @@ func (c *containment) wrapInit(cmd *exec.Cmd, rs *os.File, form string, extra ..
 	}
 	return nil
 }
+
+// sealNetwork gives each command a network namespace of its own with
+// nothing in it, not even lo up: no network at all, UDP, ICMP and
+// abstract unix sockets included (Landlock's network rules cover TCP
+// only). A sealed review's commands (Policy.Sealed with NetworkOff).
+func (c *containment) sealNetwork() { c.noNet = c.ns }
 
 // warning names what is lost when containment is partial; "" when none.
 func (c *containment) warning() string {

@@ -168,6 +168,9 @@ func newWithABI(p Policy, abi int) (*Sandbox, string, error) {
 		warnings = append(warnings, w)
 	}
 	cont.hidden = p.Hidden
+	if p.Sealed && p.NetworkOff {
+		cont.sealNetwork()
+	}
 	s.spawner, s.networkOff = sp, net
 	return s, warningLine(warnings), nil
 }

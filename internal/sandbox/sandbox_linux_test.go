@@ -540,3 +540,70 @@ func TestGoCacheIsMadeInAFreshHome(t *testing.T) {
 		}
 	}
 }
+
+// A sealed command (--approval review) has no network at all: a UDP
+// datagram to a listener on the host's loopback never arrives, where
+// --network off alone (TCP only) lets it through; through either init.
+func TestSealedCommandsSendNoUDP(t *testing.T) {
+	forEachInit(t, func(t *testing.T) {
+		requireLandlock(t)
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pc.Close()
+		got := make(chan string, 4)
+		go func() {
+			buf := make([]byte, 64)
+			for {
+				n, _, err := pc.ReadFrom(buf)
+				if err != nil {
+					return
+				}
+				got <- string(buf[:n])
+			}
+		}()
+		_, port, _ := net.SplitHostPort(pc.LocalAddr().String())
+		l := newLayout(t)
+		send := func(s *Sandbox, msg string) string {
+			checkInit(t, s)
+			cmd := exec.Command("/bin/bash", "-c", fmt.Sprintf(`echo -n %s > /dev/udp/127.0.0.1/%s && echo sent; ip -o link 2>/dev/null | grep -c UP || true`, msg, port))
+			cmd.Dir = l.work
+			out, _ := startWait(t, s, cmd)
+			return out
+		}
+		plain := newSandbox(t, Policy{Mode: Workspace, WorkDir: l.work, NetworkOff: true, Getenv: l.getenv})
+		if out := send(plain, "plain"); !strings.Contains(out, "sent") {
+			t.Fatalf("with --network off alone the datagram was not sent: %s", out)
+		}
+		select {
+		case m := <-got:
+			if m != "plain" {
+				t.Fatalf("got %q", m)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("with --network off alone the datagram never arrived")
+		}
+		sealed := newSandbox(t, Policy{Mode: Workspace, WorkDir: l.work, NetworkOff: true, Sealed: true, Scratch: t.TempDir(), Getenv: l.getenv})
+		out := send(sealed, "sealed")
+		if strings.Contains(out, "sent") {
+			t.Errorf("a sealed command sent a datagram: %s", out)
+		}
+		select {
+		case m := <-got:
+			t.Fatalf("a sealed command's datagram arrived: %q", m)
+		case <-time.After(500 * time.Millisecond):
+		}
+	})
+}
+
+func startWait(t *testing.T, s *Sandbox, cmd *exec.Cmd) (string, error) {
+	t.Helper()
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := s.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	return out.String(), err
+}
