@@ -24,7 +24,7 @@ type containment struct {
 func (c *containment) warning() string { return "" }
 
 // sealNetwork: the Seatbelt profile's network rule is the one macOS has.
-func (c *containment) sealNetwork() {}
+func (c *containment) sealNetwork() error { return nil }
 
 // stateDirOf is <workDir>/.tiny-agent, created when missing so the profile
 // can name it, symlinks resolved as the roots are (a working directory

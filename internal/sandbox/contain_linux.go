@@ -301,8 +301,21 @@ func (c *containment) wrapInit(cmd *exec.Cmd, rs *os.File, form string, extra ..
 // sealNetwork gives each command a network namespace of its own with
 // nothing in it, not even lo up: no network at all, UDP, ICMP and
 // abstract unix sockets included (Landlock's network rules cover TCP
-// only). A sealed review's commands (Policy.Sealed with NetworkOff).
-func (c *containment) sealNetwork() { c.noNet = c.ns }
+// only), and a filter that refuses it a unix socket (sealedFilter). A
+// sealed review's commands (Policy.Sealed with NetworkOff).
+func (c *containment) sealNetwork() error {
+	c.noNet = c.ns
+	if !c.ns || c.noFilter != nil || c.seccomp == nil {
+		return nil
+	}
+	f, err := sealedSeccompFile()
+	if err != nil {
+		return err
+	}
+	c.seccomp.Close()
+	c.seccomp = f
+	return nil
+}
 
 // warning names what is lost when containment is partial; "" when none.
 func (c *containment) warning() string {

@@ -169,7 +169,10 @@ func newWithABI(p Policy, abi int) (*Sandbox, string, error) {
 	}
 	cont.hidden = p.Hidden
 	if p.Sealed && p.NetworkOff {
-		cont.sealNetwork()
+		if err := cont.sealNetwork(); err != nil {
+			sp.close()
+			return nil, "", fmt.Errorf("sandbox: %w", err)
+		}
 	}
 	s.spawner, s.networkOff = sp, net
 	return s, warningLine(warnings), nil

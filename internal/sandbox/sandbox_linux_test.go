@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -541,60 +542,104 @@ func TestGoCacheIsMadeInAFreshHome(t *testing.T) {
 	}
 }
 
-// A sealed command (--approval review) has no network at all: a UDP
-// datagram to a listener on the host's loopback never arrives, where
-// --network off alone (TCP only) lets it through; through either init.
-func TestSealedCommandsSendNoUDP(t *testing.T) {
+// A sealed command (--approval review) reaches nothing outside: a UDP
+// datagram to a listener on the host's loopback never arrives, nor does a
+// connection to a unix socket outside the tree, where --network off alone
+// (TCP only) lets both through; through either init.
+func TestSealedCommandsReachNothingOutside(t *testing.T) {
 	forEachInit(t, func(t *testing.T) {
 		requireLandlock(t)
-		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer pc.Close()
-		got := make(chan string, 4)
-		go func() {
-			buf := make([]byte, 64)
-			for {
-				n, _, err := pc.ReadFrom(buf)
-				if err != nil {
-					return
-				}
-				got <- string(buf[:n])
-			}
-		}()
-		_, port, _ := net.SplitHostPort(pc.LocalAddr().String())
+		udp, port := udpListener(t)
+		sock, heard := unixListener(t)
 		l := newLayout(t)
-		send := func(s *Sandbox, msg string) string {
+		reach := func(s *Sandbox, msg string) string {
 			checkInit(t, s)
-			cmd := exec.Command("/bin/bash", "-c", fmt.Sprintf(`echo -n %s > /dev/udp/127.0.0.1/%s && echo sent; ip -o link 2>/dev/null | grep -c UP || true`, msg, port))
+			script := fmt.Sprintf(`echo -n %s > /dev/udp/127.0.0.1/%s && echo udp-sent; `+
+				`python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(sys.argv[2].encode()); print("unix-sent")' %q %s`, msg, port, sock, msg)
+			cmd := exec.Command("/bin/bash", "-c", script)
 			cmd.Dir = l.work
 			out, _ := startWait(t, s, cmd)
 			return out
 		}
 		plain := newSandbox(t, Policy{Mode: Workspace, WorkDir: l.work, NetworkOff: true, Getenv: l.getenv})
-		if out := send(plain, "plain"); !strings.Contains(out, "sent") {
-			t.Fatalf("with --network off alone the datagram was not sent: %s", out)
+		if out := reach(plain, "plain"); !strings.Contains(out, "udp-sent") || !strings.Contains(out, "unix-sent") {
+			t.Fatalf("with --network off alone the command did not reach out: %s", out)
 		}
-		select {
-		case m := <-got:
-			if m != "plain" {
-				t.Fatalf("got %q", m)
+		for _, ch := range []chan string{udp, heard} {
+			select {
+			case m := <-ch:
+				if m != "plain" {
+					t.Fatalf("got %q", m)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("with --network off alone a message never arrived")
 			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("with --network off alone the datagram never arrived")
 		}
 		sealed := newSandbox(t, Policy{Mode: Workspace, WorkDir: l.work, NetworkOff: true, Sealed: true, Scratch: t.TempDir(), Getenv: l.getenv})
-		out := send(sealed, "sealed")
+		out := reach(sealed, "sealed")
 		if strings.Contains(out, "sent") {
-			t.Errorf("a sealed command sent a datagram: %s", out)
+			t.Errorf("a sealed command reached out: %s", out)
 		}
-		select {
-		case m := <-got:
-			t.Fatalf("a sealed command's datagram arrived: %q", m)
-		case <-time.After(500 * time.Millisecond):
+		for _, ch := range []chan string{udp, heard} {
+			select {
+			case m := <-ch:
+				t.Fatalf("a sealed command's message arrived: %q", m)
+			case <-time.After(300 * time.Millisecond):
+			}
 		}
 	})
+}
+
+// udpListener receives datagrams on the host's loopback.
+func udpListener(t *testing.T) (chan string, string) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	got := make(chan string, 4)
+	go func() {
+		buf := make([]byte, 64)
+		for {
+			n, _, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			got <- string(buf[:n])
+		}
+	}()
+	_, port, _ := net.SplitHostPort(pc.LocalAddr().String())
+	return got, port
+}
+
+// unixListener serves a unix socket outside any tree, open to every user.
+func unixListener(t *testing.T) (string, chan string) {
+	dir, err := os.MkdirTemp("", "sealed-sock-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	path := filepath.Join(dir, "s.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	os.Chmod(path, 0o777)
+	got := make(chan string, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			b, _ := io.ReadAll(c)
+			c.Close()
+			got <- string(b)
+		}
+	}()
+	return path, got
 }
 
 func startWait(t *testing.T, s *Sandbox, cmd *exec.Cmd) (string, error) {

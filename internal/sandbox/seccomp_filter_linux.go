@@ -22,6 +22,7 @@ const (
 	// ENOSYS makes the C library fall back to clone, whose flags it can
 	// (as Docker does).
 	retENOSYS = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+	retEACCES = unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)
 
 	// nsFlags are the clone and unshare flags that make a namespace.
 	nsFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWUSER |
@@ -127,7 +128,16 @@ func (p *bpfProgram) flagsDenied(nr uintptr, arg int, flags uint32) {
 }
 
 // seccompFilter is the filter for this architecture.
-func seccompFilter() []unix.SockFilter {
+func seccompFilter() []unix.SockFilter { return buildFilter(false) }
+
+// sealedFilter is the filter of a sealed review's commands: besides, a
+// unix socket of their own is refused (EACCES). Landlock does not cover
+// connect, so one could reach a socket outside the tree by its path (the
+// container daemon's); socketpair still works, and the network namespace
+// (sealNetwork) keeps abstract ones apart.
+func sealedFilter() []unix.SockFilter { return buildFilter(true) }
+
+func buildFilter(sealed bool) []unix.SockFilter {
 	var p bpfProgram
 	// Another ABI (i386 on amd64, arm32 on arm64) has other numbers.
 	p.add(ldAbs, offArch, 0, 0)
@@ -154,6 +164,9 @@ func seccompFilter() []unix.SockFilter {
 	}
 	p.argIn(unix.SYS_PERSONALITY, 0, 0, allowedPersonalities, retAllow, retEPERM)
 	p.argIn(unix.SYS_IOCTL, 1, 0, deniedIoctls, retEPERM, retAllow)
+	if sealed {
+		p.argIn(unix.SYS_SOCKET, 0, 0, []uint32{unix.AF_UNIX}, retEACCES, retAllow)
+	}
 	p.add(retK, retAllow, 0, 0)
 	return p
 }

@@ -39,6 +39,15 @@ func seccompFile(use bool) (*os.File, error) {
 	return f, nil
 }
 
+// sealedSeccompFile is seccompFile for a sealed review's commands.
+func sealedSeccompFile() (*os.File, error) {
+	f, err := sealedMemfd("tiny-go-seccomp", seccompBytes(sealedFilter()))
+	if err != nil {
+		return nil, fmt.Errorf("seccomp filter: %w", err)
+	}
+	return f, nil
+}
+
 // installSeccomp loads the filter on the calling thread (no_new_privs
 // must be set): what the thread starts inherits it.
 func installSeccomp() error {
