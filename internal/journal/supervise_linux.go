@@ -338,6 +338,8 @@ func within(root, path string) bool {
 // a name that does not exist yet keeps its resolved directory.
 func (s *supervisor) follow(path string) string {
 	if p, ok := resolve(path, 0); ok {
+		d := filepath.Dir(p)
+		s.dirs = [2]string{d, d}
 		return p
 	}
 	if d, ok := s.resolveDir(filepath.Dir(path)); ok {
@@ -347,9 +349,10 @@ func (s *supervisor) follow(path string) string {
 }
 
 // resolveDir is dir with its links resolved, remembered for the call
-// being handled (follow, then excluded, ask for the same).
+// being handled: excluded asks again for the folder follow resolved (a
+// resolved folder resolves to itself).
 func (s *supervisor) resolveDir(dir string) (string, bool) {
-	if s.dirs[0] == dir {
+	if dir == s.dirs[0] || dir == s.dirs[1] {
 		return s.dirs[1], true
 	}
 	r, ok := resolve(dir, unix.O_DIRECTORY)
