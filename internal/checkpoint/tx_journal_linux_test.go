@@ -223,7 +223,11 @@ func TestJournaledBigFilesAreRewoundInPlace(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := k.store.applyPatch(f, a.Patches[0]); err != nil { // the newest only
+				pts, dirs, err := k.store.loadPatches(a.Patches)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := applyPatch(f, pts[0], dirs[0]); err != nil { // the newest only
 					t.Fatal(err)
 				}
 				f.Close()

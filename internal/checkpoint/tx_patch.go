@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 
 	"github.com/go-json-experiment/json"
 	"golang.org/x/sys/unix"
@@ -27,7 +27,7 @@ import (
 
 // patch is patch/<p>.json.
 type patch struct {
-	After string    `json:"after"` // bigStamp of the file as the command left it
+	After bigStamp  `json:"after"` // the file as the command left it
 	Ops   []patchOp `json:"ops"`
 }
 
@@ -38,15 +38,22 @@ type patchOp struct {
 	Data string `json:"data,omitempty"`
 }
 
-// bigStamp names one state of a big file without reading it.
-func bigStamp(sb *unix.Stat_t) string {
-	return fmt.Sprintf("%d:%d:%d:%d", sb.Dev, sb.Ino, sb.Size, unix.TimespecToNsec(sb.Mtim))
+// bigStamp names one state of a big file without reading it. Not the
+// kept originals' stamp (txsealed.go): a rewind gives back the size and
+// modification time, not the ctime.
+type bigStamp struct {
+	Dev   uint64 `json:"dev"`
+	Ino   uint64 `json:"ino"`
+	Size  int64  `json:"size"`
+	MTime int64  `json:"mtime"`
 }
 
-// sameInode says whether stamp is one of sb's inode.
-func sameInode(stamp string, sb *unix.Stat_t) bool {
-	return strings.HasPrefix(stamp, fmt.Sprintf("%d:%d:", sb.Dev, sb.Ino))
+func stampOf(sb *unix.Stat_t) bigStamp {
+	return bigStamp{Dev: uint64(sb.Dev), Ino: sb.Ino, Size: sb.Size, MTime: unix.TimespecToNsec(sb.Mtim)}
 }
+
+// sameInode says whether b is a state of sb's inode.
+func (b bigStamp) sameInode(sb *unix.Stat_t) bool { return b.Dev == uint64(sb.Dev) && b.Ino == sb.Ino }
 
 // patchable says whether chain, a file's records with no whole pre-image,
 // is past what a rewind reads whole.
@@ -65,7 +72,7 @@ func patchable(chain []journal.Entry, maxSize int64) bool {
 // command left (sb).
 func (c *journalConv) patched(p string, f File, sb *unix.Stat_t, chain []journal.Entry) (File, error) {
 	dir := filepath.Join(filepath.Dir(c.orig), "patch")
-	pt := patch{After: bigStamp(sb)}
+	pt := patch{After: stampOf(sb)}
 	for i := len(chain) - 1; i >= 0; i-- {
 		op := patchOp{Size: chain[i].Size}
 		if chain[i].Op == "ranges" {
@@ -110,19 +117,28 @@ func linkOrCopy(src, dst string) (int64, error) {
 	return fi.Size(), copyInto(src, dst, 1<<62)
 }
 
-// loadPatch reads the patch a File's Patch addresses.
-func (s *Store) loadPatch(h string) (patch, string, error) {
-	id, rel, err := txAddress(h)
-	if err != nil {
-		return patch{}, "", err
+// loadPatches reads the patches chain addresses, newest first, each with
+// the folder its spans are in.
+func (s *Store) loadPatches(chain []string) ([]patch, []string, error) {
+	pts, dirs := make([]patch, len(chain)), make([]string, len(chain))
+	for i, h := range chain {
+		id, rel, err := txAddress(h)
+		if err != nil {
+			return nil, nil, err
+		}
+		dirs[i] = filepath.Join(s.TxRoot(), id, "patch")
+		b, err := os.ReadFile(filepath.Join(dirs[i], filepath.FromSlash(rel)+".json"))
+		if err == nil {
+			err = json.Unmarshal(b, &pts[i])
+		}
+		if err == nil && len(pts[i].Ops) == 0 {
+			err = fmt.Errorf("an empty patch: %s", h)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
 	}
-	dir := filepath.Join(s.TxRoot(), id, "patch")
-	var pt patch
-	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)+".json"))
-	if err == nil {
-		err = json.Unmarshal(b, &pt)
-	}
-	return pt, dir, err
+	return pts, dirs, nil
 }
 
 // planPatched plans putting p back from the patches of target's turn and
@@ -138,24 +154,24 @@ func (p *planner) planPatched(plan *Plan, pairs []*pair, path string, target Fil
 			plan.Skipped = append(plan.Skipped, Skip{path, "a later change of it was not kept as a patch (" + cmp.Or(f.Missing, "kept whole") + "), so its earlier content cannot be put back in place"})
 			return
 		default:
-			chain = append([]string{f.Patch}, chain...)
+			chain = append(chain, f.Patch)
 		}
 	}
-	newest, _, err := p.s.loadPatch(chain[0])
-	size, err2 := p.s.patchedSize(chain)
-	if err != nil || err2 != nil {
+	slices.Reverse(chain)
+	pts, _, err := p.s.loadPatches(chain)
+	if err != nil {
 		plan.Skipped = append(plan.Skipped, Skip{path, "its earlier content is no longer in the checkpoint store"})
 		return
 	}
 	var sb unix.Stat_t
-	if err := unix.Lstat(p.s.Abs(path), &sb); err != nil || !sameInode(newest.After, &sb) {
+	if err := unix.Lstat(p.s.Abs(path), &sb); err != nil || !pts[0].After.sameInode(&sb) {
 		plan.Skipped = append(plan.Skipped, Skip{path, "replaced since tiny-go last changed it (its earlier content is kept only as the way back from the file as that command left it)"})
 		return
 	}
-	if patchDone(&sb, target, size) {
+	if patchDone(&sb, target, pts) {
 		return // already as it was
 	}
-	if bigStamp(&sb) != newest.After {
+	if stampOf(&sb) != pts[0].After {
 		plan.Skipped = append(plan.Skipped, Skip{path, "changed since tiny-go last changed it (its earlier content is kept only as the way back from the file as that command left it)"})
 		return
 	}
@@ -163,23 +179,12 @@ func (p *planner) planPatched(plan *Plan, pairs []*pair, path string, target Fil
 	plan.Actions = append(plan.Actions, Action{Path: path, Op: OpRestore, From: from, To: target, Patches: chain})
 }
 
-// patchDone says whether the file is target already, of size: its
-// length, mode and modification time (a patch applied in place keeps the
-// inode).
-func patchDone(sb *unix.Stat_t, target File, size int64) bool {
-	return sb.Size == size && unix.TimespecToNsec(sb.Mtim) == target.MTime && uint32(sb.Mode)&0o777 == target.Mode
-}
-
-// patchedSize is the length the oldest of chain (newest first) cuts to.
-func (s *Store) patchedSize(chain []string) (int64, error) {
-	pt, _, err := s.loadPatch(chain[len(chain)-1])
-	if err != nil {
-		return 0, err
-	}
-	if len(pt.Ops) == 0 {
-		return 0, fmt.Errorf("an empty patch: %s", chain[len(chain)-1])
-	}
-	return pt.Ops[len(pt.Ops)-1].Size, nil
+// patchDone says whether the file is target already: the length the
+// oldest of pts cuts it to, target's mode and modification time (a patch
+// applied in place keeps the inode).
+func patchDone(sb *unix.Stat_t, target File, pts []patch) bool {
+	oldest := pts[len(pts)-1].Ops
+	return sb.Size == oldest[len(oldest)-1].Size && unix.TimespecToNsec(sb.Mtim) == target.MTime && uint32(sb.Mode)&0o777 == target.Mode
 }
 
 // applyPatches puts a.Path back in place from a.Patches, newest first,
@@ -205,19 +210,15 @@ func (s *Store) applyPatches(a Action) (bool, error) {
 	if err := unix.Fstat(fd, &sb); err != nil {
 		return false, err
 	}
-	newest, _, err := s.loadPatch(a.Patches[0])
-	if err != nil || !sameInode(newest.After, &sb) {
+	pts, dirs, err := s.loadPatches(a.Patches)
+	if err != nil || !pts[0].After.sameInode(&sb) {
 		return false, err
 	}
-	size, err := s.patchedSize(a.Patches)
-	if err != nil {
-		return false, err
-	}
-	if patchDone(&sb, a.To, size) {
+	if patchDone(&sb, a.To, pts) {
 		return true, nil
 	}
-	for _, h := range a.Patches {
-		if err := s.applyPatch(f, h); err != nil {
+	for i, pt := range pts {
+		if err := applyPatch(f, pt, dirs[i]); err != nil {
 			return false, err
 		}
 	}
@@ -231,12 +232,10 @@ func (s *Store) applyPatches(a Action) (bool, error) {
 	return true, f.Sync()
 }
 
-func (s *Store) applyPatch(f *os.File, h string) error {
-	pt, dir, err := s.loadPatch(h)
-	if err != nil {
-		return err
-	}
+// applyPatch applies one patch to f, its spans in dir.
+func applyPatch(f *os.File, pt patch, dir string) error {
 	for _, op := range pt.Ops {
+		var err error
 		if op.Data == "" {
 			err = f.Truncate(op.Size)
 		} else {
