@@ -103,13 +103,7 @@ func run(t *testing.T, s *Sandbox, dir, script string) (string, error) {
 	t.Helper()
 	cmd := exec.Command("sh", "-c", script)
 	cmd.Dir = dir
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := s.Start(cmd); err != nil {
-		t.Fatal(err)
-	}
-	err := cmd.Wait()
-	return out.String(), err
+	return startWait(t, s, cmd)
 }
 
 func exists(path string) bool {
@@ -642,6 +636,7 @@ func unixListener(t *testing.T) (string, chan string) {
 	return path, got
 }
 
+// startWait runs cmd, confined by s, and returns its output.
 func startWait(t *testing.T, s *Sandbox, cmd *exec.Cmd) (string, error) {
 	t.Helper()
 	var out strings.Builder
