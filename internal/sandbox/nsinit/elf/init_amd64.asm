@@ -557,17 +557,10 @@ treenodev:
 	jnz	1f
 	lea	264(%rsp), %rdi
 	lea	8(%rsp), %rsi
-	mov	$SYS_statfs, %eax
-	syscall
+	call	mountflags
 	test	%rax, %rax
 	jnz	1f
-	mov	88(%rsp), %rcx			# f_flags
-	mov	%rcx, %r10
-	and	$(MS_RDONLY|MS_NOEXEC|MS_NOATIME|MS_NODIRATIME), %r10d
-	test	$ST_RELATIME, %ecx
-	jz	0f
-	or	$MS_RELATIME, %r10d
-0:	or	$(MS_BIND|MS_REMOUNT|MS_NOSUID|MS_NODEV), %r10d
+	mov	%rbp, %r10
 	lea	empty(%rip), %rdi
 	lea	264(%rsp), %rsi
 	xor	%edx, %edx
@@ -702,25 +695,36 @@ writefile:
 	jmp	fail
 
 # stateflags: rbp = the flags to remount the state directory (r15) with:
-# those of the mount it is on that a user namespace may not clear, and
-# bind, remount, read-only.
+# mountflags', and read-only.
 stateflags:
 	mov	%r15, %rdi
 	lea	8(%rsp), %rsi
-	mov	$SYS_statfs, %eax
-	syscall
+	call	mountflags
 	lea	msg_bind(%rip), %rsi
 	mov	$len_bind, %edx
 	test	%rax, %rax
 	jnz	fail
-	mov	88(%rsp), %rcx			# f_flags
-	mov	%rcx, %rbp
-	and	$(MS_NOEXEC|MS_NOATIME|MS_NODIRATIME), %ebp
-	test	$ST_RELATIME, %ecx
-	jz	1f
-	or	$MS_RELATIME, %ebp
-1:	or	$(MS_BIND|MS_REMOUNT|MS_RDONLY|MS_NOSUID|MS_NODEV), %ebp
+	or	$MS_RDONLY, %ebp
 	ret
+
+# mountflags: rbp = the flags to remount the path at rdi with, bound over
+# itself: those of the mount it is on that a user namespace may not clear,
+# and bind, remount, nosuid, nodev; its statfs read into the buffer at rsi.
+# rax: statfs's result (0, or the error its caller reports).
+mountflags:
+	mov	%rsi, %rdx			# the syscall keeps rdx, not rcx
+	mov	$SYS_statfs, %eax
+	syscall
+	test	%rax, %rax
+	jnz	1f
+	mov	80(%rdx), %rcx			# f_flags
+	mov	%ecx, %ebp
+	and	$(MS_RDONLY|MS_NOEXEC|MS_NOATIME|MS_NODIRATIME), %ebp
+	test	$ST_RELATIME, %ecx
+	jz	0f
+	or	$MS_RELATIME, %ebp
+0:	or	$(MS_BIND|MS_REMOUNT|MS_NOSUID|MS_NODEV), %ebp
+1:	ret
 
 # prctl(edi, esi, 0, 0, 0); fails the init on an error.
 prctl:
